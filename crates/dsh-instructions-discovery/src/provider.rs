@@ -1,0 +1,196 @@
+//! The filesystem provider contract (R-DISC-4 .. R-DISC-8).
+//!
+//! Every operation is async, observes a [`CancellationToken`], and classifies
+//! its result instead of failing: a probe is [`Probe::Present`],
+//! [`Probe::Absent`] (confirmed) or [`Probe::Unavailable`] (with a reason).
+//! The only error an operation returns is [`Cancelled`].
+
+use std::future::Future;
+use std::pin::Pin;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use tokio_util::sync::CancellationToken;
+
+/// A boxed, sendable future: the return type of [`FsProvider`] methods, so the
+/// trait stays object safe (`Arc<dyn FsProvider>`).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The operation observed its cancellation token and stopped (R-DISC-8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("operation cancelled")]
+pub struct Cancelled;
+
+/// Opaque version of a file as the provider sees it: equal versions mean the
+/// provider vouches that the content did not change (R-STATE-8).
+///
+/// Providers build it from whatever they have (inode, size, timestamps, a
+/// counter); callers only compare it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileVersion([u64; 4]);
+
+impl FileVersion {
+    /// Builds a version from four provider-chosen words.
+    ///
+    /// ```
+    /// use dsh_instructions_discovery::FileVersion;
+    /// assert_eq!(FileVersion::new([1, 2, 3, 4]), FileVersion::new([1, 2, 3, 4]));
+    /// assert_ne!(FileVersion::new([1, 2, 3, 4]), FileVersion::new([1, 2, 3, 5]));
+    /// ```
+    pub const fn new(words: [u64; 4]) -> Self {
+        Self(words)
+    }
+}
+
+/// Identity of the underlying file a candidate resolves to, used to load the
+/// same file at most once (R-DISC-3).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FileIdentity {
+    /// Device and inode of the resolved target.
+    Inode {
+        /// Device number.
+        dev: u64,
+        /// Inode number.
+        ino: u64,
+    },
+    /// Canonical absolute path of the resolved target, for providers without
+    /// inodes.
+    Path(Utf8PathBuf),
+}
+
+/// Why a path could not be classified as present or absent (R-DISC-4).
+///
+/// `Unavailable` never removes loaded instructions (R-DISC-5).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    /// `EACCES`/`EPERM`.
+    #[error("permission denied")]
+    PermissionDenied,
+    /// `ELOOP` or too many symlink hops.
+    #[error("too many levels of symbolic links")]
+    Loop,
+    /// The operation timed out.
+    #[error("timed out")]
+    TimedOut,
+    /// A symlink (or the path itself) leads outside every trusted root (R-DISC-7).
+    #[error("outside trusted roots")]
+    OutsideTrustedRoots,
+    /// The file is larger than `max_source_bytes` (by metadata or while
+    /// streaming, R-DISC-6).
+    #[error("larger than max_source_bytes ({limit} bytes)")]
+    TooLarge {
+        /// The configured per-file cap.
+        limit: u64,
+    },
+    /// Any other I/O failure, with the OS message.
+    #[error("I/O error: {0}")]
+    Io(String),
+}
+
+/// A regular file found by a probe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresentFile {
+    /// Size reported by metadata (may be stale; reads re-check, R-DISC-6).
+    pub size: u64,
+    /// Opaque version for the version cache.
+    pub version: FileVersion,
+    /// What the candidate resolves to, for identity dedup.
+    pub identity: FileIdentity,
+}
+
+/// Classification of one candidate path (R-DISC-4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    /// A regular file (after following symlinks).
+    Present(PresentFile),
+    /// Confirmed absent: not found, `ENOTDIR`, dangling link, or not a regular
+    /// file (directory, FIFO, socket, device).
+    Absent,
+    /// Could not be classified; see the reason.
+    Unavailable(Unavailable),
+}
+
+/// Text loaded by a bounded read (R-DISC-6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedText {
+    /// Content with a leading UTF-8 BOM dropped and invalid UTF-8 replaced by
+    /// U+FFFD.
+    pub text: String,
+    /// Version of the file that was read (from the open handle).
+    pub version: FileVersion,
+    /// Identity of the file that was read.
+    pub identity: FileIdentity,
+    /// Raw bytes read from the file.
+    pub bytes_read: u64,
+}
+
+/// Result of a bounded read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadOutcome {
+    /// The whole file was read within the cap.
+    Loaded(LoadedText),
+    /// The file disappeared or stopped being a regular file since the probe.
+    Absent,
+    /// The read failed or exceeded the cap.
+    Unavailable(Unavailable),
+}
+
+/// Result of a root-marker existence check (R-DISC-1): the marker may be a
+/// file, a directory or a symlink; its content is never read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MarkerProbe {
+    /// Something exists under that name.
+    Exists,
+    /// Nothing exists under that name (`ENOENT`/`ENOTDIR`).
+    Missing,
+    /// The check failed for another reason: the root walk stops here.
+    Failed(Unavailable),
+}
+
+/// A filesystem as the instruction loader sees it.
+///
+/// Paths are absolute and lexically normalized. Implementations must observe
+/// `cancel` between (and, where they can block, during) operations and must
+/// never block the async executor.
+pub trait FsProvider: Send + Sync + std::fmt::Debug {
+    /// Resolves `path` (following a final-component symlink) and classifies it.
+    fn probe<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Probe, Cancelled>>;
+
+    /// Probes several candidate names in one directory, in order. Providers
+    /// may override this to probe relative to one open directory handle.
+    fn probe_many<'a>(
+        &'a self,
+        dir: &'a Utf8Path,
+        names: &'a [String],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(names.len());
+            for name in names {
+                let path = dir.join(name);
+                out.push(self.probe(&path, cancel).await?);
+            }
+            Ok(out)
+        })
+    }
+
+    /// Reads `path` as text, refusing more than `max_source_bytes` raw bytes
+    /// (R-DISC-6). FIFOs and devices are never opened.
+    fn read_text<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        max_source_bytes: u64,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<ReadOutcome, Cancelled>>;
+
+    /// Checks whether a root marker exists at `path` (no symlink following
+    /// needed, no content read).
+    fn marker<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>>;
+}
