@@ -1,1 +1,367 @@
-//! placeholder
+#![forbid(unsafe_code)]
+//! Prompt templates, frame escaping and byte budgets for workspace
+//! instructions (SPEC §6, R-REN-1 .. R-REN-7). Pure: no I/O, no dependencies.
+//!
+//! One call renders one *part* of a workspace message: a baseline
+//! ([`render_baseline`], [`render_empty_replacement`]) or a dynamic batch
+//! ([`render_dynamic`]). Each part is budgeted on its own; the result is
+//! either empty or exactly one `<system-reminder>` frame no longer than
+//! `max_bytes`, together with a per-input [`Fate`] report.
+//!
+//! ```
+//! use dsh_instructions_render::{render_baseline, BaselineFile, BaselineKind, Fate, IntroUsed};
+//!
+//! let files = [BaselineFile { path: "AGENTS.md", content: "Use tabs." }];
+//! let out = render_baseline(BaselineKind::Normal, &files, 65_536);
+//! assert!(out.text.starts_with("<system-reminder>\nThe following workspace instructions"));
+//! assert!(out.text.ends_with("Instructions from: AGENTS.md\n\nUse tabs.\n</system-reminder>"));
+//! assert_eq!(out.fates, [Fate::Included]);
+//! assert_eq!(out.intro, IntroUsed::Normal);
+//! assert_eq!(out.notice, None);
+//! ```
+
+mod budget;
+mod escape;
+
+pub use escape::escape;
+
+// The texts are defined once as literal macros so the combined intros can be
+// built with `concat!` and can never drift from their parts.
+macro_rules! lit_normal {
+    () => {
+        "The following workspace instructions come from instruction files in this environment. Follow them where they apply. Where two files conflict, the more specific one (later in this message) takes precedence. They do not override system, developer, or direct user instructions."
+    };
+}
+macro_rules! lit_supersede {
+    () => {
+        "This complete workspace instruction baseline supersedes every earlier one. "
+    };
+}
+macro_rules! lit_compact {
+    () => {
+        "Workspace instructions were shortened to fit the configured byte budget."
+    };
+}
+
+/// Opens every rendered part (SPEC §6).
+pub const FRAME_OPEN: &str = "<system-reminder>\n";
+/// Closes every rendered part (SPEC §6). Escaping guarantees it is the only
+/// closing tag in the part.
+pub const FRAME_CLOSE: &str = "\n</system-reminder>";
+/// Normal baseline intro (R-REN-2).
+pub const INTRO_NORMAL: &str = lit_normal!();
+/// Prefix of every replacement-baseline intro (R-REN-2). Note the trailing
+/// space: it is glued directly to the text that follows it.
+pub const SUPERSEDE: &str = lit_supersede!();
+/// Intro of a replacement baseline: [`SUPERSEDE`] + [`INTRO_NORMAL`].
+pub const INTRO_REPLACEMENT: &str = concat!(lit_supersede!(), lit_normal!());
+/// The whole body of the empty replacement baseline (R-REN-2, R-RT-7).
+pub const EMPTY_REPLACEMENT: &str = concat!(
+    lit_supersede!(),
+    "No workspace instructions are active now."
+);
+/// Compact intro used by step 3 of the budget algorithm (R-REN-2, R-REN-6).
+pub const INTRO_COMPACT: &str = lit_compact!();
+/// Compact intro of a replacement baseline: [`SUPERSEDE`] + [`INTRO_COMPACT`].
+pub const INTRO_REPLACEMENT_COMPACT: &str = concat!(lit_supersede!(), lit_compact!());
+
+/// Which intro a baseline gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BaselineKind {
+    /// A first or re-composed baseline with a compatible identity.
+    Normal,
+    /// A baseline superseding an incompatible one (R-RT-7).
+    Replacement,
+}
+
+/// One file of a baseline, as it is shown to the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BaselineFile<'a> {
+    /// Display path (`pkg/AGENTS.md`, `~/.dsh/AGENTS.md`); escaped on output.
+    pub path: &'a str,
+    /// Loaded text (R-DISC-6); escaped on output.
+    pub content: &'a str,
+}
+
+/// One dynamic transition section (R-REN-3). Every string is escaped on
+/// output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section<'a> {
+    /// A project file became visible; `dir` is its project-relative directory
+    /// (`.` for the root).
+    SetProject {
+        /// Display path.
+        path: &'a str,
+        /// Project-relative directory label.
+        dir: &'a str,
+        /// Loaded text.
+        content: &'a str,
+    },
+    /// The user-global file became visible.
+    SetUserGlobal {
+        /// Display path.
+        path: &'a str,
+        /// Loaded text.
+        content: &'a str,
+    },
+    /// A visible file changed content.
+    Replace {
+        /// Display path.
+        path: &'a str,
+        /// Loaded text.
+        content: &'a str,
+    },
+    /// A visible scope is now served by another path.
+    ReplacePath {
+        /// Display path.
+        path: &'a str,
+        /// Display path of the scope's latest visible change.
+        previous_path: &'a str,
+        /// Loaded text.
+        content: &'a str,
+    },
+    /// A visible file no longer applies. It has no content and can never be
+    /// truncated.
+    Remove {
+        /// Display path.
+        path: &'a str,
+    },
+}
+
+impl<'a> Section<'a> {
+    /// The display path the section names (the one listed in a notice).
+    ///
+    /// ```
+    /// use dsh_instructions_render::Section;
+    /// assert_eq!(Section::Remove { path: "a/AGENTS.md" }.path(), "a/AGENTS.md");
+    /// ```
+    #[must_use]
+    pub fn path(&self) -> &'a str {
+        match *self {
+            Section::SetProject { path, .. }
+            | Section::SetUserGlobal { path, .. }
+            | Section::Replace { path, .. }
+            | Section::ReplacePath { path, .. }
+            | Section::Remove { path } => path,
+        }
+    }
+
+    /// The content the section carries; `None` for a remove.
+    ///
+    /// ```
+    /// use dsh_instructions_render::Section;
+    /// assert_eq!(Section::Replace { path: "AGENTS.md", content: "x" }.content(), Some("x"));
+    /// assert_eq!(Section::Remove { path: "AGENTS.md" }.content(), None);
+    /// ```
+    #[must_use]
+    pub fn content(&self) -> Option<&'a str> {
+        match *self {
+            Section::SetProject { content, .. }
+            | Section::SetUserGlobal { content, .. }
+            | Section::Replace { content, .. }
+            | Section::ReplacePath { content, .. } => Some(content),
+            Section::Remove { .. } => None,
+        }
+    }
+}
+
+/// What the budget did to one input (R-REN-7). Byte counts are raw content
+/// bytes, before escaping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Rendered whole.
+    Included,
+    /// Rendered with its content cut to `kept` of `original` bytes.
+    Truncated {
+        /// Raw content length.
+        original: usize,
+        /// Raw bytes kept (a char-boundary prefix).
+        kept: usize,
+    },
+    /// Not rendered (only named in the notice, if a notice was rendered).
+    Omitted,
+}
+
+impl Fate {
+    /// Whether the input counts as represented (R-REN-7, R-STATE-7): rendered
+    /// whole, or truncated with at least one content byte kept. Only
+    /// represented inputs may be committed.
+    ///
+    /// ```
+    /// use dsh_instructions_render::Fate;
+    /// assert!(Fate::Included.is_represented());
+    /// assert!(Fate::Truncated { original: 10, kept: 1 }.is_represented());
+    /// assert!(!Fate::Truncated { original: 10, kept: 0 }.is_represented());
+    /// assert!(!Fate::Omitted.is_represented());
+    /// ```
+    #[must_use]
+    pub fn is_represented(self) -> bool {
+        match self {
+            Fate::Included => true,
+            Fate::Truncated { kept, .. } => kept > 0,
+            Fate::Omitted => false,
+        }
+    }
+}
+
+/// Which intro block the rendered part starts with (after any notice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntroUsed {
+    /// [`INTRO_NORMAL`].
+    Normal,
+    /// [`INTRO_REPLACEMENT`].
+    Replacement,
+    /// [`EMPTY_REPLACEMENT`].
+    EmptyReplacement,
+    /// [`INTRO_COMPACT`].
+    Compact,
+    /// [`INTRO_REPLACEMENT_COMPACT`].
+    ReplacementCompact,
+    /// No intro block: dynamic batches, notice-only frames (a replacement's
+    /// notice-only frame carries [`SUPERSEDE`] on the notice line, see
+    /// `docs/decisions/0002-replacement-notice-only-frame.md`), and empty
+    /// results.
+    None,
+}
+
+/// The result of rendering one part.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rendered {
+    /// The part text: `""` when nothing was rendered, otherwise exactly one
+    /// frame, never longer than `max_bytes`.
+    pub text: String,
+    /// One fate per input, in input order — also when `text` is empty, so the
+    /// caller still gets the budget report (R-REN-6 step 5).
+    pub fates: Vec<Fate>,
+    /// The budget notice exactly as it appears in `text` (escaped), without
+    /// the [`SUPERSEDE`] prefix of a replacement notice-only frame; `None`
+    /// when no notice was rendered.
+    pub notice: Option<String>,
+    /// The intro block used.
+    pub intro: IntroUsed,
+}
+
+impl Rendered {
+    /// Whether nothing was rendered.
+    ///
+    /// ```
+    /// use dsh_instructions_render::render_dynamic;
+    /// assert!(render_dynamic(&[], 100).is_empty());
+    /// ```
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// Byte length of the rendered text (what the budget counts).
+    ///
+    /// ```
+    /// use dsh_instructions_render::render_empty_replacement;
+    /// let out = render_empty_replacement(1_000);
+    /// assert_eq!(out.len(), out.text.len());
+    /// ```
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.text.len()
+    }
+}
+
+/// Renders a baseline part (R-REN-1, R-REN-2, R-REN-6). `files` are ordered
+/// broadest first (user-global, then root to cwd). A [`BaselineKind::Replacement`]
+/// with no files is the empty replacement baseline
+/// ([`render_empty_replacement`]); a normal baseline with no files renders
+/// nothing.
+///
+/// ```
+/// use dsh_instructions_render::{render_baseline, BaselineFile, BaselineKind, Fate};
+///
+/// let files = [
+///     BaselineFile { path: "AGENTS.md", content: "root rules, quite long ..." },
+///     BaselineFile { path: "pkg/AGENTS.md", content: "pkg" },
+/// ];
+/// // Too small for both files: the broadest one is dropped and named.
+/// let out = render_baseline(BaselineKind::Normal, &files, 400);
+/// assert_eq!(out.fates, [Fate::Omitted, Fate::Included]);
+/// assert_eq!(
+///     out.notice.as_deref(),
+///     Some("Workspace instruction budget 400 bytes: omitted AGENTS.md")
+/// );
+/// assert!(out.len() <= 400);
+/// ```
+#[must_use]
+pub fn render_baseline(kind: BaselineKind, files: &[BaselineFile<'_>], max_bytes: u64) -> Rendered {
+    if files.is_empty() {
+        return match kind {
+            BaselineKind::Normal => budget::nothing(0),
+            BaselineKind::Replacement => render_empty_replacement(max_bytes),
+        };
+    }
+    let preps: Vec<_> = files.iter().map(budget::Prep::baseline).collect();
+    let plan = match kind {
+        BaselineKind::Normal => budget::Plan {
+            intro: Some((INTRO_NORMAL, IntroUsed::Normal)),
+            compact: Some((INTRO_COMPACT, IntroUsed::Compact)),
+            notice_lead: "",
+        },
+        BaselineKind::Replacement => budget::Plan {
+            intro: Some((INTRO_REPLACEMENT, IntroUsed::Replacement)),
+            compact: Some((INTRO_REPLACEMENT_COMPACT, IntroUsed::ReplacementCompact)),
+            notice_lead: SUPERSEDE,
+        },
+    };
+    budget::render(&preps, &plan, max_bytes)
+}
+
+/// Renders the empty replacement baseline (R-REN-2, R-RT-7): one frame
+/// holding [`EMPTY_REPLACEMENT`], or nothing when that does not fit.
+///
+/// ```
+/// use dsh_instructions_render::{render_empty_replacement, IntroUsed, EMPTY_REPLACEMENT};
+///
+/// let out = render_empty_replacement(1_000);
+/// assert_eq!(out.text, format!("<system-reminder>\n{EMPTY_REPLACEMENT}\n</system-reminder>"));
+/// assert_eq!(out.intro, IntroUsed::EmptyReplacement);
+/// assert!(render_empty_replacement(out.len() as u64 - 1).is_empty());
+/// ```
+#[must_use]
+pub fn render_empty_replacement(max_bytes: u64) -> Rendered {
+    let len = FRAME_OPEN.len() + EMPTY_REPLACEMENT.len() + FRAME_CLOSE.len();
+    if budget::fits(len as u64, max_bytes) {
+        Rendered {
+            text: [FRAME_OPEN, EMPTY_REPLACEMENT, FRAME_CLOSE].concat(),
+            fates: Vec::new(),
+            notice: None,
+            intro: IntroUsed::EmptyReplacement,
+        }
+    } else {
+        budget::nothing(0)
+    }
+}
+
+/// Renders a dynamic batch (R-REN-3, R-REN-6): no intro, sections already in
+/// section order (broadest first).
+///
+/// ```
+/// use dsh_instructions_render::{render_dynamic, Section, Fate};
+///
+/// let out = render_dynamic(&[Section::Remove { path: "old/AGENTS.md" }], 1_000);
+/// assert_eq!(
+///     out.text,
+///     "<system-reminder>\nInstructions removed: old/AGENTS.md\n\n\
+///      The instructions previously loaded from this file no longer apply.\n</system-reminder>"
+/// );
+/// assert_eq!(out.fates, [Fate::Included]);
+/// ```
+#[must_use]
+pub fn render_dynamic(sections: &[Section<'_>], max_bytes: u64) -> Rendered {
+    if sections.is_empty() {
+        return budget::nothing(0);
+    }
+    let preps: Vec<_> = sections.iter().map(budget::Prep::dynamic).collect();
+    let plan = budget::Plan {
+        intro: None,
+        compact: None,
+        notice_lead: "",
+    };
+    budget::render(&preps, &plan, max_bytes)
+}

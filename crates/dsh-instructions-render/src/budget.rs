@@ -1,0 +1,523 @@
+//! Section templates and the byte-budget algorithm (SPEC R-REN-1, R-REN-3,
+//! R-REN-4, R-REN-6).
+//!
+//! Every candidate render is first *measured* arithmetically from
+//! precomputed escaped lengths; only the chosen one is built. That keeps the
+//! whole algorithm linear in the input: step 2 walks the files once with
+//! running sums, and step 3's binary search evaluates a closed formula
+//! (prefix length + tags fully inside the prefix + notice digits) instead of
+//! re-rendering.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use crate::escape::{push_escaped, tag_positions, tags_within};
+use crate::{BaselineFile, FRAME_CLOSE, FRAME_OPEN, Fate, IntroUsed, Rendered, Section};
+
+/// Block separator inside a part: one blank line.
+const SEP: &str = "\n\n";
+const SEP_LEN: u64 = SEP.len() as u64;
+const FRAME_LEN: u64 = (FRAME_OPEN.len() + FRAME_CLOSE.len()) as u64;
+
+const BASELINE_HEADER: &str = "Instructions from: ";
+const SET_HEADER: &str = "Additional instructions from: ";
+const REPLACE_HEADER: &str = "Updated instructions from: ";
+const REMOVE_HEADER: &str = "Instructions removed: ";
+const SET_PROJECT_BEFORE_DIR: &str = "These instructions apply to work under `";
+const SET_PROJECT_AFTER_DIR: &str = "`. Follow them where they apply; more specific instructions take precedence. They do not override system, developer, or direct user instructions.";
+const SET_USER_GLOBAL: &str = "These instructions apply to all work. Follow them where they apply; more specific instructions take precedence. They do not override system, developer, or direct user instructions.";
+const REPLACE_TEXT: &str = "This file changed after it was loaded. Use the content below instead of the instructions previously loaded from it.";
+const REPLACE_PATH_BEFORE_PREV: &str =
+    "These instructions take the place of the instructions previously loaded from ";
+const REPLACE_PATH_AFTER_PREV: &str = ", which no longer apply.";
+const REMOVE_TEXT: &str = "The instructions previously loaded from this file no longer apply.";
+
+const NOTICE_HEAD: &str = "Workspace instruction budget ";
+const NOTICE_UNIT: &str = " bytes: ";
+const NOTICE_OMITTED: &str = "omitted ";
+const NOTICE_LIST_SEP: &str = ", ";
+const NOTICE_PART_SEP: &str = "; ";
+const NOTICE_TRUNCATED: &str = "truncated ";
+const NOTICE_FROM: &str = " from ";
+const NOTICE_TO: &str = " to ";
+const NOTICE_BYTES: &str = " bytes";
+
+/// One input, prepared for measuring: everything before the content is
+/// rendered and escaped up front; the content stays raw so it can be cut.
+#[derive(Debug)]
+pub(crate) struct Prep<'a> {
+    /// Escaped header block(s), already joined; never empty.
+    fixed: String,
+    /// Escaped display path, as the notice names it.
+    path: Cow<'a, str>,
+    /// Raw content; empty for a remove (which then can never be cut).
+    content: &'a str,
+    /// Tag offsets in `content` (see `escape::tag_positions`).
+    tags: Vec<usize>,
+}
+
+impl<'a> Prep<'a> {
+    pub(crate) fn baseline(file: &BaselineFile<'a>) -> Self {
+        let path = crate::escape(file.path);
+        let fixed = [BASELINE_HEADER, &path].concat();
+        Self::new(fixed, path, file.content)
+    }
+
+    pub(crate) fn dynamic(section: &Section<'a>) -> Self {
+        let path = crate::escape(section.path());
+        let fixed = match *section {
+            Section::SetProject { dir, .. } => [
+                SET_HEADER,
+                &path,
+                SEP,
+                SET_PROJECT_BEFORE_DIR,
+                &crate::escape(dir),
+                SET_PROJECT_AFTER_DIR,
+            ]
+            .concat(),
+            Section::SetUserGlobal { .. } => [SET_HEADER, &path, SEP, SET_USER_GLOBAL].concat(),
+            Section::Replace { .. } => [REPLACE_HEADER, &path, SEP, REPLACE_TEXT].concat(),
+            Section::ReplacePath { previous_path, .. } => [
+                REPLACE_HEADER,
+                &path,
+                SEP,
+                REPLACE_PATH_BEFORE_PREV,
+                &crate::escape(previous_path),
+                REPLACE_PATH_AFTER_PREV,
+            ]
+            .concat(),
+            Section::Remove { .. } => [REMOVE_HEADER, &path, SEP, REMOVE_TEXT].concat(),
+        };
+        Self::new(fixed, path, section.content().unwrap_or(""))
+    }
+
+    fn new(fixed: String, path: Cow<'a, str>, content: &'a str) -> Self {
+        Self {
+            fixed,
+            path,
+            content,
+            tags: tag_positions(content),
+        }
+    }
+
+    /// Escaped length of the whole section. Empty content is an empty block
+    /// and is skipped, so the section is then just its fixed part.
+    fn full_len(&self) -> u64 {
+        if self.content.is_empty() {
+            len(&self.fixed)
+        } else {
+            self.cut_len(self.content.len())
+        }
+    }
+
+    /// Escaped length of the section with its content cut to `kept >= 1` raw
+    /// bytes: each tag fully inside the prefix grows by one byte.
+    fn cut_len(&self, kept: usize) -> u64 {
+        len(&self.fixed) + SEP_LEN + (kept + tags_within(&self.tags, kept)) as u64
+    }
+
+    fn path_len(&self) -> u64 {
+        len(&self.path)
+    }
+}
+
+/// Which intros a part may use.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    /// The part's own intro (`None` for a dynamic batch).
+    pub(crate) intro: Option<(&'static str, IntroUsed)>,
+    /// The second try of step 3 (`None`: no second try).
+    pub(crate) compact: Option<(&'static str, IntroUsed)>,
+    /// Text glued before the notice of a notice-only frame (step 4).
+    pub(crate) notice_lead: &'static str,
+}
+
+/// Accumulates a frame's size from its non-empty blocks.
+#[derive(Clone, Copy, Debug, Default)]
+struct Size {
+    bytes: u64,
+    blocks: u64,
+}
+
+impl Size {
+    fn block(self, len: u64) -> Self {
+        self.blocks(len, u64::from(len > 0))
+    }
+
+    fn blocks(self, bytes: u64, blocks: u64) -> Self {
+        Self {
+            bytes: self.bytes + bytes,
+            blocks: self.blocks + blocks,
+        }
+    }
+
+    fn framed(self) -> u64 {
+        FRAME_LEN + self.bytes + SEP_LEN * self.blocks.saturating_sub(1)
+    }
+}
+
+/// Whether a render of `size` bytes is allowed under `max_bytes`.
+pub(crate) fn fits(size: u64, max_bytes: u64) -> bool {
+    size <= max_bytes
+}
+
+/// The empty result for `inputs` inputs, all omitted.
+pub(crate) fn nothing(inputs: usize) -> Rendered {
+    Rendered {
+        text: String::new(),
+        fates: vec![Fate::Omitted; inputs],
+        notice: None,
+        intro: IntroUsed::None,
+    }
+}
+
+fn len(s: &str) -> u64 {
+    s.len() as u64
+}
+
+fn decimal_len(mut value: u64) -> u64 {
+    let mut digits = 1;
+    while value >= 10 {
+        value /= 10;
+        digits += 1;
+    }
+    digits
+}
+
+/// What a chosen render contains.
+struct Choice<'p, 'a> {
+    /// Inputs dropped from the broad end.
+    omitted: usize,
+    /// The notice text (already escaped), if any.
+    notice: Option<String>,
+    /// Prefix glued to the notice in its block (step 4 of a replacement).
+    notice_lead: &'static str,
+    intro: Option<(&'static str, IntroUsed)>,
+    /// The rendered sections, broadest first.
+    sections: &'p [Prep<'a>],
+    /// Raw bytes kept of the last rendered section's content, when cut.
+    cut: Option<usize>,
+    /// The measured size, checked against the built text.
+    size: u64,
+}
+
+/// The budget algorithm of R-REN-6 over prepared inputs (broadest first).
+pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendered {
+    let n = preps.len();
+    let Some(last) = preps.last() else {
+        return nothing(0);
+    };
+    let intro_len = plan.intro.map_or(0, |(text, _)| len(text));
+    let total: u64 = preps.iter().map(Prep::full_len).sum();
+
+    // Step 1: everything.
+    let size = Size::default()
+        .block(intro_len)
+        .blocks(total, n as u64)
+        .framed();
+    if fits(size, max_bytes) {
+        return build(
+            Choice {
+                omitted: 0,
+                notice: None,
+                notice_lead: "",
+                intro: plan.intro,
+                sections: preps,
+                cut: None,
+                size,
+            },
+            n,
+            max_bytes,
+        );
+    }
+
+    // Step 2: drop whole inputs from the broad end; the first fit wins.
+    let head_len = len(NOTICE_HEAD) + decimal_len(max_bytes) + len(NOTICE_UNIT);
+    let mut dropped = 0;
+    // Length of "omitted p0, p1, …" over the inputs dropped so far.
+    let mut omitted_len = 0;
+    for k in 1..n {
+        let gone = &preps[k - 1];
+        dropped += gone.full_len();
+        omitted_len += if k == 1 {
+            len(NOTICE_OMITTED)
+        } else {
+            len(NOTICE_LIST_SEP)
+        } + gone.path_len();
+        let size = Size::default()
+            .block(head_len + omitted_len)
+            .block(intro_len)
+            .blocks(total - dropped, (n - k) as u64)
+            .framed();
+        if fits(size, max_bytes) {
+            return build(
+                Choice {
+                    omitted: k,
+                    notice: Some(notice(max_bytes, &preps[..k], None)),
+                    notice_lead: "",
+                    intro: plan.intro,
+                    sections: &preps[k..],
+                    cut: None,
+                    size,
+                },
+                n,
+                max_bytes,
+            );
+        }
+    }
+
+    // Step 3: only the most specific input, cut to the longest fitting
+    // char-boundary prefix; own intro first, then the compact one.
+    // `omitted_len` now covers preps[..n - 1].
+    let tries: &[Option<(&'static str, IntroUsed)>] = match plan.compact {
+        Some(compact) => &[plan.intro, Some(compact)],
+        None => &[plan.intro],
+    };
+    for &intro in tries {
+        let base = Size::default().block(intro.map_or(0, |(text, _)| len(text)));
+        let whole_notice = if omitted_len > 0 {
+            head_len + omitted_len
+        } else {
+            0
+        };
+        let size = base.block(whole_notice).block(last.full_len()).framed();
+        if fits(size, max_bytes) {
+            let notice = (n > 1).then(|| notice(max_bytes, &preps[..n - 1], None));
+            return build(
+                Choice {
+                    omitted: n - 1,
+                    notice,
+                    notice_lead: "",
+                    intro,
+                    sections: &preps[n - 1..],
+                    cut: None,
+                    size,
+                },
+                n,
+                max_bytes,
+            );
+        }
+        if let Some(kept) = longest_cut(last, base, head_len, omitted_len, max_bytes) {
+            let cut_notice = notice(
+                max_bytes,
+                &preps[..n - 1],
+                Some((last, last.content.len(), kept)),
+            );
+            let size = base
+                .block(len(&cut_notice))
+                .block(last.cut_len(kept))
+                .framed();
+            return build(
+                Choice {
+                    omitted: n - 1,
+                    notice: Some(cut_notice),
+                    notice_lead: "",
+                    intro,
+                    sections: &preps[n - 1..],
+                    cut: Some(kept),
+                    size,
+                },
+                n,
+                max_bytes,
+            );
+        }
+    }
+
+    // Step 4: a frame holding only the notice, every input omitted.
+    let all_omitted = omitted_len
+        + if n == 1 {
+            len(NOTICE_OMITTED)
+        } else {
+            len(NOTICE_LIST_SEP)
+        }
+        + last.path_len();
+    let size = Size::default()
+        .block(len(plan.notice_lead) + head_len + all_omitted)
+        .framed();
+    if fits(size, max_bytes) {
+        return build(
+            Choice {
+                omitted: n,
+                notice: Some(notice(max_bytes, preps, None)),
+                notice_lead: plan.notice_lead,
+                intro: None,
+                sections: &[],
+                cut: None,
+                size,
+            },
+            n,
+            max_bytes,
+        );
+    }
+
+    // Step 5: nothing fits.
+    nothing(n)
+}
+
+/// Longest raw prefix of `last`'s content (at least one byte, shorter than
+/// the whole, ending on a char boundary) whose render fits, given the blocks
+/// before the notice (`base`) and the omitted list length.
+///
+/// The render size grows monotonically with the cut point (prefix bytes,
+/// tags fully inside it, digits of the kept count in the notice), so a binary
+/// search over byte offsets followed by flooring to a char boundary finds it.
+fn longest_cut(
+    last: &Prep<'_>,
+    base: Size,
+    head_len: u64,
+    omitted_len: u64,
+    max_bytes: u64,
+) -> Option<usize> {
+    let original = last.content.len();
+    if original < 2 {
+        // Nothing shorter than the whole keeps a byte.
+        return None;
+    }
+    let fixed_notice = head_len
+        + if omitted_len > 0 {
+            omitted_len + len(NOTICE_PART_SEP)
+        } else {
+            0
+        }
+        + len(NOTICE_TRUNCATED)
+        + last.path_len()
+        + len(NOTICE_FROM)
+        + decimal_len(original as u64)
+        + len(NOTICE_TO)
+        + len(NOTICE_BYTES);
+    let size_at = |kept: usize| {
+        base.block(fixed_notice + decimal_len(kept as u64))
+            .block(last.cut_len(kept))
+            .framed()
+    };
+    if !fits(size_at(1), max_bytes) {
+        return None;
+    }
+    // Invariant: `lo` fits; everything above `hi` does not.
+    let (mut lo, mut hi) = (1, original - 1);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fits(size_at(mid), max_bytes) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let kept = last.content.floor_char_boundary(lo);
+    (kept > 0).then_some(kept)
+}
+
+/// The notice text (R-REN-4), from escaped paths.
+fn notice(max_bytes: u64, omitted: &[Prep<'_>], truncated: Option<(&Prep<'_>, usize, usize)>) -> String {
+    let mut out = format!("{NOTICE_HEAD}{max_bytes}{NOTICE_UNIT}");
+    for (i, prep) in omitted.iter().enumerate() {
+        out.push_str(if i == 0 {
+            NOTICE_OMITTED
+        } else {
+            NOTICE_LIST_SEP
+        });
+        out.push_str(&prep.path);
+    }
+    if let Some((prep, original, kept)) = truncated {
+        if !omitted.is_empty() {
+            out.push_str(NOTICE_PART_SEP);
+        }
+        // Writing to a String cannot fail.
+        let _ = write!(
+            out,
+            "{NOTICE_TRUNCATED}{}{NOTICE_FROM}{original}{NOTICE_TO}{kept}{NOTICE_BYTES}",
+            prep.path
+        );
+    }
+    out
+}
+
+/// Builds the chosen render and its report.
+fn build(choice: Choice<'_, '_>, inputs: usize, max_bytes: u64) -> Rendered {
+    let mut body = Body::new(choice.size);
+    if let Some(notice) = &choice.notice {
+        body.block_pair(choice.notice_lead, notice);
+    }
+    if let Some((intro, _)) = choice.intro {
+        body.block_pair("", intro);
+    }
+    let count = choice.sections.len();
+    for (i, prep) in choice.sections.iter().enumerate() {
+        let kept = match choice.cut {
+            Some(kept) if i + 1 == count => kept,
+            _ => prep.content.len(),
+        };
+        body.section(prep, kept);
+    }
+    let text = body.finish();
+    debug_assert_eq!(len(&text), choice.size, "measured size must match the text");
+    // Defence in depth: a measuring bug must never produce an oversized part.
+    if !fits(len(&text), max_bytes) {
+        return nothing(inputs);
+    }
+
+    let mut fates = vec![Fate::Omitted; choice.omitted];
+    fates.extend(choice.sections.iter().enumerate().map(|(i, prep)| {
+        match choice.cut {
+            Some(kept) if i + 1 == count && kept < prep.content.len() => Fate::Truncated {
+                original: prep.content.len(),
+                kept,
+            },
+            _ => Fate::Included,
+        }
+    }));
+    Rendered {
+        text,
+        fates,
+        notice: choice.notice,
+        intro: choice.intro.map_or(IntroUsed::None, |(_, used)| used),
+    }
+}
+
+/// Writes a frame block by block, skipping empty blocks.
+struct Body {
+    text: String,
+    started: bool,
+}
+
+impl Body {
+    fn new(size: u64) -> Self {
+        let mut text = String::with_capacity(usize::try_from(size).unwrap_or(0));
+        text.push_str(FRAME_OPEN);
+        Self {
+            text,
+            started: false,
+        }
+    }
+
+    fn open_block(&mut self) {
+        if self.started {
+            self.text.push_str(SEP);
+        }
+        self.started = true;
+    }
+
+    /// One block made of two glued pieces.
+    fn block_pair(&mut self, lead: &str, text: &str) {
+        if lead.is_empty() && text.is_empty() {
+            return;
+        }
+        self.open_block();
+        self.text.push_str(lead);
+        self.text.push_str(text);
+    }
+
+    fn section(&mut self, prep: &Prep<'_>, kept: usize) {
+        self.block_pair("", &prep.fixed);
+        if let Some(content) = prep.content.get(..kept).filter(|c| !c.is_empty()) {
+            self.open_block();
+            let tags = &prep.tags[..tags_within(&prep.tags, kept)];
+            push_escaped(&mut self.text, content, tags);
+        }
+    }
+
+    fn finish(mut self) -> String {
+        self.text.push_str(FRAME_CLOSE);
+        self.text
+    }
+}
