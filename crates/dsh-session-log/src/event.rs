@@ -1,0 +1,228 @@
+//! Header and event types and their one-line JSON encoding.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::LogError;
+use crate::time::rfc3339_utc;
+
+/// The schema version this build writes and the only one it reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Line 1 of a session log (R-LOG-1).
+///
+/// Unknown header fields are ignored on read, so a newer build may add some
+/// without breaking this one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionHeader {
+    /// Format version, [`SCHEMA_VERSION`].
+    pub schema: u32,
+    /// Session id, also the name of the session directory.
+    pub id: String,
+    /// Creation time, RFC 3339 in UTC (`2026-11-30T04:27:42.123Z`).
+    pub created_at: String,
+    /// Working directory of the session.
+    pub cwd: String,
+}
+
+impl SessionHeader {
+    /// A header for a new session created now, with the current schema.
+    ///
+    /// ```
+    /// let header = dsh_session_log::SessionHeader::new("s1", "/work/repo");
+    /// assert_eq!(header.schema, dsh_session_log::SCHEMA_VERSION);
+    /// assert!(header.created_at.ends_with('Z'));
+    /// ```
+    pub fn new(id: impl Into<String>, cwd: impl Into<String>) -> Self {
+        Self {
+            schema: SCHEMA_VERSION,
+            id: id.into(),
+            created_at: rfc3339_utc(std::time::SystemTime::now()),
+            cwd: cwd.into(),
+        }
+    }
+}
+
+/// What happened, one variant per event `type` (snake_case on disk).
+///
+/// Event lines are JSON objects `{"seq": N, "type": "…", …fields}`. A line
+/// whose `type` this build does not know — or whose fields do not fit the
+/// known type, as an older or newer build may write — is kept as
+/// [`EventKind::Unknown`] holding the whole object (without `seq`), so reading
+/// never fails on it and it is written back unchanged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// A message in the history.
+    Message {
+        /// `user`, `assistant`, …
+        role: String,
+        /// Text parts, in order.
+        #[serde(default)]
+        parts: Vec<String>,
+        /// Typed source of a workspace message, persisted verbatim so resume
+        /// works from the file alone (R-LOG-3).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        source: Option<Value>,
+    },
+    /// A turn began.
+    TurnStart,
+    /// A step of the current turn began.
+    StepStart,
+    /// A step ended.
+    StepEnd,
+    /// The turn ended normally.
+    TurnEnd,
+    /// The turn ended abnormally; written by [`crate::SessionLog::open`] for a
+    /// turn that was open when the process stopped (R-LOG-2).
+    Interrupted,
+    /// A tool execution's result.
+    Tool {
+        /// Tool name.
+        name: String,
+        /// Arguments as given to the tool.
+        #[serde(default)]
+        args: Value,
+        /// `false` for an error result.
+        ok: bool,
+        /// The execution was cancelled.
+        #[serde(default)]
+        cancelled: bool,
+        /// This execution's token.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
+        /// Parent execution token (code-mode child).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent: Option<String>,
+    },
+    /// Hides the listed earlier sequence numbers from the surface (R-LOG-1).
+    Compaction {
+        /// Sequence numbers to hide.
+        hide: Vec<u64>,
+    },
+    /// An event this build cannot interpret: the whole JSON object except
+    /// `seq`, including its `type`.
+    #[serde(skip)]
+    Unknown(Value),
+}
+
+/// `type` values of the known variants; an `Unknown` may not reuse them.
+const KNOWN_TYPES: &[&str] = &[
+    "message",
+    "turn_start",
+    "step_start",
+    "step_end",
+    "turn_end",
+    "interrupted",
+    "tool",
+    "compaction",
+];
+
+/// One event line: its sequence number and what happened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// Sequence number, strictly increasing through the file.
+    pub seq: u64,
+    /// The event.
+    pub kind: EventKind,
+}
+
+impl EventKind {
+    /// The on-disk `type` of this event (`None` for an `Unknown` without one).
+    ///
+    /// ```
+    /// use dsh_session_log::EventKind;
+    /// assert_eq!(EventKind::TurnStart.type_name(), Some("turn_start"));
+    /// ```
+    pub fn type_name(&self) -> Option<&str> {
+        match self {
+            Self::Message { .. } => Some("message"),
+            Self::TurnStart => Some("turn_start"),
+            Self::StepStart => Some("step_start"),
+            Self::StepEnd => Some("step_end"),
+            Self::TurnEnd => Some("turn_end"),
+            Self::Interrupted => Some("interrupted"),
+            Self::Tool { .. } => Some("tool"),
+            Self::Compaction { .. } => Some("compaction"),
+            Self::Unknown(value) => value.get("type").and_then(Value::as_str),
+        }
+    }
+
+    /// The JSON object for this event, without `seq`.
+    fn to_object(&self) -> Result<Map<String, Value>, LogError> {
+        let value = match self {
+            Self::Unknown(value) => {
+                let ty = value.get("type").and_then(Value::as_str).ok_or_else(|| {
+                    LogError::InvalidEvent {
+                        reason: "an unknown event must be an object with a string `type`".into(),
+                    }
+                })?;
+                if KNOWN_TYPES.contains(&ty) {
+                    return Err(LogError::InvalidEvent {
+                        reason: format!("unknown event reuses the known type `{ty}`"),
+                    });
+                }
+                value.clone()
+            }
+            known => serde_json::to_value(known).map_err(|e| LogError::InvalidEvent {
+                reason: e.to_string(),
+            })?,
+        };
+        match value {
+            Value::Object(mut map) => {
+                map.remove("seq");
+                Ok(map)
+            }
+            _ => Err(LogError::InvalidEvent {
+                reason: "event did not encode as a JSON object".into(),
+            }),
+        }
+    }
+}
+
+/// Encodes one event line, without the trailing newline.
+pub(crate) fn encode_event(seq: u64, kind: &EventKind) -> Result<String, LogError> {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        seq: u64,
+        #[serde(flatten)]
+        rest: &'a Map<String, Value>,
+    }
+    let rest = kind.to_object()?;
+    serde_json::to_string(&Line { seq, rest: &rest }).map_err(|e| LogError::InvalidEvent {
+        reason: e.to_string(),
+    })
+}
+
+/// Encodes the header line, without the trailing newline.
+pub(crate) fn encode_header(header: &SessionHeader) -> Result<String, LogError> {
+    serde_json::to_string(header).map_err(|e| LogError::InvalidHeader {
+        reason: e.to_string(),
+    })
+}
+
+/// Decodes one complete event line. `Err` carries why it is not an event.
+pub(crate) fn decode_event(line: &[u8]) -> Result<Event, String> {
+    let value: Value = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+    let Value::Object(mut map) = value else {
+        return Err("not a JSON object".into());
+    };
+    let seq = map
+        .get("seq")
+        .and_then(Value::as_u64)
+        .ok_or("missing or invalid `seq`")?;
+    let Some(ty) = map.get("type").and_then(Value::as_str) else {
+        return Err("missing or invalid `type`".into());
+    };
+    let known = KNOWN_TYPES.contains(&ty);
+    map.remove("seq");
+    let object = Value::Object(map);
+    let kind = if known {
+        // A known type with fields this build cannot read (an older or newer
+        // writer) is preserved rather than dropped.
+        serde_json::from_value::<EventKind>(object.clone()).unwrap_or(EventKind::Unknown(object))
+    } else {
+        EventKind::Unknown(object)
+    };
+    Ok(Event { seq, kind })
+}

@@ -1,0 +1,200 @@
+//! Pure parsing of a log's bytes: no I/O, no repair writes, no panics.
+
+use crate::event::{Event, EventKind, SCHEMA_VERSION, SessionHeader, decode_event};
+use crate::{LogError, surface};
+
+/// Why the final line of a log is not part of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TornReason {
+    /// The line has no trailing newline: its write never completed, so it was
+    /// never acknowledged.
+    Unterminated,
+    /// The line is terminated but is not a readable event (e.g. blocks the
+    /// filesystem zero-filled after a crash).
+    Unparsable,
+}
+
+/// The torn final line found by [`read_log`]; [`crate::SessionLog::open`]
+/// truncates the file to [`TornTail::offset`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TornTail {
+    /// Byte offset where the torn line starts (= length of the whole lines).
+    pub offset: u64,
+    /// Length of the torn line in bytes, newline included when present.
+    pub len: u64,
+    /// Why it is torn.
+    pub reason: TornReason,
+}
+
+/// A complete line before the last one that is not a readable event. It is
+/// skipped (and left in the file); later lines are still read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedLine {
+    /// 1-based line number (the header is line 1).
+    pub line: usize,
+    /// Byte offset where the line starts.
+    pub offset: u64,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+/// The result of [`read_log`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParsedLog {
+    /// Line 1.
+    pub header: SessionHeader,
+    /// Every readable event, in file order; sequence numbers strictly increase.
+    pub events: Vec<Event>,
+    /// Complete lines that were skipped.
+    pub skipped: Vec<SkippedLine>,
+    /// The torn final line, if any.
+    pub torn_tail: Option<TornTail>,
+}
+
+impl ParsedLog {
+    /// Events not hidden by any compaction, without the compaction events
+    /// themselves (R-LOG-1); see [`crate::surface`].
+    pub fn surface(&self) -> Vec<&Event> {
+        surface(&self.events)
+    }
+
+    /// Length in bytes of the whole lines, i.e. the file without its torn tail.
+    pub fn valid_len(&self, total_len: u64) -> u64 {
+        self.torn_tail.as_ref().map_or(total_len, |t| t.offset)
+    }
+
+    /// Whether the last event leaves a turn open: a `turn_start` or
+    /// `step_start` with no later `turn_end` or `interrupted`.
+    pub fn has_open_turn(&self) -> bool {
+        open_turn(&self.events)
+    }
+
+    /// The sequence number the next appended event gets.
+    pub fn next_seq(&self) -> u64 {
+        self.events.last().map_or(1, |e| e.seq.saturating_add(1))
+    }
+}
+
+pub(crate) fn open_turn(events: &[Event]) -> bool {
+    let mut open = false;
+    for event in events {
+        match event.kind {
+            EventKind::TurnStart | EventKind::StepStart => open = true,
+            EventKind::TurnEnd | EventKind::Interrupted => open = false,
+            _ => {}
+        }
+    }
+    open
+}
+
+/// Parses a whole `session.jsonl` without repairing anything.
+///
+/// - Line 1 must be a complete, readable header of schema [`SCHEMA_VERSION`].
+/// - Every complete later line that is a readable event is kept; unknown event
+///   types are kept as [`EventKind::Unknown`].
+/// - A complete line before the last one that is not an event (bad JSON, no
+///   `seq`/`type`, a `seq` not greater than the previous one) is reported in
+///   [`ParsedLog::skipped`] and reading goes on.
+/// - The last line is torn when it lacks its newline or is not readable
+///   ([`ParsedLog::torn_tail`]).
+///
+/// Never panics, whatever the bytes.
+///
+/// # Errors
+/// [`LogError::InvalidHeader`] or [`LogError::UnsupportedSchema`] when line 1
+/// cannot be used; nothing after the header makes this fail.
+///
+/// ```
+/// let bytes = b"{\"schema\":1,\"id\":\"s\",\"created_at\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n\
+/// {\"seq\":1,\"type\":\"turn_start\"}\n\
+/// {\"seq\":2,\"type\":\"future_thing\",\"x\":1}\n\
+/// {\"seq\":3,\"type\":\"turn_e";
+/// let log = dsh_session_log::read_log(bytes)?;
+/// assert_eq!(log.events.len(), 2);
+/// assert_eq!(log.events[1].kind.type_name(), Some("future_thing"));
+/// assert!(log.torn_tail.is_some());
+/// assert!(log.has_open_turn());
+/// # Ok::<(), dsh_session_log::LogError>(())
+/// ```
+pub fn read_log(bytes: &[u8]) -> Result<ParsedLog, LogError> {
+    let Some(header_end) = bytes.iter().position(|&b| b == b'\n') else {
+        return Err(LogError::InvalidHeader {
+            reason: "header line is missing or unterminated".into(),
+        });
+    };
+    let header = parse_header(&bytes[..header_end])?;
+
+    let mut events: Vec<Event> = Vec::new();
+    let mut skipped = Vec::new();
+    let mut torn_tail = None;
+    let mut offset = header_end + 1;
+    let mut line_no = 1;
+    while offset < bytes.len() {
+        line_no += 1;
+        let rest = &bytes[offset..];
+        let (line, len, terminated) = match rest.iter().position(|&b| b == b'\n') {
+            Some(end) => (&rest[..end], end + 1, true),
+            None => (rest, rest.len(), false),
+        };
+        if !terminated {
+            // Appends write a line and its newline together; without the
+            // newline the append was never acknowledged.
+            torn_tail = Some(TornTail {
+                offset: offset as u64,
+                len: len as u64,
+                reason: TornReason::Unterminated,
+            });
+            break;
+        }
+        let decoded = decode_event(line).and_then(|event| match events.last() {
+            Some(prev) if event.seq <= prev.seq => Err(format!(
+                "seq {} does not follow seq {}",
+                event.seq, prev.seq
+            )),
+            _ => Ok(event),
+        });
+        match decoded {
+            Ok(event) => events.push(event),
+            Err(_) if offset + len == bytes.len() => {
+                torn_tail = Some(TornTail {
+                    offset: offset as u64,
+                    len: len as u64,
+                    reason: TornReason::Unparsable,
+                });
+            }
+            Err(reason) => skipped.push(SkippedLine {
+                line: line_no,
+                offset: offset as u64,
+                reason,
+            }),
+        }
+        offset += len;
+    }
+    Ok(ParsedLog {
+        header,
+        events,
+        skipped,
+        torn_tail,
+    })
+}
+
+fn parse_header(line: &[u8]) -> Result<SessionHeader, LogError> {
+    let value: serde_json::Value =
+        serde_json::from_slice(line).map_err(|e| LogError::InvalidHeader {
+            reason: e.to_string(),
+        })?;
+    // Check the schema before the other fields: a future schema may have
+    // changed them, and "unsupported schema" is the useful message then.
+    match value.get("schema").and_then(serde_json::Value::as_u64) {
+        Some(s) if s == u64::from(SCHEMA_VERSION) => {}
+        Some(found) => return Err(LogError::UnsupportedSchema { found }),
+        None => {
+            return Err(LogError::InvalidHeader {
+                reason: "missing or invalid `schema`".into(),
+            });
+        }
+    }
+    serde_json::from_value(value).map_err(|e| LogError::InvalidHeader {
+        reason: e.to_string(),
+    })
+}
