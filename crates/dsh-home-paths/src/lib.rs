@@ -691,6 +691,20 @@ mod tests {
         }
 
         #[test]
+        fn expand_tilde_is_total_and_absolute(input in "[~/\\\\.a$ ]{0,10}") {
+            // Any input either fails with a typed error (blank) or yields an
+            // absolute, normalized path.
+            let e = env(Some("/home/ada"), None);
+            match expand_tilde(&input, &e) {
+                Ok(path) => {
+                    prop_assert!(path.is_absolute(), "{} -> {}", input, path);
+                    prop_assert_eq!(normalize_lexically(&path), path);
+                }
+                Err(err) => prop_assert_eq!(err, HomeError::Empty { what: "path" }),
+            }
+        }
+
+        #[test]
         fn normalize_is_idempotent_for_relative(
             parts in proptest::collection::vec(
                 prop_oneof![Just(".".to_string()), Just("..".to_string()), "[a-z]{1,3}"],

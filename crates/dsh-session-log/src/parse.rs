@@ -49,6 +49,8 @@ pub struct ParsedLog {
     pub skipped: Vec<SkippedLine>,
     /// The torn final line, if any.
     pub torn_tail: Option<TornTail>,
+    /// Length in bytes of the whole lines: the input without its torn tail.
+    pub valid_len: u64,
 }
 
 impl ParsedLog {
@@ -56,11 +58,6 @@ impl ParsedLog {
     /// themselves (R-LOG-1); see [`crate::surface`].
     pub fn surface(&self) -> Vec<&Event> {
         surface(&self.events)
-    }
-
-    /// Length in bytes of the whole lines, i.e. the file without its torn tail.
-    pub fn valid_len(&self, total_len: u64) -> u64 {
-        self.torn_tail.as_ref().map_or(total_len, |t| t.offset)
     }
 
     /// Whether the last event leaves a turn open: a `turn_start` or
@@ -170,11 +167,13 @@ pub fn read_log(bytes: &[u8]) -> Result<ParsedLog, LogError> {
         }
         offset += len;
     }
+    let valid_len = torn_tail.as_ref().map_or(bytes.len() as u64, |t| t.offset);
     Ok(ParsedLog {
         header,
         events,
         skipped,
         torn_tail,
+        valid_len,
     })
 }
 

@@ -52,7 +52,8 @@ impl SessionLog {
     /// The header goes to a temporary file in `dir`, which is fsync'd and then
     /// hard-linked to the final name (which refuses to replace an existing
     /// log; on filesystems without hard links, an existence check followed by
-    /// a rename), the temporary name is removed and `dir` is fsync'd. A crash
+    /// a rename), the temporary name is removed and `dir` is fsync'd (and its
+    /// parent, when `dir` was created here). A crash
     /// leaves either no log or a complete one, never a partial header.
     ///
     /// # Errors
@@ -81,7 +82,14 @@ impl SessionLog {
         let mut line = encode_header(&header)?;
         line.push('\n');
         let path = dir.join(LOG_FILE_NAME);
+        let dir_is_new = std::fs::symlink_metadata(dir).is_err();
         std::fs::create_dir_all(dir).map_err(io_err("create directory", dir))?;
+        if dir_is_new {
+            // Make the new directory entry itself durable.
+            if let Some(parent) = dir.parent().filter(|p| !p.as_str().is_empty()) {
+                sync_dir(parent)?;
+            }
+        }
 
         let tmp = dir.join(format!(
             ".{LOG_FILE_NAME}.tmp-{}",
@@ -139,7 +147,7 @@ impl SessionLog {
             .append(true)
             .open(path)
             .map_err(io_err("open", path))?;
-        let len = parsed.valid_len(bytes.len() as u64);
+        let len = parsed.valid_len;
         if parsed.torn_tail.is_some() {
             file.set_len(len).map_err(io_err("truncate", path))?;
             file.sync_all().map_err(io_err("fsync", path))?;
