@@ -188,7 +188,14 @@ impl SessionLog {
         if self.poisoned {
             return Err(LogError::Poisoned);
         }
-        let seq = self.events.last().map_or(1, |e| e.seq.saturating_add(1));
+        let seq = match self.events.last() {
+            None => 1,
+            // Only a crafted file gets here; a repeated seq would be skipped
+            // on the next read, so refuse instead of losing the event.
+            Some(last) => last.seq.checked_add(1).ok_or(LogError::InvalidEvent {
+                reason: "sequence numbers exhausted".into(),
+            })?,
+        };
         let mut line = encode_event(seq, &kind)?;
         line.push('\n');
         // Keep memory equal to the file: the line's `seq` is ours, not the

@@ -584,3 +584,21 @@ proptest! {
         prop_assert_eq!(parsed.torn_tail.is_some(), cut != whole);
     }
 }
+
+#[test]
+fn append_refuses_when_seq_would_overflow() {
+    let (_tmp, root) = tmp_root();
+    let path = root.join(LOG_FILE_NAME);
+    let text = format!(
+        "{HEADER_LINE}\n{{\"seq\":{},\"type\":\"turn_end\"}}\n",
+        u64::MAX
+    );
+    std::fs::write(&path, &text).unwrap();
+    let (mut log, report) = SessionLog::open(&path).unwrap();
+    assert!(report.is_clean());
+    assert!(matches!(
+        log.append(EventKind::TurnStart),
+        Err(LogError::InvalidEvent { .. })
+    ));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}
