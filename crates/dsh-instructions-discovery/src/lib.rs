@@ -1,8 +1,23 @@
 //! Filesystem layer for workspace instruction files (SPEC §5).
+//!
+//! * [`FsProvider`] is the contract: async, cancellable probes and bounded
+//!   reads that classify every outcome as present, absent or unavailable.
+//! * [`MemoryProvider`] implements it in memory, with fault, gate, stale-size
+//!   and latency injection, for tests and the conformance suite.
+//! * [`root::find_project_root`] and the path helpers in [`root`] decide the
+//!   project root and the directory chain (R-DISC-1, R-DISC-3).
+//! * [`text::decode_text`] turns raw bytes into the text that gets digested.
 #![forbid(unsafe_code)]
 
-pub mod provider;
+mod paths;
 
+pub mod memory;
+pub mod provider;
+pub mod text;
+
+pub use memory::{
+    Fault, FaultError, FsOp, MemKind, MemNode, MemoryProvider, OpCounters, UnknownName,
+};
 pub use provider::{
     BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe,
     PresentFile, Probe, ReadOutcome, Unavailable,

@@ -1,0 +1,962 @@
+//! The in-memory provider: a deterministic filesystem model for tests, the
+//! conformance suite and benchmarks, with fault, gate, stale-size and latency
+//! injection (conformance format, "Filesystem" table).
+//!
+//! Clones share the filesystem, the gates and the counters, so a test can keep
+//! one handle to drive the filesystem while the code under test owns another.
+//!
+//! # Model
+//!
+//! * Every operation a provider call performs is one of [`FsOp`]: a probe is
+//!   `resolve` + `stat`, a read is `resolve` + `stat` + `read`, a root-marker
+//!   check is `stat` of the marker itself (no symlink following).
+//! * A fault or a gate applies to an operation on its own path or on any path
+//!   the operation passes through while following links (the link itself, each
+//!   hop, the final target).
+//! * Links are followed with a hop limit of [`MAX_LINK_HOPS`]; `..` in link
+//!   text is resolved lexically against the link's directory.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! use camino::{Utf8Path, Utf8PathBuf};
+//! use dsh_instructions_discovery::{
+//!     CancellationToken, FsProvider, MemNode, MemoryProvider, Probe,
+//! };
+//!
+//! let fs = MemoryProvider::new(vec![Utf8PathBuf::from("/repo")]);
+//! fs.insert(Utf8Path::new("/repo/AGENTS.md"), MemNode::file("rule"));
+//! fs.insert(Utf8Path::new("/repo/CLAUDE.md"), MemNode::link("AGENTS.md"));
+//! let cancel = CancellationToken::new();
+//! let probe = fs.probe(Utf8Path::new("/repo/CLAUDE.md"), &cancel).await.unwrap();
+//! assert!(matches!(probe, Probe::Present(ref file) if file.size == 4));
+//! assert_eq!(fs.counters().probes, 1);
+//! # });
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::ops::Bound;
+use std::pin::pin;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::paths::{link_target, normalize};
+use crate::provider::{
+    BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe,
+    PresentFile, Probe, ReadOutcome, Unavailable,
+};
+use crate::text::decode_text;
+
+/// Symlink hops followed before an operation reports [`Unavailable::Loop`]
+/// (the Linux kernel's limit, so both providers agree on deep chains).
+pub const MAX_LINK_HOPS: u32 = 40;
+
+/// Bytes consumed per read step, so a streaming read observes the cap and the
+/// cancellation token the way a disk read does.
+const CHUNK: usize = 8 * 1024;
+
+/// Operation counts since creation or the last [`MemoryProvider::reset_counters`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpCounters {
+    /// Files opened for content: one per `read_text` call that found a regular
+    /// file within the size cap by metadata (whatever the number of chunks).
+    pub reads: u64,
+    /// One per probe (resolve + stat), per name in `probe_many`, per marker
+    /// check.
+    pub probes: u64,
+    /// Raw bytes consumed by reads.
+    pub bytes_read: u64,
+}
+
+/// What a path holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MemKind {
+    /// A regular file with these bytes.
+    File(Vec<u8>),
+    /// A directory.
+    Dir,
+    /// A symbolic link with this target text (relative or absolute).
+    Link(String),
+    /// A named pipe: always absent, never opened.
+    Fifo,
+}
+
+/// A filesystem operation, the unit faults and gates apply to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FsOp {
+    /// Following the path and its links to a target.
+    Resolve,
+    /// Reading the target's metadata (also the root-marker check).
+    Stat,
+    /// Reading the target's content.
+    Read,
+}
+
+impl FsOp {
+    /// The name used by the conformance format.
+    ///
+    /// ```
+    /// use dsh_instructions_discovery::FsOp;
+    /// assert_eq!(FsOp::Stat.as_str(), "stat");
+    /// assert_eq!("stat".parse::<FsOp>(), Ok(FsOp::Stat));
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Resolve => "resolve",
+            Self::Stat => "stat",
+            Self::Read => "read",
+        }
+    }
+}
+
+impl fmt::Display for FsOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for FsOp {
+    type Err = UnknownName;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "resolve" => Ok(Self::Resolve),
+            "stat" => Ok(Self::Stat),
+            "read" => Ok(Self::Read),
+            _ => Err(UnknownName {
+                what: "filesystem operation",
+                value: s.to_owned(),
+            }),
+        }
+    }
+}
+
+/// An injectable error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FaultError {
+    /// Permission denied → [`Unavailable::PermissionDenied`].
+    Eacces,
+    /// I/O error → [`Unavailable::Io`].
+    Eio,
+    /// Too many symlink levels → [`Unavailable::Loop`].
+    Eloop,
+    /// Timed out → [`Unavailable::TimedOut`].
+    Etimedout,
+}
+
+impl FaultError {
+    /// The errno name used by the conformance format.
+    ///
+    /// ```
+    /// use dsh_instructions_discovery::FaultError;
+    /// assert_eq!("EACCES".parse::<FaultError>(), Ok(FaultError::Eacces));
+    /// assert_eq!(FaultError::Eio.as_str(), "EIO");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Eacces => "EACCES",
+            Self::Eio => "EIO",
+            Self::Eloop => "ELOOP",
+            Self::Etimedout => "ETIMEDOUT",
+        }
+    }
+
+    /// The classification a real error of this kind gets (R-DISC-4).
+    ///
+    /// ```
+    /// use dsh_instructions_discovery::{FaultError, Unavailable};
+    /// assert_eq!(FaultError::Eloop.unavailable(), Unavailable::Loop);
+    /// ```
+    pub fn unavailable(self) -> Unavailable {
+        match self {
+            Self::Eacces => Unavailable::PermissionDenied,
+            Self::Eio => Unavailable::Io("input/output error (injected)".to_owned()),
+            Self::Eloop => Unavailable::Loop,
+            Self::Etimedout => Unavailable::TimedOut,
+        }
+    }
+}
+
+impl fmt::Display for FaultError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for FaultError {
+    type Err = UnknownName;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "EACCES" => Ok(Self::Eacces),
+            "EIO" => Ok(Self::Eio),
+            "ELOOP" => Ok(Self::Eloop),
+            "ETIMEDOUT" => Ok(Self::Etimedout),
+            _ => Err(UnknownName {
+                what: "fault error",
+                value: s.to_owned(),
+            }),
+        }
+    }
+}
+
+/// A name that [`FsOp`] or [`FaultError`] does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what}: {value:?}")]
+pub struct UnknownName {
+    /// What was being parsed.
+    pub what: &'static str,
+    /// The rejected text.
+    pub value: String,
+}
+
+/// An operation on a path that fails with an error until the path is written
+/// again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// The failing operation.
+    pub op: FsOp,
+    /// The error it fails with.
+    pub error: FaultError,
+}
+
+/// A node to [`MemoryProvider::insert`], with its injections.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemNode {
+    /// What the path holds.
+    pub kind: MemKind,
+    /// An operation that fails on this path.
+    pub fault: Option<Fault>,
+    /// Size reported by `stat` instead of the real one.
+    pub stale_size: Option<u64>,
+    /// The first operation of this kind on this path blocks until released or
+    /// cancelled.
+    pub gate: Option<FsOp>,
+    /// Keep the file's previous version although its content changes.
+    pub keep_version: bool,
+}
+
+impl MemNode {
+    fn new(kind: MemKind) -> Self {
+        Self {
+            kind,
+            fault: None,
+            stale_size: None,
+            gate: None,
+            keep_version: false,
+        }
+    }
+
+    /// A regular file with these bytes.
+    pub fn file(bytes: impl Into<Vec<u8>>) -> Self {
+        Self::new(MemKind::File(bytes.into()))
+    }
+
+    /// A directory (inserting one where a directory exists keeps its content).
+    pub fn dir() -> Self {
+        Self::new(MemKind::Dir)
+    }
+
+    /// A symbolic link with this target text.
+    pub fn link(target: impl Into<String>) -> Self {
+        Self::new(MemKind::Link(target.into()))
+    }
+
+    /// A named pipe.
+    pub fn fifo() -> Self {
+        Self::new(MemKind::Fifo)
+    }
+
+    /// Makes `op` on this path fail with `error`.
+    pub fn with_fault(self, op: FsOp, error: FaultError) -> Self {
+        Self {
+            fault: Some(Fault { op, error }),
+            ..self
+        }
+    }
+
+    /// Makes `stat` report `size` instead of the real size.
+    pub fn with_stale_size(self, size: u64) -> Self {
+        Self {
+            stale_size: Some(size),
+            ..self
+        }
+    }
+
+    /// Blocks the first `op` on this path until released or cancelled.
+    pub fn with_gate(self, op: FsOp) -> Self {
+        Self {
+            gate: Some(op),
+            ..self
+        }
+    }
+
+    /// Keeps the previous version of the file at this path on insert.
+    pub fn keeping_version(self) -> Self {
+        Self {
+            keep_version: true,
+            ..self
+        }
+    }
+}
+
+/// The in-memory filesystem provider (see the module docs).
+#[derive(Clone, Debug)]
+pub struct MemoryProvider {
+    shared: Arc<Shared>,
+    roots: Arc<[Utf8PathBuf]>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    state: Mutex<State>,
+    /// Woken on every gate and blocked-set change.
+    changed: Notify,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    nodes: BTreeMap<Utf8PathBuf, Entry>,
+    /// Gates live apart from nodes: writing or removing a path does not open
+    /// its gate, only `release` or a cancellation does.
+    gates: HashMap<Utf8PathBuf, Gate>,
+    /// Paths an operation is currently blocked on (with multiplicity).
+    blocked: HashMap<Utf8PathBuf, usize>,
+    counters: OpCounters,
+    latency: Option<Duration>,
+    next_version: u64,
+    next_gate: u64,
+}
+
+#[derive(Debug)]
+struct Entry {
+    kind: MemKind,
+    fault: Option<Fault>,
+    stale_size: Option<u64>,
+    version: u64,
+}
+
+#[derive(Debug)]
+struct Gate {
+    op: FsOp,
+    id: u64,
+    /// Set once an operation blocks on it: later operations pass.
+    blocking: bool,
+}
+
+/// What a provider call wants from the filesystem.
+#[derive(Clone, Copy)]
+enum Request {
+    Probe,
+    Read { cap: u64 },
+    Marker,
+}
+
+enum Resolved {
+    Node(Utf8PathBuf),
+    Absent,
+    Unavailable(Unavailable),
+}
+
+enum Step {
+    /// An operation hit an armed gate (now marked blocking).
+    Blocked {
+        gate: Utf8PathBuf,
+        id: u64,
+        chain: Vec<Utf8PathBuf>,
+    },
+    Done(Finished),
+}
+
+enum Finished {
+    Probe(Probe),
+    Marker(MarkerProbe),
+    Read(ReadOutcome),
+    /// The file is open for reading; stream these bytes under the cap.
+    Stream {
+        bytes: Vec<u8>,
+        cap: u64,
+        version: FileVersion,
+        identity: FileIdentity,
+    },
+}
+
+fn lock(shared: &Shared) -> MutexGuard<'_, State> {
+    // A panicking test thread must not wedge every other user of the fs.
+    shared.state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl MemoryProvider {
+    /// An empty filesystem (only `/`) whose reads are confined to
+    /// `trusted_roots` (R-DISC-7).
+    ///
+    /// ```
+    /// use camino::Utf8PathBuf;
+    /// use dsh_instructions_discovery::MemoryProvider;
+    /// let fs = MemoryProvider::new(vec![Utf8PathBuf::from("/repo")]);
+    /// assert_eq!(fs.counters().probes, 0);
+    /// ```
+    pub fn new(trusted_roots: Vec<Utf8PathBuf>) -> Self {
+        Self {
+            shared: Arc::default(),
+            roots: normalize_roots(trusted_roots),
+        }
+    }
+
+    /// A handle on the same filesystem, gates and counters with other trusted
+    /// roots (a remount with a new `trusted_roots` list).
+    pub fn with_trusted_roots(&self, roots: Vec<Utf8PathBuf>) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            roots: normalize_roots(roots),
+        }
+    }
+
+    /// Writes `node` at `path`, creating parent directories (a non-directory
+    /// parent is replaced by a directory) and replacing what was there,
+    /// recursively for directories — except that a directory written over a
+    /// directory keeps its content. Faults on `path` are cleared unless the
+    /// node brings its own; a gate is armed only if the node has one (writing
+    /// never opens a gate). A file gets a new version unless
+    /// `node.keep_version` and a file was there.
+    pub fn insert(&self, path: &Utf8Path, node: MemNode) {
+        let path = normalize(path);
+        let mut state = lock(&self.shared);
+        if let Some(op) = node.gate {
+            state.next_gate += 1;
+            let id = state.next_gate;
+            state.gates.insert(
+                path.clone(),
+                Gate {
+                    op,
+                    id,
+                    blocking: false,
+                },
+            );
+        }
+        if path.parent().is_some() {
+            for ancestor in path.ancestors().skip(1) {
+                if ancestor.parent().is_none() {
+                    break;
+                }
+                if !matches!(
+                    state.nodes.get(ancestor).map(|e| &e.kind),
+                    Some(MemKind::Dir)
+                ) {
+                    remove_subtree(&mut state.nodes, ancestor);
+                    let version = state.bump_version();
+                    state.nodes.insert(ancestor.to_owned(), Entry::dir(version));
+                }
+            }
+            let previous = state
+                .nodes
+                .get(&path)
+                .map(|e| (matches!(e.kind, MemKind::Dir), e.version));
+            let version = match previous {
+                Some((_, version)) if node.keep_version => version,
+                _ => state.bump_version(),
+            };
+            let keep_children =
+                previous.is_some_and(|(was_dir, _)| was_dir) && node.kind == MemKind::Dir;
+            if !keep_children {
+                remove_subtree(&mut state.nodes, &path);
+            }
+            state.nodes.insert(
+                path,
+                Entry {
+                    kind: node.kind,
+                    fault: node.fault,
+                    stale_size: node.stale_size,
+                    version,
+                },
+            );
+        }
+        drop(state);
+        self.shared.changed.notify_waiters();
+    }
+
+    /// Removes a file, link or (recursively) directory; `false` if nothing
+    /// was there. Gates on the path stay armed.
+    pub fn remove(&self, path: &Utf8Path) -> bool {
+        let path = normalize(path);
+        remove_subtree(&mut lock(&self.shared).nodes, &path)
+    }
+
+    /// Opens the gate on `path`: an operation blocked on it proceeds, and a
+    /// gate not yet hit is spent without blocking anything.
+    pub fn release(&self, path: &Utf8Path) {
+        let path = normalize(path);
+        lock(&self.shared).gates.remove(&path);
+        self.shared.changed.notify_waiters();
+    }
+
+    /// Resolves once some operation on `path`, or through a link resolving
+    /// to it, is blocked on a gate.
+    pub async fn wait_blocked(&self, path: &Utf8Path) {
+        let path = normalize(path);
+        loop {
+            let mut notified = pin!(self.shared.changed.notified());
+            // Registered before checking, so a change in between is not lost.
+            notified.as_mut().enable();
+            if lock(&self.shared)
+                .blocked
+                .get(&path)
+                .is_some_and(|n| *n > 0)
+            {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Operation counts so far.
+    pub fn counters(&self) -> OpCounters {
+        lock(&self.shared).counters
+    }
+
+    /// Sets every counter to zero.
+    pub fn reset_counters(&self) {
+        lock(&self.shared).counters = OpCounters::default();
+    }
+
+    /// Makes every provider call sleep this long first (cancellable); `None`
+    /// removes the latency.
+    pub fn set_latency(&self, latency: Option<Duration>) {
+        lock(&self.shared).latency = latency;
+    }
+
+    fn inside_roots(&self, path: &Utf8Path) -> bool {
+        self.roots.iter().any(|root| path.starts_with(root))
+    }
+
+    /// Sleeps the configured latency, then counts a probe if asked.
+    async fn begin(&self, cancel: &CancellationToken, probe: bool) -> Result<(), Cancelled> {
+        if cancel.is_cancelled() {
+            return Err(Cancelled);
+        }
+        let latency = lock(&self.shared).latency;
+        if let Some(latency) = latency {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(Cancelled),
+                () = tokio::time::sleep(latency) => {}
+            }
+        }
+        if probe {
+            lock(&self.shared).counters.probes += 1;
+        }
+        Ok(())
+    }
+
+    /// Plans the request, waiting on gates, until it can finish.
+    async fn execute(
+        &self,
+        path: &Utf8Path,
+        request: Request,
+        cancel: &CancellationToken,
+    ) -> Result<Finished, Cancelled> {
+        let path = normalize(path);
+        loop {
+            if cancel.is_cancelled() {
+                return Err(Cancelled);
+            }
+            let step = {
+                let mut state = lock(&self.shared);
+                self.plan(&mut state, &path, request)
+            };
+            match step {
+                Step::Done(finished) => return Ok(finished),
+                Step::Blocked { gate, id, chain } => {
+                    // The guard unregisters and spends the gate on every exit,
+                    // including this future being dropped.
+                    let guard = BlockGuard {
+                        shared: &self.shared,
+                        gate,
+                        id,
+                        chain,
+                    };
+                    self.shared.changed.notify_waiters();
+                    guard.wait(cancel).await?;
+                }
+            }
+        }
+    }
+
+    /// Follows `path` to a node. `chain` collects every path passed through,
+    /// for faults and gates.
+    fn resolve(
+        &self,
+        state: &State,
+        path: &Utf8Path,
+        follow_final: bool,
+        confine: bool,
+        chain: &mut Vec<Utf8PathBuf>,
+    ) -> Resolved {
+        let mut current = path.to_owned();
+        chain.push(current.clone());
+        let mut hops = 0u32;
+        'walk: loop {
+            if confine && !self.inside_roots(&current) {
+                return Resolved::Unavailable(Unavailable::OutsideTrustedRoots);
+            }
+            let mut ancestors: Vec<&Utf8Path> = current.ancestors().skip(1).collect();
+            ancestors.reverse();
+            for ancestor in ancestors {
+                match state.nodes.get(ancestor).map(|e| &e.kind) {
+                    None if ancestor.parent().is_none() => {}
+                    None => return Resolved::Absent,
+                    Some(MemKind::Dir) => {}
+                    // ENOTDIR
+                    Some(MemKind::File(_) | MemKind::Fifo) => return Resolved::Absent,
+                    Some(MemKind::Link(text)) => {
+                        hops += 1;
+                        if hops > MAX_LINK_HOPS {
+                            return Resolved::Unavailable(Unavailable::Loop);
+                        }
+                        let rest = current.strip_prefix(ancestor).unwrap_or(Utf8Path::new(""));
+                        let next =
+                            normalize(&link_target(ancestor, Utf8Path::new(text)).join(rest));
+                        chain.push(next.clone());
+                        current = next;
+                        continue 'walk;
+                    }
+                }
+            }
+            match state.nodes.get(&current).map(|e| &e.kind) {
+                None if current.parent().is_none() => return Resolved::Node(current),
+                None => return Resolved::Absent,
+                Some(MemKind::Link(text)) if follow_final => {
+                    hops += 1;
+                    if hops > MAX_LINK_HOPS {
+                        return Resolved::Unavailable(Unavailable::Loop);
+                    }
+                    let next = link_target(&current, Utf8Path::new(text));
+                    chain.push(next.clone());
+                    current = next;
+                }
+                Some(_) => return Resolved::Node(current),
+            }
+        }
+    }
+
+    /// One synchronous pass over the request: either it finishes, or it
+    /// blocks on the first armed gate in operation order.
+    fn plan(&self, state: &mut State, path: &Utf8Path, request: Request) -> Step {
+        let marker = matches!(request, Request::Marker);
+        let mut chain = Vec::new();
+        let resolved = self.resolve(state, path, !marker, !marker, &mut chain);
+
+        if !marker && let Some(step) = state.gate_or_fault(&chain, FsOp::Resolve) {
+            return step.map(request);
+        }
+        let target = match resolved {
+            Resolved::Node(target) => target,
+            Resolved::Absent => {
+                return Step::Done(match request {
+                    Request::Marker => Finished::Marker(MarkerProbe::Missing),
+                    Request::Probe => Finished::Probe(Probe::Absent),
+                    Request::Read { .. } => Finished::Read(ReadOutcome::Absent),
+                });
+            }
+            Resolved::Unavailable(reason) => {
+                return Step::Done(GateOrFault::Fault(reason).finish(request));
+            }
+        };
+        if let Some(step) = state.gate_or_fault(&chain, FsOp::Stat) {
+            return step.map(request);
+        }
+        let (bytes, size, version) = match state.nodes.get(&target) {
+            Some(Entry {
+                kind: MemKind::File(bytes),
+                stale_size,
+                version,
+                ..
+            }) => (bytes, stale_size.unwrap_or(bytes.len() as u64), *version),
+            _ if marker => return Step::Done(Finished::Marker(MarkerProbe::Exists)),
+            _ => {
+                return Step::Done(match request {
+                    Request::Read { .. } => Finished::Read(ReadOutcome::Absent),
+                    _ => Finished::Probe(Probe::Absent),
+                });
+            }
+        };
+        let version = FileVersion::new([version, 0, 0, 0]);
+        let identity = FileIdentity::Path(target.clone());
+        let cap = match request {
+            Request::Marker => return Step::Done(Finished::Marker(MarkerProbe::Exists)),
+            Request::Probe => {
+                return Step::Done(Finished::Probe(Probe::Present(PresentFile {
+                    size,
+                    version,
+                    identity,
+                })));
+            }
+            Request::Read { cap } => cap,
+        };
+        if size > cap {
+            // Rejected by metadata: never opened (R-DISC-6).
+            return Step::Done(Finished::Read(ReadOutcome::Unavailable(
+                Unavailable::TooLarge { limit: cap },
+            )));
+        }
+        let bytes = bytes.clone();
+        if let Some(step) = state.gate_or_fault(&chain, FsOp::Read) {
+            if matches!(step, GateOrFault::Fault(_)) {
+                // The file was opened; the read itself failed.
+                state.counters.reads += 1;
+            }
+            return step.map(request);
+        }
+        state.counters.reads += 1;
+        Step::Done(Finished::Stream {
+            bytes,
+            cap,
+            version,
+            identity,
+        })
+    }
+}
+
+enum GateOrFault {
+    Gate {
+        gate: Utf8PathBuf,
+        id: u64,
+        chain: Vec<Utf8PathBuf>,
+    },
+    Fault(Unavailable),
+}
+
+impl GateOrFault {
+    fn map(self, request: Request) -> Step {
+        match self {
+            Self::Gate { gate, id, chain } => Step::Blocked { gate, id, chain },
+            fault => Step::Done(fault.finish(request)),
+        }
+    }
+
+    fn finish(self, request: Request) -> Finished {
+        let reason = match self {
+            Self::Fault(reason) => reason,
+            // Callers only finish faults; a gate here would be a logic slip,
+            // classified conservatively rather than panicking.
+            Self::Gate { .. } => Unavailable::Io("unexpected gate".to_owned()),
+        };
+        match request {
+            Request::Probe => Finished::Probe(Probe::Unavailable(reason)),
+            Request::Marker => Finished::Marker(MarkerProbe::Failed(reason)),
+            Request::Read { .. } => Finished::Read(ReadOutcome::Unavailable(reason)),
+        }
+    }
+}
+
+impl State {
+    fn bump_version(&mut self) -> u64 {
+        self.next_version += 1;
+        self.next_version
+    }
+
+    /// The first armed gate, else the first fault, for `op` along `chain`.
+    /// Arming is consumed here, under the lock, so only one operation blocks.
+    fn gate_or_fault(&mut self, chain: &[Utf8PathBuf], op: FsOp) -> Option<GateOrFault> {
+        for path in chain {
+            if let Some(gate) = self.gates.get_mut(path)
+                && gate.op == op
+                && !gate.blocking
+            {
+                gate.blocking = true;
+                let id = gate.id;
+                for p in chain {
+                    *self.blocked.entry(p.clone()).or_default() += 1;
+                }
+                return Some(GateOrFault::Gate {
+                    gate: path.clone(),
+                    id,
+                    chain: chain.to_vec(),
+                });
+            }
+        }
+        chain.iter().find_map(|path| {
+            let fault = self.nodes.get(path)?.fault?;
+            (fault.op == op).then(|| GateOrFault::Fault(fault.error.unavailable()))
+        })
+    }
+}
+
+impl Entry {
+    fn dir(version: u64) -> Self {
+        Self {
+            kind: MemKind::Dir,
+            fault: None,
+            stale_size: None,
+            version,
+        }
+    }
+}
+
+/// An operation blocked on a gate. Dropping it (cancelled, released, or the
+/// future dropped) unregisters the operation and spends the gate.
+struct BlockGuard<'a> {
+    shared: &'a Shared,
+    gate: Utf8PathBuf,
+    id: u64,
+    chain: Vec<Utf8PathBuf>,
+}
+
+impl BlockGuard<'_> {
+    async fn wait(self, cancel: &CancellationToken) -> Result<(), Cancelled> {
+        loop {
+            let mut notified = pin!(self.shared.changed.notified());
+            notified.as_mut().enable();
+            let open = lock(self.shared)
+                .gates
+                .get(&self.gate)
+                .is_none_or(|g| g.id != self.id);
+            if open {
+                return Ok(());
+            }
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(Cancelled),
+                () = notified => {}
+            }
+        }
+    }
+}
+
+impl Drop for BlockGuard<'_> {
+    fn drop(&mut self) {
+        let mut state = lock(self.shared);
+        if state.gates.get(&self.gate).is_some_and(|g| g.id == self.id) {
+            state.gates.remove(&self.gate);
+        }
+        for path in &self.chain {
+            if let Some(count) = state.blocked.get_mut(path) {
+                *count = count.saturating_sub(1);
+                if *count == 0 {
+                    state.blocked.remove(path);
+                }
+            }
+        }
+        drop(state);
+        self.shared.changed.notify_waiters();
+    }
+}
+
+fn normalize_roots(roots: Vec<Utf8PathBuf>) -> Arc<[Utf8PathBuf]> {
+    roots.iter().map(|root| normalize(root)).collect()
+}
+
+/// Removes `path` and everything below it; `true` if anything was there.
+fn remove_subtree(nodes: &mut BTreeMap<Utf8PathBuf, Entry>, path: &Utf8Path) -> bool {
+    // Paths order component-wise, so a subtree is one contiguous range.
+    let doomed: Vec<Utf8PathBuf> = nodes
+        .range::<Utf8Path, _>((Bound::Included(path), Bound::Unbounded))
+        .take_while(|(key, _)| key.starts_with(path))
+        .map(|(key, _)| key.clone())
+        .collect();
+    for key in &doomed {
+        nodes.remove(key);
+    }
+    !doomed.is_empty()
+}
+
+/// Streams `bytes` in chunks through a `cap + 1` window, like a disk read.
+fn stream(
+    bytes: &[u8],
+    cap: u64,
+    cancel: &CancellationToken,
+) -> Result<(Result<usize, Unavailable>, u64), Cancelled> {
+    let mut count: u64 = 0;
+    for chunk in bytes.chunks(CHUNK) {
+        if cancel.is_cancelled() {
+            return Err(Cancelled);
+        }
+        let room = cap.saturating_add(1).saturating_sub(count);
+        let taken = (chunk.len() as u64).min(room);
+        count += taken;
+        if count > cap {
+            return Ok((Err(Unavailable::TooLarge { limit: cap }), count));
+        }
+    }
+    Ok((Ok(bytes.len()), count))
+}
+
+impl FsProvider for MemoryProvider {
+    fn probe<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Probe, Cancelled>> {
+        Box::pin(async move {
+            self.begin(cancel, true).await?;
+            match self.execute(path, Request::Probe, cancel).await? {
+                Finished::Probe(probe) => Ok(probe),
+                _ => Ok(Probe::Unavailable(Unavailable::Io(
+                    "unexpected plan".to_owned(),
+                ))),
+            }
+        })
+    }
+
+    fn read_text<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        max_source_bytes: u64,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<ReadOutcome, Cancelled>> {
+        Box::pin(async move {
+            self.begin(cancel, false).await?;
+            let request = Request::Read {
+                cap: max_source_bytes,
+            };
+            match self.execute(path, request, cancel).await? {
+                Finished::Read(outcome) => Ok(outcome),
+                Finished::Stream {
+                    bytes,
+                    cap,
+                    version,
+                    identity,
+                } => {
+                    let streamed = stream(&bytes, cap, cancel);
+                    if let Ok((_, count)) = &streamed {
+                        lock(&self.shared).counters.bytes_read += count;
+                    }
+                    let (result, _) = streamed?;
+                    Ok(match result {
+                        Ok(len) => ReadOutcome::Loaded(LoadedText {
+                            text: decode_text(&bytes),
+                            version,
+                            identity,
+                            bytes_read: len as u64,
+                        }),
+                        Err(reason) => ReadOutcome::Unavailable(reason),
+                    })
+                }
+                _ => Ok(ReadOutcome::Unavailable(Unavailable::Io(
+                    "unexpected plan".to_owned(),
+                ))),
+            }
+        })
+    }
+
+    fn marker<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>> {
+        Box::pin(async move {
+            self.begin(cancel, true).await?;
+            match self.execute(path, Request::Marker, cancel).await? {
+                Finished::Marker(marker) => Ok(marker),
+                _ => Ok(MarkerProbe::Failed(Unavailable::Io(
+                    "unexpected plan".to_owned(),
+                ))),
+            }
+        })
+    }
+}
