@@ -1,1 +1,36 @@
-//! placeholder
+//! Pure state rules for workspace instruction files (SPEC §3 and §7): the
+//! shared [`Config`], typed sources ([`TypedSource`]), scope keys
+//! ([`ScopeKey`]), SHA-1 [`Digest`]s, baseline identity, visible-state
+//! derivation ([`VisibleState`]), transitions ([`transition`],
+//! [`reconcile_directory`]), per-directory candidate selection and dedup, and
+//! the per-instance [`VersionCache`].
+//!
+//! Nothing here does I/O: the runtime gathers probes and reads, then calls
+//! these functions to decide what changes.
+
+#![forbid(unsafe_code)]
+
+mod cache;
+mod config;
+mod digest;
+mod identity;
+mod scope;
+mod source;
+mod transition;
+mod visible;
+
+pub use cache::{CacheEntry, VersionCache};
+pub use config::{
+    BudgetInput, CandidatePolicy, Config, ConfigError, ConfigInput, ConfigWarning,
+    DEFAULT_MAX_SOURCE_BYTES, DEFAULT_PRESET_MAX_BYTES, NumberInput, Preset, ResolvedConfig,
+    default_touch_tools, reasons, validate_names,
+};
+pub use digest::Digest;
+pub use identity::{baseline_identity, root_relative_to_cwd};
+pub use scope::{SLOT_BASE, SLOT_LOCAL, ScopeKey, ScopeKind, section_order};
+pub use source::{Action, Change, SCHEMA, SOURCE_FORM, SOURCE_KIND, TypedSource};
+pub use transition::{
+    Observation, ProbeClass, SlotOutcome, dedup_keep, reconcile_directory, select_first_wins,
+    transition,
+};
+pub use visible::{VisibleBaseline, VisibleEntry, VisibleState};

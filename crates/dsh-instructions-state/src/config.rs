@@ -1,0 +1,907 @@
+//! Plugin configuration (SPEC §3, R-CFG-1..9): the validated [`Config`] every
+//! crate shares, the loosely typed [`ConfigInput`] read from JSON/YAML/CLI, and
+//! the named [`Preset`]s.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Default per-file cap of R-CFG-3 (1 MiB).
+pub const DEFAULT_MAX_SOURCE_BYTES: u64 = 1_048_576;
+
+/// Budget a preset gives when it does not say otherwise (R-CFG-9).
+pub const DEFAULT_PRESET_MAX_BYTES: i64 = 65_536;
+
+/// How the candidate lists of one directory turn into loaded files (R-CFG-7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CandidatePolicy {
+    /// The first existing file of the base list and the first of the local
+    /// list; scope slots are [`crate::SLOT_BASE`] and [`crate::SLOT_LOCAL`].
+    #[default]
+    FirstWins,
+    /// Every existing candidate of both lists, base list first; the slot is
+    /// the candidate file name.
+    AllDistinct,
+}
+
+impl CandidatePolicy {
+    /// The configuration spelling: `first-wins` or `all-distinct`.
+    ///
+    /// ```
+    /// use dsh_instructions_state::CandidatePolicy;
+    /// assert_eq!(CandidatePolicy::AllDistinct.as_str(), "all-distinct");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::FirstWins => "first-wins",
+            Self::AllDistinct => "all-distinct",
+        }
+    }
+}
+
+impl fmt::Display for CandidatePolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for CandidatePolicy {
+    type Err = ConfigError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "first-wins" => Ok(Self::FirstWins),
+            "all-distinct" => Ok(Self::AllDistinct),
+            other => Err(ConfigError::UnknownPolicy {
+                name: other.to_owned(),
+            }),
+        }
+    }
+}
+
+/// Named configurations for neighbouring conventions (R-CFG-9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// The defaults of SPEC §3 with a 65,536-byte budget.
+    Dsh,
+    /// `[AGENTS.override.md, AGENTS.md]`, no overlays, 32,768 bytes.
+    Codex,
+    /// `[CLAUDE.md]` with overlay `[CLAUDE.local.md]`, 65,536 bytes.
+    Claude,
+    /// `[AGENTS.md, CLAUDE.md]`, no overlays, 65,536 bytes.
+    Opencode,
+    /// `[GEMINI.md]`, no overlays, 65,536 bytes.
+    Gemini,
+}
+
+impl Preset {
+    /// Every preset, in the order SPEC lists them.
+    pub const ALL: [Preset; 5] = [
+        Preset::Dsh,
+        Preset::Codex,
+        Preset::Claude,
+        Preset::Opencode,
+        Preset::Gemini,
+    ];
+
+    /// The name used by `--preset` and the `preset` config key.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Dsh => "dsh",
+            Self::Codex => "codex",
+            Self::Claude => "claude",
+            Self::Opencode => "opencode",
+            Self::Gemini => "gemini",
+        }
+    }
+}
+
+impl fmt::Display for Preset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Preset {
+    type Err = ConfigError;
+
+    /// Parses a preset name; ASCII case is ignored so `--preset Codex` works.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| ConfigError::UnknownPreset { name: s.to_owned() })
+    }
+}
+
+/// The validated configuration shared by every crate (SPEC §3).
+///
+/// There is deliberately no `Default`: R-CFG-2 allows no implicit budget, so a
+/// value is built with [`Config::with_max_bytes`], [`Config::preset`] or
+/// [`ConfigInput::resolve`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Byte budget of one baseline or one dynamic batch; `<= 0` disables all
+    /// loading (R-CFG-2).
+    pub max_bytes: i64,
+    /// Per-file cap, always positive (R-CFG-3).
+    pub max_source_bytes: u64,
+    /// Base candidate names, validated (R-CFG-4).
+    pub instruction_file_candidates: Vec<String>,
+    /// Overlay candidate names, validated; empty disables overlays (R-CFG-4).
+    pub local_instruction_file_candidates: Vec<String>,
+    /// Project root markers, validated (R-CFG-5).
+    pub project_root_markers: Vec<String>,
+    /// Candidate policy (R-CFG-7).
+    pub candidate_policy: CandidatePolicy,
+    /// Explicit DSH home as configured, unexpanded (`~` allowed; R-CFG-6).
+    pub dsh_home: Option<String>,
+    /// Tool name → argument names that hold a touched path (R-CFG-8).
+    pub touch_tools: BTreeMap<String, Vec<String>>,
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// The default touch-tool map of R-CFG-8.
+pub fn default_touch_tools() -> BTreeMap<String, Vec<String>> {
+    ["read", "write", "edit"]
+        .into_iter()
+        .map(|tool| (tool.to_owned(), vec!["file_path".to_owned()]))
+        .collect()
+}
+
+impl Config {
+    /// The SPEC §3 defaults with the given budget.
+    ///
+    /// ```
+    /// use dsh_instructions_state::{CandidatePolicy, Config};
+    /// let c = Config::with_max_bytes(4096);
+    /// assert_eq!(c.budget(), Some(4096));
+    /// assert_eq!(c.instruction_file_candidates, ["AGENTS.md", "CLAUDE.md"]);
+    /// assert_eq!(c.local_instruction_file_candidates, ["AGENTS.local.md", "CLAUDE.local.md"]);
+    /// assert_eq!(c.project_root_markers, [".git"]);
+    /// assert_eq!(c.candidate_policy, CandidatePolicy::FirstWins);
+    /// assert_eq!(c.max_source_bytes, 1_048_576);
+    /// ```
+    pub fn with_max_bytes(max_bytes: i64) -> Self {
+        Self {
+            max_bytes,
+            max_source_bytes: DEFAULT_MAX_SOURCE_BYTES,
+            instruction_file_candidates: strings(&["AGENTS.md", "CLAUDE.md"]),
+            local_instruction_file_candidates: strings(&["AGENTS.local.md", "CLAUDE.local.md"]),
+            project_root_markers: strings(&[".git"]),
+            candidate_policy: CandidatePolicy::FirstWins,
+            dsh_home: None,
+            touch_tools: default_touch_tools(),
+        }
+    }
+
+    /// The configuration of a named preset (R-CFG-9); fields a preset does not
+    /// name keep their defaults.
+    ///
+    /// ```
+    /// use dsh_instructions_state::{Config, Preset};
+    /// let codex = Config::preset(Preset::Codex);
+    /// assert_eq!(codex.instruction_file_candidates, ["AGENTS.override.md", "AGENTS.md"]);
+    /// assert!(codex.local_instruction_file_candidates.is_empty());
+    /// assert_eq!(codex.budget(), Some(32_768));
+    /// ```
+    pub fn preset(p: Preset) -> Self {
+        let mut c = Self::with_max_bytes(DEFAULT_PRESET_MAX_BYTES);
+        let (base, local, max_bytes): (&[&str], &[&str], i64) = match p {
+            Preset::Dsh => return c,
+            Preset::Codex => (&["AGENTS.override.md", "AGENTS.md"], &[], 32_768),
+            Preset::Claude => (&["CLAUDE.md"], &["CLAUDE.local.md"], 65_536),
+            Preset::Opencode => (&["AGENTS.md", "CLAUDE.md"], &[], 65_536),
+            Preset::Gemini => (&["GEMINI.md"], &[], 65_536),
+        };
+        c.instruction_file_candidates = strings(base);
+        c.local_instruction_file_candidates = strings(local);
+        c.candidate_policy = CandidatePolicy::FirstWins;
+        c.max_bytes = max_bytes;
+        c
+    }
+
+    /// The byte budget, or `None` when loading is disabled (`max_bytes <= 0`,
+    /// R-CFG-2).
+    ///
+    /// ```
+    /// use dsh_instructions_state::Config;
+    /// assert_eq!(Config::with_max_bytes(0).budget(), None);
+    /// assert_eq!(Config::with_max_bytes(-5).budget(), None);
+    /// assert_eq!(Config::with_max_bytes(10).budget(), Some(10));
+    /// ```
+    pub fn budget(&self) -> Option<u64> {
+        u64::try_from(self.max_bytes).ok().filter(|&b| b > 0)
+    }
+}
+
+/// A number as written in a configuration file: JSON and YAML give integers
+/// or floats (YAML also `.inf`/`.nan`). [`ConfigInput::resolve`] decides what
+/// each field accepts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NumberInput {
+    /// A signed integer.
+    Int(i64),
+    /// An unsigned integer above `i64::MAX`.
+    UInt(u64),
+    /// A floating-point number, possibly non-finite.
+    Float(f64),
+}
+
+/// The input type of `max_bytes` (same number forms as [`NumberInput`]).
+pub type BudgetInput = NumberInput;
+
+impl From<i64> for NumberInput {
+    fn from(v: i64) -> Self {
+        Self::Int(v)
+    }
+}
+
+impl fmt::Display for NumberInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Int(v) => write!(f, "{v}"),
+            Self::UInt(v) => write!(f, "{v}"),
+            Self::Float(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+impl Serialize for NumberInput {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            Self::Int(v) => s.serialize_i64(v),
+            Self::UInt(v) => s.serialize_u64(v),
+            Self::Float(v) => s.serialize_f64(v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for NumberInput {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = NumberInput;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<NumberInput, E> {
+                Ok(NumberInput::Int(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<NumberInput, E> {
+                Ok(i64::try_from(v).map_or(NumberInput::UInt(v), NumberInput::Int))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<NumberInput, E> {
+                Ok(NumberInput::Float(v))
+            }
+        }
+        // `deserialize_any` lets self-describing formats (JSON, YAML) hand us
+        // whichever number kind they parsed.
+        d.deserialize_any(V)
+    }
+}
+
+/// A finite float with no fractional part, as an integer, if it fits.
+fn whole(v: f64) -> Option<i128> {
+    // `as` saturates; the range check keeps only values that survive exactly.
+    (v.is_finite() && v.fract() == 0.0 && v.abs() < 1.8e19).then_some(v as i128)
+}
+
+impl NumberInput {
+    fn as_integer(self) -> Option<i128> {
+        match self {
+            Self::Int(v) => Some(i128::from(v)),
+            Self::UInt(v) => Some(i128::from(v)),
+            Self::Float(v) => whole(v),
+        }
+    }
+}
+
+/// Configuration as read from a file or assembled by a CLI: every field
+/// optional, keys in snake_case, unknown keys rejected.
+///
+/// ```
+/// use dsh_instructions_state::ConfigInput;
+/// let input: ConfigInput =
+///     serde_json::from_str(r#"{"preset": "claude", "max_bytes": 1000}"#).unwrap();
+/// let resolved = input.resolve().unwrap();
+/// assert_eq!(resolved.config.max_bytes, 1000); // explicit wins over the preset
+/// assert_eq!(resolved.config.instruction_file_candidates, ["CLAUDE.md"]);
+/// assert!(resolved.warnings.is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigInput {
+    /// See [`Config::max_bytes`]; required unless `preset` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<BudgetInput>,
+    /// See [`Config::max_source_bytes`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_source_bytes: Option<NumberInput>,
+    /// See [`Config::instruction_file_candidates`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instruction_file_candidates: Option<Vec<String>>,
+    /// See [`Config::local_instruction_file_candidates`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_instruction_file_candidates: Option<Vec<String>>,
+    /// See [`Config::project_root_markers`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_root_markers: Option<Vec<String>>,
+    /// See [`Config::candidate_policy`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_policy: Option<CandidatePolicy>,
+    /// See [`Config::dsh_home`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsh_home: Option<String>,
+    /// See [`Config::touch_tools`]; a given map replaces the default whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub touch_tools: Option<BTreeMap<String, Vec<String>>>,
+    /// Start from this preset; explicit fields win over it (R-CFG-9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<Preset>,
+}
+
+/// A validated configuration plus the entries validation ignored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolvedConfig {
+    /// The configuration to mount.
+    pub config: Config,
+    /// Ignored list entries (R-CFG-4/5), for the CLI or a log to print.
+    pub warnings: Vec<ConfigWarning>,
+}
+
+/// A configuration the plugin refuses; every message names its field (R-CLI-5).
+#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    /// Neither `max_bytes` nor a preset was given (R-CFG-1).
+    #[error("max_bytes is required: give a byte budget (<= 0 disables loading) or choose a preset")]
+    MissingMaxBytes,
+    /// A numeric field holds a value of the wrong kind.
+    #[error("{field} must be {expected}, got {got}")]
+    InvalidNumber {
+        /// The configuration key.
+        field: &'static str,
+        /// What the field accepts.
+        expected: &'static str,
+        /// The value as written.
+        got: String,
+    },
+    /// `preset` names no known preset.
+    #[error("preset must be one of dsh, codex, claude, opencode, gemini, got {name:?}")]
+    UnknownPreset {
+        /// The name as written.
+        name: String,
+    },
+    /// `candidate_policy` names no known policy.
+    #[error("candidate_policy must be first-wins or all-distinct, got {name:?}")]
+    UnknownPolicy {
+        /// The name as written.
+        name: String,
+    },
+}
+
+impl ConfigError {
+    /// The configuration key the error is about.
+    pub fn field(&self) -> &'static str {
+        match self {
+            Self::MissingMaxBytes => "max_bytes",
+            Self::InvalidNumber { field, .. } => field,
+            Self::UnknownPreset { .. } => "preset",
+            Self::UnknownPolicy { .. } => "candidate_policy",
+        }
+    }
+}
+
+/// A list entry that validation ignored (R-CFG-4/5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigWarning {
+    /// The configuration key of the list.
+    pub field: &'static str,
+    /// The entry as written.
+    pub entry: String,
+    /// Why it was ignored.
+    pub reason: &'static str,
+}
+
+impl fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: ignored entry \"{}\": {}",
+            self.field,
+            self.entry.escape_debug(),
+            self.reason
+        )
+    }
+}
+
+/// Reason texts of [`ConfigWarning::reason`].
+pub mod reasons {
+    /// An empty string.
+    pub const EMPTY: &str = "empty name";
+    /// `.` or `..`.
+    pub const DOT: &str = "not a file name";
+    /// Contains `/` or `\`.
+    pub const SEPARATOR: &str = "contains a path separator";
+    /// Contains NUL.
+    pub const NUL: &str = "contains NUL";
+    /// Repeats an earlier entry.
+    pub const DUPLICATE: &str = "duplicate of an earlier entry";
+}
+
+/// Why a single file name is unusable, if it is.
+fn name_problem(entry: &str) -> Option<&'static str> {
+    if entry.is_empty() {
+        Some(reasons::EMPTY)
+    } else if entry == "." || entry == ".." {
+        Some(reasons::DOT)
+    } else if entry.contains('\0') {
+        Some(reasons::NUL)
+    } else if entry.contains(['/', '\\']) {
+        Some(reasons::SEPARATOR)
+    } else {
+        None
+    }
+}
+
+/// Validates a candidate or marker list (R-CFG-4/5): drops entries that are
+/// not a single file name and repeats (the first position is kept), and
+/// reports each dropped entry.
+///
+/// ```
+/// use dsh_instructions_state::validate_names;
+/// let input = ["AGENTS.md", "", "a/b", "AGENTS.md", "CLAUDE.md"].map(String::from);
+/// let (kept, warnings) = validate_names("instruction_file_candidates", &input);
+/// assert_eq!(kept, ["AGENTS.md", "CLAUDE.md"]);
+/// assert_eq!(warnings.len(), 3);
+/// ```
+pub fn validate_names(
+    field: &'static str,
+    entries: &[String],
+) -> (Vec<String>, Vec<ConfigWarning>) {
+    let mut kept = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut warnings = Vec::new();
+    for entry in entries {
+        let problem = name_problem(entry)
+            .or_else(|| (!seen.insert(entry.as_str())).then_some(reasons::DUPLICATE));
+        match problem {
+            Some(reason) => warnings.push(ConfigWarning {
+                field,
+                entry: entry.clone(),
+                reason,
+            }),
+            None => kept.push(entry.clone()),
+        }
+    }
+    (kept, warnings)
+}
+
+fn invalid(field: &'static str, expected: &'static str, got: NumberInput) -> ConfigError {
+    ConfigError::InvalidNumber {
+        field,
+        expected,
+        got: got.to_string(),
+    }
+}
+
+/// R-CFG-2: an integer; non-finite disables; a fractional number is an error.
+fn resolve_max_bytes(n: NumberInput) -> Result<i64, ConfigError> {
+    const EXPECTED: &str = "an integer number of bytes";
+    if let NumberInput::Float(v) = n
+        && !v.is_finite()
+    {
+        return Ok(0);
+    }
+    let v = n
+        .as_integer()
+        .ok_or_else(|| invalid("max_bytes", EXPECTED, n))?;
+    // A budget above i64::MAX can never be exhausted; saturating keeps the
+    // meaning ("effectively unlimited but explicit") without an error.
+    Ok(i64::try_from(v).unwrap_or(if v > 0 { i64::MAX } else { i64::MIN }))
+}
+
+/// R-CFG-3: a positive integer, anything else is an error.
+fn resolve_max_source_bytes(n: NumberInput) -> Result<u64, ConfigError> {
+    n.as_integer()
+        .and_then(|v| u64::try_from(v).ok())
+        .filter(|&v| v > 0)
+        .ok_or_else(|| invalid("max_source_bytes", "a positive integer", n))
+}
+
+impl ConfigInput {
+    /// Validates the input into a [`Config`]: starts from the preset (or the
+    /// defaults), lets explicit fields win (R-CFG-9), validates the name lists
+    /// (R-CFG-4/5) and the numbers (R-CFG-2/3).
+    ///
+    /// ```
+    /// use dsh_instructions_state::{ConfigError, ConfigInput, NumberInput};
+    /// let missing = ConfigInput::default().resolve();
+    /// assert_eq!(missing, Err(ConfigError::MissingMaxBytes));
+    ///
+    /// let bad = ConfigInput {
+    ///     max_bytes: Some(NumberInput::Int(100)),
+    ///     max_source_bytes: Some(NumberInput::Float(1.5)),
+    ///     ..ConfigInput::default()
+    /// };
+    /// let err = bad.resolve().unwrap_err();
+    /// assert_eq!(err.to_string(), "max_source_bytes must be a positive integer, got 1.5");
+    /// ```
+    pub fn resolve(&self) -> Result<ResolvedConfig, ConfigError> {
+        let mut config = match self.preset {
+            Some(p) => Config::preset(p),
+            None => {
+                let Some(n) = self.max_bytes else {
+                    return Err(ConfigError::MissingMaxBytes);
+                };
+                Config::with_max_bytes(resolve_max_bytes(n)?)
+            }
+        };
+        if let Some(n) = self.max_bytes {
+            config.max_bytes = resolve_max_bytes(n)?;
+        }
+        if let Some(n) = self.max_source_bytes {
+            config.max_source_bytes = resolve_max_source_bytes(n)?;
+        }
+        let mut warnings = Vec::new();
+        let mut list =
+            |field: &'static str, given: &Option<Vec<String>>, target: &mut Vec<String>| {
+                if let Some(entries) = given {
+                    let (kept, w) = validate_names(field, entries);
+                    *target = kept;
+                    warnings.extend(w);
+                }
+            };
+        list(
+            "instruction_file_candidates",
+            &self.instruction_file_candidates,
+            &mut config.instruction_file_candidates,
+        );
+        list(
+            "local_instruction_file_candidates",
+            &self.local_instruction_file_candidates,
+            &mut config.local_instruction_file_candidates,
+        );
+        list(
+            "project_root_markers",
+            &self.project_root_markers,
+            &mut config.project_root_markers,
+        );
+        if let Some(policy) = self.candidate_policy {
+            config.candidate_policy = policy;
+        }
+        if let Some(home) = &self.dsh_home {
+            config.dsh_home = Some(home.clone());
+        }
+        if let Some(tools) = &self.touch_tools {
+            config.touch_tools = tools.clone();
+        }
+        Ok(ResolvedConfig { config, warnings })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rstest::rstest;
+    use serde_json::json;
+
+    fn parse(v: serde_json::Value) -> ConfigInput {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn v(items: &[&str]) -> Vec<String> {
+        strings(items)
+    }
+
+    #[test]
+    fn defaults_match_spec() {
+        // R-CFG-3..8
+        let c = parse(json!({"max_bytes": 65536})).resolve().unwrap().config;
+        assert_eq!(c, Config::with_max_bytes(65_536));
+        assert_eq!(c.max_source_bytes, 1_048_576);
+        assert_eq!(
+            c.instruction_file_candidates,
+            v(&["AGENTS.md", "CLAUDE.md"])
+        );
+        assert_eq!(
+            c.local_instruction_file_candidates,
+            v(&["AGENTS.local.md", "CLAUDE.local.md"])
+        );
+        assert_eq!(c.project_root_markers, v(&[".git"]));
+        assert_eq!(c.candidate_policy, CandidatePolicy::FirstWins);
+        assert_eq!(c.dsh_home, None);
+        let tools: Vec<(&str, Vec<&str>)> = c
+            .touch_tools
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(
+            tools,
+            [
+                ("edit", vec!["file_path"]),
+                ("read", vec!["file_path"]),
+                ("write", vec!["file_path"])
+            ]
+        );
+    }
+
+    // R-CFG-9, values copied from SPEC by hand.
+    #[rstest]
+    #[case::dsh(Preset::Dsh, &["AGENTS.md", "CLAUDE.md"], &["AGENTS.local.md", "CLAUDE.local.md"], 65_536)]
+    #[case::codex(Preset::Codex, &["AGENTS.override.md", "AGENTS.md"], &[], 32_768)]
+    #[case::claude(Preset::Claude, &["CLAUDE.md"], &["CLAUDE.local.md"], 65_536)]
+    #[case::opencode(Preset::Opencode, &["AGENTS.md", "CLAUDE.md"], &[], 65_536)]
+    #[case::gemini(Preset::Gemini, &["GEMINI.md"], &[], 65_536)]
+    fn presets(#[case] p: Preset, #[case] base: &[&str], #[case] local: &[&str], #[case] max: i64) {
+        let c = Config::preset(p);
+        assert_eq!(c.instruction_file_candidates, v(base));
+        assert_eq!(c.local_instruction_file_candidates, v(local));
+        assert_eq!(c.candidate_policy, CandidatePolicy::FirstWins);
+        assert_eq!(c.max_bytes, max);
+        assert_eq!(c.project_root_markers, v(&[".git"]));
+        assert_eq!(c.max_source_bytes, DEFAULT_MAX_SOURCE_BYTES);
+        // The preset alone satisfies the max_bytes requirement (R-CFG-1).
+        let name = p.to_string();
+        let resolved = parse(json!({"preset": name})).resolve().unwrap();
+        assert_eq!(resolved.config, c);
+        assert_eq!(name.parse::<Preset>(), Ok(p));
+        assert_eq!(name.to_uppercase().parse::<Preset>(), Ok(p));
+    }
+
+    #[test]
+    fn explicit_fields_win_over_preset() {
+        // R-CFG-9
+        let c = parse(json!({
+            "preset": "codex",
+            "max_bytes": 100,
+            "local_instruction_file_candidates": ["X.local.md"],
+            "candidate_policy": "all-distinct",
+        }))
+        .resolve()
+        .unwrap()
+        .config;
+        assert_eq!(c.max_bytes, 100);
+        assert_eq!(c.local_instruction_file_candidates, v(&["X.local.md"]));
+        assert_eq!(c.candidate_policy, CandidatePolicy::AllDistinct);
+        // Not given: the preset's value stays.
+        assert_eq!(
+            c.instruction_file_candidates,
+            v(&["AGENTS.override.md", "AGENTS.md"])
+        );
+    }
+
+    #[test]
+    fn configured_touch_tools_replace_the_default_map() {
+        // R-CFG-8
+        let c =
+            parse(json!({"max_bytes": 1, "touch_tools": {"grep": ["path"]}, "dsh_home": "~/x"}))
+                .resolve()
+                .unwrap()
+                .config;
+        assert_eq!(c.touch_tools.keys().collect::<Vec<_>>(), ["grep"]);
+        assert_eq!(c.dsh_home.as_deref(), Some("~/x"));
+    }
+
+    #[test]
+    fn max_bytes_is_required_without_preset() {
+        // R-CFG-1
+        let err = parse(json!({"max_source_bytes": 10}))
+            .resolve()
+            .unwrap_err();
+        assert_eq!(err, ConfigError::MissingMaxBytes);
+        assert_eq!(err.field(), "max_bytes");
+        assert!(err.to_string().contains("max_bytes"));
+    }
+
+    // R-CFG-2: budget values.
+    #[rstest]
+    #[case::positive(NumberInput::Int(65_536), Some(65_536))]
+    #[case::zero(NumberInput::Int(0), None)]
+    #[case::negative(NumberInput::Int(-1), None)]
+    #[case::whole_float(NumberInput::Float(4096.0), Some(4096))]
+    #[case::inf(NumberInput::Float(f64::INFINITY), None)]
+    #[case::neg_inf(NumberInput::Float(f64::NEG_INFINITY), None)]
+    #[case::nan(NumberInput::Float(f64::NAN), None)]
+    #[case::huge(NumberInput::UInt(u64::MAX), Some(i64::MAX as u64))]
+    fn max_bytes_values(#[case] n: NumberInput, #[case] budget: Option<u64>) {
+        let input = ConfigInput {
+            max_bytes: Some(n),
+            ..ConfigInput::default()
+        };
+        assert_eq!(input.resolve().unwrap().config.budget(), budget);
+    }
+
+    #[rstest]
+    #[case::fraction(1.5)]
+    #[case::negative_fraction(-0.5)]
+    fn fractional_max_bytes_is_an_error(#[case] f: f64) {
+        // R-CFG-2
+        let input = ConfigInput {
+            max_bytes: Some(NumberInput::Float(f)),
+            ..ConfigInput::default()
+        };
+        let err = input.resolve().unwrap_err();
+        assert_eq!(err.field(), "max_bytes");
+        assert_eq!(
+            err.to_string(),
+            format!("max_bytes must be an integer number of bytes, got {f}")
+        );
+    }
+
+    // R-CFG-3
+    #[rstest]
+    #[case::zero(json!(0), "0")]
+    #[case::negative(json!(-4), "-4")]
+    #[case::fraction(json!(1.5), "1.5")]
+    fn bad_max_source_bytes(#[case] value: serde_json::Value, #[case] shown: &str) {
+        let err = parse(json!({"max_bytes": 10, "max_source_bytes": value}))
+            .resolve()
+            .unwrap_err();
+        assert_eq!(err.field(), "max_source_bytes");
+        assert_eq!(
+            err.to_string(),
+            format!("max_source_bytes must be a positive integer, got {shown}")
+        );
+    }
+
+    #[rstest]
+    #[case::non_finite(NumberInput::Float(f64::INFINITY))]
+    #[case::nan(NumberInput::Float(f64::NAN))]
+    fn non_finite_max_source_bytes_is_an_error(#[case] n: NumberInput) {
+        let input = ConfigInput {
+            max_bytes: Some(NumberInput::Int(1)),
+            max_source_bytes: Some(n),
+            ..ConfigInput::default()
+        };
+        assert_eq!(input.resolve().unwrap_err().field(), "max_source_bytes");
+    }
+
+    #[rstest]
+    #[case::int(json!(7), 7)]
+    #[case::whole_float(json!(2e3), 2000)]
+    #[case::big(json!(18_000_000_000_000_000_000u64), 18_000_000_000_000_000_000)]
+    fn good_max_source_bytes(#[case] value: serde_json::Value, #[case] expected: u64) {
+        let c = parse(json!({"max_bytes": 10, "max_source_bytes": value}))
+            .resolve()
+            .unwrap()
+            .config;
+        assert_eq!(c.max_source_bytes, expected);
+    }
+
+    #[rstest]
+    #[case::unknown_key(json!({"max_bytes": 1, "max_byte": 2}))]
+    #[case::string_budget(json!({"max_bytes": "65536"}))]
+    #[case::bad_policy(json!({"max_bytes": 1, "candidate_policy": "last-wins"}))]
+    #[case::bad_preset(json!({"preset": "cursor"}))]
+    #[case::camel_case_policy(json!({"max_bytes": 1, "candidate_policy": "FirstWins"}))]
+    fn rejected_at_deserialization(#[case] value: serde_json::Value) {
+        assert!(serde_json::from_value::<ConfigInput>(value).is_err());
+    }
+
+    // R-CFG-4/5: entry validation, each case one ignored entry.
+    #[rstest]
+    #[case::empty("", reasons::EMPTY)]
+    #[case::dot(".", reasons::DOT)]
+    #[case::dotdot("..", reasons::DOT)]
+    #[case::slash("a/AGENTS.md", reasons::SEPARATOR)]
+    #[case::backslash("a\\AGENTS.md", reasons::SEPARATOR)]
+    #[case::nul("AGENTS\0.md", reasons::NUL)]
+    #[case::duplicate("AGENTS.md", reasons::DUPLICATE)]
+    fn ignored_entries(#[case] entry: &str, #[case] reason: &'static str) {
+        let input = v(&["AGENTS.md", entry, "CLAUDE.md"]);
+        for field in [
+            "instruction_file_candidates",
+            "local_instruction_file_candidates",
+            "project_root_markers",
+        ] {
+            let resolved = parse(json!({"max_bytes": 1, field: input}))
+                .resolve()
+                .unwrap();
+            let got = match field {
+                "instruction_file_candidates" => &resolved.config.instruction_file_candidates,
+                "local_instruction_file_candidates" => {
+                    &resolved.config.local_instruction_file_candidates
+                }
+                _ => &resolved.config.project_root_markers,
+            };
+            assert_eq!(*got, v(&["AGENTS.md", "CLAUDE.md"]));
+            assert_eq!(
+                resolved.warnings,
+                [ConfigWarning {
+                    field,
+                    entry: entry.to_owned(),
+                    reason
+                }]
+            );
+        }
+    }
+
+    #[test]
+    fn duplicate_keeps_first_position() {
+        // R-CFG-4: no hidden priority, first position wins.
+        let (kept, w) = validate_names("x", &v(&["CLAUDE.md", "AGENTS.md", "CLAUDE.md"]));
+        assert_eq!(kept, v(&["CLAUDE.md", "AGENTS.md"]));
+        assert_eq!(w.len(), 1);
+    }
+
+    #[test]
+    fn empty_local_list_disables_overlays() {
+        let c = parse(json!({"max_bytes": 1, "local_instruction_file_candidates": []}))
+            .resolve()
+            .unwrap();
+        assert!(c.config.local_instruction_file_candidates.is_empty());
+        assert!(c.warnings.is_empty());
+    }
+
+    #[test]
+    fn warning_display_names_field_and_escapes() {
+        let w = ConfigWarning {
+            field: "project_root_markers",
+            entry: "a\0b".into(),
+            reason: reasons::NUL,
+        };
+        assert_eq!(
+            w.to_string(),
+            "project_root_markers: ignored entry \"a\\0b\": contains NUL"
+        );
+    }
+
+    #[test]
+    fn policy_strings() {
+        for p in [CandidatePolicy::FirstWins, CandidatePolicy::AllDistinct] {
+            assert_eq!(p.as_str().parse::<CandidatePolicy>(), Ok(p));
+            assert_eq!(serde_json::to_value(p).unwrap(), json!(p.as_str()));
+        }
+        assert_eq!(
+            "first_wins".parse::<CandidatePolicy>().unwrap_err().field(),
+            "candidate_policy"
+        );
+    }
+
+    #[test]
+    fn input_serializes_back() {
+        let input = parse(json!({"max_bytes": 5, "max_source_bytes": 2.0, "preset": "gemini"}));
+        let back: ConfigInput =
+            serde_json::from_value(serde_json::to_value(&input).unwrap()).unwrap();
+        assert_eq!(back, input);
+    }
+
+    proptest! {
+        #[test]
+        fn validated_lists_hold_only_plain_unique_names(entries in prop::collection::vec("[a./\\\\\0]{0,3}", 0..8)) {
+            let (kept, warnings) = validate_names("f", &entries);
+            prop_assert_eq!(kept.len() + warnings.len(), entries.len());
+            let unique: BTreeSet<&String> = kept.iter().collect();
+            prop_assert_eq!(unique.len(), kept.len());
+            for k in &kept {
+                prop_assert!(name_problem(k).is_none());
+            }
+            // Order of kept entries follows input order.
+            let mut it = entries.iter();
+            for k in &kept {
+                prop_assert!(it.any(|e| e == k));
+            }
+        }
+
+        #[test]
+        fn resolve_never_panics(n in any::<f64>(), s in any::<i64>()) {
+            let input = ConfigInput {
+                max_bytes: Some(NumberInput::Float(n)),
+                max_source_bytes: Some(NumberInput::Int(s)),
+                ..ConfigInput::default()
+            };
+            if let Ok(r) = input.resolve() {
+                prop_assert!(r.config.max_source_bytes > 0);
+            }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Baseline identity (R-STATE-4).
+
+use std::fmt::Write as _;
+
+use crate::config::Config;
+use crate::source::SCHEMA;
+
+/// A JSON string literal (serde_json does the escaping).
+fn json_str(s: &str) -> String {
+    serde_json::Value::from(s).to_string()
+}
+
+fn json_list(items: &[String]) -> String {
+    let inner: Vec<String> = items.iter().map(|s| json_str(s)).collect();
+    format!("[{}]", inner.join(","))
+}
+
+/// The baseline identity of R-STATE-4: canonical JSON with a fixed key order
+/// (`root`, `markers`, `max_bytes`, `max_source_bytes`,
+/// `instruction_file_candidates`, `local_instruction_file_candidates`,
+/// `policy`, `schema`), no white space. Two compositions whose identities
+/// differ must not share a baseline (R-RT-7); `dsh_home` and `touch_tools`
+/// are deliberately not part of it.
+///
+/// ```
+/// use dsh_instructions_state::{baseline_identity, Config};
+/// let id = baseline_identity(&Config::with_max_bytes(65_536), "..");
+/// assert_eq!(
+///     id,
+///     r#"{"root":"..","markers":[".git"],"max_bytes":65536,"max_source_bytes":1048576,"#.to_owned()
+///         + r#""instruction_file_candidates":["AGENTS.md","CLAUDE.md"],"#
+///         + r#""local_instruction_file_candidates":["AGENTS.local.md","CLAUDE.local.md"],"#
+///         + r#""policy":"first-wins","schema":1}"#
+/// );
+/// ```
+pub fn baseline_identity(config: &Config, root_relative_to_cwd: &str) -> String {
+    let mut s = String::with_capacity(256);
+    // Writing to a String cannot fail.
+    let _ = write!(
+        s,
+        r#"{{"root":{},"markers":{},"max_bytes":{},"max_source_bytes":{},"instruction_file_candidates":{},"local_instruction_file_candidates":{},"policy":{},"schema":{}}}"#,
+        json_str(root_relative_to_cwd),
+        json_list(&config.project_root_markers),
+        config.max_bytes,
+        config.max_source_bytes,
+        json_list(&config.instruction_file_candidates),
+        json_list(&config.local_instruction_file_candidates),
+        json_str(config.candidate_policy.as_str()),
+        SCHEMA,
+    );
+    s
+}
+
+/// Lexical components of an absolute `/` path (`.` dropped, `..` pops).
+fn normalized(path: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for c in path.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The project root relative to the cwd, `/`-separated, as R-STATE-4 wants
+/// it: `.` when equal, `..`, `../..`, … when the root is an ancestor. Both are
+/// absolute `/` paths, compared lexically. Should the root not be an ancestor
+/// (a caller error), the general relative path (`../x`) is returned rather
+/// than a panic.
+///
+/// ```
+/// use dsh_instructions_state::root_relative_to_cwd;
+/// assert_eq!(root_relative_to_cwd("/work/repo", "/work/repo"), ".");
+/// assert_eq!(root_relative_to_cwd("/work/repo", "/work/repo/pkg/a"), "../..");
+/// assert_eq!(root_relative_to_cwd("/", "/a"), "..");
+/// ```
+pub fn root_relative_to_cwd(root: &str, cwd: &str) -> String {
+    let (root, cwd) = (normalized(root), normalized(cwd));
+    let common = root.iter().zip(&cwd).take_while(|(a, b)| a == b).count();
+    let parts: Vec<&str> = std::iter::repeat_n("..", cwd.len() - common)
+        .chain(root[common..].iter().copied())
+        .collect();
+    if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{CandidatePolicy, Preset};
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::equal("/w/r", "/w/r", ".")]
+    #[case::one_up("/w/r", "/w/r/a", "..")]
+    #[case::three_up("/w/r", "/w/r/a/b/c", "../../..")]
+    #[case::fs_root("/", "/a/b", "../..")]
+    #[case::both_fs_root("/", "/", ".")]
+    #[case::trailing_slashes("/w/r/", "/w/r/a/", "..")]
+    #[case::dots("/w/./r", "/w/r/a/../b", "..")]
+    #[case::not_ancestor("/w/x", "/w/r/a", "../../x")]
+    fn relative_root(#[case] root: &str, #[case] cwd: &str, #[case] expected: &str) {
+        // R-STATE-4
+        assert_eq!(root_relative_to_cwd(root, cwd), expected);
+    }
+
+    #[test]
+    fn identity_is_valid_json_with_fixed_key_order() {
+        let mut c = Config::preset(Preset::Codex);
+        c.project_root_markers = vec![".git".into(), "we\"ird\\".into()];
+        let id = baseline_identity(&c, "../..");
+        let v: serde_json::Value = serde_json::from_str(&id).unwrap();
+        assert_eq!(v["markers"][1], "we\"ird\\");
+        assert_eq!(v["max_bytes"], 32_768);
+        assert_eq!(
+            v["local_instruction_file_candidates"],
+            serde_json::json!([])
+        );
+        let keys = [
+            "\"root\"",
+            "\"markers\"",
+            "\"max_bytes\"",
+            "\"max_source_bytes\"",
+            "\"instruction_file_candidates\"",
+            "\"local_instruction_file_candidates\"",
+            "\"policy\"",
+            "\"schema\"",
+        ];
+        let positions: Vec<usize> = keys.iter().map(|k| id.find(k).unwrap()).collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]), "{id}");
+    }
+
+    #[test]
+    fn every_identity_field_matters_and_others_do_not() {
+        // R-STATE-4: each listed input changes the identity.
+        let base = Config::with_max_bytes(65_536);
+        let id = |c: &Config, root: &str| baseline_identity(c, root);
+        let reference = id(&base, ".");
+        let mut variants = Vec::new();
+        variants.push(id(&base, ".."));
+        let mut c = base.clone();
+        c.project_root_markers.push(".hg".into());
+        variants.push(id(&c, "."));
+        let mut c = base.clone();
+        c.max_bytes = 1;
+        variants.push(id(&c, "."));
+        let mut c = base.clone();
+        c.max_source_bytes = 1;
+        variants.push(id(&c, "."));
+        let mut c = base.clone();
+        c.instruction_file_candidates.reverse();
+        variants.push(id(&c, "."));
+        let mut c = base.clone();
+        c.local_instruction_file_candidates.clear();
+        variants.push(id(&c, "."));
+        let mut c = base.clone();
+        c.candidate_policy = CandidatePolicy::AllDistinct;
+        variants.push(id(&c, "."));
+        assert!(variants.iter().all(|v| *v != reference));
+
+        // Not part of the identity: home and touch tools.
+        let mut c = base.clone();
+        c.dsh_home = Some("/elsewhere".into());
+        c.touch_tools.clear();
+        assert_eq!(id(&c, "."), reference);
+    }
+}

@@ -1,0 +1,384 @@
+//! Scope keys (R-STATE-2) and the broadest-first section order (R-REN-3).
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use crate::config::{CandidatePolicy, Config};
+
+/// Slot of the base instruction under `first-wins` (R-STATE-2).
+pub const SLOT_BASE: &str = "base";
+/// Slot of the overlay under `first-wins` (R-STATE-2).
+pub const SLOT_LOCAL: &str = "local";
+
+const USER_GLOBAL: &str = "user\0AGENTS.md";
+const PROJECT_PREFIX: &str = "project\0";
+
+/// Which file a change is about, as the NUL-separated string of R-STATE-2:
+/// `user\0AGENTS.md` for the user-global file, `project\0<dir>\0<slot>` for a
+/// project slot. The NUL separator means no directory name (`user`,
+/// `user-global`, …) can collide with the user-global key.
+///
+/// ```
+/// use dsh_instructions_state::{ScopeKey, ScopeKind, SLOT_BASE};
+/// let k = ScopeKey::project("pkg/a", SLOT_BASE);
+/// assert_eq!(k.as_str(), "project\0pkg/a\0base");
+/// assert_eq!(k.kind(), ScopeKind::Project { dir: "pkg/a", slot: "base" });
+/// assert_eq!(ScopeKey::parse(k.as_str()), Some(k));
+///
+/// let user = ScopeKey::user_global();
+/// assert_eq!(user.kind(), ScopeKind::UserGlobal);
+/// assert_eq!(user.dir(), None);
+/// assert_ne!(ScopeKey::project("user", "AGENTS.md").as_str(), user.as_str());
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct ScopeKey(String);
+
+/// The parts of a [`ScopeKey`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScopeKind<'a> {
+    /// The user-global file `<home>/AGENTS.md` (R-HOME-4).
+    UserGlobal,
+    /// A slot of a project directory.
+    Project {
+        /// `.` for the project root, else a `/`-separated relative path.
+        dir: &'a str,
+        /// `base`/`local` (first-wins) or a candidate name (all-distinct).
+        slot: &'a str,
+    },
+}
+
+/// True for `.` or a relative `/`-separated path without empty, `.` or `..`
+/// components (and no NUL, which would break the key format).
+fn valid_dir(dir: &str) -> bool {
+    dir == "."
+        || (!dir.is_empty()
+            && !dir.contains('\0')
+            && dir
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != ".."))
+}
+
+/// Slots are single file names or `base`/`local`.
+fn valid_slot(slot: &str) -> bool {
+    !slot.is_empty() && !slot.contains(['\0', '/'])
+}
+
+impl ScopeKey {
+    /// The user-global scope, `user\0AGENTS.md`.
+    pub fn user_global() -> Self {
+        Self(USER_GLOBAL.to_owned())
+    }
+
+    /// A project scope `project\0<dir>\0<slot>`. An empty `dir` means the
+    /// root and becomes `.`.
+    ///
+    /// `dir` should be `.` or a relative `/`-separated path and `slot` a file
+    /// name or `base`/`local`; other input is not rejected here (discovery
+    /// only produces such values) but the key would not survive
+    /// [`ScopeKey::parse`]; use [`ScopeKey::try_project`] to check.
+    pub fn project(dir: &str, slot: &str) -> Self {
+        let dir = if dir.is_empty() { "." } else { dir };
+        Self(format!("{PROJECT_PREFIX}{dir}\0{slot}"))
+    }
+
+    /// Like [`ScopeKey::project`], but `None` unless the result is a key that
+    /// [`ScopeKey::parse`] accepts.
+    pub fn try_project(dir: &str, slot: &str) -> Option<Self> {
+        (valid_dir(dir) && valid_slot(slot)).then(|| Self::project(dir, slot))
+    }
+
+    /// Parses a persisted key; `None` for anything that is not one of the two
+    /// shapes of R-STATE-2 with a well-formed directory and slot.
+    pub fn parse(s: &str) -> Option<Self> {
+        if s == USER_GLOBAL {
+            return Some(Self::user_global());
+        }
+        let (dir, slot) = s.strip_prefix(PROJECT_PREFIX)?.split_once('\0')?;
+        Self::try_project(dir, slot).filter(|k| k.0 == s)
+    }
+
+    /// The key string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The key's parts.
+    pub fn kind(&self) -> ScopeKind<'_> {
+        match self.0.strip_prefix(PROJECT_PREFIX) {
+            None => ScopeKind::UserGlobal,
+            Some(rest) => {
+                // Every project key holds a NUL after the directory; the
+                // fallback only keeps this total.
+                let (dir, slot) = rest.split_once('\0').unwrap_or((rest, ""));
+                ScopeKind::Project { dir, slot }
+            }
+        }
+    }
+
+    /// The project directory (`.` or relative), `None` for the user-global
+    /// scope.
+    pub fn dir(&self) -> Option<&str> {
+        match self.kind() {
+            ScopeKind::UserGlobal => None,
+            ScopeKind::Project { dir, .. } => Some(dir),
+        }
+    }
+
+    /// The slot, `None` for the user-global scope.
+    pub fn slot(&self) -> Option<&str> {
+        match self.kind() {
+            ScopeKind::UserGlobal => None,
+            ScopeKind::Project { slot, .. } => Some(slot),
+        }
+    }
+
+    /// True for the user-global scope.
+    pub fn is_user_global(&self) -> bool {
+        self.kind() == ScopeKind::UserGlobal
+    }
+}
+
+impl fmt::Display for ScopeKey {
+    /// Human-readable form with NUL shown as `\0`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.escape_debug())
+    }
+}
+
+/// Components of a directory, `.` having none (depth 0).
+fn components(dir: &str) -> impl Iterator<Item = &str> + Clone {
+    dir.split('/').filter(|c| !c.is_empty() && *c != ".")
+}
+
+/// Rank of a slot within its directory (R-REN-3): `first-wins` puts base
+/// before local; `all-distinct` follows candidate position, base list then
+/// local list. `None` = unknown slot, sorted after the known ones by name.
+fn slot_rank(slot: &str, config: &Config) -> Option<usize> {
+    match config.candidate_policy {
+        CandidatePolicy::FirstWins => match slot {
+            SLOT_BASE => Some(0),
+            SLOT_LOCAL => Some(1),
+            _ => None,
+        },
+        CandidatePolicy::AllDistinct => config
+            .instruction_file_candidates
+            .iter()
+            .chain(&config.local_instruction_file_candidates)
+            .position(|c| c == slot),
+    }
+}
+
+/// Broadest-first section order (R-REN-3): the user-global scope first; then
+/// project directories by depth (`.` = 0), then by path compared component by
+/// component in byte order; within a directory, slot order (see
+/// [`CandidatePolicy`]), unknown slots last by name. A total order consistent
+/// with equality, usable with `sort_by`.
+///
+/// ```
+/// use dsh_instructions_state::{section_order, Config, ScopeKey};
+/// let config = Config::with_max_bytes(65_536);
+/// let mut keys = vec![
+///     ScopeKey::project("a/b", "base"),
+///     ScopeKey::project(".", "local"),
+///     ScopeKey::project("z", "base"),
+///     ScopeKey::user_global(),
+///     ScopeKey::project(".", "base"),
+/// ];
+/// keys.sort_by(|a, b| section_order(a, b, &config));
+/// let dirs: Vec<_> = keys.iter().map(|k| k.dir()).collect();
+/// assert_eq!(dirs, [None, Some("."), Some("."), Some("z"), Some("a/b")]);
+/// assert_eq!(keys[1].slot(), Some("base"));
+/// ```
+pub fn section_order(a: &ScopeKey, b: &ScopeKey, config: &Config) -> Ordering {
+    let (ScopeKind::Project { dir: da, slot: sa }, ScopeKind::Project { dir: db, slot: sb }) =
+        (a.kind(), b.kind())
+    else {
+        // At least one is user-global: it sorts first.
+        return b.is_user_global().cmp(&a.is_user_global());
+    };
+    let (ca, cb) = (components(da), components(db));
+    ca.clone()
+        .count()
+        .cmp(&cb.clone().count())
+        .then_with(|| ca.map(str::as_bytes).cmp(cb.map(str::as_bytes)))
+        .then_with(|| {
+            // `None` (unknown) must sort after every `Some`.
+            let (ra, rb) = (slot_rank(sa, config), slot_rank(sb, config));
+            ra.is_none().cmp(&rb.is_none()).then(ra.cmp(&rb))
+        })
+        .then_with(|| sa.as_bytes().cmp(sb.as_bytes()))
+        // Keeps the order total even for keys whose directories only differ
+        // in spelling (`project()` does not normalize).
+        .then_with(|| a.as_str().cmp(b.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::user_global("user\0AGENTS.md", true)]
+    #[case::root_base("project\0.\0base", true)]
+    #[case::nested_local("project\0a/b\0local", true)]
+    #[case::all_distinct_slot("project\0a\0CLAUDE.local.md", true)]
+    #[case::dir_named_user("project\0user\0AGENTS.md", true)]
+    #[case::dir_named_user_global("project\0user-global\0base", true)]
+    #[case::user_other_file("user\0CLAUDE.md", false)]
+    #[case::no_slot("project\0a", false)]
+    #[case::empty_slot("project\0a\0", false)]
+    #[case::empty_dir("project\0\0base", false)]
+    #[case::absolute_dir("project\0/a\0base", false)]
+    #[case::dotdot_dir("project\0a/../b\0base", false)]
+    #[case::dot_component("project\0./a\0base", false)]
+    #[case::trailing_slash("project\0a/\0base", false)]
+    #[case::extra_part("project\0a\0base\0x", false)]
+    #[case::slot_with_slash("project\0a\0x/y", false)]
+    #[case::wrong_kind("workspace\0a\0base", false)]
+    #[case::empty("", false)]
+    fn parse_accepts_only_spec_shapes(#[case] s: &str, #[case] ok: bool) {
+        // R-STATE-2
+        let parsed = ScopeKey::parse(s);
+        assert_eq!(parsed.is_some(), ok, "{s:?}");
+        if let Some(k) = parsed {
+            assert_eq!(k.as_str(), s);
+        }
+    }
+
+    #[rstest]
+    #[case::user("user")]
+    #[case::user_global("user-global")]
+    #[case::agents("AGENTS.md")]
+    fn project_dir_never_collides_with_user_global(#[case] dir: &str) {
+        // R-STATE-2
+        for slot in ["AGENTS.md", SLOT_BASE, SLOT_LOCAL] {
+            let k = ScopeKey::project(dir, slot);
+            assert_ne!(k, ScopeKey::user_global());
+            assert!(!k.is_user_global());
+            assert_eq!(k.dir(), Some(dir));
+        }
+    }
+
+    #[test]
+    fn empty_dir_means_root() {
+        assert_eq!(
+            ScopeKey::project("", SLOT_BASE),
+            ScopeKey::project(".", SLOT_BASE)
+        );
+    }
+
+    #[test]
+    fn kind_of_user_global_has_no_dir_or_slot() {
+        let k = ScopeKey::user_global();
+        assert_eq!(k.as_str(), "user\0AGENTS.md");
+        assert_eq!((k.dir(), k.slot()), (None, None));
+    }
+
+    fn fw() -> Config {
+        Config::with_max_bytes(1)
+    }
+
+    fn ad() -> Config {
+        let mut c = Config::with_max_bytes(1);
+        c.candidate_policy = CandidatePolicy::AllDistinct;
+        c
+    }
+
+    fn p(dir: &str, slot: &str) -> ScopeKey {
+        ScopeKey::project(dir, slot)
+    }
+
+    // R-REN-3: each case asserts a < b.
+    #[rstest]
+    #[case::user_before_root(ScopeKey::user_global(), p(".", "base"), fw())]
+    #[case::user_before_deep(ScopeKey::user_global(), p("a/b/c", "base"), fw())]
+    #[case::depth_before_name(p("z", "base"), p("a/b", "base"), fw())]
+    #[case::root_before_child(p(".", "local"), p("a", "base"), fw())]
+    #[case::component_order(p("a/b", "base"), p("a-c/a", "base"), fw())]
+    #[case::byte_order_upper_first(p("B", "base"), p("a", "base"), fw())]
+    #[case::base_before_local(p("a", "base"), p("a", "local"), fw())]
+    #[case::known_before_unknown_fw(p("a", "local"), p("a", "AGENTS.md"), fw())]
+    #[case::unknown_by_name(p("a", "X"), p("a", "Y"), fw())]
+    #[case::candidate_position(p(".", "CLAUDE.md"), p(".", "AGENTS.local.md"), ad())]
+    #[case::base_list_first(p(".", "AGENTS.md"), p(".", "CLAUDE.md"), ad())]
+    #[case::known_before_unknown_ad(p(".", "CLAUDE.local.md"), p(".", "base"), ad())]
+    fn section_order_cases(#[case] a: ScopeKey, #[case] b: ScopeKey, #[case] config: Config) {
+        assert_eq!(section_order(&a, &b, &config), Ordering::Less);
+        assert_eq!(section_order(&b, &a, &config), Ordering::Greater);
+        assert_eq!(section_order(&a, &a, &config), Ordering::Equal);
+    }
+
+    #[test]
+    fn configured_order_has_no_hidden_priority() {
+        // R-CFG-4: AGENTS.md has no hidden priority.
+        let mut c = ad();
+        c.instruction_file_candidates = vec!["CLAUDE.md".into(), "AGENTS.md".into()];
+        assert_eq!(
+            section_order(&p(".", "CLAUDE.md"), &p(".", "AGENTS.md"), &c),
+            Ordering::Less
+        );
+    }
+
+    fn arb_key() -> impl Strategy<Value = ScopeKey> {
+        let comp = prop_oneof![Just("a"), Just("b"), Just("a-c"), Just("B"), Just("user")];
+        let dir = prop::collection::vec(comp, 0..4).prop_map(|v| {
+            if v.is_empty() {
+                ".".to_owned()
+            } else {
+                v.join("/")
+            }
+        });
+        let slot = prop_oneof![
+            Just("base"),
+            Just("local"),
+            Just("AGENTS.md"),
+            Just("CLAUDE.md"),
+            Just("AGENTS.local.md"),
+            Just("zz"),
+        ];
+        prop_oneof![
+            1 => Just(ScopeKey::user_global()),
+            6 => (dir, slot).prop_map(|(d, s)| ScopeKey::project(&d, s)),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn section_order_is_a_total_order(
+            a in arb_key(), b in arb_key(), c in arb_key(), all_distinct in any::<bool>()
+        ) {
+            let config = if all_distinct { ad() } else { fw() };
+            let ord = |x: &ScopeKey, y: &ScopeKey| section_order(x, y, &config);
+            // Antisymmetry and consistency with Eq.
+            prop_assert_eq!(ord(&a, &b), ord(&b, &a).reverse());
+            prop_assert_eq!(ord(&a, &b) == Ordering::Equal, a == b);
+            // Transitivity.
+            if ord(&a, &b) != Ordering::Greater && ord(&b, &c) != Ordering::Greater {
+                prop_assert_ne!(ord(&a, &c), Ordering::Greater);
+            }
+        }
+
+        #[test]
+        fn sorting_is_consistent_with_order(
+            mut keys in prop::collection::vec(arb_key(), 0..12), all_distinct in any::<bool>()
+        ) {
+            let config = if all_distinct { ad() } else { fw() };
+            keys.sort_by(|x, y| section_order(x, y, &config));
+            for w in keys.windows(2) {
+                prop_assert_ne!(section_order(&w[0], &w[1], &config), Ordering::Greater);
+                // Depth never decreases; user-global only at the front.
+                let depth = |k: &ScopeKey| k.dir().map(|d| components(d).count());
+                prop_assert!(depth(&w[0]) <= depth(&w[1]));
+            }
+        }
+
+        #[test]
+        fn parse_round_trips_and_never_panics(s in "(user|project)?\0?[a-z./]{0,6}\0?[a-z.]{0,4}") {
+            if let Some(k) = ScopeKey::parse(&s) {
+                prop_assert_eq!(k.as_str(), s.as_str());
+                prop_assert_eq!(ScopeKey::parse(k.as_str()), Some(k.clone()));
+            }
+        }
+    }
+}
