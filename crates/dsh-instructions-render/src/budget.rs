@@ -408,7 +408,11 @@ fn longest_cut(
 }
 
 /// The notice text (R-REN-4), from escaped paths.
-fn notice(max_bytes: u64, omitted: &[Prep<'_>], truncated: Option<(&Prep<'_>, usize, usize)>) -> String {
+fn notice(
+    max_bytes: u64,
+    omitted: &[Prep<'_>],
+    truncated: Option<(&Prep<'_>, usize, usize)>,
+) -> String {
     let mut out = format!("{NOTICE_HEAD}{max_bytes}{NOTICE_UNIT}");
     for (i, prep) in omitted.iter().enumerate() {
         out.push_str(if i == 0 {
@@ -457,15 +461,19 @@ fn build(choice: Choice<'_, '_>, inputs: usize, max_bytes: u64) -> Rendered {
     }
 
     let mut fates = vec![Fate::Omitted; choice.omitted];
-    fates.extend(choice.sections.iter().enumerate().map(|(i, prep)| {
-        match choice.cut {
-            Some(kept) if i + 1 == count && kept < prep.content.len() => Fate::Truncated {
-                original: prep.content.len(),
-                kept,
-            },
-            _ => Fate::Included,
-        }
-    }));
+    fates.extend(
+        choice
+            .sections
+            .iter()
+            .enumerate()
+            .map(|(i, prep)| match choice.cut {
+                Some(kept) if i + 1 == count && kept < prep.content.len() => Fate::Truncated {
+                    original: prep.content.len(),
+                    kept,
+                },
+                _ => Fate::Included,
+            }),
+    );
     Rendered {
         text,
         fates,

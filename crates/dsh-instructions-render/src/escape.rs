@@ -43,7 +43,10 @@ pub(crate) fn tag_positions(text: &str) -> Vec<usize> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut from = 0;
-    while let Some(rel) = bytes.get(from..).and_then(|rest| rest.iter().position(|&b| b == b'<')) {
+    while let Some(rel) = bytes
+        .get(from..)
+        .and_then(|rest| rest.iter().position(|&b| b == b'<'))
+    {
         let at = from + rel;
         if bytes
             .get(at..at + TAG_LEN)
@@ -94,7 +97,10 @@ mod tests {
     #[case::upper_part("</SYSTEM-reminder", r"<\/SYSTEM-reminder")]
     #[case::title("x</System-Reminder>y", r"x<\/System-Reminder>y")]
     #[case::all_upper("</SYSTEM-REMINDER>", r"<\/SYSTEM-REMINDER>")]
-    #[case::twice("</system-reminder></system-reminder", r"<\/system-reminder><\/system-reminder")]
+    #[case::twice(
+        "</system-reminder></system-reminder",
+        r"<\/system-reminder><\/system-reminder"
+    )]
     #[case::adjacent_lt("<</system-reminder", r"<<\/system-reminder")]
     #[case::opening_tag_untouched("<system-reminder>", "<system-reminder>")]
     #[case::already_escaped(r"<\/system-reminder", r"<\/system-reminder")]

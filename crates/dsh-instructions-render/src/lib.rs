@@ -22,6 +22,8 @@
 
 mod budget;
 mod escape;
+#[cfg(test)]
+mod tests;
 
 pub use escape::escape;
 
@@ -273,20 +275,22 @@ impl Rendered {
 /// nothing.
 ///
 /// ```
-/// use dsh_instructions_render::{render_baseline, BaselineFile, BaselineKind, Fate};
+/// use dsh_instructions_render::{render_baseline, BaselineFile, BaselineKind, Fate, IntroUsed};
 ///
+/// let root = "Root rule. ".repeat(20);
 /// let files = [
-///     BaselineFile { path: "AGENTS.md", content: "root rules, quite long ..." },
+///     BaselineFile { path: "AGENTS.md", content: &root },
 ///     BaselineFile { path: "pkg/AGENTS.md", content: "pkg" },
 /// ];
 /// // Too small for both files: the broadest one is dropped and named.
-/// let out = render_baseline(BaselineKind::Normal, &files, 400);
+/// let out = render_baseline(BaselineKind::Normal, &files, 420);
 /// assert_eq!(out.fates, [Fate::Omitted, Fate::Included]);
+/// assert_eq!(out.intro, IntroUsed::Normal);
 /// assert_eq!(
 ///     out.notice.as_deref(),
-///     Some("Workspace instruction budget 400 bytes: omitted AGENTS.md")
+///     Some("Workspace instruction budget 420 bytes: omitted AGENTS.md")
 /// );
-/// assert!(out.len() <= 400);
+/// assert!(out.len() <= 420);
 /// ```
 #[must_use]
 pub fn render_baseline(kind: BaselineKind, files: &[BaselineFile<'_>], max_bytes: u64) -> Rendered {
