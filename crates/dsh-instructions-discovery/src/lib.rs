@@ -11,10 +11,13 @@
 
 mod paths;
 
+pub mod capstd;
 pub mod memory;
 pub mod provider;
+pub mod root;
 pub mod text;
 
+pub use capstd::{CapStdProvider, ProviderError};
 pub use memory::{
     Fault, FaultError, FsOp, MemKind, MemNode, MemoryProvider, OpCounters, UnknownName,
 };
@@ -22,4 +25,5 @@ pub use provider::{
     BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe,
     PresentFile, Probe, ReadOutcome, Unavailable,
 };
+pub use root::{ProjectRoot, RootReason, find_project_root};
 pub use tokio_util::sync::CancellationToken;

@@ -440,17 +440,18 @@ impl MemoryProvider {
             );
         }
         if path.parent().is_some() {
-            for ancestor in path.ancestors().skip(1) {
-                if ancestor.parent().is_none() {
-                    break;
-                }
+            let mut ancestors: Vec<Utf8PathBuf> =
+                path.ancestors().skip(1).map(Utf8Path::to_owned).collect();
+            ancestors.pop(); // `/` is always a directory
+            // Top-down: a file or link standing where a parent directory must
+            // be is replaced (it has nothing below it to lose).
+            for ancestor in ancestors.into_iter().rev() {
                 if !matches!(
-                    state.nodes.get(ancestor).map(|e| &e.kind),
+                    state.nodes.get(&ancestor).map(|e| &e.kind),
                     Some(MemKind::Dir)
                 ) {
-                    remove_subtree(&mut state.nodes, ancestor);
                     let version = state.bump_version();
-                    state.nodes.insert(ancestor.to_owned(), Entry::dir(version));
+                    state.nodes.insert(ancestor, Entry::dir(version));
                 }
             }
             let previous = state

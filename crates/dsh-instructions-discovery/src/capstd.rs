@@ -1,0 +1,509 @@
+//! The cap-std provider: reads instruction files through capability handles
+//! on a set of trusted roots (R-DISC-7), never blocking the async executor
+//! (R-DISC-8) and never opening a FIFO or device (R-DISC-4).
+//!
+//! # How a path is followed
+//!
+//! An absolute path is mapped to the deepest trusted root containing it and
+//! looked up relative to that root's [`Dir`]. cap-std follows relative links
+//! that stay inside the root by itself; any link it refuses (an absolute
+//! target, or `..` leaving the root) is re-anchored here: the link text is read,
+//! resolved lexically against the link's directory, and the walk continues in
+//! whichever trusted root contains the result. Each re-anchoring counts as a
+//! hop; more than [`MAX_LINK_HOPS`](crate::memory::MAX_LINK_HOPS) is a loop.
+//!
+//! Limitation: roots are matched lexically, so a link whose absolute text
+//! names a root through a different spelling (e.g. via a symlinked parent of
+//! the root) is reported as outside the trusted roots.
+
+use std::fmt;
+use std::io::{self, Read};
+use std::sync::Arc;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use cap_fs_ext::OpenOptionsSyncExt;
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions};
+use rustix::io::Errno;
+use tokio_util::sync::CancellationToken;
+
+use crate::memory::MAX_LINK_HOPS;
+use crate::paths::{link_target, normalize};
+use crate::provider::{
+    BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe,
+    PresentFile, Probe, ReadOutcome, Unavailable,
+};
+use crate::text::decode_text;
+
+/// Bytes per `read(2)`: the token is checked between chunks.
+const CHUNK: usize = 64 * 1024;
+
+/// A fatal error while setting up a [`CapStdProvider`].
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// Trusted roots must be absolute: a relative one would depend on the
+    /// process cwd.
+    #[error("trusted root {path} is not an absolute path")]
+    RelativeRoot {
+        /// The rejected root.
+        path: Utf8PathBuf,
+    },
+    /// The root exists but could not be opened (permission, descriptor
+    /// exhaustion, ...).
+    #[error("cannot open trusted root {path}: {source}")]
+    OpenRoot {
+        /// The root that failed.
+        path: Utf8PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Filesystem provider over capability handles on trusted roots.
+///
+/// Cheap to clone (the handles are shared).
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use camino::Utf8PathBuf;
+/// use dsh_instructions_discovery::{CancellationToken, CapStdProvider, FsProvider, ReadOutcome};
+///
+/// let tmp = tempfile::tempdir().unwrap();
+/// let root = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+/// std::fs::write(root.join("AGENTS.md"), "\u{FEFF}rule").unwrap();
+///
+/// let fs = CapStdProvider::new([root.clone()]).unwrap();
+/// let cancel = CancellationToken::new();
+/// match fs.read_text(&root.join("AGENTS.md"), 1024, &cancel).await.unwrap() {
+///     ReadOutcome::Loaded(loaded) => assert_eq!(loaded.text, "rule"),
+///     other => panic!("{other:?}"),
+/// }
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct CapStdProvider {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// Deepest first, so a root nested in another (the DSH home inside the
+    /// project) owns its subtree.
+    roots: Vec<Root>,
+}
+
+struct Root {
+    path: Utf8PathBuf,
+    dir: Dir,
+}
+
+impl fmt::Debug for CapStdProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CapStdProvider")
+            .field(
+                "roots",
+                &self.inner.roots.iter().map(|r| &r.path).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+/// What an `io::Error` means for classification.
+enum Class {
+    /// `ENOENT`/`ENOTDIR`: confirmed absent.
+    Absent,
+    /// cap-std refused to leave the root (no OS error code).
+    Escape,
+    Unavailable(Unavailable),
+}
+
+fn classify(error: &io::Error) -> Class {
+    match Errno::from_io_error(error) {
+        Some(Errno::NOENT | Errno::NOTDIR) => Class::Absent,
+        Some(Errno::LOOP) => Class::Unavailable(Unavailable::Loop),
+        Some(Errno::ACCESS | Errno::PERM) => Class::Unavailable(Unavailable::PermissionDenied),
+        Some(Errno::TIMEDOUT) => Class::Unavailable(Unavailable::TimedOut),
+        Some(_) => Class::Unavailable(Unavailable::Io(error.to_string())),
+        None => match error.kind() {
+            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => Class::Absent,
+            io::ErrorKind::PermissionDenied => Class::Escape,
+            io::ErrorKind::TimedOut => Class::Unavailable(Unavailable::TimedOut),
+            _ => Class::Unavailable(Unavailable::Io(error.to_string())),
+        },
+    }
+}
+
+/// Where a path leads.
+enum Resolution<'a> {
+    Found {
+        root: &'a Root,
+        rel: Utf8PathBuf,
+        metadata: Metadata,
+    },
+    Absent,
+    Unavailable(Unavailable),
+}
+
+/// Result of re-anchoring an escaping path.
+enum Hop<'a> {
+    Next(Utf8PathBuf),
+    Done(Resolution<'a>),
+}
+
+impl From<Class> for Resolution<'_> {
+    fn from(class: Class) -> Self {
+        match class {
+            Class::Absent => Self::Absent,
+            Class::Escape => Self::Unavailable(Unavailable::OutsideTrustedRoots),
+            Class::Unavailable(reason) => Self::Unavailable(reason),
+        }
+    }
+}
+
+fn nanos(secs: i64, nsec: i64) -> u64 {
+    // Wrapping is fine: the value is only compared for equality.
+    (secs as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(nsec as u64)
+}
+
+/// (dev, ino, size, mtime, ctime) folded into four words; equal versions of a
+/// real file imply none of these changed on one device.
+fn version_of(metadata: &Metadata) -> FileVersion {
+    FileVersion::new([
+        metadata.ino(),
+        metadata.size(),
+        nanos(metadata.mtime(), metadata.mtime_nsec()),
+        nanos(metadata.ctime(), metadata.ctime_nsec()) ^ metadata.dev().rotate_left(32),
+    ])
+}
+
+fn identity_of(metadata: &Metadata) -> FileIdentity {
+    FileIdentity::Inode {
+        dev: metadata.dev(),
+        ino: metadata.ino(),
+    }
+}
+
+fn check(cancel: &CancellationToken) -> Result<(), Cancelled> {
+    if cancel.is_cancelled() {
+        Err(Cancelled)
+    } else {
+        Ok(())
+    }
+}
+
+/// Runs blocking filesystem work on the blocking pool; returns as soon as the
+/// token fires, leaving the worker to notice the token at its next check.
+async fn run_blocking<T, F>(cancel: &CancellationToken, work: F) -> Result<T, Cancelled>
+where
+    T: Send + 'static,
+    F: FnOnce(&CancellationToken) -> Result<T, Cancelled> + Send + 'static,
+{
+    check(cancel)?;
+    let token = cancel.clone();
+    let handle = tokio::task::spawn_blocking(move || work(&token));
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(Cancelled),
+        joined = handle => match joined {
+            Ok(result) => result,
+            // A panic in the worker is a bug: surface it where it would have
+            // surfaced had the code run inline.
+            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+            // The runtime is shutting down.
+            Err(_) => Err(Cancelled),
+        },
+    }
+}
+
+impl CapStdProvider {
+    /// Opens every trusted root. Roots that do not exist (or are not
+    /// directories) are skipped with a warning; duplicates are opened once.
+    ///
+    /// # Errors
+    ///
+    /// [`ProviderError::RelativeRoot`] for a relative root, and
+    /// [`ProviderError::OpenRoot`] when an existing root cannot be opened.
+    pub fn new(roots: impl IntoIterator<Item = Utf8PathBuf>) -> Result<Self, ProviderError> {
+        let mut opened: Vec<Root> = Vec::new();
+        for root in roots {
+            if !root.is_absolute() {
+                return Err(ProviderError::RelativeRoot { path: root });
+            }
+            let path = normalize(&root);
+            if opened.iter().any(|r| r.path == path) {
+                continue;
+            }
+            match Dir::open_ambient_dir(&path, ambient_authority()) {
+                Ok(dir) => opened.push(Root { path, dir }),
+                Err(error) if matches!(classify(&error), Class::Absent) => {
+                    tracing::warn!(root = %path, %error, "trusted root skipped: not an existing directory");
+                }
+                Err(source) => return Err(ProviderError::OpenRoot { path, source }),
+            }
+        }
+        opened.sort_by_key(|r| std::cmp::Reverse(r.path.components().count()));
+        Ok(Self {
+            inner: Arc::new(Inner { roots: opened }),
+        })
+    }
+
+    /// The roots that were opened, deepest first.
+    pub fn roots(&self) -> impl Iterator<Item = &Utf8Path> {
+        self.inner.roots.iter().map(|r| r.path.as_path())
+    }
+}
+
+impl Inner {
+    /// The deepest root containing `path`, with the path relative to it.
+    fn locate(&self, path: &Utf8Path) -> Option<(&Root, Utf8PathBuf)> {
+        self.roots.iter().find_map(|root| {
+            let rel = path.strip_prefix(&root.path).ok()?;
+            let rel = if rel.as_str().is_empty() {
+                Utf8PathBuf::from(".")
+            } else {
+                rel.to_owned()
+            };
+            Some((root, rel))
+        })
+    }
+
+    /// Follows `path` (final symlink included) to its target's metadata.
+    fn resolve(
+        &self,
+        path: &Utf8Path,
+        cancel: &CancellationToken,
+    ) -> Result<Resolution<'_>, Cancelled> {
+        let mut current = normalize(path);
+        let mut hops = 0u32;
+        loop {
+            check(cancel)?;
+            let Some((root, rel)) = self.locate(&current) else {
+                return Ok(Resolution::Unavailable(Unavailable::OutsideTrustedRoots));
+            };
+            let error = match root.dir.metadata(rel.as_std_path()) {
+                Ok(metadata) => {
+                    return Ok(Resolution::Found {
+                        root,
+                        rel,
+                        metadata,
+                    });
+                }
+                Err(error) => error,
+            };
+            match classify(&error) {
+                Class::Escape => match self.reanchor(root, &rel, cancel)? {
+                    Hop::Next(next) => {
+                        hops += 1;
+                        if hops > MAX_LINK_HOPS {
+                            return Ok(Resolution::Unavailable(Unavailable::Loop));
+                        }
+                        current = next;
+                    }
+                    Hop::Done(resolution) => return Ok(resolution),
+                },
+                class => return Ok(class.into()),
+            }
+        }
+    }
+
+    /// Finds the first symlink along `rel` (cap-std refused the path, so one
+    /// of them leaves the root) and rewrites the path through its text.
+    fn reanchor<'a>(
+        &'a self,
+        root: &'a Root,
+        rel: &Utf8Path,
+        cancel: &CancellationToken,
+    ) -> Result<Hop<'a>, Cancelled> {
+        let names: Vec<&str> = rel.iter().collect();
+        let mut prefix = Utf8PathBuf::new();
+        for (index, name) in names.iter().enumerate() {
+            check(cancel)?;
+            prefix.push(name);
+            let metadata = match root.dir.symlink_metadata(prefix.as_std_path()) {
+                Ok(metadata) => metadata,
+                Err(error) => return Ok(Hop::Done(classify(&error).into())),
+            };
+            if !metadata.file_type().is_symlink() {
+                continue;
+            }
+            check(cancel)?;
+            let text = match root.dir.read_link_contents(prefix.as_std_path()) {
+                Ok(text) => text,
+                Err(error) => return Ok(Hop::Done(classify(&error).into())),
+            };
+            let Ok(text) = Utf8PathBuf::from_path_buf(text) else {
+                return Ok(Hop::Done(Resolution::Unavailable(Unavailable::Io(
+                    "symlink target is not valid UTF-8".to_owned(),
+                ))));
+            };
+            let mut next = link_target(&root.path.join(&prefix), &text);
+            for rest in &names[index + 1..] {
+                next.push(rest);
+            }
+            return Ok(Hop::Next(normalize(&next)));
+        }
+        // cap-std saw an escape no link explains: stay conservative.
+        Ok(Hop::Done(Resolution::Unavailable(
+            Unavailable::OutsideTrustedRoots,
+        )))
+    }
+
+    fn probe(&self, path: &Utf8Path, cancel: &CancellationToken) -> Result<Probe, Cancelled> {
+        Ok(match self.resolve(path, cancel)? {
+            Resolution::Found { metadata, .. } if metadata.is_file() => {
+                Probe::Present(PresentFile {
+                    size: metadata.len(),
+                    version: version_of(&metadata),
+                    identity: identity_of(&metadata),
+                })
+            }
+            Resolution::Found { .. } | Resolution::Absent => Probe::Absent,
+            Resolution::Unavailable(reason) => Probe::Unavailable(reason),
+        })
+    }
+
+    fn read_text(
+        &self,
+        path: &Utf8Path,
+        cap: u64,
+        cancel: &CancellationToken,
+    ) -> Result<ReadOutcome, Cancelled> {
+        let (root, rel) = match self.resolve(path, cancel)? {
+            Resolution::Found { metadata, .. } if !metadata.is_file() => {
+                return Ok(ReadOutcome::Absent);
+            }
+            Resolution::Found { metadata, .. } if metadata.len() > cap => {
+                return Ok(ReadOutcome::Unavailable(Unavailable::TooLarge {
+                    limit: cap,
+                }));
+            }
+            Resolution::Found { root, rel, .. } => (root, rel),
+            Resolution::Absent => return Ok(ReadOutcome::Absent),
+            Resolution::Unavailable(reason) => return Ok(ReadOutcome::Unavailable(reason)),
+        };
+        check(cancel)?;
+        // Nonblocking: if the path became a FIFO since the stat, open(2)
+        // returns at once and the fstat below classifies it as absent.
+        let mut options = OpenOptions::new();
+        options.read(true).nonblock(true);
+        let mut file = match root.dir.open_with(rel.as_std_path(), &options) {
+            Ok(file) => file,
+            Err(error) => {
+                return Ok(match Resolution::from(classify(&error)) {
+                    Resolution::Unavailable(reason) => ReadOutcome::Unavailable(reason),
+                    _ => ReadOutcome::Absent,
+                });
+            }
+        };
+        check(cancel)?;
+        let metadata = match file.metadata() {
+            Ok(metadata) => metadata,
+            Err(error) => return Ok(ReadOutcome::Unavailable(Unavailable::Io(error.to_string()))),
+        };
+        if !metadata.is_file() {
+            return Ok(ReadOutcome::Absent);
+        }
+        if metadata.len() > cap {
+            return Ok(ReadOutcome::Unavailable(Unavailable::TooLarge {
+                limit: cap,
+            }));
+        }
+        // Metadata may lie (R-DISC-6): the count below is what enforces the cap.
+        let expected = usize::try_from(metadata.len()).unwrap_or(0).min(1 << 24);
+        let mut bytes = Vec::with_capacity(expected);
+        let mut chunk = vec![0u8; CHUNK];
+        loop {
+            check(cancel)?;
+            let n = match file.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => {
+                    return Ok(ReadOutcome::Unavailable(match classify(&error) {
+                        Class::Unavailable(reason) => reason,
+                        _ => Unavailable::Io(error.to_string()),
+                    }));
+                }
+            };
+            if (bytes.len() + n) as u64 > cap {
+                return Ok(ReadOutcome::Unavailable(Unavailable::TooLarge {
+                    limit: cap,
+                }));
+            }
+            bytes.extend_from_slice(&chunk[..n]);
+        }
+        Ok(ReadOutcome::Loaded(LoadedText {
+            text: decode_text(&bytes),
+            version: version_of(&metadata),
+            identity: identity_of(&metadata),
+            bytes_read: bytes.len() as u64,
+        }))
+    }
+}
+
+fn marker_sync(path: &Utf8Path) -> MarkerProbe {
+    // Ambient on purpose: markers sit on cwd ancestors, possibly outside every
+    // trusted root, and only their existence is checked (R-DISC-7).
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => MarkerProbe::Exists,
+        Err(error) => match classify(&error) {
+            Class::Absent => MarkerProbe::Missing,
+            Class::Escape => MarkerProbe::Failed(Unavailable::PermissionDenied),
+            Class::Unavailable(reason) => MarkerProbe::Failed(reason),
+        },
+    }
+}
+
+impl FsProvider for CapStdProvider {
+    fn probe<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Probe, Cancelled>> {
+        let inner = Arc::clone(&self.inner);
+        let path = path.to_owned();
+        Box::pin(run_blocking(cancel, move |token| inner.probe(&path, token)))
+    }
+
+    /// One blocking task for the whole directory instead of one per name.
+    fn probe_many<'a>(
+        &'a self,
+        dir: &'a Utf8Path,
+        names: &'a [String],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
+        let inner = Arc::clone(&self.inner);
+        let dir = dir.to_owned();
+        let names = names.to_vec();
+        Box::pin(run_blocking(cancel, move |token| {
+            names
+                .iter()
+                .map(|name| inner.probe(&dir.join(name), token))
+                .collect()
+        }))
+    }
+
+    fn read_text<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        max_source_bytes: u64,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<ReadOutcome, Cancelled>> {
+        let inner = Arc::clone(&self.inner);
+        let path = path.to_owned();
+        Box::pin(run_blocking(cancel, move |token| {
+            inner.read_text(&path, max_source_bytes, token)
+        }))
+    }
+
+    fn marker<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>> {
+        let path = path.to_owned();
+        Box::pin(run_blocking(cancel, move |_| Ok(marker_sync(&path))))
+    }
+}
