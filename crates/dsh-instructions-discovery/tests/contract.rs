@@ -1,0 +1,513 @@
+//! The provider contract (R-DISC-4, R-DISC-6, R-DISC-7), written once and run
+//! against both providers: the in-memory one and cap-std over a tempdir.
+//!
+//! Every fixture path is "virtual" (`/r1/AGENTS.md`); the disk fixture maps it
+//! and absolute link targets under a fresh temporary directory, the way the
+//! conformance runner does.
+
+use std::time::Duration;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use dsh_instructions_discovery::{
+    CancellationToken, Cancelled, CapStdProvider, FileIdentity, FsProvider, LoadedText,
+    MarkerProbe, MemNode, MemoryProvider, PresentFile, Probe, ReadOutcome, Unavailable,
+};
+
+/// Trusted roots of every fixture; `/outside` exists but is not trusted.
+const ROOTS: [&str; 2] = ["/r1", "/r2"];
+const CAP: u64 = 1024;
+
+trait Fixture {
+    type Provider: FsProvider;
+    fn new() -> Self;
+    fn provider(&self) -> &Self::Provider;
+    /// The real path of a virtual one.
+    fn path(&self, virtual_path: &str) -> Utf8PathBuf;
+    fn file(&self, path: &str, bytes: &[u8]);
+    fn dir(&self, path: &str);
+    fn link(&self, path: &str, target: &str);
+    fn fifo(&self, path: &str);
+}
+
+struct Memory {
+    fs: MemoryProvider,
+}
+
+impl Fixture for Memory {
+    type Provider = MemoryProvider;
+
+    fn new() -> Self {
+        let fs = MemoryProvider::new(ROOTS.iter().map(Utf8PathBuf::from).collect());
+        for dir in ROOTS.iter().chain(&["/outside"]) {
+            fs.insert(Utf8Path::new(dir), MemNode::dir());
+        }
+        Self { fs }
+    }
+    fn provider(&self) -> &MemoryProvider {
+        &self.fs
+    }
+    fn path(&self, virtual_path: &str) -> Utf8PathBuf {
+        Utf8PathBuf::from(virtual_path)
+    }
+    fn file(&self, path: &str, bytes: &[u8]) {
+        self.fs.insert(Utf8Path::new(path), MemNode::file(bytes));
+    }
+    fn dir(&self, path: &str) {
+        self.fs.insert(Utf8Path::new(path), MemNode::dir());
+    }
+    fn link(&self, path: &str, target: &str) {
+        self.fs.insert(Utf8Path::new(path), MemNode::link(target));
+    }
+    fn fifo(&self, path: &str) {
+        self.fs.insert(Utf8Path::new(path), MemNode::fifo());
+    }
+}
+
+struct Disk {
+    _tmp: tempfile::TempDir,
+    base: Utf8PathBuf,
+    provider: CapStdProvider,
+}
+
+impl Fixture for Disk {
+    type Provider = CapStdProvider;
+
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+        for dir in ROOTS.iter().chain(&["/outside"]) {
+            std::fs::create_dir_all(base.join(&dir[1..])).unwrap();
+        }
+        let provider = CapStdProvider::new(ROOTS.iter().map(|r| base.join(&r[1..]))).unwrap();
+        Self {
+            _tmp: tmp,
+            base,
+            provider,
+        }
+    }
+    fn provider(&self) -> &CapStdProvider {
+        &self.provider
+    }
+    fn path(&self, virtual_path: &str) -> Utf8PathBuf {
+        self.base.join(virtual_path.trim_start_matches('/'))
+    }
+    fn file(&self, path: &str, bytes: &[u8]) {
+        let real = self.path(path);
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        std::fs::write(real, bytes).unwrap();
+    }
+    fn dir(&self, path: &str) {
+        std::fs::create_dir_all(self.path(path)).unwrap();
+    }
+    fn link(&self, path: &str, target: &str) {
+        let real = self.path(path);
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        let target = if target.starts_with('/') {
+            self.path(target)
+        } else {
+            Utf8PathBuf::from(target)
+        };
+        std::os::unix::fs::symlink(target, real).unwrap();
+    }
+    fn fifo(&self, path: &str) {
+        let real = self.path(path);
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        rustix::fs::mkfifoat(rustix::fs::CWD, real.as_std_path(), 0o644.into()).unwrap();
+    }
+}
+
+fn token() -> CancellationToken {
+    CancellationToken::new()
+}
+
+async fn probe<F: Fixture>(fx: &F, path: &str) -> Probe {
+    fx.provider().probe(&fx.path(path), &token()).await.unwrap()
+}
+
+async fn read<F: Fixture>(fx: &F, path: &str, cap: u64) -> ReadOutcome {
+    fx.provider()
+        .read_text(&fx.path(path), cap, &token())
+        .await
+        .unwrap()
+}
+
+async fn marker<F: Fixture>(fx: &F, path: &str) -> MarkerProbe {
+    fx.provider()
+        .marker(&fx.path(path), &token())
+        .await
+        .unwrap()
+}
+
+#[track_caller]
+fn present(probe: Probe) -> PresentFile {
+    match probe {
+        Probe::Present(file) => file,
+        other => panic!("expected present, got {other:?}"),
+    }
+}
+
+#[track_caller]
+fn loaded(outcome: ReadOutcome) -> LoadedText {
+    match outcome {
+        ReadOutcome::Loaded(text) => text,
+        other => panic!("expected loaded, got {other:?}"),
+    }
+}
+
+/// Probe and read agree that `path` is unavailable for `reason`.
+async fn assert_unavailable<F: Fixture>(fx: &F, path: &str, reason: Unavailable) {
+    assert_eq!(
+        probe(fx, path).await,
+        Probe::Unavailable(reason.clone()),
+        "probe {path}"
+    );
+    assert_eq!(
+        read(fx, path, CAP).await,
+        ReadOutcome::Unavailable(reason),
+        "read {path}"
+    );
+}
+
+/// Probe and read agree that `path` is absent.
+async fn assert_absent<F: Fixture>(fx: &F, path: &str) {
+    assert_eq!(probe(fx, path).await, Probe::Absent, "probe {path}");
+    assert_eq!(
+        read(fx, path, CAP).await,
+        ReadOutcome::Absent,
+        "read {path}"
+    );
+}
+
+/// `path` reads as `text`, and the probe and the read see the same file.
+async fn assert_reads<F: Fixture>(fx: &F, path: &str, text: &str) -> PresentFile {
+    let file = present(probe(fx, path).await);
+    let got = loaded(read(fx, path, CAP).await);
+    assert_eq!(got.text, text, "{path}");
+    assert_eq!(got.identity, file.identity, "{path}");
+    assert_eq!(got.version, file.version, "{path}");
+    file
+}
+
+async fn regular_file<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/AGENTS.md", b"rule\n");
+    let file = assert_reads(&fx, "/r1/AGENTS.md", "rule\n").await;
+    assert_eq!(file.size, 5);
+    assert_eq!(loaded(read(&fx, "/r1/AGENTS.md", CAP).await).bytes_read, 5);
+}
+
+async fn missing_file_is_absent<F: Fixture>() {
+    let fx = F::new();
+    assert_absent(&fx, "/r1/AGENTS.md").await;
+    assert_absent(&fx, "/r1/no/such/dir/AGENTS.md").await;
+}
+
+async fn directory_is_absent<F: Fixture>() {
+    let fx = F::new();
+    fx.dir("/r1/AGENTS.md");
+    assert_absent(&fx, "/r1/AGENTS.md").await;
+}
+
+async fn link_in_same_dir<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/AGENTS.md", b"rule");
+    fx.link("/r1/CLAUDE.md", "AGENTS.md");
+    let via_link = assert_reads(&fx, "/r1/CLAUDE.md", "rule").await;
+    let direct = present(probe(&fx, "/r1/AGENTS.md").await);
+    // R-DISC-3: the link and its target are the same file.
+    assert_eq!(via_link.identity, direct.identity);
+}
+
+async fn link_into_subdirectory<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/docs/agents.md", b"sub rule");
+    fx.link("/r1/AGENTS.md", "docs/agents.md");
+    assert_reads(&fx, "/r1/AGENTS.md", "sub rule").await;
+}
+
+async fn absolute_link_within_root<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/b/real.md", b"abs");
+    fx.link("/r1/a/AGENTS.md", "/r1/b/real.md");
+    assert_reads(&fx, "/r1/a/AGENTS.md", "abs").await;
+}
+
+async fn absolute_link_into_other_root<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r2/shared.md", b"shared");
+    fx.link("/r1/AGENTS.md", "/r2/shared.md");
+    assert_reads(&fx, "/r1/AGENTS.md", "shared").await;
+}
+
+async fn relative_link_into_other_root<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r2/shared.md", b"shared");
+    fx.link("/r1/pkg/AGENTS.md", "../../r2/shared.md");
+    assert_reads(&fx, "/r1/pkg/AGENTS.md", "shared").await;
+}
+
+async fn chained_links_across_roots<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/final.md", b"end");
+    fx.link("/r2/hop.md", "/r1/final.md");
+    fx.link("/r1/AGENTS.md", "../r2/hop.md");
+    assert_reads(&fx, "/r1/AGENTS.md", "end").await;
+}
+
+async fn directory_link_in_the_middle<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r2/real/AGENTS.md", b"through dir link");
+    fx.link("/r1/pkg", "/r2/real");
+    assert_reads(&fx, "/r1/pkg/AGENTS.md", "through dir link").await;
+}
+
+async fn link_leaving_the_roots<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/outside/secret.md", b"secret");
+    fx.link("/r1/abs.md", "/outside/secret.md");
+    fx.link("/r1/rel.md", "../outside/secret.md");
+    fx.link("/r1/gone.md", "/outside/missing.md");
+    fx.link("/r1/dir", "/outside");
+    for path in [
+        "/r1/abs.md",
+        "/r1/rel.md",
+        "/r1/gone.md",
+        "/r1/dir/secret.md",
+    ] {
+        assert_unavailable(&fx, path, Unavailable::OutsideTrustedRoots).await;
+    }
+}
+
+async fn path_outside_every_root<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/outside/AGENTS.md", b"x");
+    assert_unavailable(&fx, "/outside/AGENTS.md", Unavailable::OutsideTrustedRoots).await;
+}
+
+async fn link_to_directory_is_absent<F: Fixture>() {
+    let fx = F::new();
+    fx.dir("/r1/docs");
+    fx.link("/r1/AGENTS.md", "docs");
+    fx.link("/r1/CLAUDE.md", "/r2");
+    assert_absent(&fx, "/r1/AGENTS.md").await;
+    assert_absent(&fx, "/r1/CLAUDE.md").await;
+}
+
+async fn dangling_link_is_absent<F: Fixture>() {
+    let fx = F::new();
+    fx.link("/r1/AGENTS.md", "missing.md");
+    fx.link("/r1/CLAUDE.md", "/r2/missing.md");
+    assert_absent(&fx, "/r1/AGENTS.md").await;
+    assert_absent(&fx, "/r1/CLAUDE.md").await;
+}
+
+async fn link_loop_is_unavailable<F: Fixture>() {
+    let fx = F::new();
+    fx.link("/r1/a.md", "b.md");
+    fx.link("/r1/b.md", "a.md");
+    fx.link("/r1/self.md", "self.md");
+    fx.link("/r1/x.md", "/r2/y.md");
+    fx.link("/r2/y.md", "/r1/x.md");
+    for path in ["/r1/a.md", "/r1/self.md", "/r1/x.md"] {
+        assert_unavailable(&fx, path, Unavailable::Loop).await;
+    }
+}
+
+async fn fifo_is_absent_and_never_opened<F: Fixture>() {
+    let fx = F::new();
+    fx.fifo("/r1/AGENTS.md");
+    fx.link("/r1/CLAUDE.md", "AGENTS.md");
+    // A regression that opens the FIFO blocks forever: fail instead of hanging.
+    let guarded = tokio::time::timeout(Duration::from_secs(10), async {
+        assert_absent(&fx, "/r1/AGENTS.md").await;
+        assert_absent(&fx, "/r1/CLAUDE.md").await;
+    });
+    guarded.await.expect("a FIFO was opened");
+}
+
+async fn parent_is_a_file<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/pkg", b"not a dir");
+    assert_absent(&fx, "/r1/pkg/AGENTS.md").await;
+    assert_eq!(marker(&fx, "/r1/pkg/.git").await, MarkerProbe::Missing);
+}
+
+async fn oversized_by_metadata<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/big.md", &[b'a'; 100]);
+    fx.file("/r1/exact.md", &[b'b'; 10]);
+    // The probe still reports the file: only the read enforces the cap.
+    assert_eq!(present(probe(&fx, "/r1/big.md").await).size, 100);
+    assert_eq!(
+        read(&fx, "/r1/big.md", 99).await,
+        ReadOutcome::Unavailable(Unavailable::TooLarge { limit: 99 })
+    );
+    assert_eq!(
+        loaded(read(&fx, "/r1/exact.md", 10).await).text,
+        "b".repeat(10)
+    );
+    assert_eq!(
+        read(&fx, "/r1/exact.md", 9).await,
+        ReadOutcome::Unavailable(Unavailable::TooLarge { limit: 9 })
+    );
+}
+
+async fn many_chunks_read_whole<F: Fixture>() {
+    let fx = F::new();
+    // Bigger than either provider's chunk size, not a multiple of it.
+    let content: String = (0..30_000).map(|i| format!("{i:05}\n")).collect();
+    fx.file("/r1/AGENTS.md", content.as_bytes());
+    let got = loaded(read(&fx, "/r1/AGENTS.md", content.len() as u64).await);
+    assert_eq!(got.bytes_read, content.len() as u64);
+    assert_eq!(got.text, content);
+}
+
+async fn bom_is_dropped<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/AGENTS.md", b"\xEF\xBB\xBFrule");
+    let got = loaded(read(&fx, "/r1/AGENTS.md", CAP).await);
+    assert_eq!(got.text, "rule");
+    assert_eq!(got.bytes_read, 7, "the BOM is read, then dropped");
+}
+
+async fn invalid_utf8_is_replaced<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/AGENTS.md", b"a\xFF\xFEb\xC3");
+    assert_eq!(
+        loaded(read(&fx, "/r1/AGENTS.md", CAP).await).text,
+        "a\u{FFFD}\u{FFFD}b\u{FFFD}"
+    );
+}
+
+async fn markers_check_existence_only<F: Fixture>() {
+    let fx = F::new();
+    fx.dir("/outside/repo/.git");
+    fx.file("/outside/wt/.git", b"gitdir: x");
+    fx.link("/outside/dangling/.git", "nowhere");
+    fx.fifo("/outside/pipe/.git");
+    fx.dir("/outside/none");
+    // Markers are checked outside the trusted roots too (R-DISC-7).
+    for path in [
+        "/outside/repo/.git",
+        "/outside/wt/.git",
+        "/outside/dangling/.git",
+        "/outside/pipe/.git",
+    ] {
+        assert_eq!(marker(&fx, path).await, MarkerProbe::Exists, "{path}");
+    }
+    assert_eq!(
+        marker(&fx, "/outside/none/.git").await,
+        MarkerProbe::Missing
+    );
+    assert_eq!(
+        marker(&fx, "/outside/absent/.git").await,
+        MarkerProbe::Missing
+    );
+}
+
+async fn probe_many_matches_probe<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/pkg/AGENTS.md", b"a");
+    fx.link("/r1/pkg/CLAUDE.md", "/outside/x");
+    fx.dir("/r1/pkg/AGENTS.local.md");
+    let names: Vec<String> = [
+        "AGENTS.md",
+        "CLAUDE.md",
+        "AGENTS.local.md",
+        "CLAUDE.local.md",
+    ]
+    .map(String::from)
+    .to_vec();
+    let many = fx
+        .provider()
+        .probe_many(&fx.path("/r1/pkg"), &names, &token())
+        .await
+        .unwrap();
+    let mut one_by_one = Vec::new();
+    for name in &names {
+        one_by_one.push(probe(&fx, &format!("/r1/pkg/{name}")).await);
+    }
+    assert_eq!(many, one_by_one);
+    assert!(matches!(many[0], Probe::Present(_)));
+    assert_eq!(
+        many[1],
+        Probe::Unavailable(Unavailable::OutsideTrustedRoots)
+    );
+    assert_eq!(many[2..], [Probe::Absent, Probe::Absent]);
+}
+
+async fn version_tracks_content<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/AGENTS.md", b"one");
+    let first = present(probe(&fx, "/r1/AGENTS.md").await);
+    assert_eq!(
+        present(probe(&fx, "/r1/AGENTS.md").await).version,
+        first.version
+    );
+    // A size change alters the version whatever the timestamp granularity.
+    fx.file("/r1/AGENTS.md", b"three");
+    let second = present(probe(&fx, "/r1/AGENTS.md").await);
+    assert_ne!(second.version, first.version);
+    assert_eq!(second.identity, first.identity, "rewritten in place");
+}
+
+async fn distinct_files_have_distinct_identities<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/AGENTS.md", b"same");
+    fx.file("/r1/CLAUDE.md", b"same");
+    let a = present(probe(&fx, "/r1/AGENTS.md").await);
+    let b = present(probe(&fx, "/r1/CLAUDE.md").await);
+    assert_ne!(a.identity, b.identity);
+    assert!(matches!(
+        a.identity,
+        FileIdentity::Inode { .. } | FileIdentity::Path(_)
+    ));
+}
+
+async fn cancelled_token_cancels_every_operation<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/AGENTS.md", b"x");
+    let cancel = token();
+    cancel.cancel();
+    let path = fx.path("/r1/AGENTS.md");
+    let provider = fx.provider();
+    assert_eq!(provider.probe(&path, &cancel).await, Err(Cancelled));
+    assert_eq!(
+        provider.read_text(&path, CAP, &cancel).await,
+        Err(Cancelled)
+    );
+    assert_eq!(provider.marker(&path, &cancel).await, Err(Cancelled));
+    let names = ["AGENTS.md".to_owned()];
+    assert_eq!(
+        provider.probe_many(&fx.path("/r1"), &names, &cancel).await,
+        Err(Cancelled)
+    );
+}
+
+macro_rules! contract {
+    ($module:ident, $fixture:ty) => {
+        contract!(@tests $module, $fixture;
+            regular_file, missing_file_is_absent, directory_is_absent, link_in_same_dir,
+            link_into_subdirectory, absolute_link_within_root, absolute_link_into_other_root,
+            relative_link_into_other_root, chained_links_across_roots,
+            directory_link_in_the_middle, link_leaving_the_roots, path_outside_every_root,
+            link_to_directory_is_absent, dangling_link_is_absent, link_loop_is_unavailable,
+            fifo_is_absent_and_never_opened, parent_is_a_file, oversized_by_metadata,
+            many_chunks_read_whole, bom_is_dropped, invalid_utf8_is_replaced,
+            markers_check_existence_only, probe_many_matches_probe, version_tracks_content,
+            distinct_files_have_distinct_identities, cancelled_token_cancels_every_operation);
+    };
+    (@tests $module:ident, $fixture:ty; $($name:ident),* $(,)?) => {
+        mod $module {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name::<$fixture>().await;
+                }
+            )*
+        }
+    };
+}
+
+contract!(memory, super::Memory);
+contract!(disk, super::Disk);
