@@ -264,28 +264,50 @@ impl Serialize for NumberInput {
     }
 }
 
+/// Accepts whichever number kind the format parsed.
+struct NumberVisitor;
+
+impl serde::de::Visitor<'_> for NumberVisitor {
+    type Value = NumberInput;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number")
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<NumberInput, E> {
+        Ok(NumberInput::Int(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<NumberInput, E> {
+        Ok(i64::try_from(v).map_or(NumberInput::UInt(v), NumberInput::Int))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<NumberInput, E> {
+        Ok(NumberInput::Float(v))
+    }
+}
+
 impl<'de> Deserialize<'de> for NumberInput {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = NumberInput;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a number")
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<NumberInput, E> {
-                Ok(NumberInput::Int(v))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<NumberInput, E> {
-                Ok(i64::try_from(v).map_or(NumberInput::UInt(v), NumberInput::Int))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<NumberInput, E> {
-                Ok(NumberInput::Float(v))
-            }
-        }
         // `deserialize_any` lets self-describing formats (JSON, YAML) hand us
         // whichever number kind they parsed.
-        d.deserialize_any(V)
+        d.deserialize_any(NumberVisitor)
     }
+}
+
+/// `max_bytes` asks for an `f64` instead: serde-saphyr rejects `.inf`/`.nan`
+/// for an untyped (`deserialize_any`) target by default but passes them to a
+/// float target, and R-CFG-2 gives them a meaning (disabled). JSON still
+/// reports integers as integers; YAML integers arrive as floats, exact up to
+/// 2^53 bytes, far beyond any budget.
+struct BudgetHint(NumberInput);
+
+impl<'de> Deserialize<'de> for BudgetHint {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_f64(NumberVisitor).map(BudgetHint)
+    }
+}
+
+fn deserialize_budget<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<NumberInput>, D::Error> {
+    Ok(Option::<BudgetHint>::deserialize(d)?.map(|h| h.0))
 }
 
 /// A finite float with no fractional part, as an integer, if it fits.
@@ -320,7 +342,11 @@ impl NumberInput {
 #[serde(deny_unknown_fields)]
 pub struct ConfigInput {
     /// See [`Config::max_bytes`]; required unless `preset` is given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "deserialize_budget",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub max_bytes: Option<BudgetInput>,
     /// See [`Config::max_source_bytes`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -865,6 +891,20 @@ mod tests {
             "first_wins".parse::<CandidatePolicy>().unwrap_err().field(),
             "candidate_policy"
         );
+    }
+
+    #[rstest]
+    #[case::int(json!(7), Some(NumberInput::Int(7)))]
+    #[case::negative(json!(-7), Some(NumberInput::Int(-7)))]
+    #[case::float(json!(7.5), Some(NumberInput::Float(7.5)))]
+    #[case::huge(json!(u64::MAX), Some(NumberInput::UInt(u64::MAX)))]
+    #[case::null(json!(null), None)]
+    fn budget_field_keeps_json_number_kinds(
+        #[case] value: serde_json::Value,
+        #[case] expected: Option<NumberInput>,
+    ) {
+        // The float hint used for YAML's `.inf` must not turn JSON integers into floats.
+        assert_eq!(parse(json!({"max_bytes": value})).max_bytes, expected);
     }
 
     #[test]
