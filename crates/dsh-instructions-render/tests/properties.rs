@@ -340,6 +340,36 @@ proptest! {
     }
 
     #[test]
+    fn baseline_matches_naive_near_its_full_size(
+        files in files(),
+        shortfall in 0.0f64..1.0,
+        replacement in any::<bool>(),
+    ) {
+        // Budgets spread over (0, full size]: every step gets exercised, not
+        // only the ones the absolute budget ranges happen to hit.
+        prop_assume!(!files.is_empty());
+        let kind = if replacement { BaselineKind::Replacement } else { BaselineKind::Normal };
+        let input: Vec<BaselineFile<'_>> =
+            files.iter().map(|(p, c)| BaselineFile { path: p, content: c }).collect();
+        let full = render_baseline(kind, &input, u64::MAX).len() as f64;
+        let max = (full * (1.0 - shortfall)) as u64;
+        let (intro, compact, lead) = if replacement {
+            (format!("{SUPER}{NORMAL}"), format!("{SUPER}{COMPACT}"), SUPER)
+        } else {
+            (NORMAL.to_owned(), COMPACT.to_owned(), "")
+        };
+        let items: Vec<Item> = files
+            .iter()
+            .map(|(p, c)| (format!("Instructions from: {}", escape(p)), p.clone(), c.clone()))
+            .collect();
+        let out = render_baseline(kind, &input, max);
+        check_shape(&out, files.len(), max)?;
+        let (text, fates) = naive(&items, &intro, Some(&compact), lead, max);
+        prop_assert_eq!(out.text, text);
+        prop_assert_eq!(out.fates, fates);
+    }
+
+    #[test]
     fn dynamic_matches_naive_reference(
         sections in prop::collection::vec(section_strategy(), 0..6),
         max in budget(),
