@@ -23,7 +23,16 @@ pub struct Digest([u8; 20]);
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 impl Digest {
-    /// SHA-1 of the UTF-8 bytes of `text`.
+    /// SHA-1 of the UTF-8 bytes of `text`: the change digest of R-STATE-3.
+    ///
+    /// ```
+    /// use dsh_instructions_state::Digest;
+    /// // `printf 'root rule' | sha1sum`
+    /// assert_eq!(Digest::of("root rule").to_hex(), "d89b0bf28ccca41f95a0aac894b4d0a41ddfe664");
+    /// // The change digest keeps white space; the dedup key does not.
+    /// assert_ne!(Digest::of("root rule\n"), Digest::of("root rule"));
+    /// assert_eq!(Digest::of_trimmed("root rule\n"), Digest::of("root rule"));
+    /// ```
     pub fn of(text: &str) -> Self {
         Self(sha1::Sha1::digest(text.as_bytes()).into())
     }

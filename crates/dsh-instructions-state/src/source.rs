@@ -168,6 +168,19 @@ impl TypedSource {
     /// entries (unknown action, bad scope, missing or empty path, a
     /// `set`/`replace` without a valid digest) are skipped; a `remove`'s
     /// digest is dropped. Never panics.
+    ///
+    /// ```
+    /// use dsh_instructions_state::{ScopeKey, TypedSource};
+    /// let v = serde_json::json!({
+    ///     "kind": "agent-instructions", "form": "instructions", "schema": 1,
+    ///     "changes": [{"action": "remove", "scope": "user\u{0}AGENTS.md",
+    ///                  "path": "~/.dsh/AGENTS.md", "digest": "ignored on a remove"}]
+    /// });
+    /// let s = TypedSource::from_json(&v).unwrap();
+    /// assert!(!s.baseline);
+    /// assert_eq!(s.changes[0].scope, ScopeKey::user_global());
+    /// assert_eq!(s.changes[0].digest, None);
+    /// ```
     pub fn from_json(v: &Value) -> Option<Self> {
         let ours = v.get("kind")?.as_str()? == SOURCE_KIND
             && v.get("form")?.as_str()? == SOURCE_FORM

@@ -78,6 +78,22 @@ pub struct VisibleState {
 impl VisibleState {
     /// Folds visible workspace messages, in history order, into state; each
     /// item is the caller's message index and the message's typed source.
+    ///
+    /// ```
+    /// use dsh_instructions_state::{Action, Change, Digest, ScopeKey, TypedSource, VisibleState};
+    /// let k = ScopeKey::user_global();
+    /// let change = |action, text: &str| Change {
+    ///     action, scope: k.clone(), path: "~/.dsh/AGENTS.md".into(), previous_path: None,
+    ///     digest: (action != Action::Remove).then(|| Digest::of(text)),
+    /// };
+    /// let history = [
+    ///     TypedSource { changes: vec![change(Action::Set, "v1")], ..Default::default() },
+    ///     TypedSource { changes: vec![change(Action::Replace, "v2")], ..Default::default() },
+    /// ];
+    /// let state = VisibleState::derive(history.iter().enumerate());
+    /// assert_eq!(state.get(&k).unwrap().digest, Some(Digest::of("v2")));
+    /// assert_eq!(state.latest_baseline(), None);
+    /// ```
     pub fn derive<'a>(messages: impl IntoIterator<Item = (usize, &'a TypedSource)>) -> Self {
         let mut state = Self::default();
         for (index, source) in messages {
@@ -147,6 +163,7 @@ impl VisibleState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use rstest::rstest;
 
     fn change(action: Action, scope: &ScopeKey, path: &str, text: &str) -> Change {
@@ -257,5 +274,46 @@ mod tests {
         assert_eq!(s, VisibleState::derive([(0, &m1), (1, &m2)]));
         assert_eq!(s.loaded().count(), 0);
         assert_eq!(s.entries().count(), 1);
+    }
+
+    proptest! {
+        #[test]
+        fn derive_is_last_change_per_scope(
+            history in prop::collection::vec(
+                (any::<bool>(), prop::collection::vec((0usize..4, 0u8..3, 0u8..3), 0..4)),
+                0..8,
+            )
+        ) {
+            let scopes = [
+                ScopeKey::user_global(),
+                ScopeKey::project(".", "base"),
+                ScopeKey::project(".", "local"),
+                ScopeKey::project("a", "base"),
+            ];
+            let actions = [Action::Set, Action::Replace, Action::Remove];
+            let msgs: Vec<TypedSource> = history
+                .iter()
+                .map(|(b, cs)| {
+                    let changes = cs
+                        .iter()
+                        .map(|&(s, a, t)| change(actions[usize::from(a)], &scopes[s], "p", &t.to_string()))
+                        .collect();
+                    msg(*b, changes)
+                })
+                .collect();
+            let state = VisibleState::derive(msgs.iter().enumerate());
+            for scope in &scopes {
+                // Model: scan the flattened history backwards.
+                let last = msgs
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(i, m)| m.changes.iter().map(move |c| (i, c)))
+                    .rfind(|(_, c)| c.scope == *scope);
+                let got = state.get(scope).map(|e| (e.message, e.action, e.digest));
+                prop_assert_eq!(got, last.map(|(i, c)| (i, c.action, c.digest)));
+            }
+            let last_baseline = msgs.iter().rposition(|m| m.baseline);
+            prop_assert_eq!(state.latest_baseline().map(|b| b.message), last_baseline);
+        }
     }
 }
