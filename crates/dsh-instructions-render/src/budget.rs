@@ -12,17 +12,16 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use crate::escape::{push_escaped, tag_positions, tags_within};
-use crate::{BaselineFile, FRAME_CLOSE, FRAME_OPEN, Fate, IntroUsed, Rendered, Section};
+use crate::{
+    BaselineFile, FRAME_CLOSE, FRAME_OPEN, Fate, HEADER_BASELINE, HEADER_REMOVE, HEADER_REPLACE,
+    HEADER_SET, IntroUsed, NOTICE_PREFIX, Rendered, Section,
+};
 
 /// Block separator inside a part: one blank line.
 const SEP: &str = "\n\n";
 const SEP_LEN: u64 = SEP.len() as u64;
 const FRAME_LEN: u64 = (FRAME_OPEN.len() + FRAME_CLOSE.len()) as u64;
 
-const BASELINE_HEADER: &str = "Instructions from: ";
-const SET_HEADER: &str = "Additional instructions from: ";
-const REPLACE_HEADER: &str = "Updated instructions from: ";
-const REMOVE_HEADER: &str = "Instructions removed: ";
 const SET_PROJECT_BEFORE_DIR: &str = "These instructions apply to work under `";
 const SET_PROJECT_AFTER_DIR: &str = "`. Follow them where they apply; more specific instructions take precedence. They do not override system, developer, or direct user instructions.";
 const SET_USER_GLOBAL: &str = "These instructions apply to all work. Follow them where they apply; more specific instructions take precedence. They do not override system, developer, or direct user instructions.";
@@ -32,7 +31,6 @@ const REPLACE_PATH_BEFORE_PREV: &str =
 const REPLACE_PATH_AFTER_PREV: &str = ", which no longer apply.";
 const REMOVE_TEXT: &str = "The instructions previously loaded from this file no longer apply.";
 
-const NOTICE_HEAD: &str = "Workspace instruction budget ";
 const NOTICE_UNIT: &str = " bytes: ";
 const NOTICE_OMITTED: &str = "omitted ";
 const NOTICE_LIST_SEP: &str = ", ";
@@ -59,7 +57,7 @@ pub(crate) struct Prep<'a> {
 impl<'a> Prep<'a> {
     pub(crate) fn baseline(file: &BaselineFile<'a>) -> Self {
         let path = crate::escape(file.path);
-        let fixed = [BASELINE_HEADER, &path].concat();
+        let fixed = [HEADER_BASELINE, &path].concat();
         Self::new(fixed, path, file.content)
     }
 
@@ -67,7 +65,7 @@ impl<'a> Prep<'a> {
         let path = crate::escape(section.path());
         let fixed = match *section {
             Section::SetProject { dir, .. } => [
-                SET_HEADER,
+                HEADER_SET,
                 &path,
                 SEP,
                 SET_PROJECT_BEFORE_DIR,
@@ -75,10 +73,10 @@ impl<'a> Prep<'a> {
                 SET_PROJECT_AFTER_DIR,
             ]
             .concat(),
-            Section::SetUserGlobal { .. } => [SET_HEADER, &path, SEP, SET_USER_GLOBAL].concat(),
-            Section::Replace { .. } => [REPLACE_HEADER, &path, SEP, REPLACE_TEXT].concat(),
+            Section::SetUserGlobal { .. } => [HEADER_SET, &path, SEP, SET_USER_GLOBAL].concat(),
+            Section::Replace { .. } => [HEADER_REPLACE, &path, SEP, REPLACE_TEXT].concat(),
             Section::ReplacePath { previous_path, .. } => [
-                REPLACE_HEADER,
+                HEADER_REPLACE,
                 &path,
                 SEP,
                 REPLACE_PATH_BEFORE_PREV,
@@ -86,7 +84,7 @@ impl<'a> Prep<'a> {
                 REPLACE_PATH_AFTER_PREV,
             ]
             .concat(),
-            Section::Remove { .. } => [REMOVE_HEADER, &path, SEP, REMOVE_TEXT].concat(),
+            Section::Remove { .. } => [HEADER_REMOVE, &path, SEP, REMOVE_TEXT].concat(),
         };
         Self::new(fixed, path, section.content().unwrap_or(""))
     }
@@ -232,7 +230,7 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
     }
 
     // Step 2: drop whole inputs from the broad end; the first fit wins.
-    let head_len = len(NOTICE_HEAD) + decimal_len(max_bytes) + len(NOTICE_UNIT);
+    let head_len = len(NOTICE_PREFIX) + decimal_len(max_bytes) + len(NOTICE_UNIT);
     let mut dropped = 0;
     // Length of "omitted p0, p1, …" over the inputs dropped so far.
     let mut omitted_len = 0;
@@ -413,7 +411,7 @@ fn notice(
     omitted: &[Prep<'_>],
     truncated: Option<(&Prep<'_>, usize, usize)>,
 ) -> String {
-    let mut out = format!("{NOTICE_HEAD}{max_bytes}{NOTICE_UNIT}");
+    let mut out = format!("{NOTICE_PREFIX}{max_bytes}{NOTICE_UNIT}");
     for (i, prep) in omitted.iter().enumerate() {
         out.push_str(if i == 0 {
             NOTICE_OMITTED

@@ -67,6 +67,33 @@ pub const INTRO_COMPACT: &str = lit_compact!();
 /// Compact intro of a replacement baseline: [`SUPERSEDE`] + [`INTRO_COMPACT`].
 pub const INTRO_REPLACEMENT_COMPACT: &str = concat!(lit_supersede!(), lit_compact!());
 
+/// Start of a baseline section's header line (R-REN-1).
+pub const HEADER_BASELINE: &str = "Instructions from: ";
+/// Start of a dynamic `set` section's header line (R-REN-3).
+pub const HEADER_SET: &str = "Additional instructions from: ";
+/// Start of a dynamic `replace` section's header line (R-REN-3).
+pub const HEADER_REPLACE: &str = "Updated instructions from: ";
+/// Start of a dynamic `remove` section's header line (R-REN-3).
+pub const HEADER_REMOVE: &str = "Instructions removed: ";
+/// Every section header prefix: a line starting with one of these is a
+/// section header (what the conformance `sections:` matcher lists).
+///
+/// ```
+/// use dsh_instructions_render::{render_dynamic, Section, SECTION_HEADER_PREFIXES};
+///
+/// let out = render_dynamic(&[Section::Remove { path: "a/AGENTS.md" }], 1_000);
+/// let headers: Vec<&str> = out
+///     .text
+///     .lines()
+///     .filter(|l| SECTION_HEADER_PREFIXES.iter().any(|p| l.starts_with(p)))
+///     .collect();
+/// assert_eq!(headers, ["Instructions removed: a/AGENTS.md"]);
+/// ```
+pub const SECTION_HEADER_PREFIXES: [&str; 4] =
+    [HEADER_BASELINE, HEADER_SET, HEADER_REPLACE, HEADER_REMOVE];
+/// Start of every budget notice (R-REN-4); the budget in bytes follows.
+pub const NOTICE_PREFIX: &str = "Workspace instruction budget ";
+
 /// Which intro a baseline gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BaselineKind {

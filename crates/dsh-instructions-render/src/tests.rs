@@ -46,6 +46,16 @@ fn constants_match_spec_texts() {
     assert_eq!(INTRO_REPLACEMENT_COMPACT, format!("{SUPER}{COMPACT}"));
     assert_eq!(FRAME_OPEN, OPEN);
     assert_eq!(FRAME_CLOSE, CLOSE);
+    assert_eq!(
+        SECTION_HEADER_PREFIXES,
+        [
+            "Instructions from: ",
+            "Additional instructions from: ",
+            "Updated instructions from: ",
+            "Instructions removed: ",
+        ]
+    );
+    assert_eq!(NOTICE_PREFIX, "Workspace instruction budget ");
 }
 
 #[rstest]
