@@ -1,0 +1,535 @@
+//! Checking an [`Expect`] against what a driver observed after a step.
+//!
+//! Failure reasons read `<field>: expected <x>, got <y>` with values rendered
+//! as JSON, so newlines and quotes stay visible on one output line; the runner
+//! prefixes `step N (action): `.
+
+use serde::Serialize;
+use sha1::{Digest, Sha1};
+
+use crate::schema::{
+    ChangeAction, ChangeExpect, Expect, IdentityExpect, Intro, MessageMatcher, Outcome,
+    SourceExpect, VisibleExpect,
+};
+
+/// Lowercase hex SHA-1 of `bytes` (sha1 0.11 output has no `LowerHex`).
+///
+/// ```
+/// use dsh_instructions_conformance::matcher::sha1_hex;
+/// assert_eq!(sha1_hex(b""), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+/// ```
+pub fn sha1_hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digest = Sha1::digest(bytes);
+    let mut out = String::with_capacity(40);
+    for b in digest.iter() {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0x0f)]));
+    }
+    out
+}
+
+/// One change of an observed message source (R-STATE-1).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ObservedChange {
+    /// `set`, `replace` or `remove`.
+    pub action: ChangeActionObs,
+    /// Scope key (NUL-separated, R-STATE-2).
+    pub scope: String,
+    /// Display path.
+    pub path: String,
+    /// Previous display path of a path-changing replace.
+    pub previous_path: Option<String>,
+    /// Digest (absent on a remove).
+    pub digest: Option<String>,
+}
+
+/// Observed change action (serializes as the wire spelling).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeActionObs {
+    /// `set`.
+    Set,
+    /// `replace`.
+    Replace,
+    /// `remove`.
+    Remove,
+}
+
+impl ChangeActionObs {
+    fn matches(self, expected: ChangeAction) -> bool {
+        matches!(
+            (self, expected),
+            (Self::Set, ChangeAction::Set)
+                | (Self::Replace, ChangeAction::Replace)
+                | (Self::Remove, ChangeAction::Remove)
+        )
+    }
+    /// The wire spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Set => "set",
+            Self::Replace => "replace",
+            Self::Remove => "remove",
+        }
+    }
+}
+
+/// The typed source of an observed workspace message.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ObservedSource {
+    /// `baseline: true` present.
+    pub baseline: bool,
+    /// `baselineIdentity`, when present.
+    pub identity: Option<String>,
+    /// Changes in order.
+    pub changes: Vec<ObservedChange>,
+}
+
+/// An observed workspace message.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ObservedMessage {
+    /// Text parts in order.
+    pub parts: Vec<String>,
+    /// Its typed source.
+    pub source: ObservedSource,
+}
+
+/// Operation counts of the memory provider during one step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StepCounters {
+    /// Files opened for content.
+    pub reads: u64,
+    /// Resolve+stat calls, root-marker probes included.
+    pub probes: u64,
+}
+
+/// What a driver observed after a (settled) step.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Observation {
+    /// Pre-step outcome; `None` for other actions.
+    pub outcome: Option<Outcome>,
+    /// Labels of the decision's messages; `None` for other actions.
+    pub batch: Option<Vec<String>>,
+    /// The workspace message folded into this step's batch.
+    pub entered: Option<ObservedMessage>,
+    /// Pending workspace messages in the next-step inbox, in order.
+    pub inbox: Vec<ObservedMessage>,
+    /// Labels of every persisted user message.
+    pub history: Vec<String>,
+    /// Sources of the visible workspace messages, oldest first.
+    pub visible: Vec<ObservedSource>,
+    /// Memory provider counters for this step (`None` on disk).
+    pub counters: Option<StepCounters>,
+}
+
+fn json<T: Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "<unrenderable>".to_owned())
+}
+
+fn mismatch<T: Serialize + ?Sized, U: Serialize + ?Sized>(field: &str, exp: &T, got: &U) -> String {
+    format!("{field}: expected {}, got {}", json(exp), json(got))
+}
+
+/// Checks every key written in `expect`; returns one reason per mismatch.
+pub fn check(expect: &Expect, obs: &Observation) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(exp) = expect.outcome {
+        match obs.outcome {
+            Some(got) if got == exp => {}
+            Some(got) => out.push(format!(
+                "outcome: expected {}, got {}",
+                outcome_name(exp),
+                outcome_name(got)
+            )),
+            None => out.push("outcome: only a pre_step has an outcome".to_owned()),
+        }
+    }
+    if let Some(exp) = &expect.batch {
+        match &obs.batch {
+            Some(got) if got == exp => {}
+            Some(got) => out.push(mismatch("batch", exp, got)),
+            None => out.push("batch: only a pre_step has a batch".to_owned()),
+        }
+    }
+    if let Some(exp) = &expect.entered {
+        match (exp, &obs.entered) {
+            (None, None) => {}
+            (None, Some(got)) => out.push(format!(
+                "entered: expected null, got a message {}",
+                json(&got.parts.join("\n"))
+            )),
+            (Some(_), None) => out.push("entered: expected a message, got null".to_owned()),
+            (Some(m), Some(got)) => check_message("entered", m, got, &mut out),
+        }
+    }
+    if let Some(exp) = &expect.inbox {
+        if exp.len() != obs.inbox.len() {
+            let texts: Vec<String> = obs.inbox.iter().map(|m| m.parts.join("\n")).collect();
+            out.push(format!(
+                "inbox: expected {} message(s), got {} {}",
+                exp.len(),
+                obs.inbox.len(),
+                json(&texts)
+            ));
+        } else {
+            for (i, (m, got)) in exp.iter().zip(&obs.inbox).enumerate() {
+                check_message(&format!("inbox[{i}]"), m, got, &mut out);
+            }
+        }
+    }
+    if let Some(exp) = &expect.history {
+        if *exp != obs.history {
+            out.push(mismatch("history", exp, &obs.history));
+        }
+    }
+    if let Some(exp) = &expect.visible {
+        for (path, v) in &exp.0 {
+            check_visible(path, v, &obs.visible, &mut out);
+        }
+    }
+    if let Some(exp) = expect.reads {
+        match obs.counters {
+            Some(c) if c.reads == exp => {}
+            Some(c) => out.push(format!("reads: expected {exp}, got {}", c.reads)),
+            None => out.push("reads: no op counters on this provider".to_owned()),
+        }
+    }
+    if let Some(max) = expect.probes_max {
+        match obs.counters {
+            Some(c) if c.probes <= max => {}
+            Some(c) => out.push(format!(
+                "probes_max: expected at most {max}, got {}",
+                c.probes
+            )),
+            None => out.push("probes_max: no op counters on this provider".to_owned()),
+        }
+    }
+    out
+}
+
+fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Ok => "ok",
+        Outcome::Cancelled => "cancelled",
+    }
+}
+
+/// Lines of `text` that are section headers (conformance format, "Message matcher").
+///
+/// ```
+/// use dsh_instructions_conformance::matcher::section_lines;
+/// let t = "<system-reminder>\nintro\n\nInstructions from: AGENTS.md\n\nx\n</system-reminder>";
+/// assert_eq!(section_lines(t), vec!["Instructions from: AGENTS.md"]);
+/// ```
+pub fn section_lines(text: &str) -> Vec<&str> {
+    const PREFIXES: [&str; 4] = [
+        "Instructions from: ",
+        "Additional instructions from: ",
+        "Updated instructions from: ",
+        "Instructions removed: ",
+    ];
+    text.lines()
+        .filter(|l| PREFIXES.iter().any(|p| l.starts_with(p)))
+        .collect()
+}
+
+/// R-REN-2 normal intro.
+pub const INTRO_NORMAL: &str = "The following workspace instructions come from instruction files in this environment. Follow them where they apply. Where two files conflict, the more specific one (later in this message) takes precedence. They do not override system, developer, or direct user instructions.";
+/// R-REN-2 SUPERSEDE sentence (with its trailing space).
+pub const SUPERSEDE: &str =
+    "This complete workspace instruction baseline supersedes every earlier one. ";
+/// R-REN-2 empty replacement baseline sentence pair.
+pub const INTRO_EMPTY_REPLACEMENT: &str = "This complete workspace instruction baseline supersedes every earlier one. No workspace instructions are active now.";
+/// R-REN-2 compact intro.
+pub const INTRO_COMPACT: &str =
+    "Workspace instructions were shortened to fit the configured byte budget.";
+const NOTICE_PREFIX: &str = "Workspace instruction budget";
+
+/// The body of a `<system-reminder>` frame, or the text itself when unframed.
+fn body(part: &str) -> &str {
+    part.strip_prefix("<system-reminder>\n")
+        .and_then(|b| b.strip_suffix("\n</system-reminder>"))
+        .unwrap_or(part)
+}
+
+/// Splits a part into its notice line (if its first block is one) and the
+/// block after it.
+fn notice_and_intro_block(part: &str) -> (Option<&str>, Option<&str>) {
+    let mut blocks = body(part).split("\n\n").filter(|b| !b.is_empty());
+    let first = blocks.next();
+    let first_line = first.and_then(|b| b.lines().next()).unwrap_or_default();
+    // A replacement notice-only frame puts SUPERSEDE before the notice on the
+    // same line, so the notice is taken from its prefix to the end of line.
+    let notice_at = if first_line.starts_with(NOTICE_PREFIX) {
+        Some(0)
+    } else if first_line.starts_with(SUPERSEDE)
+        && first_line[SUPERSEDE.len()..].starts_with(NOTICE_PREFIX)
+    {
+        Some(SUPERSEDE.len())
+    } else {
+        None
+    };
+    match notice_at {
+        Some(i) => (Some(&first_line[i..]), blocks.next()),
+        None => (None, first),
+    }
+}
+
+/// The budget notice line of a part, if any.
+///
+/// ```
+/// use dsh_instructions_conformance::matcher::notice_of;
+/// let t = "<system-reminder>\nWorkspace instruction budget 10 bytes: omitted AGENTS.md\n</system-reminder>";
+/// assert_eq!(notice_of(t), Some("Workspace instruction budget 10 bytes: omitted AGENTS.md"));
+/// ```
+pub fn notice_of(part: &str) -> Option<&str> {
+    notice_and_intro_block(part).0
+}
+
+/// Classifies the first block after any notice (R-REN-2).
+///
+/// ```
+/// use dsh_instructions_conformance::matcher::{classify_intro, INTRO_COMPACT};
+/// use dsh_instructions_conformance::schema::Intro;
+/// let t = format!("<system-reminder>\n{INTRO_COMPACT}\n\nInstructions from: a\n\nx\n</system-reminder>");
+/// assert_eq!(classify_intro(&t), Intro::Compact);
+/// ```
+pub fn classify_intro(part: &str) -> Intro {
+    let Some(block) = notice_and_intro_block(part).1 else {
+        return Intro::None;
+    };
+    if block == INTRO_NORMAL {
+        Intro::Normal
+    } else if block == INTRO_EMPTY_REPLACEMENT {
+        Intro::EmptyReplacement
+    } else if block == INTRO_COMPACT {
+        Intro::Compact
+    } else if let Some(rest) = block.strip_prefix(SUPERSEDE) {
+        match rest {
+            INTRO_NORMAL => Intro::Replacement,
+            INTRO_COMPACT => Intro::ReplacementCompact,
+            _ => Intro::None,
+        }
+    } else {
+        Intro::None
+    }
+}
+
+/// Checks one message against its matcher, pushing reasons prefixed by `at`.
+pub fn check_message(at: &str, m: &MessageMatcher, got: &ObservedMessage, out: &mut Vec<String>) {
+    let joined = got.parts.join("\n");
+    let first = got.parts.first().map(String::as_str).unwrap_or_default();
+    if let Some(exp) = &m.text {
+        if *exp != joined {
+            out.push(mismatch(&format!("{at}.text"), exp, &joined));
+        }
+    }
+    if let Some(exp) = &m.sections {
+        let got_sections = section_lines(&joined);
+        if *exp != got_sections {
+            out.push(mismatch(&format!("{at}.sections"), exp, &got_sections));
+        }
+    }
+    if let Some(subs) = &m.contains {
+        for s in subs {
+            if !joined.contains(s.as_str()) {
+                out.push(format!(
+                    "{at}.contains: {} not found in {}",
+                    json(s),
+                    json(&joined)
+                ));
+            }
+        }
+    }
+    if let Some(subs) = &m.not_contains {
+        for s in subs {
+            if joined.contains(s.as_str()) {
+                out.push(format!(
+                    "{at}.not_contains: {} found in {}",
+                    json(s),
+                    json(&joined)
+                ));
+            }
+        }
+    }
+    if let Some(exp) = m.intro {
+        let got_intro = classify_intro(first);
+        if got_intro != exp {
+            out.push(format!(
+                "{at}.intro: expected {}, got {}",
+                exp.name(),
+                got_intro.name()
+            ));
+        }
+    }
+    if let Some(exp) = &m.notice {
+        let got_notice = notice_of(first);
+        if exp.as_deref() != got_notice {
+            out.push(mismatch(&format!("{at}.notice"), exp, &got_notice));
+        }
+    }
+    if let Some(exp) = m.parts {
+        if exp != got.parts.len() {
+            out.push(format!(
+                "{at}.parts: expected {exp}, got {}",
+                got.parts.len()
+            ));
+        }
+    }
+    if let Some(max) = m.max_len {
+        for (i, p) in got.parts.iter().enumerate() {
+            if p.len() > max {
+                out.push(format!(
+                    "{at}.max_len: expected at most {max}, got {} (part {i})",
+                    p.len()
+                ));
+            }
+        }
+    }
+    if let Some(exp) = m.len {
+        match got.parts.as_slice() {
+            [only] if only.len() == exp => {}
+            [only] => out.push(format!("{at}.len: expected {exp}, got {}", only.len())),
+            parts => out.push(format!(
+                "{at}.len: expected a single part of {exp} bytes, got {} parts",
+                parts.len()
+            )),
+        }
+    }
+    if let Some(src) = &m.source {
+        check_source(&format!("{at}.source"), src, &got.source, out);
+    }
+}
+
+fn check_source(at: &str, exp: &SourceExpect, got: &ObservedSource, out: &mut Vec<String>) {
+    if let Some(b) = exp.baseline {
+        if b != got.baseline {
+            out.push(format!("{at}.baseline: expected {b}, got {}", got.baseline));
+        }
+    }
+    match (&exp.identity, &got.identity) {
+        (None, _) | (Some(IdentityExpect::Any), Some(_)) => {}
+        (Some(IdentityExpect::Any), None) => {
+            out.push(format!("{at}.identity: expected any, got absent"));
+        }
+        (Some(IdentityExpect::Exact(e)), g) => {
+            if Some(e) != g.as_ref() {
+                out.push(mismatch(&format!("{at}.identity"), e, g));
+            }
+        }
+    }
+    if let Some(changes) = &exp.changes {
+        if changes.len() != got.changes.len() {
+            out.push(format!(
+                "{at}.changes: expected {} entries, got {} {}",
+                changes.len(),
+                got.changes.len(),
+                json(&got.changes)
+            ));
+            return;
+        }
+        for (i, (e, g)) in changes.iter().zip(&got.changes).enumerate() {
+            check_change(&format!("{at}.changes[{i}]"), e, g, out);
+        }
+    }
+}
+
+fn check_change(at: &str, e: &ChangeExpect, g: &ObservedChange, out: &mut Vec<String>) {
+    if let Some(a) = e.action {
+        if !g.action.matches(a) {
+            out.push(format!(
+                "{at}.action: expected {}, got {}",
+                a.name(),
+                g.action.name()
+            ));
+        }
+    }
+    if let Some(p) = &e.path {
+        if *p != g.path {
+            out.push(mismatch(&format!("{at}.path"), p, &g.path));
+        }
+    }
+    if let Some(p) = &e.previous_path {
+        if Some(p) != g.previous_path.as_ref() {
+            out.push(mismatch(
+                &format!("{at}.previous_path"),
+                p,
+                &g.previous_path,
+            ));
+        }
+    }
+    if let Some(d) = &e.digest {
+        let hex = d.hex();
+        if Some(&hex) != g.digest.as_ref() {
+            out.push(mismatch(&format!("{at}.digest"), &hex, &g.digest));
+        }
+    }
+    if let Some(s) = &e.scope {
+        if *s != g.scope {
+            out.push(mismatch(&format!("{at}.scope"), s, &g.scope));
+        }
+    }
+}
+
+/// The latest visible change naming `path`: per scope the last change wins,
+/// then the scope whose latest change names `path` (the most recent one if
+/// several do).
+pub fn visible_lookup<'a>(visible: &'a [ObservedSource], path: &str) -> Option<&'a ObservedChange> {
+    let mut latest: Vec<(&str, usize, &ObservedChange)> = Vec::new();
+    let all = visible.iter().flat_map(|s| s.changes.iter()).enumerate();
+    for (seq, c) in all {
+        match latest.iter_mut().find(|(scope, _, _)| *scope == c.scope) {
+            Some(slot) => *slot = (c.scope.as_str(), seq, c),
+            None => latest.push((c.scope.as_str(), seq, c)),
+        }
+    }
+    latest
+        .into_iter()
+        .filter(|(_, _, c)| c.path == path)
+        .max_by_key(|(_, seq, _)| *seq)
+        .map(|(_, _, c)| c)
+}
+
+fn check_visible(
+    path: &str,
+    exp: &VisibleExpect,
+    visible: &[ObservedSource],
+    out: &mut Vec<String>,
+) {
+    let at = format!("visible[{}]", json(path));
+    let got = visible_lookup(visible, path);
+    let describe = |c: Option<&ObservedChange>| match c {
+        None => "none".to_owned(),
+        Some(c) if c.action == ChangeActionObs::Remove => "removed".to_owned(),
+        Some(c) => format!(
+            "{{action: {}, digest: {}}}",
+            c.action.name(),
+            c.digest.as_deref().unwrap_or("absent")
+        ),
+    };
+    let ok = match (exp, got) {
+        (VisibleExpect::None, None) => true,
+        (VisibleExpect::Removed, Some(c)) => c.action == ChangeActionObs::Remove,
+        (VisibleExpect::Loaded { action, digest }, Some(c)) => {
+            c.action != ChangeActionObs::Remove
+                && action.is_none_or(|a| c.action.matches(a))
+                && digest.as_ref().is_none_or(|d| Some(d.hex()) == c.digest)
+        }
+        _ => false,
+    };
+    if !ok {
+        let want = match exp {
+            VisibleExpect::None => "none".to_owned(),
+            VisibleExpect::Removed => "removed".to_owned(),
+            VisibleExpect::Loaded { action, digest } => format!(
+                "{{action: {}, digest: {}}}",
+                action.map_or("set|replace", ChangeAction::name),
+                digest
+                    .as_ref()
+                    .map_or_else(|| "any".to_owned(), |d| d.hex())
+            ),
+        };
+        out.push(format!("{at}: expected {want}, got {}", describe(got)));
+    }
+}

@@ -1,0 +1,590 @@
+//! The scenario loop: one run per scenario and provider, through a [`Driver`].
+//!
+//! The runner owns everything the format defines (filesystem changes, path
+//! rewriting, step numbering, settling before checks, counters, output lines);
+//! a [`Driver`] only turns steps into calls on a host + runtime and reports
+//! what the model would see. That seam lets the runner be tested with a
+//! scripted driver and lets another host implementation reuse it.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use camino::Utf8PathBuf;
+use dsh_instructions_discovery::MemoryProvider;
+
+use crate::fsmodel::{DiskFixture, FsFixture, FsModel, LocalFuture, MemoryFixture, PathMap};
+use crate::matcher::{self, Observation, ObservedMessage, ObservedSource};
+use crate::schema::{
+    Action, Compact, ConfigInput, Decision, Env, EventKind, Outcome, ParseError, ProviderKind,
+    Scenario,
+};
+
+/// How long one step may take before the runner gives up on it: a safety
+/// net against a scenario that leaves a pre-step blocked on a gate, not a
+/// performance check.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The filesystem provider a mount uses.
+#[derive(Clone, Debug)]
+pub enum ProviderHandle {
+    /// The in-memory provider (already restricted to the mount's trusted roots).
+    Memory(MemoryProvider),
+    /// A cap-std provider the driver opens on the mount's trusted roots.
+    Disk,
+    /// `no_provider: true`.
+    None,
+}
+
+/// Everything a driver needs to mount a plugin instance. Paths are already
+/// rewritten into the provider's namespace.
+#[derive(Clone, Debug)]
+pub struct MountSpec {
+    /// Which provider the scenario runs on.
+    pub kind: ProviderKind,
+    /// The filesystem provider.
+    pub provider: ProviderHandle,
+    /// Raw configuration (`dsh_home` rewritten); `None` = disabled.
+    pub config: Option<ConfigInput>,
+    /// Environment for home resolution (values rewritten).
+    pub env: Env,
+    /// Trusted roots (explicit or the default: project root + DSH home).
+    pub trusted_roots: Vec<Utf8PathBuf>,
+    /// Session cwd.
+    pub cwd: Utf8PathBuf,
+}
+
+/// A pre-step as the driver runs it.
+#[derive(Debug)]
+pub struct PreStepInput<'a> {
+    /// Step number in the turn.
+    pub step: u32,
+    /// Direct prompt messages claimed by this step.
+    pub claimed: &'a [String],
+    /// Messages appended after them by the host.
+    pub extra: &'a [String],
+    /// Downstream decision.
+    pub decision: Decision,
+    /// When given, cancel the step as soon as this resolves.
+    pub cancel: Option<CancelSignal<'a>>,
+}
+
+/// A future that fires when the step must be cancelled.
+pub struct CancelSignal<'a>(pub LocalFuture<'a, ()>);
+
+impl std::fmt::Debug for CancelSignal<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CancelSignal")
+    }
+}
+
+/// What a pre-step returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PreStepResult {
+    /// Completed or cancelled.
+    pub outcome: Outcome,
+    /// Labels of the decision's messages (`workspace`, `rejected`, texts).
+    pub batch: Vec<String>,
+    /// The workspace message folded into the batch.
+    pub entered: Option<ObservedMessage>,
+}
+
+/// A tool result as the driver delivers it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolInput {
+    /// Tool name.
+    pub name: String,
+    /// Path argument (absolute values rewritten).
+    pub path: Option<String>,
+    /// `false` = error result.
+    pub ok: bool,
+    /// Cancelled execution.
+    pub cancelled: bool,
+    /// Execution token.
+    pub token: String,
+    /// Parent token.
+    pub parent: Option<String>,
+}
+
+/// Host state a driver reports after settling.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostState {
+    /// Pending workspace messages in the next-step inbox.
+    pub inbox: Vec<ObservedMessage>,
+    /// Labels of persisted user messages.
+    pub history: Vec<String>,
+    /// Sources of the visible workspace messages, oldest first.
+    pub visible: Vec<ObservedSource>,
+}
+
+/// Drives a host + runtime through scenario steps. Errors are driver or
+/// runtime failures and fail the scenario.
+pub trait Driver {
+    /// Mounts the first plugin instance over an empty session.
+    fn mount(&mut self, spec: &MountSpec) -> impl Future<Output = Result<(), String>>;
+    /// Runs a pre-step.
+    fn pre_step(
+        &mut self,
+        input: PreStepInput<'_>,
+    ) -> impl Future<Output = Result<PreStepResult, String>>;
+    /// Delivers a tool result.
+    fn tool(&mut self, input: &ToolInput) -> impl Future<Output = Result<(), String>>;
+    /// Appends a session event.
+    fn event(&mut self, event: EventKind) -> impl Future<Output = Result<(), String>>;
+    /// Hides events from the visible surface.
+    fn compact(&mut self, compact: &Compact) -> impl Future<Output = Result<(), String>>;
+    /// New loop instance over the same history (inbox and plugin state gone).
+    fn resume(&mut self) -> impl Future<Output = Result<(), String>>;
+    /// Disposes the plugin instance and mounts a new one (inbox kept).
+    fn remount(&mut self, spec: &MountSpec) -> impl Future<Output = Result<(), String>>;
+    /// Awaits the runtime's `settle()`.
+    fn settle(&mut self) -> impl Future<Output = Result<(), String>>;
+    /// Reports inbox, history and visible sources.
+    fn observe(&mut self) -> impl Future<Output = Result<HostState, String>>;
+}
+
+/// Makes a fresh driver per scenario run.
+pub trait DriverFactory {
+    /// The driver type.
+    type Driver: Driver;
+    /// A new driver with an empty session.
+    fn create(&self) -> Self::Driver;
+}
+
+/// Result of one scenario on one provider.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every expectation held.
+    Pass,
+    /// Something failed; the reason is ready for the output line.
+    Fail(String),
+}
+
+/// One line of runner output for a scenario × provider.
+///
+/// ```
+/// use dsh_instructions_conformance::runner::{line, Verdict};
+/// use dsh_instructions_conformance::schema::ProviderKind;
+/// assert_eq!(line("a", ProviderKind::Memory, &Verdict::Pass), "ok   a [memory]");
+/// assert_eq!(
+///     line("a", ProviderKind::Disk, &Verdict::Fail("step 1 (pre_step): x".into())),
+///     "FAIL a [disk]: step 1 (pre_step): x"
+/// );
+/// ```
+pub fn line(name: &str, kind: ProviderKind, verdict: &Verdict) -> String {
+    match verdict {
+        Verdict::Pass => format!("ok   {name} [{kind}]"),
+        Verdict::Fail(reason) => format!("FAIL {name} [{kind}]: {reason}"),
+    }
+}
+
+struct Mounting {
+    config: Option<ConfigInput>,
+    env: Env,
+    trusted_roots: Option<Vec<String>>,
+}
+
+fn rewrite_config(config: &Option<ConfigInput>, paths: &PathMap) -> Option<ConfigInput> {
+    config.as_ref().map(|c| {
+        let mut c = c.clone();
+        c.dsh_home = c.dsh_home.map(|h| paths.map_home_value(&h));
+        c
+    })
+}
+
+fn rewrite_env(env: &Env, paths: &PathMap) -> Env {
+    Env {
+        home: paths.map_home_value(&env.home),
+        dsh_home: env.dsh_home.as_ref().map(|h| paths.map_home_value(h)),
+    }
+}
+
+/// Default trusted roots: the project root (from the tracked model) and the
+/// DSH home, both in the provider namespace.
+fn default_roots(sc_cwd: &str, m: &Mounting, model: &FsModel, paths: &PathMap) -> Vec<Utf8PathBuf> {
+    let markers = m
+        .config
+        .as_ref()
+        .and_then(|c| c.project_root_markers.clone())
+        .unwrap_or_else(|| vec![".git".to_owned()]);
+    let root = model.project_root(sc_cwd, &markers);
+    let mut roots = vec![paths.map_path(&root)];
+    let env = rewrite_env(&m.env, paths);
+    let home_env = dsh_home_paths::HomeEnv {
+        home: Some(env.home.clone().into()),
+        dsh_home: env.dsh_home.clone().map(Into::into),
+        cwd: paths.map(sc_cwd).into(),
+        account_home: None,
+    };
+    let explicit = rewrite_config(&m.config, paths).and_then(|c| c.dsh_home);
+    // An unresolvable home only narrows the roots; the runtime reports it.
+    if let Ok(home) = dsh_home_paths::resolve_dsh_home(explicit.as_deref(), &home_env) {
+        if !roots.contains(&home.path) {
+            roots.push(home.path);
+        }
+    }
+    roots
+}
+
+fn mount_spec(
+    sc: &Scenario,
+    kind: ProviderKind,
+    m: &Mounting,
+    model: &FsModel,
+    fixture: &dyn FsFixture,
+    memory: Option<&MemoryProvider>,
+) -> MountSpec {
+    let paths = fixture.paths();
+    let trusted_roots = match &m.trusted_roots {
+        Some(r) => r.iter().map(|p| paths.map_path(p)).collect(),
+        None => default_roots(&sc.cwd, m, model, paths),
+    };
+    let provider = if sc.no_provider {
+        ProviderHandle::None
+    } else {
+        match memory {
+            Some(p) => ProviderHandle::Memory(p.with_trusted_roots(trusted_roots.clone())),
+            None => ProviderHandle::Disk,
+        }
+    };
+    MountSpec {
+        kind,
+        provider,
+        config: rewrite_config(&m.config, paths),
+        env: rewrite_env(&m.env, paths),
+        trusted_roots,
+        cwd: paths.map_path(&sc.cwd),
+    }
+}
+
+async fn timed<T>(what: &str, f: impl Future<Output = Result<T, String>>) -> Result<T, String> {
+    match tokio::time::timeout(STEP_TIMEOUT, f).await {
+        Ok(r) => r,
+        Err(_) => Err(format!(
+            "{what} did not finish within {} s (blocked on a gate?)",
+            STEP_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// Runs one scenario on one provider. Must be called inside a tokio runtime
+/// with time enabled.
+pub async fn run_scenario<D: Driver>(sc: &Scenario, kind: ProviderKind, mut driver: D) -> Verdict {
+    match run_inner(sc, kind, &mut driver).await {
+        Ok(()) => Verdict::Pass,
+        Err(reason) => Verdict::Fail(reason),
+    }
+}
+
+async fn run_inner<D: Driver>(
+    sc: &Scenario,
+    kind: ProviderKind,
+    driver: &mut D,
+) -> Result<(), String> {
+    if kind == ProviderKind::Disk {
+        let uses = sc.memory_only_uses();
+        if !uses.is_empty() {
+            return Err(format!(
+                "refused: memory-only knobs need `providers: [memory]` ({})",
+                uses.join("; ")
+            ));
+        }
+    }
+    let memory = (kind == ProviderKind::Memory).then(|| MemoryProvider::new(Vec::new()));
+    let fixture: Box<dyn FsFixture> = match &memory {
+        Some(p) => Box::new(MemoryFixture::new(p.clone())),
+        None => Box::new(DiskFixture::new()?),
+    };
+    let mut model = FsModel::default();
+    for (path, entry) in &sc.fs.0 {
+        fixture
+            .insert(path, entry)
+            .map_err(|e| format!("fs: {e}"))?;
+        model.insert(path);
+    }
+    let mut mounting = Mounting {
+        config: sc.config.clone(),
+        env: sc.env.clone(),
+        trusted_roots: sc.trusted_roots.clone(),
+    };
+    let spec = mount_spec(
+        sc,
+        kind,
+        &mounting,
+        &model,
+        fixture.as_ref(),
+        memory.as_ref(),
+    );
+    timed("mount", driver.mount(&spec))
+        .await
+        .map_err(|e| format!("mount: {e}"))?;
+
+    let mut next_step: u32 = 1;
+    for (i, step) in sc.steps.iter().enumerate() {
+        let n = i + 1;
+        let at = |e: String| format!("step {n} ({}): {e}", step.action.name());
+        fixture.reset_counters();
+        let mut pre: Option<PreStepResult> = None;
+        match &step.action {
+            Action::PreStep(p) => {
+                let number = p.step.unwrap_or(next_step);
+                next_step = number.saturating_add(1);
+                let cancel = p
+                    .cancel_when_blocked
+                    .as_deref()
+                    .map(|path| CancelSignal(fixture.wait_blocked(path)));
+                let input = PreStepInput {
+                    step: number,
+                    claimed: &p.claimed,
+                    extra: &p.extra,
+                    decision: p.decision,
+                    cancel,
+                };
+                pre = Some(
+                    timed("pre_step", driver.pre_step(input))
+                        .await
+                        .map_err(at)?,
+                );
+            }
+            Action::Tool(t) => {
+                let input = ToolInput {
+                    name: t.name.clone(),
+                    path: t.path.as_deref().map(|p| fixture.paths().map(p)),
+                    ok: t.ok,
+                    cancelled: t.cancelled,
+                    token: t.token.clone().unwrap_or_else(|| format!("step-{n}")),
+                    parent: t.parent.clone(),
+                };
+                timed("tool", driver.tool(&input)).await.map_err(at)?;
+            }
+            Action::Event(e) => {
+                if *e == EventKind::TurnEnd {
+                    next_step = 1;
+                }
+                timed("event", driver.event(*e)).await.map_err(at)?;
+            }
+            Action::Write(w) => {
+                for (path, entry) in &w.0 {
+                    fixture.insert(path, entry).map_err(at)?;
+                    model.insert(path);
+                }
+            }
+            Action::Remove(paths) => {
+                for path in paths {
+                    fixture.remove(path).map_err(at)?;
+                    model.remove(path);
+                }
+            }
+            Action::Release(path) => fixture.release(path).map_err(at)?,
+            Action::Compact(c) => timed("compact", driver.compact(c)).await.map_err(at)?,
+            Action::Resume => {
+                next_step = 1;
+                timed("resume", driver.resume()).await.map_err(at)?;
+            }
+            Action::Remount(r) => {
+                next_step = 1;
+                if let Some(c) = &r.config {
+                    mounting.config = Some(c.clone());
+                }
+                if let Some(e) = &r.env {
+                    mounting.env = e.clone();
+                }
+                if let Some(t) = &r.trusted_roots {
+                    mounting.trusted_roots = Some(t.clone());
+                }
+                let spec = mount_spec(
+                    sc,
+                    kind,
+                    &mounting,
+                    &model,
+                    fixture.as_ref(),
+                    memory.as_ref(),
+                );
+                timed("remount", driver.remount(&spec)).await.map_err(at)?;
+            }
+        }
+        let Some(expect) = &step.expect else { continue };
+        timed("settle", driver.settle()).await.map_err(at)?;
+        let host = timed("observe", driver.observe()).await.map_err(at)?;
+        let obs = Observation {
+            outcome: pre.as_ref().map(|p| p.outcome),
+            batch: pre.as_ref().map(|p| p.batch.clone()),
+            entered: pre.and_then(|p| p.entered),
+            inbox: host.inbox,
+            history: host.history,
+            visible: host.visible,
+            counters: fixture.counters(),
+        };
+        let reasons = matcher::check(expect, &obs);
+        if !reasons.is_empty() {
+            return Err(at(reasons.join("; ")));
+        }
+    }
+    Ok(())
+}
+
+/// Every `*.yaml` file under the given files or directories (recursive),
+/// sorted; a directory that cannot be read is reported as an error.
+pub fn collect_files(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<ParseError>) {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for root in roots {
+        walk(root, &mut files, &mut errors, true);
+    }
+    files.sort();
+    files.dedup();
+    (files, errors)
+}
+
+fn walk(path: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<ParseError>, explicit: bool) {
+    let read_err = |message: String| ParseError {
+        file: path.to_owned(),
+        step: None,
+        key: None,
+        position: None,
+        message,
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => match std::fs::read_dir(path) {
+            Ok(entries) => {
+                let mut children: Vec<PathBuf> =
+                    entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+                children.sort();
+                for c in children {
+                    walk(&c, files, errors, false);
+                }
+            }
+            Err(e) => errors.push(read_err(format!("cannot read directory: {e}"))),
+        },
+        Ok(_) => {
+            // A file named explicitly runs whatever its extension.
+            if explicit || path.extension().is_some_and(|e| e == "yaml") {
+                files.push(path.to_owned());
+            }
+        }
+        Err(e) => errors.push(read_err(format!("cannot read: {e}"))),
+    }
+}
+
+/// Filters of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Only scenarios carrying this tag.
+    pub tag: Option<String>,
+    /// Only this provider.
+    pub provider: Option<ProviderKind>,
+}
+
+/// Totals of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Output lines, the last being `N passed, N failed`.
+    pub lines: Vec<String>,
+    /// Passed scenario runs.
+    pub passed: usize,
+    /// Failed scenario runs and unparsable files.
+    pub failed: usize,
+}
+
+impl Summary {
+    /// Whether the run should exit with status 0.
+    pub fn success(&self) -> bool {
+        self.failed == 0
+    }
+}
+
+/// One scenario × provider to run, after parsing and filtering.
+#[derive(Clone, Debug)]
+pub struct Trial {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The provider.
+    pub provider: ProviderKind,
+}
+
+/// Parses the files and expands them into trials; unparsable files and
+/// duplicate names come back as failure lines.
+pub fn plan(paths: &[PathBuf], opts: &RunOptions) -> (Vec<Trial>, Vec<String>) {
+    let (files, errors) = collect_files(paths);
+    let mut failures: Vec<String> = errors.iter().map(|e| format!("FAIL {e}")).collect();
+    let mut trials = Vec::new();
+    let mut seen: Vec<(String, PathBuf)> = Vec::new();
+    for file in files {
+        let sc = match Scenario::load(&file) {
+            Ok(sc) => sc,
+            Err(e) => {
+                failures.push(format!("FAIL {e}"));
+                continue;
+            }
+        };
+        if let Some((_, other)) = seen.iter().find(|(n, _)| *n == sc.name) {
+            failures.push(format!(
+                "FAIL {}: duplicate scenario name `{}` (also {})",
+                file.display(),
+                sc.name,
+                other.display()
+            ));
+            continue;
+        }
+        seen.push((sc.name.clone(), file.clone()));
+        if opts.tag.as_ref().is_some_and(|t| !sc.tags.contains(t)) {
+            continue;
+        }
+        for &p in &sc.providers {
+            if opts.provider.is_none_or(|only| only == p) {
+                trials.push(Trial {
+                    scenario: sc.clone(),
+                    provider: p,
+                });
+            }
+        }
+    }
+    (trials, failures)
+}
+
+/// Runs one trial on a fresh single-threaded tokio runtime.
+pub fn run_trial<F: DriverFactory>(trial: &Trial, factory: &F) -> Verdict {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return Verdict::Fail(format!("cannot start a tokio runtime: {e}")),
+    };
+    rt.block_on(run_scenario(
+        &trial.scenario,
+        trial.provider,
+        factory.create(),
+    ))
+}
+
+/// Runs every scenario under `paths`, printing each line through `emit` as
+/// it is produced.
+pub fn run_all<F: DriverFactory>(
+    paths: &[PathBuf],
+    opts: &RunOptions,
+    factory: &F,
+    mut emit: impl FnMut(&str),
+) -> Summary {
+    let mut summary = Summary::default();
+    let (trials, failures) = plan(paths, opts);
+    for f in failures {
+        emit(&f);
+        summary.lines.push(f);
+        summary.failed += 1;
+    }
+    for t in &trials {
+        let v = run_trial(t, factory);
+        match v {
+            Verdict::Pass => summary.passed += 1,
+            Verdict::Fail(_) => summary.failed += 1,
+        }
+        let l = line(&t.scenario.name, t.provider, &v);
+        emit(&l);
+        summary.lines.push(l);
+    }
+    let last = format!("{} passed, {} failed", summary.passed, summary.failed);
+    emit(&last);
+    summary.lines.push(last);
+    summary
+}
