@@ -425,10 +425,11 @@ impl ConfigError {
     }
 }
 
-/// A list entry that validation ignored (R-CFG-4/5).
+/// A configured value that validation ignored: a list entry (R-CFG-4/5) or a
+/// blank `dsh_home`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigWarning {
-    /// The configuration key of the list.
+    /// The configuration key (a name list, or `dsh_home`).
     pub field: &'static str,
     /// The entry as written.
     pub entry: String,
@@ -460,6 +461,8 @@ pub mod reasons {
     pub const NUL: &str = "contains NUL";
     /// Repeats an earlier entry.
     pub const DUPLICATE: &str = "duplicate of an earlier entry";
+    /// A blank `dsh_home`.
+    pub const BLANK_HOME: &str = "blank, treated as unset";
 }
 
 /// Why a single file name is unusable, if it is.
@@ -604,7 +607,17 @@ impl ConfigInput {
             config.candidate_policy = policy;
         }
         if let Some(home) = &self.dsh_home {
-            config.dsh_home = Some(home.clone());
+            // A blank home would resolve to the cwd; treat it like a blank
+            // `$DSH_HOME` (R-HOME-1: unset) and say so.
+            if home.trim().is_empty() {
+                warnings.push(ConfigWarning {
+                    field: "dsh_home",
+                    entry: home.clone(),
+                    reason: reasons::BLANK_HOME,
+                });
+            } else {
+                config.dsh_home = Some(home.clone());
+            }
         }
         if let Some(tools) = &self.touch_tools {
             config.touch_tools = tools.clone();
@@ -715,6 +728,18 @@ mod tests {
                 .config;
         assert_eq!(c.touch_tools.keys().collect::<Vec<_>>(), ["grep"]);
         assert_eq!(c.dsh_home.as_deref(), Some("~/x"));
+    }
+
+    #[rstest]
+    #[case::empty("")]
+    #[case::spaces("  \t")]
+    fn blank_dsh_home_is_unset_with_warning(#[case] home: &str) {
+        let r = parse(json!({"max_bytes": 1, "dsh_home": home}))
+            .resolve()
+            .unwrap();
+        assert_eq!(r.config.dsh_home, None);
+        assert_eq!(r.warnings.len(), 1);
+        assert_eq!(r.warnings[0].field, "dsh_home");
     }
 
     #[test]

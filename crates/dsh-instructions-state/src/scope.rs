@@ -81,9 +81,10 @@ impl ScopeKey {
         Self(format!("{PROJECT_PREFIX}{dir}\0{slot}"))
     }
 
-    /// Like [`ScopeKey::project`], but `None` unless the result is a key that
-    /// [`ScopeKey::parse`] accepts.
+    /// Like [`ScopeKey::project`] (an empty `dir` is the root too), but `None`
+    /// unless the result is a key that [`ScopeKey::parse`] accepts.
     pub fn try_project(dir: &str, slot: &str) -> Option<Self> {
+        let dir = if dir.is_empty() { "." } else { dir };
         (valid_dir(dir) && valid_slot(slot)).then(|| Self::project(dir, slot))
     }
 
@@ -266,6 +267,12 @@ mod tests {
             ScopeKey::project("", SLOT_BASE),
             ScopeKey::project(".", SLOT_BASE)
         );
+        assert_eq!(
+            ScopeKey::try_project("", SLOT_BASE),
+            Some(ScopeKey::project(".", SLOT_BASE))
+        );
+        assert_eq!(ScopeKey::try_project("a//b", SLOT_BASE), None);
+        assert_eq!(ScopeKey::try_project("a", ""), None);
     }
 
     #[test]
