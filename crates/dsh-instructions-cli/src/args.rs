@@ -1,0 +1,296 @@
+//! Command-line grammar (clap derive). Every subcommand carries an example
+//! in its `--help` (`after_help`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Shows which workspace instruction files (AGENTS.md, CLAUDE.md, *.local.md,
+/// the user-global file) a coding agent would load, exactly as the model
+/// would see them, and why.
+#[derive(Debug, Parser)]
+#[command(name = "dsh-instructions", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print exactly the baseline text the model would receive.
+    #[command(after_help = "\
+The text is printed byte for byte, followed by one newline; nothing is
+printed when no instructions load.
+
+Example:
+  dsh-instructions show --cwd ~/src/app/pkg --max-bytes 8192")]
+    Show(ViewArgs),
+    /// Explain every candidate file from the project root to the cwd.
+    #[command(after_help = "\
+Lists the project root and why, the DSH home, every directory from the root
+to the cwd with each candidate's fate (loaded, shadowed, duplicate, absent,
+unavailable, outside trusted roots, omitted or truncated by the budget), the
+byte ledger and the baseline identity.
+
+Example:
+  dsh-instructions explain --cwd ~/src/app/pkg --policy all-distinct --json")]
+    Explain(ViewArgs),
+    /// Exit 1 when any instruction file would not load whole (for CI).
+    #[command(after_help = "\
+Exit status: 0 when every instruction file from the root to the cwd loads
+whole; 1 with one line per cause when a file would be omitted, truncated,
+unavailable, outside the trusted roots, or shadowed by a sibling whose content
+differs; 2 for usage or configuration errors.
+
+Example:
+  dsh-instructions check --cwd . --max-bytes 16384")]
+    Check(CheckArgs),
+    /// Drive a persisted session and watch workspace messages appear.
+    #[command(subcommand)]
+    Session(SessionCommand),
+    /// Print the transcript a conformance scenario produces.
+    #[command(after_help = "\
+Runs the scenario on the in-memory provider and prints, step by step, what
+the model would see: batches, entered workspace messages and the inbox.
+
+Example:
+  dsh-instructions replay conformance/scenarios/first-wins-basic.yaml")]
+    Replay(ReplayArgs),
+}
+
+/// Flags that shape the configuration (SPEC §3); they win over
+/// `$DSH_HOME/settings.yaml`, which wins over presets and defaults.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConfigArgs {
+    /// Byte budget of one rendered baseline (default 65536; <= 0 disables loading).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub max_bytes: Option<i64>,
+    /// Per-file cap in bytes (default 1048576).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub max_source_bytes: Option<i64>,
+    /// Preset: dsh, codex, claude, opencode or gemini.
+    #[arg(long, value_name = "P")]
+    pub preset: Option<String>,
+    /// Candidate policy: first-wins or all-distinct.
+    #[arg(long, value_name = "POLICY")]
+    pub policy: Option<String>,
+    /// Base candidate names, comma-separated (default AGENTS.md,CLAUDE.md).
+    #[arg(long, value_name = "A,B")]
+    pub candidates: Option<String>,
+    /// Overlay candidate names, comma-separated; "" disables overlays.
+    #[arg(long, value_name = "A,B")]
+    pub local_candidates: Option<String>,
+    /// Project root markers, comma-separated (default .git).
+    #[arg(long, value_name = "M,..")]
+    pub markers: Option<String>,
+    /// DSH home directory (default $DSH_HOME, else ~/.dsh).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Also trust this directory for reading instruction files (repeatable).
+    #[arg(long = "trust", value_name = "DIR")]
+    pub trust: Vec<PathBuf>,
+    /// Trust the whole filesystem (`/`).
+    #[arg(long)]
+    pub trust_all: bool,
+}
+
+/// Arguments of `show` and `explain`.
+#[derive(Debug, Clone, Args)]
+pub struct ViewArgs {
+    /// Session working directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Print a JSON document instead of text (shape: docs/cli.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `check`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Session working directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArgs,
+}
+
+/// `session …` subcommands (R-CLI-3).
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Create a session and print its id.
+    #[command(after_help = "\
+Sessions live in $DSH_HOME/sessions/<id>/session.jsonl.
+
+Example:
+  id=$(dsh-instructions session new --cwd ~/src/app)")]
+    New {
+        /// Session working directory (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+    /// Run a turn's first pre-step with a prompt; print the folded workspace message.
+    #[command(after_help = "\
+Appends turn_start, the entered batch (the prompt, then the workspace message
+with its typed source) and turn_end.
+
+Example:
+  dsh-instructions session prompt \"$id\" 'fix the build'")]
+    Prompt {
+        /// Session id.
+        id: String,
+        /// Prompt text.
+        text: String,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+    /// Record a successful `read` of PATH; print the pending workspace message.
+    #[command(after_help = "\
+The pending message lives in the inbox, which is not persisted: the next
+command re-derives it from the tool results recorded since the last message.
+
+Example:
+  dsh-instructions session touch \"$id\" pkg/src/lib.rs")]
+    Touch {
+        /// Session id.
+        id: String,
+        /// Touched path, relative to the session cwd or absolute.
+        path: String,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+    /// End a tool step: the pending workspace message enters history alone.
+    #[command(after_help = "\
+Appends step_end and runs the pre-step of the tool-continuation step, which
+enters the pending workspace message (if any) on its own.
+
+Example:
+  dsh-instructions session step-end \"$id\"")]
+    StepEnd {
+        /// Session id.
+        id: String,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+    /// Hide events from the visible surface (default: the latest visible baseline).
+    #[command(after_help = "\
+Example:
+  dsh-instructions session compact \"$id\" --workspace")]
+    Compact {
+        /// Session id.
+        id: String,
+        /// Hide every visible workspace message.
+        #[arg(long, conflicts_with = "all")]
+        workspace: bool,
+        /// Hide every visible event.
+        #[arg(long)]
+        all: bool,
+        /// Override the DSH home that holds the sessions.
+        #[arg(long, value_name = "DIR")]
+        home: Option<PathBuf>,
+    },
+    /// Print what the next pre-step of a new loop instance would enter.
+    #[command(after_help = "\
+Nothing is written (except a repair of a torn log). Edit files between
+commands to watch replace/remove transitions appear.
+
+Example:
+  dsh-instructions session resume \"$id\"")]
+    Resume {
+        /// Session id.
+        id: String,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+    /// Print the session's events, one per line.
+    #[command(after_help = "\
+Example:
+  dsh-instructions session log \"$id\"")]
+    Log {
+        /// Session id.
+        id: String,
+        /// Override the DSH home that holds the sessions.
+        #[arg(long, value_name = "DIR")]
+        home: Option<PathBuf>,
+        /// Print full message texts, not only one-line summaries.
+        #[arg(long)]
+        full: bool,
+    },
+}
+
+/// Arguments of `replay`.
+#[derive(Debug, Clone, Args)]
+pub struct ReplayArgs {
+    /// The scenario file.
+    pub scenario: PathBuf,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use rstest::rstest;
+
+    #[test]
+    fn grammar_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_subcommand_has_an_example() {
+        let cli = Cli::command();
+        let mut missing = Vec::new();
+        for sub in cli.get_subcommands() {
+            let leaves: Vec<_> = if sub.has_subcommands() {
+                sub.get_subcommands().collect()
+            } else {
+                vec![sub]
+            };
+            for leaf in leaves {
+                let help = leaf
+                    .get_after_help()
+                    .map(|h| h.to_string())
+                    .unwrap_or_default();
+                if !help.contains("Example:\n  dsh-instructions ")
+                    && !help.contains("$(dsh-instructions ")
+                {
+                    missing.push(leaf.get_name().to_owned());
+                }
+            }
+        }
+        assert!(missing.is_empty(), "no example in --help of {missing:?}");
+    }
+
+    #[rstest]
+    #[case(&["dsh-instructions", "show", "--max-bytes", "-1"], Some(-1))]
+    #[case(&["dsh-instructions", "show", "--max-bytes", "10"], Some(10))]
+    #[case(&["dsh-instructions", "show"], None)]
+    fn negative_budgets_parse(#[case] argv: &[&str], #[case] want: Option<i64>) {
+        let cli = Cli::try_parse_from(argv).expect("valid argv");
+        let Command::Show(a) = cli.command else {
+            panic!("not show")
+        };
+        assert_eq!(a.config.max_bytes, want);
+    }
+
+    #[test]
+    fn trust_is_repeatable() {
+        let cli =
+            Cli::try_parse_from(["x", "check", "--trust", "/a", "--trust", "/b"]).expect("valid");
+        let Command::Check(a) = cli.command else {
+            panic!("not check")
+        };
+        assert_eq!(a.config.trust, [PathBuf::from("/a"), PathBuf::from("/b")]);
+    }
+
+    #[test]
+    fn compact_modes_conflict() {
+        assert!(
+            Cli::try_parse_from(["x", "session", "compact", "s", "--workspace", "--all"]).is_err()
+        );
+    }
+}

@@ -1,0 +1,357 @@
+//! `show`, `explain` and `check`: one `inspect()` of the baseline for a cwd,
+//! printed three ways (R-CLI-1, R-CLI-2, R-CLI-6).
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use dsh_agent_instructions::discovery::{CancellationToken, RootReason, Unavailable};
+use dsh_agent_instructions::runtime::{CandidateFate, InspectedCandidate, Inspection, inspect};
+use dsh_agent_instructions::state::Config;
+use serde_json::{Value, json};
+
+use crate::args::{CheckArgs, ConfigArgs, ViewArgs};
+use crate::error::{CliError, EXIT_PROBLEMS};
+use crate::setup;
+
+/// Version of the `explain --json` document shape (docs/cli.md).
+pub const EXPLAIN_SCHEMA: u32 = 1;
+
+fn run_inspect(
+    cwd_flag: Option<&std::path::Path>,
+    flags: &ConfigArgs,
+) -> Result<(Inspection, Config), CliError> {
+    let setup = setup::load(flags)?;
+    let cwd = setup::cwd(&setup.env, cwd_flag)?;
+    let rt = setup::runtime()?;
+    let inspection = rt.block_on(async {
+        let provider = setup::provider(&setup, &cwd, flags).await?;
+        inspect(
+            &provider,
+            &setup.config,
+            &setup.home,
+            &cwd,
+            &CancellationToken::new(),
+        )
+        .await
+        .map_err(|e| CliError::new(format!("inspect: {e}")))
+    })?;
+    Ok((inspection, setup.config))
+}
+
+/// `show`: the baseline text byte for byte plus one `\n` (nothing at all when
+/// no instructions load), or the `--json` document.
+pub fn show(args: &ViewArgs) -> Result<ExitCode, CliError> {
+    let (seen, _) = run_inspect(args.cwd.as_deref(), &args.config)?;
+    if args.json {
+        println!("{}", show_json(&seen));
+    } else if !seen.text.is_empty() {
+        println!("{}", seen.text);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `show --json` document.
+fn show_json(seen: &Inspection) -> Value {
+    json!({
+        "text": seen.text,
+        "source": source_json(seen),
+        "root": seen.root.as_str(),
+        "identity": seen.identity,
+    })
+}
+
+/// The typed source, or `null` when no message would be sent.
+fn source_json(seen: &Inspection) -> Value {
+    if seen.text.is_empty() {
+        Value::Null
+    } else {
+        seen.source.to_json()
+    }
+}
+
+/// `explain`: the readable table, or the stable `--json` document.
+pub fn explain(args: &ViewArgs) -> Result<ExitCode, CliError> {
+    let (seen, config) = run_inspect(args.cwd.as_deref(), &args.config)?;
+    if args.json {
+        println!("{}", explain_json(&seen, &config));
+    } else {
+        print!("{}", explain_text(&seen, &config));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `check`: exit 0 when every file loads whole, else one line per cause and
+/// exit 1.
+pub fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
+    let (seen, _) = run_inspect(args.cwd.as_deref(), &args.config)?;
+    let problems = check_lines(&seen);
+    if problems.is_empty() {
+        let loaded = seen
+            .candidates
+            .iter()
+            .filter(|c| matches!(c.fate, CandidateFate::Loaded { .. }))
+            .count();
+        println!(
+            "ok: {loaded} instruction file(s) load whole ({} / {} bytes)",
+            seen.text.len(),
+            seen.max_bytes
+        );
+        Ok(ExitCode::SUCCESS)
+    } else {
+        for line in problems {
+            println!("{line}");
+        }
+        Ok(ExitCode::from(EXIT_PROBLEMS))
+    }
+}
+
+/// One line per candidate whose fate fails `check` (R-CLI-6).
+fn check_lines(seen: &Inspection) -> Vec<String> {
+    seen.candidates
+        .iter()
+        .filter(|c| c.fate.is_problem())
+        .map(|c| {
+            let why = fate_text(&c.fate);
+            match &c.fate {
+                CandidateFate::OmittedByBudget { .. } | CandidateFate::Truncated { .. } => {
+                    format!(
+                        "{}: {why} (max_bytes {})",
+                        shown_path(seen, c),
+                        seen.max_bytes
+                    )
+                }
+                _ => format!("{}: {why}", shown_path(seen, c)),
+            }
+        })
+        .collect()
+}
+
+/// The display path; the user-global file keeps its label even when absent.
+fn shown_path(seen: &Inspection, c: &InspectedCandidate) -> String {
+    if c.path.is_empty() && c.dir.is_none() {
+        seen.home.user_global_label()
+    } else {
+        c.path.clone()
+    }
+}
+
+/// Why a directory is the project root, for people.
+fn root_reason_text(reason: &RootReason) -> String {
+    match reason {
+        RootReason::Marker { marker } => format!("marker {marker}"),
+        RootReason::NoMarker => "no marker: cwd".to_owned(),
+        RootReason::ProbeFailed { marker, error } => {
+            format!("marker probe failed: {marker}: {error}")
+        }
+    }
+}
+
+/// A candidate's fate, for people (the vocabulary of R-CLI-2).
+fn fate_text(fate: &CandidateFate) -> String {
+    match fate {
+        CandidateFate::Loaded { bytes } => format!("loaded ({bytes} bytes)"),
+        CandidateFate::Truncated { from, to } => format!("truncated from {from} to {to} bytes"),
+        CandidateFate::OmittedByBudget { bytes } => format!("omitted by budget ({bytes} bytes)"),
+        CandidateFate::ShadowedBy { winner, differs } => match differs {
+            Some(true) => format!("shadowed by {winner} (content differs)"),
+            Some(false) => format!("shadowed by {winner} (same content)"),
+            None => format!("shadowed by {winner}"),
+        },
+        CandidateFate::SkippedAfterUnavailable { blocker } => {
+            format!("skipped: {blocker} is unavailable")
+        }
+        CandidateFate::DuplicateOf { of } => format!("duplicate of {of}"),
+        CandidateFate::Absent => "absent".to_owned(),
+        CandidateFate::Unavailable {
+            reason: Unavailable::OutsideTrustedRoots,
+        } => "outside trusted roots".to_owned(),
+        CandidateFate::Unavailable { reason } => format!("unavailable ({reason})"),
+    }
+}
+
+fn explain_text(seen: &Inspection, config: &Config) -> String {
+    let mut out = String::new();
+    let rel = seen
+        .cwd
+        .strip_prefix(&seen.root)
+        .map(|r| {
+            if r.as_str().is_empty() {
+                ".".to_owned()
+            } else {
+                r.to_string()
+            }
+        })
+        .unwrap_or_else(|_| seen.cwd.to_string());
+    let _ = writeln!(
+        out,
+        "project root  {}  ({})",
+        seen.root,
+        root_reason_text(&seen.root_reason)
+    );
+    let _ = writeln!(out, "cwd           {}  ({rel})", seen.cwd);
+    let _ = writeln!(
+        out,
+        "home          {}  ({})",
+        seen.home.label, seen.home.path
+    );
+    let _ = writeln!(
+        out,
+        "policy        {}; candidates [{}]; local [{}]",
+        config.candidate_policy,
+        config.instruction_file_candidates.join(", "),
+        config.local_instruction_file_candidates.join(", ")
+    );
+    out.push('\n');
+
+    let rows: Vec<(String, String, String)> = seen
+        .candidates
+        .iter()
+        .map(|c| {
+            let dir = c.dir.clone().unwrap_or_else(|| "(user-global)".to_owned());
+            (dir, shown_path(seen, c), fate_text(&c.fate))
+        })
+        .collect();
+    let w_dir = rows.iter().map(|r| r.0.len()).chain([9]).max().unwrap_or(9);
+    let w_file = rows.iter().map(|r| r.1.len()).chain([4]).max().unwrap_or(4);
+    let _ = writeln!(out, "{:w_dir$}  {:w_file$}  FATE", "DIRECTORY", "FILE");
+    for (dir, file, fate) in &rows {
+        let _ = writeln!(out, "{dir:w_dir$}  {file:w_file$}  {fate}");
+    }
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "bytes         {} / {}",
+        seen.text.len(),
+        seen.max_bytes
+    );
+    if let Some(notice) = &seen.notice {
+        let _ = writeln!(out, "notice        {notice}");
+    }
+    let _ = writeln!(out, "identity      {}", seen.identity);
+    out
+}
+
+fn root_reason_json(reason: &RootReason) -> Value {
+    match reason {
+        RootReason::Marker { marker } => json!({"kind": "marker", "marker": marker}),
+        RootReason::NoMarker => json!({"kind": "no-marker"}),
+        RootReason::ProbeFailed { marker, error } => {
+            json!({"kind": "probe-failed", "marker": marker, "error": error.to_string()})
+        }
+    }
+}
+
+fn fate_json(fate: &CandidateFate) -> Value {
+    match fate {
+        CandidateFate::Loaded { bytes } => json!({"kind": "loaded", "bytes": bytes}),
+        CandidateFate::Truncated { from, to } => {
+            json!({"kind": "truncated", "from": from, "to": to})
+        }
+        CandidateFate::OmittedByBudget { bytes } => {
+            json!({"kind": "omitted-by-budget", "bytes": bytes})
+        }
+        CandidateFate::ShadowedBy { winner, differs } => {
+            json!({"kind": "shadowed", "by": winner, "differs": differs})
+        }
+        CandidateFate::SkippedAfterUnavailable { blocker } => {
+            json!({"kind": "skipped-after-unavailable", "blocker": blocker})
+        }
+        CandidateFate::DuplicateOf { of } => json!({"kind": "duplicate", "of": of}),
+        CandidateFate::Absent => json!({"kind": "absent"}),
+        CandidateFate::Unavailable {
+            reason: Unavailable::OutsideTrustedRoots,
+        } => json!({"kind": "outside-trusted-roots"}),
+        CandidateFate::Unavailable { reason } => {
+            json!({"kind": "unavailable", "reason": reason.to_string()})
+        }
+    }
+}
+
+/// The `explain --json` document (shape documented in docs/cli.md).
+fn explain_json(seen: &Inspection, config: &Config) -> Value {
+    let candidates: Vec<Value> = seen
+        .candidates
+        .iter()
+        .map(|c| {
+            json!({
+                "dir": c.dir,
+                "name": c.name,
+                "path": shown_path(seen, c),
+                "local": c.local,
+                "fate": fate_json(&c.fate),
+                "problem": c.fate.is_problem(),
+            })
+        })
+        .collect();
+    json!({
+        "schema": EXPLAIN_SCHEMA,
+        "cwd": seen.cwd.as_str(),
+        "root": {"path": seen.root.as_str(), "reason": root_reason_json(&seen.root_reason)},
+        "home": {"path": seen.home.path.as_str(), "label": seen.home.label.as_str()},
+        "config": {
+            "max_bytes": config.max_bytes,
+            "max_source_bytes": config.max_source_bytes,
+            "candidate_policy": config.candidate_policy.as_str(),
+            "instruction_file_candidates": config.instruction_file_candidates,
+            "local_instruction_file_candidates": config.local_instruction_file_candidates,
+            "project_root_markers": config.project_root_markers,
+        },
+        "identity": seen.identity,
+        "budget": {
+            "max_bytes": seen.max_bytes,
+            "rendered_bytes": seen.text.len(),
+            "notice": seen.notice,
+        },
+        "candidates": candidates,
+        "source": source_json(seen),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case(CandidateFate::Loaded { bytes: 12 }, "loaded (12 bytes)", "loaded")]
+    #[case(CandidateFate::Truncated { from: 900, to: 100 }, "truncated from 900 to 100 bytes", "truncated")]
+    #[case(CandidateFate::OmittedByBudget { bytes: 5 }, "omitted by budget (5 bytes)", "omitted-by-budget")]
+    #[case(
+        CandidateFate::ShadowedBy { winner: "AGENTS.md".into(), differs: Some(true) },
+        "shadowed by AGENTS.md (content differs)",
+        "shadowed"
+    )]
+    #[case(CandidateFate::DuplicateOf { of: "AGENTS.md".into() }, "duplicate of AGENTS.md", "duplicate")]
+    #[case(CandidateFate::Absent, "absent", "absent")]
+    #[case(
+        CandidateFate::Unavailable { reason: Unavailable::OutsideTrustedRoots },
+        "outside trusted roots",
+        "outside-trusted-roots"
+    )]
+    #[case(
+        CandidateFate::Unavailable { reason: Unavailable::PermissionDenied },
+        "unavailable (permission denied)",
+        "unavailable"
+    )]
+    fn fates_use_the_spec_vocabulary(
+        #[case] fate: CandidateFate,
+        #[case] text: &str,
+        #[case] kind: &str,
+    ) {
+        assert_eq!(fate_text(&fate), text);
+        assert_eq!(fate_json(&fate)["kind"], kind);
+    }
+
+    #[rstest]
+    #[case(RootReason::Marker { marker: ".git".into() }, "marker .git", "marker")]
+    #[case(RootReason::NoMarker, "no marker: cwd", "no-marker")]
+    #[case(
+        RootReason::ProbeFailed { marker: ".git".into(), error: Unavailable::Loop },
+        "marker probe failed: .git: too many levels of symbolic links",
+        "probe-failed"
+    )]
+    fn root_reasons_are_explained(#[case] r: RootReason, #[case] text: &str, #[case] kind: &str) {
+        assert_eq!(root_reason_text(&r), text);
+        assert_eq!(root_reason_json(&r)["kind"], kind);
+    }
+}

@@ -1,0 +1,284 @@
+//! `$DSH_HOME/settings.yaml` and the flag overlay: flags win over the file,
+//! the file over presets and defaults (SPEC §3).
+
+use camino::Utf8Path;
+use dsh_agent_instructions::state::{
+    CandidatePolicy, ConfigError, ConfigInput, NumberInput, Preset, ResolvedConfig,
+};
+use serde::Deserialize;
+
+use crate::args::ConfigArgs;
+use crate::error::CliError;
+
+/// Name of the settings file inside the DSH home.
+pub const SETTINGS_FILE: &str = "settings.yaml";
+
+/// The section of the settings file this tool reads.
+pub const SECTION: &str = "agent_instructions";
+
+/// The CLI's budget when neither a flag, the file nor a preset gives one
+/// (R-CLI-1).
+pub const DEFAULT_MAX_BYTES: i64 = 65_536;
+
+/// The settings file: other products may keep their own sections in it, so
+/// only ours is read (and checked strictly).
+#[derive(Debug, Default, Deserialize)]
+struct SettingsFile {
+    #[serde(default)]
+    agent_instructions: Option<ConfigInput>,
+}
+
+/// The `agent_instructions` section of a settings file plus its text (kept to
+/// point validation errors at a line).
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// Where the section came from (`None`: no file).
+    pub path: Option<String>,
+    /// The section, if present.
+    pub input: Option<ConfigInput>,
+    text: String,
+}
+
+/// Reads `path` when it exists. A missing file is no settings; anything
+/// unreadable or invalid is an error naming the file, line and key.
+pub fn load(path: &Utf8Path) -> Result<Settings, CliError> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
+        Err(e) => return Err(CliError::new(format!("{path}: cannot read: {e}"))),
+    };
+    let text =
+        String::from_utf8(bytes).map_err(|_| CliError::new(format!("{path}: not valid UTF-8")))?;
+    let input = parse(&text).map_err(|e| CliError::new(format!("{path}:{e}")))?;
+    Ok(Settings {
+        path: Some(path.to_string()),
+        input,
+        text,
+    })
+}
+
+/// Parses settings text; `Err` is `line:column: message` (or `1: message`
+/// when the parser knows no position).
+fn parse(text: &str) -> Result<Option<ConfigInput>, String> {
+    // A file of only comments or blanks is an empty document, not an error.
+    let meaningful = text
+        .lines()
+        .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    if !meaningful {
+        return Ok(None);
+    }
+    match serde_saphyr::from_str::<Option<SettingsFile>>(text) {
+        Ok(file) => Ok(file.and_then(|f| f.agent_instructions)),
+        Err(e) => {
+            let inner = e.without_snippet();
+            let message = inner
+                .to_string()
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid YAML")
+                .trim()
+                .to_owned();
+            Err(match inner.location() {
+                Some(loc) => format!("{}:{}: {message}", loc.line(), loc.column()),
+                None => format!("1: {message}"),
+            })
+        }
+    }
+}
+
+impl Settings {
+    /// The 1-based line of `key:` inside our section, for validation errors
+    /// that serde cannot place (R-CLI-5: bad config names the field).
+    fn line_of(&self, key: &str) -> Option<usize> {
+        let mut in_section = false;
+        for (i, line) in self.text.lines().enumerate() {
+            let indented = line.starts_with([' ', '\t']);
+            let trimmed = line.trim_start();
+            if !indented && !trimmed.is_empty() && !trimmed.starts_with('#') {
+                in_section = trimmed.starts_with(&format!("{SECTION}:"));
+                continue;
+            }
+            if in_section && trimmed.starts_with(&format!("{key}:")) {
+                return Some(i + 1);
+            }
+        }
+        None
+    }
+
+    /// Describes a validation error of a field that came from this file.
+    fn located(&self, e: &ConfigError) -> String {
+        let path = self.path.as_deref().unwrap_or(SETTINGS_FILE);
+        match self.line_of(e.field()) {
+            Some(line) => format!("{path}:{line}: {SECTION}.{}: {e}", e.field()),
+            None => format!("{path}: {SECTION}: {e}"),
+        }
+    }
+}
+
+fn split_list(value: &str) -> Vec<String> {
+    // `--local-candidates ""` disables overlays (R-CFG-4: an empty list).
+    if value.is_empty() {
+        Vec::new()
+    } else {
+        value.split(',').map(str::to_owned).collect()
+    }
+}
+
+/// Overlays the flags on the file's section (flags win), then validates.
+/// Errors name the flag or the file line and key.
+pub fn resolve(settings: &Settings, flags: &ConfigArgs) -> Result<ResolvedConfig, CliError> {
+    let file = settings.input.clone().unwrap_or_default();
+    // Validate what the file says on its own first, so an error there is
+    // reported against the file even when a flag would override it.
+    if settings.input.is_some()
+        && let Err(e) = with_default_budget(file.clone()).resolve()
+    {
+        return Err(CliError::new(settings.located(&e)));
+    }
+    let merged = overlay(file, flags)?;
+    with_default_budget(merged)
+        .resolve()
+        .map_err(|e| CliError::new(format!("--{}: {e}", flag_of(e.field()))))
+}
+
+/// The budget default of the CLI when nothing else gives one.
+fn with_default_budget(mut input: ConfigInput) -> ConfigInput {
+    if input.max_bytes.is_none() && input.preset.is_none() {
+        input.max_bytes = Some(NumberInput::Int(DEFAULT_MAX_BYTES));
+    }
+    input
+}
+
+fn flag_of(field: &str) -> String {
+    match field {
+        "candidate_policy" => "policy".to_owned(),
+        "instruction_file_candidates" => "candidates".to_owned(),
+        "local_instruction_file_candidates" => "local-candidates".to_owned(),
+        "project_root_markers" => "markers".to_owned(),
+        "dsh_home" => "home".to_owned(),
+        other => other.replace('_', "-"),
+    }
+}
+
+fn overlay(mut input: ConfigInput, flags: &ConfigArgs) -> Result<ConfigInput, CliError> {
+    if let Some(n) = flags.max_bytes {
+        input.max_bytes = Some(NumberInput::Int(n));
+    }
+    if let Some(n) = flags.max_source_bytes {
+        input.max_source_bytes = Some(NumberInput::Int(n));
+    }
+    if let Some(p) = &flags.preset {
+        input.preset = Some(
+            p.parse::<Preset>()
+                .map_err(|e| CliError::new(format!("--preset: {e}")))?,
+        );
+    }
+    if let Some(p) = &flags.policy {
+        input.candidate_policy = Some(
+            p.parse::<CandidatePolicy>()
+                .map_err(|e| CliError::new(format!("--policy: {e}")))?,
+        );
+    }
+    if let Some(v) = &flags.candidates {
+        input.instruction_file_candidates = Some(split_list(v));
+    }
+    if let Some(v) = &flags.local_candidates {
+        input.local_instruction_file_candidates = Some(split_list(v));
+    }
+    if let Some(v) = &flags.markers {
+        input.project_root_markers = Some(split_list(v));
+    }
+    if let Some(home) = &flags.home {
+        let home = home.to_str().ok_or_else(|| {
+            CliError::new(format!("--home is not valid UTF-8: {}", home.display()))
+        })?;
+        input.dsh_home = Some(home.to_owned());
+    }
+    Ok(input)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn settings(text: &str) -> Settings {
+        Settings {
+            path: Some("/h/settings.yaml".into()),
+            input: parse(text).expect("valid settings"),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn missing_section_and_comment_only_file_mean_no_settings() {
+        assert_eq!(parse("# nothing yet\n\n").expect("ok"), None);
+        assert_eq!(parse("other_product:\n  x: 1\n").expect("ok"), None);
+    }
+
+    #[test]
+    fn section_keys_are_read() {
+        let s =
+            settings("agent_instructions:\n  max_bytes: 100\n  candidate_policy: all-distinct\n");
+        let r = resolve(&s, &ConfigArgs::default()).expect("valid");
+        assert_eq!(r.config.max_bytes, 100);
+        assert_eq!(r.config.candidate_policy, CandidatePolicy::AllDistinct);
+    }
+
+    #[test]
+    fn unknown_key_names_line_and_key() {
+        let err =
+            parse("agent_instructions:\n  max_bytes: 1\n  max_byts: 2\n").expect_err("unknown key");
+        assert!(err.starts_with("3:"), "{err}");
+        assert!(err.contains("max_byts"), "{err}");
+    }
+
+    #[test]
+    fn invalid_value_points_at_its_line() {
+        let s = settings("# c\nagent_instructions:\n  max_bytes: 10\n  max_source_bytes: 0\n");
+        let err = resolve(&s, &ConfigArgs::default()).expect_err("zero cap");
+        assert!(
+            err.to_string()
+                .starts_with("/h/settings.yaml:4: agent_instructions.max_source_bytes:"),
+            "{err}"
+        );
+    }
+
+    #[rstest]
+    // Nothing given: the CLI default budget.
+    #[case("", ConfigArgs::default(), 65_536)]
+    // The file wins over the default.
+    #[case("agent_instructions:\n  max_bytes: 500\n", ConfigArgs::default(), 500)]
+    // A flag wins over the file.
+    #[case("agent_instructions:\n  max_bytes: 500\n", ConfigArgs { max_bytes: Some(7), ..ConfigArgs::default() }, 7)]
+    // The file's explicit budget wins over a preset given by flag (R-CFG-9).
+    #[case("agent_instructions:\n  max_bytes: 500\n", ConfigArgs { preset: Some("codex".into()), ..ConfigArgs::default() }, 500)]
+    // A preset alone gives its own budget.
+    #[case("", ConfigArgs { preset: Some("codex".into()), ..ConfigArgs::default() }, 32_768)]
+    fn precedence(#[case] text: &str, #[case] flags: ConfigArgs, #[case] want: i64) {
+        let s = settings(text);
+        assert_eq!(resolve(&s, &flags).expect("valid").config.max_bytes, want);
+    }
+
+    #[test]
+    fn empty_local_list_disables_overlays() {
+        let flags = ConfigArgs {
+            local_candidates: Some(String::new()),
+            candidates: Some("A.md,,B.md".into()),
+            ..ConfigArgs::default()
+        };
+        let r = resolve(&Settings::default(), &flags).expect("valid");
+        assert!(r.config.local_instruction_file_candidates.is_empty());
+        assert_eq!(r.config.instruction_file_candidates, ["A.md", "B.md"]);
+        assert_eq!(r.warnings.len(), 1, "the empty entry is reported");
+    }
+
+    #[rstest]
+    #[case(ConfigArgs { policy: Some("last-wins".into()), ..ConfigArgs::default() }, "--policy")]
+    #[case(ConfigArgs { preset: Some("vim".into()), ..ConfigArgs::default() }, "--preset")]
+    #[case(ConfigArgs { max_source_bytes: Some(0), ..ConfigArgs::default() }, "--max-source-bytes")]
+    fn bad_flags_name_the_flag(#[case] flags: ConfigArgs, #[case] flag: &str) {
+        let err = resolve(&Settings::default(), &flags).expect_err("invalid");
+        assert!(err.to_string().starts_with(flag), "{err}");
+    }
+}

@@ -1,0 +1,199 @@
+//! Turning flags, environment and settings into what the libraries need:
+//! a validated configuration, the DSH home, the cwd, and a cap-std provider
+//! opened on the trusted roots.
+
+use std::path::Path;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use dsh_agent_instructions::discovery::{
+    CancellationToken, CapStdProvider, ProjectRoot, find_project_root,
+};
+use dsh_agent_instructions::home::{DshHome, HomeEnv, normalize_lexically, resolve_dsh_home};
+use dsh_agent_instructions::state::Config;
+
+use crate::args::ConfigArgs;
+use crate::error::CliError;
+use crate::settings;
+
+/// The resolved environment of one command.
+#[derive(Debug)]
+pub struct Setup {
+    /// The process environment slice home resolution reads.
+    pub env: HomeEnv,
+    /// The validated configuration.
+    pub config: Config,
+    /// The DSH home (user-global file, sessions).
+    pub home: DshHome,
+}
+
+fn utf8<'a>(path: &'a Path, what: &str) -> Result<&'a Utf8Path, CliError> {
+    Utf8Path::from_path(path)
+        .ok_or_else(|| CliError::new(format!("{what} is not valid UTF-8: {}", path.display())))
+}
+
+/// The process environment, with a UTF-8 cwd check (R-HOME-5).
+pub fn process_env() -> Result<HomeEnv, CliError> {
+    HomeEnv::from_process()
+        .map_err(|e| CliError::new(format!("cannot determine the current directory: {e}")))
+}
+
+/// `path` made absolute against the process cwd and normalized lexically.
+pub fn absolute(env: &HomeEnv, path: &Path, what: &str) -> Result<Utf8PathBuf, CliError> {
+    let path = utf8(path, what)?;
+    if path.is_absolute() {
+        Ok(normalize_lexically(path))
+    } else {
+        Ok(normalize_lexically(&env.utf8_cwd()?.join(path)))
+    }
+}
+
+/// The DSH home a command starts from: `--home`, else `$DSH_HOME`, else
+/// `~/.dsh` (R-HOME-1). It locates `settings.yaml` and the sessions.
+pub fn flag_home(env: &HomeEnv, home: Option<&Path>) -> Result<DshHome, CliError> {
+    let explicit = home.map(|h| utf8(h, "--home")).transpose()?;
+    Ok(resolve_dsh_home(explicit.map(Utf8Path::as_str), env)?)
+}
+
+/// Reads `settings.yaml` from the home given by `--home`/`$DSH_HOME`/`~/.dsh`,
+/// overlays the flags and resolves the final home: a `dsh_home` key in the
+/// file moves the home for instructions and sessions unless `--home` is given
+/// (the file itself is always read from the flag/env home). Ignored list
+/// entries are printed as warnings on stderr (R-CFG-4).
+pub fn load(flags: &ConfigArgs) -> Result<Setup, CliError> {
+    let env = process_env()?;
+    let start = flag_home(&env, flags.home.as_deref())?;
+    let settings = settings::load(&start.path.join(settings::SETTINGS_FILE))?;
+    let resolved = settings::resolve(&settings, flags)?;
+    for w in &resolved.warnings {
+        eprintln!("dsh-instructions: warning: {w}");
+    }
+    let home = resolve_dsh_home(resolved.config.dsh_home.as_deref(), &env)?;
+    Ok(Setup {
+        env,
+        config: resolved.config,
+        home,
+    })
+}
+
+/// The session cwd: `--cwd` (relative to the process cwd) or the process
+/// cwd; it must be an existing directory.
+pub fn cwd(env: &HomeEnv, flag: Option<&Path>) -> Result<Utf8PathBuf, CliError> {
+    let cwd = match flag {
+        Some(p) => absolute(env, p, "--cwd")?,
+        None => env.utf8_cwd()?,
+    };
+    existing_dir(&cwd, "cwd")?;
+    Ok(cwd)
+}
+
+/// Errors unless `path` is an existing directory.
+pub fn existing_dir(path: &Utf8Path, what: &str) -> Result<(), CliError> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(CliError::new(format!("{what} {path}: not a directory"))),
+        Err(e) => Err(CliError::new(format!("{what} {path}: {e}"))),
+    }
+}
+
+/// Finds the project root. Marker probes only check existence, ambiently
+/// (R-DISC-7), so a provider with no trusted roots at all does the walk; the
+/// content provider is opened afterwards, once the root is known.
+pub async fn project_root(config: &Config, cwd: &Utf8Path) -> Result<ProjectRoot, CliError> {
+    let walker = CapStdProvider::new(Vec::new()).map_err(|e| CliError::new(e.to_string()))?;
+    find_project_root(
+        &walker,
+        cwd,
+        &config.project_root_markers,
+        &CancellationToken::new(),
+    )
+    .await
+    .map_err(|e| CliError::new(format!("project root: {e}")))
+}
+
+/// Trusted roots (R-DISC-7): the project root, the DSH home, every `--trust`
+/// directory, and `/` with `--trust-all`.
+pub fn trusted_roots(
+    env: &HomeEnv,
+    root: &Utf8Path,
+    home: &DshHome,
+    flags: &ConfigArgs,
+) -> Result<Vec<Utf8PathBuf>, CliError> {
+    let mut roots = vec![root.to_owned(), home.path.clone()];
+    for t in &flags.trust {
+        roots.push(absolute(env, t, "--trust")?);
+    }
+    if flags.trust_all {
+        roots.push(Utf8PathBuf::from("/"));
+    }
+    Ok(roots)
+}
+
+/// A cap-std provider for a session in `cwd`.
+pub async fn provider(
+    setup: &Setup,
+    cwd: &Utf8Path,
+    flags: &ConfigArgs,
+) -> Result<CapStdProvider, CliError> {
+    let root = project_root(&setup.config, cwd).await?;
+    let roots = trusted_roots(&setup.env, &root.root, &setup.home, flags)?;
+    CapStdProvider::new(roots).map_err(|e| CliError::new(e.to_string()))
+}
+
+/// A small runtime for the async libraries: one thread is plenty for one
+/// command, and blocking filesystem calls run on tokio's blocking pool.
+pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(format!("cannot start the async runtime: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_are_absolutized_and_normalized() {
+        let env = HomeEnv {
+            cwd: "/work/repo".into(),
+            ..HomeEnv::default()
+        };
+        let got = absolute(&env, Path::new("pkg/../lib/./x"), "--cwd").expect("utf-8");
+        assert_eq!(got, "/work/repo/lib/x");
+    }
+
+    #[test]
+    fn trust_all_adds_the_filesystem_root() {
+        let env = HomeEnv {
+            cwd: "/w".into(),
+            ..HomeEnv::default()
+        };
+        let home = DshHome {
+            path: "/h/.dsh".into(),
+            label: dsh_agent_instructions::home::HomeLabel::Default,
+        };
+        let flags = ConfigArgs {
+            trust: vec!["extra".into()],
+            trust_all: true,
+            ..ConfigArgs::default()
+        };
+        let roots = trusted_roots(&env, Utf8Path::new("/w/repo"), &home, &flags).expect("utf-8");
+        assert_eq!(roots, ["/w/repo", "/h/.dsh", "/w/extra", "/"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn non_utf8_paths_are_errors_not_panics() {
+        use std::os::unix::ffi::OsStrExt;
+        let env = HomeEnv {
+            cwd: "/w".into(),
+            ..HomeEnv::default()
+        };
+        let bad = Path::new(std::ffi::OsStr::from_bytes(b"/tmp/\xff"));
+        let err = absolute(&env, bad, "--cwd").expect_err("not UTF-8");
+        assert!(
+            err.to_string().starts_with("--cwd is not valid UTF-8"),
+            "{err}"
+        );
+    }
+}
