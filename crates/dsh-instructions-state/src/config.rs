@@ -564,17 +564,14 @@ impl ConfigInput {
     /// assert_eq!(err.to_string(), "max_source_bytes must be a positive integer, got 1.5");
     /// ```
     pub fn resolve(&self) -> Result<ResolvedConfig, ConfigError> {
-        let mut config = match self.preset {
-            Some(p) => Config::preset(p),
-            None => {
-                let Some(n) = self.max_bytes else {
-                    return Err(ConfigError::MissingMaxBytes);
-                };
-                Config::with_max_bytes(resolve_max_bytes(n)?)
-            }
+        let max_bytes = self.max_bytes.map(resolve_max_bytes).transpose()?;
+        let mut config = match (self.preset, max_bytes) {
+            (Some(p), _) => Config::preset(p),
+            (None, Some(b)) => Config::with_max_bytes(b),
+            (None, None) => return Err(ConfigError::MissingMaxBytes),
         };
-        if let Some(n) = self.max_bytes {
-            config.max_bytes = resolve_max_bytes(n)?;
+        if let Some(b) = max_bytes {
+            config.max_bytes = b;
         }
         if let Some(n) = self.max_source_bytes {
             config.max_source_bytes = resolve_max_source_bytes(n)?;

@@ -73,8 +73,9 @@ impl Digest {
             return None;
         }
         let mut out = [0u8; 20];
-        for (slot, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-            *slot = (nibble(pair[0])? << 4) | nibble(pair[1])?;
+        for (slot, pair) in out.iter_mut().zip(bytes.as_chunks::<2>().0) {
+            let [hi, lo] = *pair;
+            *slot = (nibble(hi)? << 4) | nibble(lo)?;
         }
         Some(Self(out))
     }

@@ -106,7 +106,9 @@ fn change_to_json(c: &Change) -> Value {
         m.insert("previousPath".into(), prev.as_str().into());
     }
     // R-STATE-1: a remove carries no digest.
-    if let (Some(d), true) = (c.digest, c.action.loads()) {
+    if c.action.loads()
+        && let Some(d) = c.digest
+    {
         m.insert("digest".into(), d.to_hex().into());
     }
     Value::Object(m)
