@@ -507,3 +507,94 @@ impl FsProvider for CapStdProvider {
         Box::pin(run_blocking(cancel, move |_| Ok(marker_sync(&path))))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn cancel_returns_while_the_blocking_work_is_still_stuck() {
+        let cancel = CancellationToken::new();
+        let (entered_tx, entered_rx) = tokio::sync::oneshot::channel();
+        let (stuck_tx, stuck_rx) = mpsc::channel::<()>();
+        let work = run_blocking(&cancel, move |_| {
+            let _ = entered_tx.send(());
+            // Stands in for a syscall that cannot be interrupted.
+            let _ = stuck_rx.recv_timeout(Duration::from_secs(30));
+            Ok(())
+        });
+        let canceller = async {
+            let _ = entered_rx.await;
+            cancel.cancel();
+        };
+        let (result, ()) = tokio::time::timeout(Duration::from_secs(10), async {
+            tokio::join!(work, canceller)
+        })
+        .await
+        .expect("cancellation waited for the blocking work");
+        assert_eq!(result, Err(Cancelled));
+        drop(stuck_tx);
+    }
+
+    #[tokio::test]
+    async fn missing_roots_are_skipped_and_relative_roots_rejected() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+        std::fs::write(base.join("file"), "x").unwrap();
+        let provider = CapStdProvider::new([
+            base.join("missing"),
+            base.join("file"),
+            base.clone(),
+            base.join("."),
+        ])
+        .unwrap();
+        assert_eq!(provider.roots().collect::<Vec<_>>(), [base.as_path()]);
+        assert!(matches!(
+            CapStdProvider::new([Utf8PathBuf::from("relative")]),
+            Err(ProviderError::RelativeRoot { .. })
+        ));
+    }
+
+    #[tokio::test]
+    async fn nested_root_owns_its_subtree() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+        std::fs::create_dir_all(base.join("home")).unwrap();
+        std::fs::write(base.join("home/AGENTS.md"), "g").unwrap();
+        let provider = CapStdProvider::new([base.clone(), base.join("home")]).unwrap();
+        assert_eq!(provider.roots().next(), Some(base.join("home").as_path()));
+        let probe = provider
+            .probe(&base.join("home/AGENTS.md"), &CancellationToken::new())
+            .await
+            .unwrap();
+        assert!(matches!(probe, Probe::Present(_)));
+    }
+
+    #[test]
+    fn classifies_os_errors() {
+        let of = |errno: Errno| classify(&io::Error::from_raw_os_error(errno.raw_os_error()));
+        assert!(matches!(of(Errno::NOENT), Class::Absent));
+        assert!(matches!(of(Errno::NOTDIR), Class::Absent));
+        assert!(matches!(
+            of(Errno::LOOP),
+            Class::Unavailable(Unavailable::Loop)
+        ));
+        assert!(matches!(
+            of(Errno::ACCESS),
+            Class::Unavailable(Unavailable::PermissionDenied)
+        ));
+        assert!(matches!(
+            of(Errno::TIMEDOUT),
+            Class::Unavailable(Unavailable::TimedOut)
+        ));
+        assert!(matches!(
+            of(Errno::IO),
+            Class::Unavailable(Unavailable::Io(_))
+        ));
+        // cap-std's sandbox refusal carries no OS code.
+        let escape = io::Error::new(io::ErrorKind::PermissionDenied, "a path led outside");
+        assert!(matches!(classify(&escape), Class::Escape));
+    }
+}

@@ -1,32 +1,11 @@
 //! Lexical path helpers shared by the providers and root discovery.
 
-use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
+use camino::{Utf8Path, Utf8PathBuf};
 
-/// Removes `.` and resolves `..` lexically (never above the root), without
-/// touching the filesystem.
-///
-/// Private stand-in for `dsh_home_paths::normalize_lexically`, which is being
-/// written concurrently; the semantics are the same for absolute paths.
+/// Lexical normalization, shared with home resolution so both agree on
+/// what a path means (`.`/`..` removed, never above `/`).
 pub(crate) fn normalize(path: &Utf8Path) -> Utf8PathBuf {
-    let mut out = Utf8PathBuf::new();
-    for component in path.components() {
-        match component {
-            Utf8Component::Prefix(p) => out.push(p.as_str()),
-            Utf8Component::RootDir => out.push("/"),
-            Utf8Component::CurDir => {}
-            Utf8Component::ParentDir => {
-                // Popping at "/" is a no-op, so ".." never climbs above the root.
-                if !out.pop() && !out.has_root() {
-                    out.push("..");
-                }
-            }
-            Utf8Component::Normal(name) => out.push(name),
-        }
-    }
-    if out.as_str().is_empty() {
-        out.push(".");
-    }
-    out
+    dsh_home_paths::normalize_lexically(path)
 }
 
 /// Resolves the text of a symlink found at `link` against the link's parent
