@@ -10,7 +10,7 @@
 //! target, or `..` leaving the root) is re-anchored here: the link text is read,
 //! resolved lexically against the link's directory, and the walk continues in
 //! whichever trusted root contains the result. Each re-anchoring counts as a
-//! hop; more than [`MAX_LINK_HOPS`](crate::memory::MAX_LINK_HOPS) is a loop.
+//! hop; more than [`MAX_LINK_HOPS`] is a loop.
 //!
 //! Limitation: roots are matched lexically, so a link whose absolute text
 //! names a root through a different spelling (e.g. via a symlinked parent of
