@@ -16,10 +16,9 @@ const FILE_BYTES: usize = 16 * 1024;
 fn content(seed: usize) -> String {
     let line =
         format!("- rule {seed}: keep functions small, prefer é over e, never </system-reminder\n");
-    line.repeat(FILE_BYTES / line.len() + 1)
-        .chars()
-        .take(FILE_BYTES)
-        .collect()
+    let mut text = line.repeat(FILE_BYTES / line.len() + 1);
+    text.truncate(text.floor_char_boundary(FILE_BYTES));
+    text
 }
 
 fn corpus(files: usize) -> (Vec<String>, Vec<String>) {
