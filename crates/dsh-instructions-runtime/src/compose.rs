@@ -1,0 +1,560 @@
+//! Decide phase: from what was gathered and what the model can see, the
+//! workspace message to send (if any) and the cache updates it implies.
+//!
+//! Every composition — first pre-step, touch projection, revalidation,
+//! resume — goes through [`compose`]; the mode (fresh baseline, compatible
+//! baseline, replacement) is chosen from the visible state alone (R-RT-7,
+//! R-RT-8), so a pending inbox message is never authority (R-RT-6).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use std::sync::Arc;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use dsh_home_paths::DshHome;
+use dsh_instructions_discovery::{CancellationToken, Cancelled, FileVersion, FsProvider};
+use dsh_instructions_render::{
+    BaselineFile, BaselineKind, Fate, Rendered, Section, render_baseline, render_dynamic,
+    render_empty_replacement,
+};
+use dsh_instructions_state::{
+    Action, CacheEntry, Change, Config, Digest, Observation, ScopeKey, ScopeKind, TypedSource,
+    VersionCache, VisibleState, baseline_identity, reconcile_directory, root_relative_to_cwd,
+    section_order,
+};
+
+use crate::WorkspaceMessage;
+use crate::scan::{DirScan, Gather, LoadedFile, SeenFiles, SlotState, cache_entry, dir_abs};
+
+/// Everything a composition reads.
+pub(crate) struct ComposeInput<'a> {
+    pub provider: &'a dyn FsProvider,
+    pub config: &'a Config,
+    pub budget: u64,
+    pub home: &'a DshHome,
+    pub cwd: &'a Utf8Path,
+    pub root: &'a Utf8Path,
+    pub cancel: &'a CancellationToken,
+    /// Typed sources of the visible workspace messages, oldest first.
+    pub sources: &'a [TypedSource],
+    pub cache: &'a VersionCache<FileVersion>,
+    /// Scopes left out by the budget of the instance's current render; `None`
+    /// before the instance has one (R-RT-10).
+    pub excluded: Option<&'a BTreeSet<ScopeKey>>,
+    /// Extra project directories (root-relative) to reconcile: touched
+    /// directories below the cwd and those named by the pending message.
+    pub extra_dirs: &'a BTreeSet<String>,
+}
+
+/// The result of a composition, applied only if it was not cancelled.
+#[derive(Debug, Default)]
+pub(crate) struct Composition {
+    pub message: Option<WorkspaceMessage>,
+    pub cache_updates: Vec<(ScopeKey, CacheEntry<FileVersion>)>,
+    /// The new budget-exclusion set when this composition rendered (or
+    /// compared against) a complete baseline.
+    pub excluded: Option<BTreeSet<ScopeKey>>,
+}
+
+/// The root-to-cwd chain as root-relative directory keys, root first.
+pub(crate) fn chain_rel(root: &Utf8Path, cwd: &Utf8Path) -> Vec<String> {
+    let mut out = vec![".".to_owned()];
+    if let Ok(rest) = cwd.strip_prefix(root) {
+        let mut acc = String::new();
+        for comp in rest.components() {
+            if !acc.is_empty() {
+                acc.push('/');
+            }
+            acc.push_str(comp.as_str());
+            out.push(acc.clone());
+        }
+    }
+    out
+}
+
+/// Root recorded in a baseline identity (relative to the cwd), made absolute.
+fn identity_root(identity: Option<&str>, cwd: &Utf8Path) -> Option<Utf8PathBuf> {
+    let value: serde_json::Value = serde_json::from_str(identity?).ok()?;
+    let rel = value.get("root")?.as_str()?;
+    Some(dsh_home_paths::normalize_lexically(&cwd.join(rel)))
+}
+
+/// Directories with visible state that count as known (R-RT-3 b, R-RT-7):
+/// the removes written by a baseline (a replacement) never make a directory
+/// known, and state written before a baseline that changed the root is
+/// forgotten.
+fn known_dirs(sources: &[TypedSource], visible: &VisibleState, cwd: &Utf8Path) -> BTreeSet<String> {
+    let mut epoch = 0;
+    let mut prev_root: Option<Option<Utf8PathBuf>> = None;
+    for (i, s) in sources.iter().enumerate() {
+        if s.baseline {
+            let root = identity_root(s.baseline_identity.as_deref(), cwd);
+            if let Some(prev) = &prev_root
+                && *prev != root
+            {
+                epoch = i;
+            }
+            prev_root = Some(root);
+        }
+    }
+    let mut dirs = BTreeSet::new();
+    for (scope, entry) in visible.entries() {
+        let ScopeKind::Project { dir, .. } = scope.kind() else {
+            continue;
+        };
+        if entry.message < epoch {
+            continue;
+        }
+        let by_baseline = sources.get(entry.message).is_some_and(|s| s.baseline);
+        if entry.action == Action::Remove && by_baseline {
+            continue;
+        }
+        dirs.insert(dir.to_owned());
+    }
+    dirs
+}
+
+fn dir_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let depth = |d: &str| if d == "." { 0 } else { d.split('/').count() };
+    depth(a)
+        .cmp(&depth(b))
+        .then_with(|| a.split('/').cmp(b.split('/')))
+}
+
+/// A transition with the content its section needs.
+struct Pending {
+    change: Change,
+    text: Option<Arc<str>>,
+}
+
+fn observation(state: &SlotState) -> Observation {
+    match state {
+        SlotState::Loaded(f) => Observation::Present {
+            path: f.display.clone(),
+            digest: f.digest,
+        },
+        SlotState::Duplicate { .. } => Observation::Duplicate,
+        SlotState::Absent => Observation::Absent,
+        SlotState::Unavailable(_) => Observation::Unavailable,
+    }
+}
+
+/// Per-slot transitions of one gathered directory (R-STATE-6, R-STATE-9).
+/// `held` scopes are carried by a baseline part and produce nothing here;
+/// `not_retained` scopes were left out by the budget of a complete render.
+fn directory_transitions(
+    scan: &DirScan,
+    visible: &VisibleState,
+    held: &BTreeSet<ScopeKey>,
+    not_retained: &BTreeSet<ScopeKey>,
+    out: &mut Vec<Pending>,
+) {
+    let items: Vec<(ScopeKey, Option<&_>, Observation)> = scan
+        .slots
+        .iter()
+        .filter(|s| !held.contains(&s.scope))
+        .map(|s| {
+            let obs = if not_retained.contains(&s.scope) && matches!(s.state, SlotState::Loaded(_))
+            {
+                Observation::NotRetained
+            } else {
+                observation(&s.state)
+            };
+            (s.scope.clone(), visible.get(&s.scope), obs)
+        })
+        .collect();
+    let texts: HashMap<&ScopeKey, Option<Arc<str>>> = scan
+        .slots
+        .iter()
+        .filter_map(|s| match &s.state {
+            SlotState::Loaded(f) => Some((&s.scope, f.text.clone())),
+            _ => None,
+        })
+        .collect();
+    for change in reconcile_directory(&items) {
+        let text = texts.get(&change.scope).cloned().flatten();
+        out.push(Pending { change, text });
+    }
+}
+
+/// Renders dynamic transitions; returns the part text and the committed
+/// changes (R-STATE-7).
+fn render_transitions(
+    mut pending: Vec<Pending>,
+    config: &Config,
+    budget: u64,
+) -> (String, Vec<Change>) {
+    pending.sort_by(|a, b| section_order(&a.change.scope, &b.change.scope, config));
+    // A set/replace whose content was not read cannot be rendered; the cache
+    // only skips reads whose result is already visible, so this never drops
+    // a real transition.
+    pending.retain(|p| p.change.action == Action::Remove || p.text.is_some());
+    let dirs: Vec<String> = pending
+        .iter()
+        .map(|p| p.change.scope.dir().unwrap_or(".").to_owned())
+        .collect();
+    let sections: Vec<Section<'_>> = pending
+        .iter()
+        .zip(&dirs)
+        .map(|(p, dir)| {
+            let c = &p.change;
+            let content = p.text.as_deref().unwrap_or("");
+            match (c.action, &c.previous_path) {
+                (Action::Remove, _) => Section::Remove { path: &c.path },
+                (Action::Replace, Some(prev)) => Section::ReplacePath {
+                    path: &c.path,
+                    previous_path: prev,
+                    content,
+                },
+                (Action::Replace, None) => Section::Replace {
+                    path: &c.path,
+                    content,
+                },
+                (Action::Set, _) => match c.scope.kind() {
+                    ScopeKind::UserGlobal => Section::SetUserGlobal {
+                        path: &c.path,
+                        content,
+                    },
+                    ScopeKind::Project { .. } => Section::SetProject {
+                        path: &c.path,
+                        dir,
+                        content,
+                    },
+                },
+            }
+        })
+        .collect();
+    if sections.is_empty() {
+        return (String::new(), Vec::new());
+    }
+    let rendered = render_dynamic(&sections, budget);
+    let committed = pending
+        .iter()
+        .zip(&rendered.fates)
+        .filter(|(_, f)| f.is_represented())
+        .map(|(p, _)| p.change.clone())
+        .collect::<Vec<_>>();
+    if committed.is_empty() {
+        return (String::new(), committed);
+    }
+    (rendered.text, committed)
+}
+
+/// A complete baseline over the gathered chain.
+pub(crate) struct BaselinePlan {
+    /// Loaded, non-duplicate files in section order with their scopes.
+    pub files: Vec<(ScopeKey, LoadedFile)>,
+    pub rendered: Rendered,
+}
+
+impl BaselinePlan {
+    pub fn new(scans: &[DirScan], kind: BaselineKind, budget: u64) -> Self {
+        let files: Vec<(ScopeKey, LoadedFile)> = scans
+            .iter()
+            .flat_map(|d| d.slots.iter())
+            .filter_map(|s| match &s.state {
+                SlotState::Loaded(f) => Some((s.scope.clone(), f.clone())),
+                _ => None,
+            })
+            .collect();
+        let inputs: Vec<BaselineFile<'_>> = files
+            .iter()
+            .map(|(_, f)| BaselineFile {
+                path: &f.display,
+                content: f.text.as_deref().unwrap_or(""),
+            })
+            .collect();
+        let rendered = render_baseline(kind, &inputs, budget);
+        Self { files, rendered }
+    }
+
+    fn held(&self) -> impl Iterator<Item = &(ScopeKey, LoadedFile)> {
+        self.files
+            .iter()
+            .zip(&self.rendered.fates)
+            .filter(|(_, f)| f.is_represented())
+            .map(|(x, _)| x)
+    }
+
+    pub fn omitted(&self) -> BTreeSet<ScopeKey> {
+        self.files
+            .iter()
+            .zip(&self.rendered.fates)
+            .filter(|(_, f)| matches!(f, Fate::Omitted))
+            .map(|((s, _), _)| s.clone())
+            .collect()
+    }
+}
+
+/// Gathers the user-global file and the root-to-cwd chain.
+pub(crate) async fn gather_chain(
+    g: &Gather<'_>,
+    home: &DshHome,
+    root: &Utf8Path,
+    chain: &[String],
+    seen: &mut SeenFiles,
+) -> Result<Vec<DirScan>, Cancelled> {
+    let mut scans = Vec::with_capacity(chain.len() + 1);
+    scans.push(
+        g.user_global(&home.user_global_file(), &home.user_global_label(), seen)
+            .await?,
+    );
+    for rel in chain {
+        scans.push(
+            g.directory(&dir_abs(root, rel), rel, &|_| false, seen)
+                .await?,
+        );
+    }
+    Ok(scans)
+}
+
+/// Composes the workspace message for this moment (see the module docs).
+pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Cancelled> {
+    let config = input.config;
+    let budget = input.budget;
+    let visible = VisibleState::derive(input.sources.iter().enumerate());
+    let identity = baseline_identity(
+        config,
+        &root_relative_to_cwd(input.root.as_str(), input.cwd.as_str()),
+    );
+    let chain = chain_rel(input.root, input.cwd);
+    let chain_set: BTreeSet<&str> = chain.iter().map(String::as_str).collect();
+    let latest = visible.latest_baseline().cloned();
+
+    let mut known = known_dirs(input.sources, &visible, input.cwd);
+    known.extend(input.extra_dirs.iter().cloned());
+
+    let mut out = Composition::default();
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut baseline_part: Option<(String, Vec<Change>)> = None;
+    let mut seen = SeenFiles::default();
+    let mut outside_chain_too = true;
+
+    let full = Gather {
+        provider: input.provider,
+        config,
+        cancel: input.cancel,
+        cache: None,
+    };
+    let cached = Gather {
+        provider: input.provider,
+        config,
+        cancel: input.cancel,
+        cache: Some((input.cache, &visible)),
+    };
+
+    match &latest {
+        // R-RT-8: no visible baseline: try a complete current one.
+        None => {
+            let scans = gather_chain(&full, input.home, input.root, &chain, &mut seen).await?;
+            let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
+            let mut held = BTreeSet::new();
+            if !plan.rendered.is_empty() {
+                let changes = plan
+                    .held()
+                    .map(|(scope, f)| {
+                        held.insert(scope.clone());
+                        out.cache_updates.push((scope.clone(), cache_entry(f)));
+                        set_change(scope, f)
+                    })
+                    .collect();
+                out.excluded = Some(plan.omitted());
+                baseline_part = Some((plan.rendered.text.clone(), changes));
+            }
+            // Visible state that survived (compaction hid only the baseline):
+            // remove what the new baseline does not hold.
+            let omitted = plan.omitted();
+            for scan in &scans {
+                directory_transitions(scan, &visible, &held, &omitted, &mut pending);
+            }
+        }
+        Some(b) if b.identity.as_deref() == Some(identity.as_str()) => {
+            // Compatible: only transitions against the visible state (R-RT-7).
+            let excluded = match input.excluded {
+                Some(e) => e.clone(),
+                None => {
+                    let scans = gather_chain(
+                        &full,
+                        input.home,
+                        input.root,
+                        &chain,
+                        &mut SeenFiles::default(),
+                    )
+                    .await?;
+                    let e = BaselinePlan::new(&scans, BaselineKind::Normal, budget).omitted();
+                    out.excluded = Some(e.clone());
+                    e
+                }
+            };
+            let skip = |s: &ScopeKey| excluded.contains(s);
+            let home = input.home;
+            let ug = cached
+                .user_global(
+                    &home.user_global_file(),
+                    &home.user_global_label(),
+                    &mut seen,
+                )
+                .await?;
+            let ug = if skip(&ScopeKey::user_global()) {
+                DirScan {
+                    slots: Vec::new(),
+                    ..ug
+                }
+            } else {
+                ug
+            };
+            directory_transitions(
+                &ug,
+                &visible,
+                &BTreeSet::new(),
+                &BTreeSet::new(),
+                &mut pending,
+            );
+            remember_cache(&ug, &mut out);
+            known.extend(chain.iter().cloned());
+            let mut dirs: Vec<&String> = known.iter().collect();
+            dirs.sort_by(|a, b| dir_order(a, b));
+            for rel in dirs {
+                let scan = cached
+                    .directory(&dir_abs(input.root, rel), rel, &skip, &mut seen)
+                    .await?;
+                directory_transitions(
+                    &scan,
+                    &visible,
+                    &BTreeSet::new(),
+                    &BTreeSet::new(),
+                    &mut pending,
+                );
+                remember_cache(&scan, &mut out);
+            }
+            outside_chain_too = false;
+        }
+        Some(old) => {
+            // Incompatible: one complete replacement baseline (R-RT-7).
+            let old_root = identity_root(old.identity.as_deref(), input.cwd);
+            let root_changed = old_root.as_deref() != Some(input.root);
+            let old_chain: BTreeSet<String> = match &old_root {
+                Some(r) if !root_changed => chain_rel(r, input.cwd).into_iter().collect(),
+                _ => BTreeSet::new(),
+            };
+            let scans = gather_chain(&full, input.home, input.root, &chain, &mut seen).await?;
+            let plan = BaselinePlan::new(&scans, BaselineKind::Replacement, budget);
+            let held: BTreeSet<ScopeKey> = plan.held().map(|(s, _)| s.clone()).collect();
+            let nothing_remains = plan.files.is_empty();
+            let mut removes: Vec<Change> = visible
+                .entries()
+                .filter(|(scope, _)| visible.is_loaded(scope) && !held.contains(*scope))
+                .filter(|(scope, _)| {
+                    nothing_remains
+                        || match scope.kind() {
+                            ScopeKind::UserGlobal => true,
+                            ScopeKind::Project { dir, .. } => {
+                                root_changed || old_chain.contains(dir)
+                            }
+                        }
+                })
+                .map(|(scope, entry)| Change {
+                    action: Action::Remove,
+                    scope: scope.clone(),
+                    path: entry.path.clone(),
+                    previous_path: None,
+                    digest: None,
+                })
+                .collect();
+            removes.sort_by(|a, b| section_order(&a.scope, &b.scope, config));
+            let rendered = if nothing_remains {
+                render_empty_replacement(budget)
+            } else {
+                plan.rendered.clone()
+            };
+            if rendered.is_empty() {
+                // Does not fit: nothing is composed or committed; the old
+                // baseline stays visible and later compositions retry.
+                return Ok(Composition::default());
+            }
+            let mut changes = removes;
+            for (scope, f) in plan.held() {
+                out.cache_updates.push((scope.clone(), cache_entry(f)));
+                changes.push(set_change(scope, f));
+            }
+            out.excluded = Some(plan.omitted());
+            baseline_part = Some((rendered.text, changes));
+            if nothing_remains {
+                known.clear();
+            } else if root_changed {
+                known = input.extra_dirs.clone();
+            }
+        }
+    }
+
+    if outside_chain_too {
+        // Known directories outside the chain the baseline part covered.
+        let mut dirs: Vec<&String> = known
+            .iter()
+            .filter(|d| !chain_set.contains(d.as_str()))
+            .collect();
+        dirs.sort_by(|a, b| dir_order(a, b));
+        for rel in dirs {
+            let scan = cached
+                .directory(&dir_abs(input.root, rel), rel, &|_| false, &mut seen)
+                .await?;
+            directory_transitions(
+                &scan,
+                &visible,
+                &BTreeSet::new(),
+                &BTreeSet::new(),
+                &mut pending,
+            );
+            remember_cache(&scan, &mut out);
+        }
+    }
+
+    let (dyn_text, dyn_changes) = render_transitions(pending, config, budget);
+    let mut parts = Vec::new();
+    let mut source = TypedSource::default();
+    if let Some((text, changes)) = baseline_part {
+        parts.push(text);
+        source.baseline = true;
+        source.baseline_identity = Some(identity);
+        source.changes = changes;
+    }
+    if !dyn_changes.is_empty() {
+        parts.push(dyn_text);
+        source.changes.extend(dyn_changes);
+    }
+    // R-STATE-7/8: the cache learns only what is committed or already visible.
+    let committed: BTreeMap<&ScopeKey, Digest> = source
+        .changes
+        .iter()
+        .filter_map(|c| c.digest.map(|d| (&c.scope, d)))
+        .collect();
+    out.cache_updates.retain(|(scope, e)| {
+        committed.get(scope) == Some(&e.digest)
+            || visible.get(scope).is_some_and(|v| {
+                v.action != Action::Remove && v.path == e.path && v.digest == Some(e.digest)
+            })
+    });
+    if !parts.is_empty() {
+        out.message = Some(WorkspaceMessage { parts, source });
+    }
+    Ok(out)
+}
+
+fn set_change(scope: &ScopeKey, f: &LoadedFile) -> Change {
+    Change {
+        action: Action::Set,
+        scope: scope.clone(),
+        path: f.display.clone(),
+        previous_path: None,
+        digest: Some(f.digest),
+    }
+}
+
+/// Cache entries for loaded slots (the caller filters by commit).
+fn remember_cache(scan: &DirScan, out: &mut Composition) {
+    for slot in &scan.slots {
+        if let SlotState::Loaded(f) = &slot.state {
+            out.cache_updates.push((slot.scope.clone(), cache_entry(f)));
+        }
+    }
+}

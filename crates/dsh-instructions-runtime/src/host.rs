@@ -1,0 +1,114 @@
+//! What the adapter needs from a product: plain data in, a small trait out.
+//!
+//! A product maps its own session, inbox and tool types onto these in a few
+//! lines; [`crate::MemoryHost`] is a complete reference implementation.
+
+use camino::Utf8PathBuf;
+use dsh_instructions_state::TypedSource;
+
+/// Identifier of an item in the host's next-step inbox.
+pub type InboxId = u64;
+
+/// A workspace message: one user-role message with one text part per
+/// rendered unit (baseline, dynamic batch), plus its typed source
+/// (R-STATE-1), which the host persists verbatim and never renders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspaceMessage {
+    /// Text parts, baseline first.
+    pub parts: Vec<String>,
+    /// The typed source (metadata).
+    pub source: TypedSource,
+}
+
+impl WorkspaceMessage {
+    /// The parts joined by a newline, as a host that cannot send several
+    /// text parts would show them.
+    ///
+    /// ```
+    /// use dsh_instructions_runtime::WorkspaceMessage;
+    /// let m = WorkspaceMessage { parts: vec!["a".into(), "b".into()], source: Default::default() };
+    /// assert_eq!(m.joined_text(), "a\nb");
+    /// ```
+    pub fn joined_text(&self) -> String {
+        self.parts.join("\n")
+    }
+}
+
+/// Session events that open and close steps (R-RT-5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SessionEvent {
+    /// `step/start`: a step opened.
+    StepStart,
+    /// `step/end`: the step closed.
+    StepEnd,
+    /// `turn/end`: the turn (and any open step) ended.
+    TurnEnd,
+}
+
+/// A finished tool execution as the host reports it (R-RT-3, R-RT-4).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolExecution {
+    /// Tool name, matched against `touch_tools` (R-CFG-8).
+    pub name: String,
+    /// The tool's arguments (a JSON object).
+    pub arguments: serde_json::Value,
+    /// Unique token of this execution.
+    pub token: String,
+    /// Token of the parent execution for programmatic (code-mode) calls.
+    pub parent: Option<String>,
+    /// Whether the result is an error (`is_error`).
+    pub is_error: bool,
+    /// Whether the execution was cancelled.
+    pub cancelled: bool,
+}
+
+/// The downstream pre-step decision the adapter folds into (R-RT-1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision<M> {
+    /// Enter these messages (possibly none).
+    Enter(Vec<BatchItem<M>>),
+    /// The step is rejected: nothing enters.
+    Reject,
+}
+
+/// One host message of an entering batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchItem<M> {
+    /// The host's message.
+    pub message: M,
+    /// Whether it is one of the direct prompt messages this step claimed
+    /// (the workspace message is folded right after the last of them).
+    pub claimed: bool,
+}
+
+/// An entry of the batch after the adapter ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchEntry<M> {
+    /// A host message, unchanged.
+    Host(M),
+    /// The workspace message folded in by the adapter.
+    Workspace(WorkspaceMessage),
+}
+
+/// What the adapter reads from a session and does to its inbox.
+///
+/// Calls are short and synchronous; the adapter calls them from its own
+/// serialized lane, never concurrently for one session.
+pub trait Host: Send + Sync + std::fmt::Debug + 'static {
+    /// The session's working directory (absolute).
+    fn cwd(&self) -> Utf8PathBuf;
+    /// Typed sources of the workspace messages on the visible surface, oldest
+    /// first (R-STATE-5). Messages hidden by compaction are left out.
+    fn visible_workspace(&self) -> Vec<TypedSource>;
+    /// Whether persisted history ends inside an open step (after `step/start`,
+    /// before `step/end`/`turn/end`); seeds step gating (R-RT-5).
+    fn step_open(&self) -> bool;
+    /// Workspace messages pending in the next-step inbox, in inbox order.
+    fn pending(&self) -> Vec<(InboxId, WorkspaceMessage)>;
+    /// Puts a workspace message at the front of the inbox.
+    fn inbox_prepend(&self, message: WorkspaceMessage) -> InboxId;
+    /// Replaces an inbox item in place.
+    fn inbox_replace(&self, id: InboxId, message: WorkspaceMessage);
+    /// Removes an inbox item.
+    fn inbox_remove(&self, id: InboxId);
+}

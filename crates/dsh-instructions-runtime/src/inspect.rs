@@ -1,0 +1,341 @@
+//! A one-shot look at what the model would receive for a directory and why:
+//! the baseline text plus the fate of every candidate (R-CLI-1, R-CLI-2,
+//! R-CLI-6). It runs the same gather and render as the adapter.
+
+use camino::{Utf8Path, Utf8PathBuf};
+use dsh_home_paths::DshHome;
+use dsh_instructions_discovery::{
+    CancellationToken, Cancelled, FsProvider, Probe, ReadOutcome, RootReason, Unavailable,
+    find_project_root,
+};
+use dsh_instructions_render::{BaselineKind, Fate};
+use dsh_instructions_state::{
+    Action, CandidatePolicy, Change, Config, Digest, ProbeClass, ScopeKey, SlotOutcome,
+    TypedSource, baseline_identity, root_relative_to_cwd, select_first_wins,
+};
+
+use crate::compose::{BaselinePlan, chain_rel, gather_chain};
+use crate::scan::{CandidateProbe, DirScan, Gather, SeenFiles, SlotState, dir_abs, display};
+
+/// What happened to one candidate file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CandidateFate {
+    /// Rendered whole.
+    Loaded {
+        /// Raw content bytes.
+        bytes: u64,
+    },
+    /// Rendered, cut to fit the budget.
+    Truncated {
+        /// Raw content bytes of the file.
+        from: usize,
+        /// Raw content bytes kept.
+        to: usize,
+    },
+    /// Loaded but left out by the budget.
+    OmittedByBudget {
+        /// Raw content bytes.
+        bytes: u64,
+    },
+    /// Present, but an earlier candidate of the same slot won (first-wins).
+    ShadowedBy {
+        /// Display path of the winner.
+        winner: String,
+        /// Whether the shadowed file's trimmed content differs from the
+        /// winner's (a silently ignored file, R-CLI-6); `None` if unknown.
+        differs: Option<bool>,
+    },
+    /// Present, but the slot was skipped because an earlier candidate is
+    /// unavailable (R-DISC-5: no fall-through).
+    SkippedAfterUnavailable {
+        /// The unavailable candidate's display path.
+        blocker: String,
+    },
+    /// The same file or the same trimmed content as a broader kept file.
+    DuplicateOf {
+        /// Display path of the kept file.
+        of: String,
+    },
+    /// Not there (or not a regular file).
+    Absent,
+    /// Could not be read; see the reason.
+    Unavailable {
+        /// Why.
+        reason: Unavailable,
+    },
+}
+
+impl CandidateFate {
+    /// Whether `dsh-instructions check` should fail because of this fate
+    /// (R-CLI-6).
+    pub fn is_problem(&self) -> bool {
+        match self {
+            Self::Truncated { .. }
+            | Self::OmittedByBudget { .. }
+            | Self::Unavailable { .. }
+            | Self::SkippedAfterUnavailable { .. } => true,
+            Self::ShadowedBy { differs, .. } => *differs == Some(true),
+            Self::Loaded { .. } | Self::DuplicateOf { .. } | Self::Absent => false,
+        }
+    }
+}
+
+/// One candidate of one directory (or the user-global file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InspectedCandidate {
+    /// Root-relative directory (`.` for the root); `None` for the user-global
+    /// file.
+    pub dir: Option<String>,
+    /// Candidate file name.
+    pub name: String,
+    /// Display path as the model would see it.
+    pub path: String,
+    /// Whether the name comes from the local (overlay) list.
+    pub local: bool,
+    /// Its fate.
+    pub fate: CandidateFate,
+}
+
+/// Everything `show`, `explain` and `check` print.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inspection {
+    /// The session cwd.
+    pub cwd: Utf8PathBuf,
+    /// The project root.
+    pub root: Utf8PathBuf,
+    /// Why it is the root.
+    pub root_reason: RootReason,
+    /// The resolved DSH home and its label.
+    pub home: DshHome,
+    /// The baseline identity (R-STATE-4).
+    pub identity: String,
+    /// The byte budget.
+    pub max_bytes: u64,
+    /// The exact baseline text the model would receive ("" when none).
+    pub text: String,
+    /// The budget notice line, if any.
+    pub notice: Option<String>,
+    /// The typed source the baseline message would carry.
+    pub source: TypedSource,
+    /// Every candidate, broadest first.
+    pub candidates: Vec<InspectedCandidate>,
+}
+
+/// Inspects the baseline for `cwd` (see the module docs).
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use dsh_instructions_runtime::inspect;
+/// use dsh_instructions_discovery::{CancellationToken, MemoryProvider, MemNode};
+/// use dsh_instructions_state::Config;
+/// use dsh_home_paths::{DshHome, HomeLabel};
+///
+/// let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+/// fs.insert("/repo/.git".into(), MemNode::dir());
+/// fs.insert("/repo/AGENTS.md".into(), MemNode::file("Use tabs."));
+/// let home = DshHome { path: "/home/u/.dsh".into(), label: HomeLabel::Default };
+/// let config = Config::with_max_bytes(65_536);
+/// let seen = inspect(&fs, &config, &home, "/repo".into(), &CancellationToken::new()).await.unwrap();
+/// assert!(seen.text.contains("Instructions from: AGENTS.md\n\nUse tabs."));
+/// # });
+/// ```
+pub async fn inspect(
+    provider: &dyn FsProvider,
+    config: &Config,
+    home: &DshHome,
+    cwd: &Utf8Path,
+    cancel: &CancellationToken,
+) -> Result<Inspection, Cancelled> {
+    let found = find_project_root(provider, cwd, &config.project_root_markers, cancel).await?;
+    let root = found.root.clone();
+    let budget = config.budget().unwrap_or(0);
+    let gather = Gather {
+        provider,
+        config,
+        cancel,
+        cache: None,
+    };
+    let chain = chain_rel(&root, cwd);
+    let scans = gather_chain(&gather, home, &root, &chain, &mut SeenFiles::default()).await?;
+    let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
+    let identity = baseline_identity(config, &root_relative_to_cwd(root.as_str(), cwd.as_str()));
+
+    let fates: std::collections::HashMap<ScopeKey, Fate> = plan
+        .files
+        .iter()
+        .zip(&plan.rendered.fates)
+        .map(|((s, _), f)| (s.clone(), *f))
+        .collect();
+    let changes: Vec<Change> = plan
+        .files
+        .iter()
+        .zip(&plan.rendered.fates)
+        .filter(|(_, f)| f.is_represented())
+        .map(|((scope, f), _)| Change {
+            action: Action::Set,
+            scope: scope.clone(),
+            path: f.display.clone(),
+            previous_path: None,
+            digest: Some(f.digest),
+        })
+        .collect();
+
+    let mut candidates = Vec::new();
+    for scan in &scans {
+        describe(&gather, &root, scan, &fates, &mut candidates).await?;
+    }
+    let rendered = plan.rendered;
+    Ok(Inspection {
+        cwd: cwd.to_owned(),
+        root,
+        root_reason: found.reason,
+        home: home.clone(),
+        identity: identity.clone(),
+        max_bytes: budget,
+        notice: rendered.notice.clone(),
+        source: if rendered.is_empty() {
+            TypedSource::default()
+        } else {
+            TypedSource {
+                baseline: true,
+                baseline_identity: Some(identity),
+                changes,
+            }
+        },
+        text: rendered.text,
+        candidates,
+    })
+}
+
+fn probe_fate(probe: &Probe) -> CandidateFate {
+    match probe {
+        Probe::Present(_) | Probe::Absent => CandidateFate::Absent,
+        Probe::Unavailable(reason) => CandidateFate::Unavailable {
+            reason: reason.clone(),
+        },
+    }
+}
+
+async fn describe(
+    gather: &Gather<'_>,
+    root: &Utf8Path,
+    scan: &DirScan,
+    fates: &std::collections::HashMap<ScopeKey, Fate>,
+    out: &mut Vec<InspectedCandidate>,
+) -> Result<(), Cancelled> {
+    let path_of = |c: &CandidateProbe| match &scan.rel {
+        Some(rel) => display(rel, &c.name),
+        None => scan
+            .slots
+            .first()
+            .map_or_else(String::new, |s| match &s.state {
+                SlotState::Loaded(f) | SlotState::Duplicate { file: f, .. } => f.display.clone(),
+                _ => String::new(),
+            }),
+    };
+    // Which candidate each slot's state belongs to.
+    let winner_state = |name: &str| {
+        scan.slots.iter().find_map(|s| match &s.state {
+            SlotState::Loaded(f) | SlotState::Duplicate { file: f, .. } if f.name == name => {
+                Some((s.scope.clone(), s.state.clone()))
+            }
+            _ => None,
+        })
+    };
+    let slot_groups: Vec<Vec<&CandidateProbe>> = match (&scan.rel, &gather.config.candidate_policy)
+    {
+        (Some(_), CandidatePolicy::FirstWins) => vec![
+            scan.candidates.iter().filter(|c| !c.local).collect(),
+            scan.candidates.iter().filter(|c| c.local).collect(),
+        ],
+        _ => scan.candidates.iter().map(|c| vec![c]).collect(),
+    };
+    for group in slot_groups {
+        let classes: Vec<ProbeClass> = group
+            .iter()
+            .map(|c| match c.probe {
+                Probe::Present(_) => ProbeClass::Present,
+                Probe::Absent => ProbeClass::Absent,
+                Probe::Unavailable(_) => ProbeClass::Unavailable,
+            })
+            .collect();
+        let outcome = select_first_wins(&classes);
+        let winner = match outcome {
+            SlotOutcome::Winner { candidate } => Some(candidate),
+            _ => None,
+        };
+        let blocker = group
+            .iter()
+            .find(|c| matches!(c.probe, Probe::Unavailable(_)))
+            .map(|c| path_of(c));
+        let mut winner_digest: Option<Digest> = None;
+        for (i, c) in group.iter().enumerate() {
+            let path = path_of(c);
+            let fate = if Some(i) == winner {
+                match winner_state(&c.name) {
+                    Some((_, SlotState::Duplicate { of, file })) => {
+                        winner_digest = Some(file.trimmed);
+                        CandidateFate::DuplicateOf { of }
+                    }
+                    Some((scope, SlotState::Loaded(f))) => {
+                        winner_digest = Some(f.trimmed);
+                        match fates.get(&scope) {
+                            Some(Fate::Omitted) => {
+                                CandidateFate::OmittedByBudget { bytes: f.bytes }
+                            }
+                            Some(Fate::Truncated { original, kept }) => CandidateFate::Truncated {
+                                from: *original,
+                                to: *kept,
+                            },
+                            _ => CandidateFate::Loaded { bytes: f.bytes },
+                        }
+                    }
+                    _ => match scan.slots.iter().find_map(|s| match &s.state {
+                        SlotState::Unavailable(u) => Some(u.clone()),
+                        _ => None,
+                    }) {
+                        Some(reason) => CandidateFate::Unavailable { reason },
+                        None => CandidateFate::Absent,
+                    },
+                }
+            } else {
+                match (&c.probe, winner, &blocker) {
+                    (Probe::Present(_), Some(w), _) if i > w => {
+                        let differs = match (&scan.rel, winner_digest) {
+                            (Some(rel), Some(wd)) => {
+                                let abs = dir_abs(root, rel).join(&c.name);
+                                match gather
+                                    .provider
+                                    .read_text(&abs, gather.config.max_source_bytes, gather.cancel)
+                                    .await?
+                                {
+                                    ReadOutcome::Loaded(t) => {
+                                        Some(Digest::of_trimmed(&t.text) != wd)
+                                    }
+                                    _ => None,
+                                }
+                            }
+                            _ => None,
+                        };
+                        CandidateFate::ShadowedBy {
+                            winner: path_of(group[w]),
+                            differs,
+                        }
+                    }
+                    (Probe::Present(_), None, Some(b)) => {
+                        CandidateFate::SkippedAfterUnavailable { blocker: b.clone() }
+                    }
+                    (p, _, _) => probe_fate(p),
+                }
+            };
+            out.push(InspectedCandidate {
+                dir: scan.rel.clone(),
+                name: c.name.clone(),
+                path,
+                local: c.local,
+                fate,
+            });
+        }
+    }
+    Ok(())
+}

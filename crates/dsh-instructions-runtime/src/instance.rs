@@ -1,0 +1,576 @@
+//! One loop instance of the adapter: a serial lane per session that owns the
+//! plugin state (frozen root, version cache, budget exclusions) and handles
+//! one request at a time (R-RT-6), plus the lock-free front door that stages
+//! touches (R-RT-3 .. R-RT-5).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use dsh_home_paths::DshHome;
+use dsh_instructions_discovery::{
+    CancellationToken, Cancelled, FileVersion, FsProvider, find_project_root,
+};
+use dsh_instructions_state::{Config, ScopeKey, TypedSource, VersionCache};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::compose::{ComposeInput, Composition, compose};
+use crate::host::{
+    BatchEntry, Decision, Host, InboxId, SessionEvent, ToolExecution, WorkspaceMessage,
+};
+
+/// What a product mounts (R-CFG-1, R-RT-9).
+#[derive(Debug, Clone)]
+pub struct Mount {
+    /// `None` = the plugin is disabled.
+    pub config: Option<Config>,
+    /// `None` = no filesystem: the adapter is a no-op.
+    pub provider: Option<Arc<dyn FsProvider>>,
+    /// The resolved DSH home (see `dsh_home_paths::resolve_dsh_home`).
+    pub home: DshHome,
+}
+
+/// The result of a pre-step (R-RT-1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreStepOutcome<M> {
+    /// The batch that enters, with the workspace message folded in; `None`
+    /// when the decision was a reject.
+    pub batch: Option<Vec<BatchEntry<M>>>,
+    /// The workspace message folded into this batch, if any.
+    pub entered: Option<WorkspaceMessage>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DecisionKind {
+    Reject,
+    EnterEmpty,
+    EnterSome,
+}
+
+/// Outcome slot shared by a pre-step's caller and the lane, so that exactly
+/// one of "applied" and "cancelled" wins.
+#[derive(Debug)]
+enum Slot {
+    Running,
+    Done(Option<WorkspaceMessage>),
+    Abandoned,
+}
+
+#[derive(Debug)]
+enum Request {
+    Project(Vec<Utf8PathBuf>),
+    PreStep {
+        step: u32,
+        kind: DecisionKind,
+        token: CancellationToken,
+        slot: Arc<Mutex<Slot>>,
+        done: oneshot::Sender<()>,
+    },
+    Settle(oneshot::Sender<()>),
+}
+
+#[derive(Debug, Default)]
+struct Front {
+    step_open: bool,
+    staged: Vec<Utf8PathBuf>,
+    /// Touches bubbled to a parent token, waiting for it to settle (R-RT-4).
+    children: HashMap<String, Vec<Utf8PathBuf>>,
+}
+
+#[derive(Debug)]
+struct Active {
+    config: Config,
+    tx: mpsc::UnboundedSender<Request>,
+    front: Mutex<Front>,
+    cwd: Utf8PathBuf,
+}
+
+/// A mounted adapter for one session's loop instance.
+///
+/// Create it with [`Instance::mount`] inside a tokio runtime; a resume is a
+/// new instance over the same history, a hot remount is [`Instance::dispose`]
+/// followed by a new mount.
+#[derive(Debug)]
+pub struct Instance {
+    active: Option<Active>,
+    cancel: CancellationToken,
+    /// Held while the lane applies effects; dispose takes it so nothing is
+    /// applied after it returns.
+    apply: Arc<Mutex<()>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Instance {
+    /// Mounts the adapter over a host. With no config, a disabled budget or
+    /// no provider it is a no-op that never fails the loop (R-RT-9).
+    pub fn mount(mount: Mount, host: Arc<dyn Host>) -> Self {
+        let cancel = CancellationToken::new();
+        let apply = Arc::new(Mutex::new(()));
+        let (Some(config), Some(provider)) = (mount.config, mount.provider) else {
+            return Self {
+                active: None,
+                cancel,
+                apply,
+            };
+        };
+        let Some(budget) = config.budget() else {
+            return Self {
+                active: None,
+                cancel,
+                apply,
+            };
+        };
+        let cwd = host.cwd();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let lane = Lane {
+            host: host.clone(),
+            provider,
+            config: config.clone(),
+            budget,
+            home: mount.home,
+            cwd: cwd.clone(),
+            root: None,
+            cache: VersionCache::new(),
+            excluded: None,
+            entered: None,
+            cancel: cancel.clone(),
+            apply: apply.clone(),
+        };
+        tokio::spawn(lane.run(rx));
+        let front = Front {
+            step_open: host.step_open(),
+            ..Front::default()
+        };
+        Self {
+            active: Some(Active {
+                config,
+                tx,
+                front: Mutex::new(front),
+                cwd,
+            }),
+            cancel,
+            apply,
+        }
+    }
+
+    /// Whether the adapter does anything (config, budget and provider present).
+    pub fn is_active(&self) -> bool {
+        self.active.is_some()
+    }
+
+    /// Runs the adapter's part of a pre-step and folds the workspace message
+    /// into the downstream decision (R-RT-1, R-RT-2, R-RT-10). `step` is the
+    /// step number within the turn (1 = first).
+    ///
+    /// Cancelling `cancel` returns `Err(Cancelled)` promptly, even while a
+    /// provider operation is blocked, and changes nothing (R-DISC-8).
+    pub async fn pre_step<M>(
+        &self,
+        step: u32,
+        decision: Decision<M>,
+        cancel: &CancellationToken,
+    ) -> Result<PreStepOutcome<M>, Cancelled> {
+        let Some(active) = &self.active else {
+            return Ok(passthrough(decision));
+        };
+        if cancel.is_cancelled() {
+            return Err(Cancelled);
+        }
+        let kind = match &decision {
+            Decision::Reject => DecisionKind::Reject,
+            Decision::Enter(items) if items.is_empty() => DecisionKind::EnterEmpty,
+            Decision::Enter(_) => DecisionKind::EnterSome,
+        };
+        let token = self.cancel.child_token();
+        let slot = Arc::new(Mutex::new(Slot::Running));
+        let (done_tx, done_rx) = oneshot::channel();
+        let sent = active.tx.send(Request::PreStep {
+            step,
+            kind,
+            token: token.clone(),
+            slot: slot.clone(),
+            done: done_tx,
+        });
+        if sent.is_err() {
+            return Ok(passthrough(decision));
+        }
+        tokio::select! {
+            _ = done_rx => {}
+            _ = cancel.cancelled() => {}
+        }
+        let message = {
+            let mut s = lock(&slot);
+            match std::mem::replace(&mut *s, Slot::Abandoned) {
+                Slot::Done(m) => m,
+                Slot::Running | Slot::Abandoned => {
+                    token.cancel();
+                    return Err(Cancelled);
+                }
+            }
+        };
+        Ok(fold(decision, message))
+    }
+
+    /// Reports a finished tool execution (R-RT-3, R-RT-4). Never blocks on
+    /// discovery: touches are queued for the lane.
+    pub fn tool_result(&self, exec: &ToolExecution) {
+        let Some(active) = &self.active else { return };
+        let own = touch_path(&active.config, &active.cwd, exec);
+        let mut front = lock(&active.front);
+        let bubbled = front.children.remove(&exec.token).unwrap_or_default();
+        match &exec.parent {
+            Some(parent) => {
+                // A failed or cancelled child contributes nothing.
+                if exec.is_error || exec.cancelled {
+                    return;
+                }
+                let entry = front.children.entry(parent.clone()).or_default();
+                entry.extend(bubbled);
+                entry.extend(own);
+            }
+            None => {
+                let mut touches = bubbled;
+                touches.extend(own);
+                if touches.is_empty() {
+                    return;
+                }
+                if front.step_open {
+                    front.staged.extend(touches);
+                } else {
+                    let _ = active.tx.send(Request::Project(touches));
+                }
+            }
+        }
+    }
+
+    /// Reports a session event after the host appended it (R-RT-5).
+    pub fn session_event(&self, event: SessionEvent) {
+        let Some(active) = &self.active else { return };
+        let mut front = lock(&active.front);
+        match event {
+            SessionEvent::StepStart => front.step_open = true,
+            SessionEvent::StepEnd | SessionEvent::TurnEnd => {
+                front.step_open = false;
+                let staged = std::mem::take(&mut front.staged);
+                if !staged.is_empty() {
+                    let _ = active.tx.send(Request::Project(staged));
+                }
+            }
+        }
+    }
+
+    /// Resolves once every projection queued before this call has finished
+    /// (R-RT-6). Touches staged by an open step stay staged.
+    pub async fn settle(&self) {
+        let Some(active) = &self.active else { return };
+        let (tx, rx) = oneshot::channel();
+        if active.tx.send(Request::Settle(tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    /// Cancels in-flight work; nothing is written to the inbox afterwards.
+    pub fn dispose(&self) {
+        let _guard = lock(&self.apply);
+        self.cancel.cancel();
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        self.dispose();
+    }
+}
+
+fn passthrough<M>(decision: Decision<M>) -> PreStepOutcome<M> {
+    PreStepOutcome {
+        batch: match decision {
+            Decision::Reject => None,
+            Decision::Enter(items) => Some(
+                items
+                    .into_iter()
+                    .map(|i| BatchEntry::Host(i.message))
+                    .collect(),
+            ),
+        },
+        entered: None,
+    }
+}
+
+/// Folds the message right after the last claimed message (position 0 when
+/// none survived), R-RT-1.
+fn fold<M>(decision: Decision<M>, message: Option<WorkspaceMessage>) -> PreStepOutcome<M> {
+    let Decision::Enter(items) = decision else {
+        return PreStepOutcome {
+            batch: None,
+            entered: None,
+        };
+    };
+    let at = items.iter().rposition(|i| i.claimed).map_or(0, |p| p + 1);
+    let mut batch: Vec<BatchEntry<M>> = items
+        .into_iter()
+        .map(|i| BatchEntry::Host(i.message))
+        .collect();
+    if let Some(m) = &message {
+        batch.insert(at, BatchEntry::Workspace(m.clone()));
+    }
+    PreStepOutcome {
+        batch: Some(batch),
+        entered: message,
+    }
+}
+
+/// The touched path of a successful touch-tool execution (R-RT-3, R-CFG-8).
+fn touch_path(config: &Config, cwd: &Utf8Path, exec: &ToolExecution) -> Option<Utf8PathBuf> {
+    if exec.is_error || exec.cancelled {
+        return None;
+    }
+    let args = config.touch_tools.get(&exec.name)?;
+    let raw = args.iter().find_map(|a| {
+        exec.arguments
+            .get(a)?
+            .as_str()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+    })?;
+    Some(dsh_home_paths::normalize_lexically(&cwd.join(raw)))
+}
+
+/// The serial lane: owns the plugin state of one loop instance.
+#[derive(Debug)]
+struct Lane {
+    host: Arc<dyn Host>,
+    provider: Arc<dyn FsProvider>,
+    config: Config,
+    budget: u64,
+    home: DshHome,
+    cwd: Utf8PathBuf,
+    /// Frozen at the first composition (R-DISC-2).
+    root: Option<Utf8PathBuf>,
+    cache: VersionCache<FileVersion>,
+    excluded: Option<BTreeSet<ScopeKey>>,
+    /// The source of the message the last pre-step entered, counted as
+    /// visible until the host has persisted it (R-STATE-5: claimed by the
+    /// pre-step and not yet persisted).
+    entered: Option<TypedSource>,
+    cancel: CancellationToken,
+    apply: Arc<Mutex<()>>,
+}
+
+impl Lane {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Request>) {
+        loop {
+            let request = tokio::select! {
+                r = rx.recv() => r,
+                _ = self.cancel.cancelled() => None,
+            };
+            let Some(request) = request else { break };
+            match request {
+                Request::Settle(reply) => {
+                    let _ = reply.send(());
+                }
+                Request::Project(touches) => {
+                    let token = self.cancel.child_token();
+                    if let Err(Cancelled) = self.project(&touches, &token).await {
+                        tracing::debug!("projection cancelled");
+                    }
+                }
+                Request::PreStep {
+                    step,
+                    kind,
+                    token,
+                    slot,
+                    done,
+                } => {
+                    if let Err(Cancelled) = self.pre_step(step, kind, &token, &slot).await {
+                        tracing::debug!("pre-step cancelled");
+                    }
+                    let _ = done.send(());
+                }
+            }
+        }
+    }
+
+    async fn root(&mut self, cancel: &CancellationToken) -> Result<Utf8PathBuf, Cancelled> {
+        if let Some(root) = &self.root {
+            return Ok(root.clone());
+        }
+        let found = find_project_root(
+            self.provider.as_ref(),
+            &self.cwd,
+            &self.config.project_root_markers,
+            cancel,
+        )
+        .await?;
+        Ok(found.root)
+    }
+
+    async fn compose(
+        &self,
+        root: &Utf8Path,
+        extra_dirs: &BTreeSet<String>,
+        cancel: &CancellationToken,
+    ) -> Result<Composition, Cancelled> {
+        let mut sources: Vec<TypedSource> = self.host.visible_workspace();
+        if let Some(entered) = &self.entered
+            && !sources.contains(entered)
+        {
+            sources.push(entered.clone());
+        }
+        compose(&ComposeInput {
+            provider: self.provider.as_ref(),
+            config: &self.config,
+            budget: self.budget,
+            home: &self.home,
+            cwd: &self.cwd,
+            root,
+            cancel,
+            sources: &sources,
+            cache: &self.cache,
+            excluded: self.excluded.as_ref(),
+            extra_dirs,
+        })
+        .await
+    }
+
+    /// Applies a composition's state updates (the only mutation besides the
+    /// inbox).
+    fn commit(&mut self, root: Utf8PathBuf, composition: &mut Composition) {
+        self.root = Some(root);
+        for (scope, entry) in composition.cache_updates.drain(..) {
+            self.cache.insert(scope, entry);
+        }
+        if let Some(excluded) = composition.excluded.take() {
+            self.excluded = Some(excluded);
+        }
+    }
+
+    /// A touch projection: reconcile against the visible state and replace
+    /// the pending message with the result (R-RT-3, R-RT-6).
+    async fn project(
+        &mut self,
+        touches: &[Utf8PathBuf],
+        cancel: &CancellationToken,
+    ) -> Result<(), Cancelled> {
+        let root = self.root(cancel).await?;
+        let mut extra = BTreeSet::new();
+        for path in touches {
+            touched_dirs(&root, &self.cwd, path, &mut extra);
+        }
+        for (_, pending) in self.host.pending() {
+            for change in &pending.source.changes {
+                if let Some(dir) = change.scope.dir() {
+                    extra.insert(dir.to_owned());
+                }
+            }
+        }
+        let mut composition = self.compose(&root, &extra, cancel).await?;
+        let apply = self.apply.clone();
+        let _guard = lock(&apply);
+        if cancel.is_cancelled() {
+            return Err(Cancelled);
+        }
+        sync_inbox(self.host.as_ref(), composition.message.take());
+        self.commit(root, &mut composition);
+        Ok(())
+    }
+
+    async fn pre_step(
+        &mut self,
+        step: u32,
+        kind: DecisionKind,
+        cancel: &CancellationToken,
+        slot: &Mutex<Slot>,
+    ) -> Result<(), Cancelled> {
+        // By the next pre-step the host has persisted what the last one entered.
+        self.entered = None;
+        let pending = self.host.pending();
+        // A pending message is reused as it is (R-RT-10); otherwise compose.
+        let (message, pending_id, mut composition, root) = match pending.first() {
+            Some((id, m)) => (Some(m.clone()), Some(*id), None, None),
+            None => {
+                let root = self.root(cancel).await?;
+                let mut c = self.compose(&root, &BTreeSet::new(), cancel).await?;
+                (c.message.take(), None, Some(c), Some(root))
+            }
+        };
+        let apply = self.apply.clone();
+        let _guard = lock(&apply);
+        let mut s = lock(slot);
+        if cancel.is_cancelled() || !matches!(*s, Slot::Running) {
+            return Err(Cancelled);
+        }
+        let enters = match kind {
+            DecisionKind::EnterSome => true,
+            DecisionKind::EnterEmpty => step > 1,
+            DecisionKind::Reject => false,
+        };
+        // Stale extra copies never survive (R-RT-2).
+        for (id, _) in pending.iter().skip(1) {
+            self.host.inbox_remove(*id);
+        }
+        let entered = match (&message, enters) {
+            (Some(m), true) => {
+                if let Some(id) = pending_id {
+                    self.host.inbox_remove(id);
+                }
+                Some(m.clone())
+            }
+            (Some(m), false) => {
+                if pending_id.is_none() {
+                    self.host.inbox_prepend(m.clone());
+                }
+                None
+            }
+            (None, _) => None,
+        };
+        if let (Some(c), Some(root)) = (composition.as_mut(), root) {
+            self.commit(root, c);
+        }
+        self.entered = entered.as_ref().map(|m| m.source.clone());
+        *s = Slot::Done(entered);
+        Ok(())
+    }
+}
+
+/// Makes the inbox hold exactly `desired` as its one pending workspace
+/// message (R-RT-2).
+fn sync_inbox(host: &dyn Host, desired: Option<WorkspaceMessage>) {
+    let pending = host.pending();
+    let mut rest: &[(InboxId, WorkspaceMessage)] = &pending;
+    match (desired, pending.first()) {
+        (Some(m), Some((id, current))) => {
+            if *current != m {
+                host.inbox_replace(*id, m);
+            }
+            rest = &pending[1..];
+        }
+        (Some(m), None) => {
+            host.inbox_prepend(m);
+        }
+        (None, _) => {}
+    }
+    for (id, _) in rest {
+        host.inbox_remove(*id);
+    }
+}
+
+/// Directories strictly below the cwd down to the touched file's parent,
+/// when the file lies under the cwd (R-RT-3 a), as root-relative keys.
+fn touched_dirs(root: &Utf8Path, cwd: &Utf8Path, path: &Utf8Path, out: &mut BTreeSet<String>) {
+    let Some(parent) = path.parent() else { return };
+    let Ok(below) = parent.strip_prefix(cwd) else {
+        return;
+    };
+    let Ok(cwd_rel) = cwd.strip_prefix(root) else {
+        return;
+    };
+    let mut acc = cwd_rel.to_owned();
+    for comp in below.components() {
+        acc.push(comp.as_str());
+        out.insert(acc.as_str().to_owned());
+    }
+}

@@ -1,0 +1,533 @@
+//! Behaviour of the adapter against the reference host and the in-memory
+//! provider, one rule per test (SPEC §8). Expected texts are written from
+//! SPEC R-REN-2/3 by hand.
+
+use std::sync::Arc;
+
+use camino::Utf8PathBuf;
+use dsh_home_paths::{DshHome, HomeLabel};
+use dsh_instructions_discovery::{CancellationToken, FaultError, FsOp, MemNode, MemoryProvider};
+use dsh_instructions_runtime::{
+    BatchEntry, BatchItem, Decision, Host, Instance, MemoryHost, Mount, SessionEvent,
+    ToolExecution, WorkspaceMessage,
+};
+use dsh_instructions_state::{Action, Config, Digest};
+
+const INTRO: &str = "The following workspace instructions come from instruction files in this environment. Follow them where they apply. Where two files conflict, the more specific one (later in this message) takes precedence. They do not override system, developer, or direct user instructions.";
+
+struct World {
+    fs: MemoryProvider,
+    host: Arc<MemoryHost>,
+    config: Option<Config>,
+    instance: Instance,
+    step: u32,
+}
+
+fn home() -> DshHome {
+    DshHome {
+        path: "/home/u/.dsh".into(),
+        label: HomeLabel::Default,
+    }
+}
+
+impl World {
+    fn new(files: &[(&str, &str)], cwd: &str) -> Self {
+        Self::with_config(files, cwd, Some(Config::with_max_bytes(65_536)))
+    }
+
+    fn with_config(files: &[(&str, &str)], cwd: &str, config: Option<Config>) -> Self {
+        let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+        fs.insert("/repo/.git".into(), MemNode::dir());
+        fs.insert(cwd.into(), MemNode::dir());
+        for (path, text) in files {
+            fs.insert((*path).into(), MemNode::file(*text));
+        }
+        let host = Arc::new(MemoryHost::new(Utf8PathBuf::from(cwd)));
+        let instance = mount(&fs, &host, config.clone());
+        Self {
+            fs,
+            host,
+            config,
+            instance,
+            step: 0,
+        }
+    }
+
+    /// A pre-step claiming one prompt, entering it.
+    async fn prompt(&mut self, text: &str) -> Option<WorkspaceMessage> {
+        self.pre_step(Decision::Enter(vec![BatchItem {
+            message: text.to_owned(),
+            claimed: true,
+        }]))
+        .await
+    }
+
+    async fn pre_step(&mut self, decision: Decision<String>) -> Option<WorkspaceMessage> {
+        self.step += 1;
+        let out = self
+            .instance
+            .pre_step(self.step, decision, &CancellationToken::new())
+            .await
+            .expect("not cancelled");
+        if let Some(batch) = &out.batch {
+            self.host.append_batch(batch);
+        }
+        out.entered
+    }
+
+    fn tool(&self, name: &str, path: &str, token: &str, parent: Option<&str>, ok: bool) {
+        self.instance.tool_result(&ToolExecution {
+            name: name.into(),
+            arguments: serde_json::json!({ "file_path": path }),
+            token: token.into(),
+            parent: parent.map(Into::into),
+            is_error: !ok,
+            cancelled: false,
+        });
+    }
+
+    fn event(&self, event: SessionEvent) {
+        self.host.append_event(event);
+        self.instance.session_event(event);
+    }
+
+    fn resume(&mut self) {
+        self.instance.dispose();
+        self.host.clear_inbox();
+        self.instance = mount(&self.fs, &self.host, self.config.clone());
+        self.step = 0;
+    }
+
+    fn remount(&mut self, config: Option<Config>) {
+        self.instance.dispose();
+        self.config = config;
+        self.instance = mount(&self.fs, &self.host, self.config.clone());
+        self.step = 0;
+    }
+}
+
+fn mount(fs: &MemoryProvider, host: &Arc<MemoryHost>, config: Option<Config>) -> Instance {
+    Instance::mount(
+        Mount {
+            config,
+            provider: Some(Arc::new(fs.clone())),
+            home: home(),
+        },
+        host.clone() as Arc<dyn Host>,
+    )
+}
+
+fn frame(body: &str) -> String {
+    format!("<system-reminder>\n{body}\n</system-reminder>")
+}
+
+fn actions(m: &WorkspaceMessage) -> Vec<(Action, String)> {
+    m.source
+        .changes
+        .iter()
+        .map(|c| (c.action, c.path.clone()))
+        .collect()
+}
+
+#[tokio::test]
+async fn first_pre_step_folds_baseline_after_the_prompt_r_rt_1() {
+    let mut w = World::new(&[("/repo/AGENTS.md", "root rule")], "/repo");
+    let entered = w.prompt("hi").await.expect("baseline entered");
+    assert_eq!(
+        entered.parts,
+        vec![frame(&format!(
+            "{INTRO}\n\nInstructions from: AGENTS.md\n\nroot rule"
+        ))]
+    );
+    assert!(entered.source.baseline);
+    assert_eq!(
+        entered.source.changes[0].digest,
+        Some(Digest::of("root rule"))
+    );
+    let users = w.host.user_messages();
+    assert_eq!(
+        users.len(),
+        2,
+        "prompt then workspace message persist together"
+    );
+    assert!(!users[0].is_workspace() && users[1].is_workspace());
+    assert!(w.host.inbox().is_empty());
+}
+
+#[tokio::test]
+async fn reject_leaves_the_baseline_pending_and_the_next_step_folds_it_r_rt_1() {
+    let mut w = World::new(&[("/repo/AGENTS.md", "root rule")], "/repo");
+    assert_eq!(w.pre_step(Decision::Reject).await, None);
+    assert_eq!(w.host.inbox().len(), 1);
+    assert!(w.host.user_messages().is_empty());
+    let entered = w.prompt("again").await.expect("pending message folded");
+    assert!(entered.source.baseline);
+    assert!(
+        w.host.inbox().is_empty(),
+        "entering removes the pending copy"
+    );
+}
+
+#[tokio::test]
+async fn empty_batch_pends_at_step_one_and_enters_alone_later_r_rt_1() {
+    let mut w = World::new(&[("/repo/AGENTS.md", "root rule")], "/repo");
+    assert_eq!(w.pre_step(Decision::Enter(vec![])).await, None);
+    assert_eq!(w.host.inbox().len(), 1);
+    let entered = w.pre_step(Decision::Enter(vec![])).await;
+    assert!(
+        entered.is_some(),
+        "a tool continuation enters the message alone"
+    );
+    assert_eq!(w.host.user_messages().len(), 1);
+}
+
+#[tokio::test]
+async fn nothing_is_composed_without_files_r_rt_1() {
+    let mut w = World::new(&[], "/repo");
+    assert_eq!(w.prompt("hi").await, None);
+    assert!(w.host.inbox().is_empty());
+}
+
+#[tokio::test]
+async fn claimed_position_ignores_driver_messages_after_the_prompt_r_rt_1() {
+    let mut w = World::new(&[("/repo/AGENTS.md", "r")], "/repo");
+    w.step += 1;
+    let out = w
+        .instance
+        .pre_step(
+            w.step,
+            Decision::Enter(vec![
+                BatchItem {
+                    message: "hi".to_owned(),
+                    claimed: true,
+                },
+                BatchItem {
+                    message: "ctx".to_owned(),
+                    claimed: false,
+                },
+            ]),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let batch = out.batch.unwrap();
+    assert!(matches!(&batch[0], BatchEntry::Host(t) if t == "hi"));
+    assert!(matches!(&batch[1], BatchEntry::Workspace(_)));
+    assert!(matches!(&batch[2], BatchEntry::Host(t) if t == "ctx"));
+}
+
+#[tokio::test]
+async fn touch_below_cwd_discovers_a_nested_file_r_rt_3() {
+    let mut w = World::new(
+        &[
+            ("/repo/AGENTS.md", "root"),
+            ("/repo/pkg/AGENTS.md", "pkg rule"),
+        ],
+        "/repo",
+    );
+    w.prompt("hi").await.unwrap();
+    w.tool("read", "pkg/src/lib.rs", "t1", None, true);
+    w.instance.settle().await;
+    let inbox = w.host.inbox();
+    assert_eq!(inbox.len(), 1);
+    assert_eq!(
+        actions(&inbox[0]),
+        vec![(Action::Set, "pkg/AGENTS.md".into())]
+    );
+    assert_eq!(
+        inbox[0].parts,
+        vec![frame(
+            "Additional instructions from: pkg/AGENTS.md\n\nThese instructions apply to work under `pkg`. Follow them where they apply; more specific instructions take precedence. They do not override system, developer, or direct user instructions.\n\npkg rule"
+        )]
+    );
+}
+
+#[tokio::test]
+async fn shell_failed_and_cancelled_tools_never_touch_r_rt_3_r_disc_9() {
+    let mut w = World::new(
+        &[
+            ("/repo/AGENTS.md", "root"),
+            ("/repo/pkg/AGENTS.md", "pkg rule"),
+        ],
+        "/repo",
+    );
+    w.prompt("hi").await.unwrap();
+    w.tool("bash", "pkg/src/lib.rs", "t1", None, true);
+    w.tool("read", "pkg/src/lib.rs", "t2", None, false);
+    w.instance.tool_result(&ToolExecution {
+        name: "read".into(),
+        arguments: serde_json::json!({ "file_path": "pkg/x" }),
+        token: "t3".into(),
+        parent: None,
+        is_error: false,
+        cancelled: true,
+    });
+    w.instance.settle().await;
+    assert!(w.host.inbox().is_empty());
+}
+
+#[tokio::test]
+async fn touch_outside_the_cwd_discovers_nothing_new_r_rt_3() {
+    let mut w = World::new(
+        &[
+            ("/repo/AGENTS.md", "root"),
+            ("/repo/other/AGENTS.md", "other"),
+        ],
+        "/repo/pkg",
+    );
+    w.prompt("hi").await.unwrap();
+    w.tool("read", "/repo/other/x.rs", "t1", None, true);
+    w.instance.settle().await;
+    assert!(w.host.inbox().is_empty());
+}
+
+#[tokio::test]
+async fn parent_tokens_bubble_through_depth_and_failed_children_drop_r_rt_4() {
+    let mut w = World::new(
+        &[
+            ("/repo/AGENTS.md", "root"),
+            ("/repo/a/AGENTS.md", "a"),
+            ("/repo/b/AGENTS.md", "b"),
+        ],
+        "/repo",
+    );
+    w.prompt("hi").await.unwrap();
+    // grandchild ok -> child ok -> top (failed): projected.
+    w.tool("read", "a/x.rs", "gc", Some("c"), true);
+    w.tool("read", "a/y.rs", "c", Some("top"), true);
+    // a failed child contributes nothing, not even what reached it.
+    w.tool("read", "b/x.rs", "gc2", Some("c2"), true);
+    w.tool("read", "b/y.rs", "c2", Some("top"), false);
+    w.instance.settle().await;
+    assert!(
+        w.host.inbox().is_empty(),
+        "nothing projects before the top-level result"
+    );
+    w.tool("code", "", "top", None, false);
+    w.instance.settle().await;
+    let inbox = w.host.inbox();
+    assert_eq!(inbox.len(), 1);
+    assert_eq!(
+        actions(&inbox[0]),
+        vec![(Action::Set, "a/AGENTS.md".into())]
+    );
+}
+
+#[tokio::test]
+async fn touches_wait_for_the_step_to_close_r_rt_5() {
+    let mut w = World::new(
+        &[("/repo/AGENTS.md", "root"), ("/repo/pkg/AGENTS.md", "pkg")],
+        "/repo",
+    );
+    w.prompt("hi").await.unwrap();
+    w.event(SessionEvent::StepStart);
+    w.tool("read", "pkg/x.rs", "t1", None, true);
+    w.instance.settle().await;
+    assert!(w.host.inbox().is_empty(), "staged while the step is open");
+    w.event(SessionEvent::StepEnd);
+    w.instance.settle().await;
+    assert_eq!(w.host.inbox().len(), 1);
+}
+
+#[tokio::test]
+async fn one_pending_message_replaced_in_place_r_rt_2_r_rt_6() {
+    let mut w = World::new(
+        &[
+            ("/repo/AGENTS.md", "root"),
+            ("/repo/a/AGENTS.md", "a"),
+            ("/repo/b/AGENTS.md", "b"),
+        ],
+        "/repo",
+    );
+    w.prompt("hi").await.unwrap();
+    w.tool("read", "a/x.rs", "t1", None, true);
+    w.tool("read", "b/x.rs", "t2", None, true);
+    w.instance.settle().await;
+    let inbox = w.host.inbox();
+    assert_eq!(inbox.len(), 1, "one pending workspace message at most");
+    assert_eq!(
+        actions(&inbox[0]),
+        vec![
+            (Action::Set, "a/AGENTS.md".into()),
+            (Action::Set, "b/AGENTS.md".into())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn external_edit_surfaces_at_the_next_pre_step_r_rt_10() {
+    let mut w = World::new(&[("/repo/AGENTS.md", "v1")], "/repo");
+    w.prompt("hi").await.unwrap();
+    w.fs.counters();
+    w.fs.reset_counters();
+    assert_eq!(w.prompt("unchanged").await, None);
+    assert_eq!(
+        w.fs.counters().reads,
+        0,
+        "unchanged files cost a probe, not a read"
+    );
+    w.fs.insert("/repo/AGENTS.md".into(), MemNode::file("v2"));
+    let m = w.prompt("next").await.expect("replace enters");
+    assert_eq!(actions(&m), vec![(Action::Replace, "AGENTS.md".into())]);
+    assert_eq!(
+        m.parts,
+        vec![frame(
+            "Updated instructions from: AGENTS.md\n\nThis file changed after it was loaded. Use the content below instead of the instructions previously loaded from it.\n\nv2"
+        )]
+    );
+}
+
+#[tokio::test]
+async fn removal_and_tombstone_reappearance_r_state_5() {
+    let mut w = World::new(&[("/repo/AGENTS.md", "v1")], "/repo");
+    w.prompt("hi").await.unwrap();
+    w.fs.remove("/repo/AGENTS.md".into());
+    let m = w.prompt("gone").await.expect("remove enters");
+    assert_eq!(actions(&m), vec![(Action::Remove, "AGENTS.md".into())]);
+    assert_eq!(m.source.changes[0].digest, None);
+    w.fs.insert("/repo/AGENTS.md".into(), MemNode::file("v1"));
+    let m = w.prompt("back").await.expect("reappearance is a new set");
+    assert_eq!(actions(&m), vec![(Action::Set, "AGENTS.md".into())]);
+}
+
+#[tokio::test]
+async fn unavailable_never_removes_r_disc_5() {
+    let mut w = World::new(&[("/repo/AGENTS.md", "v1")], "/repo");
+    w.prompt("hi").await.unwrap();
+    w.fs.insert(
+        "/repo/AGENTS.md".into(),
+        MemNode::file("v1").with_fault(FsOp::Stat, FaultError::Eacces),
+    );
+    assert_eq!(w.prompt("next").await, None);
+    assert!(w.host.inbox().is_empty());
+}
+
+#[tokio::test]
+async fn resume_with_offline_edit_appends_only_transitions_r_rt_7() {
+    let mut w = World::new(
+        &[
+            ("/repo/AGENTS.md", "v1"),
+            ("/repo/CLAUDE.local.md", "local"),
+        ],
+        "/repo",
+    );
+    w.prompt("hi").await.unwrap();
+    w.resume();
+    w.fs.insert("/repo/AGENTS.md".into(), MemNode::file("v2"));
+    w.fs.remove("/repo/CLAUDE.local.md".into());
+    let m = w.prompt("resumed").await.expect("transitions");
+    assert!(!m.source.baseline);
+    assert_eq!(
+        actions(&m),
+        vec![
+            (Action::Replace, "AGENTS.md".into()),
+            (Action::Remove, "CLAUDE.local.md".into())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn remount_with_new_config_supersedes_the_baseline_r_rt_7() {
+    let mut w = World::new(
+        &[("/repo/AGENTS.md", "a"), ("/repo/CLAUDE.md", "c")],
+        "/repo",
+    );
+    w.prompt("hi").await.unwrap();
+    let mut claude_only = Config::with_max_bytes(65_536);
+    claude_only.instruction_file_candidates = vec!["CLAUDE.md".into()];
+    w.remount(Some(claude_only));
+    let m = w.prompt("after").await.expect("replacement baseline");
+    assert!(m.source.baseline);
+    assert!(m.parts[0].starts_with(
+        "<system-reminder>\nThis complete workspace instruction baseline supersedes every earlier one. The following"
+    ));
+    assert_eq!(
+        actions(&m),
+        vec![(Action::Set, "CLAUDE.md".into())],
+        "same scope key (base slot) is re-set, not removed"
+    );
+}
+
+#[tokio::test]
+async fn empty_replacement_when_nothing_remains_r_rt_7() {
+    let mut w = World::new(&[("/repo/AGENTS.md", "a")], "/repo");
+    w.prompt("hi").await.unwrap();
+    w.fs.remove("/repo/AGENTS.md".into());
+    w.remount(Some(Config::with_max_bytes(1_000)));
+    let m = w.prompt("after").await.expect("empty replacement");
+    assert_eq!(
+        m.parts,
+        vec![frame(
+            "This complete workspace instruction baseline supersedes every earlier one. No workspace instructions are active now."
+        )]
+    );
+    assert_eq!(actions(&m), vec![(Action::Remove, "AGENTS.md".into())]);
+}
+
+#[tokio::test]
+async fn compaction_recomposes_a_complete_baseline_r_rt_8() {
+    let mut w = World::new(&[("/repo/AGENTS.md", "a")], "/repo");
+    w.prompt("hi").await.unwrap();
+    w.host.compact_baseline();
+    let m = w.prompt("after compaction").await.expect("new baseline");
+    assert!(m.source.baseline);
+    assert_eq!(actions(&m), vec![(Action::Set, "AGENTS.md".into())]);
+}
+
+#[tokio::test]
+async fn disabled_and_providerless_are_no_ops_r_rt_9() {
+    let mut w = World::with_config(&[("/repo/AGENTS.md", "a")], "/repo", None);
+    assert!(!w.instance.is_active());
+    assert_eq!(w.prompt("hi").await, None);
+    let mut zero = World::with_config(
+        &[("/repo/AGENTS.md", "a")],
+        "/repo",
+        Some(Config::with_max_bytes(0)),
+    );
+    assert_eq!(zero.prompt("hi").await, None);
+    let host = Arc::new(MemoryHost::new("/repo".into()));
+    let none = Instance::mount(
+        Mount {
+            config: Some(Config::with_max_bytes(100)),
+            provider: None,
+            home: home(),
+        },
+        host as Arc<dyn Host>,
+    );
+    assert!(!none.is_active());
+}
+
+#[tokio::test]
+async fn cancelled_pre_step_returns_promptly_and_changes_nothing_r_disc_8() {
+    let mut w = World::new(&[], "/repo");
+    w.fs.insert(
+        "/repo/AGENTS.md".into(),
+        MemNode::file("gated").with_gate(FsOp::Read),
+    );
+    let cancel = CancellationToken::new();
+    let fs = w.fs.clone();
+    let c2 = cancel.clone();
+    tokio::spawn(async move {
+        fs.wait_blocked("/repo/AGENTS.md".into()).await;
+        c2.cancel();
+    });
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        w.instance.pre_step(
+            1,
+            Decision::Enter(vec![BatchItem {
+                message: "hi".to_owned(),
+                claimed: true,
+            }]),
+            &cancel,
+        ),
+    )
+    .await
+    .expect("returns promptly");
+    assert!(out.is_err());
+    assert!(w.host.inbox().is_empty());
+    assert!(w.host.user_messages().is_empty());
+    // The gate is spent: the next pre-step composes normally.
+    w.step = 0;
+    assert!(w.prompt("retry").await.is_some());
+}
