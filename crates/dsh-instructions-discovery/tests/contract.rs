@@ -410,11 +410,19 @@ async fn probe_many_matches_probe<F: Fixture>() {
     fx.file("/r1/pkg/AGENTS.md", b"a");
     fx.link("/r1/pkg/CLAUDE.md", "/outside/x");
     fx.dir("/r1/pkg/AGENTS.local.md");
+    fx.file("/r1/top.md", b"top");
+    // Links a per-directory handle cannot follow by itself.
+    fx.link("/r1/pkg/up.md", "../top.md");
+    fx.link("/r1/pkg/abs.md", "/r1/top.md");
+    fx.link("/r1/pkg/loop.md", "loop.md");
     let names: Vec<String> = [
         "AGENTS.md",
         "CLAUDE.md",
         "AGENTS.local.md",
         "CLAUDE.local.md",
+        "up.md",
+        "abs.md",
+        "loop.md",
     ]
     .map(String::from)
     .to_vec();
@@ -433,7 +441,31 @@ async fn probe_many_matches_probe<F: Fixture>() {
         many[1],
         Probe::Unavailable(Unavailable::OutsideTrustedRoots)
     );
-    assert_eq!(many[2..], [Probe::Absent, Probe::Absent]);
+    assert_eq!(many[2..4], [Probe::Absent, Probe::Absent]);
+    let top = present(probe(&fx, "/r1/top.md").await);
+    assert_eq!(many[4], Probe::Present(top.clone()));
+    assert_eq!(many[5], Probe::Present(top));
+    assert_eq!(many[6], Probe::Unavailable(Unavailable::Loop));
+}
+
+async fn probe_many_through_a_linked_directory<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r2/real/AGENTS.md", b"a");
+    fx.link("/r1/pkg", "/r2/real");
+    let names = ["AGENTS.md".to_owned(), "CLAUDE.md".to_owned()];
+    let many = fx
+        .provider()
+        .probe_many(&fx.path("/r1/pkg"), &names, &token())
+        .await
+        .unwrap();
+    assert!(matches!(many[0], Probe::Present(_)));
+    assert_eq!(many[1], Probe::Absent);
+    let missing = fx
+        .provider()
+        .probe_many(&fx.path("/r1/none"), &names, &token())
+        .await
+        .unwrap();
+    assert_eq!(missing, [Probe::Absent, Probe::Absent]);
 }
 
 async fn version_tracks_content<F: Fixture>() {
@@ -494,7 +526,7 @@ macro_rules! contract {
             link_to_directory_is_absent, dangling_link_is_absent, link_loop_is_unavailable,
             fifo_is_absent_and_never_opened, parent_is_a_file, oversized_by_metadata,
             many_chunks_read_whole, bom_is_dropped, invalid_utf8_is_replaced,
-            markers_check_existence_only, probe_many_matches_probe, version_tracks_content,
+            markers_check_existence_only, probe_many_matches_probe, probe_many_through_a_linked_directory, version_tracks_content,
             distinct_files_have_distinct_identities, cancelled_token_cancels_every_operation);
     };
     (@tests $module:ident, $fixture:ty; $($name:ident),* $(,)?) => {
