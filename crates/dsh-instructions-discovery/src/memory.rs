@@ -349,12 +349,136 @@ struct Gate {
     blocking: bool,
 }
 
-/// What a provider call wants from the filesystem.
-#[derive(Clone, Copy)]
-enum Request {
-    Probe,
-    Read { cap: u64 },
-    Marker,
+/// What a provider call wants from the filesystem, and how each stage's
+/// result becomes that call's output.
+trait Request {
+    type Output;
+    /// Probes and reads follow links and stay inside the trusted roots;
+    /// marker checks do neither and perform no `resolve` operation.
+    const FOLLOW: bool;
+    fn absent(&self) -> Self::Output;
+    fn not_a_file(&self) -> Self::Output;
+    fn unavailable(&self, reason: Unavailable) -> Self::Output;
+    /// The last stage, once the target is a regular file.
+    fn file(
+        &self,
+        state: &mut State,
+        chain: &[Utf8PathBuf],
+        target: &Utf8Path,
+        meta: PresentFile,
+    ) -> Step<Self::Output>;
+}
+
+struct ProbeRequest;
+struct MarkerRequest;
+struct ReadRequest {
+    cap: u64,
+}
+
+/// Where a read stands when the lock is released.
+enum ReadStep {
+    Finished(ReadOutcome),
+    /// The file is open: stream these bytes under the cap.
+    Stream {
+        bytes: Vec<u8>,
+        cap: u64,
+        version: FileVersion,
+        identity: FileIdentity,
+    },
+}
+
+impl Request for ProbeRequest {
+    type Output = Probe;
+    const FOLLOW: bool = true;
+    fn absent(&self) -> Probe {
+        Probe::Absent
+    }
+    fn not_a_file(&self) -> Probe {
+        Probe::Absent
+    }
+    fn unavailable(&self, reason: Unavailable) -> Probe {
+        Probe::Unavailable(reason)
+    }
+    fn file(
+        &self,
+        _: &mut State,
+        _: &[Utf8PathBuf],
+        _: &Utf8Path,
+        meta: PresentFile,
+    ) -> Step<Probe> {
+        Step::Done(Probe::Present(meta))
+    }
+}
+
+impl Request for MarkerRequest {
+    type Output = MarkerProbe;
+    const FOLLOW: bool = false;
+    fn absent(&self) -> MarkerProbe {
+        MarkerProbe::Missing
+    }
+    fn not_a_file(&self) -> MarkerProbe {
+        MarkerProbe::Exists
+    }
+    fn unavailable(&self, reason: Unavailable) -> MarkerProbe {
+        MarkerProbe::Failed(reason)
+    }
+    fn file(
+        &self,
+        _: &mut State,
+        _: &[Utf8PathBuf],
+        _: &Utf8Path,
+        _: PresentFile,
+    ) -> Step<MarkerProbe> {
+        Step::Done(MarkerProbe::Exists)
+    }
+}
+
+impl Request for ReadRequest {
+    type Output = ReadStep;
+    const FOLLOW: bool = true;
+    fn absent(&self) -> ReadStep {
+        ReadStep::Finished(ReadOutcome::Absent)
+    }
+    fn not_a_file(&self) -> ReadStep {
+        ReadStep::Finished(ReadOutcome::Absent)
+    }
+    fn unavailable(&self, reason: Unavailable) -> ReadStep {
+        ReadStep::Finished(ReadOutcome::Unavailable(reason))
+    }
+    fn file(
+        &self,
+        state: &mut State,
+        chain: &[Utf8PathBuf],
+        target: &Utf8Path,
+        meta: PresentFile,
+    ) -> Step<ReadStep> {
+        if meta.size > self.cap {
+            // Rejected by metadata: never opened (R-DISC-6).
+            return Step::Done(self.unavailable(Unavailable::TooLarge { limit: self.cap }));
+        }
+        if let Some(hit) = state.gate_or_fault(chain, FsOp::Read) {
+            if matches!(hit, GateOrFault::Fault(_)) {
+                // The file was opened; the read itself failed.
+                state.counters.reads += 1;
+            }
+            return hit.into_step(self);
+        }
+        let Some(Entry {
+            kind: MemKind::File(bytes),
+            ..
+        }) = state.nodes.get(target)
+        else {
+            return Step::Done(self.not_a_file());
+        };
+        let bytes = bytes.clone();
+        state.counters.reads += 1;
+        Step::Done(ReadStep::Stream {
+            bytes,
+            cap: self.cap,
+            version: meta.version,
+            identity: meta.identity,
+        })
+    }
 }
 
 enum Resolved {
@@ -363,27 +487,14 @@ enum Resolved {
     Unavailable(Unavailable),
 }
 
-enum Step {
+enum Step<T> {
     /// An operation hit an armed gate (now marked blocking).
     Blocked {
         gate: Utf8PathBuf,
         id: u64,
         chain: Vec<Utf8PathBuf>,
     },
-    Done(Finished),
-}
-
-enum Finished {
-    Probe(Probe),
-    Marker(MarkerProbe),
-    Read(ReadOutcome),
-    /// The file is open for reading; stream these bytes under the cap.
-    Stream {
-        bytes: Vec<u8>,
-        cap: u64,
-        version: FileVersion,
-        identity: FileIdentity,
-    },
+    Done(T),
 }
 
 fn lock(shared: &Shared) -> MutexGuard<'_, State> {
@@ -555,12 +666,12 @@ impl MemoryProvider {
     }
 
     /// Plans the request, waiting on gates, until it can finish.
-    async fn execute(
+    async fn execute<R: Request>(
         &self,
         path: &Utf8Path,
-        request: Request,
+        request: &R,
         cancel: &CancellationToken,
-    ) -> Result<Finished, Cancelled> {
+    ) -> Result<R::Output, Cancelled> {
         let path = normalize(path);
         loop {
             if cancel.is_cancelled() {
@@ -571,7 +682,7 @@ impl MemoryProvider {
                 self.plan(&mut state, &path, request)
             };
             match step {
-                Step::Done(finished) => return Ok(finished),
+                Step::Done(output) => return Ok(output),
                 Step::Blocked { gate, id, chain } => {
                     // The guard unregisters and spends the gate on every exit,
                     // including this future being dropped.
@@ -647,79 +758,37 @@ impl MemoryProvider {
 
     /// One synchronous pass over the request: either it finishes, or it
     /// blocks on the first armed gate in operation order.
-    fn plan(&self, state: &mut State, path: &Utf8Path, request: Request) -> Step {
-        let marker = matches!(request, Request::Marker);
+    fn plan<R: Request>(&self, state: &mut State, path: &Utf8Path, request: &R) -> Step<R::Output> {
         let mut chain = Vec::new();
-        let resolved = self.resolve(state, path, !marker, !marker, &mut chain);
-
-        if !marker && let Some(step) = state.gate_or_fault(&chain, FsOp::Resolve) {
-            return step.map(request);
+        let resolved = self.resolve(state, path, R::FOLLOW, R::FOLLOW, &mut chain);
+        if R::FOLLOW
+            && let Some(hit) = state.gate_or_fault(&chain, FsOp::Resolve)
+        {
+            return hit.into_step(request);
         }
         let target = match resolved {
             Resolved::Node(target) => target,
-            Resolved::Absent => {
-                return Step::Done(match request {
-                    Request::Marker => Finished::Marker(MarkerProbe::Missing),
-                    Request::Probe => Finished::Probe(Probe::Absent),
-                    Request::Read { .. } => Finished::Read(ReadOutcome::Absent),
-                });
-            }
-            Resolved::Unavailable(reason) => {
-                return Step::Done(GateOrFault::Fault(reason).finish(request));
-            }
+            Resolved::Absent => return Step::Done(request.absent()),
+            Resolved::Unavailable(reason) => return Step::Done(request.unavailable(reason)),
         };
-        if let Some(step) = state.gate_or_fault(&chain, FsOp::Stat) {
-            return step.map(request);
+        if let Some(hit) = state.gate_or_fault(&chain, FsOp::Stat) {
+            return hit.into_step(request);
         }
-        let (bytes, size, version) = match state.nodes.get(&target) {
-            Some(Entry {
-                kind: MemKind::File(bytes),
-                stale_size,
-                version,
-                ..
-            }) => (bytes, stale_size.unwrap_or(bytes.len() as u64), *version),
-            _ if marker => return Step::Done(Finished::Marker(MarkerProbe::Exists)),
-            _ => {
-                return Step::Done(match request {
-                    Request::Read { .. } => Finished::Read(ReadOutcome::Absent),
-                    _ => Finished::Probe(Probe::Absent),
-                });
-            }
-        };
-        let version = FileVersion::new([version, 0, 0, 0]);
-        let identity = FileIdentity::Path(target.clone());
-        let cap = match request {
-            Request::Marker => return Step::Done(Finished::Marker(MarkerProbe::Exists)),
-            Request::Probe => {
-                return Step::Done(Finished::Probe(Probe::Present(PresentFile {
-                    size,
-                    version,
-                    identity,
-                })));
-            }
-            Request::Read { cap } => cap,
-        };
-        if size > cap {
-            // Rejected by metadata: never opened (R-DISC-6).
-            return Step::Done(Finished::Read(ReadOutcome::Unavailable(
-                Unavailable::TooLarge { limit: cap },
-            )));
-        }
-        let bytes = bytes.clone();
-        if let Some(step) = state.gate_or_fault(&chain, FsOp::Read) {
-            if matches!(step, GateOrFault::Fault(_)) {
-                // The file was opened; the read itself failed.
-                state.counters.reads += 1;
-            }
-            return step.map(request);
-        }
-        state.counters.reads += 1;
-        Step::Done(Finished::Stream {
-            bytes,
-            cap,
+        let Some(Entry {
+            kind: MemKind::File(bytes),
+            stale_size,
             version,
-            identity,
-        })
+            ..
+        }) = state.nodes.get(&target)
+        else {
+            return Step::Done(request.not_a_file());
+        };
+        let meta = PresentFile {
+            size: stale_size.unwrap_or(bytes.len() as u64),
+            version: FileVersion::new([*version, 0, 0, 0]),
+            identity: FileIdentity::Path(target.clone()),
+        };
+        request.file(state, &chain, &target, meta)
     }
 }
 
@@ -733,24 +802,10 @@ enum GateOrFault {
 }
 
 impl GateOrFault {
-    fn map(self, request: Request) -> Step {
+    fn into_step<R: Request>(self, request: &R) -> Step<R::Output> {
         match self {
             Self::Gate { gate, id, chain } => Step::Blocked { gate, id, chain },
-            fault => Step::Done(fault.finish(request)),
-        }
-    }
-
-    fn finish(self, request: Request) -> Finished {
-        let reason = match self {
-            Self::Fault(reason) => reason,
-            // Callers only finish faults; a gate here would be a logic slip,
-            // classified conservatively rather than panicking.
-            Self::Gate { .. } => Unavailable::Io("unexpected gate".to_owned()),
-        };
-        match request {
-            Request::Probe => Finished::Probe(Probe::Unavailable(reason)),
-            Request::Marker => Finished::Marker(MarkerProbe::Failed(reason)),
-            Request::Read { .. } => Finished::Read(ReadOutcome::Unavailable(reason)),
+            Self::Fault(reason) => Step::Done(request.unavailable(reason)),
         }
     }
 }
@@ -895,12 +950,7 @@ impl FsProvider for MemoryProvider {
     ) -> BoxFuture<'a, Result<Probe, Cancelled>> {
         Box::pin(async move {
             self.begin(cancel, true).await?;
-            match self.execute(path, Request::Probe, cancel).await? {
-                Finished::Probe(probe) => Ok(probe),
-                _ => Ok(Probe::Unavailable(Unavailable::Io(
-                    "unexpected plan".to_owned(),
-                ))),
-            }
+            self.execute(path, &ProbeRequest, cancel).await
         })
     }
 
@@ -912,36 +962,32 @@ impl FsProvider for MemoryProvider {
     ) -> BoxFuture<'a, Result<ReadOutcome, Cancelled>> {
         Box::pin(async move {
             self.begin(cancel, false).await?;
-            let request = Request::Read {
+            let request = ReadRequest {
                 cap: max_source_bytes,
             };
-            match self.execute(path, request, cancel).await? {
-                Finished::Read(outcome) => Ok(outcome),
-                Finished::Stream {
+            let (bytes, cap, version, identity) = match self.execute(path, &request, cancel).await?
+            {
+                ReadStep::Finished(outcome) => return Ok(outcome),
+                ReadStep::Stream {
                     bytes,
                     cap,
                     version,
                     identity,
-                } => {
-                    let streamed = stream(&bytes, cap, cancel);
-                    if let Ok((_, count)) = &streamed {
-                        lock(&self.shared).counters.bytes_read += count;
-                    }
-                    let (result, _) = streamed?;
-                    Ok(match result {
-                        Ok(len) => ReadOutcome::Loaded(LoadedText {
-                            text: decode_text(&bytes),
-                            version,
-                            identity,
-                            bytes_read: len as u64,
-                        }),
-                        Err(reason) => ReadOutcome::Unavailable(reason),
-                    })
-                }
-                _ => Ok(ReadOutcome::Unavailable(Unavailable::Io(
-                    "unexpected plan".to_owned(),
-                ))),
+                } => (bytes, cap, version, identity),
+            };
+            let streamed = stream(&bytes, cap, cancel);
+            if let Ok((_, count)) = &streamed {
+                lock(&self.shared).counters.bytes_read += count;
             }
+            Ok(match streamed?.0 {
+                Ok(len) => ReadOutcome::Loaded(LoadedText {
+                    text: decode_text(&bytes),
+                    version,
+                    identity,
+                    bytes_read: len as u64,
+                }),
+                Err(reason) => ReadOutcome::Unavailable(reason),
+            })
         })
     }
 
@@ -952,12 +998,7 @@ impl FsProvider for MemoryProvider {
     ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>> {
         Box::pin(async move {
             self.begin(cancel, true).await?;
-            match self.execute(path, Request::Marker, cancel).await? {
-                Finished::Marker(marker) => Ok(marker),
-                _ => Ok(MarkerProbe::Failed(Unavailable::Io(
-                    "unexpected plan".to_owned(),
-                ))),
-            }
+            self.execute(path, &MarkerRequest, cancel).await
         })
     }
 }
