@@ -617,6 +617,27 @@ mod tests {
         assert!(matches!(probe, Probe::Present(_)));
     }
 
+    #[tokio::test]
+    async fn devices_are_absent_and_never_opened() {
+        // `/dev` as a trusted root needs no privileges; `/dev/zero` would
+        // never end if it were read, so a regression fails by timeout.
+        let provider = CapStdProvider::new([Utf8PathBuf::from("/dev")]).unwrap();
+        let cancel = CancellationToken::new();
+        let checks = async {
+            for device in ["/dev/null", "/dev/zero"] {
+                let path = Utf8Path::new(device);
+                assert_eq!(provider.probe(path, &cancel).await, Ok(Probe::Absent));
+                assert_eq!(
+                    provider.read_text(path, u64::MAX, &cancel).await,
+                    Ok(ReadOutcome::Absent)
+                );
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), checks)
+            .await
+            .expect("a device was read");
+    }
+
     #[test]
     fn classifies_os_errors() {
         let of = |errno: Errno| classify(&io::Error::from_raw_os_error(errno.raw_os_error()));
