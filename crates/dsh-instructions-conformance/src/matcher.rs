@@ -178,10 +178,10 @@ pub fn check(expect: &Expect, obs: &Observation) -> Vec<String> {
             }
         }
     }
-    if let Some(exp) = &expect.history {
-        if *exp != obs.history {
-            out.push(mismatch("history", exp, &obs.history));
-        }
+    if let Some(exp) = &expect.history
+        && *exp != obs.history
+    {
+        out.push(mismatch("history", exp, &obs.history));
     }
     if let Some(exp) = &expect.visible {
         for (path, v) in &exp.0 {
@@ -320,10 +320,10 @@ pub fn classify_intro(part: &str) -> Intro {
 pub fn check_message(at: &str, m: &MessageMatcher, got: &ObservedMessage, out: &mut Vec<String>) {
     let joined = got.parts.join("\n");
     let first = got.parts.first().map(String::as_str).unwrap_or_default();
-    if let Some(exp) = &m.text {
-        if *exp != joined {
-            out.push(mismatch(&format!("{at}.text"), exp, &joined));
-        }
+    if let Some(exp) = &m.text
+        && *exp != joined
+    {
+        out.push(mismatch(&format!("{at}.text"), exp, &joined));
     }
     if let Some(exp) = &m.sections {
         let got_sections = section_lines(&joined);
@@ -369,13 +369,13 @@ pub fn check_message(at: &str, m: &MessageMatcher, got: &ObservedMessage, out: &
             out.push(mismatch(&format!("{at}.notice"), exp, &got_notice));
         }
     }
-    if let Some(exp) = m.parts {
-        if exp != got.parts.len() {
-            out.push(format!(
-                "{at}.parts: expected {exp}, got {}",
-                got.parts.len()
-            ));
-        }
+    if let Some(exp) = m.parts
+        && exp != got.parts.len()
+    {
+        out.push(format!(
+            "{at}.parts: expected {exp}, got {}",
+            got.parts.len()
+        ));
     }
     if let Some(max) = m.max_len {
         for (i, p) in got.parts.iter().enumerate() {
@@ -403,10 +403,10 @@ pub fn check_message(at: &str, m: &MessageMatcher, got: &ObservedMessage, out: &
 }
 
 fn check_source(at: &str, exp: &SourceExpect, got: &ObservedSource, out: &mut Vec<String>) {
-    if let Some(b) = exp.baseline {
-        if b != got.baseline {
-            out.push(format!("{at}.baseline: expected {b}, got {}", got.baseline));
-        }
+    if let Some(b) = exp.baseline
+        && b != got.baseline
+    {
+        out.push(format!("{at}.baseline: expected {b}, got {}", got.baseline));
     }
     match (&exp.identity, &got.identity) {
         (None, _) | (Some(IdentityExpect::Any), Some(_)) => {}
@@ -436,28 +436,28 @@ fn check_source(at: &str, exp: &SourceExpect, got: &ObservedSource, out: &mut Ve
 }
 
 fn check_change(at: &str, e: &ChangeExpect, g: &ObservedChange, out: &mut Vec<String>) {
-    if let Some(a) = e.action {
-        if !g.action.matches(a) {
-            out.push(format!(
-                "{at}.action: expected {}, got {}",
-                a.name(),
-                g.action.name()
-            ));
-        }
+    if let Some(a) = e.action
+        && !g.action.matches(a)
+    {
+        out.push(format!(
+            "{at}.action: expected {}, got {}",
+            a.name(),
+            g.action.name()
+        ));
     }
-    if let Some(p) = &e.path {
-        if *p != g.path {
-            out.push(mismatch(&format!("{at}.path"), p, &g.path));
-        }
+    if let Some(p) = &e.path
+        && *p != g.path
+    {
+        out.push(mismatch(&format!("{at}.path"), p, &g.path));
     }
-    if let Some(p) = &e.previous_path {
-        if Some(p) != g.previous_path.as_ref() {
-            out.push(mismatch(
-                &format!("{at}.previous_path"),
-                p,
-                &g.previous_path,
-            ));
-        }
+    if let Some(p) = &e.previous_path
+        && Some(p) != g.previous_path.as_ref()
+    {
+        out.push(mismatch(
+            &format!("{at}.previous_path"),
+            p,
+            &g.previous_path,
+        ));
     }
     if let Some(d) = &e.digest {
         let hex = d.hex();
@@ -465,10 +465,10 @@ fn check_change(at: &str, e: &ChangeExpect, g: &ObservedChange, out: &mut Vec<St
             out.push(mismatch(&format!("{at}.digest"), &hex, &g.digest));
         }
     }
-    if let Some(s) = &e.scope {
-        if *s != g.scope {
-            out.push(mismatch(&format!("{at}.scope"), s, &g.scope));
-        }
+    if let Some(s) = &e.scope
+        && *s != g.scope
+    {
+        out.push(mismatch(&format!("{at}.scope"), s, &g.scope));
     }
 }
 
@@ -711,7 +711,7 @@ mod tests {
                     max_len: Some(10),
                     ..Default::default()
                 },
-                &"inbox[0].max_len: expected at most 10, got",
+                "inbox[0].max_len: expected at most 10, got",
             ),
             (
                 MessageMatcher {

@@ -218,10 +218,10 @@ fn default_roots(sc_cwd: &str, m: &Mounting, model: &FsModel, paths: &PathMap) -
     };
     let explicit = rewrite_config(&m.config, paths).and_then(|c| c.dsh_home);
     // An unresolvable home only narrows the roots; the runtime reports it.
-    if let Ok(home) = dsh_home_paths::resolve_dsh_home(explicit.as_deref(), &home_env) {
-        if !roots.contains(&home.path) {
-            roots.push(home.path);
-        }
+    if let Ok(home) = dsh_home_paths::resolve_dsh_home(explicit.as_deref(), &home_env)
+        && !roots.contains(&home.path)
+    {
+        roots.push(home.path);
     }
     roots
 }

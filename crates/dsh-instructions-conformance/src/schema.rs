@@ -342,7 +342,7 @@ impl RawFsMap {
 /// Decodes an even-length hex string (either case).
 fn decode_hex(s: &str) -> Result<Vec<u8>, String> {
     let s = s.trim();
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(format!("bytes_hex has odd length {}", s.len()));
     }
     s.as_bytes()
@@ -1193,6 +1193,10 @@ fn key_of(message: &str, source: &str, position: Option<(u64, u64)>) -> Option<S
 
 impl Scenario {
     /// Reads and parses a scenario file.
+    #[expect(
+        clippy::result_large_err,
+        reason = "cold path: one error per unparsable file"
+    )]
     pub fn load(path: &Path) -> Result<Self, ParseError> {
         let source = std::fs::read_to_string(path).map_err(|e| ParseError {
             file: path.to_owned(),
@@ -1221,6 +1225,10 @@ impl Scenario {
     /// assert_eq!(err.step.unwrap().index, 1);
     /// assert_eq!(err.key.as_deref(), Some("claimd"));
     /// ```
+    #[expect(
+        clippy::result_large_err,
+        reason = "cold path: one error per unparsable file"
+    )]
     pub fn parse(file: &Path, source: &str) -> Result<Self, ParseError> {
         let raw: RawScenario = match serde_saphyr::from_str_with_options(source, yaml_options()) {
             Ok(r) => r,
@@ -1249,18 +1257,18 @@ impl Scenario {
                     line,
                 )
             })?;
-            if let Action::Remount(r) = &step.action {
-                if r.trusted_roots.as_ref().is_some_and(Vec::is_empty) {
-                    return Err(err(
-                        Some(StepRef {
-                            index: i + 1,
-                            action: "remount".to_owned(),
-                        }),
-                        Some("trusted_roots"),
-                        "an empty trusted_roots list is a scenario error".to_owned(),
-                        line,
-                    ));
-                }
+            if let Action::Remount(r) = &step.action
+                && r.trusted_roots.as_ref().is_some_and(Vec::is_empty)
+            {
+                return Err(err(
+                    Some(StepRef {
+                        index: i + 1,
+                        action: "remount".to_owned(),
+                    }),
+                    Some("trusted_roots"),
+                    "an empty trusted_roots list is a scenario error".to_owned(),
+                    line,
+                ));
             }
             steps.push(step);
         }
@@ -1334,10 +1342,10 @@ impl Scenario {
         let position = e.location().map(|l| (l.line(), l.column()));
         let mut message = first_line(&e.without_snippet().to_string());
         // The position is printed in front already.
-        if position.is_some() {
-            if let Some(i) = message.rfind(" at line ") {
-                message.truncate(i);
-            }
+        if position.is_some()
+            && let Some(i) = message.rfind(" at line ")
+        {
+            message.truncate(i);
         }
         let key = key_of(&message, source, position);
         let step = position.and_then(|(line, _)| {
@@ -1419,6 +1427,10 @@ mod tests {
     use super::*;
     use rstest::rstest;
 
+    #[expect(
+        clippy::result_large_err,
+        reason = "test helper mirroring Scenario::parse"
+    )]
     fn parse(src: &str) -> Result<Scenario, ParseError> {
         Scenario::parse(Path::new("dir/case.yaml"), src)
     }
