@@ -1,0 +1,559 @@
+//! Black-box tests: the built `dsh-instructions` binary on temporary trees,
+//! with `HOME` and `DSH_HOME` set on the child process only.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_dsh-instructions");
+
+/// The normal intro of R-REN-2, exactly.
+const INTRO: &str = "The following workspace instructions come from instruction files in this environment. Follow them where they apply. Where two files conflict, the more specific one (later in this message) takes precedence. They do not override system, developer, or direct user instructions.";
+
+/// A temporary machine: `<tmp>/home` is `$HOME`, `<tmp>/dsh` is `$DSH_HOME`,
+/// `<tmp>/repo` is a project with a `.git` marker.
+struct Tree {
+    tmp: tempfile::TempDir,
+}
+
+impl Tree {
+    fn new() -> Self {
+        let tree = Self {
+            tmp: tempfile::tempdir().expect("tempdir"),
+        };
+        for d in ["home", "dsh", "repo/.git"] {
+            std::fs::create_dir_all(tree.path(d)).expect("mkdir");
+        }
+        tree
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.tmp.path().join(rel)
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.path(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(p, text).expect("write");
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .current_dir(self.path("repo"))
+            .env("HOME", self.path("home"))
+            .env("DSH_HOME", self.path("dsh"));
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("run binary")
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited normally")
+}
+
+#[test]
+fn show_prints_exactly_the_baseline_plus_one_newline() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Use tabs.");
+    let out = t.run(&["show"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let want = format!(
+        "<system-reminder>\n{INTRO}\n\nInstructions from: AGENTS.md\n\nUse tabs.\n</system-reminder>\n"
+    );
+    assert_eq!(stdout(&out), want);
+}
+
+#[test]
+fn show_orders_user_global_then_root_to_cwd() {
+    let t = Tree::new();
+    t.write("dsh/AGENTS.md", "Global.");
+    t.write("repo/AGENTS.md", "Root.");
+    t.write("repo/pkg/CLAUDE.md", "Pkg.");
+    let out = t.run(&["show", "--cwd", "pkg"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let want = format!(
+        "<system-reminder>\n{INTRO}\n\n\
+         Instructions from: $DSH_HOME/AGENTS.md\n\nGlobal.\n\n\
+         Instructions from: AGENTS.md\n\nRoot.\n\n\
+         Instructions from: pkg/CLAUDE.md\n\nPkg.\n</system-reminder>\n"
+    );
+    assert_eq!(stdout(&out), want);
+}
+
+#[test]
+fn show_prints_nothing_when_no_file_loads() {
+    let t = Tree::new();
+    let out = t.run(&["show"]);
+    assert_eq!(code(&out), 0);
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn show_json_carries_text_source_root_and_identity() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Use tabs.");
+    let out = t.run(&["show", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert!(
+        v["text"]
+            .as_str()
+            .expect("text")
+            .ends_with("Use tabs.\n</system-reminder>")
+    );
+    assert_eq!(v["source"]["kind"], "agent-instructions");
+    assert_eq!(v["source"]["baseline"], true);
+    // SHA-1 of "Use tabs." (R-STATE-3), from `printf "Use tabs." | sha1sum`.
+    assert_eq!(
+        v["source"]["changes"][0]["digest"],
+        "c649a5eaf1b00ae276c41f725c5c7de336c1c354"
+    );
+    assert_eq!(v["source"]["changes"][0]["path"], "AGENTS.md");
+    let root = v["root"].as_str().expect("root");
+    assert!(root.ends_with("/repo"), "{root}");
+    let identity: Value =
+        serde_json::from_str(v["identity"].as_str().expect("identity")).expect("canonical json");
+    assert_eq!(identity["root"], ".");
+    assert_eq!(identity["max_bytes"], 65_536);
+}
+
+#[test]
+fn explain_json_reports_root_home_fates_and_ledger() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Root rule.");
+    t.write("repo/CLAUDE.md", "  Root rule.\n");
+    t.write("repo/pkg/AGENTS.md", "Pkg.");
+    let out = t.run(&["explain", "--json", "--cwd", "pkg"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(v["schema"], 1);
+    assert_eq!(
+        v["root"]["reason"],
+        serde_json::json!({"kind": "marker", "marker": ".git"})
+    );
+    assert_eq!(v["home"]["label"], "$DSH_HOME");
+    let fates: Vec<(String, String)> = v["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().unwrap_or_default().to_owned(),
+                c["fate"]["kind"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let fate_of = |p: &str| {
+        fates
+            .iter()
+            .find(|(path, _)| path == p)
+            .map(|(_, f)| f.as_str())
+    };
+    assert_eq!(fate_of("$DSH_HOME/AGENTS.md"), Some("absent"));
+    assert_eq!(fate_of("AGENTS.md"), Some("loaded"));
+    assert_eq!(fate_of("CLAUDE.md"), Some("shadowed"));
+    assert_eq!(fate_of("pkg/AGENTS.md"), Some("loaded"));
+    assert_eq!(fate_of("pkg/AGENTS.local.md"), Some("absent"));
+    let claude = v["candidates"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["path"] == "CLAUDE.md"))
+        .expect("CLAUDE.md row");
+    // Same content after trimming: shadowed but not a problem.
+    assert_eq!(claude["fate"]["differs"], false);
+    assert_eq!(claude["problem"], false);
+    let show = t.run(&["show", "--cwd", "pkg"]);
+    let shown = stdout(&show);
+    assert_eq!(
+        v["budget"]["rendered_bytes"].as_u64(),
+        Some(shown.len() as u64 - 1),
+        "ledger counts the text show prints (minus its newline)"
+    );
+    assert_eq!(v["budget"]["max_bytes"], 65_536);
+    assert!(
+        v["identity"]
+            .as_str()
+            .is_some_and(|s| s.contains("\"root\":\"..\""))
+    );
+}
+
+#[test]
+fn explain_text_names_root_reason_and_fates() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "A.");
+    let out = t.run(&["explain"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("(marker .git)"), "{text}");
+    assert!(text.contains("$DSH_HOME"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("AGENTS.md") && l.ends_with("loaded (2 bytes)")),
+        "{text}"
+    );
+    assert!(text.contains("identity"), "{text}");
+}
+
+#[test]
+fn no_marker_makes_the_cwd_the_root() {
+    let t = Tree::new();
+    t.write("plain/AGENTS.md", "x");
+    let out = t.run(&["explain", "--json", "--cwd", "../plain"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(v["root"]["reason"]["kind"], "no-marker");
+    assert!(
+        v["root"]["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("/plain"))
+    );
+}
+
+#[test]
+fn check_passes_when_everything_loads_whole() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Root.");
+    t.write("repo/CLAUDE.md", "Root.\n");
+    let out = t.run(&["check"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+}
+
+#[test]
+fn check_fails_on_an_over_budget_tree() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", &"r".repeat(300));
+    t.write("repo/pkg/AGENTS.md", "Pkg.");
+    let out = t.run(&["check", "--cwd", "pkg", "--max-bytes", "400"]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let lines: Vec<String> = stdout(&out).lines().map(str::to_owned).collect();
+    // The broad file is dropped first (R-REN-6 step 2); the specific one stays.
+    assert_eq!(
+        lines,
+        ["AGENTS.md: omitted by budget (300 bytes) (max_bytes 400)"]
+    );
+}
+
+#[test]
+fn check_fails_on_a_truncated_file() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", &"r".repeat(600));
+    let out = t.run(&["check", "--max-bytes", "400"]);
+    assert_eq!(code(&out), 1);
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("AGENTS.md: truncated from 600 to "),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_fails_on_a_differing_shadowed_claude_md() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Use tabs.");
+    t.write("repo/CLAUDE.md", "Use spaces.");
+    let out = t.run(&["check"]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        stdout(&out),
+        "CLAUDE.md: shadowed by AGENTS.md (content differs)\n"
+    );
+}
+
+#[test]
+fn check_fails_on_a_link_outside_trusted_roots_unless_trusted() {
+    let t = Tree::new();
+    t.write("outside/rules.md", "Shared.");
+    std::os::unix::fs::symlink(t.path("outside/rules.md"), t.path("repo/AGENTS.md"))
+        .expect("symlink");
+    let out = t.run(&["check"]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(stdout(&out), "AGENTS.md: outside trusted roots\n");
+    let outside = t.path("outside");
+    let trusted = t.run(&["check", "--trust", outside.to_str().expect("utf-8")]);
+    assert_eq!(code(&trusted), 0, "{}", stdout(&trusted));
+}
+
+#[test]
+fn usage_and_config_errors_exit_2_with_one_line() {
+    let t = Tree::new();
+    for args in [
+        &["show", "--policy", "last-wins"][..],
+        &["show", "--max-source-bytes", "0"][..],
+        &["show", "--preset", "vim"][..],
+        &["show", "--cwd", "does-not-exist"][..],
+        &["session", "prompt", "no-such-session", "hi"][..],
+        &["session", "log", "../escape"][..],
+    ] {
+        let out = t.run(args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("dsh-instructions: error: "),
+            "{args:?}: {err}"
+        );
+    }
+    let bad_flag = t.run(&["show", "--no-such-flag"]);
+    assert_eq!(code(&bad_flag), 2);
+}
+
+#[test]
+fn bad_settings_yaml_names_file_line_and_key() {
+    let t = Tree::new();
+    t.write(
+        "dsh/settings.yaml",
+        "agent_instructions:\n  max_bytes: 100\n  max_byts: 5\n",
+    );
+    let out = t.run(&["show"]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("settings.yaml:3:"), "{err}");
+    assert!(err.contains("max_byts"), "{err}");
+
+    t.write(
+        "dsh/settings.yaml",
+        "agent_instructions:\n  max_bytes: 100\n  max_source_bytes: -1\n",
+    );
+    let out = t.run(&["show"]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("settings.yaml:3: agent_instructions.max_source_bytes"),
+        "{err}"
+    );
+}
+
+#[test]
+fn settings_apply_and_flags_win() {
+    let t = Tree::new();
+    t.write(
+        "dsh/settings.yaml",
+        "agent_instructions:\n  instruction_file_candidates: [RULES.md]\n  max_bytes: 1234\n",
+    );
+    t.write("repo/RULES.md", "Rules.");
+    t.write("repo/AGENTS.md", "Agents.");
+    let out = t.run(&["explain", "--json"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(v["config"]["max_bytes"], 1234);
+    assert_eq!(
+        v["config"]["instruction_file_candidates"],
+        serde_json::json!(["RULES.md"])
+    );
+    let out = t.run(&["show", "--candidates", "AGENTS.md", "--max-bytes", "4096"]);
+    assert!(stdout(&out).contains("Instructions from: AGENTS.md\n\nAgents."));
+    assert!(!stdout(&out).contains("Rules."));
+}
+
+#[cfg(unix)]
+#[test]
+fn non_utf8_cwd_is_a_clear_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = Tree::new();
+    let out = t
+        .cmd(&["show", "--cwd"])
+        .arg(std::ffi::OsStr::from_bytes(b"bad\xff"))
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("not valid UTF-8"), "{}", stderr(&out));
+}
+
+fn session_log_path(t: &Tree, id: &str) -> PathBuf {
+    t.path("dsh")
+        .join("sessions")
+        .join(id)
+        .join("session.jsonl")
+}
+
+fn new_session(t: &Tree, cwd: &str) -> String {
+    let out = t.run(&["session", "new", "--cwd", cwd]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let id = stdout(&out).trim().to_owned();
+    assert!(session_log_path(t, &id).is_file());
+    id
+}
+
+#[test]
+fn a_session_across_processes_sees_an_offline_edit_as_a_replace() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Use tabs.");
+    let id = new_session(&t, ".");
+
+    let first = t.run(&["session", "prompt", &id, "hello"]);
+    assert_eq!(code(&first), 0, "{}", stderr(&first));
+    assert!(stdout(&first).contains("Instructions from: AGENTS.md\n\nUse tabs."));
+
+    // Edited while no process runs.
+    t.write("repo/AGENTS.md", "Use spaces.");
+    let resume = t.run(&["session", "resume", &id]);
+    assert_eq!(code(&resume), 0, "{}", stderr(&resume));
+    let want = "<system-reminder>\nUpdated instructions from: AGENTS.md\n\n\
+                This file changed after it was loaded. Use the content below instead of the instructions previously loaded from it.\n\n\
+                Use spaces.\n</system-reminder>\n";
+    assert_eq!(stdout(&resume), want);
+
+    // resume wrote nothing: the next prompt enters the same replace.
+    let second = t.run(&["session", "prompt", &id, "again"]);
+    assert_eq!(stdout(&second), want);
+
+    let log = std::fs::read_to_string(session_log_path(&t, &id)).expect("log");
+    let messages: Vec<Value> = log
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<Value>(l).expect("event json"))
+        .filter(|e| e["type"] == "message" && e.get("source").is_some())
+        .collect();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0]["source"]["baseline"], true);
+    assert_eq!(messages[1]["source"]["changes"][0]["action"], "replace");
+}
+
+#[test]
+fn a_touch_finds_a_new_directory_and_step_end_enters_it() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Root.");
+    t.write("repo/sub/AGENTS.md", "Sub.");
+    let id = new_session(&t, ".");
+    assert_eq!(code(&t.run(&["session", "prompt", &id, "hi"])), 0);
+
+    let touch = t.run(&["session", "touch", &id, "sub/main.rs"]);
+    assert_eq!(code(&touch), 0, "{}", stderr(&touch));
+    assert!(stdout(&touch).contains("Additional instructions from: sub/AGENTS.md"));
+
+    // A new process re-derives the pending message from the recorded touch.
+    let end = t.run(&["session", "step-end", &id]);
+    assert_eq!(code(&end), 0, "{}", stderr(&end));
+    assert!(stdout(&end).contains("Additional instructions from: sub/AGENTS.md"));
+
+    // Entered now: nothing is pending any more.
+    let resume = t.run(&["session", "resume", &id]);
+    assert_eq!(stdout(&resume), "");
+
+    let log = t.run(&["session", "log", &id]);
+    let text = stdout(&log);
+    assert!(
+        text.contains("tool read {\"file_path\":\"sub/main.rs\"} ok"),
+        "{text}"
+    );
+    assert!(
+        text.contains("message workspace dynamic: set sub/AGENTS.md"),
+        "{text}"
+    );
+}
+
+#[test]
+fn compaction_of_the_baseline_brings_a_new_baseline() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Root.");
+    let id = new_session(&t, ".");
+    assert_eq!(code(&t.run(&["session", "prompt", &id, "hi"])), 0);
+    let compact = t.run(&["session", "compact", &id]);
+    assert_eq!(code(&compact), 0, "{}", stderr(&compact));
+    let again = t.run(&["session", "prompt", &id, "again"]);
+    assert!(stdout(&again).contains(INTRO));
+    let log = stdout(&t.run(&["session", "log", &id]));
+    assert!(
+        log.lines()
+            .any(|l| l.contains("baseline") && l.ends_with("[hidden]")),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_torn_tail_is_repaired_on_open() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Root.");
+    let id = new_session(&t, ".");
+    assert_eq!(code(&t.run(&["session", "prompt", &id, "hi"])), 0);
+    let path = session_log_path(&t, &id);
+    let before = std::fs::read(&path).expect("log");
+    let mut torn = before.clone();
+    torn.extend_from_slice(b"{\"seq\":99,\"type\":\"tur");
+    std::fs::write(&path, &torn).expect("tear");
+
+    let viewer = t.run(&["session", "log", &id]);
+    assert_eq!(code(&viewer), 0, "{}", stderr(&viewer));
+    assert!(stderr(&viewer).contains("torn final line"));
+
+    let out = t.run(&["session", "touch", &id, "AGENTS.md"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("removed a torn final line"),
+        "{}",
+        stderr(&out)
+    );
+    let after = std::fs::read_to_string(&path).expect("log");
+    assert!(
+        after.as_bytes().starts_with(&before),
+        "acknowledged events kept"
+    );
+    assert!(!after.contains("\"tur\n") && !after.contains("\"seq\":99"));
+    assert!(after.ends_with('\n'));
+    for line in after.lines() {
+        serde_json::from_str::<Value>(line).expect("every line is whole JSON");
+    }
+}
+
+#[test]
+fn every_subcommand_help_shows_an_example() {
+    let t = Tree::new();
+    for sub in [
+        &["show"][..],
+        &["explain"][..],
+        &["check"][..],
+        &["replay"][..],
+        &["session", "new"][..],
+        &["session", "prompt"][..],
+        &["session", "touch"][..],
+        &["session", "step-end"][..],
+        &["session", "compact"][..],
+        &["session", "resume"][..],
+        &["session", "log"][..],
+    ] {
+        let mut args = sub.to_vec();
+        args.push("--help");
+        let out = t.run(&args);
+        assert_eq!(code(&out), 0, "{sub:?}");
+        assert!(stdout(&out).contains("Example:"), "{sub:?}");
+    }
+}
+
+#[test]
+fn odd_inputs_never_panic() {
+    let t = Tree::new();
+    std::fs::write(t.path("dsh/settings.yaml"), b"\xff\xfe garbage").expect("write");
+    let out = t.run(&["show"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("settings.yaml"));
+    std::fs::remove_file(t.path("dsh/settings.yaml")).expect("rm");
+    for args in [
+        &["show", "--max-bytes", "-5"][..],
+        &["show", "--max-bytes", "1"][..],
+        &["explain", "--candidates", ",,..,a/b"][..],
+        &["check", "--markers", ""][..],
+    ] {
+        let out = t.run(args);
+        assert!(matches!(code(&out), 0..=2), "{args:?}");
+        assert!(
+            !stderr(&out).contains("panicked"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    assert!(Path::new(BIN).is_file());
+}
