@@ -531,3 +531,190 @@ async fn cancelled_pre_step_returns_promptly_and_changes_nothing_r_disc_8() {
     w.step = 0;
     assert!(w.prompt("retry").await.is_some());
 }
+
+#[tokio::test]
+async fn all_distinct_loads_every_candidate_and_dedups_links_r_cfg_7_r_disc_3() {
+    let mut config = Config::with_max_bytes(65_536);
+    config.candidate_policy = dsh_instructions_state::CandidatePolicy::AllDistinct;
+    let mut w = World::with_config(
+        &[
+            ("/repo/AGENTS.md", "agents"),
+            ("/repo/CLAUDE.md", "claude"),
+            ("/repo/CLAUDE.local.md", "  agents\n"),
+        ],
+        "/repo",
+        Some(config),
+    );
+    w.fs.insert("/repo/AGENTS.local.md".into(), MemNode::link("AGENTS.md"));
+    let m = w.prompt("hi").await.unwrap();
+    assert_eq!(
+        actions(&m),
+        vec![
+            (Action::Set, "AGENTS.md".into()),
+            (Action::Set, "CLAUDE.md".into())
+        ],
+        "the link (same file) and the whitespace-only copy render once"
+    );
+}
+
+#[tokio::test]
+async fn precedence_switch_replaces_with_previous_path_r_state_6() {
+    let mut w = World::new(
+        &[("/repo/AGENTS.md", "agents"), ("/repo/CLAUDE.md", "claude")],
+        "/repo",
+    );
+    let m = w.prompt("hi").await.unwrap();
+    assert_eq!(actions(&m), vec![(Action::Set, "AGENTS.md".into())]);
+    w.fs.remove("/repo/AGENTS.md".into());
+    let m = w.prompt("next").await.unwrap();
+    assert_eq!(m.source.changes.len(), 1);
+    let c = &m.source.changes[0];
+    assert_eq!((c.action, c.path.as_str()), (Action::Replace, "CLAUDE.md"));
+    assert_eq!(c.previous_path.as_deref(), Some("AGENTS.md"));
+    assert_eq!(
+        m.parts,
+        vec![frame(
+            "Updated instructions from: CLAUDE.md\n\nThese instructions take the place of the instructions previously loaded from AGENTS.md, which no longer apply.\n\nclaude"
+        )]
+    );
+}
+
+#[tokio::test]
+async fn group_safety_keeps_the_directory_when_a_loaded_member_is_unavailable_r_state_9() {
+    let mut w = World::new(
+        &[
+            ("/repo/AGENTS.md", "base"),
+            ("/repo/AGENTS.local.md", "local"),
+        ],
+        "/repo",
+    );
+    w.prompt("hi").await.unwrap();
+    w.fs.insert(
+        "/repo/AGENTS.local.md".into(),
+        MemNode::file("local").with_fault(FsOp::Stat, FaultError::Eio),
+    );
+    w.fs.remove("/repo/AGENTS.md".into());
+    assert_eq!(
+        w.prompt("next").await,
+        None,
+        "no transition for the directory"
+    );
+    // Once readable again the removal goes through.
+    w.fs.insert("/repo/AGENTS.local.md".into(), MemNode::file("local"));
+    let m = w.prompt("later").await.unwrap();
+    assert_eq!(actions(&m), vec![(Action::Remove, "AGENTS.md".into())]);
+}
+
+#[tokio::test]
+async fn files_left_out_by_the_budget_are_not_reprobed_r_rt_10() {
+    let big = "x".repeat(400);
+    let mut w = World::with_config(
+        &[
+            ("/repo/AGENTS.md", big.as_str()),
+            ("/repo/pkg/AGENTS.md", "pkg"),
+        ],
+        "/repo/pkg",
+        Some(Config::with_max_bytes(300)),
+    );
+    let m = w.prompt("hi").await.unwrap();
+    assert_eq!(actions(&m), vec![(Action::Set, "pkg/AGENTS.md".into())]);
+    assert!(m.parts[0].contains("omitted AGENTS.md"));
+    w.fs.insert("/repo/AGENTS.md".into(), MemNode::file("small now"));
+    assert_eq!(
+        w.prompt("next").await,
+        None,
+        "the omitted file is not re-probed"
+    );
+}
+
+#[tokio::test]
+async fn hot_remount_keeps_the_pending_message_r_rt_7() {
+    let mut w = World::new(&[("/repo/AGENTS.md", "a")], "/repo");
+    assert_eq!(w.pre_step(Decision::Reject).await, None);
+    assert_eq!(w.host.inbox().len(), 1);
+    w.remount(w.config.clone());
+    assert_eq!(w.host.inbox().len(), 1, "the inbox survives a hot remount");
+    let m = w.prompt("hi").await.unwrap();
+    assert!(m.source.baseline);
+    assert!(w.host.inbox().is_empty());
+}
+
+#[tokio::test]
+async fn dispose_during_a_blocked_projection_writes_nothing_r_disc_8() {
+    let mut w = World::new(&[("/repo/AGENTS.md", "a")], "/repo");
+    w.prompt("hi").await.unwrap();
+    w.fs.insert(
+        "/repo/pkg/AGENTS.md".into(),
+        MemNode::file("pkg").with_gate(FsOp::Read),
+    );
+    w.tool("read", "pkg/x.rs", "t1", None, true);
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        w.fs.wait_blocked("/repo/pkg/AGENTS.md".into()),
+    )
+    .await
+    .expect("the projection reaches the gate");
+    w.instance.dispose();
+    w.fs.release("/repo/pkg/AGENTS.md".into());
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert!(w.host.inbox().is_empty());
+}
+
+#[tokio::test]
+async fn compaction_of_the_baseline_removes_surviving_scopes_it_no_longer_holds_r_rt_8() {
+    let mut w = World::new(
+        &[("/repo/AGENTS.md", "a"), ("/repo/AGENTS.local.md", "l1")],
+        "/repo",
+    );
+    w.prompt("hi").await.unwrap();
+    w.fs.insert("/repo/AGENTS.local.md".into(), MemNode::file("l2"));
+    let m = w.prompt("edit").await.unwrap();
+    assert_eq!(
+        actions(&m),
+        vec![(Action::Replace, "AGENTS.local.md".into())]
+    );
+    w.host.compact_baseline();
+    w.fs.remove("/repo/AGENTS.local.md".into());
+    let m = w.prompt("after").await.unwrap();
+    assert_eq!(m.parts.len(), 2, "baseline part plus a dynamic part");
+    assert!(m.source.baseline);
+    assert_eq!(
+        actions(&m),
+        vec![
+            (Action::Set, "AGENTS.md".into()),
+            (Action::Remove, "AGENTS.local.md".into())
+        ]
+    );
+    assert!(m.parts[1].contains("Instructions removed: AGENTS.local.md"));
+}
+
+#[tokio::test]
+async fn a_changed_root_replaces_and_removes_the_old_chain_r_rt_7() {
+    let mut w = World::new(
+        &[("/repo/AGENTS.md", "root"), ("/repo/pkg/AGENTS.md", "pkg")],
+        "/repo/pkg",
+    );
+    let m = w.prompt("hi").await.unwrap();
+    assert_eq!(
+        actions(&m),
+        vec![
+            (Action::Set, "AGENTS.md".into()),
+            (Action::Set, "pkg/AGENTS.md".into())
+        ]
+    );
+    // A marker in pkg makes pkg the root on the next mount.
+    w.fs.insert("/repo/pkg/.git".into(), MemNode::dir());
+    w.remount(w.config.clone());
+    let m = w.prompt("again").await.unwrap();
+    assert!(m.source.baseline);
+    assert!(m.parts[0].contains("supersedes every earlier one"));
+    // Old scope keys are relative to the old root: "." base (the old root's
+    // AGENTS.md) is re-set by the new root's AGENTS.md; "pkg" base is removed.
+    assert_eq!(
+        actions(&m),
+        vec![
+            (Action::Remove, "pkg/AGENTS.md".into()),
+            (Action::Set, "AGENTS.md".into())
+        ]
+    );
+}
