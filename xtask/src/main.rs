@@ -1,1 +1,129 @@
-fn main() {}
+//! Project automation: `cargo xtask conformance | ci | bench`.
+//!
+//! Arguments are parsed by hand to keep this binary's dependencies to anyhow
+//! and the conformance crate.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+use dsh_instructions_conformance::driver::RuntimeDriverFactory;
+use dsh_instructions_conformance::{ProviderKind, RunOptions, run_all};
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  conformance [PATH…] [--tag T] [--provider memory|disk]
+      run every *.yaml scenario under PATHs (default conformance/scenarios)
+  ci     cargo fmt --check, clippy -D warnings, cargo test --workspace
+  bench  cargo bench --workspace";
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("xtask: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<ExitCode> {
+    let mut args = std::env::args().skip(1);
+    let Some(cmd) = args.next() else {
+        eprintln!("{USAGE}");
+        return Ok(ExitCode::FAILURE);
+    };
+    let rest: Vec<String> = args.collect();
+    match cmd.as_str() {
+        "conformance" => conformance(&rest),
+        "ci" => {
+            no_args("ci", &rest)?;
+            ci()
+        }
+        "bench" => {
+            no_args("bench", &rest)?;
+            cargo(&["bench", "--workspace"])
+        }
+        "-h" | "--help" | "help" => {
+            println!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        other => bail!("unknown command `{other}`\n{USAGE}"),
+    }
+}
+
+fn no_args(cmd: &str, rest: &[String]) -> Result<()> {
+    if let Some(a) = rest.first() {
+        bail!("`{cmd}` takes no arguments, got `{a}`");
+    }
+    Ok(())
+}
+
+/// The workspace root: xtask lives one level below it.
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn conformance(args: &[String]) -> Result<ExitCode> {
+    let mut paths = Vec::new();
+    let mut opts = RunOptions::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--tag" => {
+                let t = it.next().context("--tag needs a value")?;
+                opts.tag = Some(t.clone());
+            }
+            "--provider" => {
+                let p = it.next().context("--provider needs memory or disk")?;
+                opts.provider = Some(p.parse::<ProviderKind>().map_err(anyhow::Error::msg)?);
+            }
+            flag if flag.starts_with("--") => bail!("unknown option `{flag}`\n{USAGE}"),
+            path => paths.push(PathBuf::from(path)),
+        }
+    }
+    if paths.is_empty() {
+        paths.push(workspace_root().join("conformance/scenarios"));
+    }
+    let summary = run_all(&paths, &opts, &RuntimeDriverFactory, |line| println!("{line}"));
+    Ok(if summary.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn ci() -> Result<ExitCode> {
+    let steps: [&[&str]; 3] = [
+        &["fmt", "--all", "--", "--check"],
+        &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+        &["test", "--workspace"],
+    ];
+    for step in steps {
+        let code = cargo(step)?;
+        if code != ExitCode::SUCCESS {
+            return Ok(code);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `cargo <args>` in the workspace root, echoing the command.
+fn cargo(args: &[&str]) -> Result<ExitCode> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    println!("== cargo {}", args.join(" "));
+    let status = Command::new(cargo)
+        .args(args)
+        .current_dir(workspace_root())
+        .status()
+        .with_context(|| format!("cannot run cargo {}", args.join(" ")))?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

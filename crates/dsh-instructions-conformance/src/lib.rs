@@ -7,8 +7,10 @@
 //! * [`matcher`] checks an expectation against what a driver observed.
 //! * [`runner`] runs scenarios through the [`runner::Driver`] seam and prints
 //!   `ok`/`FAIL` lines.
+//! * [`driver`] implements that seam over the runtime and its reference host.
 #![forbid(unsafe_code)]
 
+pub mod driver;
 pub mod fsmodel;
 pub mod matcher;
 pub mod runner;
