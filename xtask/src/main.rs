@@ -89,7 +89,9 @@ fn conformance(args: &[String]) -> Result<ExitCode> {
     if paths.is_empty() {
         paths.push(workspace_root().join("conformance/scenarios"));
     }
-    let summary = run_all(&paths, &opts, &RuntimeDriverFactory, |line| println!("{line}"));
+    let summary = run_all(&paths, &opts, &RuntimeDriverFactory, |line| {
+        println!("{line}")
+    });
     Ok(if summary.success() {
         ExitCode::SUCCESS
     } else {
@@ -100,7 +102,14 @@ fn conformance(args: &[String]) -> Result<ExitCode> {
 fn ci() -> Result<ExitCode> {
     let steps: [&[&str]; 3] = [
         &["fmt", "--all", "--", "--check"],
-        &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
         &["test", "--workspace"],
     ];
     for step in steps {
