@@ -52,7 +52,14 @@ pub(crate) struct Prep<'a> {
     content: &'a str,
     /// Tag offsets in `content` (see `escape::tag_positions`).
     tags: Vec<usize>,
+    /// Not read by the caller, known never to be represented: measured as
+    /// larger than any budget.
+    unread: bool,
 }
+
+/// Size standing in for an unread input: larger than any real budget, small
+/// enough that sums over many inputs cannot overflow.
+const UNREAD_LEN: u64 = 1 << 48;
 
 impl<'a> Prep<'a> {
     pub(crate) fn baseline(file: &BaselineFile<'a>) -> Self {
@@ -89,19 +96,36 @@ impl<'a> Prep<'a> {
         Self::new(fixed, path, section.content().unwrap_or(""))
     }
 
+    /// A broad baseline file the caller did not read because it cannot be
+    /// represented (see `render_baseline_skipping`).
+    pub(crate) fn unread(path: &'a str) -> Self {
+        let path = crate::escape(path);
+        let fixed = [HEADER_BASELINE, &path].concat();
+        Self {
+            fixed,
+            path,
+            content: "",
+            tags: Vec::new(),
+            unread: true,
+        }
+    }
+
     fn new(fixed: String, path: Cow<'a, str>, content: &'a str) -> Self {
         Self {
             fixed,
             path,
             content,
             tags: tag_positions(content),
+            unread: false,
         }
     }
 
     /// Escaped length of the whole section. Empty content is an empty block
     /// and is skipped, so the section is then just its fixed part.
     fn full_len(&self) -> u64 {
-        if self.content.is_empty() {
+        if self.unread {
+            UNREAD_LEN
+        } else if self.content.is_empty() {
             len(&self.fixed)
         } else {
             self.cut_len(self.content.len())

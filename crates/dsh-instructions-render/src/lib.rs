@@ -328,6 +328,47 @@ pub fn render_baseline(kind: BaselineKind, files: &[BaselineFile<'_>], max_bytes
         };
     }
     let preps: Vec<_> = files.iter().map(budget::Prep::baseline).collect();
+    render_baseline_preps(kind, &preps, max_bytes)
+}
+
+/// Like [`render_baseline`], for a caller that skipped reading the broadest
+/// files because they can never be represented: `unread` holds their display
+/// paths, broadest first, all broader than every entry of `files`.
+///
+/// The caller must only skip files that the budget would omit anyway: when
+/// the raw content of the more specific `files` alone exceeds `max_bytes`,
+/// no render holding a broader file fits (step 2 drops from the broad end),
+/// so the result equals [`render_baseline`] over the full list. Unread files
+/// are reported [`Fate::Omitted`] and named in the notice; the fates cover
+/// `unread` first, then `files`.
+///
+/// ```
+/// use dsh_instructions_render::{render_baseline_skipping, BaselineFile, BaselineKind, Fate};
+///
+/// let near = "n".repeat(60);
+/// let files = [BaselineFile { path: "pkg/AGENTS.md", content: &near }];
+/// let out = render_baseline_skipping(BaselineKind::Normal, &["AGENTS.md"], &files, 50);
+/// assert_eq!(out.fates[0], Fate::Omitted);
+/// assert!(out.notice.unwrap().contains("omitted AGENTS.md"));
+/// ```
+pub fn render_baseline_skipping(
+    kind: BaselineKind,
+    unread: &[&str],
+    files: &[BaselineFile<'_>],
+    max_bytes: u64,
+) -> Rendered {
+    if unread.is_empty() {
+        return render_baseline(kind, files, max_bytes);
+    }
+    let preps: Vec<_> = unread
+        .iter()
+        .map(|p| budget::Prep::unread(p))
+        .chain(files.iter().map(budget::Prep::baseline))
+        .collect();
+    render_baseline_preps(kind, &preps, max_bytes)
+}
+
+fn render_baseline_preps(kind: BaselineKind, preps: &[budget::Prep<'_>], max_bytes: u64) -> Rendered {
     let plan = match kind {
         BaselineKind::Normal => budget::Plan {
             intro: Some((INTRO_NORMAL, IntroUsed::Normal)),
@@ -340,7 +381,7 @@ pub fn render_baseline(kind: BaselineKind, files: &[BaselineFile<'_>], max_bytes
             notice_lead: SUPERSEDE,
         },
     };
-    budget::render(&preps, &plan, max_bytes)
+    budget::render(preps, &plan, max_bytes)
 }
 
 /// Renders the empty replacement baseline (R-REN-2, R-RT-7): one frame

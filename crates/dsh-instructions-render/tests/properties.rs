@@ -422,3 +422,34 @@ fn insert_escapes(original: &str) -> String {
     out.push_str(&original[last..]);
     out
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// A caller may skip reading broad files once the raw content of the more
+    /// specific ones alone exceeds the budget: the result must be exactly the
+    /// render over the full list.
+    #[test]
+    fn skipping_unreadable_broad_files_changes_nothing(
+        files in prop::collection::vec((path(), pieces()), 2..7),
+        max in 0u64..160,
+        replacement in any::<bool>(),
+    ) {
+        let kind = if replacement { BaselineKind::Replacement } else { BaselineKind::Normal };
+        let input: Vec<BaselineFile<'_>> =
+            files.iter().map(|(p, c)| BaselineFile { path: p, content: c }).collect();
+        // The largest skippable prefix: the suffix after it holds more raw
+        // content than the budget.
+        let mut suffix = 0u64;
+        let mut split = input.len();
+        while split > 1 && suffix <= max {
+            split -= 1;
+            suffix += input[split].content.len() as u64;
+        }
+        prop_assume!(suffix > max && split > 0);
+        let unread: Vec<&str> = input[..split].iter().map(|f| f.path).collect();
+        let full = render_baseline(kind, &input, max);
+        let skipped = dsh_instructions_render::render_baseline_skipping(kind, &unread, &input[split..], max);
+        prop_assert_eq!(skipped, full);
+    }
+}
