@@ -281,4 +281,30 @@ mod tests {
         let err = resolve(&Settings::default(), &flags).expect_err("invalid");
         assert!(err.to_string().starts_with(flag), "{err}");
     }
+
+    proptest::proptest! {
+        /// R-CLI-5: no settings text makes parsing panic, and every error
+        /// renders as one `line:…` message.
+        #[test]
+        fn arbitrary_settings_never_panic(text in "(agent_instructions:\n)?([ a-z_:\\[\\],.0-9#-]{0,20}\n){0,6}") {
+            let flags = ConfigArgs::default();
+            match parse(&text) {
+                Ok(input) => {
+                    let s = Settings { path: Some("/s.yaml".into()), input, text: text.clone() };
+                    let _ = resolve(&s, &flags);
+                }
+                Err(e) => {
+                    let first = e.split(':').next().unwrap_or_default();
+                    proptest::prop_assert!(first.parse::<u64>().is_ok(), "{}", e);
+                    proptest::prop_assert!(!crate::error::CliError::new(e).one_line().contains('\n'));
+                }
+            }
+        }
+
+        /// A comma list splits back into exactly what was joined.
+        #[test]
+        fn lists_split_on_commas(items in proptest::collection::vec("[A-Za-z.]{1,8}", 1..5)) {
+            proptest::prop_assert_eq!(split_list(&items.join(",")), items);
+        }
+    }
 }
