@@ -432,4 +432,43 @@ mod tests {
         assert!(d.remove("/work/repo").unwrap());
         assert!(!d.remove("/work/repo").unwrap());
     }
+
+    mod props {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn scenario_path() -> impl Strategy<Value = String> {
+            prop::collection::vec(prop_oneof!["a", "b", "\\.", "\\.\\.", "", "c d"], 0..8)
+                .prop_map(|parts| format!("/{}", parts.join("/")))
+        }
+
+        proptest! {
+            #[test]
+            fn normalize_is_idempotent_and_clean(p in scenario_path()) {
+                let n = normalize(&p);
+                prop_assert!(n.starts_with('/'));
+                prop_assert_eq!(normalize(&n), n.clone());
+                prop_assert!(n == "/" || n.split('/').skip(1).all(|c| !c.is_empty() && c != "." && c != ".."));
+            }
+
+            #[test]
+            fn disk_mapping_prefixes_the_normalized_path(p in scenario_path()) {
+                let m = PathMap::under("/tmp/T".into());
+                let mapped = m.map(&p);
+                let n = normalize(&p);
+                prop_assert!(mapped.starts_with("/tmp/T"));
+                let rest = &mapped["/tmp/T".len()..];
+                prop_assert_eq!(if rest.is_empty() { "/" } else { rest }, n.as_str());
+            }
+
+            #[test]
+            fn project_root_is_an_ancestor_of_the_cwd(cwd in scenario_path(), marker_at in scenario_path()) {
+                let mut model = FsModel::default();
+                model.insert(&format!("{}/.git", normalize(&marker_at).trim_end_matches('/')));
+                let root = model.project_root(&cwd, &[".git".to_owned()]);
+                let cwd = normalize(&cwd);
+                prop_assert!(root == "/" || cwd == root || cwd.starts_with(&format!("{root}/")), "{} not above {}", root, cwd);
+            }
+        }
+    }
 }

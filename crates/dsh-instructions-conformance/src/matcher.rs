@@ -1017,4 +1017,41 @@ mod tests {
             ]
         );
     }
+
+    mod props {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn sha1_hex_is_40_lowercase_hex(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+                let h = sha1_hex(&bytes);
+                prop_assert_eq!(h.len(), 40);
+                prop_assert!(h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+            }
+
+            #[test]
+            fn section_lines_finds_exactly_the_header_lines(
+                lines in prop::collection::vec(
+                    prop_oneof![
+                        "[a-z ]{0,12}",
+                        "[a-z]{1,8}".prop_map(|p| format!("Instructions from: {p}")),
+                        "[a-z]{1,8}".prop_map(|p| format!("Additional instructions from: {p}")),
+                        "[a-z]{1,8}".prop_map(|p| format!("Updated instructions from: {p}")),
+                        "[a-z]{1,8}".prop_map(|p| format!("Instructions removed: {p}")),
+                        "[a-z]{1,8}".prop_map(|p| format!(" Instructions from: {p}")),
+                    ],
+                    0..12,
+                )
+            ) {
+                let text = lines.join("\n");
+                let want: Vec<&str> = lines
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|l| l.contains(": ") && !l.starts_with(' '))
+                    .collect();
+                prop_assert_eq!(section_lines(&text), want);
+            }
+        }
+    }
 }

@@ -1705,4 +1705,30 @@ steps:
             );
         }
     }
+
+    mod props {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn bytes_hex_round_trips(bytes in prop::collection::vec(any::<u8>(), 0..64), upper in any::<bool>()) {
+                let mut hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                if upper {
+                    hex = hex.to_uppercase();
+                }
+                prop_assert_eq!(decode_hex(&hex), Ok(bytes));
+            }
+
+            #[test]
+            fn repeat_files_have_exactly_the_requested_length(unit in "[a-zé]{1,5}", n in 0u64..5000) {
+                let src = format!("cwd: /r\nfs:\n  /r/f: {{repeat: \"{unit}\", bytes: {n}}}\n");
+                let sc = Scenario::parse(Path::new("p.yaml"), &src).unwrap();
+                let FsContent::File(bytes) = &sc.fs.0[0].1.content else { panic!("not a file") };
+                prop_assert_eq!(bytes.len() as u64, n);
+                let unit_bytes = unit.as_bytes();
+                prop_assert!(bytes.iter().enumerate().all(|(i, b)| *b == unit_bytes[i % unit_bytes.len()]));
+            }
+        }
+    }
 }
