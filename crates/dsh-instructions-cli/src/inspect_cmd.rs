@@ -16,10 +16,14 @@ use crate::setup;
 /// Version of the `explain --json` document shape (docs/cli.md).
 pub const EXPLAIN_SCHEMA: u32 = 1;
 
-fn run_inspect(
-    cwd_flag: Option<&std::path::Path>,
-    flags: &ConfigArgs,
-) -> Result<(Inspection, Config), CliError> {
+/// What one inspection gives the three commands.
+struct Seen {
+    inspection: Inspection,
+    config: Config,
+    warnings: Vec<String>,
+}
+
+fn run_inspect(cwd_flag: Option<&std::path::Path>, flags: &ConfigArgs) -> Result<Seen, CliError> {
     let setup = setup::load(flags)?;
     let cwd = setup::cwd(&setup.env, cwd_flag)?;
     let rt = setup::runtime()?;
@@ -35,13 +39,17 @@ fn run_inspect(
         .await
         .map_err(|e| CliError::new(format!("inspect: {e}")))
     })?;
-    Ok((inspection, setup.config))
+    Ok(Seen {
+        inspection,
+        config: setup.config,
+        warnings: setup.warnings,
+    })
 }
 
 /// `show`: the baseline text byte for byte plus one `\n` (nothing at all when
 /// no instructions load), or the `--json` document.
 pub fn show(args: &ViewArgs) -> Result<ExitCode, CliError> {
-    let (seen, _) = run_inspect(args.cwd.as_deref(), &args.config)?;
+    let seen = run_inspect(args.cwd.as_deref(), &args.config)?.inspection;
     if args.json {
         println!("{}", show_json(&seen));
     } else if !seen.text.is_empty() {
@@ -71,11 +79,14 @@ fn source_json(seen: &Inspection) -> Value {
 
 /// `explain`: the readable table, or the stable `--json` document.
 pub fn explain(args: &ViewArgs) -> Result<ExitCode, CliError> {
-    let (seen, config) = run_inspect(args.cwd.as_deref(), &args.config)?;
+    let seen = run_inspect(args.cwd.as_deref(), &args.config)?;
     if args.json {
-        println!("{}", explain_json(&seen, &config));
+        println!(
+            "{}",
+            explain_json(&seen.inspection, &seen.config, &seen.warnings)
+        );
     } else {
-        print!("{}", explain_text(&seen, &config));
+        print!("{}", explain_text(&seen.inspection, &seen.config));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -83,7 +94,7 @@ pub fn explain(args: &ViewArgs) -> Result<ExitCode, CliError> {
 /// `check`: exit 0 when every file loads whole, else one line per cause and
 /// exit 1.
 pub fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
-    let (seen, _) = run_inspect(args.cwd.as_deref(), &args.config)?;
+    let seen = run_inspect(args.cwd.as_deref(), &args.config)?.inspection;
     let problems = check_lines(&seen);
     if problems.is_empty() {
         let loaded = seen
@@ -115,15 +126,24 @@ fn check_lines(seen: &Inspection) -> Vec<String> {
             match &c.fate {
                 CandidateFate::OmittedByBudget { .. } | CandidateFate::Truncated { .. } => {
                     format!(
-                        "{}: {why} (max_bytes {})",
+                        "{}: {why} ({})",
                         shown_path(seen, c),
-                        seen.max_bytes
+                        budget_text(seen.max_bytes)
                     )
                 }
                 _ => format!("{}: {why}", shown_path(seen, c)),
             }
         })
         .collect()
+}
+
+/// The budget as people read it; `inspect` reports a disabled budget as 0.
+fn budget_text(max_bytes: u64) -> String {
+    if max_bytes == 0 {
+        "loading disabled: max_bytes <= 0".to_owned()
+    } else {
+        format!("max_bytes {max_bytes}")
+    }
 }
 
 /// The display path; the user-global file keeps its label even when absent.
@@ -218,12 +238,16 @@ fn explain_text(seen: &Inspection, config: &Config) -> String {
         let _ = writeln!(out, "{dir:w_dir$}  {file:w_file$}  {fate}");
     }
     out.push('\n');
-    let _ = writeln!(
-        out,
-        "bytes         {} / {}",
-        seen.text.len(),
-        seen.max_bytes
-    );
+    if seen.max_bytes == 0 {
+        let _ = writeln!(out, "bytes         0 ({})", budget_text(0));
+    } else {
+        let _ = writeln!(
+            out,
+            "bytes         {} / {}",
+            seen.text.len(),
+            seen.max_bytes
+        );
+    }
     if let Some(notice) = &seen.notice {
         let _ = writeln!(out, "notice        {notice}");
     }
@@ -268,7 +292,7 @@ fn fate_json(fate: &CandidateFate) -> Value {
 }
 
 /// The `explain --json` document (shape documented in docs/cli.md).
-fn explain_json(seen: &Inspection, config: &Config) -> Value {
+fn explain_json(seen: &Inspection, config: &Config, warnings: &[String]) -> Value {
     let candidates: Vec<Value> = seen
         .candidates
         .iter()
@@ -304,6 +328,7 @@ fn explain_json(seen: &Inspection, config: &Config) -> Value {
         },
         "candidates": candidates,
         "source": source_json(seen),
+        "warnings": warnings,
     })
 }
 
@@ -353,5 +378,12 @@ mod tests {
     fn root_reasons_are_explained(#[case] r: RootReason, #[case] text: &str, #[case] kind: &str) {
         assert_eq!(root_reason_text(&r), text);
         assert_eq!(root_reason_json(&r)["kind"], kind);
+    }
+
+    #[rstest]
+    #[case(0, "loading disabled: max_bytes <= 0")]
+    #[case(4096, "max_bytes 4096")]
+    fn budgets_read_naturally(#[case] max: u64, #[case] want: &str) {
+        assert_eq!(budget_text(max), want);
     }
 }

@@ -24,6 +24,8 @@ pub struct Setup {
     pub config: Config,
     /// The DSH home (user-global file, sessions).
     pub home: DshHome,
+    /// Ignored list entries (already printed on stderr), for JSON output.
+    pub warnings: Vec<String>,
 }
 
 fn utf8<'a>(path: &'a Path, what: &str) -> Result<&'a Utf8Path, CliError> {
@@ -72,6 +74,7 @@ pub fn load(flags: &ConfigArgs) -> Result<Setup, CliError> {
         env,
         config: resolved.config,
         home,
+        warnings: resolved.warnings.iter().map(ToString::to_string).collect(),
     })
 }
 

@@ -248,6 +248,49 @@ fn check_fails_on_an_over_budget_tree() {
 }
 
 #[test]
+fn check_says_when_loading_is_disabled() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Root.");
+    let out = t.run(&["check", "--max-bytes", "0"]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        stdout(&out),
+        "AGENTS.md: omitted by budget (5 bytes) (loading disabled: max_bytes <= 0)\n"
+    );
+    let show = t.run(&["show", "--max-bytes", "-1"]);
+    assert_eq!((code(&show), stdout(&show).as_str()), (0, ""));
+}
+
+#[test]
+fn explain_json_lists_ignored_entries_as_warnings() {
+    let t = Tree::new();
+    let out = t.run(&["explain", "--json", "--candidates", "AGENTS.md,a/b"]);
+    assert_eq!(code(&out), 0);
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(1));
+    assert!(v["warnings"][0].as_str().is_some_and(|w| w.contains("a/b")));
+    assert!(stderr(&out).contains("warning: instruction_file_candidates"));
+}
+
+#[cfg(unix)]
+#[test]
+fn non_utf8_dsh_home_is_a_clear_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = Tree::new();
+    let out = t
+        .cmd(&["show"])
+        .env("DSH_HOME", std::ffi::OsStr::from_bytes(b"/tmp/\xff"))
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("DSH_HOME is not valid UTF-8"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn check_fails_on_a_truncated_file() {
     let t = Tree::new();
     t.write("repo/AGENTS.md", &"r".repeat(600));
