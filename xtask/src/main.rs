@@ -106,6 +106,7 @@ fn ci() -> Result<ExitCode> {
             "clippy",
             "--workspace",
             "--all-targets",
+            "--all-features",
             "--",
             "-D",
             "warnings",
