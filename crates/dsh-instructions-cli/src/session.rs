@@ -439,9 +439,15 @@ async fn resume(o: Open) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The home holding the sessions, resolved exactly as the other session
+/// commands do (`--home`, `$DSH_HOME`, `~/.dsh`, then a `dsh_home` key of
+/// `settings.yaml`), so every command finds the same sessions.
 fn home_only(home: Option<&Path>) -> Result<Utf8PathBuf, CliError> {
-    let env = setup::process_env()?;
-    Ok(setup::flag_home(&env, home)?.path)
+    let flags = ConfigArgs {
+        home: home.map(Path::to_path_buf),
+        ..ConfigArgs::default()
+    };
+    Ok(setup::load(&flags)?.home.path)
 }
 
 /// Which surface events a compaction hides.

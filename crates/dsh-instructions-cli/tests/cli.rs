@@ -467,6 +467,31 @@ fn a_session_across_processes_sees_an_offline_edit_as_a_replace() {
 }
 
 #[test]
+fn a_settings_dsh_home_moves_sessions_for_every_command() {
+    let t = Tree::new();
+    let moved = t.path("moved");
+    t.write(
+        "dsh/settings.yaml",
+        &format!("agent_instructions:\n  dsh_home: {}\n", moved.display()),
+    );
+    let id = stdout(&t.run(&["session", "new"])).trim().to_owned();
+    assert!(
+        moved
+            .join("sessions")
+            .join(&id)
+            .join("session.jsonl")
+            .is_file()
+    );
+    for args in [
+        &["session", "log", &id][..],
+        &["session", "compact", &id][..],
+    ] {
+        let out = t.run(args);
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
 fn a_touch_finds_a_new_directory_and_step_end_enters_it() {
     let t = Tree::new();
     t.write("repo/AGENTS.md", "Root.");
