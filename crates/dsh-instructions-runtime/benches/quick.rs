@@ -1,0 +1,507 @@
+//! The quick pass behind `cargo xtask bench` (issue 7, item 3): per case, our
+//! median beside the median of the in-process floor measured in the same run,
+//! their ratio, content bytes we read and provider operations per directory.
+//!
+//! Output (stable): a header line, then one case per line,
+//! `case  ours_ms  floor_ms  ratio  bytes_read  ops_per_dir`; lines starting
+//! with `#` are notes (memory, tree sizes). Arguments not starting with `-`
+//! filter cases by substring. `DSH_BENCH_CLI` names a built
+//! `dsh-instructions` binary for the memory line.
+//!
+//! Ours and the floor alternate run by run so machine noise hits both; the
+//! first run of each is an untimed warm-up (ours counted through the
+//! [`Counting`] decorator), timed runs are undecorated.
+
+mod support;
+
+use std::hint::black_box;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dsh_instructions_render::{BaselineFile, BaselineKind, render_baseline};
+use support::counting::{Counting, Snapshot};
+use support::drive::{self, Session};
+use support::floor::{self, NaiveSession};
+use support::tree::{MAX_SOURCE_BYTES, Shape, Tree};
+
+/// Wall-clock spent per case after the warm-ups, at most.
+const CASE_BUDGET: Duration = Duration::from_secs(4);
+/// Timed runs per side, at most.
+const MAX_RUNS: usize = 9;
+
+struct Row {
+    case: String,
+    ours_ms: f64,
+    floor_ms: f64,
+    bytes_read: Option<u64>,
+    ops_per_dir: Option<f64>,
+}
+
+fn median(mut v: Vec<Duration>) -> f64 {
+    v.sort();
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2].as_secs_f64() * 1e3,
+        n => (v[n / 2 - 1] + v[n / 2]).as_secs_f64() * 1e3 / 2.0,
+    }
+}
+
+fn print_row(r: &Row) {
+    let bytes = r
+        .bytes_read
+        .map_or_else(|| "-".to_owned(), |b| b.to_string());
+    let ops = r
+        .ops_per_dir
+        .map_or_else(|| "-".to_owned(), |o| format!("{o:.2}"));
+    println!(
+        "{:<36} {:>10.3} {:>10.3} {:>7.2} {:>11} {:>11}",
+        r.case,
+        r.ours_ms,
+        r.floor_ms,
+        r.ours_ms / r.floor_ms,
+        bytes,
+        ops
+    );
+}
+
+/// Alternates timed runs of both sides until the budget or [`MAX_RUNS`].
+fn alternate(
+    mut ours: impl FnMut() -> Duration,
+    mut floor: impl FnMut() -> Duration,
+) -> (f64, f64) {
+    let start = Instant::now();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    while a.len() < MAX_RUNS && (a.is_empty() || start.elapsed() < CASE_BUDGET) {
+        a.push(ours());
+        b.push(floor());
+    }
+    (median(a), median(b))
+}
+
+fn timed(f: impl FnOnce()) -> Duration {
+    let t = Instant::now();
+    f();
+    t.elapsed()
+}
+
+fn baseline_case(rt: &tokio::runtime::Runtime, tree: &Tree, max_bytes: i64) -> Row {
+    let counted = rt.block_on(async {
+        let counting = Counting::new(drive::disk(tree).expect("open roots"));
+        drive::show(&counting, tree, max_bytes).await;
+        counting.counts.snapshot()
+    });
+    let _ = floor::compose(&tree.home, &tree.cwd, MAX_SOURCE_BYTES);
+    let (ours_ms, floor_ms) = alternate(
+        || {
+            timed(|| {
+                rt.block_on(async {
+                    // Opening the roots is part of the job (the CLI does it).
+                    let provider = drive::disk(tree).expect("open roots");
+                    black_box(drive::show(provider.as_ref(), tree, max_bytes).await);
+                });
+            })
+        },
+        || {
+            timed(|| {
+                let _ = black_box(floor::compose(&tree.home, &tree.cwd, MAX_SOURCE_BYTES));
+            })
+        },
+    );
+    Row {
+        case: format!("baseline/{}/{}K", tree.shape.label(), max_bytes / 1024),
+        ours_ms,
+        floor_ms,
+        bytes_read: Some(counted.bytes_read),
+        ops_per_dir: Some(counted.ops_per_dir()),
+    }
+}
+
+/// Packages edited before touch `k`: 1% of those already touched (at least
+/// one), spread deterministically.
+fn edits_before(k: usize, packages: usize) -> Vec<usize> {
+    if k == 0 {
+        return Vec::new();
+    }
+    let n = k.div_ceil(100);
+    (0..n)
+        .map(|i| drive::nth_package((k * 31 + i * 97) % k, packages))
+        .collect()
+}
+
+/// One touch sequence by us; returns the time spent in touches (edits
+/// excluded) and the counts.
+fn ours_touches(
+    rt: &tokio::runtime::Runtime,
+    tree: &Tree,
+    touches: usize,
+    edit: bool,
+    rev: u32,
+    counted: bool,
+) -> (Duration, Snapshot) {
+    let Shape::Wide { packages } = tree.shape else {
+        return (Duration::ZERO, Snapshot::default());
+    };
+    rt.block_on(async {
+        let disk = drive::disk(tree).expect("open roots");
+        let counting = Counting::new(disk.clone());
+        let provider: Arc<dyn dsh_instructions_discovery::FsProvider> = if counted {
+            Arc::new(counting.clone())
+        } else {
+            disk
+        };
+        let mut session = Session::start(provider, tree, &tree.root, 65_536).await;
+        let before = counting.counts.snapshot();
+        let mut spent = Duration::ZERO;
+        let mut edited = Vec::new();
+        for k in 0..touches {
+            if edit {
+                for p in edits_before(k, packages) {
+                    tree.edit_package(p, rev + k as u32).expect("edit");
+                    edited.push(p);
+                }
+            }
+            let file = drive::package_file(tree, drive::nth_package(k, packages));
+            let t = Instant::now();
+            black_box(session.touch(&file).await);
+            spent += t.elapsed();
+        }
+        for p in edited {
+            tree.edit_package(p, 0).expect("restore");
+        }
+        let after = counting.counts.snapshot();
+        (
+            spent,
+            Snapshot {
+                probes: after.probes - before.probes,
+                dirs: after.dirs - before.dirs,
+                reads: after.reads - before.reads,
+                bytes_read: after.bytes_read - before.bytes_read,
+                markers: after.markers - before.markers,
+            },
+        )
+    })
+}
+
+fn floor_touches(tree: &Tree, touches: usize, edit: bool, rev: u32) -> Duration {
+    let Shape::Wide { packages } = tree.shape else {
+        return Duration::ZERO;
+    };
+    let mut session = NaiveSession::start(&tree.home, &tree.root, MAX_SOURCE_BYTES);
+    let mut spent = Duration::ZERO;
+    let mut edited = Vec::new();
+    for k in 0..touches {
+        if edit {
+            for p in edits_before(k, packages) {
+                tree.edit_package(p, rev + k as u32).expect("edit");
+                edited.push(p);
+            }
+        }
+        let file = drive::package_file(tree, drive::nth_package(k, packages));
+        spent += timed(|| session.touch(&file));
+    }
+    for p in edited {
+        tree.edit_package(p, 0).expect("restore");
+    }
+    spent
+}
+
+fn touch_case(rt: &tokio::runtime::Runtime, tree: &Tree, touches: usize, edit: bool) -> Row {
+    if edit {
+        tree.begin_edits().expect("unstamp");
+    }
+    // Each run edits to fresh revisions so every edit really changes bytes.
+    let mut rev = 1u32;
+    let mut next_rev = || {
+        rev += 100_000;
+        rev
+    };
+    let (_, counted) = ours_touches(rt, tree, touches, edit, next_rev(), true);
+    floor_touches(tree, touches, edit, next_rev());
+    let (ours_ms, floor_ms) = {
+        let start = Instant::now();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        while a.len() < MAX_RUNS && (a.is_empty() || start.elapsed() < CASE_BUDGET) {
+            a.push(ours_touches(rt, tree, touches, edit, next_rev(), false).0);
+            b.push(floor_touches(tree, touches, edit, next_rev()));
+        }
+        (median(a), median(b))
+    };
+    if edit {
+        tree.end_edits().expect("stamp");
+    }
+    Row {
+        case: format!(
+            "touch/{}/{touches}/{}",
+            tree.shape.label(),
+            if edit { "edit1pct" } else { "clean" }
+        ),
+        ours_ms,
+        floor_ms,
+        bytes_read: Some(counted.bytes_read),
+        ops_per_dir: Some(counted.ops_per_dir()),
+    }
+}
+
+fn revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
+    let Shape::Wide { packages } = tree.shape else {
+        unreachable!("revalidation runs on wide trees")
+    };
+    let (ours_ms, counted) = rt.block_on(async {
+        let disk = drive::disk(tree).expect("open roots");
+        let counting = Counting::new(disk);
+        let mut session =
+            Session::start(Arc::new(counting.clone()), tree, &tree.root, 65_536).await;
+        session.host.append_user(
+            vec!["known".to_owned()],
+            Some(drive::all_packages_loaded(tree)),
+        );
+        // Cold: the version cache learns every file (reads, digests match).
+        let cold = session.revalidate().await;
+        assert!(
+            cold.is_none(),
+            "synthetic state must match the tree: {cold:?}"
+        );
+        let before = counting.counts.snapshot();
+        session.revalidate().await;
+        let after = counting.counts.snapshot();
+        let counted = Snapshot {
+            probes: after.probes - before.probes,
+            dirs: after.dirs - before.dirs,
+            reads: after.reads - before.reads,
+            bytes_read: after.bytes_read - before.bytes_read,
+            markers: after.markers - before.markers,
+        };
+        let start = Instant::now();
+        let mut runs = Vec::new();
+        while runs.len() < MAX_RUNS && (runs.is_empty() || start.elapsed() < CASE_BUDGET) {
+            let t = Instant::now();
+            black_box(session.revalidate().await);
+            runs.push(t.elapsed());
+        }
+        (median(runs), counted)
+    });
+    let mut naive = NaiveSession::start(&tree.home, &tree.root, MAX_SOURCE_BYTES);
+    let all: Vec<_> = (0..packages)
+        .map(|p| tree.root.join(support::tree::package_rel(p)))
+        .collect();
+    naive.reconcile(&all);
+    let start = Instant::now();
+    let mut runs = Vec::new();
+    while runs.len() < MAX_RUNS && (runs.is_empty() || start.elapsed() < CASE_BUDGET) {
+        runs.push(timed(|| naive.reconcile(&[])));
+    }
+    Row {
+        case: format!("revalidate/{}", tree.shape.label()),
+        ours_ms,
+        floor_ms: median(runs),
+        bytes_read: Some(counted.bytes_read),
+        ops_per_dir: Some(counted.ops_per_dir()),
+    }
+}
+
+fn render_case(over: bool) -> Row {
+    let paths: Vec<String> = (0..64)
+        .map(|i| format!("dir{i:03}/sub/AGENTS.md"))
+        .collect();
+    let contents: Vec<String> = (0..64)
+        .map(|i| {
+            String::from_utf8_lossy(&support::tree::content(&paths[i], 16 * 1024, 0)).into_owned()
+        })
+        .collect();
+    let files: Vec<BaselineFile<'_>> = paths
+        .iter()
+        .zip(&contents)
+        .map(|(path, content)| BaselineFile { path, content })
+        .collect();
+    let total: usize = contents.iter().map(String::len).sum();
+    let budget = if over { (total / 2) as u64 } else { 4 << 20 };
+    // The floor: the bytes any renderer must at least copy once.
+    let concat = || {
+        let mut out = String::with_capacity(total + 64 * 64);
+        for f in &files {
+            out.push_str("Instructions from: ");
+            out.push_str(f.path);
+            out.push_str("\n\n");
+            out.push_str(f.content);
+            out.push_str("\n\n");
+        }
+        black_box(out);
+    };
+    let (ours_ms, floor_ms) = alternate(
+        || {
+            let t = Instant::now();
+            for _ in 0..20 {
+                black_box(render_baseline(
+                    BaselineKind::Normal,
+                    black_box(&files),
+                    budget,
+                ));
+            }
+            t.elapsed() / 20
+        },
+        || {
+            let t = Instant::now();
+            for _ in 0..20 {
+                concat();
+            }
+            t.elapsed() / 20
+        },
+    );
+    Row {
+        case: format!("render/64x16K/{}", if over { "over" } else { "under" }),
+        ours_ms,
+        floor_ms,
+        bytes_read: None,
+        ops_per_dir: None,
+    }
+}
+
+/// Peak RSS (KiB) of `dsh-instructions show` via `/usr/bin/time -f %M`, and
+/// the bytes it printed.
+fn peak_rss(cli: &str, tree: &Tree, cwd: &camino::Utf8Path) -> Option<(u64, usize)> {
+    let out = Command::new("/usr/bin/time")
+        .args([
+            "-f",
+            "%M",
+            cli,
+            "show",
+            "--cwd",
+            cwd.as_str(),
+            "--home",
+            tree.home.as_str(),
+        ])
+        .args(["--max-bytes", "65536"])
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let kib = stderr.lines().last()?.trim().parse().ok()?;
+    Some((kib, out.stdout.len()))
+}
+
+fn memory_note(tree: &Tree) {
+    let Ok(cli) = std::env::var("DSH_BENCH_CLI") else {
+        println!("# memory: skipped (set DSH_BENCH_CLI to a built dsh-instructions)");
+        return;
+    };
+    // Idle: the same binary and job on a root holding no instruction file.
+    let idle_dir = tree.base.join("idle");
+    let _ = std::fs::create_dir_all(idle_dir.join(".git"));
+    let idle_tree = Tree {
+        home: idle_dir.join("home"),
+        ..tree.clone()
+    };
+    let _ = std::fs::create_dir_all(&idle_tree.home);
+    let runs = 5;
+    let mut peaks = Vec::new();
+    let mut idles = Vec::new();
+    let mut rendered = 0;
+    for _ in 0..runs {
+        if let (Some((peak, out)), Some((idle, _))) = (
+            peak_rss(&cli, tree, &tree.cwd),
+            peak_rss(&cli, &idle_tree, &idle_dir),
+        ) {
+            peaks.push(peak);
+            idles.push(idle);
+            rendered = out;
+        }
+    }
+    peaks.sort_unstable();
+    idles.sort_unstable();
+    let (Some(peak), Some(idle)) = (peaks.get(peaks.len() / 2), idles.get(idles.len() / 2)) else {
+        println!("# memory: /usr/bin/time or {cli} failed");
+        return;
+    };
+    let delta = peak.saturating_sub(*idle);
+    let bound = 2 * (rendered as u64 + tree.largest_on_chain) / 1024;
+    println!(
+        "# memory show/{}: peak {peak} KiB, idle {idle} KiB, delta {delta} KiB, target < {bound} KiB (2 x (rendered {rendered} B + largest file {} B)) -> {}",
+        tree.shape.label(),
+        tree.largest_on_chain,
+        if delta < bound { "met" } else { "MISSED" }
+    );
+}
+
+fn main() {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let wanted = |case: &str| filters.is_empty() || filters.iter().any(|f| case.contains(f));
+    let rt = drive::runtime();
+    println!(
+        "{:<36} {:>10} {:>10} {:>7} {:>11} {:>11}",
+        "case", "ours_ms", "floor_ms", "ratio", "bytes_read", "ops_per_dir"
+    );
+    let shapes = [
+        Shape::Deep { depth: 16 },
+        Shape::Deep { depth: 64 },
+        Shape::Deep { depth: 256 },
+        Shape::Noise {
+            depth: 16,
+            noise: 1000,
+        },
+        Shape::Wide { packages: 1000 },
+        Shape::Wide { packages: 10_000 },
+    ];
+    let mut trees = Vec::new();
+    for shape in shapes {
+        let label = shape.label();
+        let any = ["baseline/", "touch/", "revalidate/", "memory"]
+            .iter()
+            .any(|k| wanted(&format!("{k}{label}")));
+        if !any {
+            continue;
+        }
+        let tree = Tree::get(shape).expect("build tree");
+        for kib in [64, 32] {
+            let case = format!("baseline/{label}/{kib}K");
+            if wanted(&case) {
+                print_row(&baseline_case(&rt, &tree, kib * 1024));
+            }
+        }
+        trees.push(tree);
+    }
+    for tree in &trees {
+        let label = tree.shape.label();
+        if label == "wide-1000" {
+            for touches in [100, 1000] {
+                for edit in [false, true] {
+                    let case = format!(
+                        "touch/{label}/{touches}/{}",
+                        if edit { "edit1pct" } else { "clean" }
+                    );
+                    if wanted(&case) {
+                        print_row(&touch_case(&rt, tree, touches, edit));
+                    }
+                }
+            }
+        }
+        if matches!(tree.shape, Shape::Wide { .. }) && wanted(&format!("revalidate/{label}")) {
+            print_row(&revalidate_case(&rt, tree));
+        }
+    }
+    for over in [false, true] {
+        if wanted(if over {
+            "render/64x16K/over"
+        } else {
+            "render/64x16K/under"
+        }) {
+            print_row(&render_case(over));
+        }
+    }
+    for tree in &trees {
+        println!(
+            "# tree {}: {} candidate bytes, cwd {}",
+            tree.shape.label(),
+            tree.candidate_bytes,
+            tree.cwd
+                .strip_prefix(&tree.root)
+                .map_or("?", |p| p.as_str())
+        );
+        if tree.shape == (Shape::Deep { depth: 256 }) && wanted("memory") {
+            memory_note(tree);
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! A provider decorator that counts what the runtime asks of the filesystem,
+//! for the `bytes_read` and `ops_per_dir` columns on disk cases (the memory
+//! provider has its own counters; the cap-std one has none).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use camino::Utf8Path;
+use dsh_instructions_discovery::{
+    BoxFuture, CancellationToken, Cancelled, FsProvider, MarkerProbe, Probe, ReadOutcome,
+};
+
+/// Counts, shared between clones.
+#[derive(Debug, Default)]
+pub struct Counts {
+    /// Candidate probes (one per name, also inside `probe_many`).
+    pub probes: AtomicU64,
+    /// `probe_many` calls: one per directory reconciled.
+    pub dirs: AtomicU64,
+    /// `read_text` calls.
+    pub reads: AtomicU64,
+    /// Raw content bytes returned by reads.
+    pub bytes_read: AtomicU64,
+    /// Root-marker checks.
+    pub markers: AtomicU64,
+}
+
+/// A snapshot of [`Counts`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// See [`Counts::probes`].
+    pub probes: u64,
+    /// See [`Counts::dirs`].
+    pub dirs: u64,
+    /// See [`Counts::reads`].
+    pub reads: u64,
+    /// See [`Counts::bytes_read`].
+    pub bytes_read: u64,
+    /// See [`Counts::markers`].
+    pub markers: u64,
+}
+
+impl Snapshot {
+    /// Provider operations per directory reconciled (probes + reads +
+    /// marker checks, over `probe_many` calls).
+    pub fn ops_per_dir(&self) -> f64 {
+        let ops = self.probes + self.reads + self.markers;
+        if self.dirs == 0 {
+            ops as f64
+        } else {
+            ops as f64 / self.dirs as f64
+        }
+    }
+}
+
+impl Counts {
+    /// Reads every counter.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            probes: self.probes.load(Ordering::Relaxed),
+            dirs: self.dirs.load(Ordering::Relaxed),
+            reads: self.reads.load(Ordering::Relaxed),
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
+            markers: self.markers.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Wraps a provider and counts its operations; results pass through
+/// untouched, and `probe_many` forwards to the inner override so its
+/// directory-handle fast path is what gets measured.
+#[derive(Debug, Clone)]
+pub struct Counting {
+    inner: Arc<dyn FsProvider>,
+    /// The shared counts.
+    pub counts: Arc<Counts>,
+}
+
+impl Counting {
+    /// Wraps `inner`.
+    pub fn new(inner: Arc<dyn FsProvider>) -> Self {
+        Self {
+            inner,
+            counts: Arc::default(),
+        }
+    }
+}
+
+fn add(counter: &AtomicU64, n: u64) {
+    counter.fetch_add(n, Ordering::Relaxed);
+}
+
+impl FsProvider for Counting {
+    fn probe<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Probe, Cancelled>> {
+        add(&self.counts.probes, 1);
+        self.inner.probe(path, cancel)
+    }
+
+    fn probe_many<'a>(
+        &'a self,
+        dir: &'a Utf8Path,
+        names: &'a [String],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
+        add(&self.counts.dirs, 1);
+        add(&self.counts.probes, names.len() as u64);
+        self.inner.probe_many(dir, names, cancel)
+    }
+
+    fn read_text<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        max_source_bytes: u64,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<ReadOutcome, Cancelled>> {
+        add(&self.counts.reads, 1);
+        Box::pin(async move {
+            let out = self.inner.read_text(path, max_source_bytes, cancel).await?;
+            if let ReadOutcome::Loaded(text) = &out {
+                add(&self.counts.bytes_read, text.bytes_read);
+            }
+            Ok(out)
+        })
+    }
+
+    fn marker<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>> {
+        add(&self.counts.markers, 1);
+        self.inner.marker(path, cancel)
+    }
+}

@@ -1,0 +1,185 @@
+//! Driving the runtime the way a product does: `inspect()` for a baseline
+//! (the `show` job), an [`Instance`] over a [`MemoryHost`] for touches and
+//! pre-step revalidation.
+
+use std::io;
+use std::sync::Arc;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use dsh_home_paths::{DshHome, HomeLabel};
+use dsh_instructions_discovery::{CancellationToken, CapStdProvider, FsProvider};
+use dsh_instructions_runtime::{
+    BatchItem, Decision, Host, Inspection, Instance, MemoryHost, Mount, ToolExecution,
+    WorkspaceMessage, inspect,
+};
+use dsh_instructions_state::{Action, Change, Config, Digest, SLOT_BASE, ScopeKey, TypedSource};
+
+use super::tree::{Shape, Tree, package_rel};
+
+/// The runtime the CLI uses: one thread, blocking pool for file work.
+///
+/// # Panics
+///
+/// When tokio cannot start (bench setup, not input).
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// Default config with `max_bytes`.
+pub fn config(max_bytes: i64) -> Config {
+    Config::with_max_bytes(max_bytes)
+}
+
+/// The tree's DSH home.
+pub fn home(tree: &Tree) -> DshHome {
+    DshHome {
+        path: tree.home.clone(),
+        label: HomeLabel::Default,
+    }
+}
+
+/// A cap-std provider trusting the project root and the home, as the CLI
+/// opens it.
+///
+/// # Errors
+///
+/// When a root cannot be opened.
+pub fn disk(tree: &Tree) -> io::Result<Arc<dyn FsProvider>> {
+    CapStdProvider::new([tree.root.clone(), tree.home.clone()])
+        .map(|p| Arc::new(p) as Arc<dyn FsProvider>)
+        .map_err(io::Error::other)
+}
+
+/// The `show` job: a complete baseline for the tree's cwd.
+///
+/// # Panics
+///
+/// Never cancelled, so never.
+pub async fn show(provider: &dyn FsProvider, tree: &Tree, max_bytes: i64) -> Inspection {
+    inspect(
+        provider,
+        &config(max_bytes),
+        &home(tree),
+        &tree.cwd,
+        &CancellationToken::new(),
+    )
+    .await
+    .expect("not cancelled")
+}
+
+/// A session at the project root, driven through pre-steps and touches.
+#[derive(Debug)]
+pub struct Session {
+    /// The reference host.
+    pub host: Arc<MemoryHost>,
+    instance: Instance,
+    step: u32,
+}
+
+impl Session {
+    /// Mounts an instance at `cwd` and runs the first pre-step (baseline).
+    /// Call inside the runtime.
+    pub async fn start(
+        provider: Arc<dyn FsProvider>,
+        tree: &Tree,
+        cwd: &Utf8Path,
+        max_bytes: i64,
+    ) -> Self {
+        let host = Arc::new(MemoryHost::new(cwd.to_owned()));
+        let instance = Instance::mount(
+            Mount {
+                config: Some(config(max_bytes)),
+                provider: Some(provider),
+                home: home(tree),
+            },
+            host.clone() as Arc<dyn Host>,
+        );
+        let mut session = Self {
+            host,
+            instance,
+            step: 0,
+        };
+        session
+            .pre_step(Decision::Enter(vec![BatchItem {
+                message: "start".to_owned(),
+                claimed: true,
+            }]))
+            .await;
+        session
+    }
+
+    async fn pre_step(&mut self, decision: Decision<String>) -> Option<WorkspaceMessage> {
+        self.step += 1;
+        let out = self
+            .instance
+            .pre_step(self.step, decision, &CancellationToken::new())
+            .await
+            .expect("not cancelled");
+        if let Some(batch) = &out.batch {
+            self.host.append_batch(batch);
+        }
+        out.entered
+    }
+
+    /// A successful `read` of `file`, then the tool continuation's pre-step
+    /// (which waits for the projection and enters its message).
+    pub async fn touch(&mut self, file: &Utf8Path) -> Option<WorkspaceMessage> {
+        self.instance.tool_result(&ToolExecution {
+            name: "read".to_owned(),
+            arguments: serde_json::json!({ "file_path": file.as_str() }),
+            token: format!("t{}", self.step),
+            parent: None,
+            is_error: false,
+            cancelled: false,
+        });
+        self.pre_step(Decision::Enter(Vec::new())).await
+    }
+
+    /// A pre-step with nothing pending: revalidates every known scope
+    /// (R-RT-10).
+    pub async fn revalidate(&mut self) -> Option<WorkspaceMessage> {
+        self.pre_step(Decision::Enter(Vec::new())).await
+    }
+}
+
+/// The file a touch of package `p` reads.
+pub fn package_file(tree: &Tree, p: usize) -> Utf8PathBuf {
+    tree.root.join(package_rel(p)).join("src/lib.rs")
+}
+
+/// The `k`-th package a touch sequence reaches: a permutation of the
+/// packages (7 is coprime with every package count used).
+pub fn nth_package(k: usize, packages: usize) -> usize {
+    (k * 7 + 3) % packages
+}
+
+/// Visible state as if every package of a wide tree had been touched and
+/// loaded: one message with a `set` per package `AGENTS.md` (the oversized
+/// one is unavailable and left out). Digests are computed from the
+/// generator, not from the runtime.
+pub fn all_packages_loaded(tree: &Tree) -> TypedSource {
+    let Shape::Wide { packages } = tree.shape else {
+        return TypedSource::default();
+    };
+    let changes = (0..packages)
+        .filter(|p| *p != packages / 2)
+        .map(|p| {
+            let rel = package_rel(p);
+            Change {
+                action: Action::Set,
+                scope: ScopeKey::project(&rel, SLOT_BASE),
+                path: format!("{rel}/AGENTS.md"),
+                previous_path: None,
+                digest: Some(Digest::of(&tree.package_text(p))),
+            }
+        })
+        .collect();
+    TypedSource {
+        baseline: false,
+        baseline_identity: None,
+        changes,
+    }
+}
