@@ -51,9 +51,9 @@ fn run_inspect(cwd_flag: Option<&std::path::Path>, flags: &ConfigArgs) -> Result
 pub fn show(args: &ViewArgs) -> Result<ExitCode, CliError> {
     let seen = run_inspect(args.cwd.as_deref(), &args.config)?.inspection;
     if args.json {
-        println!("{}", show_json(&seen));
+        out!("{}", show_json(&seen));
     } else if !seen.text.is_empty() {
-        println!("{}", seen.text);
+        out!("{}", seen.text);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -81,12 +81,12 @@ fn source_json(seen: &Inspection) -> Value {
 pub fn explain(args: &ViewArgs) -> Result<ExitCode, CliError> {
     let seen = run_inspect(args.cwd.as_deref(), &args.config)?;
     if args.json {
-        println!(
+        out!(
             "{}",
             explain_json(&seen.inspection, &seen.config, &seen.warnings)
         );
     } else {
-        print!("{}", explain_text(&seen.inspection, &seen.config));
+        out_raw!("{}", explain_text(&seen.inspection, &seen.config));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -102,7 +102,7 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
             .iter()
             .filter(|c| matches!(c.fate, CandidateFate::Loaded { .. }))
             .count();
-        println!(
+        out!(
             "ok: {loaded} instruction file(s) load whole ({} / {} bytes)",
             seen.text.len(),
             seen.max_bytes
@@ -110,7 +110,7 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
         Ok(ExitCode::SUCCESS)
     } else {
         for line in problems {
-            println!("{line}");
+            out!("{line}");
         }
         Ok(ExitCode::from(EXIT_PROBLEMS))
     }

@@ -6,6 +6,31 @@
 //! can make the binary panic (R-CLI-5). See `docs/cli.md` for the JSON shapes.
 #![forbid(unsafe_code)]
 
+/// `println!` that never panics: a closed stdout (`… | head`) must not turn
+/// into a panic (R-CLI-5); the output is simply dropped.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `print!` that never panics (see `out!`).
+macro_rules! out_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` that never panics (see `out!`).
+macro_rules! err {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod args;
 mod error;
 mod inspect_cmd;
@@ -34,7 +59,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("dsh-instructions: error: {}", e.one_line());
+            err!("dsh-instructions: error: {}", e.one_line());
             ExitCode::from(e.code())
         }
     }

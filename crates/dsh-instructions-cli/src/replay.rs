@@ -35,11 +35,11 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode, CliError> {
     } else {
         ProviderKind::Disk
     };
-    println!("scenario {} [{kind}]", scenario.name);
+    out!("scenario {} [{kind}]", scenario.name);
     if let Some(about) = &scenario.about {
-        println!("about    {about}");
+        out!("about    {about}");
     }
-    println!("cwd      {}", scenario.cwd);
+    out!("cwd      {}", scenario.cwd);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -56,11 +56,11 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode, CliError> {
     printer.finish();
     match verdict {
         Verdict::Pass => {
-            println!("result   ok");
+            out!("result   ok");
             Ok(ExitCode::SUCCESS)
         }
         Verdict::Fail(reason) => {
-            println!("result   FAIL {reason}");
+            out!("result   FAIL {reason}");
             Ok(ExitCode::from(EXIT_PROBLEMS))
         }
     }
@@ -102,8 +102,8 @@ impl<'s> Printer<'s> {
             .line
             .map(|l| format!(" (line {l})"))
             .unwrap_or_default();
-        println!();
-        println!("step {}: {}{line}", i + 1, describe(&step.action));
+        out!();
+        out!("step {}: {}{line}", i + 1, describe(&step.action));
         self.current = Some(i);
         self.observed = false;
         self.next = i + 1;
@@ -222,9 +222,9 @@ fn source_summary(s: &ObservedSource) -> String {
 }
 
 fn print_message(label: &str, m: &ObservedMessage) {
-    println!("  {label}: {}", source_summary(&m.source));
+    out!("  {label}: {}", source_summary(&m.source));
     for line in m.parts.join("\n").lines() {
-        println!("  | {line}");
+        out!("  | {line}");
     }
 }
 
@@ -236,7 +236,7 @@ struct Transcript<'p, 's, D> {
 
 impl<D: Driver> Driver for Transcript<'_, '_, D> {
     async fn mount(&mut self, spec: &MountSpec) -> Result<(), String> {
-        println!(
+        out!(
             "mount    {} (trusted roots: {})",
             if spec.config.is_some() {
                 "enabled"
@@ -258,14 +258,14 @@ impl<D: Driver> Driver for Transcript<'_, '_, D> {
         let result = self.inner.pre_step(input).await;
         match &result {
             Ok(r) => {
-                println!("  step number {step}, outcome {:?}", r.outcome);
-                println!("  batch: [{}]", r.batch.join(", "));
+                out!("  step number {step}, outcome {:?}", r.outcome);
+                out!("  batch: [{}]", r.batch.join(", "));
                 match &r.entered {
                     Some(m) => print_message("entered", m),
-                    None => println!("  entered: none"),
+                    None => out!("  entered: none"),
                 }
             }
-            Err(e) => println!("  error: {e}"),
+            Err(e) => out!("  error: {e}"),
         }
         result
     }
@@ -304,14 +304,14 @@ impl<D: Driver> Driver for Transcript<'_, '_, D> {
         let state = self.inner.observe().await;
         if let Ok(s) = &state {
             if s.inbox.is_empty() {
-                println!("  inbox: empty");
+                out!("  inbox: empty");
             }
             for (i, m) in s.inbox.iter().enumerate() {
                 print_message(&format!("inbox[{i}]"), m);
             }
-            println!("  history: [{}]", s.history.join(", "));
+            out!("  history: [{}]", s.history.join(", "));
             for v in &s.visible {
-                println!("  visible: {}", source_summary(v));
+                out!("  visible: {}", source_summary(v));
             }
         }
         state

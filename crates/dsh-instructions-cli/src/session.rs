@@ -205,19 +205,21 @@ fn sessions_log_path(setup_home: &Utf8PathBuf, id: &str) -> Result<Utf8PathBuf, 
 
 fn print_repairs(report: &OpenReport) {
     if let Some(t) = &report.truncated {
-        eprintln!(
+        err!(
             "dsh-instructions: repaired session log: removed a torn final line ({} bytes at offset {})",
-            t.len, t.offset
+            t.len,
+            t.offset
         );
     }
     for s in &report.skipped {
-        eprintln!(
+        err!(
             "dsh-instructions: session log line {} skipped: {}",
-            s.line, s.reason
+            s.line,
+            s.reason
         );
     }
     if let Some(seq) = report.interrupted {
-        eprintln!(
+        err!(
             "dsh-instructions: repaired session log: closed an open turn (interrupted, seq {seq})"
         );
     }
@@ -271,10 +273,10 @@ async fn open(setup: &Setup, id: &str, flags: &ConfigArgs) -> Result<Open, CliEr
 fn print_message(message: Option<&WorkspaceMessage>, what: &str) {
     match message {
         Some(m) => {
-            eprintln!("# {what}: {}", summary(&m.source));
-            println!("{}", m.joined_text());
+            err!("# {what}: {}", summary(&m.source));
+            out!("{}", m.joined_text());
         }
-        None => eprintln!("# {what}: none"),
+        None => err!("# {what}: none"),
     }
 }
 
@@ -355,7 +357,7 @@ fn new(cwd: Option<&Path>, flags: &ConfigArgs) -> Result<ExitCode, CliError> {
     let id = slog::new_session_id();
     let dir = slog::session_dir(&setup.home.sessions_dir(), &id)?;
     SessionLog::create(&dir, SessionHeader::new(id.clone(), cwd.as_str()))?;
-    println!("{id}");
+    out!("{id}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -493,7 +495,7 @@ fn compact(
     print_repairs(&report);
     let hide = compaction_targets(log.events(), workspace, all);
     if hide.is_empty() {
-        eprintln!("# nothing to compact");
+        err!("# nothing to compact");
         return Ok(ExitCode::SUCCESS);
     }
     let listed = hide
@@ -502,7 +504,7 @@ fn compact(
         .collect::<Vec<_>>()
         .join(", ");
     let seq = log.append(EventKind::Compaction { hide })?;
-    println!("compaction {seq} hides {listed}");
+    out!("compaction {seq} hides {listed}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -573,17 +575,19 @@ fn log(id: &str, home: Option<&Path>, full: bool) -> Result<ExitCode, CliError> 
     let home = home_only(home)?;
     let path = sessions_log_path(&home, id)?;
     let parsed = slog::read_log_file(&path)?;
-    println!(
+    out!(
         "session {}  cwd {}  created {}",
-        parsed.header.id, parsed.header.cwd, parsed.header.created_at
+        parsed.header.id,
+        parsed.header.cwd,
+        parsed.header.created_at
     );
     let visible: std::collections::BTreeSet<u64> = parsed.surface().iter().map(|e| e.seq).collect();
     for e in &parsed.events {
         let hidden = !matches!(e.kind, EventKind::Compaction { .. }) && !visible.contains(&e.seq);
-        println!("{}", event_line(e, hidden, full));
+        out!("{}", event_line(e, hidden, full));
     }
     if let Some(t) = &parsed.torn_tail {
-        eprintln!(
+        err!(
             "# torn final line ({} bytes) ignored; the next writing command repairs it",
             t.len
         );

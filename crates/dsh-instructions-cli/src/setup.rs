@@ -67,7 +67,7 @@ pub fn load(flags: &ConfigArgs) -> Result<Setup, CliError> {
     let settings = settings::load(&start.path.join(settings::SETTINGS_FILE))?;
     let resolved = settings::resolve(&settings, flags)?;
     for w in &resolved.warnings {
-        eprintln!("dsh-instructions: warning: {w}");
+        err!("dsh-instructions: warning: {w}");
     }
     let home = resolve_dsh_home(resolved.config.dsh_home.as_deref(), &env)?;
     Ok(Setup {

@@ -602,6 +602,23 @@ fn every_subcommand_help_shows_an_example() {
 }
 
 #[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let t = Tree::new();
+    // Bigger than any pipe buffer, so the write meets the closed reader.
+    t.write("repo/AGENTS.md", &"x".repeat(900_000));
+    let mut child = t
+        .cmd(&["show", "--max-bytes", "2000000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    assert_eq!(code(&out), 0);
+}
+
+#[test]
 fn odd_inputs_never_panic() {
     let t = Tree::new();
     std::fs::write(t.path("dsh/settings.yaml"), b"\xff\xfe garbage").expect("write");
