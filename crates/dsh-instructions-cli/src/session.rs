@@ -686,6 +686,88 @@ mod tests {
         assert_eq!(compaction_targets(&events, false, false), vec![1]);
     }
 
+    fn log_host() -> (tempfile::TempDir, LogHost) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = camino::Utf8Path::from_path(tmp.path())
+            .expect("utf-8")
+            .join("s");
+        let log = SessionLog::create(&dir, SessionHeader::new("s", "/work/repo")).expect("create");
+        (tmp, LogHost::new(log))
+    }
+
+    #[test]
+    fn log_host_sees_only_visible_workspace_sources() {
+        let (_tmp, host) = log_host();
+        assert_eq!(host.cwd(), "/work/repo");
+        let first = host.append(ws(true)).expect("append");
+        host.append(EventKind::Message {
+            role: "user".into(),
+            parts: vec!["hi".into()],
+            source: None,
+        })
+        .expect("append");
+        host.append(ws(false)).expect("append");
+        assert_eq!(host.visible_workspace().len(), 2);
+        host.append(EventKind::Compaction { hide: vec![first] })
+            .expect("append");
+        let visible = host.visible_workspace();
+        assert_eq!(visible.len(), 1);
+        assert!(!visible[0].baseline, "the hidden baseline no longer counts");
+    }
+
+    #[test]
+    fn log_host_inbox_prepends_replaces_and_removes() {
+        let (_tmp, host) = log_host();
+        let msg = |t: &str| WorkspaceMessage {
+            parts: vec![t.into()],
+            source: TypedSource::default(),
+        };
+        let a = host.inbox_prepend(msg("a"));
+        let b = host.inbox_prepend(msg("b"));
+        assert_ne!(a, b);
+        host.inbox_replace(a, msg("a2"));
+        let texts: Vec<String> = host
+            .pending()
+            .into_iter()
+            .map(|(_, m)| m.joined_text())
+            .collect();
+        assert_eq!(texts, ["b", "a2"]);
+        host.inbox_remove(b);
+        assert_eq!(host.pending().len(), 1);
+        // Nothing of the inbox reaches the log.
+        assert!(host.events().is_empty());
+    }
+
+    #[test]
+    fn appended_batches_keep_the_typed_source_verbatim() {
+        let (_tmp, host) = log_host();
+        let source = TypedSource {
+            baseline: true,
+            baseline_identity: Some("id".into()),
+            changes: Vec::new(),
+        };
+        host.append_batch(&[
+            BatchEntry::Host("hi".to_owned()),
+            BatchEntry::Workspace(WorkspaceMessage {
+                parts: vec!["<system-reminder>…</system-reminder>".into()],
+                source: source.clone(),
+            }),
+        ])
+        .expect("append");
+        let events = host.events();
+        assert!(
+            matches!(&events[0].kind, EventKind::Message { source: None, parts, .. } if parts == &["hi"])
+        );
+        let EventKind::Message {
+            source: Some(v), ..
+        } = &events[1].kind
+        else {
+            panic!("workspace message not persisted with a source")
+        };
+        assert_eq!(v, &source.to_json());
+        assert_eq!(host.visible_workspace(), [source]);
+    }
+
     #[test]
     fn touch_prefers_read() {
         let mut config = Config::with_max_bytes(10);
