@@ -9,7 +9,17 @@ use clap::{Args, Parser, Subcommand};
 /// the user-global file) a coding agent would load, exactly as the model
 /// would see them, and why.
 #[derive(Debug, Parser)]
-#[command(name = "dsh-instructions", version, about, long_about = None)]
+#[command(
+    name = "dsh-instructions",
+    version,
+    after_help = "\
+Exit status: 0 success, 1 `check` (or `replay`) found a problem, 2 any error.
+Configuration: flags win over $DSH_HOME/settings.yaml (section
+agent_instructions), which wins over presets and defaults.
+
+Example:
+  dsh-instructions explain --cwd ~/src/app/web"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
