@@ -14,7 +14,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{CancellationToken, Cancelled, FileVersion, FsProvider};
 use dsh_instructions_render::{
-    BaselineFile, BaselineKind, Fate, Rendered, Section, render_baseline, render_dynamic,
+    BaselineFile, BaselineKind, Fate, Rendered, Section, render_baseline_skipping, render_dynamic,
     render_empty_replacement,
 };
 use dsh_instructions_state::{
@@ -24,7 +24,9 @@ use dsh_instructions_state::{
 };
 
 use crate::WorkspaceMessage;
-use crate::scan::{DirScan, Gather, LoadedFile, SeenFiles, SlotState, cache_entry, dir_abs};
+use crate::scan::{
+    DirScan, Gather, LoadedFile, SeenFiles, SlotState, cache_entry, dir_abs, identity_dedup,
+};
 
 /// Everything a composition reads.
 pub(crate) struct ComposeInput<'a> {
@@ -134,6 +136,8 @@ fn observation(state: &SlotState) -> Observation {
             digest: f.digest,
         },
         SlotState::Duplicate { .. } => Observation::Duplicate,
+        // Left unread because a budgeted baseline omits it anyway.
+        SlotState::Unread(_) => Observation::NotRetained,
         SlotState::Absent => Observation::Absent,
         SlotState::Unavailable(_) => Observation::Unavailable,
     }
@@ -242,6 +246,8 @@ fn render_transitions(
 
 /// A complete baseline over the gathered chain.
 pub(crate) struct BaselinePlan {
+    /// Broad files left unread because the budget omits them anyway.
+    pub unread: Vec<ScopeKey>,
     /// Loaded, non-duplicate files in section order with their scopes.
     pub files: Vec<(ScopeKey, LoadedFile)>,
     pub rendered: Rendered,
@@ -249,9 +255,16 @@ pub(crate) struct BaselinePlan {
 
 impl BaselinePlan {
     pub fn new(scans: &[DirScan], kind: BaselineKind, budget: u64) -> Self {
-        let files: Vec<(ScopeKey, LoadedFile)> = scans
-            .iter()
-            .flat_map(|d| d.slots.iter())
+        let slots = || scans.iter().flat_map(|d| d.slots.iter());
+        let mut unread = Vec::new();
+        let mut unread_paths: Vec<&str> = Vec::new();
+        for s in slots() {
+            if let SlotState::Unread(f) = &s.state {
+                unread.push(s.scope.clone());
+                unread_paths.push(&f.display);
+            }
+        }
+        let files: Vec<(ScopeKey, LoadedFile)> = slots()
             .filter_map(|s| match &s.state {
                 SlotState::Loaded(f) => Some((s.scope.clone(), f.clone())),
                 _ => None,
@@ -264,14 +277,27 @@ impl BaselinePlan {
                 content: f.text.as_deref().unwrap_or(""),
             })
             .collect();
-        let rendered = render_baseline(kind, &inputs, budget);
-        Self { files, rendered }
+        let rendered = render_baseline_skipping(kind, &unread_paths, &inputs, budget);
+        Self {
+            unread,
+            files,
+            rendered,
+        }
+    }
+
+    /// Fates of the loaded files (after the unread ones).
+    pub fn file_fates(&self) -> &[Fate] {
+        self.rendered.fates.get(self.unread.len()..).unwrap_or(&[])
+    }
+
+    pub fn is_empty_input(&self) -> bool {
+        self.unread.is_empty() && self.files.is_empty()
     }
 
     fn held(&self) -> impl Iterator<Item = &(ScopeKey, LoadedFile)> {
         self.files
             .iter()
-            .zip(&self.rendered.fates)
+            .zip(self.file_fates())
             .filter(|(_, f)| f.is_represented())
             .map(|(x, _)| x)
     }
@@ -279,31 +305,59 @@ impl BaselinePlan {
     pub fn omitted(&self) -> BTreeSet<ScopeKey> {
         self.files
             .iter()
-            .zip(&self.rendered.fates)
+            .zip(self.file_fates())
             .filter(|(_, f)| matches!(f, Fate::Omitted))
             .map(|((s, _), _)| s.clone())
+            .chain(self.unread.iter().cloned())
             .collect()
     }
 }
 
-/// Gathers the user-global file and the root-to-cwd chain.
+/// Probes and reads one directory (identity dedup against `seen` first, so
+/// duplicates are never read).
+pub(crate) async fn gather_dir(
+    g: &Gather<'_>,
+    abs: &Utf8Path,
+    rel: &str,
+    skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
+    seen: &mut SeenFiles,
+) -> Result<DirScan, Cancelled> {
+    let mut scan = g.directory(abs, rel, skip).await?;
+    identity_dedup(&mut scan, seen);
+    g.read(&mut scan).await?;
+    Ok(scan)
+}
+
+/// Gathers the user-global file and the root-to-cwd chain. With a budget,
+/// reads from the most specific directory outward and stops once the kept
+/// content alone exceeds it: broader files would be omitted anyway (R-REN-6
+/// step 2), so they stay unread.
 pub(crate) async fn gather_chain(
     g: &Gather<'_>,
     home: &DshHome,
     root: &Utf8Path,
     chain: &[String],
+    budget: Option<u64>,
     seen: &mut SeenFiles,
 ) -> Result<Vec<DirScan>, Cancelled> {
     let mut scans = Vec::with_capacity(chain.len() + 1);
     scans.push(
-        g.user_global(&home.user_global_file(), &home.user_global_label(), seen)
+        g.user_global(&home.user_global_file(), &home.user_global_label())
             .await?,
     );
     for rel in chain {
-        scans.push(
-            g.directory(&dir_abs(root, rel), rel, &|_| false, seen)
-                .await?,
-        );
+        scans.push(g.directory(&dir_abs(root, rel), rel, &|_| false).await?);
+    }
+    for scan in &mut scans {
+        identity_dedup(scan, seen);
+    }
+    let mut kept = 0u64;
+    for scan in scans.iter_mut().rev() {
+        if budget.is_some_and(|b| kept > b) {
+            break;
+        }
+        g.read(scan).await?;
+        kept += scan.kept_bytes();
     }
     Ok(scans)
 }
@@ -328,7 +382,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
     let mut pending: Vec<Pending> = Vec::new();
     let mut baseline_part: Option<(String, Vec<Change>)> = None;
     let mut seen = SeenFiles::default();
-    let mut outside_chain_too = true;
+    let none = BTreeSet::new();
 
     let full = Gather {
         provider: input.provider,
@@ -346,7 +400,15 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
     match &latest {
         // R-RT-8: no visible baseline: try a complete current one.
         None => {
-            let scans = gather_chain(&full, input.home, input.root, &chain, &mut seen).await?;
+            let scans = gather_chain(
+                &full,
+                input.home,
+                input.root,
+                &chain,
+                Some(budget),
+                &mut seen,
+            )
+            .await?;
             let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
             let mut held = BTreeSet::new();
             if !plan.rendered.is_empty() {
@@ -373,61 +435,54 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
             let excluded = match input.excluded {
                 Some(e) => e.clone(),
                 None => {
+                    // First composition of this instance: compare with the
+                    // complete render; what its budget leaves out is not
+                    // retained (R-RT-10) and is removed if visible.
                     let scans = gather_chain(
-                        &full,
+                        &cached,
                         input.home,
                         input.root,
                         &chain,
-                        &mut SeenFiles::default(),
+                        Some(budget),
+                        &mut seen,
                     )
                     .await?;
-                    let e = BaselinePlan::new(&scans, BaselineKind::Normal, budget).omitted();
+                    let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
+                    let e = plan.omitted();
+                    for scan in &scans {
+                        directory_transitions(scan, &visible, &none, &e, &mut pending);
+                        remember_cache(scan, &mut out);
+                    }
                     out.excluded = Some(e.clone());
+                    known.retain(|d| !chain_set.contains(d.as_str()));
                     e
                 }
             };
-            let skip = |s: &ScopeKey| excluded.contains(s);
-            let home = input.home;
-            let ug = cached
-                .user_global(
-                    &home.user_global_file(),
-                    &home.user_global_label(),
-                    &mut seen,
-                )
-                .await?;
-            let ug = if skip(&ScopeKey::user_global()) {
-                DirScan {
-                    slots: Vec::new(),
-                    ..ug
-                }
-            } else {
-                ug
-            };
-            directory_transitions(
-                &ug,
-                &visible,
-                &BTreeSet::new(),
-                &BTreeSet::new(),
-                &mut pending,
-            );
-            remember_cache(&ug, &mut out);
-            known.extend(chain.iter().cloned());
-            let mut dirs: Vec<&String> = known.iter().collect();
-            dirs.sort_by(|a, b| dir_order(a, b));
-            for rel in dirs {
-                let scan = cached
-                    .directory(&dir_abs(input.root, rel), rel, &skip, &mut seen)
+            if out.excluded.is_none() {
+                // Later compositions: every chain scope is a known scope,
+                // except those the budget left out, which are not re-probed.
+                let home = input.home;
+                let skip = |s: &ScopeKey| excluded.contains(s);
+                let mut ug = cached
+                    .user_global(&home.user_global_file(), &home.user_global_label())
                     .await?;
-                directory_transitions(
-                    &scan,
-                    &visible,
-                    &BTreeSet::new(),
-                    &BTreeSet::new(),
-                    &mut pending,
-                );
-                remember_cache(&scan, &mut out);
+                ug.slots.retain(|s| !skip(&s.scope));
+                identity_dedup(&mut ug, &mut seen);
+                cached.read(&mut ug).await?;
+                directory_transitions(&ug, &visible, &none, &none, &mut pending);
+                remember_cache(&ug, &mut out);
+                known.extend(chain.iter().cloned());
+                let mut dirs: Vec<&String> = known.iter().collect();
+                dirs.sort_by(|a, b| dir_order(a, b));
+                for rel in dirs {
+                    let scan =
+                        gather_dir(&cached, &dir_abs(input.root, rel), rel, &skip, &mut seen)
+                            .await?;
+                    directory_transitions(&scan, &visible, &none, &none, &mut pending);
+                    remember_cache(&scan, &mut out);
+                }
+                known.clear();
             }
-            outside_chain_too = false;
         }
         Some(old) => {
             // Incompatible: one complete replacement baseline (R-RT-7).
@@ -437,10 +492,18 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 Some(r) if !root_changed => chain_rel(r, input.cwd).into_iter().collect(),
                 _ => BTreeSet::new(),
             };
-            let scans = gather_chain(&full, input.home, input.root, &chain, &mut seen).await?;
+            let scans = gather_chain(
+                &full,
+                input.home,
+                input.root,
+                &chain,
+                Some(budget),
+                &mut seen,
+            )
+            .await?;
             let plan = BaselinePlan::new(&scans, BaselineKind::Replacement, budget);
             let held: BTreeSet<ScopeKey> = plan.held().map(|(s, _)| s.clone()).collect();
-            let nothing_remains = plan.files.is_empty();
+            let nothing_remains = plan.is_empty_input();
             let mut removes: Vec<Change> = visible
                 .entries()
                 .filter(|(scope, _)| visible.is_loaded(scope) && !held.contains(*scope))
@@ -487,26 +550,24 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         }
     }
 
-    if outside_chain_too {
-        // Known directories outside the chain the baseline part covered.
-        let mut dirs: Vec<&String> = known
-            .iter()
-            .filter(|d| !chain_set.contains(d.as_str()))
-            .collect();
-        dirs.sort_by(|a, b| dir_order(a, b));
-        for rel in dirs {
-            let scan = cached
-                .directory(&dir_abs(input.root, rel), rel, &|_| false, &mut seen)
-                .await?;
-            directory_transitions(
-                &scan,
-                &visible,
-                &BTreeSet::new(),
-                &BTreeSet::new(),
-                &mut pending,
-            );
-            remember_cache(&scan, &mut out);
-        }
+    // Known directories outside the chain a baseline part (or the first
+    // compatible comparison) covered.
+    let mut dirs: Vec<&String> = known
+        .iter()
+        .filter(|d| !chain_set.contains(d.as_str()))
+        .collect();
+    dirs.sort_by(|a, b| dir_order(a, b));
+    for rel in dirs {
+        let scan = gather_dir(
+            &cached,
+            &dir_abs(input.root, rel),
+            rel,
+            &|_| false,
+            &mut seen,
+        )
+        .await?;
+        directory_transitions(&scan, &visible, &none, &none, &mut pending);
+        remember_cache(&scan, &mut out);
     }
 
     let (dyn_text, dyn_changes) = render_transitions(pending, config, budget);

@@ -94,6 +94,11 @@ pub enum BatchEntry<M> {
 ///
 /// Calls are short and synchronous; the adapter calls them from its own
 /// serialized lane, never concurrently for one session.
+///
+/// Contract: the host persists an entered batch (see
+/// [`crate::Instance::pre_step`]) before it reports any later tool result or
+/// session event to the instance, so the visible surface is the only
+/// authority a composition needs (R-STATE-5, R-RT-6).
 pub trait Host: Send + Sync + std::fmt::Debug + 'static {
     /// The session's working directory (absolute).
     fn cwd(&self) -> Utf8PathBuf;

@@ -2,6 +2,8 @@
 //! the baseline text plus the fate of every candidate (R-CLI-1, R-CLI-2,
 //! R-CLI-6). It runs the same gather and render as the adapter.
 
+use std::collections::HashMap;
+
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{
@@ -10,12 +12,12 @@ use dsh_instructions_discovery::{
 };
 use dsh_instructions_render::{BaselineKind, Fate};
 use dsh_instructions_state::{
-    Action, CandidatePolicy, Change, Config, Digest, ProbeClass, ScopeKey, SlotOutcome,
-    TypedSource, baseline_identity, root_relative_to_cwd, select_first_wins,
+    Action, CandidatePolicy, Change, Config, Digest, ProbeClass, SLOT_BASE, SLOT_LOCAL, ScopeKey,
+    SlotOutcome, TypedSource, baseline_identity, root_relative_to_cwd, select_first_wins,
 };
 
 use crate::compose::{BaselinePlan, chain_rel, gather_chain};
-use crate::scan::{CandidateProbe, DirScan, Gather, SeenFiles, SlotState, dir_abs, display};
+use crate::scan::{CandidateProbe, DirScan, Gather, SeenFiles, SlotState, display};
 
 /// What happened to one candidate file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,20 +158,28 @@ pub async fn inspect(
         cache: None,
     };
     let chain = chain_rel(&root, cwd);
-    let scans = gather_chain(&gather, home, &root, &chain, &mut SeenFiles::default()).await?;
+    let scans = gather_chain(
+        &gather,
+        home,
+        &root,
+        &chain,
+        Some(budget),
+        &mut SeenFiles::default(),
+    )
+    .await?;
     let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
     let identity = baseline_identity(config, &root_relative_to_cwd(root.as_str(), cwd.as_str()));
 
-    let fates: std::collections::HashMap<ScopeKey, Fate> = plan
+    let fates: HashMap<ScopeKey, Fate> = plan
         .files
         .iter()
-        .zip(&plan.rendered.fates)
+        .zip(plan.file_fates())
         .map(|((s, _), f)| (s.clone(), *f))
         .collect();
     let changes: Vec<Change> = plan
         .files
         .iter()
-        .zip(&plan.rendered.fates)
+        .zip(plan.file_fates())
         .filter(|(_, f)| f.is_represented())
         .map(|((scope, f), _)| Change {
             action: Action::Set,
@@ -181,8 +191,9 @@ pub async fn inspect(
         .collect();
 
     let mut candidates = Vec::new();
+    let user_label = home.user_global_label();
     for scan in &scans {
-        describe(&gather, &root, scan, &fates, &mut candidates).await?;
+        describe(&gather, scan, &user_label, &fates, &mut candidates).await?;
     }
     let rendered = plan.rendered;
     Ok(Inspection {
@@ -218,39 +229,37 @@ fn probe_fate(probe: &Probe) -> CandidateFate {
 
 async fn describe(
     gather: &Gather<'_>,
-    root: &Utf8Path,
     scan: &DirScan,
-    fates: &std::collections::HashMap<ScopeKey, Fate>,
+    user_label: &str,
+    fates: &HashMap<ScopeKey, Fate>,
     out: &mut Vec<InspectedCandidate>,
 ) -> Result<(), Cancelled> {
     let path_of = |c: &CandidateProbe| match &scan.rel {
         Some(rel) => display(rel, &c.name),
-        None => scan
-            .slots
-            .first()
-            .map_or_else(String::new, |s| match &s.state {
-                SlotState::Loaded(f) | SlotState::Duplicate { file: f, .. } => f.display.clone(),
-                _ => String::new(),
-            }),
+        None => user_label.to_owned(),
     };
-    // Which candidate each slot's state belongs to.
-    let winner_state = |name: &str| {
-        scan.slots.iter().find_map(|s| match &s.state {
-            SlotState::Loaded(f) | SlotState::Duplicate { file: f, .. } if f.name == name => {
-                Some((s.scope.clone(), s.state.clone()))
-            }
-            _ => None,
-        })
+    // Candidate groups, each competing for one slot.
+    let groups: Vec<(ScopeKey, Vec<&CandidateProbe>)> = match &scan.rel {
+        None => vec![(ScopeKey::user_global(), scan.candidates.iter().collect())],
+        Some(rel) => match gather.config.candidate_policy {
+            CandidatePolicy::FirstWins => vec![
+                (
+                    ScopeKey::project(rel, SLOT_BASE),
+                    scan.candidates.iter().filter(|c| !c.local).collect(),
+                ),
+                (
+                    ScopeKey::project(rel, SLOT_LOCAL),
+                    scan.candidates.iter().filter(|c| c.local).collect(),
+                ),
+            ],
+            CandidatePolicy::AllDistinct => scan
+                .candidates
+                .iter()
+                .map(|c| (ScopeKey::project(rel, &c.name), vec![c]))
+                .collect(),
+        },
     };
-    let slot_groups: Vec<Vec<&CandidateProbe>> = match (&scan.rel, &gather.config.candidate_policy)
-    {
-        (Some(_), CandidatePolicy::FirstWins) => vec![
-            scan.candidates.iter().filter(|c| !c.local).collect(),
-            scan.candidates.iter().filter(|c| c.local).collect(),
-        ],
-        _ => scan.candidates.iter().map(|c| vec![c]).collect(),
-    };
-    for group in slot_groups {
+    for (scope, group) in groups {
         let classes: Vec<ProbeClass> = group
             .iter()
             .map(|c| match c.probe {
@@ -259,8 +268,7 @@ async fn describe(
                 Probe::Unavailable(_) => ProbeClass::Unavailable,
             })
             .collect();
-        let outcome = select_first_wins(&classes);
-        let winner = match outcome {
+        let winner = match select_first_wins(&classes) {
             SlotOutcome::Winner { candidate } => Some(candidate),
             _ => None,
         };
@@ -268,16 +276,20 @@ async fn describe(
             .iter()
             .find(|c| matches!(c.probe, Probe::Unavailable(_)))
             .map(|c| path_of(c));
+        let state = scan
+            .slots
+            .iter()
+            .find(|s| s.scope == scope)
+            .map(|s| &s.state);
         let mut winner_digest: Option<Digest> = None;
         for (i, c) in group.iter().enumerate() {
-            let path = path_of(c);
             let fate = if Some(i) == winner {
-                match winner_state(&c.name) {
-                    Some((_, SlotState::Duplicate { of, file })) => {
-                        winner_digest = Some(file.trimmed);
-                        CandidateFate::DuplicateOf { of }
+                match state {
+                    Some(SlotState::Duplicate { of, trimmed, .. }) => {
+                        winner_digest = *trimmed;
+                        CandidateFate::DuplicateOf { of: of.clone() }
                     }
-                    Some((scope, SlotState::Loaded(f))) => {
+                    Some(SlotState::Loaded(f)) => {
                         winner_digest = Some(f.trimmed);
                         match fates.get(&scope) {
                             Some(Fate::Omitted) => {
@@ -290,20 +302,20 @@ async fn describe(
                             _ => CandidateFate::Loaded { bytes: f.bytes },
                         }
                     }
-                    _ => match scan.slots.iter().find_map(|s| match &s.state {
-                        SlotState::Unavailable(u) => Some(u.clone()),
-                        _ => None,
-                    }) {
-                        Some(reason) => CandidateFate::Unavailable { reason },
-                        None => CandidateFate::Absent,
+                    Some(SlotState::Unread(f)) => CandidateFate::OmittedByBudget {
+                        bytes: f.present.size,
                     },
+                    Some(SlotState::Unavailable(reason)) => CandidateFate::Unavailable {
+                        reason: reason.clone(),
+                    },
+                    Some(SlotState::Absent) | None => CandidateFate::Absent,
                 }
             } else {
                 match (&c.probe, winner, &blocker) {
                     (Probe::Present(_), Some(w), _) if i > w => {
-                        let differs = match (&scan.rel, winner_digest) {
-                            (Some(rel), Some(wd)) => {
-                                let abs = dir_abs(root, rel).join(&c.name);
+                        let differs = match winner_digest {
+                            Some(wd) => {
+                                let abs = scan.abs.join(&c.name);
                                 match gather
                                     .provider
                                     .read_text(&abs, gather.config.max_source_bytes, gather.cancel)
@@ -315,7 +327,7 @@ async fn describe(
                                     _ => None,
                                 }
                             }
-                            _ => None,
+                            None => None,
                         };
                         CandidateFate::ShadowedBy {
                             winner: path_of(group[w]),
@@ -331,7 +343,7 @@ async fn describe(
             out.push(InspectedCandidate {
                 dir: scan.rel.clone(),
                 name: c.name.clone(),
-                path,
+                path: path_of(c),
                 local: c.local,
                 fate,
             });

@@ -135,7 +135,6 @@ impl Instance {
             root: None,
             cache: VersionCache::new(),
             excluded: None,
-            entered: None,
             cancel: cancel.clone(),
             apply: apply.clone(),
         };
@@ -352,10 +351,6 @@ struct Lane {
     root: Option<Utf8PathBuf>,
     cache: VersionCache<FileVersion>,
     excluded: Option<BTreeSet<ScopeKey>>,
-    /// The source of the message the last pre-step entered, counted as
-    /// visible until the host has persisted it (R-STATE-5: claimed by the
-    /// pre-step and not yet persisted).
-    entered: Option<TypedSource>,
     cancel: CancellationToken,
     apply: Arc<Mutex<()>>,
 }
@@ -414,12 +409,7 @@ impl Lane {
         extra_dirs: &BTreeSet<String>,
         cancel: &CancellationToken,
     ) -> Result<Composition, Cancelled> {
-        let mut sources: Vec<TypedSource> = self.host.visible_workspace();
-        if let Some(entered) = &self.entered
-            && !sources.contains(entered)
-        {
-            sources.push(entered.clone());
-        }
+        let sources: Vec<TypedSource> = self.host.visible_workspace();
         compose(&ComposeInput {
             provider: self.provider.as_ref(),
             config: &self.config,
@@ -485,8 +475,6 @@ impl Lane {
         cancel: &CancellationToken,
         slot: &Mutex<Slot>,
     ) -> Result<(), Cancelled> {
-        // By the next pre-step the host has persisted what the last one entered.
-        self.entered = None;
         let pending = self.host.pending();
         // A pending message is reused as it is (R-RT-10); otherwise compose.
         let (message, pending_id, mut composition, root) = match pending.first() {
@@ -530,7 +518,6 @@ impl Lane {
         if let (Some(c), Some(root)) = (composition.as_mut(), root) {
             self.commit(root, c);
         }
-        self.entered = entered.as_ref().map(|m| m.source.clone());
         *s = Slot::Done(entered);
         Ok(())
     }

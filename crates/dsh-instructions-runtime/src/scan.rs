@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, FileIdentity, FileVersion, FsProvider, Probe, ReadOutcome,
-    Unavailable,
+    CancellationToken, Cancelled, FileIdentity, FileVersion, FsProvider, PresentFile, Probe,
+    ReadOutcome, Unavailable,
 };
 use dsh_instructions_state::{
     CacheEntry, CandidatePolicy, Config, Digest, ProbeClass, SLOT_BASE, SLOT_LOCAL, ScopeKey,
@@ -28,8 +28,6 @@ pub(crate) struct CandidateProbe {
 /// version cache).
 #[derive(Debug, Clone)]
 pub(crate) struct LoadedFile {
-    /// Candidate file name that won the slot.
-    pub name: String,
     /// Display path (project-relative, or the home label for the user file).
     pub display: String,
     /// Content, `None` when the version cache made the read unnecessary.
@@ -37,19 +35,30 @@ pub(crate) struct LoadedFile {
     pub digest: Digest,
     pub trimmed: Digest,
     pub version: FileVersion,
-    pub identity: FileIdentity,
     /// Raw bytes of the file, as read or as reported by the cache's probe.
     pub bytes: u64,
+}
+
+/// A slot's present winner, probed but not (yet) read.
+#[derive(Debug, Clone)]
+pub(crate) struct ProbedFile {
+    pub name: String,
+    pub display: String,
+    pub present: PresentFile,
 }
 
 /// What a slot holds after gathering.
 #[derive(Debug, Clone)]
 pub(crate) enum SlotState {
     Loaded(LoadedFile),
-    /// Loaded, but the same file (by identity) or the same trimmed content as
-    /// an earlier kept file: not rendered (R-DISC-3, R-CFG-7).
+    /// Present, not read: a broad file a budgeted baseline leaves out without
+    /// reading it (or, transiently, a winner waiting for its read).
+    Unread(ProbedFile),
+    /// The same file (by identity) or the same trimmed content as an earlier
+    /// kept file: not rendered (R-DISC-3, R-CFG-7).
     Duplicate {
-        file: LoadedFile,
+        /// Trimmed digest when the file was read.
+        trimmed: Option<Digest>,
         of: String,
     },
     Absent,
@@ -67,8 +76,23 @@ pub(crate) struct SlotScan {
 pub(crate) struct DirScan {
     /// `None` for the user-global pseudo-directory.
     pub rel: Option<String>,
+    /// Absolute directory (for the user-global file: the home directory).
+    pub abs: Utf8PathBuf,
     pub candidates: Vec<CandidateProbe>,
     pub slots: Vec<SlotScan>,
+}
+
+impl DirScan {
+    /// Raw content bytes of the files this directory renders.
+    pub fn kept_bytes(&self) -> u64 {
+        self.slots
+            .iter()
+            .map(|s| match &s.state {
+                SlotState::Loaded(f) => f.bytes,
+                _ => 0,
+            })
+            .sum()
+    }
 }
 
 /// Read-only context of one gather pass.
@@ -92,7 +116,7 @@ fn class(probe: &Probe) -> ProbeClass {
     }
 }
 
-fn unavailable_reason(probes: &[&CandidateProbe]) -> Unavailable {
+fn unavailable_reason(probes: &[CandidateProbe]) -> Unavailable {
     probes
         .iter()
         .find_map(|c| match &c.probe {
@@ -102,44 +126,48 @@ fn unavailable_reason(probes: &[&CandidateProbe]) -> Unavailable {
         .unwrap_or_else(|| Unavailable::Io("unavailable".into()))
 }
 
+fn probed(candidate: &CandidateProbe, display: String) -> SlotState {
+    match &candidate.probe {
+        Probe::Present(present) => SlotState::Unread(ProbedFile {
+            name: candidate.name.clone(),
+            display,
+            present: present.clone(),
+        }),
+        Probe::Absent => SlotState::Absent,
+        Probe::Unavailable(u) => SlotState::Unavailable(u.clone()),
+    }
+}
+
 impl Gather<'_> {
-    /// Gathers the user-global file `<home>/AGENTS.md` (R-HOME-4).
-    pub async fn user_global(
-        &self,
-        file: &Utf8Path,
-        label: &str,
-        seen: &mut SeenFiles,
-    ) -> Result<DirScan, Cancelled> {
+    /// Probes the user-global file `<home>/AGENTS.md` (R-HOME-4).
+    pub async fn user_global(&self, file: &Utf8Path, label: &str) -> Result<DirScan, Cancelled> {
         let probe = self.provider.probe(file, self.cancel).await?;
-        let scope = ScopeKey::user_global();
         let candidate = CandidateProbe {
-            name: "AGENTS.md".into(),
+            name: file.file_name().unwrap_or("AGENTS.md").to_owned(),
             local: false,
             probe,
         };
-        let state = self
-            .load(&scope, file, &candidate, label.to_owned())
-            .await?;
-        let mut scan = DirScan {
+        let state = probed(&candidate, label.to_owned());
+        Ok(DirScan {
             rel: None,
+            abs: file.parent().map(Utf8Path::to_owned).unwrap_or_default(),
             candidates: vec![candidate],
-            slots: vec![SlotScan { scope, state }],
-        };
-        dedup(&mut scan, seen);
-        Ok(scan)
+            slots: vec![SlotScan {
+                scope: ScopeKey::user_global(),
+                state,
+            }],
+        })
     }
 
-    /// Gathers one project directory: probes every candidate, picks slot
-    /// winners per the policy (R-CFG-7, R-DISC-5) and reads them.
-    /// `skip` lists slots that must not be probed (left out by the budget of
-    /// the instance's render, R-RT-10); they are reported as absent-free
-    /// "not scanned" by being left out of `slots`.
+    /// Probes one project directory: every candidate once, slot winners per
+    /// the policy (R-CFG-7, R-DISC-5). Winners stay unread; see
+    /// [`Gather::read`]. Slots for which `skip` holds (left out by the budget
+    /// of the instance's render, R-RT-10) are not reported.
     pub async fn directory(
         &self,
         abs: &Utf8Path,
         rel: &str,
         skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
-        seen: &mut SeenFiles,
     ) -> Result<DirScan, Cancelled> {
         let cfg = self.config;
         let names: Vec<String> = cfg
@@ -179,13 +207,12 @@ impl Gather<'_> {
                     let state = match select_first_wins(&classes) {
                         SlotOutcome::Winner { candidate } => {
                             let c = &list[candidate];
-                            let path = abs.join(&c.name);
-                            self.load(&scope, &path, c, display(rel, &c.name)).await?
+                            probed(c, display(rel, &c.name))
                         }
                         SlotOutcome::Absent => SlotState::Absent,
-                        SlotOutcome::Unavailable => SlotState::Unavailable(unavailable_reason(
-                            &list.iter().collect::<Vec<_>>(),
-                        )),
+                        SlotOutcome::Unavailable => {
+                            SlotState::Unavailable(unavailable_reason(list))
+                        }
                     };
                     slots.push(SlotScan { scope, state });
                 }
@@ -196,52 +223,50 @@ impl Gather<'_> {
                     if skip(&scope) {
                         continue;
                     }
-                    let state = match &c.probe {
-                        Probe::Present(_) => {
-                            self.load(&scope, &abs.join(&c.name), c, display(rel, &c.name))
-                                .await?
-                        }
-                        Probe::Absent => SlotState::Absent,
-                        Probe::Unavailable(u) => SlotState::Unavailable(u.clone()),
-                    };
+                    let state = probed(c, display(rel, &c.name));
                     slots.push(SlotScan { scope, state });
                 }
             }
         }
-        let mut scan = DirScan {
+        Ok(DirScan {
             rel: Some(rel.to_owned()),
+            abs: abs.to_owned(),
             candidates,
             slots,
-        };
-        dedup(&mut scan, seen);
-        Ok(scan)
+        })
     }
 
-    /// Reads a present winner, or takes its digests from the version cache
-    /// when version and visible state both match (R-STATE-8).
+    /// Reads every unread winner of `scan` (or takes its digests from the
+    /// version cache when version and visible state both match, R-STATE-8),
+    /// then drops per-directory content duplicates (R-CFG-7).
+    pub async fn read(&self, scan: &mut DirScan) -> Result<(), Cancelled> {
+        for slot in &mut scan.slots {
+            if let SlotState::Unread(file) = &slot.state {
+                let path = scan.abs.join(&file.name);
+                slot.state = self.load(&slot.scope, &path, file).await?;
+            }
+        }
+        content_dedup(scan);
+        Ok(())
+    }
+
     async fn load(
         &self,
         scope: &ScopeKey,
         path: &Utf8Path,
-        candidate: &CandidateProbe,
-        display: String,
+        file: &ProbedFile,
     ) -> Result<SlotState, Cancelled> {
-        let present = match &candidate.probe {
-            Probe::Present(p) => p,
-            Probe::Absent => return Ok(SlotState::Absent),
-            Probe::Unavailable(u) => return Ok(SlotState::Unavailable(u.clone())),
-        };
+        let present = &file.present;
         if let Some((cache, visible)) = self.cache
-            && let Some(entry) = cache.fresh(scope, &display, &present.version, visible.get(scope))
+            && let Some(entry) =
+                cache.fresh(scope, &file.display, &present.version, visible.get(scope))
         {
             return Ok(SlotState::Loaded(LoadedFile {
-                name: candidate.name.clone(),
-                display,
+                display: file.display.clone(),
                 text: None,
                 digest: entry.digest,
                 trimmed: entry.trimmed_digest,
                 version: present.version,
-                identity: present.identity.clone(),
                 bytes: present.size,
             }));
         }
@@ -252,18 +277,16 @@ impl Gather<'_> {
         Ok(
             match self.provider.read_text(path, max, self.cancel).await? {
                 ReadOutcome::Loaded(loaded) => SlotState::Loaded(LoadedFile {
-                    name: candidate.name.clone(),
-                    display,
+                    display: file.display.clone(),
                     digest: Digest::of(&loaded.text),
                     trimmed: Digest::of_trimmed(&loaded.text),
                     version: loaded.version,
-                    identity: loaded.identity,
                     bytes: loaded.bytes_read,
                     text: Some(Arc::from(loaded.text)),
                 }),
                 // Present at the probe, gone at the read: treat as unavailable
-                // for this pass so a race never removes loaded instructions;
-                // the next pass sees the settled state.
+                // for this pass so a race never removes loaded instructions; the
+                // next pass sees the settled state.
                 ReadOutcome::Absent => {
                     SlotState::Unavailable(Unavailable::Io("changed while being read".into()))
                 }
@@ -273,30 +296,43 @@ impl Gather<'_> {
     }
 }
 
-/// Identity dedup against broader files, then trimmed-content dedup within
-/// the directory (R-DISC-3, R-CFG-7).
-fn dedup(scan: &mut DirScan, seen: &mut SeenFiles) {
+/// Identity dedup against broader files of the same pass (R-DISC-3), from
+/// probe identities, so duplicates are never read. Call in section order.
+pub(crate) fn identity_dedup(scan: &mut DirScan, seen: &mut SeenFiles) {
+    for slot in &mut scan.slots {
+        let SlotState::Unread(file) = &slot.state else {
+            continue;
+        };
+        match seen.0.get(&file.present.identity) {
+            Some(of) => {
+                slot.state = SlotState::Duplicate {
+                    trimmed: None,
+                    of: of.clone(),
+                };
+            }
+            None => {
+                seen.0
+                    .insert(file.present.identity.clone(), file.display.clone());
+            }
+        }
+    }
+}
+
+/// Trimmed-content dedup within one directory (R-CFG-7).
+fn content_dedup(scan: &mut DirScan) {
     let mut kept: Vec<(Digest, String)> = Vec::new();
     for slot in &mut scan.slots {
         let SlotState::Loaded(file) = &slot.state else {
             continue;
         };
-        let of = if let Some(first) = seen.0.get(&file.identity) {
-            Some(first.clone())
-        } else {
-            kept.iter()
-                .find(|(d, _)| *d == file.trimmed)
-                .map(|(_, p)| p.clone())
-        };
-        match of {
-            Some(of) => {
-                let file = file.clone();
-                slot.state = SlotState::Duplicate { file, of };
+        match kept.iter().find(|(d, _)| *d == file.trimmed) {
+            Some((_, of)) => {
+                slot.state = SlotState::Duplicate {
+                    trimmed: Some(file.trimmed),
+                    of: of.clone(),
+                };
             }
-            None => {
-                seen.0.insert(file.identity.clone(), file.display.clone());
-                kept.push((file.trimmed, file.display.clone()));
-            }
+            None => kept.push((file.trimmed, file.display.clone())),
         }
     }
 }
