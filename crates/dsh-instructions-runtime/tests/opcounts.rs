@@ -1,0 +1,202 @@
+//! Deterministic operation counts (issue 7, item 6): what the adapter asks of
+//! the filesystem, counted by the in-memory provider, never timed. Bounds are
+//! derived by hand from the tree each test builds: `C` candidate names per
+//! directory (4 by default: two base, two local, R-CFG-4), one probe of the
+//! user-global file (R-HOME-4), one marker check per directory walked up to
+//! the root (R-DISC-1, only before the root is frozen, R-DISC-2).
+
+use std::sync::Arc;
+
+use camino::Utf8PathBuf;
+use dsh_home_paths::{DshHome, HomeLabel};
+use dsh_instructions_discovery::{CancellationToken, MemNode, MemoryProvider};
+use dsh_instructions_runtime::{
+    BatchItem, Decision, Host, Instance, MemoryHost, Mount, ToolExecution, WorkspaceMessage,
+};
+use dsh_instructions_state::Config;
+use rstest::rstest;
+
+/// Candidate names per directory with the default lists.
+const C: u64 = 4;
+
+fn home() -> DshHome {
+    DshHome {
+        path: "/home/u/.dsh".into(),
+        label: HomeLabel::Default,
+    }
+}
+
+/// `/repo/d1/d2/…/d{depth}`, each level (root included) holding an
+/// `AGENTS.md` of `size` bytes whose content differs per level.
+fn chain(fs: &MemoryProvider, depth: usize, size: usize) -> Vec<Utf8PathBuf> {
+    fs.insert("/repo/.git".into(), MemNode::dir());
+    let mut dirs = vec![Utf8PathBuf::from("/repo")];
+    for level in 1..=depth {
+        let next = dirs[level - 1].join(format!("d{level}"));
+        dirs.push(next);
+    }
+    for (level, dir) in dirs.iter().enumerate() {
+        fs.insert(dir, MemNode::dir());
+        let text = format!("level {level} ").repeat(size / 8 + 1);
+        fs.insert(
+            &dir.join("AGENTS.md"),
+            MemNode::file(&text.as_bytes()[..size]),
+        );
+    }
+    dirs
+}
+
+struct Session {
+    host: Arc<MemoryHost>,
+    instance: Instance,
+    step: u32,
+}
+
+impl Session {
+    fn mount(fs: &MemoryProvider, cwd: &str, config: Config) -> Self {
+        let host = Arc::new(MemoryHost::new(cwd.into()));
+        let instance = Instance::mount(
+            Mount {
+                config: Some(config),
+                provider: Some(Arc::new(fs.clone())),
+                home: home(),
+            },
+            host.clone() as Arc<dyn Host>,
+        );
+        Self {
+            host,
+            instance,
+            step: 0,
+        }
+    }
+
+    async fn pre_step(&mut self, items: Vec<BatchItem<String>>) -> Option<WorkspaceMessage> {
+        self.step += 1;
+        let out = self
+            .instance
+            .pre_step(self.step, Decision::Enter(items), &CancellationToken::new())
+            .await
+            .expect("not cancelled");
+        if let Some(batch) = &out.batch {
+            self.host.append_batch(batch);
+        }
+        out.entered
+    }
+
+    async fn prompt(&mut self) -> Option<WorkspaceMessage> {
+        self.pre_step(vec![BatchItem {
+            message: "go".into(),
+            claimed: true,
+        }])
+        .await
+    }
+
+    async fn touch(&mut self, path: &str) -> Option<WorkspaceMessage> {
+        self.instance.tool_result(&ToolExecution {
+            name: "read".into(),
+            arguments: serde_json::json!({ "file_path": path }),
+            token: format!("t{}", self.step),
+            parent: None,
+            is_error: false,
+            cancelled: false,
+        });
+        self.pre_step(Vec::new()).await
+    }
+}
+
+#[rstest]
+#[case::shallow(1)]
+#[case::deep(8)]
+#[case::deeper(31)]
+#[tokio::test]
+async fn a_first_baseline_probes_each_candidate_once_per_directory(#[case] depth: usize) {
+    let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+    let dirs = chain(&fs, depth, 100);
+    let cwd = dirs[depth].to_string();
+    let mut s = Session::mount(&fs, &cwd, Config::with_max_bytes(1 << 20));
+    assert!(s.prompt().await.is_some(), "the baseline enters");
+    let n = (depth + 1) as u64;
+    let counts = fs.counters();
+    // Markers from the cwd up to the root, the user-global file, C per dir.
+    assert!(
+        counts.probes <= n + 1 + C * n,
+        "{} probes for {n} directories",
+        counts.probes
+    );
+    // Every winner read exactly once: n files of 100 bytes (no user file).
+    assert_eq!(counts.reads, n);
+    assert_eq!(counts.bytes_read, 100 * n);
+}
+
+#[tokio::test]
+async fn an_unchanged_revalidation_probes_but_reads_nothing() {
+    let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+    chain(&fs, 0, 64);
+    fs.insert("/home/u/.dsh/AGENTS.md".into(), MemNode::file("global"));
+    for pkg in ["a", "b", "c"] {
+        let dir = Utf8PathBuf::from(format!("/repo/pkg/{pkg}"));
+        fs.insert(&dir.join("src"), MemNode::dir());
+        fs.insert(
+            &dir.join("AGENTS.md"),
+            MemNode::file(format!("rules of {pkg}")),
+        );
+    }
+    let mut s = Session::mount(&fs, "/repo", Config::with_max_bytes(65_536));
+    s.prompt().await.expect("baseline");
+    for pkg in ["a", "b", "c"] {
+        let entered = s.touch(&format!("/repo/pkg/{pkg}/src/lib.rs")).await;
+        assert!(entered.is_some(), "touching {pkg} sets its file");
+    }
+    fs.reset_counters();
+    assert_eq!(s.pre_step(Vec::new()).await, None, "nothing changed");
+    let counts = fs.counters();
+    assert_eq!(counts.reads, 0, "the version cache vouches for every file");
+    assert_eq!(counts.bytes_read, 0);
+    // Known: the root (chain) and the three package directories, plus the
+    // user-global file; nothing else needs a probe.
+    assert!(counts.probes > 0, "revalidation still probes (R-RT-10)");
+    assert!(counts.probes <= 1 + C * 4, "{} probes", counts.probes);
+}
+
+#[tokio::test]
+async fn an_edit_costs_one_read_of_the_edited_file_only() {
+    let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+    let dirs = chain(&fs, 5, 200);
+    let cwd = dirs[5].to_string();
+    let mut s = Session::mount(&fs, &cwd, Config::with_max_bytes(1 << 20));
+    s.prompt().await.expect("baseline");
+    fs.insert(
+        &dirs[2].join("AGENTS.md"),
+        MemNode::file("edited, 16 bytes"),
+    );
+    fs.reset_counters();
+    let m = s.pre_step(Vec::new()).await.expect("a replace enters");
+    assert_eq!(m.source.changes.len(), 1);
+    let counts = fs.counters();
+    assert_eq!(counts.reads, 1);
+    assert_eq!(counts.bytes_read, 16);
+}
+
+#[tokio::test]
+async fn a_touch_probes_each_candidate_of_each_reconciled_directory_once() {
+    let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+    let dirs = chain(&fs, 2, 50);
+    fs.insert("/repo/d1/d2/x/y".into(), MemNode::dir());
+    fs.insert(
+        "/repo/d1/d2/x/y/AGENTS.md".into(),
+        MemNode::file("deep rule"),
+    );
+    let mut s = Session::mount(&fs, dirs[2].as_str(), Config::with_max_bytes(65_536));
+    s.prompt().await.expect("baseline");
+    fs.reset_counters();
+    let m = s
+        .touch("/repo/d1/d2/x/y/main.rs")
+        .await
+        .expect("a set enters");
+    assert_eq!(m.source.changes.len(), 1);
+    let counts = fs.counters();
+    // User-global file, the three chain directories, x and x/y.
+    assert!(counts.probes <= 1 + C * 5, "{} probes", counts.probes);
+    assert_eq!(counts.reads, 1, "only the new file is read");
+    assert_eq!(counts.bytes_read, 9);
+}
