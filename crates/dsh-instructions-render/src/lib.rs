@@ -368,7 +368,11 @@ pub fn render_baseline_skipping(
     render_baseline_preps(kind, &preps, max_bytes)
 }
 
-fn render_baseline_preps(kind: BaselineKind, preps: &[budget::Prep<'_>], max_bytes: u64) -> Rendered {
+fn render_baseline_preps(
+    kind: BaselineKind,
+    preps: &[budget::Prep<'_>],
+    max_bytes: u64,
+) -> Rendered {
     let plan = match kind {
         BaselineKind::Normal => budget::Plan {
             intro: Some((INTRO_NORMAL, IntroUsed::Normal)),
