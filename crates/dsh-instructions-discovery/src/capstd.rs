@@ -18,7 +18,7 @@
 
 use std::fmt;
 use std::io::{self, Read};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use cap_fs_ext::OpenOptionsSyncExt;
@@ -94,7 +94,21 @@ struct Inner {
 
 struct Root {
     path: Utf8PathBuf,
-    dir: Dir,
+    /// Opened at construction, or on first use for a root that did not exist
+    /// yet (a DSH home created mid-session).
+    dir: OnceLock<Dir>,
+}
+
+impl Root {
+    /// The root's handle, opening it now if it appeared since.
+    fn handle(&self) -> Option<&Dir> {
+        if let Some(dir) = self.dir.get() {
+            return Some(dir);
+        }
+        let dir = Dir::open_ambient_dir(&self.path, ambient_authority()).ok()?;
+        let _ = self.dir.set(dir);
+        self.dir.get()
+    }
 }
 
 impl fmt::Debug for CapStdProvider {
@@ -249,9 +263,17 @@ impl CapStdProvider {
                 continue;
             }
             match Dir::open_ambient_dir(&path, ambient_authority()) {
-                Ok(dir) => opened.push(Root { path, dir }),
+                Ok(dir) => opened.push(Root {
+                    path,
+                    dir: OnceLock::from(dir),
+                }),
                 Err(error) if matches!(classify(&error), Class::Absent) => {
-                    tracing::warn!(root = %path, %error, "trusted root skipped: not an existing directory");
+                    // Kept: paths under it are absent until it exists.
+                    tracing::debug!(root = %path, %error, "trusted root does not exist yet");
+                    opened.push(Root {
+                        path,
+                        dir: OnceLock::new(),
+                    });
                 }
                 Err(source) => return Err(ProviderError::OpenRoot { path, source }),
             }
@@ -262,9 +284,13 @@ impl CapStdProvider {
         })
     }
 
-    /// The roots that were opened, deepest first.
+    /// The roots that exist as directories now, deepest first.
     pub fn roots(&self) -> impl Iterator<Item = &Utf8Path> {
-        self.inner.roots.iter().map(|r| r.path.as_path())
+        self.inner
+            .roots
+            .iter()
+            .filter(|r| r.handle().is_some())
+            .map(|r| r.path.as_path())
     }
 }
 
@@ -295,7 +321,11 @@ impl Inner {
             let Some((root, rel)) = self.locate(&current) else {
                 return Ok(Resolution::Unavailable(Unavailable::OutsideTrustedRoots));
             };
-            let error = match root.dir.metadata(rel.as_std_path()) {
+            let Some(dir) = root.handle() else {
+                // A trusted root that does not exist (yet): nothing under it.
+                return Ok(Resolution::Absent);
+            };
+            let error = match dir.metadata(rel.as_std_path()) {
                 Ok(metadata) => {
                     return Ok(Resolution::Found {
                         root,
@@ -329,12 +359,15 @@ impl Inner {
         rel: &Utf8Path,
         cancel: &CancellationToken,
     ) -> Result<Hop<'a>, Cancelled> {
+        let Some(root_dir) = root.handle() else {
+            return Ok(Hop::Done(Resolution::Absent));
+        };
         let names: Vec<&str> = rel.iter().collect();
         let mut prefix = Utf8PathBuf::new();
         for (index, name) in names.iter().enumerate() {
             check(cancel)?;
             prefix.push(name);
-            let metadata = match root.dir.symlink_metadata(prefix.as_std_path()) {
+            let metadata = match root_dir.symlink_metadata(prefix.as_std_path()) {
                 Ok(metadata) => metadata,
                 Err(error) => return Ok(Hop::Done(classify(&error).into())),
             };
@@ -342,7 +375,7 @@ impl Inner {
                 continue;
             }
             check(cancel)?;
-            let text = match root.dir.read_link_contents(prefix.as_std_path()) {
+            let text = match root_dir.read_link_contents(prefix.as_std_path()) {
                 Ok(text) => text,
                 Err(error) => return Ok(Hop::Done(classify(&error).into())),
             };
@@ -388,7 +421,7 @@ impl Inner {
         check(cancel)?;
         let handle = self
             .locate(&dir)
-            .and_then(|(root, rel)| root.dir.open_dir(rel.as_std_path()).ok());
+            .and_then(|(root, rel)| root.handle()?.open_dir(rel.as_std_path()).ok());
         let mut probes = Vec::with_capacity(names.len());
         for name in names {
             check(cancel)?;
@@ -436,7 +469,10 @@ impl Inner {
         // returns at once and the fstat below classifies it as absent.
         let mut options = OpenOptions::new();
         options.read(true).nonblock(true);
-        let mut file = match root.dir.open_with(rel.as_std_path(), &options) {
+        let Some(root_dir) = root.handle() else {
+            return Ok(ReadOutcome::Absent);
+        };
+        let mut file = match root_dir.open_with(rel.as_std_path(), &options) {
             Ok(file) => file,
             Err(error) => {
                 return Ok(match Resolution::from(classify(&error)) {
@@ -596,6 +632,22 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(provider.roots().collect::<Vec<_>>(), [base.as_path()]);
+        // A missing root is kept: nothing under it until it appears, then it
+        // is trusted like the others (a DSH home created mid-session).
+        let late = CapStdProvider::new([base.join("late")]).unwrap();
+        let cancel = CancellationToken::new();
+        let file = base.join("late/AGENTS.md");
+        assert_eq!(late.probe(&file, &cancel).await, Ok(Probe::Absent));
+        std::fs::create_dir(base.join("late")).unwrap();
+        std::fs::write(&file, "late rule").unwrap();
+        assert!(matches!(
+            late.probe(&file, &cancel).await,
+            Ok(Probe::Present(_))
+        ));
+        assert!(matches!(
+            late.read_text(&file, 100, &cancel).await,
+            Ok(ReadOutcome::Loaded(t)) if t.text == "late rule"
+        ));
         assert!(matches!(
             CapStdProvider::new([Utf8PathBuf::from("relative")]),
             Err(ProviderError::RelativeRoot { .. })
