@@ -3,6 +3,8 @@
 //! Arguments are parsed by hand to keep this binary's dependencies to anyhow
 //! and the conformance crate.
 
+mod bench;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -17,7 +19,9 @@ commands:
   conformance [PATH…] [--tag T] [--provider memory|disk]
       run every *.yaml scenario under PATHs (default conformance/scenarios)
   ci     cargo fmt --check, clippy -D warnings, cargo test --workspace
-  bench  cargo bench --workspace";
+  bench [--full] [FILTER…]
+      quick pass: ours vs the in-process floor, one case per line
+      (--full: the criterion benches)";
 
 fn main() -> ExitCode {
     match run() {
@@ -42,10 +46,7 @@ fn run() -> Result<ExitCode> {
             no_args("ci", &rest)?;
             ci()
         }
-        "bench" => {
-            no_args("bench", &rest)?;
-            cargo(&["bench", "--workspace"])
-        }
+        "bench" => bench::run(&rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

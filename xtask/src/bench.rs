@@ -1,0 +1,102 @@
+//! `cargo xtask bench [--full] [FILTER…]` (R-BENCH-1, issue 7 item 3).
+//!
+//! The quick pass builds the CLI (for the memory line) and runs the runtime
+//! crate's `quick` bench target, which prints one case per line:
+//! `case  ours_ms  floor_ms  ratio  bytes_read  ops_per_dir`. FILTERs keep the
+//! cases whose name contains one of them. `--full` runs the criterion
+//! benches instead (runtime `compose`, render `render`).
+//!
+//! The measuring code lives in `crates/dsh-instructions-runtime/benches/` so
+//! this binary needs no dependency beyond std and anyhow.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+
+/// Runs the bench subcommand with its arguments.
+pub fn run(args: &[String]) -> Result<ExitCode> {
+    let mut full = false;
+    let mut filters = Vec::new();
+    for a in args {
+        match a.as_str() {
+            "--full" => full = true,
+            flag if flag.starts_with('-') => {
+                bail!("unknown option `{flag}` (usage: cargo xtask bench [--full] [FILTER…])")
+            }
+            filter => filters.push(filter.to_owned()),
+        }
+    }
+    if full {
+        if !filters.is_empty() {
+            bail!("`--full` takes no filters");
+        }
+        for (package, bench) in [
+            ("dsh-instructions-runtime", "compose"),
+            ("dsh-instructions-render", "render"),
+        ] {
+            if !cargo(&["bench", "-p", package, "--bench", bench], None)? {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !cargo(
+        &[
+            "build",
+            "--quiet",
+            "--release",
+            "-p",
+            "dsh-instructions-cli",
+        ],
+        None,
+    )? {
+        return Ok(ExitCode::FAILURE);
+    }
+    let cli = target_dir().join("release/dsh-instructions");
+    let mut bench_args = vec![
+        "bench",
+        "--quiet",
+        "-p",
+        "dsh-instructions-runtime",
+        "--bench",
+        "quick",
+        "--",
+    ];
+    bench_args.extend(filters.iter().map(String::as_str));
+    Ok(if cargo(&bench_args, Some(&cli))? {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// Where cargo puts artifacts: `$CARGO_TARGET_DIR`, else `<workspace>/target`.
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || workspace_root().join("target"),
+        |dir| workspace_root().join(dir),
+    )
+}
+
+/// Runs `cargo <args>` in the workspace root; `cli` is passed to the quick
+/// pass as `DSH_BENCH_CLI`. Returns whether it succeeded.
+fn cargo(args: &[&str], cli: Option<&Path>) -> Result<bool> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    eprintln!("== cargo {}", args.join(" "));
+    let mut command = Command::new(cargo);
+    command.args(args).current_dir(workspace_root());
+    if let Some(cli) = cli {
+        command.env("DSH_BENCH_CLI", cli);
+    }
+    let status = command
+        .status()
+        .with_context(|| format!("cannot run cargo {}", args.join(" ")))?;
+    Ok(status.success())
+}
