@@ -345,11 +345,15 @@ pub fn render_baseline(kind: BaselineKind, files: &[BaselineFile<'_>], max_bytes
 /// ```
 /// use dsh_instructions_render::{render_baseline_skipping, BaselineFile, BaselineKind, Fate};
 ///
-/// let near = "n".repeat(60);
+/// // The specific file alone is over the budget: the broad one cannot fit.
+/// let near = "n".repeat(500);
 /// let files = [BaselineFile { path: "pkg/AGENTS.md", content: &near }];
-/// let out = render_baseline_skipping(BaselineKind::Normal, &["AGENTS.md"], &files, 50);
+/// let out = render_baseline_skipping(BaselineKind::Normal, &["AGENTS.md"], &files, 400);
 /// assert_eq!(out.fates[0], Fate::Omitted);
-/// assert!(out.notice.unwrap().contains("omitted AGENTS.md"));
+/// assert!(matches!(out.fates[1], Fate::Truncated { original: 500, .. }));
+/// assert!(out.notice.unwrap().starts_with(
+///     "Workspace instruction budget 400 bytes: omitted AGENTS.md; truncated pkg/AGENTS.md from 500 to "
+/// ));
 /// ```
 pub fn render_baseline_skipping(
     kind: BaselineKind,
