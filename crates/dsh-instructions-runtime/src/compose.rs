@@ -302,6 +302,17 @@ impl BaselinePlan {
             .map(|(x, _)| x)
     }
 
+    /// The `set` changes of the represented files, recording the cache
+    /// entries they commit (R-STATE-7).
+    fn held_sets(&self, out: &mut Composition) -> Vec<Change> {
+        self.held()
+            .map(|(scope, f)| {
+                out.cache_updates.push((scope.clone(), cache_entry(f)));
+                set_change(scope, f)
+            })
+            .collect()
+    }
+
     pub fn omitted(&self) -> BTreeSet<ScopeKey> {
         self.files
             .iter()
@@ -412,14 +423,8 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
             let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
             let mut held = BTreeSet::new();
             if !plan.rendered.is_empty() {
-                let changes = plan
-                    .held()
-                    .map(|(scope, f)| {
-                        held.insert(scope.clone());
-                        out.cache_updates.push((scope.clone(), cache_entry(f)));
-                        set_change(scope, f)
-                    })
-                    .collect();
+                let changes = plan.held_sets(&mut out);
+                held.extend(changes.iter().map(|c| c.scope.clone()));
                 out.excluded = Some(plan.omitted());
                 baseline_part = Some((plan.rendered.text.clone(), changes));
             }
@@ -536,10 +541,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 return Ok(Composition::default());
             }
             let mut changes = removes;
-            for (scope, f) in plan.held() {
-                out.cache_updates.push((scope.clone(), cache_entry(f)));
-                changes.push(set_change(scope, f));
-            }
+            changes.extend(plan.held_sets(&mut out));
             out.excluded = Some(plan.omitted());
             baseline_part = Some((rendered.text, changes));
             if nothing_remains {
