@@ -134,7 +134,12 @@ fn probed(candidate: &CandidateProbe, display: String) -> SlotState {
             present: present.clone(),
         }),
         Probe::Absent => SlotState::Absent,
-        Probe::Unavailable(u) => SlotState::Unavailable(u.clone()),
+        Probe::Unavailable(u) => {
+            // R-RT-9: filesystem errors are diagnostics, never failures.
+            let candidate: &str = &display;
+            tracing::debug!(candidate, reason = %u, "instruction file unavailable");
+            SlotState::Unavailable(u.clone())
+        }
     }
 }
 
@@ -290,7 +295,10 @@ impl Gather<'_> {
                 ReadOutcome::Absent => {
                     SlotState::Unavailable(Unavailable::Io("changed while being read".into()))
                 }
-                ReadOutcome::Unavailable(u) => SlotState::Unavailable(u),
+                ReadOutcome::Unavailable(u) => {
+                    tracing::debug!(path = %path, reason = %u, "instruction file unreadable");
+                    SlotState::Unavailable(u)
+                }
             },
         )
     }
