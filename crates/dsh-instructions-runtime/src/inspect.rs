@@ -312,8 +312,14 @@ async fn describe(
                 }
             } else {
                 match (&c.probe, winner, &blocker) {
-                    (Probe::Present(_), Some(w), _) if i > w => {
+                    (Probe::Present(shadowed), Some(w), _) if i > w => {
+                        let same_file = matches!(
+                            &group[w].probe,
+                            Probe::Present(winner) if winner.identity == shadowed.identity
+                        );
                         let differs = match winner_digest {
+                            // A mirror (link to the winner) cannot differ: no read.
+                            _ if same_file => Some(false),
                             Some(wd) => {
                                 let abs = scan.abs.join(&c.name);
                                 match gather

@@ -718,3 +718,34 @@ async fn a_changed_root_replaces_and_removes_the_old_chain_r_rt_7() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_budgeted_baseline_reads_only_what_it_can_keep_issue_7() {
+    let mut files = Vec::new();
+    let mut dir = String::from("/repo");
+    let body = "r".repeat(4096);
+    for depth in 0..32 {
+        if depth > 0 {
+            dir.push_str(&format!("/d{depth}"));
+        }
+        files.push((format!("{dir}/AGENTS.md"), body.clone()));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let mut config = Config::with_max_bytes(8_192);
+    config.max_source_bytes = 8_192;
+    let mut w = World::with_config(&refs, &dir, Some(config));
+    let m = w
+        .prompt("hi")
+        .await
+        .expect("a truncated or partial baseline");
+    // Bound from issue 7: max_bytes + candidates per directory x max_source_bytes.
+    let bound = 8_192 + 4 * 8_192;
+    let read = w.fs.counters().bytes_read;
+    assert!(read <= bound, "read {read} bytes, bound {bound}");
+    assert!(read >= 4_096, "the most specific file is read");
+    // The notice still names every broad file as omitted.
+    assert!(m.parts[0].contains("omitted AGENTS.md, d1/AGENTS.md"));
+}
