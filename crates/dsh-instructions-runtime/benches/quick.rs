@@ -497,12 +497,12 @@ fn main() {
     }
     for tree in &trees {
         println!(
-            "# tree {}: {} candidate bytes, cwd {}",
+            "# tree {}: {} candidate bytes, cwd {} levels below the root",
             tree.shape.label(),
             tree.candidate_bytes,
             tree.cwd
                 .strip_prefix(&tree.root)
-                .map_or("?", |p| p.as_str())
+                .map_or(0, |p| p.components().count())
         );
         if tree.shape == (Shape::Deep { depth: 256 }) && wanted("memory") {
             memory_note(tree);

@@ -200,3 +200,42 @@ async fn a_touch_probes_each_candidate_of_each_reconciled_directory_once() {
     assert_eq!(counts.reads, 1, "only the new file is read");
     assert_eq!(counts.bytes_read, 9);
 }
+
+/// Bound of issue 7 item 4: max_bytes + C x max_source_bytes.
+#[tokio::test]
+async fn a_small_budget_baseline_reads_at_most_budget_plus_one_file_per_candidate() {
+    let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+    let dirs = chain(&fs, 31, 4096);
+    let mut config = Config::with_max_bytes(8192);
+    config.max_source_bytes = 8192;
+    let mut s = Session::mount(&fs, dirs[31].as_str(), config);
+    s.prompt().await.expect("a budgeted baseline enters");
+    let bytes = fs.counters().bytes_read;
+    assert!(
+        bytes <= 8192 + C * 8192,
+        "{bytes} bytes read for an 8 KiB budget"
+    );
+}
+
+#[tokio::test]
+async fn show_under_a_small_budget_reads_at_most_budget_plus_one_file_per_candidate() {
+    let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+    let dirs = chain(&fs, 31, 4096);
+    let mut config = Config::with_max_bytes(8192);
+    config.max_source_bytes = 8192;
+    let seen = dsh_instructions_runtime::inspect(
+        &fs,
+        &config,
+        &home(),
+        &dirs[31],
+        &CancellationToken::new(),
+    )
+    .await
+    .expect("not cancelled");
+    assert!(seen.notice.is_some(), "the budget drops files");
+    let bytes = fs.counters().bytes_read;
+    assert!(
+        bytes <= 8192 + C * 8192,
+        "{bytes} bytes read for an 8 KiB budget"
+    );
+}
