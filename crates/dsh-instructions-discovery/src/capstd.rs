@@ -419,14 +419,34 @@ impl Inner {
     ) -> Result<Vec<Probe>, Cancelled> {
         let dir = normalize(dir);
         check(cancel)?;
-        let handle = self
-            .locate(&dir)
-            .and_then(|(root, rel)| root.handle()?.open_dir(rel.as_std_path()).ok());
+        let handle = self.open_dir(&dir);
+        self.probe_names(&dir, handle.as_ref(), names, cancel)
+    }
+
+    /// A handle on `dir` opened plainly inside its root, if it opens.
+    fn open_dir(&self, dir: &Utf8Path) -> Option<Dir> {
+        self.locate(dir)
+            .and_then(|(root, rel)| root.handle()?.open_dir(rel.as_std_path()).ok())
+    }
+
+    /// Probes `names` in `dir`, through `handle` where it can: a miss then
+    /// costs one `statat`. A name cap-std refuses from that handle (a link
+    /// with an absolute target or one climbing out of the directory) falls
+    /// back to the full [`probe`], so results are identical.
+    ///
+    /// [`probe`]: Self::probe
+    fn probe_names(
+        &self,
+        dir: &Utf8Path,
+        handle: Option<&Dir>,
+        names: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Probe>, Cancelled> {
         let mut probes = Vec::with_capacity(names.len());
         for name in names {
             check(cancel)?;
             let plain = !name.is_empty() && name != "." && name != ".." && !name.contains('/');
-            let fast = match &handle {
+            let fast = match handle {
                 Some(handle) if plain => match handle.metadata(name) {
                     Ok(metadata) => Some(classify_metadata(&metadata)),
                     Err(error) => match classify(&error) {
@@ -443,6 +463,39 @@ impl Inner {
             });
         }
         Ok(probes)
+    }
+
+    /// Probes a list of directories; a directory that is a plain child of
+    /// the previous one is opened relative to the previous handle, so a long
+    /// chain never re-walks its path from the root (O(depth), not
+    /// O(depth²), component lookups).
+    fn probe_dirs(
+        &self,
+        dirs: &[Utf8PathBuf],
+        names: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Vec<Probe>>, Cancelled> {
+        let mut out = Vec::with_capacity(dirs.len());
+        let mut previous: Option<(Utf8PathBuf, Dir)> = None;
+        for dir in dirs {
+            check(cancel)?;
+            let dir = normalize(dir);
+            let child = previous.as_ref().and_then(|(path, handle)| {
+                let name = dir.strip_prefix(path).ok()?.as_str();
+                let plain = !name.is_empty() && !name.contains('/') && name != "..";
+                if !plain {
+                    return None;
+                }
+                // Only a real directory entry: a symlinked component goes
+                // through the full root-relative open, which re-anchors it.
+                let meta = handle.symlink_metadata(name).ok()?;
+                meta.is_dir().then(|| handle.open_dir(name).ok()).flatten()
+            });
+            let handle = child.or_else(|| self.open_dir(&dir));
+            out.push(self.probe_names(&dir, handle.as_ref(), names, cancel)?);
+            previous = handle.map(|h| (dir, h));
+        }
+        Ok(out)
     }
 
     fn read_text(
@@ -563,6 +616,44 @@ impl FsProvider for CapStdProvider {
         let names = names.to_vec();
         Box::pin(run_blocking(cancel, move |token| {
             inner.probe_many(&dir, &names, token)
+        }))
+    }
+
+    /// One blocking task for the whole list, directories opened relative to
+    /// their parent along a chain.
+    fn probe_dirs<'a>(
+        &'a self,
+        dirs: &'a [Utf8PathBuf],
+        names: &'a [String],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<Vec<Probe>>, Cancelled>> {
+        let inner = Arc::clone(&self.inner);
+        let dirs = dirs.to_vec();
+        let names = names.to_vec();
+        Box::pin(run_blocking(cancel, move |token| {
+            inner.probe_dirs(&dirs, &names, token)
+        }))
+    }
+
+    /// One blocking task for the whole marker walk.
+    fn markers_until_found<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<MarkerProbe>, Cancelled>> {
+        let paths = paths.to_vec();
+        Box::pin(run_blocking(cancel, move |token| {
+            let mut out = Vec::new();
+            for path in &paths {
+                check(token)?;
+                let found = marker_sync(path);
+                let stop = found != MarkerProbe::Missing;
+                out.push(found);
+                if stop {
+                    break;
+                }
+            }
+            Ok(out)
         }))
     }
 

@@ -177,6 +177,47 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
         })
     }
 
+    /// Probes the same candidate names in several directories (for example a
+    /// root-to-cwd chain, each directory the child of the one before), in
+    /// order. Providers may override this to do the whole batch in one
+    /// blocking task and to open each directory relative to its parent.
+    fn probe_dirs<'a>(
+        &'a self,
+        dirs: &'a [Utf8PathBuf],
+        names: &'a [String],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<Vec<Probe>>, Cancelled>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(dirs.len());
+            for dir in dirs {
+                out.push(self.probe_many(dir, names, cancel).await?);
+            }
+            Ok(out)
+        })
+    }
+
+    /// Checks root markers in order and stops after the first result that is
+    /// not [`MarkerProbe::Missing`]: the returned list is a prefix of
+    /// `paths`, one result each (R-DISC-1 walks markers this way).
+    fn markers_until_found<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<MarkerProbe>, Cancelled>> {
+        Box::pin(async move {
+            let mut out = Vec::new();
+            for path in paths {
+                let found = self.marker(path, cancel).await?;
+                let stop = found != MarkerProbe::Missing;
+                out.push(found);
+                if stop {
+                    break;
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// Reads `path` as text, refusing more than `max_source_bytes` raw bytes
     /// (R-DISC-6). FIFOs and devices are never opened.
     fn read_text<'a>(

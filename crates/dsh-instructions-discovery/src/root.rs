@@ -76,33 +76,38 @@ pub async fn find_project_root(
     cancel: &CancellationToken,
 ) -> Result<ProjectRoot, Cancelled> {
     let cwd = normalize(cwd);
-    for dir in cwd.ancestors() {
-        for marker in markers {
-            let path = dir.join(marker);
-            match provider.marker(&path, cancel).await? {
-                MarkerProbe::Missing => {}
-                MarkerProbe::Exists => {
-                    return Ok(ProjectRoot {
-                        root: dir.to_owned(),
-                        reason: RootReason::Marker {
-                            marker: marker.clone(),
-                        },
-                    });
-                }
-                MarkerProbe::Failed(error) => {
-                    tracing::warn!(
-                        marker = %path,
-                        %error,
-                        "project-root marker check failed; stopping the walk here"
-                    );
-                    return Ok(ProjectRoot {
-                        root: dir.to_owned(),
-                        reason: RootReason::ProbeFailed {
-                            marker: marker.clone(),
-                            error,
-                        },
-                    });
-                }
+    // Every (directory, marker) pair from the cwd upward, in walk order; the
+    // provider checks them in one batch and stops at the first hit.
+    let pairs: Vec<(&Utf8Path, &String)> = cwd
+        .ancestors()
+        .flat_map(|dir| markers.iter().map(move |m| (dir, m)))
+        .collect();
+    let paths: Vec<Utf8PathBuf> = pairs.iter().map(|(dir, m)| dir.join(m)).collect();
+    let found = provider.markers_until_found(&paths, cancel).await?;
+    for ((dir, marker), (path, probe)) in pairs.iter().zip(paths.iter().zip(found)) {
+        match probe {
+            MarkerProbe::Missing => {}
+            MarkerProbe::Exists => {
+                return Ok(ProjectRoot {
+                    root: (*dir).to_owned(),
+                    reason: RootReason::Marker {
+                        marker: (*marker).clone(),
+                    },
+                });
+            }
+            MarkerProbe::Failed(error) => {
+                tracing::warn!(
+                    marker = %path,
+                    %error,
+                    "project-root marker check failed; stopping the walk here"
+                );
+                return Ok(ProjectRoot {
+                    root: (*dir).to_owned(),
+                    reason: RootReason::ProbeFailed {
+                        marker: (*marker).clone(),
+                        error,
+                    },
+                });
             }
         }
     }

@@ -516,6 +516,87 @@ async fn cancelled_token_cancels_every_operation<F: Fixture>() {
     );
 }
 
+/// A chain probed in one batch equals the chain probed directory by
+/// directory, also through a linked directory, an absolute link and a
+/// missing directory in the middle.
+async fn probe_dirs_matches_probe_many<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/AGENTS.md", b"root");
+    fx.file("/r1/a/CLAUDE.md", b"a");
+    fx.link("/r1/a/AGENTS.local.md", "/r1/AGENTS.md");
+    fx.file("/r2/real/AGENTS.md", b"linked dir");
+    fx.file("/r2/real/c/AGENTS.md", b"under the link");
+    fx.link("/r2/real/c/CLAUDE.md", "../AGENTS.md");
+    fx.link("/r1/a/b", "/r2/real");
+    let names: Vec<String> = ["AGENTS.md", "CLAUDE.md", "AGENTS.local.md"]
+        .map(String::from)
+        .to_vec();
+    let dirs: Vec<Utf8PathBuf> = [
+        "/r1",
+        "/r1/a",
+        "/r1/a/b",
+        "/r1/a/b/c",
+        "/r1/a/b/c/none",
+        "/r1/a/b/c/none/x",
+    ]
+    .iter()
+    .map(|d| fx.path(d))
+    .collect();
+    let batch = fx
+        .provider()
+        .probe_dirs(&dirs, &names, &token())
+        .await
+        .unwrap();
+    let mut single = Vec::new();
+    for dir in &dirs {
+        single.push(
+            fx.provider()
+                .probe_many(dir, &names, &token())
+                .await
+                .unwrap(),
+        );
+    }
+    assert_eq!(batch, single);
+    assert!(
+        matches!(batch[2][0], Probe::Present(_)),
+        "through the linked directory"
+    );
+    assert!(
+        matches!(batch[3][1], Probe::Present(_)),
+        "a link climbing back out of c"
+    );
+    assert_eq!(batch[4], [Probe::Absent, Probe::Absent, Probe::Absent]);
+}
+
+/// The marker walk stops at the first path that is not missing.
+async fn markers_until_found_stops_at_the_first_hit<F: Fixture>() {
+    let fx = F::new();
+    fx.dir("/r1/repo/.git");
+    fx.dir("/r1/repo/a");
+    let paths: Vec<Utf8PathBuf> = [
+        "/r1/repo/a/.git",
+        "/r1/repo/a/.hg",
+        "/r1/repo/.git",
+        "/r1/.git",
+    ]
+    .iter()
+    .map(|p| fx.path(p))
+    .collect();
+    let found = fx
+        .provider()
+        .markers_until_found(&paths, &token())
+        .await
+        .unwrap();
+    assert_eq!(
+        found,
+        [
+            MarkerProbe::Missing,
+            MarkerProbe::Missing,
+            MarkerProbe::Exists
+        ]
+    );
+}
+
 macro_rules! contract {
     ($module:ident, $fixture:ty) => {
         contract!(@tests $module, $fixture;
@@ -526,7 +607,8 @@ macro_rules! contract {
             link_to_directory_is_absent, dangling_link_is_absent, link_loop_is_unavailable,
             fifo_is_absent_and_never_opened, parent_is_a_file, oversized_by_metadata,
             many_chunks_read_whole, bom_is_dropped, invalid_utf8_is_replaced,
-            markers_check_existence_only, probe_many_matches_probe, probe_many_through_a_linked_directory, version_tracks_content,
+            markers_check_existence_only, probe_many_matches_probe, probe_many_through_a_linked_directory, probe_dirs_matches_probe_many,
+            markers_until_found_stops_at_the_first_hit, version_tracks_content,
             distinct_files_have_distinct_identities, cancelled_token_cancels_every_operation);
     };
     (@tests $module:ident, $fixture:ty; $($name:ident),* $(,)?) => {

@@ -356,8 +356,13 @@ pub(crate) async fn gather_chain(
         g.user_global(&home.user_global_file(), &home.user_global_label())
             .await?,
     );
-    for rel in chain {
-        scans.push(g.directory(&dir_abs(root, rel), rel, &|_| false).await?);
+    // One provider call for the whole chain (one blocking task on disk,
+    // each directory opened relative to its parent).
+    let dirs: Vec<Utf8PathBuf> = chain.iter().map(|rel| dir_abs(root, rel)).collect();
+    let names = g.names();
+    let probes = g.provider.probe_dirs(&dirs, &names, g.cancel).await?;
+    for ((rel, abs), probes) in chain.iter().zip(&dirs).zip(probes) {
+        scans.push(g.slots(abs, rel, names.clone(), probes, &|_| false));
     }
     for scan in &mut scans {
         identity_dedup(scan, seen);

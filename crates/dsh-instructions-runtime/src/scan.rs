@@ -174,14 +174,32 @@ impl Gather<'_> {
         rel: &str,
         skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
     ) -> Result<DirScan, Cancelled> {
+        let names = self.names();
+        let probes = self.provider.probe_many(abs, &names, self.cancel).await?;
+        Ok(self.slots(abs, rel, names, probes, skip))
+    }
+
+    /// Every candidate name, base list first.
+    pub fn names(&self) -> Vec<String> {
         let cfg = self.config;
-        let names: Vec<String> = cfg
-            .instruction_file_candidates
+        cfg.instruction_file_candidates
             .iter()
             .chain(cfg.local_instruction_file_candidates.iter())
             .cloned()
-            .collect();
-        let probes = self.provider.probe_many(abs, &names, self.cancel).await?;
+            .collect()
+    }
+
+    /// Slot winners of one directory from its candidate probes (in
+    /// [`Gather::names`] order).
+    pub fn slots(
+        &self,
+        abs: &Utf8Path,
+        rel: &str,
+        names: Vec<String>,
+        probes: Vec<Probe>,
+        skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
+    ) -> DirScan {
+        let cfg = self.config;
         let base_len = cfg.instruction_file_candidates.len();
         let candidates: Vec<CandidateProbe> = names
             .into_iter()
@@ -233,12 +251,12 @@ impl Gather<'_> {
                 }
             }
         }
-        Ok(DirScan {
+        DirScan {
             rel: Some(rel.to_owned()),
             abs: abs.to_owned(),
             candidates,
             slots,
-        })
+        }
     }
 
     /// Reads every unread winner of `scan` (or takes its digests from the
