@@ -324,19 +324,27 @@ impl BaselinePlan {
     }
 }
 
-/// Probes and reads one directory (identity dedup against `seen` first, so
-/// duplicates are never read).
-pub(crate) async fn gather_dir(
+/// Probes (in one provider call) and reads a set of directories, in section
+/// order; identity dedup against `seen` runs before the reads, so duplicates
+/// are never read.
+pub(crate) async fn gather_dirs(
     g: &Gather<'_>,
-    abs: &Utf8Path,
-    rel: &str,
+    root: &Utf8Path,
+    rels: &[&String],
     skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
     seen: &mut SeenFiles,
-) -> Result<DirScan, Cancelled> {
-    let mut scan = g.directory(abs, rel, skip).await?;
-    identity_dedup(&mut scan, seen);
-    g.read(&mut scan).await?;
-    Ok(scan)
+) -> Result<Vec<DirScan>, Cancelled> {
+    let dirs: Vec<Utf8PathBuf> = rels.iter().map(|rel| dir_abs(root, rel)).collect();
+    let names = g.names();
+    let probes = g.provider.probe_dirs(&dirs, &names, g.cancel).await?;
+    let mut scans = Vec::with_capacity(dirs.len());
+    for ((rel, abs), probes) in rels.iter().zip(&dirs).zip(probes) {
+        let mut scan = g.slots(abs, rel, names.clone(), probes, skip);
+        identity_dedup(&mut scan, seen);
+        g.read(&mut scan).await?;
+        scans.push(scan);
+    }
+    Ok(scans)
 }
 
 /// Gathers the user-global file and the root-to-cwd chain. With a budget,
@@ -484,10 +492,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 known.extend(chain.iter().cloned());
                 let mut dirs: Vec<&String> = known.iter().collect();
                 dirs.sort_by(|a, b| dir_order(a, b));
-                for rel in dirs {
-                    let scan =
-                        gather_dir(&cached, &dir_abs(input.root, rel), rel, &skip, &mut seen)
-                            .await?;
+                for scan in gather_dirs(&cached, input.root, &dirs, &skip, &mut seen).await? {
                     directory_transitions(&scan, &visible, &none, &none, &mut pending);
                     remember_cache(&scan, &mut out);
                 }
@@ -564,15 +569,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         .filter(|d| !chain_set.contains(d.as_str()))
         .collect();
     dirs.sort_by(|a, b| dir_order(a, b));
-    for rel in dirs {
-        let scan = gather_dir(
-            &cached,
-            &dir_abs(input.root, rel),
-            rel,
-            &|_| false,
-            &mut seen,
-        )
-        .await?;
+    for scan in gather_dirs(&cached, input.root, &dirs, &|_| false, &mut seen).await? {
         directory_transitions(&scan, &visible, &none, &none, &mut pending);
         remember_cache(&scan, &mut out);
     }

@@ -79,4 +79,4 @@ pub use host::{
 };
 pub use inspect::{CandidateFate, InspectedCandidate, Inspection, inspect};
 pub use instance::{Instance, Mount, PreStepOutcome};
-pub use memory_host::{HistoryItem, MemoryHost};
+pub use memory_host::{HistoryItem, Inbox, MemoryHost};

@@ -164,21 +164,6 @@ impl Gather<'_> {
         })
     }
 
-    /// Probes one project directory: every candidate once, slot winners per
-    /// the policy (R-CFG-7, R-DISC-5). Winners stay unread; see
-    /// [`Gather::read`]. Slots for which `skip` holds (left out by the budget
-    /// of the instance's render, R-RT-10) are not reported.
-    pub async fn directory(
-        &self,
-        abs: &Utf8Path,
-        rel: &str,
-        skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
-    ) -> Result<DirScan, Cancelled> {
-        let names = self.names();
-        let probes = self.provider.probe_many(abs, &names, self.cancel).await?;
-        Ok(self.slots(abs, rel, names, probes, skip))
-    }
-
     /// Every candidate name, base list first.
     pub fn names(&self) -> Vec<String> {
         let cfg = self.config;
@@ -189,8 +174,10 @@ impl Gather<'_> {
             .collect()
     }
 
-    /// Slot winners of one directory from its candidate probes (in
-    /// [`Gather::names`] order).
+    /// Slot winners of one project directory from its candidate probes (in
+    /// [`Gather::names`] order), per the policy (R-CFG-7, R-DISC-5). Winners
+    /// stay unread; see [`Gather::read`]. Slots for which `skip` holds (left
+    /// out by the budget of the instance's render, R-RT-10) are not reported.
     pub fn slots(
         &self,
         abs: &Utf8Path,
