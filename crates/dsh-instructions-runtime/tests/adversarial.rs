@@ -959,3 +959,43 @@ async fn a_loaded_file_swapped_for_a_directory_mid_read_is_kept_then_removed_r_d
     assert_eq!(changes[0].path, "AGENTS.md");
     fs.assert_confined();
 }
+
+#[tokio::test]
+async fn a_proc_pseudo_file_reports_size_zero_and_the_read_count_enforces_the_cap_r_disc_6() {
+    let status = Utf8Path::new("/proc/self/status");
+    if !status.as_std_path().is_file() {
+        return; // no procfs here
+    }
+    let tree = Tree::new();
+    symlink(status, tree.repo.join("AGENTS.md")).expect("symlink");
+    // `--trust-all`: the pseudo-file is inside a root; its metadata says 0
+    // bytes, so only the streaming count can stop the read.
+    let all = || {
+        Recording::new(
+            CapStdProvider::new([Utf8PathBuf::from("/")]).expect("trust-all"),
+            vec!["/".into()],
+        )
+    };
+    let mut config = Config::with_max_bytes(65_536);
+    config.max_source_bytes = 16;
+    let fs = all();
+    let seen = tree.inspect_with(&fs, &config, &tree.repo).await;
+    assert_eq!(
+        fate(&seen, "AGENTS.md"),
+        &CandidateFate::Unavailable {
+            reason: Unavailable::TooLarge { limit: 16 }
+        }
+    );
+    assert_eq!(seen.text, "");
+    // With room, it loads: `--trust-all` really does expose such files
+    // (docs/security.md, section 5).
+    let fs = all();
+    let seen = tree
+        .inspect_with(&fs, &Config::with_max_bytes(65_536), &tree.repo)
+        .await;
+    assert!(matches!(
+        fate(&seen, "AGENTS.md"),
+        CandidateFate::Loaded { .. }
+    ));
+    assert!(seen.text.contains("Pid:"));
+}
