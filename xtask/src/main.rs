@@ -1,9 +1,10 @@
-//! Project automation: `cargo xtask conformance | ci | bench`.
+//! Project automation: `cargo xtask conformance | ci | bench | fuzz`.
 //!
 //! Arguments are parsed by hand to keep this binary's dependencies to anyhow
 //! and the conformance crate.
 
 mod bench;
+mod fuzz;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -21,7 +22,10 @@ commands:
   ci     cargo fmt --check, clippy -D warnings, cargo test --workspace
   bench [--full] [FILTER…]
       quick pass: ours vs the in-process floor, one case per line
-      (--full: the criterion benches)";
+      (--full: the criterion benches)
+  fuzz [--seconds N] [TARGET…]
+      run cargo-fuzz targets (render, typed_source, session_log, scenario)
+      for a bounded time each; needs a nightly toolchain";
 
 fn main() -> ExitCode {
     match run() {
@@ -47,6 +51,7 @@ fn run() -> Result<ExitCode> {
             ci()
         }
         "bench" => bench::run(&rest),
+        "fuzz" => fuzz::run(&workspace_root(), &rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)
