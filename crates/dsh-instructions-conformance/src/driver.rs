@@ -20,9 +20,7 @@ use crate::runner::{
     CancelSignal, Driver, DriverFactory, HostState, MountSpec, PreStepInput, PreStepResult,
     ProviderHandle, ToolInput,
 };
-use crate::schema::{
-    CandidatePolicy, Compact, ConfigInput, ConfigNumber, Decision, EventKind, Outcome, Preset,
-};
+use crate::schema::{Compact, Decision, EventKind, Outcome};
 
 /// Makes a [`RuntimeDriver`] per scenario run.
 ///
@@ -52,49 +50,13 @@ pub struct RuntimeDriver {
     touch_tools: BTreeMap<String, Vec<String>>,
 }
 
-fn number(n: ConfigNumber) -> state::NumberInput {
-    match n {
-        ConfigNumber::Int(i) => state::NumberInput::Int(i),
-        ConfigNumber::Float(f) => state::NumberInput::Float(f),
-    }
-}
-
-/// The scenario's raw config as the state crate's input type; validation
-/// (and its typed errors) is the state crate's job.
-fn config_input(c: &ConfigInput) -> state::ConfigInput {
-    state::ConfigInput {
-        max_bytes: c.max_bytes.map(number),
-        max_source_bytes: c.max_source_bytes.map(number),
-        instruction_file_candidates: c.instruction_file_candidates.clone(),
-        local_instruction_file_candidates: c.local_instruction_file_candidates.clone(),
-        project_root_markers: c.project_root_markers.clone(),
-        candidate_policy: c.candidate_policy.map(|p| match p {
-            CandidatePolicy::FirstWins => state::CandidatePolicy::FirstWins,
-            CandidatePolicy::AllDistinct => state::CandidatePolicy::AllDistinct,
-        }),
-        dsh_home: c.dsh_home.clone(),
-        touch_tools: c.touch_tools.clone(),
-        preset: c.preset.map(|p| match p {
-            Preset::Dsh => state::Preset::Dsh,
-            Preset::Codex => state::Preset::Codex,
-            Preset::Claude => state::Preset::Claude,
-            Preset::Opencode => state::Preset::Opencode,
-            Preset::Gemini => state::Preset::Gemini,
-        }),
-    }
-}
-
 /// Builds the runtime mount for a spec; a config the state crate refuses or
 /// an unresolvable home fails the scenario with that message.
 fn runtime_mount(spec: &MountSpec) -> Result<(Mount, BTreeMap<String, Vec<String>>), String> {
     let config = match &spec.config {
         None => None,
-        Some(c) => Some(
-            config_input(c)
-                .resolve()
-                .map_err(|e| format!("config: {e}"))?
-                .config,
-        ),
+        // Validation (and its typed errors) is the state crate's job.
+        Some(c) => Some(c.resolve().map_err(|e| format!("config: {e}"))?.config),
     };
     let env = HomeEnv {
         home: Some(spec.env.home.clone().into()),

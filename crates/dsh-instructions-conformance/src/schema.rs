@@ -14,6 +14,11 @@ use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_saphyr::Spanned;
 
+/// The `config` block is the state crate's own input type (SPEC §3 keys in
+/// snake_case, unknown keys rejected): the scenario reads exactly what a
+/// settings file would, and validation stays with the state crate.
+pub use dsh_instructions_state::ConfigInput;
+
 /// A filesystem provider a scenario runs on (R-CONF-1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -54,69 +59,6 @@ impl fmt::Display for ProviderKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.label())
     }
-}
-
-/// A number as written in YAML: configuration values are validated by the
-/// state crate, which must see fractional or non-finite values as written
-/// (R-CFG-2, R-CFG-3), so they are not coerced here.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
-#[serde(untagged)]
-pub enum ConfigNumber {
-    /// An integer.
-    Int(i64),
-    /// Any other number, including `.inf` and `.nan`.
-    Float(f64),
-}
-
-/// The `config` block: SPEC §3 in snake_case, raw (omitted keys take defaults
-/// when the runtime resolves it).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ConfigInput {
-    /// R-CFG-2 budget per baseline or batch.
-    pub max_bytes: Option<ConfigNumber>,
-    /// R-CFG-3 per-file cap.
-    pub max_source_bytes: Option<ConfigNumber>,
-    /// R-CFG-4 base candidate names.
-    pub instruction_file_candidates: Option<Vec<String>>,
-    /// R-CFG-4 overlay candidate names.
-    pub local_instruction_file_candidates: Option<Vec<String>>,
-    /// R-CFG-5 root markers.
-    pub project_root_markers: Option<Vec<String>>,
-    /// R-CFG-7 policy.
-    pub candidate_policy: Option<CandidatePolicy>,
-    /// R-CFG-6 explicit DSH home (tilde allowed; absolute paths are rewritten on disk).
-    pub dsh_home: Option<String>,
-    /// R-CFG-8 tool name → path argument names.
-    pub touch_tools: Option<BTreeMap<String, Vec<String>>>,
-    /// R-CFG-9 preset name.
-    pub preset: Option<Preset>,
-}
-
-/// R-CFG-7 candidate policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CandidatePolicy {
-    /// First existing base and first existing local file per directory.
-    FirstWins,
-    /// Every existing candidate loads.
-    AllDistinct,
-}
-
-/// R-CFG-9 preset names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Preset {
-    /// The defaults.
-    Dsh,
-    /// `[AGENTS.override.md, AGENTS.md]`, no overlays, 32,768.
-    Codex,
-    /// `[CLAUDE.md]` / `[CLAUDE.local.md]`.
-    Claude,
-    /// `[AGENTS.md, CLAUDE.md]`, no overlays.
-    Opencode,
-    /// `[GEMINI.md]`, no overlays.
-    Gemini,
 }
 
 /// Environment used for home resolution.
@@ -1425,6 +1367,7 @@ fn first_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dsh_instructions_state::{CandidatePolicy, NumberInput, Preset};
     use rstest::rstest;
 
     #[expect(
@@ -1484,6 +1427,30 @@ mod tests {
         Some((1, "pre_step")),
         Some("intro"),
         "unknown variant `fancy`"
+    )]
+    #[case::config_unknown_key(
+        "cwd: /r\nconfig: {max_bytes: 1, max_byts: 2}\n",
+        None,
+        Some("max_byts"),
+        "unknown field"
+    )]
+    #[case::config_bad_policy(
+        "cwd: /r\nconfig:\n  max_bytes: 1\n  candidate_policy: last-wins\n",
+        None,
+        Some("candidate_policy"),
+        "unknown variant `last-wins`"
+    )]
+    #[case::config_budget_not_a_number(
+        "cwd: /r\nconfig:\n  max_bytes: lots\n",
+        None,
+        Some("max_bytes"),
+        "invalid"
+    )]
+    #[case::remount_config_bad_preset(
+        "cwd: /r\nsteps:\n  - pre_step: {}\n  - remount:\n      config: {preset: vim}\n",
+        Some((2, "remount")),
+        Some("preset"),
+        "unknown variant `vim`"
     )]
     fn strict_errors_name_file_step_and_key(
         #[case] src: &str,
@@ -1640,10 +1607,16 @@ steps:
         assert_eq!(sc.name, "all-constructs");
         assert_eq!(sc.providers, vec![ProviderKind::Memory]);
         let cfg = sc.config.as_ref().unwrap();
-        assert!(matches!(cfg.max_bytes, Some(ConfigNumber::Float(f)) if f.is_infinite()));
-        assert_eq!(cfg.max_source_bytes, Some(ConfigNumber::Int(10)));
+        // `.inf` reaches the state crate as written (R-CFG-2 disables loading).
+        assert!(matches!(cfg.max_bytes, Some(NumberInput::Float(f)) if f.is_infinite()));
+        assert_eq!(cfg.max_source_bytes, Some(NumberInput::Int(10)));
         assert_eq!(cfg.candidate_policy, Some(CandidatePolicy::AllDistinct));
         assert_eq!(cfg.preset, Some(Preset::Codex));
+        assert_eq!(cfg.dsh_home.as_deref(), Some("~/.dsh"));
+        assert_eq!(
+            cfg.touch_tools.as_ref().and_then(|t| t.get("grep")),
+            Some(&vec!["path".to_owned(), "glob".to_owned()])
+        );
         let fs: Vec<_> = sc
             .fs
             .0
