@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use camino::Utf8PathBuf;
 use dsh_agent_instructions::discovery::CancellationToken;
 use dsh_agent_instructions::runtime::{
-    BatchEntry, BatchItem, Decision, Host, InboxId, Instance, Mount, SessionEvent, ToolExecution,
-    WorkspaceMessage,
+    BatchEntry, BatchItem, Decision, Host, Inbox, InboxId, Instance, Mount, SessionEvent,
+    ToolExecution, WorkspaceMessage,
 };
 use dsh_agent_instructions::session_log::{
     self as slog, Event, EventKind, LOG_FILE_NAME, OpenReport, SessionHeader, SessionLog,
@@ -38,8 +38,7 @@ pub struct LogHost {
 #[derive(Debug)]
 struct LogState {
     log: SessionLog,
-    inbox: Vec<(InboxId, WorkspaceMessage)>,
-    next_id: InboxId,
+    inbox: Inbox,
 }
 
 impl LogHost {
@@ -49,8 +48,7 @@ impl LogHost {
             cwd: Utf8PathBuf::from(log.header().cwd.clone()),
             state: Mutex::new(LogState {
                 log,
-                inbox: Vec::new(),
-                next_id: 0,
+                inbox: Inbox::default(),
             }),
         }
     }
@@ -116,25 +114,19 @@ impl Host for LogHost {
     }
 
     fn pending(&self) -> Vec<(InboxId, WorkspaceMessage)> {
-        self.lock().inbox.clone()
+        self.lock().inbox.pending().to_vec()
     }
 
     fn inbox_prepend(&self, message: WorkspaceMessage) -> InboxId {
-        let mut s = self.lock();
-        s.next_id += 1;
-        let id = s.next_id;
-        s.inbox.insert(0, (id, message));
-        id
+        self.lock().inbox.prepend(message)
     }
 
     fn inbox_replace(&self, id: InboxId, message: WorkspaceMessage) {
-        if let Some(slot) = self.lock().inbox.iter_mut().find(|(i, _)| *i == id) {
-            slot.1 = message;
-        }
+        self.lock().inbox.replace(id, message);
     }
 
     fn inbox_remove(&self, id: InboxId) {
-        self.lock().inbox.retain(|(i, _)| *i != id);
+        self.lock().inbox.remove(id);
     }
 }
 

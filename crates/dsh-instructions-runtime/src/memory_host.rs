@@ -354,7 +354,7 @@ mod tests {
     }
 
     #[test]
-    fn memory_host_inbox_goes_through_the_host_trait_and_survives_no_resume() {
+    fn memory_host_forwards_its_inbox_and_a_resume_clears_it() {
         let host = MemoryHost::new("/r".into());
         let a = host.inbox_prepend(msg("a"));
         let b = host.inbox_prepend(msg("b"));
