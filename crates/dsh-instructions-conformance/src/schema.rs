@@ -779,7 +779,9 @@ pub struct MessageMatcher {
     pub source: Option<SourceExpect>,
 }
 
-/// Distinguishes an absent key (`None`, not checked) from `null` (`Some(None)`).
+/// Distinguishes an absent key (`None`) from one written as `null` or with no
+/// value (`Some(None)`): an expectation of "none" (`entered`, `notice`), and a
+/// step action given with defaults (`resume:`, `pre_step:`).
 fn nullable<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
 where
     D: Deserializer<'de>,
@@ -961,7 +963,7 @@ struct RawScenario {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawStep {
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "nullable")]
     pre_step: Option<Option<PreStep>>,
     tool: Option<ToolStep>,
     event: Option<EventKind>,
@@ -969,19 +971,11 @@ struct RawStep {
     remove: Option<Vec<String>>,
     release: Option<String>,
     compact: Option<Compact>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "nullable")]
     resume: Option<Option<Resume>>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "nullable")]
     remount: Option<Option<Remount>>,
     expect: Option<Expect>,
-}
-
-fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(d).map(Some)
 }
 
 impl RawStep {
