@@ -16,8 +16,8 @@ use dsh_instructions_discovery::MemoryProvider;
 use crate::fsmodel::{DiskFixture, FsFixture, FsModel, LocalFuture, MemoryFixture, PathMap};
 use crate::matcher::{self, Observation, ObservedMessage, ObservedSource};
 use crate::schema::{
-    Action, Compact, ConfigInput, Decision, Env, EventKind, Outcome, ParseError, ProviderKind,
-    Scenario,
+    Action, Compact, ConfigInput, Decision, Env, EventKind, FsMap, Outcome, ParseError,
+    ProviderKind, Scenario,
 };
 
 /// How long one step may take before the runner gives up on it: a safety
@@ -257,6 +257,20 @@ fn mount_spec(
     }
 }
 
+/// Applies `fs` or a `write` step to the provider's tree and to the model
+/// the runner derives default trusted roots from, so the two never diverge.
+fn write_entries(
+    fixture: &dyn FsFixture,
+    model: &mut FsModel,
+    entries: &FsMap,
+) -> Result<(), String> {
+    for (path, entry) in &entries.0 {
+        fixture.insert(path, entry)?;
+        model.insert(path);
+    }
+    Ok(())
+}
+
 async fn timed<T>(what: &str, f: impl Future<Output = Result<T, String>>) -> Result<T, String> {
     match tokio::time::timeout(STEP_TIMEOUT, f).await {
         Ok(r) => r,
@@ -310,26 +324,18 @@ async fn run_inner<D: Driver>(
         None => Box::new(DiskFixture::new()?),
     };
     let mut model = FsModel::default();
-    for (path, entry) in &sc.fs.0 {
-        fixture
-            .insert(path, entry)
-            .map_err(|e| format!("fs: {e}"))?;
-        model.insert(path);
-    }
+    write_entries(fixture.as_ref(), &mut model, &sc.fs).map_err(|e| format!("fs: {e}"))?;
     let mut mounting = Mounting {
         config: sc.config.clone(),
         env: sc.env.clone(),
         trusted_roots: sc.trusted_roots.clone(),
     };
-    let spec = mount_spec(
-        sc,
-        kind,
-        &mounting,
-        &model,
-        fixture.as_ref(),
-        memory.as_ref(),
-    );
-    timed("mount", driver.mount(&spec))
+    // Mount and every remount derive their spec from the same scenario,
+    // provider and fixture; only the mounting parts and the tree change.
+    let spec_for = |mounting: &Mounting, model: &FsModel| {
+        mount_spec(sc, kind, mounting, model, fixture.as_ref(), memory.as_ref())
+    };
+    timed("mount", driver.mount(&spec_for(&mounting, &model)))
         .await
         .map_err(|e| format!("mount: {e}"))?;
 
@@ -377,12 +383,7 @@ async fn run_inner<D: Driver>(
                 }
                 timed("event", driver.event(*e)).await.map_err(at)?;
             }
-            Action::Write(w) => {
-                for (path, entry) in &w.0 {
-                    fixture.insert(path, entry).map_err(at)?;
-                    model.insert(path);
-                }
-            }
+            Action::Write(w) => write_entries(fixture.as_ref(), &mut model, w).map_err(at)?,
             Action::Remove(paths) => {
                 for path in paths {
                     fixture.remove(path).map_err(at)?;
@@ -406,15 +407,9 @@ async fn run_inner<D: Driver>(
                 if let Some(t) = &r.trusted_roots {
                     mounting.trusted_roots = Some(t.clone());
                 }
-                let spec = mount_spec(
-                    sc,
-                    kind,
-                    &mounting,
-                    &model,
-                    fixture.as_ref(),
-                    memory.as_ref(),
-                );
-                timed("remount", driver.remount(&spec)).await.map_err(at)?;
+                timed("remount", driver.remount(&spec_for(&mounting, &model)))
+                    .await
+                    .map_err(at)?;
             }
         }
         let Some(expect) = &step.expect else {
