@@ -32,6 +32,7 @@ macro_rules! err {
 }
 
 mod args;
+mod describe;
 mod error;
 mod inspect_cmd;
 mod replay;

@@ -22,6 +22,7 @@ use dsh_instructions_conformance::schema::{Action, Compact, EventKind, ProviderK
 use dsh_instructions_conformance::{Scenario, Verdict};
 
 use crate::args::ReplayArgs;
+use crate::describe;
 use crate::error::{CliError, EXIT_PROBLEMS};
 
 /// Prints the transcript; exit 0 when the scenario's expectations hold, 1
@@ -159,13 +160,8 @@ fn describe(action: &Action) -> String {
             if let Some(p) = &t.path {
                 s.push_str(&format!(" {p:?}"));
             }
-            s.push_str(if t.cancelled {
-                " cancelled"
-            } else if t.ok {
-                " ok"
-            } else {
-                " error"
-            });
+            s.push(' ');
+            s.push_str(describe::tool_outcome(t.ok, t.cancelled));
             if let Some(parent) = &t.parent {
                 s.push_str(&format!(" (parent {parent})"));
             }
@@ -205,20 +201,12 @@ fn compact_name(c: &Compact) -> String {
 }
 
 fn source_summary(s: &ObservedSource) -> String {
-    let changes: Vec<String> = s
-        .changes
-        .iter()
-        .map(|c| match &c.previous_path {
-            Some(prev) => format!("{} {} (was {prev})", c.action.name(), c.path),
-            None => format!("{} {}", c.action.name(), c.path),
-        })
-        .collect();
-    let kind = if s.baseline { "baseline" } else { "dynamic" };
-    if changes.is_empty() {
-        format!("{kind}, no changes")
-    } else {
-        format!("{kind}: {}", changes.join(", "))
-    }
+    describe::source_summary(
+        s.baseline,
+        s.changes
+            .iter()
+            .map(|c| (c.action.name(), c.path.as_str(), c.previous_path.as_deref())),
+    )
 }
 
 fn print_message(label: &str, m: &ObservedMessage) {

@@ -20,10 +20,11 @@ use dsh_agent_instructions::runtime::{
 use dsh_agent_instructions::session_log::{
     self as slog, Event, EventKind, LOG_FILE_NAME, OpenReport, SessionHeader, SessionLog,
 };
-use dsh_agent_instructions::state::{Action, Config, TypedSource};
+use dsh_agent_instructions::state::{Config, TypedSource};
 use serde_json::{Value, json};
 
 use crate::args::{ConfigArgs, SessionCommand};
+use crate::describe::{source_summary, tool_outcome};
 use crate::error::CliError;
 use crate::setup::{self, Setup};
 
@@ -272,33 +273,18 @@ fn print_message(message: Option<&WorkspaceMessage>, what: &str) {
     }
 }
 
-/// `baseline set AGENTS.md, remove pkg/AGENTS.md` style summary of a source.
+/// `baseline: set AGENTS.md, remove pkg/AGENTS.md` style summary of a source.
 fn summary(source: &TypedSource) -> String {
-    let changes: Vec<String> = source
-        .changes
-        .iter()
-        .map(|c| {
-            let action = match c.action {
-                Action::Set => "set",
-                Action::Replace => "replace",
-                Action::Remove => "remove",
-            };
-            match &c.previous_path {
-                Some(prev) => format!("{action} {} (was {prev})", c.path),
-                None => format!("{action} {}", c.path),
-            }
-        })
-        .collect();
-    let kind = if source.baseline {
-        "baseline"
-    } else {
-        "dynamic"
-    };
-    if changes.is_empty() {
-        format!("{kind}, no changes")
-    } else {
-        format!("{kind}: {}", changes.join(", "))
-    }
+    source_summary(
+        source.baseline,
+        source.changes.iter().map(|c| {
+            (
+                c.action.as_str(),
+                c.path.as_str(),
+                c.previous_path.as_deref(),
+            )
+        }),
+    )
 }
 
 /// Runs one `session` subcommand.
@@ -537,12 +523,11 @@ fn event_line(e: &Event, hidden: bool, full: bool) -> String {
             cancelled,
             ..
         } => {
-            let outcome = match (ok, cancelled) {
-                (_, true) => "cancelled",
-                (true, false) => "ok",
-                (false, false) => "error",
-            };
-            format!("tool {name} {} {outcome}", compact_json(args))
+            format!(
+                "tool {name} {} {}",
+                compact_json(args),
+                tool_outcome(*ok, *cancelled)
+            )
         }
         EventKind::Compaction { hide } => format!(
             "compaction hides {}",
