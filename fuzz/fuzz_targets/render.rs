@@ -54,13 +54,23 @@ fuzz_target!(|data: &[u8]| {
     let sections: Vec<Section<'_>> = pairs
         .iter()
         .enumerate()
-        .map(|(i, &(path, content))| match (usize::from(flags >> 1) + i) % 5 {
-            0 => Section::SetProject { path, dir: path, content },
-            1 => Section::SetUserGlobal { path, content },
-            2 => Section::Replace { path, content },
-            3 => Section::ReplacePath { path, previous_path: content, content },
-            _ => Section::Remove { path },
-        })
+        .map(
+            |(i, &(path, content))| match (usize::from(flags >> 1) + i) % 5 {
+                0 => Section::SetProject {
+                    path,
+                    dir: path,
+                    content,
+                },
+                1 => Section::SetUserGlobal { path, content },
+                2 => Section::Replace { path, content },
+                3 => Section::ReplacePath {
+                    path,
+                    previous_path: content,
+                    content,
+                },
+                _ => Section::Remove { path },
+            },
+        )
         .collect();
     check(&render_dynamic(&sections, max), max, sections.len());
 });
