@@ -101,12 +101,7 @@ impl Host for LogHost {
         s.log
             .surface()
             .into_iter()
-            .filter_map(|e| match &e.kind {
-                EventKind::Message {
-                    source: Some(v), ..
-                } => TypedSource::from_json(v),
-                _ => None,
-            })
+            .filter_map(typed_source)
             .collect()
     }
 
@@ -128,6 +123,17 @@ impl Host for LogHost {
 
     fn inbox_remove(&self, id: InboxId) {
         self.lock().inbox.remove(id);
+    }
+}
+
+/// The typed source a workspace message was persisted with; `None` for
+/// other events and for a source this version cannot read.
+fn typed_source(e: &Event) -> Option<TypedSource> {
+    match &e.kind {
+        EventKind::Message {
+            source: Some(v), ..
+        } => TypedSource::from_json(v),
+        _ => None,
     }
 }
 
@@ -450,12 +456,7 @@ fn compaction_targets(events: &[Event], workspace: bool, all: bool) -> Vec<u64> 
         surface
             .iter()
             .rev()
-            .find(|e| match &e.kind {
-                EventKind::Message {
-                    source: Some(v), ..
-                } => TypedSource::from_json(v).is_some_and(|s| s.baseline),
-                _ => false,
-            })
+            .find(|e| typed_source(e).is_some_and(|s| s.baseline))
             .map(|e| vec![e.seq])
             .unwrap_or_default()
     }
@@ -661,6 +662,25 @@ mod tests {
             ev(4, EventKind::Compaction { hide: vec![3] }),
         ];
         assert_eq!(compaction_targets(&events, false, false), vec![1]);
+    }
+
+    /// A message some other product persisted with a source that is not ours.
+    fn foreign_source() -> EventKind {
+        EventKind::Message {
+            role: "user".into(),
+            parts: vec!["x".into()],
+            source: Some(json!({"kind": "other", "baseline": true})),
+        }
+    }
+
+    #[test]
+    fn a_source_that_is_not_ours_is_neither_visible_nor_a_baseline_to_compact() {
+        let events = vec![ev(1, ws(true)), ev(2, foreign_source())];
+        assert_eq!(typed_source(&events[1]), None);
+        assert_eq!(compaction_targets(&events, false, false), vec![1]);
+        let (_tmp, host) = log_host();
+        host.append(foreign_source()).expect("append");
+        assert!(host.visible_workspace().is_empty());
     }
 
     fn log_host() -> (tempfile::TempDir, LogHost) {
