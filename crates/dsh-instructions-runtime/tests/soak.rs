@@ -1,7 +1,8 @@
 //! Fault soak: thousands of random steps of an agent session over the
 //! in-memory provider, with the SPEC invariants checked after every step.
 //!
-//! Steps: edits, removals, injected faults (R-DISC-4/5), stale sizes
+//! Steps: edits, symlinks between candidates (identity dedup, R-DISC-3;
+//! loops; dangling links), removals, injected faults (R-DISC-4/5), stale sizes
 //! (R-DISC-6), touches (R-RT-3) with parent tokens (R-RT-4), step gating
 //! (R-RT-5), pre-steps of every decision kind (R-RT-1), gated pre-steps that
 //! get cancelled (R-DISC-8), compactions (R-RT-8), resumes and hot remounts
@@ -15,11 +16,16 @@
 //!   its read (R-STATE-3), and every part fits `max_bytes` and is one frame
 //!   (R-REN-5/6);
 //! - a scope whose slot is unavailable is never removed, except by a
-//!   replacement baseline (R-DISC-5);
+//!   replacement baseline (R-DISC-5) — or, for now, when its winner is the
+//!   same file as a broader candidate (identity dedup decides before any
+//!   read; counted in `removes_duplicate_unavailable`, an open question);
 //! - the visible state the plugin reads equals the one re-derived from the
 //!   persisted history and our own record of what compaction hid (R-STATE-5);
 //! - with no fault armed and a large budget, a pre-step that found no
-//!   pending message leaves the visible state equal to the files (R-RT-10).
+//!   pending message leaves the visible state equal to the files, after
+//!   first-wins, identity and trimmed-content dedup (R-RT-10).
+//!
+//! `DSH_SOAK_TRACE=1` prints every step's operation and the modelled tree.
 //!
 //! The PRNG is inline and seeded; a failure prints the seed and step. Run one
 //! seed with `DSH_SOAK_SEED=<n>` and more steps with `DSH_SOAK_STEPS=<n>`.
@@ -31,7 +37,9 @@ use std::time::Duration;
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::text::decode_text;
-use dsh_instructions_discovery::{CancellationToken, FaultError, FsOp, MemNode, MemoryProvider};
+use dsh_instructions_discovery::{
+    CancellationToken, FaultError, FsOp, MAX_LINK_HOPS, MemNode, MemoryProvider,
+};
 use dsh_instructions_runtime::{
     BatchItem, Decision, HistoryItem, Host, Instance, MemoryHost, Mount, SessionEvent,
     ToolExecution, WorkspaceMessage,
@@ -129,6 +137,8 @@ struct Soak {
     config: Config,
     instance: Instance,
     files: BTreeMap<Utf8PathBuf, Node>,
+    /// Symlinks among the candidates: path -> absolute target.
+    links: BTreeMap<Utf8PathBuf, Utf8PathBuf>,
     /// Indexes (over persisted user messages) that compaction hid.
     hidden: BTreeSet<usize>,
     /// The last workspace message whose invariants were checked.
@@ -137,6 +147,8 @@ struct Soak {
     step_open: bool,
     tokens: u64,
     stats: Stats,
+    /// `DSH_SOAK_TRACE=1`: print every step's operation and state.
+    trace: bool,
 }
 
 /// How often each invariant actually fired, so a soak that stopped
@@ -147,6 +159,10 @@ struct Stats {
     digests: u64,
     removes_checked: u64,
     removes_exempt_unavailable: u64,
+    /// Removes of an unavailable slot whose winner is an identity duplicate
+    /// of a broader candidate: allowed here, an open SPEC question (R-DISC-5
+    /// vs R-DISC-3), see the report of issue 8.
+    removes_duplicate_unavailable: u64,
     converged: u64,
     cancelled: u64,
 }
@@ -182,12 +198,14 @@ impl Soak {
             config,
             instance,
             files: BTreeMap::new(),
+            links: BTreeMap::new(),
             hidden: BTreeSet::new(),
             checked: None,
             step_in_turn: 0,
             step_open: false,
             tokens: 0,
             stats: Stats::default(),
+            trace: std::env::var_os("DSH_SOAK_TRACE").is_some(),
         }
     }
 
@@ -217,7 +235,47 @@ impl Soak {
             mem = mem.with_stale_size(size);
         }
         self.fs.insert(&path, mem);
+        self.links.remove(&path);
         self.files.insert(path, node);
+    }
+
+    /// Follows links like the provider does (R-DISC-4): the regular file a
+    /// path ends at, `Ok(None)` when absent or dangling, `Err(())` for a loop.
+    fn resolve(&self, path: &Utf8Path) -> Result<Option<Utf8PathBuf>, ()> {
+        let mut current = path.to_owned();
+        for _ in 0..=MAX_LINK_HOPS {
+            if self.files.contains_key(&current) {
+                return Ok(Some(current));
+            }
+            match self.links.get(&current) {
+                Some(target) => current = target.clone(),
+                None => return Ok(None),
+            }
+        }
+        Err(())
+    }
+
+    /// The text a probe-and-read of `path` would load right now.
+    fn text_at(&self, path: &Utf8Path) -> Option<String> {
+        let target = self.resolve(path).ok()??;
+        self.files.get(&target).map(|n| decode_text(&n.bytes))
+    }
+
+    /// A link from one candidate to another (same directory by name, or
+    /// anywhere by absolute path): identity dedup (R-DISC-3), faults along
+    /// link chains, loops and dangling links.
+    fn link(&mut self) {
+        let candidates = Self::candidates();
+        let path = self.rng.pick(&candidates).clone();
+        let target = self.rng.pick(&candidates).clone();
+        let text = if target.parent() == path.parent() && self.rng.chance(50) {
+            target.file_name().unwrap_or_default().to_owned()
+        } else {
+            target.to_string()
+        };
+        self.fs.insert(&path, MemNode::link(text));
+        self.files.remove(&path);
+        self.links.insert(path, target);
     }
 
     fn text(&mut self) -> Vec<u8> {
@@ -234,6 +292,7 @@ impl Soak {
         self.files
             .values()
             .any(|n| n.unavailable(self.config.max_source_bytes))
+            || self.links.keys().any(|l| self.resolve(l).is_err())
     }
 
     // -- operations -------------------------------------------------------
@@ -252,11 +311,15 @@ impl Soak {
     }
 
     fn remove(&mut self) {
-        let Some(path) = self.pick_existing() else {
+        let mut keys: Vec<Utf8PathBuf> = self.files.keys().cloned().collect();
+        keys.extend(self.links.keys().cloned());
+        if keys.is_empty() {
             return;
-        };
+        }
+        let path = self.rng.pick(&keys).clone();
         self.fs.remove(&path);
         self.files.remove(&path);
+        self.links.remove(&path);
     }
 
     fn pick_existing(&mut self) -> Option<Utf8PathBuf> {
@@ -549,13 +612,39 @@ impl Soak {
     fn slot_unavailable(&self, scope: &ScopeKey) -> bool {
         let cap = self.config.max_source_bytes;
         for member in self.slot_members(scope) {
-            match self.files.get(&member) {
-                Some(n) if n.unavailable(cap) => return true,
-                Some(_) => return false,
-                None => {}
+            match self.resolve(&member) {
+                Err(()) => return true,
+                Ok(None) => {}
+                Ok(Some(target)) => {
+                    return self.files.get(&target).is_some_and(|n| n.unavailable(cap));
+                }
             }
         }
         false
+    }
+
+    /// The slot's winner is the same underlying file as a candidate at a
+    /// broader position (the user-global file, an ancestor directory, an
+    /// earlier slot): identity dedup may then remove the scope without
+    /// reading it (R-DISC-3, R-STATE-6 "now a duplicate").
+    fn identity_duplicate(&self, scope: &ScopeKey) -> bool {
+        let members = self.slot_members(scope);
+        let Some(target) = members.iter().find_map(|m| self.resolve(m).ok().flatten()) else {
+            return false;
+        };
+        let dir = members
+            .first()
+            .and_then(|m| m.parent())
+            .map(Utf8Path::to_owned);
+        Self::candidates().iter().any(|c| {
+            let broader = c.starts_with(HOME)
+                || dir
+                    .as_deref()
+                    .is_some_and(|d| c.parent().is_some_and(|p| d.starts_with(p)));
+            broader
+                && !members.contains(c)
+                && self.resolve(c).ok().flatten().as_ref() == Some(&target)
+        })
     }
 
     /// Invariants of a message composed during this step.
@@ -589,10 +678,9 @@ impl Soak {
             let abs = Self::abs_of(&change.path);
             match change.action {
                 Action::Set | Action::Replace => {
-                    let node = self.files.get(&abs).unwrap_or_else(|| {
+                    let text = self.text_at(&abs).unwrap_or_else(|| {
                         panic!("{ctx}: {:?} of a missing file {abs}", change.action)
                     });
-                    let text = decode_text(&node.bytes);
                     self.stats.digests += 1;
                     assert_eq!(
                         change.digest,
@@ -606,13 +694,18 @@ impl Soak {
                         if self.slot_unavailable(&change.scope) {
                             self.stats.removes_exempt_unavailable += 1;
                         }
+                    } else if self.identity_duplicate(&change.scope) {
+                        if self.slot_unavailable(&change.scope) {
+                            self.stats.removes_duplicate_unavailable += 1;
+                        }
                     } else {
                         self.stats.removes_checked += 1;
                         assert!(
                             !self.slot_unavailable(&change.scope),
-                            "{ctx}: unavailable scope {:?} removed: {m:#?}\nfiles: {:#?}",
+                            "{ctx}: unavailable scope {:?} removed: {m:#?}\nfiles: {:#?}\nlinks: {:#?}",
                             change.scope,
-                            self.files
+                            self.files,
+                            self.links
                         );
                     }
                 }
@@ -643,34 +736,44 @@ impl Soak {
     fn check_converged(&self) {
         let visible = self.visible_from_history();
         let ctx = self.ctx();
-        let chain = [(".", ROOT), ("a", CWD)];
-        let text = |p: &Utf8Path| self.files.get(p).map(|n| decode_text(&n.bytes));
-        let user = Utf8Path::new(HOME).join("AGENTS.md");
-        let mut expect: Vec<(ScopeKey, Option<(String, String)>)> = vec![(
-            ScopeKey::user_global(),
-            text(&user).map(|t| ("~/.dsh/AGENTS.md".to_owned(), t)),
-        )];
-        for (rel, abs) in chain {
-            let winner = |names: &[&str]| {
-                names.iter().find_map(|n| {
-                    let p = Utf8Path::new(abs).join(n);
-                    let shown = if rel == "." {
-                        (*n).to_owned()
-                    } else {
-                        format!("{rel}/{n}")
-                    };
-                    text(&p).map(|t| (shown, t))
-                })
-            };
-            let base = winner(&BASE);
-            let mut local = winner(&LOCAL);
-            if let (Some((_, b)), Some((_, l))) = (&base, &local)
-                && b.trim() == l.trim()
-            {
-                local = None; // per-directory duplicate (R-CFG-7)
+        // Same underlying file: loaded once, at its broadest position
+        // (R-DISC-3); same trimmed text within a directory: once (R-CFG-7).
+        let mut seen: BTreeSet<Utf8PathBuf> = BTreeSet::new();
+        let mut keep = |display: String, path: &Utf8Path, dir_kept: &mut Vec<String>| {
+            let target = self.resolve(path).ok()??;
+            let text = decode_text(&self.files.get(&target)?.bytes);
+            if seen.contains(&target) || dir_kept.iter().any(|k| k.trim() == text.trim()) {
+                return None;
             }
-            expect.push((ScopeKey::project(rel, "base"), base));
-            expect.push((ScopeKey::project(rel, "local"), local));
+            seen.insert(target);
+            dir_kept.push(text.clone());
+            Some((display, text))
+        };
+        let user = Utf8Path::new(HOME).join("AGENTS.md");
+        let mut expect: Vec<(ScopeKey, Option<(String, String)>)> = Vec::new();
+        // A slot winner is chosen before dedup: first present candidate.
+        let winner = |names: &[&str], rel: &str, abs: &str| {
+            names.iter().find_map(|n| {
+                let p = Utf8Path::new(abs).join(n);
+                let shown = if rel == "." {
+                    (*n).to_owned()
+                } else {
+                    format!("{rel}/{n}")
+                };
+                self.text_at(&p).map(|_| (shown, p))
+            })
+        };
+        let global = self
+            .text_at(&user)
+            .and_then(|_| keep("~/.dsh/AGENTS.md".to_owned(), &user, &mut Vec::new()));
+        expect.push((ScopeKey::user_global(), global));
+        for (rel, abs) in [(".", ROOT), ("a", CWD)] {
+            let mut dir_kept = Vec::new();
+            for (slot, names) in [("base", &BASE[..]), ("local", &LOCAL[..])] {
+                let want =
+                    winner(names, rel, abs).and_then(|(shown, p)| keep(shown, &p, &mut dir_kept));
+                expect.push((ScopeKey::project(rel, slot), want));
+            }
         }
         for (scope, want) in expect {
             let got = visible
@@ -707,8 +810,30 @@ impl Soak {
     async fn run(&mut self, steps: u64) {
         for step in 1..=steps {
             self.step = step;
-            match self.rng.below(100) {
-                0..=17 => self.edit(),
+            let op = self.rng.below(100);
+            if self.trace {
+                let files: Vec<String> = self
+                    .files
+                    .iter()
+                    .map(|(p, n)| {
+                        format!(
+                            "{p}={:?}{}{}",
+                            decode_text(&n.bytes),
+                            n.fault.map(|f| format!(" fault{f:?}")).unwrap_or_default(),
+                            n.stale.map(|s| format!(" stale{s}")).unwrap_or_default()
+                        )
+                    })
+                    .collect();
+                eprintln!(
+                    "step {step} op {op} cfg {} files {files:?} links {:?} inbox {:?}",
+                    self.config.max_bytes,
+                    self.links,
+                    self.host.inbox().first().map(|m| &m.source.changes)
+                );
+            }
+            match op {
+                0..=14 => self.edit(),
+                15..=17 => self.link(),
                 18..=23 => self.remove(),
                 24..=29 => self.fault(),
                 30..=32 => self.stale(),
