@@ -341,9 +341,10 @@ pub(crate) async fn gather_dirs(
     for ((rel, abs), probes) in rels.iter().zip(&dirs).zip(probes) {
         let mut scan = g.slots(abs, rel, names.clone(), probes, skip);
         identity_dedup(&mut scan, seen);
-        g.read(&mut scan).await?;
+        g.read(&mut scan, seen).await?;
         scans.push(scan);
     }
+    seen.demote_failed_duplicates(&mut scans);
     Ok(scans)
 }
 
@@ -380,9 +381,10 @@ pub(crate) async fn gather_chain(
         if budget.is_some_and(|b| kept > b) {
             break;
         }
-        g.read(scan).await?;
+        g.read(scan, seen).await?;
         kept += scan.kept_bytes();
     }
+    seen.demote_failed_duplicates(&mut scans);
     Ok(scans)
 }
 
@@ -486,7 +488,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                     .await?;
                 ug.slots.retain(|s| !skip(&s.scope));
                 identity_dedup(&mut ug, &mut seen);
-                cached.read(&mut ug).await?;
+                cached.read(&mut ug, &mut seen).await?;
                 directory_transitions(&ug, &visible, &none, &none, &mut pending);
                 remember_cache(&ug, &mut out);
                 known.extend(chain.iter().cloned());

@@ -60,6 +60,8 @@ pub(crate) enum SlotState {
         /// Trimmed digest when the file was read.
         trimmed: Option<Digest>,
         of: String,
+        /// Set for an identity duplicate (the same file as `of`).
+        identity: Option<FileIdentity>,
     },
     Absent,
     Unavailable(Unavailable),
@@ -104,9 +106,33 @@ pub(crate) struct Gather<'a> {
     pub cache: Option<(&'a VersionCache<FileVersion>, &'a VisibleState)>,
 }
 
-/// Identity dedup across one pass: first (broadest) display path per file.
+/// Identity dedup across one pass: first (broadest) display path per file,
+/// and the files whose read failed at that broadest position.
 #[derive(Debug, Default)]
-pub(crate) struct SeenFiles(HashMap<FileIdentity, String>);
+pub(crate) struct SeenFiles {
+    first: HashMap<FileIdentity, String>,
+    failed: HashMap<FileIdentity, Unavailable>,
+}
+
+impl SeenFiles {
+    /// An identity duplicate of a file that could not be read is loaded
+    /// nowhere, so it is not a duplicate: it is as unavailable as the file
+    /// (R-DISC-5; never a removal). Call after every read of the pass.
+    pub fn demote_failed_duplicates(&self, scans: &mut [DirScan]) {
+        if self.failed.is_empty() {
+            return;
+        }
+        for slot in scans.iter_mut().flat_map(|s| s.slots.iter_mut()) {
+            if let SlotState::Duplicate {
+                identity: Some(id), ..
+            } = &slot.state
+                && let Some(reason) = self.failed.get(id)
+            {
+                slot.state = SlotState::Unavailable(reason.clone());
+            }
+        }
+    }
+}
 
 fn class(probe: &Probe) -> ProbeClass {
     match probe {
@@ -249,11 +275,15 @@ impl Gather<'_> {
     /// Reads every unread winner of `scan` (or takes its digests from the
     /// version cache when version and visible state both match, R-STATE-8),
     /// then drops per-directory content duplicates (R-CFG-7).
-    pub async fn read(&self, scan: &mut DirScan) -> Result<(), Cancelled> {
+    pub async fn read(&self, scan: &mut DirScan, seen: &mut SeenFiles) -> Result<(), Cancelled> {
         for slot in &mut scan.slots {
             if let SlotState::Unread(file) = &slot.state {
                 let path = scan.abs.join(&file.name);
+                let identity = file.present.identity.clone();
                 slot.state = self.load(&slot.scope, &path, file).await?;
+                if let SlotState::Unavailable(reason) = &slot.state {
+                    seen.failed.insert(identity, reason.clone());
+                }
             }
         }
         content_dedup(scan);
@@ -316,15 +346,16 @@ pub(crate) fn identity_dedup(scan: &mut DirScan, seen: &mut SeenFiles) {
         let SlotState::Unread(file) = &slot.state else {
             continue;
         };
-        match seen.0.get(&file.present.identity) {
+        match seen.first.get(&file.present.identity) {
             Some(of) => {
                 slot.state = SlotState::Duplicate {
                     trimmed: None,
                     of: of.clone(),
+                    identity: Some(file.present.identity.clone()),
                 };
             }
             None => {
-                seen.0
+                seen.first
                     .insert(file.present.identity.clone(), file.display.clone());
             }
         }
@@ -343,6 +374,7 @@ fn content_dedup(scan: &mut DirScan) {
                 slot.state = SlotState::Duplicate {
                     trimmed: Some(file.trimmed),
                     of: of.clone(),
+                    identity: None,
                 };
             }
             None => kept.push((file.trimmed, file.display.clone())),

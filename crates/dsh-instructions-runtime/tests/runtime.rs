@@ -749,3 +749,26 @@ async fn a_budgeted_baseline_reads_only_what_it_can_keep_issue_7() {
     // The notice still names every broad file as omitted.
     assert!(m.parts[0].contains("omitted AGENTS.md, d1/AGENTS.md"));
 }
+
+/// Found by the fault soak: a slot whose new winner is the same file as an
+/// unreadable broader one must not remove the slot's loaded scope.
+#[tokio::test]
+async fn an_unreadable_identity_duplicate_never_removes_r_disc_5() {
+    let mut w = World::new(&[("/repo/AGENTS.md", "root rule")], "/repo");
+    w.fs.insert(
+        "/repo/CLAUDE.md".into(),
+        MemNode::file("shared").with_fault(FsOp::Read, FaultError::Eacces),
+    );
+    w.fs.insert(
+        "/home/u/.dsh/AGENTS.md".into(),
+        MemNode::link("/repo/CLAUDE.md"),
+    );
+    let m = w.prompt("hi").await.expect("baseline");
+    assert_eq!(actions(&m), vec![(Action::Set, "AGENTS.md".into())]);
+    w.fs.remove("/repo/AGENTS.md".into());
+    assert_eq!(
+        w.prompt("next").await,
+        None,
+        "the slot is unavailable, not a duplicate"
+    );
+}

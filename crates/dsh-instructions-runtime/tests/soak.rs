@@ -16,9 +16,9 @@
 //!   its read (R-STATE-3), and every part fits `max_bytes` and is one frame
 //!   (R-REN-5/6);
 //! - a scope whose slot is unavailable is never removed, except by a
-//!   replacement baseline (R-DISC-5) — or, for now, when its winner is the
-//!   same file as a broader candidate (identity dedup decides before any
-//!   read; counted in `removes_duplicate_unavailable`, an open question);
+//!   replacement baseline (R-DISC-5) — also when its winner is the same file
+//!   as an unreadable broader candidate (an identity duplicate of a file
+//!   loaded nowhere is unavailable, not a duplicate);
 //! - the visible state the plugin reads equals the one re-derived from the
 //!   persisted history and our own record of what compaction hid (R-STATE-5);
 //! - with no fault armed and a large budget, a pre-step that found no
@@ -159,10 +159,6 @@ struct Stats {
     digests: u64,
     removes_checked: u64,
     removes_exempt_unavailable: u64,
-    /// Removes of an unavailable slot whose winner is an identity duplicate
-    /// of a broader candidate: allowed here, an open SPEC question (R-DISC-5
-    /// vs R-DISC-3), see the report of issue 8.
-    removes_duplicate_unavailable: u64,
     converged: u64,
     cancelled: u64,
 }
@@ -623,30 +619,6 @@ impl Soak {
         false
     }
 
-    /// The slot's winner is the same underlying file as a candidate at a
-    /// broader position (the user-global file, an ancestor directory, an
-    /// earlier slot): identity dedup may then remove the scope without
-    /// reading it (R-DISC-3, R-STATE-6 "now a duplicate").
-    fn identity_duplicate(&self, scope: &ScopeKey) -> bool {
-        let members = self.slot_members(scope);
-        let Some(target) = members.iter().find_map(|m| self.resolve(m).ok().flatten()) else {
-            return false;
-        };
-        let dir = members
-            .first()
-            .and_then(|m| m.parent())
-            .map(Utf8Path::to_owned);
-        Self::candidates().iter().any(|c| {
-            let broader = c.starts_with(HOME)
-                || dir
-                    .as_deref()
-                    .is_some_and(|d| c.parent().is_some_and(|p| d.starts_with(p)));
-            broader
-                && !members.contains(c)
-                && self.resolve(c).ok().flatten().as_ref() == Some(&target)
-        })
-    }
-
     /// Invariants of a message composed during this step.
     fn check_composed(&mut self, m: &WorkspaceMessage) {
         if self.checked.as_ref() == Some(m) {
@@ -693,10 +665,6 @@ impl Soak {
                     if replacement {
                         if self.slot_unavailable(&change.scope) {
                             self.stats.removes_exempt_unavailable += 1;
-                        }
-                    } else if self.identity_duplicate(&change.scope) {
-                        if self.slot_unavailable(&change.scope) {
-                            self.stats.removes_duplicate_unavailable += 1;
                         }
                     } else {
                         self.stats.removes_checked += 1;
