@@ -86,7 +86,52 @@ pub enum MemKind {
     Fifo,
 }
 
+/// One name table per enum, so `as_str`, `Display` and `FromStr` cannot
+/// drift apart.
+macro_rules! named {
+    ($ty:ident, $what:literal, $doc:literal, { $($variant:ident => $name:literal),+ $(,)? }) => {
+        impl $ty {
+            const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            #[doc = $doc]
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name),+
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = UnknownName;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                Self::ALL
+                    .iter()
+                    .copied()
+                    .find(|v| v.as_str() == s)
+                    .ok_or_else(|| UnknownName {
+                        what: $what,
+                        value: s.to_owned(),
+                    })
+            }
+        }
+    };
+}
+
 /// A filesystem operation, the unit faults and gates apply to.
+///
+/// ```
+/// use dsh_instructions_discovery::FsOp;
+/// assert_eq!(FsOp::Stat.as_str(), "stat");
+/// assert_eq!("stat".parse::<FsOp>(), Ok(FsOp::Stat));
+/// assert!("open".parse::<FsOp>().is_err());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FsOp {
     /// Following the path and its links to a target.
@@ -97,46 +142,19 @@ pub enum FsOp {
     Read,
 }
 
-impl FsOp {
-    /// The name used by the conformance format.
-    ///
-    /// ```
-    /// use dsh_instructions_discovery::FsOp;
-    /// assert_eq!(FsOp::Stat.as_str(), "stat");
-    /// assert_eq!("stat".parse::<FsOp>(), Ok(FsOp::Stat));
-    /// ```
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Resolve => "resolve",
-            Self::Stat => "stat",
-            Self::Read => "read",
-        }
-    }
-}
-
-impl fmt::Display for FsOp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for FsOp {
-    type Err = UnknownName;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "resolve" => Ok(Self::Resolve),
-            "stat" => Ok(Self::Stat),
-            "read" => Ok(Self::Read),
-            _ => Err(UnknownName {
-                what: "filesystem operation",
-                value: s.to_owned(),
-            }),
-        }
-    }
-}
+named!(FsOp, "filesystem operation", "The name used by the conformance format.", {
+    Resolve => "resolve",
+    Stat => "stat",
+    Read => "read",
+});
 
 /// An injectable error.
+///
+/// ```
+/// use dsh_instructions_discovery::FaultError;
+/// assert_eq!("EACCES".parse::<FaultError>(), Ok(FaultError::Eacces));
+/// assert_eq!(FaultError::Eio.as_str(), "EIO");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FaultError {
     /// Permission denied → [`Unavailable::PermissionDenied`].
@@ -149,23 +167,14 @@ pub enum FaultError {
     Etimedout,
 }
 
-impl FaultError {
-    /// The errno name used by the conformance format.
-    ///
-    /// ```
-    /// use dsh_instructions_discovery::FaultError;
-    /// assert_eq!("EACCES".parse::<FaultError>(), Ok(FaultError::Eacces));
-    /// assert_eq!(FaultError::Eio.as_str(), "EIO");
-    /// ```
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Eacces => "EACCES",
-            Self::Eio => "EIO",
-            Self::Eloop => "ELOOP",
-            Self::Etimedout => "ETIMEDOUT",
-        }
-    }
+named!(FaultError, "fault error", "The errno name used by the conformance format.", {
+    Eacces => "EACCES",
+    Eio => "EIO",
+    Eloop => "ELOOP",
+    Etimedout => "ETIMEDOUT",
+});
 
+impl FaultError {
     /// The classification a real error of this kind gets (R-DISC-4).
     ///
     /// ```
@@ -178,29 +187,6 @@ impl FaultError {
             Self::Eio => Unavailable::Io("input/output error (injected)".to_owned()),
             Self::Eloop => Unavailable::Loop,
             Self::Etimedout => Unavailable::TimedOut,
-        }
-    }
-}
-
-impl fmt::Display for FaultError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for FaultError {
-    type Err = UnknownName;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "EACCES" => Ok(Self::Eacces),
-            "EIO" => Ok(Self::Eio),
-            "ELOOP" => Ok(Self::Eloop),
-            "ETIMEDOUT" => Ok(Self::Etimedout),
-            _ => Err(UnknownName {
-                what: "fault error",
-                value: s.to_owned(),
-            }),
         }
     }
 }
