@@ -212,6 +212,16 @@ fn classify_metadata(metadata: &Metadata) -> Probe {
     }
 }
 
+/// A fast-path failure: absent or unavailable, or `None` when cap-std refused
+/// the name from the directory handle (the full probe re-anchors it).
+fn fast_error(error: &io::Error) -> Option<Probe> {
+    match classify(error) {
+        Class::Absent => Some(Probe::Absent),
+        Class::Escape => None,
+        Class::Unavailable(reason) => Some(Probe::Unavailable(reason)),
+    }
+}
+
 fn check(cancel: &CancellationToken) -> Result<(), Cancelled> {
     if cancel.is_cancelled() {
         Err(Cancelled)
@@ -447,13 +457,17 @@ impl Inner {
             check(cancel)?;
             let plain = !name.is_empty() && name != "." && name != ".." && !name.contains('/');
             let fast = match handle {
-                Some(handle) if plain => match handle.metadata(name) {
-                    Ok(metadata) => Some(classify_metadata(&metadata)),
-                    Err(error) => match classify(&error) {
-                        Class::Absent => Some(Probe::Absent),
-                        Class::Escape => None,
-                        Class::Unavailable(reason) => Some(Probe::Unavailable(reason)),
-                    },
+                // lstat first: one `fstatat` answers a miss, a regular file
+                // and any other non-link entry; only a symlink pays for the
+                // following `metadata` (an `openat2` + `fstat` in cap-std).
+                Some(handle) if plain => match handle.symlink_metadata(name) {
+                    Ok(metadata) if !metadata.file_type().is_symlink() => {
+                        Some(classify_metadata(&metadata))
+                    }
+                    Ok(_) => handle
+                        .metadata(name)
+                        .map_or_else(|e| fast_error(&e), |m| Some(classify_metadata(&m))),
+                    Err(error) => fast_error(&error),
                 },
                 _ => None,
             };
