@@ -437,15 +437,15 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
             .await?;
             let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
             let mut held = BTreeSet::new();
+            let omitted = plan.omitted();
             if !plan.rendered.is_empty() {
                 let changes = plan.held_sets(&mut out);
                 held.extend(changes.iter().map(|c| c.scope.clone()));
-                out.excluded = Some(plan.omitted());
+                out.excluded = Some(omitted.clone());
                 baseline_part = Some((plan.rendered.text.clone(), changes));
             }
             // Visible state that survived (compaction hid only the baseline):
             // remove what the new baseline does not hold.
-            let omitted = plan.omitted();
             for scan in &scans {
                 directory_transitions(scan, &visible, &held, &omitted, &mut pending);
             }
