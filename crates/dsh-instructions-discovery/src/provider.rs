@@ -181,6 +181,12 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
     /// root-to-cwd chain, each directory the child of the one before), in
     /// order. Providers may override this to do the whole batch in one
     /// blocking task and to open each directory relative to its parent.
+    ///
+    /// A decorator (counting, logging, tracing) must forward this and
+    /// [`FsProvider::markers_until_found`] to the wrapped provider: the
+    /// default falls back to one [`FsProvider::probe_many`] per directory,
+    /// which is correct but costs the wrapped provider's batching (on disk,
+    /// a blocking hand-off per directory instead of one per batch).
     fn probe_dirs<'a>(
         &'a self,
         dirs: &'a [Utf8PathBuf],

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use camino::Utf8Path;
+use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::{
     BoxFuture, CancellationToken, Cancelled, FsProvider, MarkerProbe, Probe, ReadOutcome,
 };
@@ -67,8 +67,10 @@ impl Counts {
 }
 
 /// Wraps a provider and counts its operations; results pass through
-/// untouched, and `probe_many` forwards to the inner override so its
-/// directory-handle fast path is what gets measured.
+/// untouched, and every batched operation (`probe_many`, `probe_dirs`,
+/// `markers_until_found`) forwards to the inner override, so the provider's
+/// own batching (one blocking task per batch on disk) is what gets measured
+/// — the trait's per-item defaults would add a hand-off per directory.
 #[derive(Debug, Clone)]
 pub struct Counting {
     inner: Arc<dyn FsProvider>,
@@ -109,6 +111,29 @@ impl FsProvider for Counting {
         add(&self.counts.dirs, 1);
         add(&self.counts.probes, names.len() as u64);
         self.inner.probe_many(dir, names, cancel)
+    }
+
+    fn probe_dirs<'a>(
+        &'a self,
+        dirs: &'a [Utf8PathBuf],
+        names: &'a [String],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<Vec<Probe>>, Cancelled>> {
+        add(&self.counts.dirs, dirs.len() as u64);
+        add(&self.counts.probes, (dirs.len() * names.len()) as u64);
+        self.inner.probe_dirs(dirs, names, cancel)
+    }
+
+    fn markers_until_found<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<MarkerProbe>, Cancelled>> {
+        Box::pin(async move {
+            let out = self.inner.markers_until_found(paths, cancel).await?;
+            add(&self.counts.markers, out.len() as u64);
+            Ok(out)
+        })
     }
 
     fn read_text<'a>(
