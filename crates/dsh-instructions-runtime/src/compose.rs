@@ -326,7 +326,9 @@ impl BaselinePlan {
 
 /// Probes (in one provider call) and reads a set of directories, in section
 /// order; identity dedup against `seen` runs before the reads, so duplicates
-/// are never read.
+/// are never read. Directories whose probes show exactly the visible state
+/// ([`Gather::settled`]) are left out of the result: they have nothing to
+/// report.
 pub(crate) async fn gather_dirs(
     g: &Gather<'_>,
     root: &Utf8Path,
@@ -339,6 +341,9 @@ pub(crate) async fn gather_dirs(
     let probes = g.provider.probe_dirs(&dirs, &names, g.cancel).await?;
     let mut scans = Vec::with_capacity(dirs.len());
     for ((rel, abs), probes) in rels.iter().zip(&dirs).zip(probes) {
+        if g.settled(rel, &names, &probes, skip, seen) {
+            continue;
+        }
         let mut scan = g.slots(abs, rel, names.clone(), probes, skip);
         identity_dedup(&mut scan, seen);
         g.read(&mut scan, seen).await?;

@@ -12,7 +12,7 @@ use dsh_instructions_discovery::{
 };
 use dsh_instructions_state::{
     CacheEntry, CandidatePolicy, Config, Digest, ProbeClass, SLOT_BASE, SLOT_LOCAL, ScopeKey,
-    SlotOutcome, VersionCache, VisibleState, select_first_wins,
+    SlotOutcome, VersionCache, VisibleEntry, VisibleState, select_first_wins,
 };
 
 /// One candidate file name probed in a directory.
@@ -272,6 +272,94 @@ impl Gather<'_> {
         }
     }
 
+    /// The candidate lists of a project directory as `(slot, names range)`
+    /// in [`Gather::names`] order: the base and local lists under
+    /// `first-wins`, one slot per name under `all-distinct` (R-CFG-7).
+    fn slot_ranges<'n>(&self, names: &'n [String]) -> Vec<(&'n str, std::ops::Range<usize>)> {
+        let base_len = self.config.instruction_file_candidates.len();
+        match self.config.candidate_policy {
+            CandidatePolicy::FirstWins => [
+                (SLOT_BASE, 0..base_len),
+                (SLOT_LOCAL, base_len..names.len()),
+            ]
+            .into_iter()
+            .filter(|(_, r)| !r.is_empty())
+            .collect(),
+            CandidatePolicy::AllDistinct => names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.as_str(), i..i + 1))
+                .collect(),
+        }
+    }
+
+    /// Whether a probed directory shows exactly what the model already sees,
+    /// so that building its scan could produce no transition and no cache
+    /// update: every reported slot is absent where nothing loaded is visible,
+    /// or its winner is a file the version cache vouches for (R-STATE-8)
+    /// whose identity and trimmed content no earlier file of the pass
+    /// shares. Then the winners join `seen` (later directories dedup against
+    /// them as on the full path) and the caller skips the directory. Anything
+    /// else — unavailable, new, changed, a duplicate, no cache — returns
+    /// false with `seen` untouched, and the full path decides.
+    ///
+    /// This is what keeps an unchanged revalidation at the cost of its
+    /// probes (issue 7): the full path allocates a scan, slots and
+    /// transitions per directory only to conclude "no change".
+    pub fn settled(
+        &self,
+        rel: &str,
+        names: &[String],
+        probes: &[Probe],
+        skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
+        seen: &mut SeenFiles,
+    ) -> bool {
+        let Some((cache, visible)) = self.cache else {
+            return false;
+        };
+        if probes.len() != names.len() {
+            return false;
+        }
+        let mut winners: Vec<(&FileIdentity, String, Digest)> = Vec::new();
+        for (slot, range) in self.slot_ranges(names) {
+            let scope = ScopeKey::project(rel, slot);
+            if skip(&scope) {
+                continue;
+            }
+            let shown = visible.get(&scope);
+            let classes: Vec<ProbeClass> = probes[range.clone()].iter().map(class).collect();
+            match select_first_wins(&classes) {
+                SlotOutcome::Absent if shown.is_some_and(VisibleEntry::is_loaded) => return false,
+                SlotOutcome::Absent => {}
+                SlotOutcome::Unavailable => return false,
+                SlotOutcome::Winner { candidate } => {
+                    let i = range.start + candidate;
+                    let Probe::Present(present) = &probes[i] else {
+                        return false;
+                    };
+                    let path = display(rel, &names[i]);
+                    let Some(entry) = cache.fresh(&scope, &path, &present.version, shown) else {
+                        return false;
+                    };
+                    let identity = &present.identity;
+                    let trimmed = entry.trimmed_digest;
+                    if seen.first.contains_key(identity)
+                        || winners
+                            .iter()
+                            .any(|(id, _, t)| *id == identity || *t == trimmed)
+                    {
+                        return false;
+                    }
+                    winners.push((identity, path, trimmed));
+                }
+            }
+        }
+        for (identity, path, _) in winners {
+            seen.first.insert(identity.clone(), path);
+        }
+        true
+    }
+
     /// Reads every unread winner of `scan` (or takes its digests from the
     /// version cache when version and visible state both match, R-STATE-8),
     /// then drops per-directory content duplicates (R-CFG-7).
@@ -407,5 +495,201 @@ pub(crate) fn cache_entry(file: &LoadedFile) -> CacheEntry<FileVersion> {
         version: file.version,
         digest: file.digest,
         trimmed_digest: file.trimmed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! [`Gather::settled`] must say "nothing to report" exactly when the full
+    //! path would produce no transition and no cache update; every case here
+    //! names the condition that sends a directory back to the full path.
+
+    use super::*;
+    use dsh_instructions_state::{Action, Change, TypedSource};
+    use rstest::rstest;
+
+    const REL: &str = "a";
+
+    fn present(ino: u64, version: u64) -> Probe {
+        Probe::Present(PresentFile {
+            size: 10,
+            version: FileVersion::new([version, 0, 0, 0]),
+            identity: FileIdentity::Inode { dev: 1, ino },
+        })
+    }
+
+    fn names() -> Vec<String> {
+        [
+            "AGENTS.md",
+            "CLAUDE.md",
+            "AGENTS.local.md",
+            "CLAUDE.local.md",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    }
+
+    /// What the model saw and the cache learned for one slot.
+    #[derive(Clone, Copy)]
+    enum Shown {
+        Nothing,
+        /// Loaded from `name` at version 1 with this text.
+        Loaded(&'static str, &'static str),
+        Tombstone,
+    }
+
+    fn setup(base: Shown, local: Shown) -> (VisibleState, VersionCache<FileVersion>) {
+        let mut changes = Vec::new();
+        let mut cache = VersionCache::new();
+        for (slot, shown) in [(SLOT_BASE, base), (SLOT_LOCAL, local)] {
+            let scope = ScopeKey::project(REL, slot);
+            match shown {
+                Shown::Nothing => {}
+                Shown::Loaded(name, text) => {
+                    let path = display(REL, name);
+                    changes.push(Change {
+                        action: Action::Set,
+                        scope: scope.clone(),
+                        path: path.clone(),
+                        previous_path: None,
+                        digest: Some(Digest::of(text)),
+                    });
+                    cache.insert(
+                        scope,
+                        CacheEntry {
+                            path,
+                            version: FileVersion::new([1, 0, 0, 0]),
+                            digest: Digest::of(text),
+                            trimmed_digest: Digest::of_trimmed(text),
+                        },
+                    );
+                }
+                Shown::Tombstone => changes.push(Change {
+                    action: Action::Remove,
+                    scope,
+                    path: display(REL, "AGENTS.md"),
+                    previous_path: None,
+                    digest: None,
+                }),
+            }
+        }
+        let source = TypedSource {
+            changes,
+            ..TypedSource::default()
+        };
+        (VisibleState::derive([(0, &source)]), cache)
+    }
+
+    fn settled_with(
+        shown: (Shown, Shown),
+        probes: &[Probe],
+        skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
+        seen: &mut SeenFiles,
+    ) -> bool {
+        let config = Config::with_max_bytes(65_536);
+        let (visible, cache) = setup(shown.0, shown.1);
+        let cancel = CancellationToken::new();
+        let provider = dsh_instructions_discovery::MemoryProvider::new(Vec::new());
+        let g = Gather {
+            provider: &provider,
+            config: &config,
+            cancel: &cancel,
+            cache: Some((&cache, &visible)),
+        };
+        g.settled(REL, &names(), probes, skip, seen)
+    }
+
+    const A: Probe = Probe::Absent;
+
+    #[rstest]
+    #[case::unchanged_winner(Shown::Loaded("AGENTS.md", "x"), Shown::Nothing, [present(1, 1), A, A, A], true)]
+    #[case::unchanged_shadowing_winner(Shown::Loaded("AGENTS.md", "x"), Shown::Nothing, [present(1, 1), present(2, 9), A, A], true)]
+    #[case::both_slots_unchanged(Shown::Loaded("AGENTS.md", "x"), Shown::Loaded("CLAUDE.local.md", "y"), [present(1, 1), A, A, present(2, 1)], true)]
+    #[case::absent_behind_a_tombstone(Shown::Tombstone, Shown::Nothing, [A, A, A, A], true)]
+    #[case::absent_and_never_seen(Shown::Nothing, Shown::Nothing, [A, A, A, A], true)]
+    #[case::edited(Shown::Loaded("AGENTS.md", "x"), Shown::Nothing, [present(1, 2), A, A, A], false)]
+    #[case::deleted(Shown::Loaded("AGENTS.md", "x"), Shown::Nothing, [A, A, A, A], false)]
+    #[case::winner_moved_to_another_name(Shown::Loaded("AGENTS.md", "x"), Shown::Nothing, [A, present(1, 1), A, A], false)]
+    #[case::created(Shown::Nothing, Shown::Nothing, [A, A, present(3, 1), A], false)]
+    #[case::created_behind_a_tombstone(Shown::Tombstone, Shown::Nothing, [present(1, 1), A, A, A], false)]
+    #[case::unavailable(Shown::Loaded("AGENTS.md", "x"), Shown::Nothing, [Probe::Unavailable(Unavailable::PermissionDenied), A, A, A], false)]
+    #[case::unavailable_where_nothing_loaded(Shown::Nothing, Shown::Nothing, [A, A, A, Probe::Unavailable(Unavailable::Loop)], false)]
+    #[case::same_file_in_both_slots(Shown::Loaded("AGENTS.md", "x"), Shown::Loaded("CLAUDE.local.md", "y"), [present(1, 1), A, A, present(1, 1)], false)]
+    #[case::same_trimmed_text_in_both_slots(Shown::Loaded("AGENTS.md", "x"), Shown::Loaded("CLAUDE.local.md", "x\n"), [present(1, 1), A, A, present(2, 1)], false)]
+    fn settled_only_when_nothing_can_change(
+        #[case] base: Shown,
+        #[case] local: Shown,
+        #[case] probes: [Probe; 4],
+        #[case] expected: bool,
+    ) {
+        let mut seen = SeenFiles::default();
+        let got = settled_with((base, local), &probes, &|_| false, &mut seen);
+        assert_eq!(got, expected);
+        if !expected {
+            assert!(
+                seen.first.is_empty(),
+                "a refused directory leaves seen alone"
+            );
+        }
+    }
+
+    #[rstest]
+    fn a_settled_winner_joins_seen_for_later_directories() {
+        let mut seen = SeenFiles::default();
+        let shown = (Shown::Loaded("AGENTS.md", "x"), Shown::Nothing);
+        assert!(settled_with(
+            shown,
+            &[present(1, 1), A, A, A],
+            &|_| false,
+            &mut seen
+        ));
+        let id = FileIdentity::Inode { dev: 1, ino: 1 };
+        assert_eq!(seen.first.get(&id).map(String::as_str), Some("a/AGENTS.md"));
+    }
+
+    #[rstest]
+    fn a_file_seen_earlier_in_the_pass_is_a_duplicate_not_settled() {
+        let mut seen = SeenFiles::default();
+        let id = FileIdentity::Inode { dev: 1, ino: 1 };
+        seen.first.insert(id.clone(), "AGENTS.md".to_owned());
+        let shown = (Shown::Loaded("AGENTS.md", "x"), Shown::Nothing);
+        assert!(!settled_with(
+            shown,
+            &[present(1, 1), A, A, A],
+            &|_| false,
+            &mut seen
+        ));
+        assert_eq!(seen.first.len(), 1);
+    }
+
+    #[rstest]
+    fn slots_left_out_by_the_budget_are_not_looked_at() {
+        let mut seen = SeenFiles::default();
+        let shown = (Shown::Loaded("AGENTS.md", "x"), Shown::Nothing);
+        let base = ScopeKey::project(REL, SLOT_BASE);
+        // The base file changed, but its slot is excluded (R-RT-10).
+        let skip = move |s: &ScopeKey| *s == base;
+        assert!(settled_with(
+            shown,
+            &[present(1, 2), A, A, A],
+            &skip,
+            &mut seen
+        ));
+        assert!(seen.first.is_empty());
+    }
+
+    #[rstest]
+    fn a_gather_without_cache_never_settles() {
+        let config = Config::with_max_bytes(65_536);
+        let cancel = CancellationToken::new();
+        let provider = dsh_instructions_discovery::MemoryProvider::new(Vec::new());
+        let g = Gather {
+            provider: &provider,
+            config: &config,
+            cancel: &cancel,
+            cache: None,
+        };
+        let mut seen = SeenFiles::default();
+        assert!(!g.settled(REL, &names(), &[A, A, A, A], &|_| false, &mut seen));
     }
 }
