@@ -12,13 +12,25 @@
 //! whichever trusted root contains the result. Each re-anchoring counts as a
 //! hop; more than [`MAX_LINK_HOPS`] is a loop.
 //!
+//! # Directories probed again
+//!
+//! `probe_dirs` keeps handles on the directories it probes, opened by name
+//! from a root without following symlinks (so they can only lie inside it),
+//! bounded by a quarter of the descriptor limit. A later batch revalidates a
+//! handle with one `fstat` of its parent instead of a walk from the root, and
+//! skips candidate names that had no entry while the directory's ctime is
+//! unchanged and old enough to trust; why that gives the same answer as a
+//! fresh probe is argued in the `dircache` module. Directories reached
+//! through a symlink, or edited in the last two seconds, take the full path.
+//!
 //! Limitation: roots are matched lexically, so a link whose absolute text
 //! names a root through a different spelling (e.g. via a symlinked parent of
 //! the root) is reported as outside the trusted roots.
 
 use std::fmt;
 use std::io::{self, Read};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use cap_fs_ext::OpenOptionsSyncExt;
@@ -27,8 +39,9 @@ use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions};
 use rustix::io::Errno;
 use tokio_util::sync::CancellationToken;
 
+use crate::dircache::{Batch, DirCache, STAMP_MARGIN};
 use crate::memory::MAX_LINK_HOPS;
-use crate::paths::{link_target, normalize};
+use crate::paths::{link_target, normalize, normalized};
 use crate::provider::{
     BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe,
     PresentFile, Probe, ReadOutcome, Unavailable,
@@ -90,23 +103,28 @@ struct Inner {
     /// Deepest first, so a root nested in another (the DSH home inside the
     /// project) owns its subtree.
     roots: Vec<Root>,
+    /// Handles on directories probed before (see the `dircache` module);
+    /// a batch that finds it busy takes the uncached path.
+    dirs: Mutex<DirCache>,
+    /// [`STAMP_MARGIN`], shortened by tests that cannot wait for it.
+    margin: Duration,
 }
 
 struct Root {
     path: Utf8PathBuf,
     /// Opened at construction, or on first use for a root that did not exist
     /// yet (a DSH home created mid-session).
-    dir: OnceLock<Dir>,
+    dir: OnceLock<Arc<Dir>>,
 }
 
 impl Root {
     /// The root's handle, opening it now if it appeared since.
-    fn handle(&self) -> Option<&Dir> {
+    fn handle(&self) -> Option<&Arc<Dir>> {
         if let Some(dir) = self.dir.get() {
             return Some(dir);
         }
         let dir = Dir::open_ambient_dir(&self.path, ambient_authority()).ok()?;
-        let _ = self.dir.set(dir);
+        let _ = self.dir.set(Arc::new(dir));
         self.dir.get()
     }
 }
@@ -275,7 +293,7 @@ impl CapStdProvider {
             match Dir::open_ambient_dir(&path, ambient_authority()) {
                 Ok(dir) => opened.push(Root {
                     path,
-                    dir: OnceLock::from(dir),
+                    dir: OnceLock::from(Arc::new(dir)),
                 }),
                 Err(error) if matches!(classify(&error), Class::Absent) => {
                     // Kept: paths under it are absent until it exists.
@@ -290,7 +308,11 @@ impl CapStdProvider {
         }
         opened.sort_by_key(|r| std::cmp::Reverse(r.path.components().count()));
         Ok(Self {
-            inner: Arc::new(Inner { roots: opened }),
+            inner: Arc::new(Inner {
+                roots: opened,
+                dirs: Mutex::new(DirCache::new()),
+                margin: STAMP_MARGIN,
+            }),
         })
     }
 
@@ -455,33 +477,94 @@ impl Inner {
         let mut probes = Vec::with_capacity(names.len());
         for name in names {
             check(cancel)?;
-            let plain = !name.is_empty() && name != "." && name != ".." && !name.contains('/');
-            let fast = match handle {
-                // lstat first: one `fstatat` answers a miss, a regular file
-                // and any other non-link entry; only a symlink pays for the
-                // following `metadata` (an `openat2` + `fstat` in cap-std).
-                Some(handle) if plain => match handle.symlink_metadata(name) {
-                    Ok(metadata) if !metadata.file_type().is_symlink() => {
-                        Some(classify_metadata(&metadata))
-                    }
-                    Ok(_) => handle
-                        .metadata(name)
-                        .map_or_else(|e| fast_error(&e), |m| Some(classify_metadata(&m))),
-                    Err(error) => fast_error(&error),
-                },
-                _ => None,
-            };
-            probes.push(match fast {
-                Some(probe) => probe,
-                None => self.probe(&dir.join(name), cancel)?,
-            });
+            probes.push(self.probe_name(dir, handle, name, cancel)?.0);
         }
         Ok(probes)
     }
 
-    /// Probes a list of directories; a directory that is a plain child of
-    /// the previous one is opened relative to the previous handle, so a long
-    /// chain never re-walks its path from the root (O(depth), not
+    /// One candidate; the flag says `lstat` found no entry at all (what a
+    /// directory stamp can vouch for later).
+    fn probe_name(
+        &self,
+        dir: &Utf8Path,
+        handle: Option<&Dir>,
+        name: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(Probe, bool), Cancelled> {
+        let plain = !name.is_empty() && name != "." && name != ".." && !name.contains('/');
+        let fast = match handle {
+            // lstat first: one `fstatat` answers a miss, a regular file
+            // and any other non-link entry; only a symlink pays for the
+            // following `metadata` (an `openat2` + `fstat` in cap-std).
+            Some(handle) if plain => match handle.symlink_metadata(name) {
+                Ok(metadata) if !metadata.file_type().is_symlink() => {
+                    Some((classify_metadata(&metadata), false))
+                }
+                Ok(_) => handle
+                    .metadata(name)
+                    .map_or_else(|e| fast_error(&e), |m| Some(classify_metadata(&m)))
+                    .map(|p| (p, false)),
+                Err(error) => {
+                    let no_entry = Errno::from_io_error(&error) == Some(Errno::NOENT);
+                    fast_error(&error).map(|p| (p, no_entry))
+                }
+            },
+            _ => None,
+        };
+        Ok(match fast {
+            Some(found) => found,
+            None => (self.probe(&dir.join(name), cancel)?, false),
+        })
+    }
+
+    /// Probes `names` in `dir` through a cached handle: names the
+    /// directory's unchanged stamp vouches for cost nothing.
+    fn probe_cached(
+        &self,
+        batch: &mut Batch<'_>,
+        dir: &Utf8Path,
+        names: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<Option<Vec<Probe>>, Cancelled> {
+        let root_of = |path: &Utf8Path| {
+            self.roots
+                .iter()
+                .find(|r| r.path.as_str() == path.as_str())
+                .and_then(|r| r.handle().cloned())
+        };
+        let Some((handle, stamp)) = batch.handle(&root_of, dir) else {
+            return Ok(None);
+        };
+        let known = batch.known_absent(dir, stamp);
+        let mut probes = Vec::with_capacity(names.len());
+        let mut absent = 0u64;
+        let mut skipped = 0;
+        for (i, name) in names.iter().enumerate() {
+            let bit = 1u64
+                .checked_shl(u32::try_from(i).unwrap_or(u32::MAX))
+                .unwrap_or(0);
+            let (probe, no_entry) = if known & bit != 0 {
+                skipped += 1;
+                (Probe::Absent, true)
+            } else {
+                check(cancel)?;
+                self.probe_name(dir, Some(&handle), name, cancel)?
+            };
+            if no_entry {
+                absent |= bit;
+            }
+            probes.push(probe);
+        }
+        batch.count_skipped(skipped);
+        batch.record(dir, stamp, absent);
+        Ok(Some(probes))
+    }
+
+    /// Probes a list of directories in one pass. Directories reachable from
+    /// a root through real (non-symlink) subdirectories use handles kept
+    /// between batches (the `dircache` module); the others are opened
+    /// relative to the previous handle when they are its plain child, so a
+    /// long chain never re-walks its path from the root (O(depth), not
     /// O(depth²), component lookups).
     fn probe_dirs(
         &self,
@@ -491,9 +574,21 @@ impl Inner {
     ) -> Result<Vec<Vec<Probe>>, Cancelled> {
         let mut out = Vec::with_capacity(dirs.len());
         let mut previous: Option<(Utf8PathBuf, Dir)> = None;
+        let mut cache = self.dirs.try_lock().ok();
+        let mut batch = cache
+            .as_deref_mut()
+            .map(|c| Batch::new(c, self.margin, names));
         for dir in dirs {
             check(cancel)?;
-            let dir = normalize(dir);
+            let dir = normalized(dir);
+            if let Some(batch) = batch.as_mut()
+                && let Some(probes) = self.probe_cached(batch, &dir, names, cancel)?
+            {
+                out.push(probes);
+                previous = None;
+                continue;
+            }
+            let dir = dir.into_owned();
             let child = previous.as_ref().and_then(|(path, handle)| {
                 let name = dir.strip_prefix(path).ok()?.as_str();
                 let plain = !name.is_empty() && !name.contains('/') && name != "..";
@@ -819,5 +914,220 @@ mod tests {
         // cap-std's sandbox refusal carries no OS code.
         let escape = io::Error::new(io::ErrorKind::PermissionDenied, "a path led outside");
         assert!(matches!(classify(&escape), Class::Escape));
+    }
+
+    /// Directory stamps: the cached path must answer exactly what a fresh,
+    /// uncached provider answers, after every kind of change. Timestamps
+    /// tick coarsely, so each change waits past a tick first; the margin is
+    /// zero so the stamps of this just-built tree are trusted at all.
+    mod stamps {
+        use super::*;
+        use std::os::unix::fs::symlink;
+
+        const NAMES: [&str; 4] = [
+            "AGENTS.md",
+            "CLAUDE.md",
+            "AGENTS.local.md",
+            "CLAUDE.local.md",
+        ];
+        /// Longer than any kernel timestamp tick (1-10 ms).
+        const TICK: Duration = Duration::from_millis(25);
+
+        struct Fixture {
+            _tmp: tempfile::TempDir,
+            root: Utf8PathBuf,
+            cached: CapStdProvider,
+        }
+
+        impl Fixture {
+            fn new() -> Self {
+                let tmp = tempfile::tempdir().unwrap();
+                let root = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+                std::fs::create_dir_all(root.join("a/b")).unwrap();
+                std::fs::write(root.join("a/b/AGENTS.md"), "rules").unwrap();
+                let mut cached = CapStdProvider::new([root.clone()]).unwrap();
+                Arc::get_mut(&mut cached.inner).unwrap().margin = Duration::ZERO;
+                std::thread::sleep(TICK);
+                Self {
+                    _tmp: tmp,
+                    root,
+                    cached,
+                }
+            }
+
+            fn dirs(&self) -> Vec<Utf8PathBuf> {
+                ["a", "a/b", "a/b/c"]
+                    .iter()
+                    .map(|d| self.root.join(d))
+                    .collect()
+            }
+
+            /// Probes through the cache and checks the answer against a
+            /// provider that has never seen the tree.
+            fn probe(&self) -> Vec<Vec<Probe>> {
+                let names: Vec<String> = NAMES.map(str::to_owned).to_vec();
+                let cancel = CancellationToken::new();
+                let got = self
+                    .cached
+                    .inner
+                    .probe_dirs(&self.dirs(), &names, &cancel)
+                    .unwrap();
+                let fresh = CapStdProvider::new([self.root.clone()]).unwrap();
+                let want = fresh
+                    .inner
+                    .probe_dirs(&self.dirs(), &names, &cancel)
+                    .unwrap();
+                assert_eq!(got, want, "cached probes differ from a fresh provider's");
+                got
+            }
+
+            fn skipped(&self) -> u64 {
+                self.cached.inner.dirs.lock().unwrap().skipped
+            }
+
+            fn change(&self, f: impl FnOnce(&Utf8Path)) {
+                f(&self.root);
+                std::thread::sleep(TICK);
+            }
+        }
+
+        fn present(p: &Probe) -> bool {
+            matches!(p, Probe::Present(_))
+        }
+
+        #[test]
+        fn unchanged_directories_answer_absent_names_without_a_lookup() {
+            let fx = Fixture::new();
+            let first = fx.probe();
+            assert!(present(&first[1][0]));
+            assert_eq!(fx.skipped(), 0);
+            fx.probe();
+            // a: 4 absent names, a/b: 3; a/b/c does not exist.
+            assert_eq!(fx.skipped(), 7);
+            assert!(fx.cached.inner.dirs.lock().unwrap().len() >= 2);
+        }
+
+        #[test]
+        fn every_kind_of_change_is_seen() {
+            let fx = Fixture::new();
+            fx.probe();
+            fx.probe();
+            // A file created in a known directory.
+            fx.change(|r| std::fs::write(r.join("a/b/CLAUDE.local.md"), "local").unwrap());
+            assert!(present(&fx.probe()[1][3]));
+            // Edited in place: no entry changes, the version must.
+            let before = fx.probe()[1][0].clone();
+            fx.change(|r| std::fs::write(r.join("a/b/AGENTS.md"), "rules, longer").unwrap());
+            assert_ne!(fx.probe()[1][0], before);
+            // Removed.
+            fx.change(|r| std::fs::remove_file(r.join("a/b/CLAUDE.local.md")).unwrap());
+            assert_eq!(fx.probe()[1][3], Probe::Absent);
+            // The directory replaced under its name (its parent changes).
+            fx.change(|r| {
+                std::fs::rename(r.join("a/b"), r.join("a/old-b")).unwrap();
+                std::fs::create_dir(r.join("a/b")).unwrap();
+                std::fs::write(r.join("a/b/CLAUDE.md"), "other").unwrap();
+            });
+            let p = fx.probe();
+            assert_eq!(p[1][0], Probe::Absent);
+            assert!(present(&p[1][1]));
+            // An ancestor replaced: only the root's stamp moves.
+            fx.change(|r| {
+                std::fs::rename(r.join("a"), r.join("old-a")).unwrap();
+                std::fs::create_dir_all(r.join("a/b/c")).unwrap();
+                std::fs::write(r.join("a/b/c/AGENTS.local.md"), "deep").unwrap();
+            });
+            let p = fx.probe();
+            assert!(!present(&p[1][1]));
+            assert!(present(&p[2][2]));
+            // A dangling link whose target appears in another directory.
+            fx.change(|r| symlink("../../t.md", r.join("a/b/AGENTS.md")).unwrap());
+            fx.probe();
+            fx.change(|r| std::fs::write(r.join("t.md"), "target").unwrap());
+            assert!(present(&fx.probe()[1][0]));
+            // Permissions of a known directory (its ctime moves).
+            fx.change(|r| {
+                std::fs::set_permissions(
+                    r.join("a/b/c"),
+                    std::os::unix::fs::PermissionsExt::from_mode(0o000),
+                )
+                .unwrap()
+            });
+            fx.probe();
+            fx.change(|r| {
+                std::fs::set_permissions(
+                    r.join("a/b/c"),
+                    std::os::unix::fs::PermissionsExt::from_mode(0o755),
+                )
+                .unwrap()
+            });
+            assert!(present(&fx.probe()[2][2]));
+        }
+
+        #[test]
+        fn a_directory_changed_within_the_margin_is_never_trusted() {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+            std::fs::create_dir_all(root.join("a")).unwrap();
+            // The default margin: this tree was written just now.
+            let provider = CapStdProvider::new([root.clone()]).unwrap();
+            let names: Vec<String> = NAMES.map(str::to_owned).to_vec();
+            let cancel = CancellationToken::new();
+            for _ in 0..3 {
+                let p = provider
+                    .inner
+                    .probe_dirs(&[root.join("a")], &names, &cancel)
+                    .unwrap();
+                assert_eq!(p, vec![vec![Probe::Absent; 4]]);
+            }
+            assert_eq!(provider.inner.dirs.lock().unwrap().skipped, 0);
+        }
+
+        /// A seeded walk of random changes, checked against a fresh provider
+        /// after each: what a table of cases cannot enumerate.
+        #[test]
+        fn random_changes_match_a_fresh_provider() {
+            let fx = Fixture::new();
+            let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+            let mut next = move |n: u64| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed % n
+            };
+            let dirs = ["a", "a/b", "a/b/c"];
+            for step in 0..40 {
+                let dir = fx.root.join(dirs[next(3) as usize]);
+                let name = NAMES[next(4) as usize];
+                let path = dir.join(name);
+                fx.change(|_| {
+                    let _ = std::fs::remove_file(&path);
+                    match next(5) {
+                        0 => {}
+                        1 => {
+                            let _ = std::fs::create_dir_all(&dir);
+                            let _ = std::fs::write(&path, format!("v{step}"));
+                        }
+                        2 => {
+                            let _ = std::fs::create_dir_all(&dir);
+                            let _ = symlink(NAMES[next(4) as usize], &path);
+                        }
+                        3 => {
+                            let _ = std::fs::remove_dir_all(&dir);
+                        }
+                        _ => {
+                            let _ = std::fs::rename(
+                                fx.root.join("a/b"),
+                                fx.root.join(format!("gone{step}")),
+                            );
+                            let _ = std::fs::create_dir_all(fx.root.join("a/b"));
+                        }
+                    }
+                });
+                fx.probe();
+                fx.probe();
+            }
+            assert!(fx.skipped() > 0, "the walk never took the fast path");
+        }
     }
 }

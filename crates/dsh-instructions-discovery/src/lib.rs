@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod dircache;
 mod paths;
 
 pub mod capstd;

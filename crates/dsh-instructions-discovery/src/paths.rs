@@ -8,6 +8,22 @@ pub(crate) fn normalize(path: &Utf8Path) -> Utf8PathBuf {
     dsh_home_paths::normalize_lexically(path)
 }
 
+/// `path` without copying when it is already absolute and normal (what
+/// callers almost always pass), normalized otherwise.
+pub(crate) fn normalized(path: &Utf8Path) -> std::borrow::Cow<'_, Utf8Path> {
+    let s = path.as_str();
+    let normal = s == "/"
+        || (s.starts_with('/')
+            && s[1..]
+                .split('/')
+                .all(|seg| !seg.is_empty() && seg != "." && seg != ".."));
+    if normal {
+        std::borrow::Cow::Borrowed(path)
+    } else {
+        std::borrow::Cow::Owned(normalize(path))
+    }
+}
+
 /// Resolves the text of a symlink found at `link` against the link's parent
 /// directory and normalizes the result.
 pub(crate) fn link_target(link: &Utf8Path, text: &Utf8Path) -> Utf8PathBuf {
@@ -31,6 +47,20 @@ mod tests {
     #[case("", ".")]
     fn normalizes(#[case] input: &str, #[case] expected: &str) {
         assert_eq!(normalize(Utf8Path::new(input)), Utf8PathBuf::from(expected));
+        assert_eq!(normalized(Utf8Path::new(input)).as_str(), expected);
+    }
+
+    #[rstest]
+    #[case("/a/b", true)]
+    #[case("/", true)]
+    #[case("/a/b/", false)]
+    #[case("/a//b", false)]
+    #[case("/a/.hidden/..b", true)]
+    #[case("a/b", false)]
+    fn borrows_only_normal_absolute_paths(#[case] input: &str, #[case] borrowed: bool) {
+        let got = normalized(Utf8Path::new(input));
+        assert_eq!(matches!(got, std::borrow::Cow::Borrowed(_)), borrowed);
+        assert_eq!(got.as_ref(), normalize(Utf8Path::new(input)));
     }
 
     #[rstest]

@@ -452,9 +452,14 @@ fn main() {
     let mut trees = Vec::new();
     for shape in shapes {
         let label = shape.label();
+        // A filter naming a whole case (`touch/wide-1000/100/clean`) is
+        // longer than the prefix, so it selects the tree too.
         let any = ["baseline/", "touch/", "revalidate/", "memory"]
             .iter()
-            .any(|k| wanted(&format!("{k}{label}")));
+            .any(|k| {
+                let prefix = format!("{k}{label}");
+                wanted(&prefix) || filters.iter().any(|f| f.starts_with(&prefix))
+            });
         if !any {
             continue;
         }

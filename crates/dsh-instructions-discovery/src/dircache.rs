@@ -1,0 +1,288 @@
+//! Directory handles a [`CapStdProvider`] keeps between probe batches, so
+//! that revalidating a known directory costs an `fstat` of a held handle
+//! instead of a path walk from the root, and a candidate name that had no
+//! entry costs nothing while its directory is unchanged (issue 7).
+//!
+//! # Why a cached answer is the answer a fresh probe would give
+//!
+//! A directory's ctime moves whenever an entry in it is created, removed or
+//! renamed, and when the directory itself is chmod-ed or chown-ed. So if a
+//! stamp (dev, ino, ctime, mtime) of a directory is taken *before* some
+//! lookups in it, and a later `fstat` of the same handle returns the same
+//! stamp, no entry was added, removed or renamed in between — unless both
+//! changes fell in one timestamp tick. A stamp whose ctime lies within
+//! [`STAMP_MARGIN`] of the clock reading taken before it is therefore never
+//! trusted (the "racy timestamp" rule), so a tree edited in the last seconds
+//! always takes the full path.
+//!
+//! From trusted, unchanged stamps two facts follow, and nothing else is
+//! assumed:
+//! * a handle opened by *name* from its parent's handle, without following a
+//!   symlink, still names the directory at that path while the parent's stamp
+//!   is unchanged and the parent's handle is itself still valid (a trusted
+//!   root's handle is valid by definition);
+//! * a candidate name whose `lstat` found no entry still has none.
+//!
+//! Present files (content changes in place), symlinks (their target can change
+//! anywhere), other entries and errors are probed again in every batch.
+//!
+//! Not covered, as documented in `docs/performance.md`: a filesystem mounted
+//! over a known directory mid-session (mounting changes no ctime), and a
+//! filesystem whose timestamps lag this host's clock by more than the margin.
+//!
+//! [`CapStdProvider`]: crate::CapStdProvider
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use camino::Utf8Path;
+use cap_fs_ext::DirExt;
+use cap_std::fs::{Dir, Metadata, MetadataExt};
+
+/// How old a directory's ctime must be, relative to the clock reading taken
+/// before its stamp, for the stamp to vouch for anything.
+pub(crate) const STAMP_MARGIN: Duration = Duration::from_secs(2);
+
+/// Handles kept at most, whatever the descriptor limit allows.
+const MAX_HANDLES: u64 = 8192;
+
+/// A directory's identity and change times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    dev: u64,
+    ino: u64,
+    ctime: (i64, i64),
+    mtime: (i64, i64),
+}
+
+impl Stamp {
+    /// The stamp of `metadata`, or `None` when its ctime is too close to
+    /// `now` (or in the future) to rule out a later change in the same tick.
+    pub(crate) fn trusted(metadata: &Metadata, now: SystemTime, margin: Duration) -> Option<Self> {
+        let ctime = (metadata.ctime(), metadata.ctime_nsec());
+        let changed = u64::try_from(ctime.0)
+            .ok()
+            .map(|secs| UNIX_EPOCH + Duration::new(secs, u32::try_from(ctime.1).unwrap_or(0)))?;
+        let settled = now.checked_sub(margin)?;
+        (changed < settled).then(|| Self {
+            dev: metadata.dev(),
+            ino: metadata.ino(),
+            ctime,
+            mtime: (metadata.mtime(), metadata.mtime_nsec()),
+        })
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    dir: Arc<Dir>,
+    /// The parent's trusted stamp, taken before this handle was opened by
+    /// name from the parent's handle.
+    parent: Stamp,
+    /// This directory's trusted stamp taken before `absent` was observed.
+    own: Option<Stamp>,
+    /// Bit `i`: candidate `i` of the name list `names` had no entry (`lstat`
+    /// found nothing) after `own` was taken.
+    absent: u64,
+    /// Which name list `absent` indexes (a hash of the list).
+    names: u64,
+}
+
+/// The handles, keyed by normalized absolute path (as a string: `Path`
+/// hashes and compares component by component, several times slower).
+#[derive(Debug)]
+pub(crate) struct DirCache {
+    entries: HashMap<String, Entry>,
+    capacity: usize,
+    /// Candidate lookups answered from a stamp instead of a syscall (read by
+    /// tests to show the fast path is taken).
+    pub(crate) skipped: u64,
+}
+
+impl DirCache {
+    /// A cache sized to a quarter of the soft descriptor limit (at most
+    /// [`MAX_HANDLES`]), so a product with a low limit keeps most
+    /// descriptors for itself. When full, new directories simply take the
+    /// uncached path.
+    pub(crate) fn new() -> Self {
+        let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(MAX_HANDLES * 4);
+        Self {
+            entries: HashMap::new(),
+            capacity: usize::try_from((soft / 4).min(MAX_HANDLES)).unwrap_or(0),
+            skipped: 0,
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// A handle proven (in this batch) to name its path, with the directory's
+/// stamp taken before any lookup of this batch in it.
+type Valid = (Arc<Dir>, Option<Stamp>);
+
+/// One probe batch over the cache: every directory is validated and
+/// `fstat`-ed at most once per visit, all against one clock reading taken
+/// before the first stamp.
+pub(crate) struct Batch<'c> {
+    cache: &'c mut DirCache,
+    now: SystemTime,
+    margin: Duration,
+    /// Hash of the batch's candidate names (what `Entry::absent` indexes).
+    names: u64,
+    /// The directories validated last, each an ancestor of the next, as
+    /// lengths of prefixes of `last`: a chain or a run of siblings (the
+    /// runtime sorts batches that way) revalidates nothing twice.
+    stack: Vec<(usize, Valid)>,
+    /// The directory asked for last (the deepest stack entry's path).
+    last: String,
+}
+
+/// A plain single component: what `open_dir_nofollow` may open by name.
+fn plain(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains('/')
+}
+
+/// `dir` is `ancestor` or lies below it.
+fn within(ancestor: &str, dir: &str) -> bool {
+    dir.strip_prefix(ancestor)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || ancestor.ends_with('/'))
+}
+
+impl<'c> Batch<'c> {
+    /// Up to 64 candidate names are remembered per directory (more are
+    /// simply always probed).
+    pub(crate) fn new(cache: &'c mut DirCache, margin: Duration, names: &[String]) -> Self {
+        let mut hasher = std::hash::DefaultHasher::new();
+        names.hash(&mut hasher);
+        Self {
+            cache,
+            now: SystemTime::now(),
+            margin,
+            names: if names.len() <= 64 {
+                hasher.finish()
+            } else {
+                0
+            },
+            stack: Vec::new(),
+            last: String::new(),
+        }
+    }
+
+    /// Marks `path` (a prefix of `last`, deeper than the stack's top)
+    /// valid for this batch, stamping it now.
+    fn validate(&mut self, path: &Utf8Path, dir: Arc<Dir>) -> Valid {
+        let stamp = dir
+            .dir_metadata()
+            .ok()
+            .and_then(|m| Stamp::trusted(&m, self.now, self.margin));
+        self.stack
+            .push((path.as_str().len(), (Arc::clone(&dir), stamp)));
+        (dir, stamp)
+    }
+
+    /// A handle on `dir` that provably names that path now, with the
+    /// directory's current trusted stamp (taken before the caller's lookups).
+    /// Missing ancestors are opened by name from the nearest root (`root_of`
+    /// returns a root's handle for a root path) and cached. `None` when the
+    /// path cannot be followed that way — a symlinked component, a racy or
+    /// unreadable ancestor, a path outside the roots — and the caller takes
+    /// the uncached path.
+    pub(crate) fn handle(
+        &mut self,
+        root_of: &dyn Fn(&Utf8Path) -> Option<Arc<Dir>>,
+        dir: &Utf8Path,
+    ) -> Option<Valid> {
+        let last = &self.last;
+        while self
+            .stack
+            .last()
+            .is_some_and(|(len, _)| !within(&last[..*len], dir.as_str()))
+        {
+            self.stack.pop();
+        }
+        self.last.clear();
+        self.last.push_str(dir.as_str());
+        // Up to the nearest directory proven in this batch, or a root. Every
+        // stack entry and `cursor` are prefixes of `dir`: equal lengths mean
+        // the same directory.
+        let mut below = Vec::new();
+        let mut cursor = dir;
+        let (mut handle, mut stamp) = loop {
+            if let Some((len, valid)) = self.stack.last()
+                && *len == cursor.as_str().len()
+            {
+                break valid.clone();
+            }
+            if let Some(root) = root_of(cursor) {
+                break self.validate(cursor, root);
+            }
+            below.push(cursor);
+            cursor = cursor.parent()?;
+        };
+        for path in below.into_iter().rev() {
+            let parent = stamp?;
+            let name = path.file_name().filter(|n| plain(n))?;
+            let cached = self
+                .cache
+                .entries
+                .get(path.as_str())
+                .filter(|e| e.parent == parent)
+                .map(|e| Arc::clone(&e.dir));
+            handle = match cached {
+                Some(dir) => dir,
+                None => {
+                    self.cache.entries.remove(path.as_str());
+                    let opened = Arc::new(handle.open_dir_nofollow(name).ok()?);
+                    if self.cache.entries.len() < self.cache.capacity {
+                        self.cache.entries.insert(
+                            path.as_str().to_owned(),
+                            Entry {
+                                dir: Arc::clone(&opened),
+                                parent,
+                                own: None,
+                                absent: 0,
+                                names: 0,
+                            },
+                        );
+                    }
+                    opened
+                }
+            };
+            (handle, stamp) = self.validate(path, handle);
+        }
+        Some((handle, stamp))
+    }
+
+    /// Bit `i` set: candidate `i` is known to have no entry in `dir`, whose
+    /// current stamp is `stamp`.
+    pub(crate) fn known_absent(&mut self, dir: &Utf8Path, stamp: Option<Stamp>) -> u64 {
+        match self.cache.entries.get(dir.as_str()) {
+            Some(e) if stamp.is_some() && e.own == stamp && e.names == self.names => e.absent,
+            _ => 0,
+        }
+    }
+
+    /// Counts lookups answered by a stamp (tests read the total).
+    pub(crate) fn count_skipped(&mut self, n: u32) {
+        self.cache.skipped += u64::from(n);
+    }
+
+    /// Records what a batch saw in `dir`: its stamp taken before the lookups
+    /// and (bit per candidate) the names whose `lstat` found no entry.
+    pub(crate) fn record(&mut self, dir: &Utf8Path, stamp: Option<Stamp>, absent: u64) {
+        let names = self.names;
+        if let Some(entry) = self.cache.entries.get_mut(dir.as_str()) {
+            entry.own = stamp;
+            let usable = stamp.is_some() && names != 0;
+            entry.absent = if usable { absent } else { 0 };
+            entry.names = names;
+        }
+    }
+}
