@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
-use dsh_instructions_discovery::{CancellationToken, Cancelled, FileVersion, FsProvider};
+use dsh_instructions_discovery::{CancellationToken, Cancelled, FileVersion, FsProvider, Probe};
 use dsh_instructions_render::{
     BaselineFile, BaselineKind, Fate, Rendered, Section, render_baseline_skipping, render_dynamic,
     render_empty_replacement,
@@ -116,11 +116,19 @@ fn known_dirs(sources: &[TypedSource], visible: &VisibleState, cwd: &Utf8Path) -
     dirs
 }
 
-fn dir_order(a: &str, b: &str) -> std::cmp::Ordering {
-    let depth = |d: &str| if d == "." { 0 } else { d.split('/').count() };
-    depth(a)
-        .cmp(&depth(b))
-        .then_with(|| a.split('/').cmp(b.split('/')))
+/// Sorts root-relative directory keys broadest first: by depth, then
+/// component by component (the order identity dedup relies on, R-DISC-3).
+/// With `/` mapped below every other byte, comparing the keys as bytes
+/// compares their components; keys are computed once, not per comparison.
+fn sort_dirs(dirs: &mut [&String]) {
+    dirs.sort_by_cached_key(|d| {
+        let depth = if d.as_str() == "." {
+            0
+        } else {
+            d.bytes().filter(|&b| b == b'/').count() + 1
+        };
+        (depth, d.replace('/', "\0"))
+    });
 }
 
 /// A transition with the content its section needs.
@@ -324,6 +332,19 @@ impl BaselinePlan {
     }
 }
 
+/// Probes a set of directories in one provider call (none for an empty
+/// set).
+async fn probe_dirs(
+    g: &Gather<'_>,
+    dirs: &[Utf8PathBuf],
+    names: &[String],
+) -> Result<Vec<Vec<Probe>>, Cancelled> {
+    if dirs.is_empty() {
+        return Ok(Vec::new());
+    }
+    g.provider.probe_dirs(dirs, names, g.cancel).await
+}
+
 /// Probes (in one provider call) and reads a set of directories, in section
 /// order; identity dedup against `seen` runs before the reads, so duplicates
 /// are never read. Directories whose probes show exactly the visible state
@@ -338,9 +359,22 @@ pub(crate) async fn gather_dirs(
 ) -> Result<Vec<DirScan>, Cancelled> {
     let dirs: Vec<Utf8PathBuf> = rels.iter().map(|rel| dir_abs(root, rel)).collect();
     let names = g.names();
-    let probes = g.provider.probe_dirs(&dirs, &names, g.cancel).await?;
+    let probes = probe_dirs(g, &dirs, &names).await?;
+    process_dirs(g, rels, &dirs, names, probes, skip, seen).await
+}
+
+/// The part of [`gather_dirs`] after the probes.
+async fn process_dirs(
+    g: &Gather<'_>,
+    rels: &[&String],
+    dirs: &[Utf8PathBuf],
+    names: Vec<String>,
+    probes: Vec<Vec<Probe>>,
+    skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
+    seen: &mut SeenFiles,
+) -> Result<Vec<DirScan>, Cancelled> {
     let mut scans = Vec::with_capacity(dirs.len());
-    for ((rel, abs), probes) in rels.iter().zip(&dirs).zip(probes) {
+    for ((rel, abs), probes) in rels.iter().zip(dirs).zip(probes) {
         if g.settled(rel, &names, &probes, skip, seen) {
             continue;
         }
@@ -488,18 +522,28 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 // except those the budget left out, which are not re-probed.
                 let home = input.home;
                 let skip = |s: &ScopeKey| excluded.contains(s);
-                let mut ug = cached
-                    .user_global(&home.user_global_file(), &home.user_global_label())
-                    .await?;
+                known.extend(chain.iter().cloned());
+                let mut rels: Vec<&String> = known.iter().collect();
+                sort_dirs(&mut rels);
+                let dirs: Vec<Utf8PathBuf> =
+                    rels.iter().map(|rel| dir_abs(input.root, rel)).collect();
+                let names = cached.names();
+                // Both probes at once: on disk, two blocking tasks overlap.
+                let (ug_file, ug_label) = (home.user_global_file(), home.user_global_label());
+                let (ug, probes) = tokio::join!(
+                    cached.user_global(&ug_file, &ug_label),
+                    probe_dirs(&cached, &dirs, &names),
+                );
+                let (mut ug, probes) = (ug?, probes?);
+                // The user-global file is the broadest: it dedups first.
                 ug.slots.retain(|s| !skip(&s.scope));
                 identity_dedup(&mut ug, &mut seen);
                 cached.read(&mut ug, &mut seen).await?;
                 directory_transitions(&ug, &visible, &none, &none, &mut pending);
                 remember_cache(&ug, &mut out);
-                known.extend(chain.iter().cloned());
-                let mut dirs: Vec<&String> = known.iter().collect();
-                dirs.sort_by(|a, b| dir_order(a, b));
-                for scan in gather_dirs(&cached, input.root, &dirs, &skip, &mut seen).await? {
+                let scans =
+                    process_dirs(&cached, &rels, &dirs, names, probes, &skip, &mut seen).await?;
+                for scan in scans {
                     directory_transitions(&scan, &visible, &none, &none, &mut pending);
                     remember_cache(&scan, &mut out);
                 }
@@ -575,7 +619,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         .iter()
         .filter(|d| !chain_set.contains(d.as_str()))
         .collect();
-    dirs.sort_by(|a, b| dir_order(a, b));
+    sort_dirs(&mut dirs);
     for scan in gather_dirs(&cached, input.root, &dirs, &|_| false, &mut seen).await? {
         directory_transitions(&scan, &visible, &none, &none, &mut pending);
         remember_cache(&scan, &mut out);
@@ -628,5 +672,25 @@ fn remember_cache(scan: &DirScan, out: &mut Composition) {
         if let SlotState::Loaded(f) = &slot.state {
             out.cache_updates.push((slot.scope.clone(), cache_entry(f)));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    /// Broadest first, then component by component: `a/b` before `a-c`
+    /// although `-` sorts before `/` as a byte.
+    #[rstest]
+    #[case(&["a-c", "a/b", ".", "a", "a.b/c"], &[".", "a", "a-c", "a/b", "a.b/c"])]
+    #[case(&["b/c/d", "b", "a/z", "c"], &["b", "c", "a/z", "b/c/d"])]
+    #[case(&["x y/a", "x/a", "x!/a"], &["x/a", "x y/a", "x!/a"])]
+    fn directories_sort_by_depth_then_components(#[case] input: &[&str], #[case] want: &[&str]) {
+        let owned: Vec<String> = input.iter().map(|s| (*s).to_owned()).collect();
+        let mut dirs: Vec<&String> = owned.iter().collect();
+        sort_dirs(&mut dirs);
+        let got: Vec<&str> = dirs.iter().map(|s| s.as_str()).collect();
+        assert_eq!(got, want);
     }
 }
