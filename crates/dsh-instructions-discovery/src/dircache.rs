@@ -90,11 +90,36 @@ struct Entry {
     names: u64,
 }
 
+/// FNV-1a: the keys are our own directory paths, looked up several times
+/// per directory per batch, so a short non-cryptographic hash is worth it
+/// (no flooding concern: nobody else chooses them).
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+type FnvMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<Fnv>>;
+
 /// The handles, keyed by normalized absolute path (as a string: `Path`
 /// hashes and compares component by component, several times slower).
 #[derive(Debug)]
 pub(crate) struct DirCache {
-    entries: HashMap<String, Entry>,
+    entries: FnvMap<Entry>,
     capacity: usize,
     /// Candidate lookups answered from a stamp instead of a syscall (read by
     /// tests to show the fast path is taken).
@@ -111,7 +136,7 @@ impl DirCache {
             .current
             .unwrap_or(MAX_HANDLES * 4);
         Self {
-            entries: HashMap::new(),
+            entries: FnvMap::default(),
             capacity: usize::try_from((soft / 4).min(MAX_HANDLES)).unwrap_or(0),
             skipped: 0,
         }

@@ -13,6 +13,7 @@ use dsh_instructions_discovery::{
 use dsh_instructions_state::{
     CacheEntry, CandidatePolicy, Config, Digest, ProbeClass, SLOT_BASE, SLOT_LOCAL, ScopeKey,
     SlotOutcome, VersionCache, VisibleEntry, VisibleState, select_first_wins,
+    select_first_wins_iter,
 };
 
 /// One candidate file name probed in a directory.
@@ -275,22 +276,30 @@ impl Gather<'_> {
     /// The candidate lists of a project directory as `(slot, names range)`
     /// in [`Gather::names`] order: the base and local lists under
     /// `first-wins`, one slot per name under `all-distinct` (R-CFG-7).
-    fn slot_ranges<'n>(&self, names: &'n [String]) -> Vec<(&'n str, std::ops::Range<usize>)> {
+    fn slot_ranges<'n>(
+        &self,
+        names: &'n [String],
+    ) -> impl Iterator<Item = (&'n str, std::ops::Range<usize>)> + use<'n> {
         let base_len = self.config.instruction_file_candidates.len();
-        match self.config.candidate_policy {
-            CandidatePolicy::FirstWins => [
+        let first_wins = self.config.candidate_policy == CandidatePolicy::FirstWins;
+        let lists = first_wins
+            .then_some([
                 (SLOT_BASE, 0..base_len),
                 (SLOT_LOCAL, base_len..names.len()),
-            ]
+            ])
             .into_iter()
-            .filter(|(_, r)| !r.is_empty())
-            .collect(),
-            CandidatePolicy::AllDistinct => names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n.as_str(), i..i + 1))
-                .collect(),
-        }
+            .flatten()
+            .filter(|(_, r)| !r.is_empty());
+        let each = (!first_wins)
+            .then(|| {
+                names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| (n.as_str(), i..i + 1))
+            })
+            .into_iter()
+            .flatten();
+        lists.chain(each)
     }
 
     /// Whether a probed directory shows exactly what the model already sees,
@@ -327,8 +336,7 @@ impl Gather<'_> {
                 continue;
             }
             let shown = visible.get(&scope);
-            let classes: Vec<ProbeClass> = probes[range.clone()].iter().map(class).collect();
-            match select_first_wins(&classes) {
+            match select_first_wins_iter(probes[range.clone()].iter().map(class)) {
                 SlotOutcome::Absent if shown.is_some_and(VisibleEntry::is_loaded) => return false,
                 SlotOutcome::Absent => {}
                 SlotOutcome::Unavailable => return false,

@@ -1,6 +1,6 @@
 //! Per-loop-instance version cache (R-STATE-8).
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use crate::digest::Digest;
 use crate::scope::ScopeKey;
@@ -41,13 +41,15 @@ pub struct CacheEntry<V> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct VersionCache<V> {
-    entries: BTreeMap<ScopeKey, CacheEntry<V>>,
+    /// Hashed: a revalidation looks up every known scope, and nothing here
+    /// needs key order.
+    entries: HashMap<ScopeKey, CacheEntry<V>>,
 }
 
 impl<V> Default for VersionCache<V> {
     fn default() -> Self {
         Self {
-            entries: BTreeMap::new(),
+            entries: HashMap::new(),
         }
     }
 }

@@ -31,6 +31,6 @@ pub use scope::{SLOT_BASE, SLOT_LOCAL, ScopeKey, ScopeKind, section_order};
 pub use source::{Action, Change, SCHEMA, SOURCE_FORM, SOURCE_KIND, TypedSource};
 pub use transition::{
     Observation, ProbeClass, SlotOutcome, dedup_keep, reconcile_directory, select_first_wins,
-    transition,
+    select_first_wins_iter, transition,
 };
 pub use visible::{VisibleBaseline, VisibleEntry, VisibleState};

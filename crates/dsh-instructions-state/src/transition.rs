@@ -170,7 +170,17 @@ pub enum SlotOutcome {
 /// assert_eq!(select_first_wins(&[Present, Unavailable]), SlotOutcome::Winner { candidate: 0 });
 /// ```
 pub fn select_first_wins(probes: &[ProbeClass]) -> SlotOutcome {
-    for (candidate, probe) in probes.iter().enumerate() {
+    select_first_wins_iter(probes.iter().copied())
+}
+
+/// [`select_first_wins`] over an iterator (no slice to build first).
+///
+/// ```
+/// use dsh_instructions_state::{select_first_wins_iter, ProbeClass::*, SlotOutcome};
+/// assert_eq!(select_first_wins_iter([Absent, Present]), SlotOutcome::Winner { candidate: 1 });
+/// ```
+pub fn select_first_wins_iter(probes: impl IntoIterator<Item = ProbeClass>) -> SlotOutcome {
+    for (candidate, probe) in probes.into_iter().enumerate() {
         match probe {
             ProbeClass::Present => return SlotOutcome::Winner { candidate },
             ProbeClass::Unavailable => return SlotOutcome::Unavailable,
