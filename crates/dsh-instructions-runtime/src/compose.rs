@@ -27,6 +27,7 @@ use crate::WorkspaceMessage;
 use crate::scan::{
     DirScan, Gather, LoadedFile, SeenFiles, SlotState, cache_entry, dir_abs, identity_dedup,
 };
+use crate::view::{self, DirKey, VisibleView, dir_key};
 
 /// Everything a composition reads.
 pub(crate) struct ComposeInput<'a> {
@@ -37,8 +38,8 @@ pub(crate) struct ComposeInput<'a> {
     pub cwd: &'a Utf8Path,
     pub root: &'a Utf8Path,
     pub cancel: &'a CancellationToken,
-    /// Typed sources of the visible workspace messages, oldest first.
-    pub sources: &'a [TypedSource],
+    /// The visible state and known directories (R-STATE-5, R-RT-3 b).
+    pub view: &'a VisibleView,
     pub cache: &'a VersionCache<FileVersion>,
     /// Scopes left out by the budget of the instance's current render; `None`
     /// before the instance has one (R-RT-10).
@@ -74,61 +75,45 @@ pub(crate) fn chain_rel(root: &Utf8Path, cwd: &Utf8Path) -> Vec<String> {
     out
 }
 
-/// Root recorded in a baseline identity (relative to the cwd), made absolute.
-fn identity_root(identity: Option<&str>, cwd: &Utf8Path) -> Option<Utf8PathBuf> {
-    let value: serde_json::Value = serde_json::from_str(identity?).ok()?;
-    let rel = value.get("root")?.as_str()?;
-    Some(dsh_home_paths::normalize_lexically(&cwd.join(rel)))
+/// Root-relative directories to gather, in [`DirKey`] order: the view's
+/// known directories (when `view` is given) and `extra`, each once.
+fn known_and<'a>(
+    view: Option<&'a VisibleView>,
+    extra: impl IntoIterator<Item = &'a str>,
+) -> Vec<&'a str> {
+    let mut more: Vec<(DirKey, &str)> = extra
+        .into_iter()
+        .filter(|rel| !view.is_some_and(|v| v.is_known(rel)))
+        .map(|rel| (dir_key(rel), rel))
+        .collect();
+    more.sort();
+    more.dedup();
+    let known: Vec<&str> = view.map(|v| v.known().collect()).unwrap_or_default();
+    if more.is_empty() {
+        return known;
+    }
+    let mut out = Vec::with_capacity(known.len() + more.len());
+    let mut more = more.into_iter().peekable();
+    for rel in known {
+        let key = dir_key(rel);
+        while let Some((k, m)) = more.next_if(|(k, _)| *k < key) {
+            let _ = k;
+            out.push(m);
+        }
+        out.push(rel);
+    }
+    out.extend(more.map(|(_, m)| m));
+    out
 }
 
-/// Directories with visible state that count as known (R-RT-3 b, R-RT-7):
-/// the removes written by a baseline (a replacement) never make a directory
-/// known, and state written before a baseline that changed the root is
-/// forgotten.
-fn known_dirs(sources: &[TypedSource], visible: &VisibleState, cwd: &Utf8Path) -> BTreeSet<String> {
-    let mut epoch = 0;
-    let mut prev_root: Option<Option<Utf8PathBuf>> = None;
-    for (i, s) in sources.iter().enumerate() {
-        if s.baseline {
-            let root = identity_root(s.baseline_identity.as_deref(), cwd);
-            if let Some(prev) = &prev_root
-                && *prev != root
-            {
-                epoch = i;
-            }
-            prev_root = Some(root);
-        }
-    }
-    let mut dirs = BTreeSet::new();
-    for (scope, entry) in visible.entries() {
-        let ScopeKind::Project { dir, .. } = scope.kind() else {
-            continue;
-        };
-        if entry.message < epoch {
-            continue;
-        }
-        let by_baseline = sources.get(entry.message).is_some_and(|s| s.baseline);
-        if entry.action == Action::Remove && by_baseline {
-            continue;
-        }
-        dirs.insert(dir.to_owned());
-    }
-    dirs
-}
-
-/// Sorts root-relative directory keys broadest first: by depth, then
-/// component by component (the order identity dedup relies on, R-DISC-3).
-/// With `/` mapped below every other byte, comparing the keys as bytes
-/// compares their components; keys are computed once, not per comparison.
-fn sort_dirs(dirs: &mut [&String]) {
-    dirs.sort_by_cached_key(|d| {
-        let depth = if d.as_str() == "." {
-            0
-        } else {
-            d.bytes().filter(|&b| b == b'/').count() + 1
-        };
-        (depth, d.replace('/', "\0"))
-    });
+/// What the last pass of a composition gathers besides the chain.
+enum Known {
+    /// The known directories and the touched ones.
+    All,
+    /// Only the touched ones (a replacement that changed the root).
+    ExtraOnly,
+    /// Nothing (already gathered, or an empty replacement).
+    Nothing,
 }
 
 /// A transition with the content its section needs.
@@ -353,7 +338,7 @@ async fn probe_dirs(
 pub(crate) async fn gather_dirs(
     g: &Gather<'_>,
     root: &Utf8Path,
-    rels: &[&String],
+    rels: &[&str],
     skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
     seen: &mut SeenFiles,
 ) -> Result<Vec<DirScan>, Cancelled> {
@@ -366,7 +351,7 @@ pub(crate) async fn gather_dirs(
 /// The part of [`gather_dirs`] after the probes.
 async fn process_dirs(
     g: &Gather<'_>,
-    rels: &[&String],
+    rels: &[&str],
     dirs: &[Utf8PathBuf],
     names: Vec<String>,
     probes: Vec<Vec<Probe>>,
@@ -431,7 +416,7 @@ pub(crate) async fn gather_chain(
 pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Cancelled> {
     let config = input.config;
     let budget = input.budget;
-    let visible = VisibleState::derive(input.sources.iter().enumerate());
+    let visible = &input.view.visible;
     let identity = baseline_identity(
         config,
         &root_relative_to_cwd(input.root.as_str(), input.cwd.as_str()),
@@ -440,8 +425,8 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
     let chain_set: BTreeSet<&str> = chain.iter().map(String::as_str).collect();
     let latest = visible.latest_baseline().cloned();
 
-    let mut known = known_dirs(input.sources, &visible, input.cwd);
-    known.extend(input.extra_dirs.iter().cloned());
+    // Which known directories the last pass below still has to gather.
+    let mut known = Known::All;
 
     let mut out = Composition::default();
     let mut pending: Vec<Pending> = Vec::new();
@@ -459,7 +444,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         provider: input.provider,
         config,
         cancel: input.cancel,
-        cache: Some((input.cache, &visible)),
+        cache: Some((input.cache, visible)),
     };
 
     match &latest {
@@ -486,7 +471,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
             // Visible state that survived (compaction hid only the baseline):
             // remove what the new baseline does not hold.
             for scan in &scans {
-                directory_transitions(scan, &visible, &held, &omitted, &mut pending);
+                directory_transitions(scan, visible, &held, &omitted, &mut pending);
             }
         }
         Some(b) if b.identity.as_deref() == Some(identity.as_str()) => {
@@ -509,11 +494,10 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                     let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
                     let e = plan.omitted();
                     for scan in &scans {
-                        directory_transitions(scan, &visible, &none, &e, &mut pending);
+                        directory_transitions(scan, visible, &none, &e, &mut pending);
                         remember_cache(scan, &mut out);
                     }
                     out.excluded = Some(e.clone());
-                    known.retain(|d| !chain_set.contains(d.as_str()));
                     e
                 }
             };
@@ -522,9 +506,8 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 // except those the budget left out, which are not re-probed.
                 let home = input.home;
                 let skip = |s: &ScopeKey| excluded.contains(s);
-                known.extend(chain.iter().cloned());
-                let mut rels: Vec<&String> = known.iter().collect();
-                sort_dirs(&mut rels);
+                let extra = input.extra_dirs.iter().chain(&chain).map(String::as_str);
+                let rels = known_and(Some(input.view), extra);
                 let dirs: Vec<Utf8PathBuf> =
                     rels.iter().map(|rel| dir_abs(input.root, rel)).collect();
                 let names = cached.names();
@@ -539,20 +522,20 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 ug.slots.retain(|s| !skip(&s.scope));
                 identity_dedup(&mut ug, &mut seen);
                 cached.read(&mut ug, &mut seen).await?;
-                directory_transitions(&ug, &visible, &none, &none, &mut pending);
+                directory_transitions(&ug, visible, &none, &none, &mut pending);
                 remember_cache(&ug, &mut out);
                 let scans =
                     process_dirs(&cached, &rels, &dirs, names, probes, &skip, &mut seen).await?;
                 for scan in scans {
-                    directory_transitions(&scan, &visible, &none, &none, &mut pending);
+                    directory_transitions(&scan, visible, &none, &none, &mut pending);
                     remember_cache(&scan, &mut out);
                 }
-                known.clear();
+                known = Known::Nothing;
             }
         }
         Some(old) => {
             // Incompatible: one complete replacement baseline (R-RT-7).
-            let old_root = identity_root(old.identity.as_deref(), input.cwd);
+            let old_root = view::identity_root(old.identity.as_deref(), input.cwd);
             let root_changed = old_root.as_deref() != Some(input.root);
             let old_chain: BTreeSet<String> = match &old_root {
                 Some(r) if !root_changed => chain_rel(r, input.cwd).into_iter().collect(),
@@ -606,22 +589,24 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
             out.excluded = Some(plan.omitted());
             baseline_part = Some((rendered.text, changes));
             if nothing_remains {
-                known.clear();
+                known = Known::Nothing;
             } else if root_changed {
-                known = input.extra_dirs.clone();
+                known = Known::ExtraOnly;
             }
         }
     }
 
     // Known directories outside the chain a baseline part (or the first
     // compatible comparison) covered.
-    let mut dirs: Vec<&String> = known
-        .iter()
-        .filter(|d| !chain_set.contains(d.as_str()))
-        .collect();
-    sort_dirs(&mut dirs);
+    let extra = input.extra_dirs.iter().map(String::as_str);
+    let mut dirs = match known {
+        Known::All => known_and(Some(input.view), extra),
+        Known::ExtraOnly => known_and(None, extra),
+        Known::Nothing => Vec::new(),
+    };
+    dirs.retain(|d| !chain_set.contains(d));
     for scan in gather_dirs(&cached, input.root, &dirs, &|_| false, &mut seen).await? {
-        directory_transitions(&scan, &visible, &none, &none, &mut pending);
+        directory_transitions(&scan, visible, &none, &none, &mut pending);
         remember_cache(&scan, &mut out);
     }
 
@@ -678,19 +663,43 @@ fn remember_cache(scan: &DirScan, out: &mut Composition) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::MemoryHost;
+    use dsh_instructions_state::{Action, Change, Digest, TypedSource};
     use rstest::rstest;
 
     /// Broadest first, then component by component: `a/b` before `a-c`
     /// although `-` sorts before `/` as a byte.
     #[rstest]
     #[case(&["a-c", "a/b", ".", "a", "a.b/c"], &[".", "a", "a-c", "a/b", "a.b/c"])]
-    #[case(&["b/c/d", "b", "a/z", "c"], &["b", "c", "a/z", "b/c/d"])]
+    #[case(&["b/c/d", "b", "a/z", "c", "b"], &["b", "c", "a/z", "b/c/d"])]
     #[case(&["x y/a", "x/a", "x!/a"], &["x/a", "x y/a", "x!/a"])]
     fn directories_sort_by_depth_then_components(#[case] input: &[&str], #[case] want: &[&str]) {
-        let owned: Vec<String> = input.iter().map(|s| (*s).to_owned()).collect();
-        let mut dirs: Vec<&String> = owned.iter().collect();
-        sort_dirs(&mut dirs);
-        let got: Vec<&str> = dirs.iter().map(|s| s.as_str()).collect();
-        assert_eq!(got, want);
+        assert_eq!(known_and(None, input.iter().copied()), want);
+    }
+
+    #[rstest]
+    fn touched_directories_merge_into_the_known_ones_in_order() {
+        let cwd = Utf8Path::new("/repo");
+        let host = MemoryHost::new(cwd.to_owned());
+        let changes = ["a/b", "c", "d/e/f"]
+            .map(|dir| Change {
+                action: Action::Set,
+                scope: ScopeKey::project(dir, "base"),
+                path: format!("{dir}/AGENTS.md"),
+                previous_path: None,
+                digest: Some(Digest::of(dir)),
+            })
+            .to_vec();
+        host.append_user(
+            vec![],
+            Some(TypedSource {
+                changes,
+                ..TypedSource::default()
+            }),
+        );
+        let mut view = VisibleView::default();
+        view.refresh(&host, cwd);
+        let got = known_and(Some(&view), ["b/c", "a", "c", "z/y/x/w"]);
+        assert_eq!(got, ["a", "c", "a/b", "b/c", "d/e/f", "z/y/x/w"]);
     }
 }

@@ -90,6 +90,28 @@ pub enum BatchEntry<M> {
     Workspace(WorkspaceMessage),
 }
 
+/// Where an adapter left off reading the visible surface (see
+/// [`Host::visible_since`]); its meaning belongs to the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct VisibleMark {
+    /// Host-defined generation of the visible surface: it must change
+    /// whenever the surface changes other than by appending (compaction,
+    /// hiding, rewriting).
+    pub generation: u64,
+    /// Workspace messages on the visible surface at the mark.
+    pub len: usize,
+}
+
+/// What [`Host::visible_since`] reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VisibleUpdate {
+    /// The surface at the mark, followed by exactly these typed sources
+    /// (oldest first), is the surface now.
+    Appended(Vec<TypedSource>),
+    /// The whole surface now, as [`Host::visible_workspace`] returns it.
+    Whole(Vec<TypedSource>),
+}
+
 /// What the adapter reads from a session and does to its inbox.
 ///
 /// Calls are short and synchronous; the adapter calls them from its own
@@ -105,6 +127,30 @@ pub trait Host: Send + Sync + std::fmt::Debug + 'static {
     /// Typed sources of the workspace messages on the visible surface, oldest
     /// first (R-STATE-5). Messages hidden by compaction are left out.
     fn visible_workspace(&self) -> Vec<TypedSource>;
+
+    /// The visible surface relative to `mark`, a value this method returned
+    /// earlier, and the mark for the surface now. A host that keeps an
+    /// append-only view between compactions answers
+    /// [`VisibleUpdate::Appended`] with only the new sources, so an instance
+    /// does not re-read the whole history per composition; the default
+    /// always answers [`VisibleUpdate::Whole`] with no mark, which is always
+    /// correct.
+    ///
+    /// ```
+    /// use dsh_instructions_runtime::{Host, MemoryHost, VisibleUpdate};
+    /// let host = MemoryHost::new("/repo".into());
+    /// let (whole, mark) = host.visible_since(None);
+    /// assert_eq!(whole, VisibleUpdate::Whole(Vec::new()));
+    /// host.append_user(vec!["rules".into()], Some(Default::default()));
+    /// let (update, _) = host.visible_since(mark);
+    /// assert_eq!(update, VisibleUpdate::Appended(vec![Default::default()]));
+    /// host.compact_all();
+    /// assert_eq!(host.visible_since(mark).0, VisibleUpdate::Whole(Vec::new()));
+    /// ```
+    fn visible_since(&self, mark: Option<VisibleMark>) -> (VisibleUpdate, Option<VisibleMark>) {
+        let _ = mark;
+        (VisibleUpdate::Whole(self.visible_workspace()), None)
+    }
     /// Whether persisted history ends inside an open step (after `step/start`,
     /// before `step/end`/`turn/end`); seeds step gating (R-RT-5).
     fn step_open(&self) -> bool;

@@ -11,13 +11,14 @@ use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{
     CancellationToken, Cancelled, FileVersion, FsProvider, find_project_root,
 };
-use dsh_instructions_state::{Config, ScopeKey, TypedSource, VersionCache};
+use dsh_instructions_state::{Config, ScopeKey, VersionCache};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::compose::{ComposeInput, Composition, compose};
 use crate::host::{
     BatchEntry, Decision, Host, InboxId, SessionEvent, ToolExecution, WorkspaceMessage,
 };
+use crate::view::VisibleView;
 
 /// What a product mounts (R-CFG-1, R-RT-9).
 #[derive(Debug, Clone)]
@@ -135,6 +136,7 @@ impl Instance {
             root: None,
             cache: VersionCache::new(),
             excluded: None,
+            view: VisibleView::default(),
             cancel: cancel.clone(),
             apply: apply.clone(),
         };
@@ -351,6 +353,8 @@ struct Lane {
     root: Option<Utf8PathBuf>,
     cache: VersionCache<FileVersion>,
     excluded: Option<BTreeSet<ScopeKey>>,
+    /// The visible surface as of the last composition (advanced by appends).
+    view: VisibleView,
     cancel: CancellationToken,
     apply: Arc<Mutex<()>>,
 }
@@ -404,12 +408,12 @@ impl Lane {
     }
 
     async fn compose(
-        &self,
+        &mut self,
         root: &Utf8Path,
         extra_dirs: &BTreeSet<String>,
         cancel: &CancellationToken,
     ) -> Result<Composition, Cancelled> {
-        let sources: Vec<TypedSource> = self.host.visible_workspace();
+        self.view.refresh(self.host.as_ref(), &self.cwd);
         compose(&ComposeInput {
             provider: self.provider.as_ref(),
             config: &self.config,
@@ -418,7 +422,7 @@ impl Lane {
             cwd: &self.cwd,
             root,
             cancel,
-            sources: &sources,
+            view: &self.view,
             cache: &self.cache,
             excluded: self.excluded.as_ref(),
             extra_dirs,

@@ -73,9 +73,11 @@ mod inspect;
 mod instance;
 mod memory_host;
 mod scan;
+mod view;
 
 pub use host::{
-    BatchEntry, BatchItem, Decision, Host, InboxId, SessionEvent, ToolExecution, WorkspaceMessage,
+    BatchEntry, BatchItem, Decision, Host, InboxId, SessionEvent, ToolExecution, VisibleMark,
+    VisibleUpdate, WorkspaceMessage,
 };
 pub use inspect::{CandidateFate, InspectedCandidate, Inspection, inspect};
 pub use instance::{Instance, Mount, PreStepOutcome};

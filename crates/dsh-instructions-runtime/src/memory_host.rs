@@ -8,7 +8,9 @@ use std::sync::{Mutex, MutexGuard};
 use camino::Utf8PathBuf;
 use dsh_instructions_state::TypedSource;
 
-use crate::host::{BatchEntry, Host, InboxId, SessionEvent, WorkspaceMessage};
+use crate::host::{
+    BatchEntry, Host, InboxId, SessionEvent, VisibleMark, VisibleUpdate, WorkspaceMessage,
+};
 
 /// One persisted history entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,6 +111,41 @@ struct State {
     history: Vec<HistoryItem>,
     hidden: BTreeSet<usize>,
     inbox: Inbox,
+    /// Bumped whenever the visible surface changes other than by appending.
+    generation: u64,
+    /// History indexes of the visible workspace messages, oldest first.
+    visible_ws: Vec<usize>,
+}
+
+impl State {
+    fn push(&mut self, item: HistoryItem) {
+        if matches!(
+            item,
+            HistoryItem::User {
+                source: Some(_),
+                ..
+            }
+        ) {
+            self.visible_ws.push(self.history.len());
+        }
+        self.history.push(item);
+    }
+
+    fn hide(&mut self, indexes: impl IntoIterator<Item = usize>) {
+        self.hidden.extend(indexes);
+        let hidden = &self.hidden;
+        self.visible_ws.retain(|i| !hidden.contains(i));
+        self.generation += 1;
+    }
+
+    fn source(&self, index: usize) -> Option<TypedSource> {
+        match self.history.get(index) {
+            Some(HistoryItem::User {
+                source: Some(src), ..
+            }) => Some(src.clone()),
+            _ => None,
+        }
+    }
 }
 
 /// Reference in-memory host (see the module docs).
@@ -143,9 +180,7 @@ impl MemoryHost {
 
     /// Appends a user message.
     pub fn append_user(&self, parts: Vec<String>, source: Option<TypedSource>) {
-        self.lock()
-            .history
-            .push(HistoryItem::User { parts, source });
+        self.lock().push(HistoryItem::User { parts, source });
     }
 
     /// Appends an entered batch in order, persisting workspace messages with
@@ -153,7 +188,7 @@ impl MemoryHost {
     pub fn append_batch(&self, batch: &[BatchEntry<String>]) {
         let mut s = self.lock();
         for entry in batch {
-            s.history.push(match entry {
+            s.push(match entry {
                 BatchEntry::Host(text) => HistoryItem::User {
                     parts: vec![text.clone()],
                     source: None,
@@ -168,7 +203,7 @@ impl MemoryHost {
 
     /// Appends a session event (call the instance's `session_event` after).
     pub fn append_event(&self, event: SessionEvent) {
-        self.lock().history.push(HistoryItem::Event(event));
+        self.lock().push(HistoryItem::Event(event));
     }
 
     /// Every history entry, hidden ones included.
@@ -195,7 +230,7 @@ impl MemoryHost {
             .filter(|(i, h)| pred(*i, h))
             .map(|(i, _)| i)
             .collect();
-        s.hidden.extend(hide);
+        s.hide(hide);
     }
 
     /// Hides the latest visible baseline message.
@@ -207,7 +242,7 @@ impl MemoryHost {
         });
         let Some((index, _)) = latest else { return };
         drop(s);
-        self.lock().hidden.insert(index);
+        self.lock().hide([index]);
     }
 
     /// Hides every workspace message.
@@ -235,7 +270,7 @@ impl MemoryHost {
             .map(|(_, (i, _))| i)
             .collect();
         drop(s);
-        self.lock().hidden.extend(hide);
+        self.lock().hide(hide);
     }
 
     /// Pending workspace messages in the inbox.
@@ -256,17 +291,25 @@ impl Host for MemoryHost {
 
     fn visible_workspace(&self) -> Vec<TypedSource> {
         let s = self.lock();
-        s.history
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !s.hidden.contains(i))
-            .filter_map(|(_, h)| match h {
-                HistoryItem::User {
-                    source: Some(src), ..
-                } => Some(src.clone()),
-                _ => None,
-            })
-            .collect()
+        s.visible_ws.iter().filter_map(|&i| s.source(i)).collect()
+    }
+
+    fn visible_since(&self, mark: Option<VisibleMark>) -> (VisibleUpdate, Option<VisibleMark>) {
+        let s = self.lock();
+        let now = VisibleMark {
+            generation: s.generation,
+            len: s.visible_ws.len(),
+        };
+        let update = match mark {
+            Some(m) if m.generation == s.generation && m.len <= now.len => VisibleUpdate::Appended(
+                s.visible_ws[m.len..]
+                    .iter()
+                    .filter_map(|&i| s.source(i))
+                    .collect(),
+            ),
+            _ => VisibleUpdate::Whole(s.visible_ws.iter().filter_map(|&i| s.source(i)).collect()),
+        };
+        (update, Some(now))
     }
 
     fn step_open(&self) -> bool {
