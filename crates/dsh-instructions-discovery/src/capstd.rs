@@ -779,6 +779,23 @@ impl FsProvider for CapStdProvider {
         }))
     }
 
+    /// One blocking task for the whole list.
+    fn read_many<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        max_source_bytes: u64,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<ReadOutcome>, Cancelled>> {
+        let inner = Arc::clone(&self.inner);
+        let paths = paths.to_vec();
+        Box::pin(run_blocking(cancel, move |token| {
+            paths
+                .iter()
+                .map(|path| inner.read_text(path, max_source_bytes, token))
+                .collect()
+        }))
+    }
+
     fn marker<'a>(
         &'a self,
         path: &'a Utf8Path,

@@ -182,8 +182,9 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
     /// order. Providers may override this to do the whole batch in one
     /// blocking task and to open each directory relative to its parent.
     ///
-    /// A decorator (counting, logging, tracing) must forward this and
-    /// [`FsProvider::markers_until_found`] to the wrapped provider: the
+    /// A decorator (counting, logging, tracing) must forward this,
+    /// [`FsProvider::markers_until_found`] and [`FsProvider::read_many`] to
+    /// the wrapped provider: the
     /// default falls back to one [`FsProvider::probe_many`] per directory,
     /// which is correct but costs the wrapped provider's batching (on disk,
     /// a blocking hand-off per directory instead of one per batch).
@@ -232,6 +233,25 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
         max_source_bytes: u64,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<ReadOutcome, Cancelled>>;
+
+    /// Reads several files, in order, one outcome each (same rules as
+    /// [`FsProvider::read_text`]). Providers may override this to read the
+    /// whole list in one blocking task; decorators must forward it (see
+    /// [`FsProvider::probe_dirs`]).
+    fn read_many<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        max_source_bytes: u64,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<ReadOutcome>, Cancelled>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(paths.len());
+            for path in paths {
+                out.push(self.read_text(path, max_source_bytes, cancel).await?);
+            }
+            Ok(out)
+        })
+    }
 
     /// Checks whether a root marker exists at `path` (no symlink following
     /// needed, no content read).

@@ -568,6 +568,37 @@ async fn probe_dirs_matches_probe_many<F: Fixture>() {
     assert_eq!(batch[4], [Probe::Absent, Probe::Absent, Probe::Absent]);
 }
 
+/// A list read in one call equals the files read one by one, including a
+/// link, a missing file, a directory and one over the cap.
+async fn read_many_matches_read_text<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/AGENTS.md", b"root");
+    fx.file("/r1/a/CLAUDE.md", &[b'c'; 64]);
+    fx.link("/r1/a/AGENTS.md", "../AGENTS.md");
+    fx.dir("/r1/d");
+    let paths: Vec<Utf8PathBuf> = [
+        "/r1/a/AGENTS.md",
+        "/r1/AGENTS.md",
+        "/r1/missing.md",
+        "/r1/d",
+        "/r1/a/CLAUDE.md",
+    ]
+    .iter()
+    .map(|p| fx.path(p))
+    .collect();
+    let batch = fx.provider().read_many(&paths, 16, &token()).await.unwrap();
+    let mut single = Vec::new();
+    for path in &paths {
+        single.push(fx.provider().read_text(path, 16, &token()).await.unwrap());
+    }
+    assert_eq!(batch, single);
+    assert!(matches!(&batch[0], ReadOutcome::Loaded(t) if t.text == "root"));
+    assert!(matches!(
+        batch[4],
+        ReadOutcome::Unavailable(Unavailable::TooLarge { limit: 16 })
+    ));
+}
+
 /// The marker walk stops at the first path that is not missing.
 async fn markers_until_found_stops_at_the_first_hit<F: Fixture>() {
     let fx = F::new();
@@ -608,7 +639,7 @@ macro_rules! contract {
             fifo_is_absent_and_never_opened, parent_is_a_file, oversized_by_metadata,
             many_chunks_read_whole, bom_is_dropped, invalid_utf8_is_replaced,
             markers_check_existence_only, probe_many_matches_probe, probe_many_through_a_linked_directory, probe_dirs_matches_probe_many,
-            markers_until_found_stops_at_the_first_hit, version_tracks_content,
+            read_many_matches_read_text, markers_until_found_stops_at_the_first_hit, version_tracks_content,
             distinct_files_have_distinct_identities, cancelled_token_cancels_every_operation);
     };
     (@tests $module:ident, $fixture:ty; $($name:ident),* $(,)?) => {

@@ -364,10 +364,13 @@ async fn process_dirs(
             continue;
         }
         let mut scan = g.slots(abs, rel, names.clone(), probes, skip);
+        // Identity dedup needs no content, so every read can wait for one
+        // batch after it.
         identity_dedup(&mut scan, seen);
-        g.read(&mut scan, seen).await?;
         scans.push(scan);
     }
+    let all: Vec<usize> = (0..scans.len()).collect();
+    g.read_scans(&mut scans, &all, seen).await?;
     seen.demote_failed_duplicates(&mut scans);
     Ok(scans)
 }
@@ -400,16 +403,69 @@ pub(crate) async fn gather_chain(
     for scan in &mut scans {
         identity_dedup(scan, seen);
     }
-    let mut kept = 0u64;
-    for scan in scans.iter_mut().rev() {
-        if budget.is_some_and(|b| kept > b) {
-            break;
-        }
-        g.read(scan, seen).await?;
-        kept += scan.kept_bytes();
-    }
+    read_within_budget(g, &mut scans, budget, seen).await?;
     seen.demote_failed_duplicates(&mut scans);
     Ok(scans)
+}
+
+/// Bytes a scan would keep if its unread winners were read, by their probed
+/// sizes.
+fn predicted_bytes(scan: &DirScan) -> u64 {
+    scan.slots
+        .iter()
+        .map(|s| match &s.state {
+            SlotState::Unread(f) => f.present.size,
+            SlotState::Loaded(f) => f.bytes,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Reads scans from the last (most specific) backwards and stops before a
+/// scan once the content kept by the ones after it exceeds `budget`. The
+/// scans that probes predict are needed are read in one provider call;
+/// should a file have grown since its probe, scans read beyond the stop are
+/// put back as they were, so the result is that of reading one by one.
+async fn read_within_budget(
+    g: &Gather<'_>,
+    scans: &mut [DirScan],
+    budget: Option<u64>,
+    seen: &mut SeenFiles,
+) -> Result<(), Cancelled> {
+    let order: Vec<usize> = (0..scans.len()).rev().collect();
+    let over = |kept: u64| budget.is_some_and(|b| kept > b);
+    let mut kept = 0u64;
+    let mut next = 0;
+    while next < order.len() && !over(kept) {
+        let mut predicted = kept;
+        let mut end = next;
+        while end < order.len() && !over(predicted) {
+            predicted += predicted_bytes(&scans[order[end]]);
+            end += 1;
+        }
+        let batch = &order[next..end];
+        let before: Vec<DirScan> = match budget {
+            Some(_) => batch.iter().map(|&i| scans[i].clone()).collect(),
+            None => Vec::new(),
+        };
+        g.read_scans(scans, batch, seen).await?;
+        for (k, &i) in batch.iter().enumerate() {
+            if over(kept) {
+                for (&j, old) in batch[k..].iter().zip(before.into_iter().skip(k)) {
+                    for slot in &old.slots {
+                        if let SlotState::Unread(f) = &slot.state {
+                            seen.forget_failure(&f.present.identity);
+                        }
+                    }
+                    scans[j] = old;
+                }
+                return Ok(());
+            }
+            kept += scans[i].kept_bytes();
+        }
+        next = end;
+    }
+    Ok(())
 }
 
 /// Composes the workspace message for this moment (see the module docs).

@@ -116,6 +116,11 @@ pub(crate) struct SeenFiles {
 }
 
 impl SeenFiles {
+    /// Undoes the failure recorded by a read that is being put back.
+    pub fn forget_failure(&mut self, identity: &FileIdentity) {
+        self.failed.remove(identity);
+    }
+
     /// An identity duplicate of a file that could not be read is loaded
     /// nowhere, so it is not a duplicate: it is as unavailable as the file
     /// (R-DISC-5; never a removal). Call after every read of the pass.
@@ -372,32 +377,74 @@ impl Gather<'_> {
     /// version cache when version and visible state both match, R-STATE-8),
     /// then drops per-directory content duplicates (R-CFG-7).
     pub async fn read(&self, scan: &mut DirScan, seen: &mut SeenFiles) -> Result<(), Cancelled> {
-        for slot in &mut scan.slots {
-            if let SlotState::Unread(file) = &slot.state {
-                let path = scan.abs.join(&file.name);
+        self.read_scans(std::slice::from_mut(scan), &[0], seen)
+            .await
+    }
+
+    /// [`Gather::read`] for `scans[i]`, `i` in `which`, with every file
+    /// that needs I/O read in one provider call (one blocking task on disk).
+    pub async fn read_scans(
+        &self,
+        scans: &mut [DirScan],
+        which: &[usize],
+        seen: &mut SeenFiles,
+    ) -> Result<(), Cancelled> {
+        let mut waiting: Vec<(usize, usize)> = Vec::new();
+        let mut paths: Vec<Utf8PathBuf> = Vec::new();
+        for &si in which {
+            let scan = &mut scans[si];
+            for (i, slot) in scan.slots.iter_mut().enumerate() {
+                let SlotState::Unread(file) = &slot.state else {
+                    continue;
+                };
+                match self.without_read(&slot.scope, file) {
+                    Some(state) => slot.state = state,
+                    None => {
+                        waiting.push((si, i));
+                        paths.push(scan.abs.join(&file.name));
+                    }
+                }
+            }
+        }
+        if !paths.is_empty() {
+            let max = self.config.max_source_bytes;
+            let mut outcomes = self
+                .provider
+                .read_many(&paths, max, self.cancel)
+                .await?
+                .into_iter();
+            for ((si, i), path) in waiting.into_iter().zip(&paths) {
+                let slot = &mut scans[si].slots[i];
+                let SlotState::Unread(file) = &slot.state else {
+                    continue;
+                };
+                // A provider that returned too few outcomes read nothing for
+                // the rest: unavailable, never "absent".
+                let outcome = outcomes.next().unwrap_or_else(|| {
+                    ReadOutcome::Unavailable(Unavailable::Io("no read result".into()))
+                });
                 let identity = file.present.identity.clone();
-                slot.state = self.load(&slot.scope, &path, file).await?;
+                slot.state = loaded(file, outcome, path);
                 if let SlotState::Unavailable(reason) = &slot.state {
                     seen.failed.insert(identity, reason.clone());
                 }
             }
         }
-        content_dedup(scan);
+        for &si in which {
+            content_dedup(&mut scans[si]);
+        }
         Ok(())
     }
 
-    async fn load(
-        &self,
-        scope: &ScopeKey,
-        path: &Utf8Path,
-        file: &ProbedFile,
-    ) -> Result<SlotState, Cancelled> {
+    /// A winner's state when no read is needed: the version cache vouches
+    /// for it, or its probed size is over the cap.
+    fn without_read(&self, scope: &ScopeKey, file: &ProbedFile) -> Option<SlotState> {
         let present = &file.present;
         if let Some((cache, visible)) = self.cache
             && let Some(entry) =
                 cache.fresh(scope, &file.display, &present.version, visible.get(scope))
         {
-            return Ok(SlotState::Loaded(LoadedFile {
+            return Some(SlotState::Loaded(LoadedFile {
                 display: file.display.clone(),
                 text: None,
                 digest: entry.digest,
@@ -407,31 +454,31 @@ impl Gather<'_> {
             }));
         }
         let max = self.config.max_source_bytes;
-        if present.size > max {
-            return Ok(SlotState::Unavailable(Unavailable::TooLarge { limit: max }));
+        (present.size > max).then_some(SlotState::Unavailable(Unavailable::TooLarge { limit: max }))
+    }
+}
+
+/// A winner's state after its read.
+fn loaded(file: &ProbedFile, outcome: ReadOutcome, path: &Utf8Path) -> SlotState {
+    match outcome {
+        ReadOutcome::Loaded(loaded) => SlotState::Loaded(LoadedFile {
+            display: file.display.clone(),
+            digest: Digest::of(&loaded.text),
+            trimmed: Digest::of_trimmed(&loaded.text),
+            version: loaded.version,
+            bytes: loaded.bytes_read,
+            text: Some(Arc::from(loaded.text)),
+        }),
+        // Present at the probe, gone at the read: treat as unavailable for
+        // this pass so a race never removes loaded instructions; the next
+        // pass sees the settled state.
+        ReadOutcome::Absent => {
+            SlotState::Unavailable(Unavailable::Io("changed while being read".into()))
         }
-        Ok(
-            match self.provider.read_text(path, max, self.cancel).await? {
-                ReadOutcome::Loaded(loaded) => SlotState::Loaded(LoadedFile {
-                    display: file.display.clone(),
-                    digest: Digest::of(&loaded.text),
-                    trimmed: Digest::of_trimmed(&loaded.text),
-                    version: loaded.version,
-                    bytes: loaded.bytes_read,
-                    text: Some(Arc::from(loaded.text)),
-                }),
-                // Present at the probe, gone at the read: treat as unavailable
-                // for this pass so a race never removes loaded instructions; the
-                // next pass sees the settled state.
-                ReadOutcome::Absent => {
-                    SlotState::Unavailable(Unavailable::Io("changed while being read".into()))
-                }
-                ReadOutcome::Unavailable(u) => {
-                    tracing::debug!(path = %path, reason = %u, "instruction file unreadable");
-                    SlotState::Unavailable(u)
-                }
-            },
-        )
+        ReadOutcome::Unavailable(u) => {
+            tracing::debug!(path = %path, reason = %u, "instruction file unreadable");
+            SlotState::Unavailable(u)
+        }
     }
 }
 

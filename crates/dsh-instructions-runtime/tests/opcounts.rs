@@ -239,3 +239,59 @@ async fn show_under_a_small_budget_reads_at_most_budget_plus_one_file_per_candid
         "{bytes} bytes read for an 8 KiB budget"
     );
 }
+
+/// Budgeted reads are batched by probed sizes; a file that grew after its
+/// probe must not change which files are read as content: the result is
+/// that of reading one directory at a time (reads beyond the stop are put
+/// back as unread), whatever the probes claimed.
+#[tokio::test]
+async fn a_stale_probe_size_changes_nothing_a_budgeted_baseline_shows() {
+    let inspect_with = |stale: bool| async move {
+        let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+        let dirs = chain(&fs, 4, 4096);
+        // A copy whose fate shows whether `d2` was read: read, it is a
+        // duplicate of `d2/AGENTS.md`; unread, both are left out unread.
+        let copy = "level 2 ".repeat(4096 / 8 + 1);
+        fs.insert(
+            &dirs[2].join("AGENTS.local.md"),
+            MemNode::file(&copy.as_bytes()[..4096]),
+        );
+        if stale {
+            let text = "level 4 ".repeat(4096 / 8 + 1);
+            fs.insert(
+                &dirs[4].join("AGENTS.md"),
+                MemNode::file(&text.as_bytes()[..4096]).with_stale_size(10),
+            );
+        }
+        let mut config = Config::with_max_bytes(6144);
+        config.max_source_bytes = 8192;
+        dsh_instructions_runtime::inspect(
+            &fs,
+            &config,
+            &home(),
+            &dirs[4],
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("not cancelled")
+    };
+    let honest = inspect_with(false).await;
+    let stale = inspect_with(true).await;
+    assert_eq!(stale.text, honest.text);
+    assert_eq!(stale.source, honest.source);
+    let fates = |i: &dsh_instructions_runtime::Inspection| {
+        i.candidates
+            .iter()
+            .map(|c| (c.path.clone(), c.fate.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(fates(&stale), fates(&honest));
+    // Sanity: the budget really left broader files unread in both.
+    assert!(
+        honest.candidates.iter().any(|c| matches!(
+            c.fate,
+            dsh_instructions_runtime::CandidateFate::OmittedByBudget { .. }
+        )),
+        "{honest:#?}"
+    );
+}

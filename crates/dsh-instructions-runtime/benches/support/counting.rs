@@ -152,6 +152,27 @@ impl FsProvider for Counting {
         })
     }
 
+    fn read_many<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        max_source_bytes: u64,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<ReadOutcome>, Cancelled>> {
+        add(&self.counts.reads, paths.len() as u64);
+        Box::pin(async move {
+            let out = self
+                .inner
+                .read_many(paths, max_source_bytes, cancel)
+                .await?;
+            for outcome in &out {
+                if let ReadOutcome::Loaded(text) = outcome {
+                    add(&self.counts.bytes_read, text.bytes_read);
+                }
+            }
+            Ok(out)
+        })
+    }
+
     fn marker<'a>(
         &'a self,
         path: &'a Utf8Path,
