@@ -46,7 +46,7 @@ use crate::provider::{
     BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe,
     PresentFile, Probe, ReadOutcome, Unavailable,
 };
-use crate::text::decode_text;
+use crate::text::decode_owned;
 
 /// Bytes per `read(2)`: the token is checked between chunks.
 const CHUNK: usize = 64 * 1024;
@@ -658,11 +658,22 @@ impl Inner {
         }
         // Metadata may lie (R-DISC-6): the count below is what enforces the cap.
         let expected = usize::try_from(metadata.len()).unwrap_or(0).min(1 << 24);
-        let mut bytes = Vec::with_capacity(expected);
-        let mut chunk = vec![0u8; CHUNK];
+        // Read straight into the text buffer, a chunk at a time (the token
+        // is checked between chunks); only the bytes a chunk may receive
+        // are zeroed, so a small file never pays for a whole chunk.
+        let mut bytes: Vec<u8> = Vec::with_capacity(expected + 1);
         loop {
             check(cancel)?;
-            let n = match file.read(&mut chunk) {
+            let start = bytes.len();
+            let want = if start < expected {
+                (expected - start + 1).min(CHUNK)
+            } else {
+                CHUNK.min(start.max(4096))
+            };
+            bytes.resize(start + want, 0);
+            let read = file.read(&mut bytes[start..]);
+            bytes.truncate(start + read.as_ref().map_or(0, |n| *n));
+            let n = match read {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
@@ -673,18 +684,18 @@ impl Inner {
                     }));
                 }
             };
-            if (bytes.len() + n) as u64 > cap {
+            if (start + n) as u64 > cap {
                 return Ok(ReadOutcome::Unavailable(Unavailable::TooLarge {
                     limit: cap,
                 }));
             }
-            bytes.extend_from_slice(&chunk[..n]);
         }
+        let bytes_read = bytes.len() as u64;
         Ok(ReadOutcome::Loaded(LoadedText {
-            text: decode_text(&bytes),
+            text: decode_owned(bytes),
             version: version_of(&metadata),
             identity: identity_of(&metadata),
-            bytes_read: bytes.len() as u64,
+            bytes_read,
         }))
     }
 }

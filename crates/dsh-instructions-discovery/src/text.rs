@@ -22,6 +22,15 @@ pub fn decode_text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(body).into_owned()
 }
 
+/// [`decode_text`] taking the buffer: valid UTF-8 (the usual case) becomes
+/// the text without a copy.
+pub(crate) fn decode_owned(mut bytes: Vec<u8>) -> String {
+    if bytes.starts_with(UTF8_BOM) {
+        bytes.drain(..UTF8_BOM.len());
+    }
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::decode_text;
@@ -41,5 +50,6 @@ mod tests {
     #[case::valid_multibyte(b"\xE2\x82\xAC", "\u{20AC}")]
     fn decodes(#[case] input: &[u8], #[case] expected: &str) {
         assert_eq!(decode_text(input), expected);
+        assert_eq!(super::decode_owned(input.to_vec()), expected);
     }
 }

@@ -388,15 +388,18 @@ pub(crate) async fn gather_chain(
     seen: &mut SeenFiles,
 ) -> Result<Vec<DirScan>, Cancelled> {
     let mut scans = Vec::with_capacity(chain.len() + 1);
-    scans.push(
-        g.user_global(&home.user_global_file(), &home.user_global_label())
-            .await?,
-    );
     // One provider call for the whole chain (one blocking task on disk,
-    // each directory opened relative to its parent).
+    // each directory opened relative to its parent), overlapping the
+    // user-global probe.
     let dirs: Vec<Utf8PathBuf> = chain.iter().map(|rel| dir_abs(root, rel)).collect();
     let names = g.names();
-    let probes = g.provider.probe_dirs(&dirs, &names, g.cancel).await?;
+    let (ug_file, ug_label) = (home.user_global_file(), home.user_global_label());
+    let (ug, probes) = tokio::join!(
+        g.user_global(&ug_file, &ug_label),
+        probe_dirs(g, &dirs, &names)
+    );
+    scans.push(ug?);
+    let probes = probes?;
     for ((rel, abs), probes) in chain.iter().zip(&dirs).zip(probes) {
         scans.push(g.slots(abs, rel, names.clone(), probes, &|_| false));
     }

@@ -461,14 +461,17 @@ impl Gather<'_> {
 /// A winner's state after its read.
 fn loaded(file: &ProbedFile, outcome: ReadOutcome, path: &Utf8Path) -> SlotState {
     match outcome {
-        ReadOutcome::Loaded(loaded) => SlotState::Loaded(LoadedFile {
-            display: file.display.clone(),
-            digest: Digest::of(&loaded.text),
-            trimmed: Digest::of_trimmed(&loaded.text),
-            version: loaded.version,
-            bytes: loaded.bytes_read,
-            text: Some(Arc::from(loaded.text)),
-        }),
+        ReadOutcome::Loaded(loaded) => {
+            let (digest, trimmed) = Digest::of_and_trimmed(&loaded.text);
+            SlotState::Loaded(LoadedFile {
+                display: file.display.clone(),
+                digest,
+                trimmed,
+                version: loaded.version,
+                bytes: loaded.bytes_read,
+                text: Some(Arc::from(loaded.text)),
+            })
+        }
         // Present at the probe, gone at the read: treat as unavailable for
         // this pass so a race never removes loaded instructions; the next
         // pass sees the settled state.

@@ -43,6 +43,27 @@ impl Digest {
         Self::of(text.trim())
     }
 
+    /// `(Digest::of(text), Digest::of_trimmed(text))` in one pass over the
+    /// text when it has no leading white space (the usual case): the trimmed
+    /// text is then a prefix, and the full digest continues its hash state.
+    ///
+    /// ```
+    /// use dsh_instructions_state::Digest;
+    /// let text = "rules\n\n";
+    /// assert_eq!(Digest::of_and_trimmed(text), (Digest::of(text), Digest::of_trimmed(text)));
+    /// ```
+    pub fn of_and_trimmed(text: &str) -> (Self, Self) {
+        let trimmed = text.trim();
+        if text.len() - text.trim_start().len() != 0 {
+            return (Self::of(text), Self::of(trimmed));
+        }
+        let mut hasher = sha1::Sha1::new();
+        hasher.update(trimmed.as_bytes());
+        let short = Self(hasher.clone().finalize().into());
+        hasher.update(&text.as_bytes()[trimmed.len()..]);
+        (Self(hasher.finalize().into()), short)
+    }
+
     /// The raw 20 bytes.
     pub fn as_bytes(&self) -> &[u8; 20] {
         &self.0
@@ -104,6 +125,16 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use rstest::rstest;
+
+    proptest! {
+        #[test]
+        fn one_pass_digests_equal_two_passes(text in "[ \t\n\u{3000}a-z\u{e9}]{0,40}") {
+            prop_assert_eq!(
+                Digest::of_and_trimmed(&text),
+                (Digest::of(&text), Digest::of_trimmed(&text))
+            );
+        }
+    }
 
     // Expected values computed independently with `printf '<text>' | sha1sum`.
     #[rstest]
