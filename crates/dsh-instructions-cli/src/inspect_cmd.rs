@@ -1,17 +1,23 @@
-//! `show`, `explain` and `check`: one `inspect()` of the baseline for a cwd,
-//! printed three ways (R-CLI-1, R-CLI-2, R-CLI-6).
+//! `show`, `explain` and `check`: one look at the baseline for a cwd,
+//! printed three ways (R-CLI-1, R-CLI-2, R-CLI-6). `show` takes the
+//! `preview()` (no per-candidate report); the others the full `inspect()`.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use dsh_agent_instructions::discovery::{CancellationToken, RootReason, Unavailable};
-use dsh_agent_instructions::runtime::{CandidateFate, InspectedCandidate, Inspection, inspect};
+use camino::Utf8Path;
+use dsh_agent_instructions::discovery::{
+    CancellationToken, Cancelled, CapStdProvider, RootReason, Unavailable,
+};
+use dsh_agent_instructions::runtime::{
+    CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview,
+};
 use dsh_agent_instructions::state::Config;
 use serde_json::{Value, json};
 
 use crate::args::{CheckArgs, ConfigArgs, ViewArgs};
 use crate::error::{CliError, EXIT_PROBLEMS};
-use crate::setup;
+use crate::setup::{self, Setup};
 
 /// Version of the `explain --json` document shape (docs/cli.md).
 pub const EXPLAIN_SCHEMA: u32 = 1;
@@ -23,21 +29,29 @@ struct Seen {
     warnings: Vec<String>,
 }
 
-fn run_inspect(cwd_flag: Option<&std::path::Path>, flags: &ConfigArgs) -> Result<Seen, CliError> {
+/// Runs one look (`inspect` or `preview`) at the baseline for the cwd,
+/// over the provider the CLI opens for it.
+fn look<T>(
+    cwd_flag: Option<&std::path::Path>,
+    flags: &ConfigArgs,
+    run: impl AsyncFn(&CapStdProvider, &Setup, &Utf8Path) -> Result<T, Cancelled>,
+) -> Result<(T, Setup), CliError> {
     let setup = setup::load(flags)?;
     let cwd = setup::cwd(&setup.env, cwd_flag)?;
     let rt = setup::runtime()?;
-    let inspection = rt.block_on(async {
+    let seen = rt.block_on(async {
         let provider = setup::provider(&setup, &cwd, flags).await?;
-        inspect(
-            &provider,
-            &setup.config,
-            &setup.home,
-            &cwd,
-            &CancellationToken::new(),
-        )
-        .await
-        .map_err(|e| CliError::new(format!("inspect: {e}")))
+        run(&provider, &setup, &cwd)
+            .await
+            .map_err(|e| CliError::new(format!("inspect: {e}")))
+    })?;
+    Ok((seen, setup))
+}
+
+fn run_inspect(cwd_flag: Option<&std::path::Path>, flags: &ConfigArgs) -> Result<Seen, CliError> {
+    let (inspection, setup) = look(cwd_flag, flags, async |provider, setup, cwd| {
+        let cancel = CancellationToken::new();
+        inspect(provider, &setup.config, &setup.home, cwd, &cancel).await
     })?;
     Ok(Seen {
         inspection,
@@ -49,7 +63,14 @@ fn run_inspect(cwd_flag: Option<&std::path::Path>, flags: &ConfigArgs) -> Result
 /// `show`: the baseline text byte for byte plus one `\n` (nothing at all when
 /// no instructions load), or the `--json` document.
 pub fn show(args: &ViewArgs) -> Result<ExitCode, CliError> {
-    let seen = run_inspect(args.cwd.as_deref(), &args.config)?.inspection;
+    let (seen, _) = look(
+        args.cwd.as_deref(),
+        &args.config,
+        async |provider, setup, cwd| {
+            let cancel = CancellationToken::new();
+            preview(provider, &setup.config, &setup.home, cwd, &cancel).await
+        },
+    )?;
     if args.json {
         out!("{}", show_json(&seen));
     } else if !seen.text.is_empty() {
@@ -59,21 +80,21 @@ pub fn show(args: &ViewArgs) -> Result<ExitCode, CliError> {
 }
 
 /// The `show --json` document.
-fn show_json(seen: &Inspection) -> Value {
+fn show_json(seen: &Preview) -> Value {
     json!({
         "text": seen.text,
-        "source": source_json(seen),
+        "source": source_json(&seen.text, &seen.source),
         "root": seen.root.as_str(),
         "identity": seen.identity,
     })
 }
 
 /// The typed source, or `null` when no message would be sent.
-fn source_json(seen: &Inspection) -> Value {
-    if seen.text.is_empty() {
+fn source_json(text: &str, source: &dsh_agent_instructions::state::TypedSource) -> Value {
+    if text.is_empty() {
         Value::Null
     } else {
-        seen.source.to_json()
+        source.to_json()
     }
 }
 
@@ -327,7 +348,7 @@ fn explain_json(seen: &Inspection, config: &Config, warnings: &[String]) -> Valu
             "notice": seen.notice,
         },
         "candidates": candidates,
-        "source": source_json(seen),
+        "source": source_json(&seen.text, &seen.source),
         "warnings": warnings,
     })
 }

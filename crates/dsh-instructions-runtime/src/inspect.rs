@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, FsProvider, Probe, ReadOutcome, RootReason, Unavailable,
-    find_project_root,
+    CancellationToken, Cancelled, FsProvider, Probe, ProjectRoot, ReadOutcome, RootReason,
+    Unavailable, find_project_root,
 };
 use dsh_instructions_render::{BaselineKind, Fate};
 use dsh_instructions_state::{
@@ -123,6 +123,157 @@ pub struct Inspection {
     pub candidates: Vec<InspectedCandidate>,
 }
 
+/// What `show` prints: the baseline the model would receive for a
+/// directory, without the per-candidate report of [`Inspection`] (which on
+/// a deep chain holds every candidate's path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preview {
+    /// The session cwd.
+    pub cwd: Utf8PathBuf,
+    /// The project root.
+    pub root: Utf8PathBuf,
+    /// Why it is the root.
+    pub root_reason: RootReason,
+    /// The resolved DSH home and its label.
+    pub home: DshHome,
+    /// The baseline identity (R-STATE-4).
+    pub identity: String,
+    /// The byte budget.
+    pub max_bytes: u64,
+    /// The exact baseline text the model would receive ("" when none).
+    pub text: String,
+    /// The budget notice line, if any.
+    pub notice: Option<String>,
+    /// The typed source the baseline message would carry.
+    pub source: TypedSource,
+}
+
+/// The gathered chain and its render, shared by [`preview`] and [`inspect`].
+struct Gathered {
+    found: ProjectRoot,
+    budget: u64,
+    identity: String,
+    scans: Vec<DirScan>,
+    plan: BaselinePlan,
+}
+
+async fn gather_baseline(
+    gather: &Gather<'_>,
+    home: &DshHome,
+    cwd: &Utf8Path,
+) -> Result<Gathered, Cancelled> {
+    let config = gather.config;
+    let found = find_project_root(
+        gather.provider,
+        cwd,
+        &config.project_root_markers,
+        gather.cancel,
+    )
+    .await?;
+    let budget = config.budget().unwrap_or(0);
+    let chain = chain_rel(&found.root, cwd);
+    let scans = gather_chain(
+        gather,
+        home,
+        &found.root,
+        &chain,
+        Some(budget),
+        &mut SeenFiles::default(),
+    )
+    .await?;
+    let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
+    let identity = baseline_identity(
+        config,
+        &root_relative_to_cwd(found.root.as_str(), cwd.as_str()),
+    );
+    Ok(Gathered {
+        found,
+        budget,
+        identity,
+        scans,
+        plan,
+    })
+}
+
+impl Gathered {
+    fn preview(self, cwd: &Utf8Path, home: &DshHome) -> Preview {
+        let plan = self.plan;
+        let changes: Vec<Change> = plan
+            .files
+            .iter()
+            .zip(plan.file_fates())
+            .filter(|(_, f)| f.is_represented())
+            .map(|((scope, f), _)| Change {
+                action: Action::Set,
+                scope: scope.clone(),
+                path: f.display.clone(),
+                previous_path: None,
+                digest: Some(f.digest),
+            })
+            .collect();
+        let rendered = plan.rendered;
+        Preview {
+            cwd: cwd.to_owned(),
+            root: self.found.root,
+            root_reason: self.found.reason,
+            home: home.clone(),
+            identity: self.identity.clone(),
+            max_bytes: self.budget,
+            notice: rendered.notice.clone(),
+            source: if rendered.is_empty() {
+                TypedSource::default()
+            } else {
+                TypedSource {
+                    baseline: true,
+                    baseline_identity: Some(self.identity),
+                    changes,
+                }
+            },
+            text: rendered.text,
+        }
+    }
+}
+
+/// The baseline for `cwd`, as [`inspect`] computes it, without the
+/// candidate report.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use dsh_instructions_runtime::{inspect, preview};
+/// use dsh_instructions_discovery::{CancellationToken, MemoryProvider, MemNode};
+/// use dsh_instructions_state::Config;
+/// use dsh_home_paths::{DshHome, HomeLabel};
+///
+/// let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+/// fs.insert("/repo/.git".into(), MemNode::dir());
+/// fs.insert("/repo/AGENTS.md".into(), MemNode::file("Use tabs."));
+/// let home = DshHome { path: "/home/u/.dsh".into(), label: HomeLabel::Default };
+/// let config = Config::with_max_bytes(65_536);
+/// let cancel = CancellationToken::new();
+/// let shown = preview(&fs, &config, &home, "/repo".into(), &cancel).await.unwrap();
+/// let full = inspect(&fs, &config, &home, "/repo".into(), &cancel).await.unwrap();
+/// assert_eq!(shown.text, full.text);
+/// assert_eq!(shown.source, full.source);
+/// # });
+/// ```
+pub async fn preview(
+    provider: &dyn FsProvider,
+    config: &Config,
+    home: &DshHome,
+    cwd: &Utf8Path,
+    cancel: &CancellationToken,
+) -> Result<Preview, Cancelled> {
+    let gather = Gather {
+        provider,
+        config,
+        cancel,
+        cache: None,
+    };
+    Ok(gather_baseline(&gather, home, cwd)
+        .await?
+        .preview(cwd, home))
+}
+
 /// Inspects the baseline for `cwd` (see the module docs).
 ///
 /// ```
@@ -148,72 +299,36 @@ pub async fn inspect(
     cwd: &Utf8Path,
     cancel: &CancellationToken,
 ) -> Result<Inspection, Cancelled> {
-    let found = find_project_root(provider, cwd, &config.project_root_markers, cancel).await?;
-    let root = found.root.clone();
-    let budget = config.budget().unwrap_or(0);
     let gather = Gather {
         provider,
         config,
         cancel,
         cache: None,
     };
-    let chain = chain_rel(&root, cwd);
-    let scans = gather_chain(
-        &gather,
-        home,
-        &root,
-        &chain,
-        Some(budget),
-        &mut SeenFiles::default(),
-    )
-    .await?;
-    let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
-    let identity = baseline_identity(config, &root_relative_to_cwd(root.as_str(), cwd.as_str()));
-
-    let fates: HashMap<ScopeKey, Fate> = plan
+    let gathered = gather_baseline(&gather, home, cwd).await?;
+    let fates: HashMap<ScopeKey, Fate> = gathered
+        .plan
         .files
         .iter()
-        .zip(plan.file_fates())
+        .zip(gathered.plan.file_fates())
         .map(|((s, _), f)| (s.clone(), *f))
         .collect();
-    let changes: Vec<Change> = plan
-        .files
-        .iter()
-        .zip(plan.file_fates())
-        .filter(|(_, f)| f.is_represented())
-        .map(|((scope, f), _)| Change {
-            action: Action::Set,
-            scope: scope.clone(),
-            path: f.display.clone(),
-            previous_path: None,
-            digest: Some(f.digest),
-        })
-        .collect();
-
     let mut candidates = Vec::new();
     let user_label = home.user_global_label();
-    for scan in &scans {
+    for scan in &gathered.scans {
         describe(&gather, scan, &user_label, &fates, &mut candidates).await?;
     }
-    let rendered = plan.rendered;
+    let p = gathered.preview(cwd, home);
     Ok(Inspection {
-        cwd: cwd.to_owned(),
-        root,
-        root_reason: found.reason,
-        home: home.clone(),
-        identity: identity.clone(),
-        max_bytes: budget,
-        notice: rendered.notice.clone(),
-        source: if rendered.is_empty() {
-            TypedSource::default()
-        } else {
-            TypedSource {
-                baseline: true,
-                baseline_identity: Some(identity),
-                changes,
-            }
-        },
-        text: rendered.text,
+        cwd: p.cwd,
+        root: p.root,
+        root_reason: p.root_reason,
+        home: p.home,
+        identity: p.identity,
+        max_bytes: p.max_bytes,
+        text: p.text,
+        notice: p.notice,
+        source: p.source,
         candidates,
     })
 }

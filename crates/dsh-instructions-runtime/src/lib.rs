@@ -79,6 +79,6 @@ pub use host::{
     BatchEntry, BatchItem, Decision, Host, InboxId, SessionEvent, ToolExecution, VisibleMark,
     VisibleUpdate, WorkspaceMessage,
 };
-pub use inspect::{CandidateFate, InspectedCandidate, Inspection, inspect};
+pub use inspect::{CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview};
 pub use instance::{Instance, Mount, PreStepOutcome};
 pub use memory_host::{HistoryItem, Inbox, MemoryHost};

@@ -1,4 +1,4 @@
-//! Driving the runtime the way a product does: `inspect()` for a baseline
+//! Driving the runtime the way a product does: `preview()` for a baseline
 //! (the `show` job), an [`Instance`] over a [`MemoryHost`] for touches and
 //! pre-step revalidation.
 
@@ -9,8 +9,8 @@ use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{CancellationToken, CapStdProvider, FsProvider};
 use dsh_instructions_runtime::{
-    BatchItem, Decision, Host, Inspection, Instance, MemoryHost, Mount, ToolExecution,
-    WorkspaceMessage, inspect,
+    BatchItem, Decision, Host, Instance, MemoryHost, Mount, Preview, ToolExecution,
+    WorkspaceMessage, preview,
 };
 use dsh_instructions_state::{Action, Change, Config, Digest, SLOT_BASE, ScopeKey, TypedSource};
 
@@ -58,8 +58,8 @@ pub fn disk(tree: &Tree) -> io::Result<Arc<dyn FsProvider>> {
 /// # Panics
 ///
 /// Never cancelled, so never.
-pub async fn show(provider: &dyn FsProvider, tree: &Tree, max_bytes: i64) -> Inspection {
-    inspect(
+pub async fn show(provider: &dyn FsProvider, tree: &Tree, max_bytes: i64) -> Preview {
+    preview(
         provider,
         &config(max_bytes),
         &home(tree),
