@@ -1,7 +1,7 @@
 //! Visible state derived from the workspace messages on the surface
 //! (R-STATE-5).
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use crate::digest::Digest;
 use crate::scope::ScopeKey;
@@ -71,7 +71,9 @@ pub struct VisibleBaseline {
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VisibleState {
-    entries: BTreeMap<ScopeKey, VisibleEntry>,
+    /// Hashed: a revalidation looks up every known scope; the rare callers
+    /// that list entries get them sorted.
+    entries: HashMap<ScopeKey, VisibleEntry>,
     baseline: Option<VisibleBaseline>,
 }
 
@@ -141,7 +143,9 @@ impl VisibleState {
 
     /// Every scope with visible state, tombstones included, in key order.
     pub fn entries(&self) -> impl Iterator<Item = (&ScopeKey, &VisibleEntry)> {
-        self.entries.iter()
+        let mut all: Vec<(&ScopeKey, &VisibleEntry)> = self.entries.iter().collect();
+        all.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        all.into_iter()
     }
 
     /// Scopes whose latest visible change loads them, in key order.
@@ -274,6 +278,21 @@ mod tests {
         assert_eq!(s, VisibleState::derive([(0, &m1), (1, &m2)]));
         assert_eq!(s.loaded().count(), 0);
         assert_eq!(s.entries().count(), 1);
+    }
+
+    #[test]
+    fn entries_come_in_key_order() {
+        let keys = ["z", "a/b", "a", "m"].map(|d| ScopeKey::project(d, "base"));
+        let changes = keys
+            .iter()
+            .map(|k| change(Action::Set, k, "AGENTS.md", "x"))
+            .collect();
+        let s = VisibleState::derive([(0, &msg(false, changes))]);
+        let got: Vec<&ScopeKey> = s.entries().map(|(k, _)| k).collect();
+        let mut want: Vec<&ScopeKey> = keys.iter().collect();
+        want.sort();
+        assert_eq!(got, want);
+        assert_eq!(s.loaded().count(), 4);
     }
 
     proptest! {
