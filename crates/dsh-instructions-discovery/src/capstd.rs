@@ -532,10 +532,10 @@ impl Inner {
                 .find(|r| r.path.as_str() == path.as_str())
                 .and_then(|r| r.handle().cloned())
         };
-        let Some((handle, stamp)) = batch.handle(&root_of, dir) else {
+        let Some((handle, stamp, slot)) = batch.handle(&root_of, dir) else {
             return Ok(None);
         };
-        let known = batch.known_absent(dir, stamp);
+        let known = batch.known_absent(slot, stamp);
         let mut probes = Vec::with_capacity(names.len());
         let mut absent = 0u64;
         let mut skipped = 0;
@@ -556,7 +556,7 @@ impl Inner {
             probes.push(probe);
         }
         batch.count_skipped(skipped);
-        batch.record(dir, stamp, absent);
+        batch.record(slot, stamp, absent);
         Ok(Some(probes))
     }
 

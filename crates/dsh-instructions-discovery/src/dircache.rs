@@ -115,11 +115,14 @@ impl Hasher for Fnv {
 
 type FnvMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<Fnv>>;
 
-/// The handles, keyed by normalized absolute path (as a string: `Path`
-/// hashes and compares component by component, several times slower).
+/// The handles, indexed by normalized absolute path (as a string: `Path`
+/// hashes and compares component by component, several times slower). A
+/// path keeps its slot for the life of the cache (a stale handle is replaced
+/// in place), so a batch looks a path up once and then uses its slot.
 #[derive(Debug)]
 pub(crate) struct DirCache {
-    entries: FnvMap<Entry>,
+    slots: Vec<Entry>,
+    index: FnvMap<usize>,
     capacity: usize,
     /// Candidate lookups answered from a stamp instead of a syscall (read by
     /// tests to show the fast path is taken).
@@ -136,7 +139,8 @@ impl DirCache {
             .current
             .unwrap_or(MAX_HANDLES * 4);
         Self {
-            entries: FnvMap::default(),
+            slots: Vec::new(),
+            index: FnvMap::default(),
             capacity: usize::try_from((soft / 4).min(MAX_HANDLES)).unwrap_or(0),
             skipped: 0,
         }
@@ -144,13 +148,14 @@ impl DirCache {
 
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        self.slots.len()
     }
 }
 
 /// A handle proven (in this batch) to name its path, with the directory's
-/// stamp taken before any lookup of this batch in it.
-type Valid = (Arc<Dir>, Option<Stamp>);
+/// stamp taken before any lookup of this batch in it, and its cache slot
+/// (`None` for a root or a directory the full cache could not take).
+pub(crate) type Valid = (Arc<Dir>, Option<Stamp>, Option<usize>);
 
 /// One probe batch over the cache: every directory is validated and
 /// `fstat`-ed at most once per visit, all against one clock reading taken
@@ -202,14 +207,14 @@ impl<'c> Batch<'c> {
 
     /// Marks `path` (a prefix of `last`, deeper than the stack's top)
     /// valid for this batch, stamping it now.
-    fn validate(&mut self, path: &Utf8Path, dir: Arc<Dir>) -> Valid {
+    fn validate(&mut self, path: &str, dir: Arc<Dir>, slot: Option<usize>) -> Valid {
         let stamp = dir
             .dir_metadata()
             .ok()
             .and_then(|m| Stamp::trusted(&m, self.now, self.margin));
         self.stack
-            .push((path.as_str().len(), (Arc::clone(&dir), stamp)));
-        (dir, stamp)
+            .push((path.len(), (Arc::clone(&dir), stamp, slot)));
+        (dir, stamp, slot)
     }
 
     /// A handle on `dir` that provably names that path now, with the
@@ -236,59 +241,71 @@ impl<'c> Batch<'c> {
         self.last.push_str(dir.as_str());
         // Up to the nearest directory proven in this batch, or a root. Every
         // stack entry and `cursor` are prefixes of `dir`: equal lengths mean
-        // the same directory.
-        let mut below = Vec::new();
-        let mut cursor = dir;
-        let (mut handle, mut stamp) = loop {
+        // the same directory. `dir` is normalized and absolute, so its
+        // parents are its prefixes up to a `/`.
+        let mut below: Vec<&str> = Vec::new();
+        let mut cursor = dir.as_str();
+        let mut valid = loop {
             if let Some((len, valid)) = self.stack.last()
-                && *len == cursor.as_str().len()
+                && *len == cursor.len()
             {
                 break valid.clone();
             }
-            if let Some(root) = root_of(cursor) {
-                break self.validate(cursor, root);
+            if let Some(root) = root_of(Utf8Path::new(cursor)) {
+                break self.validate(cursor, root, None);
             }
             below.push(cursor);
-            cursor = cursor.parent()?;
+            cursor = match cursor.rfind('/')? {
+                0 if cursor.len() > 1 => "/",
+                0 => return None,
+                i => &cursor[..i],
+            };
         };
         for path in below.into_iter().rev() {
+            let (handle, stamp, _) = valid;
             let parent = stamp?;
-            let name = path.file_name().filter(|n| plain(n))?;
-            let cached = self
-                .cache
-                .entries
-                .get(path.as_str())
+            let name = path.rsplit('/').next().filter(|n| plain(n))?;
+            let slot = self.cache.index.get(path).copied();
+            let cached = slot
+                .map(|i| &self.cache.slots[i])
                 .filter(|e| e.parent == parent)
                 .map(|e| Arc::clone(&e.dir));
-            handle = match cached {
-                Some(dir) => dir,
+            let (dir, slot) = match cached {
+                Some(dir) => (dir, slot),
                 None => {
-                    self.cache.entries.remove(path.as_str());
                     let opened = Arc::new(handle.open_dir_nofollow(name).ok()?);
-                    if self.cache.entries.len() < self.cache.capacity {
-                        self.cache.entries.insert(
-                            path.as_str().to_owned(),
-                            Entry {
-                                dir: Arc::clone(&opened),
-                                parent,
-                                own: None,
-                                absent: 0,
-                                names: 0,
-                            },
-                        );
-                    }
-                    opened
+                    let entry = Entry {
+                        dir: Arc::clone(&opened),
+                        parent,
+                        own: None,
+                        absent: 0,
+                        names: 0,
+                    };
+                    let slot = match slot {
+                        Some(i) => {
+                            self.cache.slots[i] = entry;
+                            Some(i)
+                        }
+                        None if self.cache.slots.len() < self.cache.capacity => {
+                            self.cache.slots.push(entry);
+                            let i = self.cache.slots.len() - 1;
+                            self.cache.index.insert(path.to_owned(), i);
+                            Some(i)
+                        }
+                        None => None,
+                    };
+                    (opened, slot)
                 }
             };
-            (handle, stamp) = self.validate(path, handle);
+            valid = self.validate(path, dir, slot);
         }
-        Some((handle, stamp))
+        Some(valid)
     }
 
-    /// Bit `i` set: candidate `i` is known to have no entry in `dir`, whose
-    /// current stamp is `stamp`.
-    pub(crate) fn known_absent(&mut self, dir: &Utf8Path, stamp: Option<Stamp>) -> u64 {
-        match self.cache.entries.get(dir.as_str()) {
+    /// Bit `i` set: candidate `i` is known to have no entry in the directory
+    /// in `slot`, whose current stamp is `stamp`.
+    pub(crate) fn known_absent(&self, slot: Option<usize>, stamp: Option<Stamp>) -> u64 {
+        match slot.map(|i| &self.cache.slots[i]) {
             Some(e) if stamp.is_some() && e.own == stamp && e.names == self.names => e.absent,
             _ => 0,
         }
@@ -299,11 +316,12 @@ impl<'c> Batch<'c> {
         self.cache.skipped += u64::from(n);
     }
 
-    /// Records what a batch saw in `dir`: its stamp taken before the lookups
-    /// and (bit per candidate) the names whose `lstat` found no entry.
-    pub(crate) fn record(&mut self, dir: &Utf8Path, stamp: Option<Stamp>, absent: u64) {
+    /// Records what a batch saw in the directory in `slot`: its stamp taken
+    /// before the lookups and (bit per candidate) the names whose `lstat`
+    /// found no entry.
+    pub(crate) fn record(&mut self, slot: Option<usize>, stamp: Option<Stamp>, absent: u64) {
         let names = self.names;
-        if let Some(entry) = self.cache.entries.get_mut(dir.as_str()) {
+        if let Some(entry) = slot.map(|i| &mut self.cache.slots[i]) {
             entry.own = stamp;
             let usable = stamp.is_some() && names != 0;
             entry.absent = if usable { absent } else { 0 };
