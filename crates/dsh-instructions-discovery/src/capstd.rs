@@ -15,13 +15,14 @@
 //! # Directories probed again
 //!
 //! `probe_dirs` keeps handles on the directories it probes, opened by name
-//! from a root without following symlinks (so they can only lie inside it),
-//! bounded by a quarter of the descriptor limit. A later batch revalidates a
-//! handle with one `fstat` of its parent instead of a walk from the root, and
-//! skips candidate names that had no entry while the directory's ctime is
-//! unchanged and old enough to trust; why that gives the same answer as a
-//! fresh probe is argued in the `dircache` module. Directories reached
-//! through a symlink, or edited in the last two seconds, take the full path.
+//! from a root without following symlinks (so they can only lie inside it);
+//! all providers of the process together hold at most a quarter of the
+//! descriptor limit. A later batch revalidates a handle with one `fstat` of
+//! its parent instead of a walk from the root, and skips candidate names that
+//! had no entry while the directory's ctime is unchanged and old enough to
+//! trust; why that gives the same answer as a fresh probe is argued in the
+//! `dircache` module. Directories reached through a symlink, or edited in the
+//! last two seconds, take the full path.
 //!
 //! Limitation: roots are matched lexically, so a link whose absolute text
 //! names a root through a different spelling (e.g. via a symlinked parent of

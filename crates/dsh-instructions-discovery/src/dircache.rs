@@ -34,7 +34,8 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use camino::Utf8Path;
@@ -47,6 +48,50 @@ pub(crate) const STAMP_MARGIN: Duration = Duration::from_secs(2);
 
 /// Handles kept at most, whatever the descriptor limit allows.
 const MAX_HANDLES: u64 = 8192;
+
+/// Handles held by every cache in the process together, so several
+/// providers (one per session, say) share one budget instead of each taking
+/// its own quarter of the descriptor limit.
+static HELD: AtomicUsize = AtomicUsize::new(0);
+
+/// A quarter of the soft descriptor limit, at most [`MAX_HANDLES`], read
+/// once: a product with a low limit keeps most descriptors for itself.
+fn handle_budget() -> usize {
+    static BUDGET: OnceLock<usize> = OnceLock::new();
+    *BUDGET.get_or_init(|| {
+        let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(MAX_HANDLES * 4);
+        usize::try_from((soft / 4).min(MAX_HANDLES)).unwrap_or(0)
+    })
+}
+
+/// One handle's share of a budget counter ([`HELD`]), given back on drop.
+#[derive(Debug)]
+struct Held(&'static AtomicUsize);
+
+impl Held {
+    /// A share, or `None` when the process-wide budget is spent (the
+    /// directory then takes the uncached path).
+    fn acquire() -> Option<Self> {
+        Self::acquire_from(&HELD, handle_budget())
+    }
+
+    fn acquire_from(counter: &'static AtomicUsize, budget: usize) -> Option<Self> {
+        counter
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < budget).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Self(counter))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 /// A directory's identity and change times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +123,8 @@ impl Stamp {
 #[derive(Debug)]
 struct Entry {
     dir: Arc<Dir>,
+    /// This entry's share of the process-wide handle budget.
+    _held: Held,
     /// The parent's trusted stamp, taken before this handle was opened by
     /// name from the parent's handle.
     parent: Stamp,
@@ -123,25 +170,19 @@ type FnvMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<Fnv>>;
 pub(crate) struct DirCache {
     slots: Vec<Entry>,
     index: FnvMap<usize>,
-    capacity: usize,
     /// Candidate lookups answered from a stamp instead of a syscall (read by
     /// tests to show the fast path is taken).
     pub(crate) skipped: u64,
 }
 
 impl DirCache {
-    /// A cache sized to a quarter of the soft descriptor limit (at most
-    /// [`MAX_HANDLES`]), so a product with a low limit keeps most
-    /// descriptors for itself. When full, new directories simply take the
-    /// uncached path.
+    /// An empty cache; it grows while the process-wide handle budget
+    /// ([`handle_budget`]) allows, and new directories simply take the
+    /// uncached path once it is spent.
     pub(crate) fn new() -> Self {
-        let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-            .current
-            .unwrap_or(MAX_HANDLES * 4);
         Self {
             slots: Vec::new(),
             index: FnvMap::default(),
-            capacity: usize::try_from((soft / 4).min(MAX_HANDLES)).unwrap_or(0),
             skipped: 0,
         }
     }
@@ -274,25 +315,30 @@ impl<'c> Batch<'c> {
                 Some(dir) => (dir, slot),
                 None => {
                     let opened = Arc::new(handle.open_dir_nofollow(name).ok()?);
-                    let entry = Entry {
-                        dir: Arc::clone(&opened),
-                        parent,
-                        own: None,
-                        absent: 0,
-                        names: 0,
-                    };
                     let slot = match slot {
                         Some(i) => {
-                            self.cache.slots[i] = entry;
+                            // Replaced in place: the entry keeps its share.
+                            let e = &mut self.cache.slots[i];
+                            e.dir = Arc::clone(&opened);
+                            e.parent = parent;
+                            e.own = None;
+                            e.absent = 0;
+                            e.names = 0;
                             Some(i)
                         }
-                        None if self.cache.slots.len() < self.cache.capacity => {
-                            self.cache.slots.push(entry);
+                        None => Held::acquire().map(|held| {
+                            self.cache.slots.push(Entry {
+                                dir: Arc::clone(&opened),
+                                _held: held,
+                                parent,
+                                own: None,
+                                absent: 0,
+                                names: 0,
+                            });
                             let i = self.cache.slots.len() - 1;
                             self.cache.index.insert(path.to_owned(), i);
-                            Some(i)
-                        }
-                        None => None,
+                            i
+                        }),
                     };
                     (opened, slot)
                 }
@@ -327,5 +373,26 @@ impl<'c> Batch<'c> {
             entry.absent = if usable { absent } else { 0 };
             entry.names = names;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handle_shares_are_bounded_and_given_back() {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let a = Held::acquire_from(&COUNTER, 2);
+        let b = Held::acquire_from(&COUNTER, 2);
+        assert!(a.is_some() && b.is_some());
+        assert!(Held::acquire_from(&COUNTER, 2).is_none(), "budget spent");
+        drop(a);
+        assert!(
+            Held::acquire_from(&COUNTER, 2).is_some(),
+            "a drop gives one back"
+        );
+        drop(b);
+        assert_eq!(COUNTER.load(Ordering::Relaxed), 0);
     }
 }
