@@ -88,16 +88,16 @@ fn known_and<'a>(
         .collect();
     more.sort();
     more.dedup();
-    let known: Vec<&str> = view.map(|v| v.known().collect()).unwrap_or_default();
+    let Some(view) = view else {
+        return more.into_iter().map(|(_, m)| m).collect();
+    };
     if more.is_empty() {
-        return known;
+        return view.known().collect();
     }
-    let mut out = Vec::with_capacity(known.len() + more.len());
+    let mut out = Vec::with_capacity(view.len() + more.len());
     let mut more = more.into_iter().peekable();
-    for rel in known {
-        let key = dir_key(rel);
-        while let Some((k, m)) = more.next_if(|(k, _)| *k < key) {
-            let _ = k;
+    for (key, rel) in view.known_keyed() {
+        while let Some((_, m)) = more.next_if(|(k, _)| k < key) {
             out.push(m);
         }
         out.push(rel);

@@ -531,19 +531,28 @@ fn content_dedup(scan: &mut DirScan) {
 /// Project-relative display path of a candidate in directory `rel`.
 pub(crate) fn display(rel: &str, name: &str) -> String {
     if rel == "." {
-        name.to_owned()
-    } else {
-        format!("{rel}/{name}")
+        return name.to_owned();
     }
+    // Sized once: this runs per candidate per directory on every pass.
+    let mut out = String::with_capacity(rel.len() + 1 + name.len());
+    out.push_str(rel);
+    out.push('/');
+    out.push_str(name);
+    out
 }
 
 /// Absolute path of a project directory given by its root-relative key.
 pub(crate) fn dir_abs(root: &Utf8Path, rel: &str) -> Utf8PathBuf {
     if rel == "." {
-        root.to_owned()
-    } else {
-        root.join(rel)
+        return root.to_owned();
     }
+    let mut out = String::with_capacity(root.as_str().len() + 1 + rel.len());
+    out.push_str(root.as_str());
+    if !out.ends_with('/') {
+        out.push('/');
+    }
+    out.push_str(rel);
+    Utf8PathBuf::from(out)
 }
 
 /// The cache entry a loaded file would leave behind.

@@ -79,6 +79,16 @@ impl VisibleView {
         self.known.values().map(|(rel, _)| rel.as_str())
     }
 
+    /// [`VisibleView::known`] with each directory's sort key.
+    pub fn known_keyed(&self) -> impl Iterator<Item = (&DirKey, &str)> {
+        self.known.iter().map(|(key, (rel, _))| (key, rel.as_str()))
+    }
+
+    /// How many directories are known.
+    pub fn len(&self) -> usize {
+        self.known.len()
+    }
+
     pub fn is_known(&self, rel: &str) -> bool {
         self.known.contains_key(&dir_key(rel))
     }

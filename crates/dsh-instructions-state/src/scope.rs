@@ -78,7 +78,13 @@ impl ScopeKey {
     /// [`ScopeKey::parse`]; use [`ScopeKey::try_project`] to check.
     pub fn project(dir: &str, slot: &str) -> Self {
         let dir = if dir.is_empty() { "." } else { dir };
-        Self(format!("{PROJECT_PREFIX}{dir}\0{slot}"))
+        // Sized once: built per slot per directory on every pass.
+        let mut key = String::with_capacity(PROJECT_PREFIX.len() + dir.len() + 1 + slot.len());
+        key.push_str(PROJECT_PREFIX);
+        key.push_str(dir);
+        key.push('\0');
+        key.push_str(slot);
+        Self(key)
     }
 
     /// Like [`ScopeKey::project`] (an empty `dir` is the root too), but `None`
