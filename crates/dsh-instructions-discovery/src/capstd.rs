@@ -1094,6 +1094,22 @@ mod tests {
         }
 
         #[test]
+        fn a_directory_that_is_gone_gives_its_handle_back() {
+            let fx = Fixture::new();
+            fx.change(|r| std::fs::create_dir(r.join("a/b/c")).unwrap());
+            fx.probe();
+            let held = || fx.cached.inner.dirs.lock().unwrap().len();
+            assert_eq!(held(), 3, "a, a/b and a/b/c");
+            fx.change(|r| std::fs::remove_dir(r.join("a/b/c")).unwrap());
+            fx.probe();
+            assert_eq!(held(), 2);
+            // The freed slot serves the next directory.
+            fx.change(|r| std::fs::create_dir(r.join("a/b/c")).unwrap());
+            fx.probe();
+            assert_eq!(held(), 3);
+        }
+
+        #[test]
         fn a_directory_changed_within_the_margin_is_never_trusted() {
             let tmp = tempfile::tempdir().unwrap();
             let root = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();

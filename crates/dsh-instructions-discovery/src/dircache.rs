@@ -168,8 +168,11 @@ type FnvMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<Fnv>>;
 /// in place), so a batch looks a path up once and then uses its slot.
 #[derive(Debug)]
 pub(crate) struct DirCache {
-    slots: Vec<Entry>,
+    slots: Vec<Option<Entry>>,
     index: FnvMap<usize>,
+    /// Slots of directories that could not be reopened (gone, or no longer
+    /// a plain subdirectory): their handle and budget share were given back.
+    free: Vec<usize>,
     /// Candidate lookups answered from a stamp instead of a syscall (read by
     /// tests to show the fast path is taken).
     pub(crate) skipped: u64,
@@ -183,13 +186,15 @@ impl DirCache {
         Self {
             slots: Vec::new(),
             index: FnvMap::default(),
+            free: Vec::new(),
             skipped: 0,
         }
     }
 
+    /// Handles held now.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.slots.len()
+        self.slots.iter().flatten().count()
     }
 }
 
@@ -308,17 +313,26 @@ impl<'c> Batch<'c> {
             let name = path.rsplit('/').next().filter(|n| plain(n))?;
             let slot = self.cache.index.get(path).copied();
             let cached = slot
-                .map(|i| &self.cache.slots[i])
+                .and_then(|i| self.cache.slots[i].as_ref())
                 .filter(|e| e.parent == parent)
                 .map(|e| Arc::clone(&e.dir));
             let (dir, slot) = match cached {
                 Some(dir) => (dir, slot),
                 None => {
-                    let opened = Arc::new(handle.open_dir_nofollow(name).ok()?);
-                    let slot = match slot {
-                        Some(i) => {
+                    let Ok(opened) = handle.open_dir_nofollow(name) else {
+                        // Gone or replaced by something else: give the stale
+                        // handle back rather than hold it for the session.
+                        if let Some(i) = slot {
+                            self.cache.slots[i] = None;
+                            self.cache.index.remove(path);
+                            self.cache.free.push(i);
+                        }
+                        return None;
+                    };
+                    let opened = Arc::new(opened);
+                    let slot = match slot.and_then(|i| Some((i, self.cache.slots[i].as_mut()?))) {
+                        Some((i, e)) => {
                             // Replaced in place: the entry keeps its share.
-                            let e = &mut self.cache.slots[i];
                             e.dir = Arc::clone(&opened);
                             e.parent = parent;
                             e.own = None;
@@ -327,15 +341,24 @@ impl<'c> Batch<'c> {
                             Some(i)
                         }
                         None => Held::acquire().map(|held| {
-                            self.cache.slots.push(Entry {
+                            let entry = Entry {
                                 dir: Arc::clone(&opened),
                                 _held: held,
                                 parent,
                                 own: None,
                                 absent: 0,
                                 names: 0,
-                            });
-                            let i = self.cache.slots.len() - 1;
+                            };
+                            let i = match self.cache.free.pop() {
+                                Some(i) => {
+                                    self.cache.slots[i] = Some(entry);
+                                    i
+                                }
+                                None => {
+                                    self.cache.slots.push(Some(entry));
+                                    self.cache.slots.len() - 1
+                                }
+                            };
                             self.cache.index.insert(path.to_owned(), i);
                             i
                         }),
@@ -351,7 +374,7 @@ impl<'c> Batch<'c> {
     /// Bit `i` set: candidate `i` is known to have no entry in the directory
     /// in `slot`, whose current stamp is `stamp`.
     pub(crate) fn known_absent(&self, slot: Option<usize>, stamp: Option<Stamp>) -> u64 {
-        match slot.map(|i| &self.cache.slots[i]) {
+        match slot.and_then(|i| self.cache.slots[i].as_ref()) {
             Some(e) if stamp.is_some() && e.own == stamp && e.names == self.names => e.absent,
             _ => 0,
         }
@@ -367,7 +390,7 @@ impl<'c> Batch<'c> {
     /// found no entry.
     pub(crate) fn record(&mut self, slot: Option<usize>, stamp: Option<Stamp>, absent: u64) {
         let names = self.names;
-        if let Some(entry) = slot.map(|i| &mut self.cache.slots[i]) {
+        if let Some(entry) = slot.and_then(|i| self.cache.slots[i].as_mut()) {
             entry.own = stamp;
             let usable = stamp.is_some() && names != 0;
             entry.absent = if usable { absent } else { 0 };
