@@ -125,8 +125,8 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
             .count();
         out!(
             "ok: {loaded} instruction file(s) load whole ({} / {} bytes)",
-            seen.text.len(),
-            seen.max_bytes
+            seen.baseline.text.len(),
+            seen.baseline.max_bytes
         );
         Ok(ExitCode::SUCCESS)
     } else {
@@ -149,7 +149,7 @@ fn check_lines(seen: &Inspection) -> Vec<String> {
                     format!(
                         "{}: {why} ({})",
                         shown_path(seen, c),
-                        budget_text(seen.max_bytes)
+                        budget_text(seen.baseline.max_bytes)
                     )
                 }
                 _ => format!("{}: {why}", shown_path(seen, c)),
@@ -170,7 +170,7 @@ fn budget_text(max_bytes: u64) -> String {
 /// The display path; the user-global file keeps its label even when absent.
 fn shown_path(seen: &Inspection, c: &InspectedCandidate) -> String {
     if c.path.is_empty() && c.dir.is_none() {
-        seen.home.user_global_label()
+        seen.baseline.home.user_global_label()
     } else {
         c.path.clone()
     }
@@ -213,8 +213,9 @@ fn fate_text(fate: &CandidateFate) -> String {
 fn explain_text(seen: &Inspection, config: &Config) -> String {
     let mut out = String::new();
     let rel = seen
+        .baseline
         .cwd
-        .strip_prefix(&seen.root)
+        .strip_prefix(&seen.baseline.root)
         .map(|r| {
             if r.as_str().is_empty() {
                 ".".to_owned()
@@ -222,18 +223,18 @@ fn explain_text(seen: &Inspection, config: &Config) -> String {
                 r.to_string()
             }
         })
-        .unwrap_or_else(|_| seen.cwd.to_string());
+        .unwrap_or_else(|_| seen.baseline.cwd.to_string());
     let _ = writeln!(
         out,
         "project root  {}  ({})",
-        seen.root,
-        root_reason_text(&seen.root_reason)
+        seen.baseline.root,
+        root_reason_text(&seen.baseline.root_reason)
     );
-    let _ = writeln!(out, "cwd           {}  ({rel})", seen.cwd);
+    let _ = writeln!(out, "cwd           {}  ({rel})", seen.baseline.cwd);
     let _ = writeln!(
         out,
         "home          {}  ({})",
-        seen.home.label, seen.home.path
+        seen.baseline.home.label, seen.baseline.home.path
     );
     let _ = writeln!(
         out,
@@ -259,20 +260,20 @@ fn explain_text(seen: &Inspection, config: &Config) -> String {
         let _ = writeln!(out, "{dir:w_dir$}  {file:w_file$}  {fate}");
     }
     out.push('\n');
-    if seen.max_bytes == 0 {
+    if seen.baseline.max_bytes == 0 {
         let _ = writeln!(out, "bytes         0 ({})", budget_text(0));
     } else {
         let _ = writeln!(
             out,
             "bytes         {} / {}",
-            seen.text.len(),
-            seen.max_bytes
+            seen.baseline.text.len(),
+            seen.baseline.max_bytes
         );
     }
-    if let Some(notice) = &seen.notice {
+    if let Some(notice) = &seen.baseline.notice {
         let _ = writeln!(out, "notice        {notice}");
     }
-    let _ = writeln!(out, "identity      {}", seen.identity);
+    let _ = writeln!(out, "identity      {}", seen.baseline.identity);
     out
 }
 
@@ -330,9 +331,9 @@ fn explain_json(seen: &Inspection, config: &Config, warnings: &[String]) -> Valu
         .collect();
     json!({
         "schema": EXPLAIN_SCHEMA,
-        "cwd": seen.cwd.as_str(),
-        "root": {"path": seen.root.as_str(), "reason": root_reason_json(&seen.root_reason)},
-        "home": {"path": seen.home.path.as_str(), "label": seen.home.label.as_str()},
+        "cwd": seen.baseline.cwd.as_str(),
+        "root": {"path": seen.baseline.root.as_str(), "reason": root_reason_json(&seen.baseline.root_reason)},
+        "home": {"path": seen.baseline.home.path.as_str(), "label": seen.baseline.home.label.as_str()},
         "config": {
             "max_bytes": config.max_bytes,
             "max_source_bytes": config.max_source_bytes,
@@ -341,14 +342,14 @@ fn explain_json(seen: &Inspection, config: &Config, warnings: &[String]) -> Valu
             "local_instruction_file_candidates": config.local_instruction_file_candidates,
             "project_root_markers": config.project_root_markers,
         },
-        "identity": seen.identity,
+        "identity": seen.baseline.identity,
         "budget": {
-            "max_bytes": seen.max_bytes,
-            "rendered_bytes": seen.text.len(),
-            "notice": seen.notice,
+            "max_bytes": seen.baseline.max_bytes,
+            "rendered_bytes": seen.baseline.text.len(),
+            "notice": seen.baseline.notice,
         },
         "candidates": candidates,
-        "source": source_json(&seen.text, &seen.source),
+        "source": source_json(&seen.baseline.text, &seen.baseline.source),
         "warnings": warnings,
     })
 }

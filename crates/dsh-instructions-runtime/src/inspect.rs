@@ -98,27 +98,12 @@ pub struct InspectedCandidate {
     pub fate: CandidateFate,
 }
 
-/// Everything `show`, `explain` and `check` print.
+/// Everything `explain` and `check` print: the baseline and the fate of
+/// every candidate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inspection {
-    /// The session cwd.
-    pub cwd: Utf8PathBuf,
-    /// The project root.
-    pub root: Utf8PathBuf,
-    /// Why it is the root.
-    pub root_reason: RootReason,
-    /// The resolved DSH home and its label.
-    pub home: DshHome,
-    /// The baseline identity (R-STATE-4).
-    pub identity: String,
-    /// The byte budget.
-    pub max_bytes: u64,
-    /// The exact baseline text the model would receive ("" when none).
-    pub text: String,
-    /// The budget notice line, if any.
-    pub notice: Option<String>,
-    /// The typed source the baseline message would carry.
-    pub source: TypedSource,
+    /// The baseline, as [`preview`] gives it.
+    pub baseline: Preview,
     /// Every candidate, broadest first.
     pub candidates: Vec<InspectedCandidate>,
 }
@@ -252,8 +237,7 @@ impl Gathered {
 /// let cancel = CancellationToken::new();
 /// let shown = preview(&fs, &config, &home, "/repo".into(), &cancel).await.unwrap();
 /// let full = inspect(&fs, &config, &home, "/repo".into(), &cancel).await.unwrap();
-/// assert_eq!(shown.text, full.text);
-/// assert_eq!(shown.source, full.source);
+/// assert_eq!(shown, full.baseline);
 /// # });
 /// ```
 pub async fn preview(
@@ -289,7 +273,7 @@ pub async fn preview(
 /// let home = DshHome { path: "/home/u/.dsh".into(), label: HomeLabel::Default };
 /// let config = Config::with_max_bytes(65_536);
 /// let seen = inspect(&fs, &config, &home, "/repo".into(), &CancellationToken::new()).await.unwrap();
-/// assert!(seen.text.contains("Instructions from: AGENTS.md\n\nUse tabs."));
+/// assert!(seen.baseline.text.contains("Instructions from: AGENTS.md\n\nUse tabs."));
 /// # });
 /// ```
 pub async fn inspect(
@@ -318,17 +302,8 @@ pub async fn inspect(
     for scan in &gathered.scans {
         describe(&gather, scan, &user_label, &fates, &mut candidates).await?;
     }
-    let p = gathered.preview(cwd, home);
     Ok(Inspection {
-        cwd: p.cwd,
-        root: p.root,
-        root_reason: p.root_reason,
-        home: p.home,
-        identity: p.identity,
-        max_bytes: p.max_bytes,
-        text: p.text,
-        notice: p.notice,
-        source: p.source,
+        baseline: gathered.preview(cwd, home),
         candidates,
     })
 }

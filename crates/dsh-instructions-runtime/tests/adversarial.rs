@@ -424,10 +424,10 @@ async fn every_case_of_the_closing_tag_in_content_is_escaped_r_ren_5() {
             bytes: content.len() as u64
         }
     );
-    assert_one_frame(&seen.text);
+    assert_one_frame(&seen.baseline.text);
     // Each occurrence became `<\/` + the original letters, nothing else.
     let expected: String = variants.iter().map(|v| format!("<\\/{v}>\n")).collect();
-    assert!(seen.text.contains(expected.trim_end()));
+    assert!(seen.baseline.text.contains(expected.trim_end()));
 }
 
 #[tokio::test]
@@ -443,9 +443,10 @@ async fn closing_tag_spelled_by_directory_names_is_escaped_in_paths_r_ren_5() {
         fate(&seen, "</SYSTEM-Reminder>/AGENTS.md"),
         &CandidateFate::Loaded { bytes: 6 }
     );
-    assert_one_frame(&seen.text);
+    assert_one_frame(&seen.baseline.text);
     assert!(
-        seen.text
+        seen.baseline
+            .text
             .contains("Instructions from: <\\/SYSTEM-Reminder>/AGENTS.md\n\nnested")
     );
 }
@@ -524,7 +525,7 @@ async fn a_two_thousand_level_cwd_loads_both_ends_of_the_chain() {
     let cwd = tree.repo.join(&rel);
 
     let (seen, fs) = tree.inspect(&cwd).await;
-    assert_eq!(seen.root, tree.repo, "the .git at the top is the root");
+    assert_eq!(seen.baseline.root, tree.repo, "the .git at the top is the root");
     assert_eq!(
         fate(&seen, "AGENTS.md"),
         &CandidateFate::Loaded { bytes: 3 }
@@ -533,8 +534,12 @@ async fn a_two_thousand_level_cwd_loads_both_ends_of_the_chain() {
         fate(&seen, &format!("{rel}/AGENTS.md")),
         &CandidateFate::Loaded { bytes: 6 }
     );
-    assert!(seen.text.starts_with("<system-reminder>\n"));
-    assert!(seen.text.ends_with("\n\nbottom\n</system-reminder>"));
+    assert!(seen.baseline.text.starts_with("<system-reminder>\n"));
+    assert!(
+        seen.baseline
+            .text
+            .ends_with("\n\nbottom\n</system-reminder>")
+    );
     // Every directory of the chain was probed once per candidate, no more.
     let probes = fs.record().probes.len();
     assert_eq!(
@@ -751,8 +756,8 @@ async fn a_link_leaving_the_roots_is_unavailable_and_blocks_its_slot_r_disc_5_7(
         fate(&seen, "CLAUDE.md"),
         CandidateFate::SkippedAfterUnavailable { .. }
     ));
-    assert!(!seen.text.contains(SECRET));
-    assert!(!seen.text.contains("fall-through"));
+    assert!(!seen.baseline.text.contains(SECRET));
+    assert!(!seen.baseline.text.contains("fall-through"));
     // A link across trusted roots (project -> home) loads (R-DISC-7).
     fs::write(tree.home.join("shared.md"), "shared via the home root").expect("write");
     fs::remove_file(tree.repo.join("AGENTS.md")).expect("rm");
@@ -762,7 +767,7 @@ async fn a_link_leaving_the_roots_is_unavailable_and_blocks_its_slot_r_disc_5_7(
         fate(&seen, "AGENTS.md"),
         &CandidateFate::Loaded { bytes: 24 }
     );
-    assert!(seen.text.contains("shared via the home root"));
+    assert!(seen.baseline.text.contains("shared via the home root"));
 }
 
 #[tokio::test]
@@ -848,7 +853,7 @@ async fn a_file_that_grows_between_probe_and_read_is_cut_at_the_cap_r_disc_6() {
             reason: Unavailable::TooLarge { limit: 4096 }
         }
     );
-    assert_eq!(seen.text, "");
+    assert_eq!(seen.baseline.text, "");
     if let (Some(before), Some(after)) = (before, after) {
         assert!(after - before < 64 << 20, "read {} bytes", after - before);
     }
@@ -890,7 +895,7 @@ async fn non_utf8_names_beside_the_candidates_are_ignored() {
         fate(&seen, "pkg/CLAUDE.local.md"),
         CandidateFate::Unavailable { .. }
     ));
-    assert!(!seen.text.contains("junk"));
+    assert!(!seen.baseline.text.contains("junk"));
 }
 
 // ---------------------------------------------------------------------------
@@ -911,7 +916,7 @@ async fn a_file_swapped_for_a_directory_after_the_probe_is_not_loaded() {
         matches!(fate(&seen, "AGENTS.md"), CandidateFate::Unavailable { .. }),
         "present at probe, gone at read: unavailable for this pass"
     );
-    assert_eq!(seen.text, "");
+    assert_eq!(seen.baseline.text, "");
     assert!(path.is_dir());
 }
 
@@ -986,7 +991,7 @@ async fn a_proc_pseudo_file_reports_size_zero_and_the_read_count_enforces_the_ca
             reason: Unavailable::TooLarge { limit: 16 }
         }
     );
-    assert_eq!(seen.text, "");
+    assert_eq!(seen.baseline.text, "");
     // With room, it loads: `--trust-all` really does expose such files
     // (docs/security.md, section 5).
     let fs = all();
@@ -997,5 +1002,5 @@ async fn a_proc_pseudo_file_reports_size_zero_and_the_read_count_enforces_the_ca
         fate(&seen, "AGENTS.md"),
         CandidateFate::Loaded { .. }
     ));
-    assert!(seen.text.contains("Pid:"));
+    assert!(seen.baseline.text.contains("Pid:"));
 }

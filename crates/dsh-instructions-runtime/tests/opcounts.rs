@@ -232,7 +232,7 @@ async fn show_under_a_small_budget_reads_at_most_budget_plus_one_file_per_candid
     )
     .await
     .expect("not cancelled");
-    assert!(seen.notice.is_some(), "the budget drops files");
+    assert!(seen.baseline.notice.is_some(), "the budget drops files");
     let bytes = fs.counters().bytes_read;
     assert!(
         bytes <= 8192 + C * 8192,
@@ -277,8 +277,8 @@ async fn a_stale_probe_size_changes_nothing_a_budgeted_baseline_shows() {
     };
     let honest = inspect_with(false).await;
     let stale = inspect_with(true).await;
-    assert_eq!(stale.text, honest.text);
-    assert_eq!(stale.source, honest.source);
+    assert_eq!(stale.baseline.text, honest.baseline.text);
+    assert_eq!(stale.baseline.source, honest.baseline.source);
     let fates = |i: &dsh_instructions_runtime::Inspection| {
         i.candidates
             .iter()
