@@ -330,6 +330,19 @@ async fn probe_dirs(
     g.provider.probe_dirs(dirs, names, g.cancel).await
 }
 
+/// The user-global file's scan and the probes of `dirs`, both at once (on
+/// disk, two blocking tasks that overlap).
+async fn probe_with_user_global(
+    g: &Gather<'_>,
+    home: &DshHome,
+    dirs: &[Utf8PathBuf],
+    names: &[String],
+) -> Result<(DirScan, Vec<Vec<Probe>>), Cancelled> {
+    let (file, label) = (home.user_global_file(), home.user_global_label());
+    let (ug, probes) = tokio::join!(g.user_global(&file, &label), probe_dirs(g, dirs, names));
+    Ok((ug?, probes?))
+}
+
 /// Probes (in one provider call) and reads a set of directories, in section
 /// order; identity dedup against `seen` runs before the reads, so duplicates
 /// are never read. Directories whose probes show exactly the visible state
@@ -388,18 +401,10 @@ pub(crate) async fn gather_chain(
     seen: &mut SeenFiles,
 ) -> Result<Vec<DirScan>, Cancelled> {
     let mut scans = Vec::with_capacity(chain.len() + 1);
-    // One provider call for the whole chain (one blocking task on disk,
-    // each directory opened relative to its parent), overlapping the
-    // user-global probe.
     let dirs: Vec<Utf8PathBuf> = chain.iter().map(|rel| dir_abs(root, rel)).collect();
     let names = g.names();
-    let (ug_file, ug_label) = (home.user_global_file(), home.user_global_label());
-    let (ug, probes) = tokio::join!(
-        g.user_global(&ug_file, &ug_label),
-        probe_dirs(g, &dirs, &names)
-    );
-    scans.push(ug?);
-    let probes = probes?;
+    let (ug, probes) = probe_with_user_global(g, home, &dirs, &names).await?;
+    scans.push(ug);
     for ((rel, abs), probes) in chain.iter().zip(&dirs).zip(probes) {
         scans.push(g.slots(abs, rel, names.clone(), probes, &|_| false));
     }
@@ -570,13 +575,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 let dirs: Vec<Utf8PathBuf> =
                     rels.iter().map(|rel| dir_abs(input.root, rel)).collect();
                 let names = cached.names();
-                // Both probes at once: on disk, two blocking tasks overlap.
-                let (ug_file, ug_label) = (home.user_global_file(), home.user_global_label());
-                let (ug, probes) = tokio::join!(
-                    cached.user_global(&ug_file, &ug_label),
-                    probe_dirs(&cached, &dirs, &names),
-                );
-                let (mut ug, probes) = (ug?, probes?);
+                let (mut ug, probes) = probe_with_user_global(&cached, home, &dirs, &names).await?;
                 // The user-global file is the broadest: it dedups first.
                 ug.slots.retain(|s| !skip(&s.scope));
                 identity_dedup(&mut ug, &mut seen);

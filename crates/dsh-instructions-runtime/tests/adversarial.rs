@@ -525,7 +525,10 @@ async fn a_two_thousand_level_cwd_loads_both_ends_of_the_chain() {
     let cwd = tree.repo.join(&rel);
 
     let (seen, fs) = tree.inspect(&cwd).await;
-    assert_eq!(seen.baseline.root, tree.repo, "the .git at the top is the root");
+    assert_eq!(
+        seen.baseline.root, tree.repo,
+        "the .git at the top is the root"
+    );
     assert_eq!(
         fate(&seen, "AGENTS.md"),
         &CandidateFate::Loaded { bytes: 3 }
