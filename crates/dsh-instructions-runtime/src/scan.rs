@@ -12,8 +12,7 @@ use dsh_instructions_discovery::{
 };
 use dsh_instructions_state::{
     CacheEntry, CandidatePolicy, Config, Digest, ProbeClass, SLOT_BASE, SLOT_LOCAL, ScopeKey,
-    SlotOutcome, VersionCache, VisibleEntry, VisibleState, select_first_wins,
-    select_first_wins_iter,
+    SlotOutcome, VersionCache, VisibleEntry, VisibleState, select_first_wins_iter,
 };
 
 /// One candidate file name probed in a directory.
@@ -231,44 +230,22 @@ impl Gather<'_> {
             })
             .collect();
         let mut slots = Vec::new();
-        match cfg.candidate_policy {
-            CandidatePolicy::FirstWins => {
-                let lists: [(&str, &[CandidateProbe]); 2] = [
-                    (SLOT_BASE, &candidates[..base_len]),
-                    (SLOT_LOCAL, &candidates[base_len..]),
-                ];
-                for (slot, list) in lists {
-                    if list.is_empty() {
-                        continue;
-                    }
-                    let scope = ScopeKey::project(rel, slot);
-                    if skip(&scope) {
-                        continue;
-                    }
-                    let classes: Vec<ProbeClass> = list.iter().map(|c| class(&c.probe)).collect();
-                    let state = match select_first_wins(&classes) {
-                        SlotOutcome::Winner { candidate } => {
-                            let c = &list[candidate];
-                            probed(c, display(rel, &c.name))
-                        }
-                        SlotOutcome::Absent => SlotState::Absent,
-                        SlotOutcome::Unavailable => {
-                            SlotState::Unavailable(unavailable_reason(list))
-                        }
-                    };
-                    slots.push(SlotScan { scope, state });
-                }
+        let names = |i: usize| candidates[i].name.as_str();
+        for (slot, range) in self.slot_ranges(candidates.len(), names) {
+            let scope = ScopeKey::project(rel, slot);
+            if skip(&scope) {
+                continue;
             }
-            CandidatePolicy::AllDistinct => {
-                for c in &candidates {
-                    let scope = ScopeKey::project(rel, &c.name);
-                    if skip(&scope) {
-                        continue;
-                    }
-                    let state = probed(c, display(rel, &c.name));
-                    slots.push(SlotScan { scope, state });
+            let list = &candidates[range];
+            let state = match select_first_wins_iter(list.iter().map(|c| class(&c.probe))) {
+                SlotOutcome::Winner { candidate } => {
+                    let c = &list[candidate];
+                    probed(c, display(rel, &c.name))
                 }
-            }
+                SlotOutcome::Absent => SlotState::Absent,
+                SlotOutcome::Unavailable => SlotState::Unavailable(unavailable_reason(list)),
+            };
+            slots.push(SlotScan { scope, state });
         }
         DirScan {
             rel: Some(rel.to_owned()),
@@ -280,28 +257,22 @@ impl Gather<'_> {
 
     /// The candidate lists of a project directory as `(slot, names range)`
     /// in [`Gather::names`] order: the base and local lists under
-    /// `first-wins`, one slot per name under `all-distinct` (R-CFG-7).
-    fn slot_ranges<'n>(
+    /// `first-wins`, one slot per name (`name(i)`) under `all-distinct`
+    /// (R-CFG-7).
+    fn slot_ranges<'n, F: Fn(usize) -> &'n str + 'n>(
         &self,
-        names: &'n [String],
-    ) -> impl Iterator<Item = (&'n str, std::ops::Range<usize>)> + use<'n> {
-        let base_len = self.config.instruction_file_candidates.len();
+        len: usize,
+        name: F,
+    ) -> impl Iterator<Item = (&'n str, std::ops::Range<usize>)> + use<'n, F> {
+        let base_len = self.config.instruction_file_candidates.len().min(len);
         let first_wins = self.config.candidate_policy == CandidatePolicy::FirstWins;
         let lists = first_wins
-            .then_some([
-                (SLOT_BASE, 0..base_len),
-                (SLOT_LOCAL, base_len..names.len()),
-            ])
+            .then_some([(SLOT_BASE, 0..base_len), (SLOT_LOCAL, base_len..len)])
             .into_iter()
             .flatten()
             .filter(|(_, r)| !r.is_empty());
         let each = (!first_wins)
-            .then(|| {
-                names
-                    .iter()
-                    .enumerate()
-                    .map(|(i, n)| (n.as_str(), i..i + 1))
-            })
+            .then(move || (0..len).map(move |i| (name(i), i..i + 1)))
             .into_iter()
             .flatten();
         lists.chain(each)
@@ -335,7 +306,7 @@ impl Gather<'_> {
             return false;
         }
         let mut winners: Vec<(&FileIdentity, String, Digest)> = Vec::new();
-        for (slot, range) in self.slot_ranges(names) {
+        for (slot, range) in self.slot_ranges(names.len(), |i| names[i].as_str()) {
             let scope = ScopeKey::project(rel, slot);
             if skip(&scope) {
                 continue;
