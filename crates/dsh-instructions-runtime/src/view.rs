@@ -102,13 +102,19 @@ impl VisibleView {
     }
 
     fn add(&mut self, dir: &str, delta: isize) {
-        let key = dir_key(dir);
-        let count = self.known.get(&key).map_or(0, |(_, c)| *c);
-        let next = count.saturating_add_signed(delta);
-        if next == 0 {
-            self.known.remove(&key);
-        } else {
-            self.known.insert(key, (dir.to_owned(), next));
+        use std::collections::btree_map::Entry;
+        match self.known.entry(dir_key(dir)) {
+            Entry::Occupied(mut e) => {
+                let count = &mut e.get_mut().1;
+                *count = count.saturating_add_signed(delta);
+                if *count == 0 {
+                    e.remove();
+                }
+            }
+            Entry::Vacant(e) if delta > 0 => {
+                e.insert((dir.to_owned(), delta.unsigned_abs()));
+            }
+            Entry::Vacant(_) => {}
         }
     }
 
