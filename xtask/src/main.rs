@@ -1,9 +1,9 @@
-//! Project automation: `cargo xtask conformance | ci | bench | fuzz`.
+//! Project automation: `cargo xtask conformance | ci | bench | fuzz | e2e`.
 //!
-//! Arguments are parsed by hand to keep this binary's dependencies to anyhow
-//! and the conformance crate.
+//! Arguments are parsed by hand to keep this binary's dependencies small.
 
 mod bench;
+mod e2e;
 mod fuzz;
 
 use std::path::{Path, PathBuf};
@@ -52,8 +52,11 @@ fn run() -> Result<ExitCode> {
         }
         "bench" => bench::run(&rest),
         "fuzz" => fuzz::run(&workspace_root(), &rest),
+        "e2e" => e2e::run(&workspace_root(), &rest),
+        // The e2e plumbing check's hook command (not for people).
+        "e2e-marker-hook" => Ok(e2e::marker_hook()),
         "-h" | "--help" | "help" => {
-            println!("{USAGE}");
+            println!("{USAGE}\n{}", e2e::USAGE);
             Ok(ExitCode::SUCCESS)
         }
         other => bail!("unknown command `{other}`\n{USAGE}"),

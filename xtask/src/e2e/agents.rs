@@ -1,0 +1,644 @@
+//! The three real agents: pinned install from the npm registry into a cache,
+//! each agent's endpoint configuration for the mock, the hook entries, and
+//! one runner per agent that starts a session and resumes it.
+//!
+//! Facts about the agents (environment, flags, config shapes, resume) were
+//! measured in `../shared/agent-harness/README.md`.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+/// An agent under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    /// Claude Code.
+    Claude,
+    /// Codex CLI.
+    Codex,
+    /// Gemini CLI.
+    Gemini,
+}
+
+impl Agent {
+    /// All agents, in report order.
+    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+
+    /// The name used on the command line and by `dsh-instructions hook --agent`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+
+    /// Parses `claude|codex|gemini`.
+    pub fn parse(s: &str) -> Result<Agent> {
+        Agent::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .with_context(|| format!("unknown agent `{s}` (claude, codex or gemini)"))
+    }
+
+    /// Text the agent's own instruction loading puts around a file; finding
+    /// it means a native copy reached the model (R-HOOK-5).
+    pub fn native_signatures(self) -> &'static [&'static str] {
+        match self {
+            Agent::Claude => &[
+                "(project instructions, checked into the codebase)",
+                "(user's private global instructions",
+            ],
+            Agent::Codex => &["# AGENTS.md instructions for"],
+            Agent::Gemini => &["--- Context from:"],
+        }
+    }
+
+    /// Longest one agent invocation may take before it is killed.
+    pub fn step_timeout(self) -> Duration {
+        match self {
+            // Node start-up dominates Gemini CLI (3–4 s per call, measured).
+            Agent::Gemini => Duration::from_secs(150),
+            _ => Duration::from_secs(100),
+        }
+    }
+}
+
+impl fmt::Display for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// The pinned npm packages (the versions the harness measured).
+pub const PACKAGES: [(&str, &str); 3] = [
+    ("@anthropic-ai/claude-code", "2.1.328"),
+    ("@openai/codex", "0.169.0"),
+    ("@google/gemini-cli", "0.61.0"),
+];
+
+/// Where the installed agents live.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    /// `<cache>/node_modules`.
+    pub modules: PathBuf,
+}
+
+impl Installed {
+    fn bin(&self, name: &str) -> PathBuf {
+        self.modules.join(".bin").join(name)
+    }
+}
+
+/// The e2e cache: `${XDG_CACHE_HOME:-~/.cache}/dsh-e2e/agents`.
+pub fn cache_dir() -> Result<PathBuf> {
+    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(x) => PathBuf::from(x),
+        None => PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?).join(".cache"),
+    };
+    Ok(base.join("dsh-e2e").join("agents"))
+}
+
+fn installed_version(modules: &Path, package: &str) -> Option<String> {
+    let text = fs::read_to_string(modules.join(package).join("package.json")).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    v["version"].as_str().map(str::to_owned)
+}
+
+/// Installs the pinned agents into `cache` unless every one is already there
+/// at its pinned version (idempotent; no registry traffic then).
+pub fn install(cache: &Path) -> Result<Installed> {
+    let modules = cache.join("node_modules");
+    let missing: Vec<String> = PACKAGES
+        .iter()
+        .filter(|(p, v)| installed_version(&modules, p).as_deref() != Some(*v))
+        .map(|(p, v)| format!("{p}@{v}"))
+        .collect();
+    if !missing.is_empty() {
+        fs::create_dir_all(cache)?;
+        println!(
+            "e2e: installing {} into {}",
+            missing.join(" "),
+            cache.display()
+        );
+        let all: Vec<String> = PACKAGES.iter().map(|(p, v)| format!("{p}@{v}")).collect();
+        let status = Command::new("npm")
+            .args(["install", "--prefix"])
+            .arg(cache)
+            .args(["--no-audit", "--no-fund", "--loglevel=error", "--no-save"])
+            .args(&all)
+            .stdin(Stdio::null())
+            .status()
+            .context("cannot run npm (needed to install the agents)")?;
+        if !status.success() {
+            bail!("npm install of the agents failed ({status})");
+        }
+        for (p, v) in PACKAGES {
+            let got = installed_version(&modules, p);
+            if got.as_deref() != Some(v) {
+                bail!("after npm install, {p} is {got:?}, want {v}");
+            }
+        }
+    }
+    // Claude Code's postinstall puts its native binary in place; npm may
+    // skip install scripts, and the script is idempotent, so always run it.
+    let script = modules.join("@anthropic-ai/claude-code/install.cjs");
+    if script.exists() {
+        let _ = Command::new("node")
+            .arg(&script)
+            .current_dir(modules.join("@anthropic-ai/claude-code"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    Ok(Installed { modules })
+}
+
+/// Paths of one scenario run.
+#[derive(Debug, Clone)]
+pub struct Dirs {
+    /// The run's temp dir.
+    pub run: PathBuf,
+    /// The workspace (a git repository).
+    pub ws: PathBuf,
+    /// HOME of the agent (and of the hook: `~/.dsh` = `home/.dsh`).
+    pub home: PathBuf,
+    /// The agent's working directory (`ws` or below).
+    pub cwd: PathBuf,
+}
+
+impl Dirs {
+    /// `$CODEX_HOME`.
+    pub fn codex_home(&self) -> PathBuf {
+        self.home.join(".codex")
+    }
+}
+
+/// Writes the agent's endpoint configuration for the mock on `port` (before
+/// the hooks are merged in, as a user's own settings would be).
+pub fn write_endpoint_config(agent: Agent, dirs: &Dirs, port: u16) -> Result<()> {
+    match agent {
+        // Claude Code takes its endpoint from the environment (see `env`);
+        // its settings file starts empty.
+        Agent::Claude => write_json(&dirs.home.join(".claude/settings.json"), &json!({})),
+        Agent::Codex => {
+            let ch = dirs.codex_home();
+            fs::create_dir_all(&ch)?;
+            // A known model slug, so Codex offers its apply_patch tool (an
+            // unknown model gets no apply_patch at all); the provider is
+            // still the mock.
+            let toml = format!(
+                "model = \"gpt-5.5\"\nmodel_provider = \"mock\"\napproval_policy = \"never\"\n\
+sandbox_mode = \"danger-full-access\"\nmodel_context_window = 200000\n\
+model_auto_compact_token_limit = 100000\ncheck_for_update_on_startup = false\n\n\
+[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\n\
+wire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\nrequest_max_retries = 0\n\
+stream_max_retries = 0\n\n[analytics]\nenabled = false\n\n\
+[features]\nplugins = false\napps = false\nremote_plugin = false\ntool_suggest = false\n"
+            );
+            fs::write(ch.join("config.toml"), toml)?;
+            Ok(())
+        }
+        Agent::Gemini => write_json(
+            &dirs.home.join(".gemini/settings.json"),
+            &json!({
+                "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+                "privacy": {"usageStatisticsEnabled": false},
+                "telemetry": {"enabled": false},
+                "model": {"name": "gemini-2.5-flash"},
+                // The base URL alone selects the "gateway" auth type, which
+                // headless mode rejects (exit 41, measured).
+                "security": {"auth": {"selectedType": "gemini-api-key"}}
+            }),
+        ),
+    }
+}
+
+fn write_json(path: &Path, v: &Value) -> Result<()> {
+    if let Some(p) = path.parent() {
+        fs::create_dir_all(p)?;
+    }
+    fs::write(path, serde_json::to_string_pretty(v)? + "\n")
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn read_json(path: &Path) -> Result<Value> {
+    let text =
+        fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))
+}
+
+/// How the hooks get into the agent's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookSetup {
+    /// `dsh-instructions hook install --agent A --scope user` (R-HOOK-5).
+    Installer,
+    /// Entries written by this module, for a hook command that is not the
+    /// product (the plumbing check's marker hook), or while the installer is
+    /// not on this branch.
+    Direct,
+}
+
+/// Merges hook entries running `command` into the agent's user settings in
+/// `dirs.home`, and switches the agent's native instruction loading off, the
+/// way the installer does (events and settings as measured in the harness).
+pub fn write_hook_entries(agent: Agent, dirs: &Dirs, command: &str) -> Result<()> {
+    match agent {
+        Agent::Claude => {
+            let path = dirs.home.join(".claude/settings.json");
+            let mut s = read_json(&path)?;
+            let h = |matcher: &str| json!([{"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": 30}]}]);
+            s["hooks"] = json!({
+                "SessionStart": h(""),
+                "UserPromptSubmit": h(""),
+                "PostToolUse": h("Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|LS"),
+            });
+            s["claudeMdExcludes"] = json!([
+                "**/CLAUDE.md",
+                "**/AGENTS.md",
+                "**/CLAUDE.local.md",
+                "**/AGENTS.local.md"
+            ]);
+            write_json(&path, &s)
+        }
+        Agent::Codex => {
+            let h = json!([{"hooks": [{"type": "command", "command": command, "timeout": 30}]}]);
+            write_json(
+                &dirs.codex_home().join("hooks.json"),
+                &json!({"hooks": {"SessionStart": h, "UserPromptSubmit": h, "PostToolUse": h}}),
+            )?;
+            let cfg = dirs.codex_home().join("config.toml");
+            let toml = fs::read_to_string(&cfg)?;
+            // A top-level key: it must come before the first table.
+            fs::write(&cfg, format!("project_doc_max_bytes = 0\n{toml}"))?;
+            Ok(())
+        }
+        Agent::Gemini => {
+            let path = dirs.home.join(".gemini/settings.json");
+            let mut s = read_json(&path)?;
+            let h = |matcher: &str| json!([{"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": 30000}]}]);
+            s["hooksConfig"] = json!({"enabled": true});
+            s["hooks"] = json!({
+                "SessionStart": h(""),
+                "BeforeAgent": h(""),
+                "AfterTool": h("read_file|write_file|replace|read_many_files|list_directory"),
+                "PreCompress": h(""),
+            });
+            s["context"] = json!({"fileName": []});
+            write_json(&path, &s)
+        }
+    }
+}
+
+/// Installs the product's hooks with its own installer.
+pub fn run_installer(agent: Agent, dirs: &Dirs, bin: &Path) -> Result<()> {
+    let out = Command::new(bin)
+        .args([
+            "hook",
+            "install",
+            "--agent",
+            agent.name(),
+            "--scope",
+            "user",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &dirs.home)
+        .env("CODEX_HOME", dirs.codex_home())
+        .current_dir(&dirs.ws)
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run dsh-instructions hook install")?;
+    if !out.status.success() {
+        bail!(
+            "`dsh-instructions hook install --agent {agent} --scope user` failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// Outcome of one agent invocation.
+#[derive(Debug, Clone)]
+pub struct StepRun {
+    /// Exit code (`None`: killed at the timeout or by a signal).
+    pub code: Option<i32>,
+    /// Whether the timeout killed it.
+    pub timed_out: bool,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Captured stdout.
+    pub stdout: String,
+    /// Last lines of stderr, for failure messages.
+    pub stderr_tail: String,
+}
+
+/// One agent session: a first prompt starts it, later prompts resume it.
+#[derive(Debug)]
+pub struct Session {
+    agent: Agent,
+    installed: Installed,
+    dirs: Dirs,
+    port: u16,
+    started: bool,
+    /// Claude: the `--session-id` we chose; Codex: the thread id it printed.
+    id: Option<String>,
+    steps: usize,
+}
+
+/// A session id for Claude Code (`--session-id` wants a UUID); unique enough
+/// from the clock and the pid, without a random-number dependency.
+fn make_uuid(salt: &Path) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::time::SystemTime::now().hash(&mut h);
+    std::process::id().hash(&mut h);
+    salt.hash(&mut h);
+    let a = h.finish();
+    a.hash(&mut h);
+    let b = h.finish();
+    let x = format!("{a:016x}{b:016x}");
+    format!(
+        "{}-{}-4{}-8{}-{}",
+        &x[0..8],
+        &x[8..12],
+        &x[13..16],
+        &x[17..20],
+        &x[20..32]
+    )
+}
+
+impl Session {
+    /// A session of `agent` in `dirs`, against the mock on `port`.
+    pub fn new(agent: Agent, installed: &Installed, dirs: &Dirs, port: u16) -> Session {
+        Session {
+            agent,
+            installed: installed.clone(),
+            dirs: dirs.clone(),
+            port,
+            started: false,
+            id: None,
+            steps: 0,
+        }
+    }
+
+    /// The environment of every agent process: nothing from the caller but
+    /// PATH, so no real credentials or proxies leak in; HTTP(S)_PROXY points
+    /// at the mock, which records and refuses any CONNECT.
+    fn command(&self, program: &Path) -> Command {
+        let mut c = Command::new(program);
+        let proxy = format!("http://127.0.0.1:{}", self.port);
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.dirs.home)
+            .env("TMPDIR", self.dirs.run.join("tmp"))
+            .env("LANG", "C.UTF-8")
+            .env("TERM", "dumb")
+            .env("HTTPS_PROXY", &proxy)
+            .env("HTTP_PROXY", &proxy)
+            .env("https_proxy", &proxy)
+            .env("http_proxy", &proxy)
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .env("no_proxy", "127.0.0.1,localhost")
+            .current_dir(&self.dirs.cwd);
+        let base = format!("http://127.0.0.1:{}", self.port);
+        match self.agent {
+            Agent::Claude => {
+                c.env("ANTHROPIC_BASE_URL", base)
+                    .env("ANTHROPIC_API_KEY", "sk-ant-mock-000")
+                    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+                    .env("DISABLE_TELEMETRY", "1")
+                    .env("DISABLE_AUTOUPDATER", "1")
+                    .env("DISABLE_ERROR_REPORTING", "1");
+            }
+            Agent::Codex => {
+                c.env("CODEX_HOME", self.dirs.codex_home())
+                    .env("MOCK_API_KEY", "mock-key");
+            }
+            Agent::Gemini => {
+                c.env("GOOGLE_GEMINI_BASE_URL", base)
+                    .env("GEMINI_API_KEY", "mock-key")
+                    .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+            }
+        }
+        c
+    }
+
+    /// Sends one prompt: the first starts the session, later ones resume it.
+    /// `compact` asks for compaction where the agent has a command for it
+    /// (Claude Code `/compact`); the others compact on the reported usage.
+    pub fn prompt(&mut self, text: &str) -> Result<StepRun> {
+        let mut c = match self.agent {
+            Agent::Claude => {
+                let mut c = self.command(&self.installed.bin("claude"));
+                c.args([
+                    "-p",
+                    text,
+                    "--output-format",
+                    "json",
+                    "--model",
+                    "claude-sonnet-4-5",
+                ])
+                // Write/Edit in the workspace without a prompt; root may
+                // not use the bypass mode.
+                .args(["--permission-mode", "acceptEdits"]);
+                if self.started {
+                    c.args(["--resume", self.id.as_deref().unwrap_or_default()]);
+                } else {
+                    let id = make_uuid(&self.dirs.run);
+                    c.args(["--session-id", &id]);
+                    self.id = Some(id);
+                }
+                c
+            }
+            Agent::Codex => {
+                let mut c = self.command(&self.installed.bin("codex"));
+                c.arg("exec");
+                if self.started {
+                    let Some(id) = self.id.clone() else {
+                        bail!("codex printed no thread id in its first step, cannot resume");
+                    };
+                    c.args([
+                        "resume",
+                        "--json",
+                        "--dangerously-bypass-hook-trust",
+                        &id,
+                        text,
+                    ]);
+                } else {
+                    c.args(["--json", "--dangerously-bypass-hook-trust", text]);
+                }
+                c
+            }
+            Agent::Gemini => {
+                let mut c = self.command(&self.installed.bin("gemini"));
+                c.args(["--output-format", "json", "--approval-mode", "yolo"]);
+                if self.started {
+                    c.args(["--resume", "latest"]);
+                }
+                c.args(["-p", text]);
+                c
+            }
+        };
+        self.steps += 1;
+        let label = format!("{}-step{}", self.agent, self.steps);
+        let run = run_bounded(&mut c, &self.dirs.run, &label, self.agent.step_timeout())?;
+        if !self.started && self.agent == Agent::Codex {
+            self.id = run.stdout.lines().find_map(|l| {
+                let v: Value = serde_json::from_str(l).ok()?;
+                (v["type"] == "thread.started")
+                    .then(|| v["thread_id"].as_str().map(str::to_owned))
+                    .flatten()
+            });
+        }
+        self.started = true;
+        Ok(run)
+    }
+}
+
+/// Runs a command with stdin closed, output captured in `dir/<label>.*`, in
+/// its own process group, killed (the whole group) after `limit`.
+pub fn run_bounded(c: &mut Command, dir: &Path, label: &str, limit: Duration) -> Result<StepRun> {
+    use std::os::unix::process::CommandExt;
+    let out_path = dir.join(format!("{label}.stdout"));
+    let err_path = dir.join(format!("{label}.stderr"));
+    c.stdin(Stdio::null())
+        .stdout(fs::File::create(&out_path)?)
+        .stderr(fs::File::create(&err_path)?)
+        .process_group(0);
+    let t0 = Instant::now();
+    let mut child = c
+        .spawn()
+        .with_context(|| format!("cannot start {:?}", c.get_program()))?;
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if t0.elapsed() > limit {
+            timed_out = true;
+            // The agent's own children (node shims, hooks) share its group.
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            let _ = child.kill();
+            break child.wait()?;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    };
+    let stdout = fs::read_to_string(&out_path).unwrap_or_default();
+    let stderr = fs::read_to_string(&err_path).unwrap_or_default();
+    let tail: Vec<&str> = stderr.lines().rev().take(4).collect();
+    Ok(StepRun {
+        code: status.code(),
+        timed_out,
+        elapsed: t0.elapsed(),
+        stdout,
+        stderr_tail: tail.into_iter().rev().collect::<Vec<_>>().join(" | "),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("claude", Agent::Claude)]
+    #[case("codex", Agent::Codex)]
+    #[case("gemini", Agent::Gemini)]
+    fn names_round_trip(#[case] s: &str, #[case] a: Agent) {
+        assert_eq!(Agent::parse(s).unwrap(), a);
+        assert_eq!(a.to_string(), s);
+    }
+
+    #[test]
+    fn unknown_agent_is_an_error() {
+        assert!(Agent::parse("opencode").is_err());
+    }
+
+    #[test]
+    fn uuid_has_the_canonical_shape() {
+        let u = make_uuid(Path::new("/x"));
+        let parts: Vec<_> = u.split('-').map(str::len).collect();
+        assert_eq!(parts, [8, 4, 4, 4, 12]);
+        assert!(u.chars().all(|c| c == '-' || c.is_ascii_hexdigit()));
+    }
+
+    fn dirs(root: &Path) -> Dirs {
+        Dirs {
+            run: root.to_owned(),
+            ws: root.join("ws"),
+            home: root.join("home"),
+            cwd: root.join("ws"),
+        }
+    }
+
+    #[rstest]
+    #[case(Agent::Claude)]
+    #[case(Agent::Codex)]
+    #[case(Agent::Gemini)]
+    fn hook_entries_merge_into_the_endpoint_config(#[case] agent: Agent) {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = dirs(tmp.path());
+        write_endpoint_config(agent, &d, 4242).unwrap();
+        write_hook_entries(agent, &d, "/bin/dsh-instructions hook --agent x").unwrap();
+        match agent {
+            Agent::Claude => {
+                let s = read_json(&d.home.join(".claude/settings.json")).unwrap();
+                assert_eq!(
+                    s["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
+                    "/bin/dsh-instructions hook --agent x"
+                );
+                assert!(
+                    s["claudeMdExcludes"]
+                        .as_array()
+                        .unwrap()
+                        .contains(&json!("**/AGENTS.md"))
+                );
+            }
+            Agent::Codex => {
+                let toml = fs::read_to_string(d.codex_home().join("config.toml")).unwrap();
+                assert!(toml.starts_with("project_doc_max_bytes = 0\n"));
+                assert!(toml.contains("base_url = \"http://127.0.0.1:4242/v1\""));
+                let h = read_json(&d.codex_home().join("hooks.json")).unwrap();
+                assert!(h["hooks"]["SessionStart"].is_array());
+            }
+            Agent::Gemini => {
+                let s = read_json(&d.home.join(".gemini/settings.json")).unwrap();
+                assert_eq!(s["security"]["auth"]["selectedType"], "gemini-api-key");
+                assert_eq!(s["hooks"]["AfterTool"][0]["hooks"][0]["timeout"], 30000);
+                assert_eq!(s["context"]["fileName"], json!([]));
+            }
+        }
+    }
+
+    #[test]
+    fn a_step_over_its_limit_is_killed_and_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut c = Command::new("sleep");
+        c.arg("30");
+        let r = run_bounded(&mut c, tmp.path(), "s", Duration::from_millis(100)).unwrap();
+        assert!(r.timed_out);
+        assert_eq!(r.code, None);
+        let mut ok = Command::new("sh");
+        ok.args(["-c", "echo out; echo err >&2; exit 3"]);
+        let r = run_bounded(&mut ok, tmp.path(), "t", Duration::from_secs(30)).unwrap();
+        assert_eq!(
+            (
+                r.code,
+                r.timed_out,
+                r.stdout.as_str(),
+                r.stderr_tail.as_str()
+            ),
+            (Some(3), false, "out\n", "err")
+        );
+    }
+}

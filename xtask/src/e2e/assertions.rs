@@ -1,0 +1,165 @@
+//! Assertions on what the model saw: the text of one recorded request.
+//!
+//! "What the model sees" is every string in the request body except the tool
+//! declarations, joined by newlines: JSON escapes are undone (so the escaped
+//! `<\/system-reminder>` of R-REN-5 is compared as the model reads it), and
+//! whichever field an agent puts a hook context in (a user block, a
+//! developer message, a tool result) is covered.
+
+use serde_json::Value;
+
+/// Body keys that hold no conversation: tool schemas mention paths and
+/// words like "AGENTS.md" and would only add noise.
+const SKIP_KEYS: [&str; 4] = ["tools", "metadata", "generationConfig", "toolConfig"];
+
+/// The model-visible text of a request body.
+pub fn visible_text(body: &Value) -> String {
+    let mut out = String::new();
+    collect(body, &mut out);
+    out
+}
+
+fn collect(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(a) => a.iter().for_each(|x| collect(x, out)),
+        Value::Object(m) => {
+            for (k, x) in m {
+                if !SKIP_KEYS.contains(&k.as_str()) {
+                    collect(x, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Non-overlapping occurrences of `needle`.
+pub fn count(hay: &str, needle: &str) -> usize {
+    if needle.is_empty() {
+        return 0;
+    }
+    hay.matches(needle).count()
+}
+
+/// Up to `radius` bytes either side of each occurrence (at most three), on
+/// one line, for failure messages.
+pub fn excerpts(hay: &str, needle: &str, radius: usize) -> String {
+    let mut out = Vec::new();
+    for (i, _) in hay.match_indices(needle).take(3) {
+        let mut start = i.saturating_sub(radius);
+        while !hay.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = (i + needle.len() + radius).min(hay.len());
+        while !hay.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(format!("«{}»", hay[start..end].replace('\n', "⏎")));
+    }
+    out.join(" ")
+}
+
+/// One expectation on a request's visible text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// Exactly once (R-HOOK-5: every applicable file once per history).
+    Once(String),
+    /// Not at all.
+    Absent(String),
+    /// At least once.
+    Present(String),
+    /// Zero times or once (a file that may or may not be re-delivered, but
+    /// never twice).
+    AtMostOnce(String),
+}
+
+impl Expect {
+    /// Checks one expectation; `Err` says what was seen instead.
+    pub fn check(&self, text: &str) -> Result<(), String> {
+        let (needle, ok, want) = match self {
+            Expect::Once(s) => (s, count(text, s) == 1, "exactly once".to_owned()),
+            Expect::Absent(s) => (s, count(text, s) == 0, "absent".to_owned()),
+            Expect::Present(s) => (s, count(text, s) > 0, "present".to_owned()),
+            Expect::AtMostOnce(s) => (s, count(text, s) <= 1, "at most once".to_owned()),
+        };
+        if ok {
+            return Ok(());
+        }
+        let seen = count(text, needle);
+        let ex = excerpts(text, needle, 60);
+        Err(if ex.is_empty() {
+            format!("`{needle}`: want {want}, seen 0 times")
+        } else {
+            format!("`{needle}`: want {want}, seen {seen} times: {ex}")
+        })
+    }
+}
+
+/// Every failed expectation, in order.
+pub fn check_all(expects: &[Expect], text: &str) -> Vec<String> {
+    expects.iter().filter_map(|e| e.check(text).err()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+    use serde_json::json;
+
+    #[test]
+    fn visible_text_unescapes_and_skips_tool_schemas() {
+        let body = json!({"tools": [{"description": "E2E-ROOT-V1 in a schema"}],
+                          "messages": [{"content": [{"text": "a <\\/system-reminder> E2E-ROOT-V1"}]}],
+                          "n": 3});
+        let raw = body.to_string();
+        assert!(raw.contains(r"<\\/system-reminder>"));
+        let t = visible_text(&body);
+        assert_eq!(count(&t, "E2E-ROOT-V1"), 1);
+        assert_eq!(count(&t, r"<\/system-reminder>"), 1);
+    }
+
+    #[rstest]
+    #[case(Expect::Once("M".into()), "x M y", true)]
+    #[case(Expect::Once("M".into()), "M M", false)]
+    #[case(Expect::Once("M".into()), "none", false)]
+    #[case(Expect::Absent("M".into()), "none", true)]
+    #[case(Expect::Absent("M".into()), "M", false)]
+    #[case(Expect::Present("M".into()), "M M", true)]
+    #[case(Expect::Present("M".into()), "", false)]
+    #[case(Expect::AtMostOnce("M".into()), "", true)]
+    #[case(Expect::AtMostOnce("M".into()), "M M", false)]
+    fn expectations(#[case] e: Expect, #[case] text: &str, #[case] ok: bool) {
+        assert_eq!(e.check(text).is_ok(), ok);
+    }
+
+    #[test]
+    fn failures_name_the_needle_and_show_where_it_was() {
+        let text = "first E2E-A-V1 here\nand E2E-A-V1 again";
+        let errs = check_all(
+            &[
+                Expect::Once("E2E-A-V1".into()),
+                Expect::Present("E2E-A-V1".into()),
+            ],
+            text,
+        );
+        assert_eq!(errs.len(), 1);
+        assert!(
+            errs[0].contains("want exactly once, seen 2 times"),
+            "{}",
+            errs[0]
+        );
+        assert!(errs[0].contains("here⏎and"), "{}", errs[0]);
+        let errs = check_all(&[Expect::Present("nope".into())], text);
+        assert_eq!(errs, ["`nope`: want present, seen 0 times"]);
+    }
+
+    #[test]
+    fn excerpts_respect_char_boundaries() {
+        let text = "ééééé M ééééé";
+        assert!(excerpts(text, "M", 3).contains('M'));
+    }
+}

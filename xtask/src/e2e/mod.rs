@@ -1,0 +1,586 @@
+//! `cargo xtask e2e [--agent A]… [--case C]… [--hook product|marker] [--keep]`
+//! (R-HOOK-7): the hook adapter inside the real agents, offline.
+//!
+//! Per case and agent: a fresh temp dir with `ws/` (a git repository) and
+//! `home/` (the agent's HOME; `~/.dsh` = `home/.dsh`, `CODEX_HOME` =
+//! `home/.codex`), the mock model server on 127.0.0.1:0 (`mock.rs`), the
+//! agent's endpoint configuration, then the hooks (`dsh-instructions hook
+//! install --agent A --scope user` when the binary has it), then the scripted
+//! prompts. Each step's last model request is checked (`scenarios.rs`,
+//! `assertions.rs`); any stray request fails the case. One line per case and
+//! agent, then `N passed, N failed, N skipped`.
+//!
+//! `--hook marker` runs only the plumbing case, with this binary's own
+//! marker hook instead of the product: it checks the mock, the agents'
+//! offline configuration and the hook registration without the adapter.
+
+pub mod agents;
+pub mod assertions;
+pub mod http;
+pub mod mock;
+pub mod scenarios;
+pub mod script;
+pub mod wire;
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use agents::{Agent, Dirs, HookSetup, Installed, Session};
+use assertions::{Expect, check_all, visible_text};
+use mock::Mock;
+use scenarios::{CASES, Case, Change, Needs, PLUMBING, Plan};
+
+/// Usage line for the xtask help.
+pub const USAGE: &str =
+    "  e2e [--agent claude|codex|gemini]… [--case NAME]… [--hook product|marker] [--keep] [--list]
+      the hook adapter inside the real agents (installed pinned from npm into
+      ${XDG_CACHE_HOME:-~/.cache}/dsh-e2e/agents), offline against a mock model";
+
+/// Safety bound of one mock server: far above a case's few steps.
+const MOCK_BOUND: Duration = Duration::from_secs(600);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HookMode {
+    Product,
+    Marker,
+}
+
+#[derive(Debug)]
+struct Options {
+    agents: Vec<Agent>,
+    cases: Vec<String>,
+    hook: HookMode,
+    keep: bool,
+    list: bool,
+}
+
+fn parse(args: &[String]) -> Result<Options> {
+    let mut o = Options {
+        agents: Vec::new(),
+        cases: Vec::new(),
+        hook: HookMode::Product,
+        keep: false,
+        list: false,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--agent" => o
+                .agents
+                .push(Agent::parse(it.next().context("--agent needs a value")?)?),
+            "--case" => o
+                .cases
+                .push(it.next().context("--case needs a value")?.clone()),
+            "--hook" => {
+                o.hook = match it.next().map(String::as_str) {
+                    Some("product") => HookMode::Product,
+                    Some("marker") => HookMode::Marker,
+                    other => bail!("--hook takes product or marker, got {other:?}"),
+                }
+            }
+            "--keep" => o.keep = true,
+            "--list" => o.list = true,
+            other => bail!("unknown e2e option `{other}`\n{USAGE}"),
+        }
+    }
+    if o.agents.is_empty() {
+        o.agents = Agent::ALL.to_vec();
+    }
+    let known: Vec<&str> = CASES.iter().chain([&PLUMBING]).map(|c| c.name).collect();
+    for c in &o.cases {
+        if !known.contains(&c.as_str()) {
+            bail!("unknown case `{c}` (known: {})", known.join(", "));
+        }
+    }
+    Ok(o)
+}
+
+/// What the product binary offers, probed once.
+#[derive(Debug, Clone)]
+struct Product {
+    bin: PathBuf,
+    /// `hook --agent A` answers an event (the adapter is on this branch).
+    adapter: bool,
+    /// `hook install` exists.
+    setup: HookSetup,
+    /// `show --preset claude` expands imports; `Err` says why not.
+    imports: Result<(), String>,
+}
+
+#[derive(Debug)]
+enum Outcome {
+    Ok,
+    Fail(String),
+    Skip(String),
+}
+
+/// Runs the e2e subcommand.
+pub fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
+    let o = parse(args)?;
+    let cases: Vec<Case> = match o.hook {
+        HookMode::Marker => vec![PLUMBING],
+        HookMode::Product => CASES
+            .iter()
+            .chain([&PLUMBING])
+            .filter(|c| {
+                if o.cases.is_empty() {
+                    c.name != PLUMBING.name
+                } else {
+                    o.cases.iter().any(|n| n == c.name)
+                }
+            })
+            .copied()
+            .collect(),
+    };
+    if o.list {
+        for c in CASES.iter().chain([&PLUMBING]) {
+            println!("{:<15} {}", c.name, c.about);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let t0 = Instant::now();
+    let installed = agents::install(&agents::cache_dir()?)?;
+    let product = build_product(root)?;
+    let marker = std::env::current_exe().context("cannot find the xtask binary")?;
+    match o.hook {
+        HookMode::Marker => println!("e2e: marker hook {} (plumbing only)", marker.display()),
+        HookMode::Product => println!(
+            "e2e: {} (adapter: {}, hooks written by: {})",
+            product.bin.display(),
+            if product.adapter { "yes" } else { "NO" },
+            match product.setup {
+                HookSetup::Installer => "dsh-instructions hook install",
+                HookSetup::Direct => "xtask (no `hook install` in this binary)",
+            }
+        ),
+    }
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    for case in &cases {
+        for &agent in &o.agents {
+            let t = Instant::now();
+            let outcome = run_case(case, agent, &installed, &product, o.hook, &marker, o.keep);
+            let secs = t.elapsed().as_secs_f64();
+            match outcome {
+                Outcome::Ok => {
+                    passed += 1;
+                    println!("ok   {agent:<6} {:<15} ({secs:.1}s)", case.name);
+                }
+                Outcome::Fail(why) => {
+                    failed += 1;
+                    println!("FAIL {agent:<6} {:<15} ({secs:.1}s) {why}", case.name);
+                }
+                Outcome::Skip(why) => {
+                    skipped += 1;
+                    println!("SKIP {agent:<6} {:<15} {why}", case.name);
+                }
+            }
+        }
+    }
+    println!(
+        "{passed} passed, {failed} failed, {skipped} skipped ({:.0}s)",
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Builds the CLI (debug) and probes what it offers.
+fn build_product(root: &Path) -> Result<Product> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "-q", "-p", "dsh-instructions-cli"])
+        .current_dir(root)
+        .status()
+        .context("cannot run cargo build")?;
+    if !status.success() {
+        bail!("cargo build -p dsh-instructions-cli failed");
+    }
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let bin = target.join("debug").join("dsh-instructions");
+    if !bin.is_file() {
+        bail!("no binary at {}", bin.display());
+    }
+    let adapter = probe_adapter(&bin);
+    let setup = if quiet_ok(Command::new(&bin).args(["hook", "install", "--help"])) {
+        HookSetup::Installer
+    } else {
+        HookSetup::Direct
+    };
+    let imports = probe_imports(&bin);
+    Ok(Product {
+        bin,
+        adapter,
+        setup,
+        imports,
+    })
+}
+
+fn quiet_ok(c: &mut Command) -> bool {
+    c.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The adapter answers a bare event with JSON (`{}` for an empty one) and
+/// exit 0 (R-HOOK-1); a binary without it rejects the `hook` command.
+fn probe_adapter(bin: &Path) -> bool {
+    let tmp = std::env::temp_dir().join(format!("dsh-e2e-probe-{}", std::process::id()));
+    let _ = fs::create_dir_all(&tmp);
+    let mut child = match Command::new(bin)
+        .args(["hook", "--agent", "claude"])
+        .env("HOME", &tmp)
+        .env_remove("DSH_HOME")
+        .current_dir(&tmp)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(_) => return false,
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write;
+        let _ = stdin.write_all(b"{}");
+    }
+    let out = child.wait_with_output();
+    let _ = fs::remove_dir_all(&tmp);
+    out.is_ok_and(|o| {
+        o.status.success() && {
+            let s = String::from_utf8_lossy(&o.stdout);
+            s.trim().is_empty() || serde_json::from_str::<Value>(s.trim()).is_ok()
+        }
+    })
+}
+
+/// `show --preset claude` on a probe workspace whose CLAUDE.md imports a file.
+fn probe_imports(bin: &Path) -> Result<(), String> {
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let ws = tmp.path().join("ws");
+    let home = tmp.path().join("home");
+    fs::create_dir_all(ws.join(".git")).map_err(|e| e.to_string())?;
+    fs::create_dir_all(&home).map_err(|e| e.to_string())?;
+    fs::write(ws.join("CLAUDE.md"), "See @other.md\n").map_err(|e| e.to_string())?;
+    fs::write(ws.join("other.md"), "E2E-IMPORT-PROBE\n").map_err(|e| e.to_string())?;
+    let out = Command::new(bin)
+        .args(["show", "--preset", "claude"])
+        .env("HOME", &home)
+        .env_remove("DSH_HOME")
+        .current_dir(&ws)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    if String::from_utf8_lossy(&out.stdout).contains("E2E-IMPORT-PROBE") {
+        Ok(())
+    } else {
+        Err(
+            "`show --preset claude` does not expand @imports on this branch (R-IMP not landed)"
+                .into(),
+        )
+    }
+}
+
+fn git(ws: &Path, args: &[&str]) -> Result<()> {
+    let ok = Command::new("git")
+        .args([
+            "-c",
+            "user.email=e2e@invalid",
+            "-c",
+            "user.name=e2e",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .current_dir(ws)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .context("cannot run git")?
+        .success();
+    if !ok {
+        bail!("git {} failed in {}", args.join(" "), ws.display());
+    }
+    Ok(())
+}
+
+fn apply(run: &Path, change: &Change) -> Result<()> {
+    match change {
+        Change::Write(p, content) => {
+            let path = run.join(p);
+            if let Some(d) = path.parent() {
+                fs::create_dir_all(d)?;
+            }
+            fs::write(&path, content).with_context(|| format!("cannot write {}", path.display()))
+        }
+        Change::Remove(p) => {
+            fs::remove_file(run.join(p)).with_context(|| format!("cannot remove {p}"))
+        }
+    }
+}
+
+fn prepare(plan: &Plan, dirs: &Dirs) -> Result<()> {
+    fs::create_dir_all(&dirs.ws)?;
+    fs::create_dir_all(&dirs.home)?;
+    fs::create_dir_all(dirs.run.join("tmp"))?;
+    for (p, content) in &plan.files {
+        apply(&dirs.run, &Change::Write(p.clone(), content.clone()))?;
+    }
+    fs::create_dir_all(&dirs.cwd)?;
+    git(&dirs.ws, &["init", "-q"])?;
+    git(&dirs.ws, &["add", "-A"])?;
+    git(
+        &dirs.ws,
+        &["commit", "-q", "--allow-empty", "-m", "e2e fixture"],
+    )?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_case(
+    case: &Case,
+    agent: Agent,
+    installed: &Installed,
+    product: &Product,
+    hook: HookMode,
+    marker: &Path,
+    keep: bool,
+) -> Outcome {
+    let plan = match (case.plan)(agent) {
+        Ok(p) => p,
+        Err(why) => return Outcome::Skip(why),
+    };
+    if plan.needs == Needs::Imports
+        && let Err(why) = &product.imports
+    {
+        return Outcome::Skip(why.clone());
+    }
+    if hook == HookMode::Product && !product.adapter {
+        return Outcome::Fail("`dsh-instructions hook --agent A` is not an event adapter in this binary (adapter not merged)".into());
+    }
+    let tmp = match tempfile::Builder::new()
+        .prefix(&format!("dsh-e2e.{}.{agent}.", case.name))
+        .tempdir()
+    {
+        Ok(t) => t,
+        Err(e) => return Outcome::Fail(format!("temp dir: {e}")),
+    };
+    let run = tmp.path().to_owned();
+    let result = drive(&plan, agent, installed, product, hook, marker, &run);
+    match result {
+        Ok(()) => {
+            if keep {
+                let kept = tmp.keep();
+                println!("     kept {}", kept.display());
+            }
+            Outcome::Ok
+        }
+        Err(e) => {
+            // Keep the evidence: requests.jsonl and every step's output.
+            let kept = tmp.keep();
+            Outcome::Fail(format!("{e:#} [run dir: {}]", kept.display()))
+        }
+    }
+}
+
+fn drive(
+    plan: &Plan,
+    agent: Agent,
+    installed: &Installed,
+    product: &Product,
+    hook: HookMode,
+    marker: &Path,
+    run: &Path,
+) -> Result<()> {
+    let ws = run.join("ws");
+    let dirs = Dirs {
+        run: run.to_owned(),
+        ws: ws.clone(),
+        home: run.join("home"),
+        cwd: if plan.cwd == "." {
+            ws.clone()
+        } else {
+            ws.join(&plan.cwd)
+        },
+    };
+    prepare(plan, &dirs)?;
+    let mut mock = Mock::start(&dirs.ws, &dirs.cwd, &run.join("requests.jsonl"), MOCK_BOUND)?;
+    agents::write_endpoint_config(agent, &dirs, mock.port())?;
+    match (hook, product.setup) {
+        (HookMode::Marker, _) => {
+            agents::write_hook_entries(
+                agent,
+                &dirs,
+                &format!("{} e2e-marker-hook", marker.display()),
+            )?;
+        }
+        (HookMode::Product, HookSetup::Installer) => {
+            agents::run_installer(agent, &dirs, &product.bin)?
+        }
+        (HookMode::Product, HookSetup::Direct) => {
+            agents::write_hook_entries(
+                agent,
+                &dirs,
+                &format!("{} hook --agent {agent}", product.bin.display()),
+            )?;
+        }
+    }
+    let mut session = Session::new(agent, installed, &dirs, mock.port());
+    for (i, step) in plan.steps.iter().enumerate() {
+        let n = i + 1;
+        for c in &step.before {
+            apply(run, c)?;
+        }
+        let before = mock.records().len();
+        let r = session.prompt(&step.prompt)?;
+        if r.timed_out {
+            bail!(
+                "step {n} ({}) killed after {:.0}s: {}",
+                step.label,
+                r.elapsed.as_secs_f64(),
+                r.stderr_tail
+            );
+        }
+        if r.code != Some(0) {
+            bail!(
+                "step {n} ({}) exit {:?}: {}",
+                step.label,
+                r.code,
+                r.stderr_tail
+            );
+        }
+        let records = mock.records();
+        if let Some(s) = records.iter().find(|r| r.stray) {
+            bail!(
+                "step {n} ({}): stray request {} {} ({})",
+                step.label,
+                s.method,
+                s.target,
+                s.action
+            );
+        }
+        if !step.expect.is_empty() {
+            let Some(last) = records[before..].iter().rev().find(|r| r.is_turn()) else {
+                bail!("step {n} ({}): no model turn request", step.label);
+            };
+            let text = last.body.as_ref().map(visible_text).unwrap_or_default();
+            let mut expect = step.expect.clone();
+            if hook == HookMode::Product {
+                // R-HOOK-5: the adapter is the only deliverer.
+                expect.extend(
+                    agent
+                        .native_signatures()
+                        .iter()
+                        .map(|s| Expect::Absent((*s).to_owned())),
+                );
+            }
+            let failures = check_all(&expect, &text);
+            if !failures.is_empty() {
+                bail!(
+                    "step {n} ({}), request #{}: {}",
+                    step.label,
+                    last.seq,
+                    failures.join("; ")
+                );
+            }
+        }
+        for (path, want) in &step.file_contains {
+            let got = fs::read_to_string(run.join(path)).unwrap_or_default();
+            if !got.contains(want.as_str()) {
+                bail!(
+                    "step {n} ({}): {path} does not contain `{want}` (the tool did not run?)",
+                    step.label
+                );
+            }
+        }
+    }
+    mock.stop();
+    if let Some(s) = mock.records().iter().find(|r| r.stray) {
+        bail!("stray request {} {}", s.method, s.target);
+    }
+    Ok(())
+}
+
+/// Events that take `additionalContext` in some agent (harness README); any
+/// other event gets `{}` (Claude rejects context on PreCompact and friends).
+const CONTEXT_EVENTS: [&str; 5] = [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "BeforeAgent",
+    "AfterTool",
+];
+
+/// The marker hook's answer to one event payload.
+pub fn marker_answer(stdin: &str) -> Value {
+    let v: Value = serde_json::from_str(stdin).unwrap_or(Value::Null);
+    let Some(event) = v["hook_event_name"].as_str() else {
+        return json!({});
+    };
+    if !CONTEXT_EVENTS.contains(&event) {
+        return json!({});
+    }
+    json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": format!("HOOK-MARKER-{event}")}})
+}
+
+/// `xtask e2e-marker-hook`: the plumbing check's hook (reads one event on
+/// stdin, answers a marker context). Never fails the agent.
+pub fn marker_hook() -> ExitCode {
+    let mut input = String::new();
+    let _ = std::io::stdin().read_to_string(&mut input);
+    println!("{}", marker_answer(&input));
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case(
+        r#"{"hook_event_name":"SessionStart","source":"startup"}"#,
+        Some("HOOK-MARKER-SessionStart")
+    )]
+    #[case(r#"{"hook_event_name":"AfterTool"}"#, Some("HOOK-MARKER-AfterTool"))]
+    #[case(r#"{"hook_event_name":"PreCompact"}"#, None)]
+    #[case(r#"{"hook_event_name":"Stop"}"#, None)]
+    #[case("not json", None)]
+    fn marker_hook_answers_context_events_only(#[case] stdin: &str, #[case] want: Option<&str>) {
+        let v = marker_answer(stdin);
+        assert_eq!(v["hookSpecificOutput"]["additionalContext"].as_str(), want);
+        if want.is_none() {
+            assert_eq!(v, json!({}));
+        }
+    }
+
+    #[test]
+    fn options_parse_and_reject_unknowns() {
+        let args: Vec<String> = ["--agent", "codex", "--case", "write", "--keep"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let o = parse(&args).unwrap();
+        assert_eq!(o.agents, [Agent::Codex]);
+        assert_eq!(o.cases, ["write"]);
+        assert!(o.keep);
+        assert_eq!(parse(&[]).unwrap().agents.len(), 3);
+        assert!(parse(&["--case".into(), "nope".into()]).is_err());
+        assert!(parse(&["--agent".into(), "vim".into()]).is_err());
+        assert!(parse(&["--hook".into(), "x".into()]).is_err());
+    }
+}

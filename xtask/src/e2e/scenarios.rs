@@ -1,0 +1,657 @@
+//! The scenarios (issue #13 item 3, R-HOOK-7), as data: files to create,
+//! the agent's cwd, and steps — changes made by the test, one prompt, and
+//! expectations on the LAST request of that step (what the model sees then).
+//!
+//! Every file carries a unique marker per version (`E2E-ROOT-V1`, …), so
+//! "exactly once" (R-HOOK-5) is a count. Where an agent cannot do what a
+//! case exercises (Codex reads with a shell `cat`, which is not a touch:
+//! R-DISC-9), the case asserts what that agent does instead.
+
+use super::agents::Agent;
+use super::assertions::Expect;
+use super::script::{EDIT_AFTER, EDIT_BEFORE, WRITE_CONTENT};
+
+/// R-REN-2 normal intro (its first sentence): one per complete baseline.
+pub const INTRO: &str =
+    "The following workspace instructions come from instruction files in this environment.";
+/// R-REN-2 replacement intro (SUPERSEDE, without its trailing space).
+pub const SUPERSEDE: &str =
+    "This complete workspace instruction baseline supersedes every earlier one.";
+
+/// A change the test makes to the files before a step's prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Create or overwrite `path` (relative to the run dir: `ws/…`, `home/…`).
+    Write(String, String),
+    /// Delete `path`.
+    Remove(String),
+}
+
+/// One prompt of a session.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// Short label for reports.
+    pub label: &'static str,
+    /// Made before the prompt, while no agent runs.
+    pub before: Vec<Change>,
+    /// The prompt (tagged, with `[mock:…]` directives).
+    pub prompt: String,
+    /// On the last turn request of the step.
+    pub expect: Vec<Expect>,
+    /// `(path, text)`: after the step, the file (run-dir relative) contains text.
+    pub file_contains: Vec<(String, String)>,
+}
+
+/// What a case needs from the product beyond the adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing more.
+    Nothing,
+    /// `show --preset claude` expands `@path` imports (§13).
+    Imports,
+}
+
+/// One case for one agent.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Files to create (run-dir relative), before git init's commit.
+    pub files: Vec<(String, String)>,
+    /// The agent's cwd, relative to `ws` (`.` = the root).
+    pub cwd: String,
+    /// Prompts in order: the first starts the session, the others resume it.
+    pub steps: Vec<Step>,
+    /// Extra capability required.
+    pub needs: Needs,
+}
+
+/// A case: a name, what it proves, and its plan per agent (`Err` = SKIP and
+/// why).
+#[derive(Debug, Clone, Copy)]
+pub struct Case {
+    /// Name for `--case`.
+    pub name: &'static str,
+    /// One line: what it proves.
+    pub about: &'static str,
+    /// The plan for an agent.
+    pub plan: fn(Agent) -> Result<Plan, String>,
+}
+
+/// An instruction file's content for a marker.
+pub fn instr(marker: &str) -> String {
+    format!("# e2e instructions\n{marker}: follow the e2e rules here.\n")
+}
+
+fn f(path: &str, content: impl Into<String>) -> (String, String) {
+    (path.to_owned(), content.into())
+}
+
+fn once(s: &str) -> Expect {
+    Expect::Once(s.to_owned())
+}
+fn absent(s: &str) -> Expect {
+    Expect::Absent(s.to_owned())
+}
+
+fn step(label: &'static str, prompt: &str, expect: Vec<Expect>) -> Step {
+    Step {
+        label,
+        before: Vec::new(),
+        prompt: prompt.to_owned(),
+        expect,
+        file_contains: Vec::new(),
+    }
+}
+
+fn plan(files: Vec<(String, String)>, cwd: &str, steps: Vec<Step>) -> Plan {
+    Plan {
+        files,
+        cwd: cwd.to_owned(),
+        steps,
+        needs: Needs::Nothing,
+    }
+}
+
+/// Whether a Read-like tool call is a touch for this agent (R-HOOK-3): Codex
+/// reads with `cat` in a shell, which never is (R-DISC-9).
+fn reads_touch(agent: Agent) -> bool {
+    agent != Agent::Codex
+}
+
+/// Gemini CLI 0.61 drops earlier prompts (and the contexts merged into them)
+/// on resume and repeats earlier tool results (harness README, "Resume
+/// quirk"), so history-based counts hold only for Claude Code and Codex.
+fn keeps_history_on_resume(agent: Agent) -> bool {
+    agent != Agent::Gemini
+}
+
+fn start_files() -> Vec<(String, String)> {
+    vec![
+        f("home/.dsh/AGENTS.md", instr("E2E-HOME-V1")),
+        f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
+        f("ws/a/AGENTS.md", instr("E2E-A-V1")),
+        f("ws/a/f.txt", "plain file in a\n"),
+    ]
+}
+
+fn start_root(_: Agent) -> Result<Plan, String> {
+    Ok(plan(
+        start_files(),
+        ".",
+        vec![step(
+            "start",
+            "Hello [p:t1] [mock:text]",
+            vec![
+                once("E2E-HOME-V1"),
+                once("E2E-ROOT-V1"),
+                absent("E2E-A-V1"),
+                once("Instructions from: ~/.dsh/AGENTS.md"),
+                once("Instructions from: AGENTS.md"),
+                once(INTRO),
+            ],
+        )],
+    ))
+}
+
+fn start_sub(_: Agent) -> Result<Plan, String> {
+    Ok(plan(
+        start_files(),
+        "a",
+        vec![step(
+            "start",
+            "Hello [p:t1] [mock:text]",
+            vec![
+                once("E2E-HOME-V1"),
+                once("E2E-ROOT-V1"),
+                once("E2E-A-V1"),
+                once("Instructions from: a/AGENTS.md"),
+                once(INTRO),
+            ],
+        )],
+    ))
+}
+
+fn read_deep(agent: Agent) -> Result<Plan, String> {
+    let files = vec![
+        f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
+        f("ws/x/AGENTS.md", instr("E2E-X-V1")),
+        f("ws/x/y/z/AGENTS.md", instr("E2E-XYZ-V1")),
+        f("ws/x/y/z/file.txt", "plain file deep below\n"),
+    ];
+    let expect = if reads_touch(agent) {
+        vec![
+            once("E2E-ROOT-V1"),
+            once("E2E-X-V1"),
+            once("E2E-XYZ-V1"),
+            once("Additional instructions from: x/AGENTS.md"),
+            once("Additional instructions from: x/y/z/AGENTS.md"),
+        ]
+    } else {
+        vec![
+            once("E2E-ROOT-V1"),
+            absent("E2E-X-V1"),
+            absent("E2E-XYZ-V1"),
+        ]
+    };
+    Ok(plan(
+        files,
+        ".",
+        vec![step(
+            "read",
+            "Read it [p:t1] [mock:read=x/y/z/file.txt]",
+            expect,
+        )],
+    ))
+}
+
+fn write(_: Agent) -> Result<Plan, String> {
+    let mut s = step(
+        "write",
+        "Create a file [p:t1] [mock:write=w/new.txt]",
+        vec![
+            once("E2E-ROOT-V1"),
+            once("E2E-W-V1"),
+            once("Additional instructions from: w/AGENTS.md"),
+        ],
+    );
+    s.file_contains = vec![("ws/w/new.txt".into(), WRITE_CONTENT.trim().into())];
+    Ok(plan(
+        vec![
+            f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
+            f("ws/w/AGENTS.md", instr("E2E-W-V1")),
+        ],
+        ".",
+        vec![s],
+    ))
+}
+
+fn edit(agent: Agent) -> Result<Plan, String> {
+    // Claude Code refuses an Edit of a file it has not Read in the session,
+    // so for it the directory is touched by the Read first and the case
+    // proves the Edit adds no second copy.
+    let prompt = if agent == Agent::Claude {
+        "Edit it [p:t1] [mock:read=e/f.txt] [mock:edit=e/f.txt]"
+    } else {
+        "Edit it [p:t1] [mock:edit=e/f.txt]"
+    };
+    let mut s = step(
+        "edit",
+        prompt,
+        vec![
+            once("E2E-ROOT-V1"),
+            once("E2E-E-V1"),
+            once("Additional instructions from: e/AGENTS.md"),
+        ],
+    );
+    s.file_contains = vec![("ws/e/f.txt".into(), EDIT_AFTER.into())];
+    Ok(plan(
+        vec![
+            f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
+            f("ws/e/AGENTS.md", instr("E2E-E-V1")),
+            f("ws/e/f.txt", format!("{EDIT_BEFORE}\n")),
+        ],
+        ".",
+        vec![s],
+    ))
+}
+
+fn external_edit(agent: Agent) -> Result<Plan, String> {
+    let mut second = step(
+        "after-edit",
+        "Again [p:t2] [mock:text]",
+        vec![
+            once("E2E-ROOT-V2"),
+            once("Updated instructions from: AGENTS.md"),
+        ],
+    );
+    if keeps_history_on_resume(agent) {
+        // History keeps the old version; no second full baseline.
+        second
+            .expect
+            .extend([once("E2E-ROOT-V1"), once(INTRO), absent(SUPERSEDE)]);
+    }
+    second.before = vec![Change::Write("ws/AGENTS.md".into(), instr("E2E-ROOT-V2"))];
+    Ok(plan(
+        vec![f("ws/AGENTS.md", instr("E2E-ROOT-V1"))],
+        ".",
+        vec![
+            step(
+                "first",
+                "Hello [p:t1] [mock:text]",
+                vec![once("E2E-ROOT-V1")],
+            ),
+            second,
+        ],
+    ))
+}
+
+fn offline_resume(agent: Agent) -> Result<Plan, String> {
+    // a/ becomes known by a touch (Claude, Gemini) or by being the cwd (Codex).
+    let (cwd, first) = if reads_touch(agent) {
+        (
+            ".",
+            step(
+                "first",
+                "Look [p:t1] [mock:read=a/f.txt]",
+                vec![once("E2E-A-V1")],
+            ),
+        )
+    } else {
+        (
+            "a",
+            step("first", "Look [p:t1] [mock:text]", vec![once("E2E-A-V1")]),
+        )
+    };
+    let mut resume = step(
+        "resume",
+        "Back again [p:t2] [mock:text]",
+        vec![
+            once("E2E-ROOT-V2"),
+            once("Updated instructions from: AGENTS.md"),
+            once("Instructions removed: a/AGENTS.md"),
+        ],
+    );
+    if keeps_history_on_resume(agent) {
+        resume.expect.extend([
+            once("E2E-HOME-V1"),
+            once("E2E-ROOT-V1"),
+            once("E2E-A-V1"),
+            once(INTRO),
+            absent(SUPERSEDE),
+        ]);
+    }
+    resume.before = vec![
+        Change::Write("ws/AGENTS.md".into(), instr("E2E-ROOT-V2")),
+        Change::Remove("ws/a/AGENTS.md".into()),
+    ];
+    Ok(plan(start_files(), cwd, vec![first, resume]))
+}
+
+fn parallel(agent: Agent) -> Result<Plan, String> {
+    let expect = if reads_touch(agent) {
+        vec![
+            once("E2E-P-V1"),
+            once("E2E-Q-V1"),
+            once("Additional instructions from: p/AGENTS.md"),
+            once("Additional instructions from: q/AGENTS.md"),
+        ]
+    } else {
+        vec![absent("E2E-P-V1"), absent("E2E-Q-V1")]
+    };
+    let mut e = expect;
+    e.push(once("E2E-ROOT-V1"));
+    Ok(plan(
+        vec![
+            f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
+            f("ws/p/AGENTS.md", instr("E2E-P-V1")),
+            f("ws/q/AGENTS.md", instr("E2E-Q-V1")),
+            f("ws/p/f.txt", "plain p\n"),
+            f("ws/q/f.txt", "plain q\n"),
+        ],
+        ".",
+        vec![step(
+            "parallel",
+            "Both [p:t1] [mock:read=p/f.txt,q/f.txt]",
+            e,
+        )],
+    ))
+}
+
+fn compaction(agent: Agent) -> Result<Plan, String> {
+    let compact = match agent {
+        Agent::Claude => step("compact", "/compact", Vec::new()),
+        // Codex compacts mid-turn once the reported usage passes
+        // model_auto_compact_token_limit, so the turn needs a second call.
+        Agent::Codex => step(
+            "compact",
+            "Big [p:t2] [mock:usage=150000] [mock:read=x/f.txt]",
+            Vec::new(),
+        ),
+        // Over compressionThreshold (0.5) of the 1M window; the check runs
+        // before every model call.
+        Agent::Gemini => step(
+            "compact",
+            "Big [p:t2] [mock:usage=900000] [mock:read=x/f.txt]",
+            Vec::new(),
+        ),
+    };
+    // A complete baseline again (R-RT-8): every chain file once, one intro.
+    // x/ was known only through hidden state, so it may come back or not,
+    // but never twice.
+    let after = step(
+        "after",
+        "Anything left? [p:t3] [mock:text]",
+        vec![
+            once("E2E-HOME-V1"),
+            once("E2E-ROOT-V1"),
+            once("Instructions from: AGENTS.md"),
+            once(INTRO),
+            Expect::AtMostOnce("E2E-X-V1".into()),
+        ],
+    );
+    Ok(plan(
+        vec![
+            f("home/.dsh/AGENTS.md", instr("E2E-HOME-V1")),
+            f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
+            f("ws/x/AGENTS.md", instr("E2E-X-V1")),
+            f("ws/x/f.txt", "plain x\n"),
+        ],
+        ".",
+        vec![
+            step(
+                "first",
+                "Look [p:t1] [mock:read=x/f.txt]",
+                vec![once("E2E-ROOT-V1")],
+            ),
+            compact,
+            after,
+        ],
+    ))
+}
+
+fn escape(_: Agent) -> Result<Plan, String> {
+    Ok(plan(
+        vec![f(
+            "ws/AGENTS.md",
+            "# tricky\nE2E-ESC-V1 before </system-reminder> after\n",
+        )],
+        ".",
+        vec![step(
+            "start",
+            "Hello [p:t1] [mock:text]",
+            vec![
+                once("E2E-ESC-V1 before <\\/system-reminder> after"),
+                absent("E2E-ESC-V1 before </system-reminder>"),
+            ],
+        )],
+    ))
+}
+
+fn imports(agent: Agent) -> Result<Plan, String> {
+    if agent != Agent::Claude {
+        return Err("imports case is Claude Code's (CLAUDE.md = \"See @AGENTS.md\")".into());
+    }
+    let mut p = plan(
+        vec![
+            f("ws/AGENTS.md", instr("E2E-IMP-ROOT-V1")),
+            f("ws/CLAUDE.md", "See @AGENTS.md\n"),
+        ],
+        ".",
+        vec![step(
+            "start",
+            "Hello [p:t1] [mock:text]",
+            vec![
+                once("E2E-IMP-ROOT-V1"),
+                Expect::AtMostOnce("See @AGENTS.md".into()),
+            ],
+        )],
+    );
+    p.needs = Needs::Imports;
+    Ok(p)
+}
+
+/// Plumbing check with the marker hook (`--hook marker`): the mock, the
+/// agent's offline config, hook registration and native loading switched off.
+fn plumbing(agent: Agent) -> Result<Plan, String> {
+    let (submit, post) = match agent {
+        Agent::Gemini => ("HOOK-MARKER-BeforeAgent", "HOOK-MARKER-AfterTool"),
+        _ => ("HOOK-MARKER-UserPromptSubmit", "HOOK-MARKER-PostToolUse"),
+    };
+    // The resumed step checks the write and edit tool calls of every agent
+    // (Claude Code edits only what it has read).
+    let tools = if agent == Agent::Claude {
+        "Change [p:t2] [mock:read=s/e.txt] [mock:edit=s/e.txt] [mock:write=s/new.txt]"
+    } else {
+        "Change [p:t2] [mock:edit=s/e.txt] [mock:write=s/new.txt]"
+    };
+    let mut second = step(
+        "write-edit",
+        tools,
+        vec![
+            Expect::Present(submit.into()),
+            Expect::Present(post.into()),
+            absent("E2E-ROOT-V1"),
+        ],
+    );
+    second.file_contains = vec![
+        ("ws/s/e.txt".into(), EDIT_AFTER.into()),
+        ("ws/s/new.txt".into(), WRITE_CONTENT.trim().into()),
+    ];
+    Ok(plan(
+        vec![
+            f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
+            f("ws/s/f.txt", "plain s\n"),
+            f("ws/s/e.txt", format!("{EDIT_BEFORE}\n")),
+        ],
+        ".",
+        vec![
+            step(
+                "start",
+                "Read [p:t1] [mock:read=s/f.txt]",
+                vec![
+                    Expect::Present("HOOK-MARKER-SessionStart".into()),
+                    Expect::Present(submit.into()),
+                    Expect::Present(post.into()),
+                    // Native loading is off and the marker hook delivers nothing.
+                    absent("E2E-ROOT-V1"),
+                ],
+            ),
+            second,
+        ],
+    ))
+}
+
+/// The product cases, in run order.
+pub const CASES: &[Case] = &[
+    Case {
+        name: "start-root",
+        about: "baseline at start: user-global + root file, cwd = root",
+        plan: start_root,
+    },
+    Case {
+        name: "start-sub",
+        about: "baseline at start: the chain root → a/, cwd = ws/a",
+        plan: start_sub,
+    },
+    Case {
+        name: "read-deep",
+        about: "a read deep below cwd sets x/ and x/y/z/ (Codex: cat is no touch)",
+        plan: read_deep,
+    },
+    Case {
+        name: "write",
+        about: "a write into a new directory sets its AGENTS.md",
+        plan: write,
+    },
+    Case {
+        name: "edit",
+        about: "an edit in a new directory sets its AGENTS.md",
+        plan: edit,
+    },
+    Case {
+        name: "external-edit",
+        about: "AGENTS.md edited between prompts → replace text",
+        plan: external_edit,
+    },
+    Case {
+        name: "offline-resume",
+        about: "edit + removal while no agent runs, then resume → replace/remove, no second baseline",
+        plan: offline_resume,
+    },
+    Case {
+        name: "parallel",
+        about: "parallel reads of two new directories: both set once",
+        plan: parallel,
+    },
+    Case {
+        name: "compaction",
+        about: "after compaction the next turn has a complete baseline again",
+        plan: compaction,
+    },
+    Case {
+        name: "escape",
+        about: "</system-reminder> in a file reaches the model escaped",
+        plan: escape,
+    },
+    Case {
+        name: "imports",
+        about: "Claude: CLAUDE.md \"See @AGENTS.md\" → AGENTS.md once",
+        plan: imports,
+    },
+];
+
+/// The plumbing case (marker hook).
+pub const PLUMBING: Case = Case {
+    name: "plumbing",
+    about: "marker hook: offline agent, hooks fire, native loading off",
+    plan: plumbing,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::e2e::script::{ops, prompt_tag};
+
+    #[test]
+    fn every_plan_is_well_formed() {
+        let mut names = std::collections::HashSet::new();
+        for case in CASES.iter().chain([&PLUMBING]) {
+            assert!(names.insert(case.name), "duplicate case {}", case.name);
+            for agent in Agent::ALL {
+                let Ok(p) = (case.plan)(agent) else { continue };
+                assert!(!p.steps.is_empty());
+                for (path, _) in &p.files {
+                    assert!(
+                        path.starts_with("ws/") || path.starts_with("home/"),
+                        "{path}"
+                    );
+                }
+                for s in &p.steps {
+                    if s.prompt != "/compact" {
+                        assert!(
+                            prompt_tag(&s.prompt).is_some(),
+                            "{}: untagged prompt",
+                            case.name
+                        );
+                    }
+                    for op in ops(&s.prompt) {
+                        let paths = match op {
+                            crate::e2e::script::Op::Read(p) => p,
+                            crate::e2e::script::Op::Write(p) | crate::e2e::script::Op::Edit(p) => {
+                                vec![p]
+                            }
+                        };
+                        for path in paths {
+                            assert!(
+                                !path.starts_with('/'),
+                                "{}: {path} must be ws-relative",
+                                case.name
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn markers_are_unique_per_file_version() {
+        // Each marker names one file version: the same marker in two files
+        // would make "exactly once" meaningless.
+        for case in CASES {
+            for agent in Agent::ALL {
+                let Ok(p) = (case.plan)(agent) else { continue };
+                let mut seen = std::collections::HashMap::new();
+                let mut all: Vec<(String, String)> = p.files.clone();
+                for s in &p.steps {
+                    for c in &s.before {
+                        if let Change::Write(path, content) = c {
+                            all.push((path.clone(), content.clone()));
+                        }
+                    }
+                }
+                for (path, content) in all {
+                    for word in content.split(|c: char| c.is_whitespace() || c == ':') {
+                        if word.starts_with("E2E-")
+                            && word.contains("-V")
+                            && let Some(prev) = seen.insert(word.to_owned(), path.clone())
+                        {
+                            assert_eq!(prev, path, "{}: marker {word} in two files", case.name);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn codex_cases_never_expect_touch_sets_from_reads() {
+        let p = read_deep(Agent::Codex).unwrap();
+        assert!(
+            p.steps[0]
+                .expect
+                .contains(&Expect::Absent("E2E-X-V1".into()))
+        );
+        let p = read_deep(Agent::Claude).unwrap();
+        assert!(p.steps[0].expect.contains(&Expect::Once("E2E-X-V1".into())));
+    }
+}
