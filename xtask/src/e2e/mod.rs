@@ -45,10 +45,15 @@ pub const USAGE: &str =
 /// Safety bound of one mock server: far above a case's few steps.
 const MOCK_BOUND: Duration = Duration::from_secs(600);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum HookMode {
+    /// `dsh-instructions hook --agent A`, installed by its installer.
     Product,
+    /// The plumbing case with this binary's marker hook.
     Marker,
+    /// The product cases against another hook command (`{agent}` replaced),
+    /// e.g. a release build; entries written by the xtask.
+    Command(String),
 }
 
 #[derive(Debug)]
@@ -83,6 +88,10 @@ fn parse(args: &[String]) -> Result<Options> {
                     Some("marker") => HookMode::Marker,
                     other => bail!("--hook takes product or marker, got {other:?}"),
                 }
+            }
+            "--hook-command" => {
+                o.hook =
+                    HookMode::Command(it.next().context("--hook-command needs a value")?.clone())
             }
             "--keep" => o.keep = true,
             "--list" => o.list = true,
@@ -125,7 +134,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     let o = parse(args)?;
     let cases: Vec<Case> = match o.hook {
         HookMode::Marker => vec![PLUMBING],
-        HookMode::Product => CASES
+        HookMode::Product | HookMode::Command(_) => CASES
             .iter()
             .chain([&PLUMBING])
             .filter(|c| {
@@ -148,8 +157,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     let installed = agents::install(&agents::cache_dir()?)?;
     let product = build_product(root)?;
     let marker = std::env::current_exe().context("cannot find the xtask binary")?;
-    match o.hook {
+    match &o.hook {
         HookMode::Marker => println!("e2e: marker hook {} (plumbing only)", marker.display()),
+        HookMode::Command(c) => println!("e2e: hook command `{c}` (entries written by xtask)"),
         HookMode::Product => println!(
             "e2e: {} (adapter: {}, hooks written by: {})",
             product.bin.display(),
@@ -164,7 +174,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     for case in &cases {
         for &agent in &o.agents {
             let t = Instant::now();
-            let outcome = run_case(case, agent, &installed, &product, o.hook, &marker, o.keep);
+            let outcome = run_case(case, agent, &installed, &product, &o.hook, &marker, o.keep);
             let secs = t.elapsed().as_secs_f64();
             match outcome {
                 Outcome::Ok => {
@@ -356,7 +366,7 @@ fn run_case(
     agent: Agent,
     installed: &Installed,
     product: &Product,
-    hook: HookMode,
+    hook: &HookMode,
     marker: &Path,
     keep: bool,
 ) -> Outcome {
@@ -369,7 +379,7 @@ fn run_case(
     {
         return Outcome::Skip(why.clone());
     }
-    if hook == HookMode::Product && !product.adapter {
+    if *hook == HookMode::Product && !product.adapter {
         return Outcome::Fail("`dsh-instructions hook --agent A` is not an event adapter in this binary (adapter not merged)".into());
     }
     let tmp = match tempfile::Builder::new()
@@ -402,7 +412,7 @@ fn drive(
     agent: Agent,
     installed: &Installed,
     product: &Product,
-    hook: HookMode,
+    hook: &HookMode,
     marker: &Path,
     run: &Path,
 ) -> Result<()> {
@@ -430,6 +440,9 @@ fn drive(
         }
         (HookMode::Product, HookSetup::Installer) => {
             agents::run_installer(agent, &dirs, &product.bin)?
+        }
+        (HookMode::Command(c), _) => {
+            agents::write_hook_entries(agent, &dirs, &c.replace("{agent}", agent.name()))?
         }
         (HookMode::Product, HookSetup::Direct) => {
             agents::write_hook_entries(
@@ -479,7 +492,7 @@ fn drive(
             };
             let text = last.body.as_ref().map(visible_text).unwrap_or_default();
             let mut expect = step.expect.clone();
-            if hook == HookMode::Product {
+            if *hook != HookMode::Marker {
                 // R-HOOK-5: the adapter is the only deliverer.
                 expect.extend(
                     agent

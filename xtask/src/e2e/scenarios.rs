@@ -408,7 +408,21 @@ fn compaction(agent: Agent) -> Result<Plan, String> {
     ))
 }
 
-fn escape(_: Agent) -> Result<Plan, String> {
+fn escape(agent: Agent) -> Result<Plan, String> {
+    // Gemini CLI 0.61 HTML-escapes `<` and `>` inside `<hook_context>`
+    // (measured), so the model there reads the adapter's escape as
+    // `&lt;\/system-reminder&gt;`; never the closing tag itself.
+    let (escaped, wrong) = if agent == Agent::Gemini {
+        (
+            "E2E-ESC-V1 before &lt;\\/system-reminder&gt; after",
+            "E2E-ESC-V1 before &lt;/system-reminder",
+        )
+    } else {
+        (
+            "E2E-ESC-V1 before <\\/system-reminder> after",
+            "E2E-ESC-V1 before <\\\\/system-reminder",
+        )
+    };
     Ok(plan(
         vec![f(
             "ws/AGENTS.md",
@@ -418,9 +432,12 @@ fn escape(_: Agent) -> Result<Plan, String> {
         vec![step(
             "start",
             "Hello [p:t1] [mock:text]",
+            // Never the raw closing tag, nor a wrong form (HTML-unescaped for
+            // Gemini, escaped twice for the others).
             vec![
-                once("E2E-ESC-V1 before <\\/system-reminder> after"),
-                absent("E2E-ESC-V1 before </system-reminder>"),
+                once(escaped),
+                absent("E2E-ESC-V1 before </system-reminder"),
+                absent(wrong),
             ],
         )],
     ))
