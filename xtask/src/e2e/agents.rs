@@ -325,6 +325,15 @@ pub fn run_installer(agent: Agent, dirs: &Dirs, bin: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Whether `$CODEX_HOME/config.toml` holds persisted hook trust
+/// (`[hooks.state."…"]`, written by an installer that can). Then the e2e runs
+/// Codex without `--dangerously-bypass-hook-trust`, so the trust itself is
+/// tested: Codex skips untrusted hooks silently.
+pub fn codex_trust_persisted(dirs: &Dirs) -> bool {
+    fs::read_to_string(dirs.codex_home().join("config.toml"))
+        .is_ok_and(|t| t.contains("[hooks.state."))
+}
+
 /// Outcome of one agent invocation.
 #[derive(Debug, Clone)]
 pub struct StepRun {
@@ -348,6 +357,8 @@ pub struct Session {
     dirs: Dirs,
     port: u16,
     started: bool,
+    /// Codex: pass `--dangerously-bypass-hook-trust` (no persisted trust).
+    bypass_trust: bool,
     /// Claude: the `--session-id` we chose; Codex: the thread id it printed.
     id: Option<String>,
     steps: usize,
@@ -384,6 +395,7 @@ impl Session {
             dirs: dirs.clone(),
             port,
             started: false,
+            bypass_trust: !codex_trust_persisted(dirs),
             id: None,
             steps: 0,
         }
@@ -465,15 +477,17 @@ impl Session {
                     let Some(id) = self.id.clone() else {
                         bail!("codex printed no thread id in its first step, cannot resume");
                     };
-                    c.args([
-                        "resume",
-                        "--json",
-                        "--dangerously-bypass-hook-trust",
-                        &id,
-                        text,
-                    ]);
+                    c.args(["resume", "--json"]);
+                    if self.bypass_trust {
+                        c.arg("--dangerously-bypass-hook-trust");
+                    }
+                    c.args([id.as_str(), text]);
                 } else {
-                    c.args(["--json", "--dangerously-bypass-hook-trust", text]);
+                    c.arg("--json");
+                    if self.bypass_trust {
+                        c.arg("--dangerously-bypass-hook-trust");
+                    }
+                    c.arg(text);
                 }
                 c
             }
