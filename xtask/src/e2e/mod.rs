@@ -243,35 +243,49 @@ fn quiet_ok(c: &mut Command) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// The adapter answers a bare event with JSON (`{}` for an empty one) and
-/// exit 0 (R-HOOK-1); a binary without it rejects the `hook` command.
+/// Whether `hook --agent claude` is the event adapter: given a session start
+/// and a prompt in a workspace with an `AGENTS.md`, some answer carries that
+/// file. A placeholder that answers `{}` (R-HOOK-1's no-op) is not.
 fn probe_adapter(bin: &Path) -> bool {
-    let tmp = std::env::temp_dir().join(format!("dsh-e2e-probe-{}", std::process::id()));
-    let _ = fs::create_dir_all(&tmp);
-    let mut child = match Command::new(bin)
-        .args(["hook", "--agent", "claude"])
-        .env("HOME", &tmp)
-        .env_remove("DSH_HOME")
-        .current_dir(&tmp)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(_) => return false,
+    let Ok(tmp) = tempfile::tempdir() else {
+        return false;
     };
-    if let Some(mut stdin) = child.stdin.take() {
-        use std::io::Write;
-        let _ = stdin.write_all(b"{}");
+    let ws = tmp.path().join("ws");
+    let home = tmp.path().join("home");
+    if fs::create_dir_all(ws.join(".git")).is_err()
+        || fs::create_dir_all(&home).is_err()
+        || fs::write(ws.join("AGENTS.md"), "E2E-ADAPTER-PROBE\n").is_err()
+    {
+        return false;
     }
-    let out = child.wait_with_output();
-    let _ = fs::remove_dir_all(&tmp);
-    out.is_ok_and(|o| {
-        o.status.success() && {
-            let s = String::from_utf8_lossy(&o.stdout);
-            s.trim().is_empty() || serde_json::from_str::<Value>(s.trim()).is_ok()
+    let cwd = ws.display().to_string();
+    let events = [
+        json!({"session_id": "e2e-probe", "transcript_path": tmp.path().join("t.jsonl"), "cwd": cwd,
+               "hook_event_name": "SessionStart", "source": "startup"}),
+        json!({"session_id": "e2e-probe", "transcript_path": tmp.path().join("t.jsonl"), "cwd": cwd,
+               "hook_event_name": "UserPromptSubmit", "prompt": "probe"}),
+    ];
+    events.iter().any(|ev| {
+        let Ok(mut child) = Command::new(bin)
+            .args(["hook", "--agent", "claude"])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .current_dir(&ws)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+        else {
+            return false;
+        };
+        if let Some(mut stdin) = child.stdin.take() {
+            use std::io::Write;
+            let _ = stdin.write_all(ev.to_string().as_bytes());
         }
+        child
+            .wait_with_output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("E2E-ADAPTER-PROBE"))
     })
 }
 
@@ -380,7 +394,11 @@ fn run_case(
         return Outcome::Skip(why.clone());
     }
     if *hook == HookMode::Product && !product.adapter {
-        return Outcome::Fail("`dsh-instructions hook --agent A` is not an event adapter in this binary (adapter not merged)".into());
+        return Outcome::Fail(
+            "`dsh-instructions hook --agent claude` delivers no AGENTS.md on session start or prompt \
+(adapter not merged, or broken)"
+                .into(),
+        );
     }
     let tmp = match tempfile::Builder::new()
         .prefix(&format!("dsh-e2e.{}.{agent}.", case.name))
