@@ -192,10 +192,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             }
         }
     }
-    println!(
-        "{passed} passed, {failed} failed, {skipped} skipped ({:.0}s)",
-        t0.elapsed().as_secs_f64()
-    );
+    println!("e2e: {:.0}s in all", t0.elapsed().as_secs_f64());
+    println!("{passed} passed, {failed} failed, {skipped} skipped");
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
