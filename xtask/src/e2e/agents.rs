@@ -443,78 +443,92 @@ impl Session {
         c
     }
 
-    /// Sends one prompt: the first starts the session, later ones resume it.
-    /// `compact` asks for compaction where the agent has a command for it
-    /// (Claude Code `/compact`); the others compact on the reported usage.
-    pub fn prompt(&mut self, text: &str) -> Result<StepRun> {
-        let mut c = match self.agent {
+    /// The program and arguments for the next prompt: the first starts the
+    /// session, later ones resume it.
+    fn invocation(&mut self, text: &str) -> Result<(PathBuf, Vec<String>)> {
+        let mut a: Vec<String> = Vec::new();
+        let program = match self.agent {
             Agent::Claude => {
-                let mut c = self.command(&self.installed.bin("claude"));
-                c.args([
-                    "-p",
-                    text,
-                    "--output-format",
-                    "json",
-                    "--model",
-                    "claude-sonnet-4-5",
-                ])
-                // Write/Edit in the workspace without a prompt; root may
-                // not use the bypass mode.
-                .args(["--permission-mode", "acceptEdits"]);
+                a.extend(
+                    [
+                        "-p",
+                        text,
+                        "--output-format",
+                        "json",
+                        "--model",
+                        "claude-sonnet-4-5",
+                    ]
+                    .map(String::from),
+                );
+                // Write/Edit in the workspace without asking; root may not
+                // use the bypass mode.
+                a.extend(["--permission-mode", "acceptEdits"].map(String::from));
                 if self.started {
-                    c.args(["--resume", self.id.as_deref().unwrap_or_default()]);
+                    a.push("--resume".into());
+                    a.push(self.id.clone().unwrap_or_default());
                 } else {
                     let id = make_uuid(&self.dirs.run);
-                    c.args(["--session-id", &id]);
+                    a.push("--session-id".into());
+                    a.push(id.clone());
                     self.id = Some(id);
                 }
-                c
+                self.installed.bin("claude")
             }
             Agent::Codex => {
-                let mut c = self.command(&self.installed.bin("codex"));
-                c.arg("exec");
-                if self.started {
+                a.push("exec".into());
+                let resume = if self.started {
                     let Some(id) = self.id.clone() else {
                         bail!("codex printed no thread id in its first step, cannot resume");
                     };
-                    c.args(["resume", "--json"]);
-                    if self.bypass_trust {
-                        c.arg("--dangerously-bypass-hook-trust");
-                    }
-                    c.args([id.as_str(), text]);
+                    a.push("resume".into());
+                    Some(id)
                 } else {
-                    c.arg("--json");
-                    if self.bypass_trust {
-                        c.arg("--dangerously-bypass-hook-trust");
-                    }
-                    c.arg(text);
+                    None
+                };
+                a.push("--json".into());
+                if self.bypass_trust {
+                    a.push("--dangerously-bypass-hook-trust".into());
                 }
-                c
+                a.extend(resume);
+                a.push(text.into());
+                self.installed.bin("codex")
             }
             Agent::Gemini => {
-                let mut c = self.command(&self.installed.bin("gemini"));
-                c.args(["--output-format", "json", "--approval-mode", "yolo"]);
+                a.extend(["--output-format", "json", "--approval-mode", "yolo"].map(String::from));
                 if self.started {
-                    c.args(["--resume", "latest"]);
+                    a.extend(["--resume", "latest"].map(String::from));
                 }
-                c.args(["-p", text]);
-                c
+                a.extend(["-p".to_owned(), text.to_owned()]);
+                self.installed.bin("gemini")
             }
         };
+        Ok((program, a))
+    }
+
+    /// Sends one prompt: the first starts the session, later ones resume it.
+    pub fn prompt(&mut self, text: &str) -> Result<StepRun> {
+        let (program, args) = self.invocation(text)?;
+        let mut c = self.command(&program);
+        c.args(&args);
         self.steps += 1;
         let label = format!("{}-step{}", self.agent, self.steps);
         let run = run_bounded(&mut c, &self.dirs.run, &label, self.agent.step_timeout())?;
         if !self.started && self.agent == Agent::Codex {
-            self.id = run.stdout.lines().find_map(|l| {
-                let v: Value = serde_json::from_str(l).ok()?;
-                (v["type"] == "thread.started")
-                    .then(|| v["thread_id"].as_str().map(str::to_owned))
-                    .flatten()
-            });
+            self.id = thread_id(&run.stdout);
         }
         self.started = true;
         Ok(run)
     }
+}
+
+/// The thread id in `codex exec --json` output (its `thread.started` event).
+pub fn thread_id(stdout: &str) -> Option<String> {
+    stdout.lines().find_map(|l| {
+        let v: Value = serde_json::from_str(l).ok()?;
+        (v["type"] == "thread.started")
+            .then(|| v["thread_id"].as_str().map(str::to_owned))
+            .flatten()
+    })
 }
 
 /// Runs a command with stdin closed, output captured in `dir/<label>.*`, in
@@ -632,6 +646,62 @@ mod tests {
                 assert_eq!(s["context"]["fileName"], json!([]));
             }
         }
+    }
+
+    #[test]
+    fn sessions_start_then_resume_the_same_session() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = dirs(tmp.path());
+        let inst = Installed {
+            modules: tmp.path().join("nm"),
+        };
+        let mut claude = Session::new(Agent::Claude, &inst, &d, 1);
+        let (_, first) = claude.invocation("a [p:t1]").unwrap();
+        claude.started = true;
+        let (_, second) = claude.invocation("b [p:t2]").unwrap();
+        let at =
+            |v: &[String], flag: &str| v.iter().position(|x| x == flag).map(|i| v[i + 1].clone());
+        assert_eq!(at(&first, "--session-id"), at(&second, "--resume"));
+        assert_eq!(at(&second, "-p").as_deref(), Some("b [p:t2]"));
+
+        let mut codex = Session::new(Agent::Codex, &inst, &d, 1);
+        assert!(
+            codex.bypass_trust,
+            "no persisted trust in an empty CODEX_HOME"
+        );
+        let (_, first) = codex.invocation("a").unwrap();
+        assert_eq!(
+            first,
+            ["exec", "--json", "--dangerously-bypass-hook-trust", "a"]
+        );
+        codex.started = true;
+        assert!(codex.invocation("b").is_err(), "no thread id, no resume");
+        codex.id = thread_id(
+            "{\"type\":\"turn.started\"}\n{\"type\":\"thread.started\",\"thread_id\":\"T1\"}\n",
+        );
+        codex.bypass_trust = false;
+        let (_, second) = codex.invocation("b").unwrap();
+        assert_eq!(second, ["exec", "resume", "--json", "T1", "b"]);
+
+        let mut gemini = Session::new(Agent::Gemini, &inst, &d, 1);
+        gemini.started = true;
+        let (_, args) = gemini.invocation("c").unwrap();
+        assert_eq!(&args[4..], ["--resume", "latest", "-p", "c"]);
+    }
+
+    #[test]
+    fn trust_is_persisted_only_with_a_hooks_state_table() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = dirs(tmp.path());
+        fs::create_dir_all(d.codex_home()).unwrap();
+        fs::write(d.codex_home().join("config.toml"), "model = \"x\"\n").unwrap();
+        assert!(!codex_trust_persisted(&d));
+        fs::write(
+            d.codex_home().join("config.toml"),
+            "[hooks.state.\"/h:SessionStart:0:0\"]\ntrusted_hash = \"x\"\n",
+        )
+        .unwrap();
+        assert!(codex_trust_persisted(&d));
     }
 
     #[test]
