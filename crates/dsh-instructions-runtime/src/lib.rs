@@ -72,6 +72,7 @@ mod host;
 mod inspect;
 mod instance;
 mod memory_host;
+mod pointer;
 mod scan;
 mod view;
 
@@ -82,3 +83,4 @@ pub use host::{
 pub use inspect::{CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview};
 pub use instance::{Instance, Mount, PreStepOutcome};
 pub use memory_host::{HistoryItem, Inbox, MemoryHost};
+pub use pointer::{POINTER_MAX_BYTES, is_pointer_to};
