@@ -437,9 +437,10 @@ fn longest_cut(
 /// the largest fitting `j`, or `omitted <k> files` when no `j >= 1` fits.
 /// That text grows strictly with `j` (each path adds its length plus the
 /// separator, the count of the rest loses at most one digit), so the largest
-/// fitting `j` is found by walking down; and it never grows when `k` grows
-/// (the count of the rest only gains digits), so one pointer walking down
-/// serves every `k`: amortised constant work per input.
+/// fitting `j` is found by walking down; and that largest `j` never grows
+/// when `k` grows (for a fixed `j` the count of the rest only gains digits),
+/// so one pointer walking down serves every `k`: amortised constant work
+/// per input.
 #[derive(Debug)]
 struct Omitted {
     /// `L`.
