@@ -68,6 +68,7 @@
 #![forbid(unsafe_code)]
 
 mod compose;
+mod gather;
 mod host;
 mod inspect;
 mod instance;
