@@ -62,7 +62,8 @@ impl Session {
                 home: home(),
             },
             host.clone() as Arc<dyn Host>,
-        );
+        )
+        .expect("mounted inside a runtime");
         Self {
             host,
             instance,
