@@ -16,7 +16,8 @@ use dsh_instructions_state::{
     SlotOutcome, TypedSource, baseline_identity, root_relative_to_cwd, select_first_wins,
 };
 
-use crate::compose::{BaselinePlan, chain_rel, gather_chain};
+use crate::compose::{BaselinePlan, chain_rel};
+use crate::gather::gather_chain;
 use crate::pointer::{POINTER_MAX_BYTES, is_pointer_to};
 use crate::scan::{CandidateProbe, DirScan, Gather, SeenFiles, SlotState, display};
 

@@ -63,7 +63,8 @@ impl Session {
                 home: home(),
             },
             host.clone() as Arc<dyn Host>,
-        );
+        )
+        .expect("mounted inside a runtime");
         Self {
             host,
             instance,

@@ -115,6 +115,7 @@ fn mount(fs: &MemoryProvider, host: &Arc<MemoryHost>, config: Option<Config>) ->
         },
         host.clone() as Arc<dyn Host>,
     )
+    .expect("mounted inside a runtime")
 }
 
 fn frame(body: &str) -> String {
@@ -493,7 +494,8 @@ async fn disabled_and_providerless_are_no_ops_r_rt_9() {
             home: home(),
         },
         host as Arc<dyn Host>,
-    );
+    )
+    .expect("mounted inside a runtime");
     assert!(!none.is_active());
 }
 
