@@ -38,7 +38,7 @@
 //!         home: home::DshHome { path: "/home/u/.dsh".into(), label: home::HomeLabel::Default },
 //!     },
 //!     host.clone(),
-//! );
+//! )?;
 //!
 //! let prompt = BatchItem { message: "hi".to_string(), claimed: true };
 //! let cancel = discovery::CancellationToken::new();

@@ -38,9 +38,9 @@ Example:
     /// Explain every candidate file from the project root to the cwd.
     #[command(after_help = "\
 Lists the project root and why, the DSH home, every directory from the root
-to the cwd with each candidate's fate (loaded, shadowed, duplicate, absent,
-unavailable, outside trusted roots, omitted or truncated by the budget), the
-byte ledger and the baseline identity.
+to the cwd with each candidate's fate (loaded, shadowed, points to, duplicate,
+absent, unavailable, outside trusted roots, omitted or truncated by the
+budget), the byte ledger and the baseline identity.
 
 Example:
   dsh-instructions explain --cwd ~/src/app/pkg --policy all-distinct --json")]
@@ -50,7 +50,8 @@ Example:
 Exit status: 0 when every instruction file from the root to the cwd loads
 whole; 1 with one line per cause when a file would be omitted, truncated,
 unavailable, outside the trusted roots, or shadowed by a sibling whose content
-differs; 2 for usage or configuration errors.
+differs (a small pointer file naming the winner, e.g. `@AGENTS.md`, is fine);
+2 for usage or configuration errors.
 
 Example:
   dsh-instructions check --cwd . --max-bytes 16384")]

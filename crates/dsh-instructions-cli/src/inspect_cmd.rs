@@ -198,6 +198,7 @@ fn fate_text(fate: &CandidateFate) -> String {
             Some(false) => format!("shadowed by {winner} (same content)"),
             None => format!("shadowed by {winner}"),
         },
+        CandidateFate::PointsTo { winner } => format!("points to {winner}"),
         CandidateFate::SkippedAfterUnavailable { blocker } => {
             format!("skipped: {blocker} is unavailable")
         }
@@ -299,6 +300,7 @@ fn fate_json(fate: &CandidateFate) -> Value {
         CandidateFate::ShadowedBy { winner, differs } => {
             json!({"kind": "shadowed", "by": winner, "differs": differs})
         }
+        CandidateFate::PointsTo { winner } => json!({"kind": "points-to", "to": winner}),
         CandidateFate::SkippedAfterUnavailable { blocker } => {
             json!({"kind": "skipped-after-unavailable", "blocker": blocker})
         }
@@ -368,6 +370,7 @@ mod tests {
         "shadowed by AGENTS.md (content differs)",
         "shadowed"
     )]
+    #[case(CandidateFate::PointsTo { winner: "AGENTS.md".into() }, "points to AGENTS.md", "points-to")]
     #[case(CandidateFate::DuplicateOf { of: "AGENTS.md".into() }, "duplicate of AGENTS.md", "duplicate")]
     #[case(CandidateFate::Absent, "absent", "absent")]
     #[case(

@@ -257,7 +257,8 @@ async fn open(setup: &Setup, id: &str, flags: &ConfigArgs) -> Result<Open, CliEr
             home: setup.home.clone(),
         },
         host.clone(),
-    );
+    )
+    .map_err(|e| CliError::new(e.to_string()))?;
     for exec in tools_since_last_message(&host.events()) {
         instance.tool_result(&exec);
     }

@@ -316,6 +316,127 @@ fn check_fails_on_a_differing_shadowed_claude_md() {
     );
 }
 
+/// R-CLI-6: a small shadowed `CLAUDE.md` that only names the winner is the
+/// pointer pattern, not a silently ignored file.
+#[test]
+fn check_passes_on_a_claude_md_pointing_to_agents_md() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Use tabs.");
+    t.write("repo/CLAUDE.md", "@AGENTS.md\n");
+    t.write("repo/pkg/AGENTS.md", "Pkg.");
+    t.write("repo/pkg/CLAUDE.md", "See ./AGENTS.md for the rules.\n");
+    let out = t.run(&["check", "--cwd", "pkg"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    // The two pointers are not counted as loaded files; nothing fails.
+    assert!(
+        stdout(&out).starts_with("ok: 2 instruction file(s) load whole ("),
+        "{}",
+        stdout(&out)
+    );
+    let explain = t.run(&["explain", "--cwd", "pkg"]);
+    let text = stdout(&explain);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("pkg/CLAUDE.md") && l.ends_with("points to pkg/AGENTS.md")),
+        "{text}"
+    );
+}
+
+/// R-CLI-6: the pointer rule is narrow — a differing sibling that names
+/// another file, or is over 512 bytes, still fails `check`.
+#[test]
+fn check_fails_when_the_shadowed_file_is_not_a_pointer() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Use tabs.");
+    t.write("repo/CLAUDE.md", "See AGENTS.mdx and use spaces.");
+    t.write("repo/pkg/AGENTS.md", "Pkg.");
+    t.write(
+        "repo/pkg/CLAUDE.md",
+        &format!("@AGENTS.md\n{}", "x".repeat(502)),
+    );
+    let out = t.run(&["check", "--cwd", "pkg"]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        stdout(&out),
+        "CLAUDE.md: shadowed by AGENTS.md (content differs)\n\
+         pkg/CLAUDE.md: shadowed by pkg/AGENTS.md (content differs)\n"
+    );
+}
+
+#[test]
+fn explain_shows_points_to_in_text_and_json() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Use tabs.");
+    t.write("repo/CLAUDE.md", "@AGENTS.md");
+    let text = t.run(&["explain"]);
+    assert_eq!(code(&text), 0, "{}", stderr(&text));
+    let text = stdout(&text);
+    assert!(
+        text.lines().any(|l| l.starts_with(".")
+            && l.contains("CLAUDE.md")
+            && l.ends_with("  points to AGENTS.md")),
+        "{text}"
+    );
+    let out = t.run(&["explain", "--json"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let claude = v["candidates"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["path"] == "CLAUDE.md"))
+        .expect("CLAUDE.md row");
+    assert_eq!(
+        claude["fate"],
+        serde_json::json!({"kind": "points-to", "to": "AGENTS.md"})
+    );
+    assert_eq!(claude["problem"], false);
+}
+
+/// R-REN-4 bounds only the model-visible notice: `check` and `explain` still
+/// name every omitted file (the tree of
+/// conformance/scenarios/budget/deep-chain-and-more.yaml).
+#[test]
+fn check_and_explain_list_every_file_the_bounded_notice_leaves_out() {
+    let t = Tree::new();
+    let mut dir = String::from("repo/");
+    let mut paths = Vec::new();
+    for level in 0..15 {
+        if level > 0 {
+            dir.push_str(&format!("level-{level:02}/"));
+        }
+        let content = if level <= 11 {
+            format!("rule {level:02} ").repeat(40)[..300].to_owned()
+        } else {
+            format!("rule {level:02}")
+        };
+        t.write(&format!("{dir}AGENTS.md"), &content);
+        paths.push(format!("{}AGENTS.md", &dir["repo/".len()..]));
+    }
+    let cwd = dir["repo/".len()..].trim_end_matches('/').to_owned();
+    let out = t.run(&["check", "--cwd", &cwd, "--max-bytes", "1500"]);
+    assert_eq!(code(&out), 1);
+    let expected: Vec<String> = paths[..12]
+        .iter()
+        .map(|p| format!("{p}: omitted by budget (300 bytes) (max_bytes 1500)"))
+        .collect();
+    let lines: Vec<String> = stdout(&out).lines().map(str::to_owned).collect();
+    assert_eq!(lines, expected);
+
+    let out = t.run(&["explain", "--json", "--cwd", &cwd, "--max-bytes", "1500"]);
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let omitted: Vec<&str> = v["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .filter(|c| c["fate"]["kind"] == "omitted-by-budget")
+        .filter_map(|c| c["path"].as_str())
+        .collect();
+    assert_eq!(omitted, paths[..12]);
+    let notice = v["budget"]["notice"].as_str().unwrap_or_default();
+    assert!(
+        notice.ends_with(&format!("{} and 3 more", paths[8])),
+        "{notice}"
+    );
+}
+
 #[test]
 fn check_fails_on_a_link_outside_trusted_roots_unless_trusted() {
     let t = Tree::new();

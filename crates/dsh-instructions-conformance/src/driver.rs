@@ -130,7 +130,8 @@ impl RuntimeDriver {
 
     fn start(&mut self, mount: Mount) -> Result<(), String> {
         let host: Arc<dyn Host> = self.host()?.clone();
-        self.instance = Some(Instance::mount(mount.clone(), host));
+        let instance = Instance::mount(mount.clone(), host).map_err(|e| e.to_string())?;
+        self.instance = Some(instance);
         self.mount = Some(mount);
         Ok(())
     }

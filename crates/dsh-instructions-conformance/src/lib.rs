@@ -8,6 +8,8 @@
 //! * [`runner`] runs scenarios through the [`runner::Driver`] seam and prints
 //!   `ok`/`FAIL` lines.
 //! * [`driver`] implements that seam over the runtime and its reference host.
+//! * [`transcript`] prints a run step by step from a [`runner::Observer`]
+//!   (`dsh-instructions replay`, R-CLI-4).
 #![forbid(unsafe_code)]
 
 pub mod driver;
@@ -15,6 +17,7 @@ pub mod fsmodel;
 pub mod matcher;
 pub mod runner;
 pub mod schema;
+pub mod transcript;
 
 pub use runner::{Driver, DriverFactory, RunOptions, Summary, Verdict, run_all};
 pub use schema::{ParseError, ProviderKind, Scenario};

@@ -4,7 +4,9 @@
 //! rewriting, step numbering, settling before checks, counters, output lines);
 //! a [`Driver`] only turns steps into calls on a host + runtime and reports
 //! what the model would see. That seam lets the runner be tested with a
-//! scripted driver and lets another host implementation reuse it.
+//! scripted driver and lets another host implementation reuse it. An
+//! [`Observer`] sees each step and what came of it, in order, as structured
+//! data: `replay` prints its transcript from one ([`crate::transcript`]).
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -17,7 +19,7 @@ use crate::fsmodel::{DiskFixture, FsFixture, FsModel, LocalFuture, MemoryFixture
 use crate::matcher::{self, Observation, ObservedMessage, ObservedSource};
 use crate::schema::{
     Action, Compact, ConfigInput, Decision, Env, EventKind, FsMap, Outcome, ParseError,
-    ProviderKind, Scenario,
+    ProviderKind, Scenario, Step,
 };
 
 /// How long one step may take before the runner gives up on it: a safety
@@ -142,6 +144,45 @@ pub trait Driver {
     /// Reports inbox, history and visible sources.
     fn observe(&mut self) -> impl Future<Output = Result<HostState, String>>;
 }
+
+/// What one scenario step did, as the runner saw it.
+#[derive(Clone, Copy, Debug)]
+pub struct StepRecord<'a> {
+    /// Position of the step in the scenario (0-based).
+    pub index: usize,
+    /// The step as parsed.
+    pub step: &'a Step,
+    /// For a pre-step: the step number within the turn it ran as.
+    pub step_number: Option<u32>,
+    /// For a pre-step that returned: what it returned.
+    pub pre_step: Option<&'a PreStepResult>,
+    /// Host state after settling; only steps with an `expect` settle and
+    /// observe (settling elsewhere could wait on a gate left closed on
+    /// purpose).
+    pub host: Option<&'a HostState>,
+    /// Why the step's driver call, settle or observe failed (a timeout
+    /// included); the run stops after this step. An unmet expectation is
+    /// not an error here: it is the run's [`Verdict`].
+    pub error: Option<&'a str>,
+}
+
+/// Watches a run: told about the first mount and then about every step
+/// that ran, in scenario order, after it finished (or failed). Filesystem
+/// steps (`write`, `remove`, `release`) are reported too, though no driver
+/// sees them. The default methods ignore everything.
+pub trait Observer {
+    /// Before the first mount, with the spec the driver gets.
+    fn mounting(&mut self, spec: &MountSpec) {
+        let _ = spec;
+    }
+    /// After a step.
+    fn step(&mut self, record: &StepRecord<'_>) {
+        let _ = record;
+    }
+}
+
+/// Observes nothing.
+impl Observer for () {}
 
 /// Makes a fresh driver per scenario run.
 pub trait DriverFactory {
@@ -297,17 +338,118 @@ async fn let_background_run() {
 
 /// Runs one scenario on one provider. Must be called inside a tokio runtime
 /// with time enabled.
-pub async fn run_scenario<D: Driver>(sc: &Scenario, kind: ProviderKind, mut driver: D) -> Verdict {
-    match run_inner(sc, kind, &mut driver).await {
+pub async fn run_scenario<D: Driver>(sc: &Scenario, kind: ProviderKind, driver: D) -> Verdict {
+    run_observed(sc, kind, driver, &mut ()).await
+}
+
+/// [`run_scenario`], telling `observer` about each step as it finishes.
+pub async fn run_observed<D: Driver>(
+    sc: &Scenario,
+    kind: ProviderKind,
+    mut driver: D,
+    observer: &mut dyn Observer,
+) -> Verdict {
+    match run_inner(sc, kind, &mut driver, observer).await {
         Ok(()) => Verdict::Pass,
         Err(reason) => Verdict::Fail(reason),
     }
+}
+
+/// The step number a pre-step runs as, and the next default (R-CONF format:
+/// numbering restarts after `turn_end`, `resume` and `remount`).
+fn step_numbers(action: &Action, next: u32) -> (Option<u32>, u32) {
+    match action {
+        Action::PreStep(p) => {
+            let number = p.step.unwrap_or(next);
+            (Some(number), number.saturating_add(1))
+        }
+        Action::Event(EventKind::TurnEnd) | Action::Resume | Action::Remount(_) => (None, 1),
+        _ => (None, next),
+    }
+}
+
+/// What a step's action needs besides the driver.
+struct StepContext<'a> {
+    fixture: &'a dyn FsFixture,
+    model: &'a mut FsModel,
+    mounting: &'a mut Mounting,
+    spec_for: &'a dyn Fn(&Mounting, &FsModel) -> MountSpec,
+}
+
+/// Performs one step's action; returns the pre-step's result, if any.
+async fn run_action<D: Driver>(
+    driver: &mut D,
+    cx: &mut StepContext<'_>,
+    step: &Step,
+    n: usize,
+    number: Option<u32>,
+) -> Result<Option<PreStepResult>, String> {
+    let fixture = cx.fixture;
+    match &step.action {
+        Action::PreStep(p) => {
+            let cancel = p
+                .cancel_when_blocked
+                .as_deref()
+                .map(|path| CancelSignal(fixture.wait_blocked(path)));
+            let input = PreStepInput {
+                step: number.unwrap_or(1),
+                claimed: &p.claimed,
+                extra: &p.extra,
+                decision: p.decision,
+                cancel,
+            };
+            return timed("pre_step", driver.pre_step(input)).await.map(Some);
+        }
+        Action::Tool(t) => {
+            let input = ToolInput {
+                name: t.name.clone(),
+                path: t.path.as_deref().map(|p| fixture.paths().map(p)),
+                ok: t.ok,
+                cancelled: t.cancelled,
+                token: t.token.clone().unwrap_or_else(|| format!("step-{n}")),
+                parent: t.parent.clone(),
+            };
+            timed("tool", driver.tool(&input)).await?;
+        }
+        Action::Event(e) => timed("event", driver.event(*e)).await?,
+        Action::Write(w) => write_entries(fixture, cx.model, w)?,
+        Action::Remove(paths) => {
+            for path in paths {
+                fixture.remove(path)?;
+                cx.model.remove(path);
+            }
+        }
+        Action::Release(path) => fixture.release(path)?,
+        Action::Compact(c) => timed("compact", driver.compact(c)).await?,
+        Action::Resume => timed("resume", driver.resume()).await?,
+        Action::Remount(r) => {
+            if let Some(c) = &r.config {
+                cx.mounting.config = Some(c.clone());
+            }
+            if let Some(e) = &r.env {
+                cx.mounting.env = e.clone();
+            }
+            if let Some(t) = &r.trusted_roots {
+                cx.mounting.trusted_roots = Some(t.clone());
+            }
+            let spec = (cx.spec_for)(cx.mounting, cx.model);
+            timed("remount", driver.remount(&spec)).await?;
+        }
+    }
+    Ok(None)
+}
+
+/// Settles and observes after a step with an `expect`.
+async fn settle_and_observe<D: Driver>(driver: &mut D) -> Result<HostState, String> {
+    timed("settle", driver.settle()).await?;
+    timed("observe", driver.observe()).await
 }
 
 async fn run_inner<D: Driver>(
     sc: &Scenario,
     kind: ProviderKind,
     driver: &mut D,
+    observer: &mut dyn Observer,
 ) -> Result<(), String> {
     if kind == ProviderKind::Disk {
         let uses = sc.memory_only_uses();
@@ -335,89 +477,50 @@ async fn run_inner<D: Driver>(
     let spec_for = |mounting: &Mounting, model: &FsModel| {
         mount_spec(sc, kind, mounting, model, fixture.as_ref(), memory.as_ref())
     };
-    timed("mount", driver.mount(&spec_for(&mounting, &model)))
+    let spec = spec_for(&mounting, &model);
+    observer.mounting(&spec);
+    timed("mount", driver.mount(&spec))
         .await
         .map_err(|e| format!("mount: {e}"))?;
 
     let mut next_step: u32 = 1;
+    let mut cx = StepContext {
+        fixture: fixture.as_ref(),
+        model: &mut model,
+        mounting: &mut mounting,
+        spec_for: &spec_for,
+    };
     for (i, step) in sc.steps.iter().enumerate() {
         let n = i + 1;
-        let at = |e: String| format!("step {n} ({}): {e}", step.action.name());
-        fixture.reset_counters();
-        let mut pre: Option<PreStepResult> = None;
-        match &step.action {
-            Action::PreStep(p) => {
-                let number = p.step.unwrap_or(next_step);
-                next_step = number.saturating_add(1);
-                let cancel = p
-                    .cancel_when_blocked
-                    .as_deref()
-                    .map(|path| CancelSignal(fixture.wait_blocked(path)));
-                let input = PreStepInput {
-                    step: number,
-                    claimed: &p.claimed,
-                    extra: &p.extra,
-                    decision: p.decision,
-                    cancel,
-                };
-                pre = Some(
-                    timed("pre_step", driver.pre_step(input))
-                        .await
-                        .map_err(at)?,
-                );
+        let at = |e: &str| format!("step {n} ({}): {e}", step.action.name());
+        cx.fixture.reset_counters();
+        let (number, next) = step_numbers(&step.action, next_step);
+        next_step = next;
+        let (pre, host, error) = match run_action(driver, &mut cx, step, n, number).await {
+            Err(e) => (None, None, Some(e)),
+            Ok(pre) if step.expect.is_none() => {
+                let_background_run().await;
+                (pre, None, None)
             }
-            Action::Tool(t) => {
-                let input = ToolInput {
-                    name: t.name.clone(),
-                    path: t.path.as_deref().map(|p| fixture.paths().map(p)),
-                    ok: t.ok,
-                    cancelled: t.cancelled,
-                    token: t.token.clone().unwrap_or_else(|| format!("step-{n}")),
-                    parent: t.parent.clone(),
-                };
-                timed("tool", driver.tool(&input)).await.map_err(at)?;
-            }
-            Action::Event(e) => {
-                if *e == EventKind::TurnEnd {
-                    next_step = 1;
-                }
-                timed("event", driver.event(*e)).await.map_err(at)?;
-            }
-            Action::Write(w) => write_entries(fixture.as_ref(), &mut model, w).map_err(at)?,
-            Action::Remove(paths) => {
-                for path in paths {
-                    fixture.remove(path).map_err(at)?;
-                    model.remove(path);
-                }
-            }
-            Action::Release(path) => fixture.release(path).map_err(at)?,
-            Action::Compact(c) => timed("compact", driver.compact(c)).await.map_err(at)?,
-            Action::Resume => {
-                next_step = 1;
-                timed("resume", driver.resume()).await.map_err(at)?;
-            }
-            Action::Remount(r) => {
-                next_step = 1;
-                if let Some(c) = &r.config {
-                    mounting.config = Some(c.clone());
-                }
-                if let Some(e) = &r.env {
-                    mounting.env = e.clone();
-                }
-                if let Some(t) = &r.trusted_roots {
-                    mounting.trusted_roots = Some(t.clone());
-                }
-                timed("remount", driver.remount(&spec_for(&mounting, &model)))
-                    .await
-                    .map_err(at)?;
-            }
+            Ok(pre) => match settle_and_observe(driver).await {
+                Ok(host) => (pre, Some(host), None),
+                Err(e) => (pre, None, Some(e)),
+            },
+        };
+        observer.step(&StepRecord {
+            index: i,
+            step,
+            step_number: number,
+            pre_step: pre.as_ref(),
+            host: host.as_ref(),
+            error: error.as_deref(),
+        });
+        if let Some(e) = error {
+            return Err(at(&e));
         }
-        let Some(expect) = &step.expect else {
-            let_background_run().await;
+        let (Some(expect), Some(host)) = (&step.expect, host) else {
             continue;
         };
-        timed("settle", driver.settle()).await.map_err(at)?;
-        let host = timed("observe", driver.observe()).await.map_err(at)?;
         let obs = Observation {
             outcome: pre.as_ref().map(|p| p.outcome),
             batch: pre.as_ref().map(|p| p.batch.clone()),
@@ -425,11 +528,11 @@ async fn run_inner<D: Driver>(
             inbox: host.inbox,
             history: host.history,
             visible: host.visible,
-            counters: fixture.counters(),
+            counters: cx.fixture.counters(),
         };
         let reasons = matcher::check(expect, &obs);
         if !reasons.is_empty() {
-            return Err(at(reasons.join("; ")));
+            return Err(at(&reasons.join("; ")));
         }
     }
     Ok(())
@@ -554,14 +657,20 @@ pub fn plan(paths: &[PathBuf], opts: &RunOptions) -> (Vec<Trial>, Vec<String>) {
     (trials, failures)
 }
 
-/// Runs one trial on a fresh single-threaded tokio runtime.
-pub fn run_trial<F: DriverFactory>(trial: &Trial, factory: &F) -> Verdict {
-    let rt = match tokio::runtime::Builder::new_current_thread()
+/// The single-threaded runtime a trial runs on (deterministic background
+/// progress, see `let_background_run`), or the failing verdict.
+pub(crate) fn trial_runtime() -> Result<tokio::runtime::Runtime, Verdict> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
-    {
+        .map_err(|e| Verdict::Fail(format!("cannot start a tokio runtime: {e}")))
+}
+
+/// Runs one trial on a fresh single-threaded tokio runtime.
+pub fn run_trial<F: DriverFactory>(trial: &Trial, factory: &F) -> Verdict {
+    let rt = match trial_runtime() {
         Ok(rt) => rt,
-        Err(e) => return Verdict::Fail(format!("cannot start a tokio runtime: {e}")),
+        Err(v) => return v,
     };
     rt.block_on(run_scenario(
         &trial.scenario,
@@ -612,6 +721,8 @@ mod tests {
         calls: Vec<String>,
         specs: Vec<MountSpec>,
         tools: Vec<ToolInput>,
+        /// Every tool call fails.
+        fail_tools: bool,
     }
 
     /// Answers every pre-step with `[claimed…, workspace]`, records calls.
@@ -654,6 +765,9 @@ mod tests {
         async fn tool(&mut self, input: &ToolInput) -> Result<(), String> {
             self.push("tool".into());
             self.0.borrow_mut().tools.push(input.clone());
+            if self.0.borrow().fail_tools {
+                return Err("tool refused".into());
+            }
             // Background work that needs a few polls, like a projection.
             let flag = self.1.clone();
             tokio::spawn(async move {
@@ -709,6 +823,73 @@ mod tests {
             &d,
         );
         (v, d)
+    }
+
+    /// Records what the runner reports, one line per call.
+    #[derive(Default)]
+    struct Seen(Vec<String>);
+
+    impl Observer for Seen {
+        fn mounting(&mut self, spec: &MountSpec) {
+            self.0.push(format!("mounting {}", spec.cwd));
+        }
+        fn step(&mut self, r: &StepRecord<'_>) {
+            self.0.push(format!(
+                "{} {} number={:?} pre={:?} host={} error={:?}",
+                r.index,
+                r.step.action.name(),
+                r.step_number,
+                r.pre_step.map(|p| p.batch.join("+")),
+                r.host.is_some(),
+                r.error,
+            ));
+        }
+    }
+
+    fn observed(src: &str, driver: Scripted) -> (Verdict, Vec<String>) {
+        let sc = Scenario::parse(Path::new("t.yaml"), src).unwrap();
+        let rt = trial_runtime().unwrap();
+        let mut seen = Seen::default();
+        let v = rt.block_on(run_observed(&sc, ProviderKind::Memory, driver, &mut seen));
+        (v, seen.0)
+    }
+
+    /// Every step reaches the observer in order once it is done, filesystem
+    /// steps included; only steps with `expect` carry host state.
+    #[test]
+    fn the_observer_sees_each_step_with_its_outcome() {
+        let src = "cwd: /w\nfs: {/w/gate: {text: a, gate: read}}\nsteps:\n  - pre_step: {claimed: [hi]}\n  - write: {/w/a: x}\n    expect: {}\n  - release: /w/gate\n  - event: turn_end\n  - pre_step: {}\n";
+        let (v, seen) = observed(src, Scripted::default());
+        assert_eq!(v, Verdict::Pass);
+        assert_eq!(
+            seen,
+            [
+                "mounting /w",
+                "0 pre_step number=Some(1) pre=Some(\"hi+workspace\") host=false error=None",
+                "1 write number=None pre=None host=true error=None",
+                "2 release number=None pre=None host=false error=None",
+                "3 event number=None pre=None host=false error=None",
+                "4 pre_step number=Some(1) pre=Some(\"prompt+workspace\") host=false error=None",
+            ]
+        );
+    }
+
+    /// A failing step is reported with its error, and nothing after it.
+    #[test]
+    fn the_observer_sees_the_failing_step_last() {
+        let src =
+            "cwd: /w\nsteps:\n  - tool: {name: read, path: a}\n    expect: {}\n  - pre_step: {}\n";
+        let driver = Scripted::default();
+        driver.0.borrow_mut().fail_tools = true;
+        let (v, seen) = observed(src, driver);
+        assert_eq!(v, Verdict::Fail("step 1 (tool): tool refused".into()));
+        assert_eq!(
+            seen,
+            [
+                "mounting /w",
+                "0 tool number=None pre=None host=false error=Some(\"tool refused\")",
+            ]
+        );
     }
 
     #[test]

@@ -41,8 +41,8 @@ use rustix::io::Errno;
 use tokio_util::sync::CancellationToken;
 
 use crate::dircache::{Batch, DirCache, STAMP_MARGIN};
-use crate::memory::MAX_LINK_HOPS;
 use crate::paths::{link_target, normalize, normalized};
+use crate::provider::MAX_LINK_HOPS;
 use crate::provider::{
     BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe,
     PresentFile, Probe, ReadOutcome, Unavailable,

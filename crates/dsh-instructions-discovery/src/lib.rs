@@ -25,12 +25,11 @@ pub mod text;
 
 pub use capstd::{CapStdProvider, ProviderError};
 pub use memory::{
-    Fault, FaultError, FsOp, MAX_LINK_HOPS, MemKind, MemNode, MemoryProvider, OpCounters,
-    UnknownName,
+    Fault, FaultError, FsOp, MemKind, MemNode, MemoryProvider, OpCounters, UnknownName,
 };
 pub use provider::{
-    BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe,
-    PresentFile, Probe, ReadOutcome, Unavailable,
+    BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MAX_LINK_HOPS,
+    MarkerProbe, PresentFile, Probe, ReadOutcome, Unavailable,
 };
 pub use root::{ProjectRoot, RootReason, find_project_root};
 pub use tokio_util::sync::CancellationToken;

@@ -52,9 +52,7 @@ use crate::provider::{
 };
 use crate::text::decode_text;
 
-/// Symlink hops followed before an operation reports [`Unavailable::Loop`]
-/// (the Linux kernel's limit, so both providers agree on deep chains).
-pub const MAX_LINK_HOPS: u32 = 40;
+pub use crate::provider::MAX_LINK_HOPS;
 
 /// Bytes consumed per read step, so a streaming read observes the cap and the
 /// cancellation token the way a disk read does.

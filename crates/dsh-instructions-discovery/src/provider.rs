@@ -11,6 +11,12 @@ use std::pin::Pin;
 use camino::{Utf8Path, Utf8PathBuf};
 use tokio_util::sync::CancellationToken;
 
+/// Symlink hops every provider follows before an operation reports
+/// [`Unavailable::Loop`] (the Linux kernel's limit, so the providers agree on
+/// deep chains). Part of the contract, so it lives here, not with either
+/// provider.
+pub const MAX_LINK_HOPS: u32 = 40;
+
 /// A boxed, sendable future: the return type of [`FsProvider`] methods, so the
 /// trait stays object safe (`Arc<dyn FsProvider>`).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -6,7 +6,9 @@
 //! whole algorithm linear in the input: step 2 walks the files once with
 //! running sums, and step 3's binary search evaluates a closed formula
 //! (prefix length + tags fully inside the prefix + notice digits) instead of
-//! re-rendering.
+//! re-rendering. The bounded omitted list of R-REN-4 is tracked the same
+//! way ([`Omitted`]): its length is updated in amortised constant time per
+//! dropped input.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -39,6 +41,13 @@ const NOTICE_TRUNCATED: &str = "truncated ";
 const NOTICE_FROM: &str = " from ";
 const NOTICE_TO: &str = " to ";
 const NOTICE_BYTES: &str = " bytes";
+const NOTICE_AND: &str = " and ";
+const NOTICE_MORE: &str = " more";
+const NOTICE_FILES: &str = " files";
+/// Smallest bound on the omitted part of the notice (R-REN-4).
+const OMITTED_BOUND_MIN: u64 = 512;
+/// The bound grows with the budget: `max_bytes / 16` (R-REN-4).
+const OMITTED_BOUND_DIVISOR: u64 = 16;
 
 /// One input, prepared for measuring: everything before the content is
 /// rendered and escaped up front; the content stays raw so it can be cut.
@@ -256,18 +265,13 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
     // Step 2: drop whole inputs from the broad end; the first fit wins.
     let head_len = len(NOTICE_PREFIX) + decimal_len(max_bytes) + len(NOTICE_UNIT);
     let mut dropped = 0;
-    // Length of "omitted p0, p1, …" over the inputs dropped so far.
-    let mut omitted_len = 0;
+    // The (bounded) "omitted …" part over the inputs dropped so far.
+    let mut omitted = Omitted::new(max_bytes);
     for k in 1..n {
-        let gone = &preps[k - 1];
-        dropped += gone.full_len();
-        omitted_len += if k == 1 {
-            len(NOTICE_OMITTED)
-        } else {
-            len(NOTICE_LIST_SEP)
-        } + gone.path_len();
+        dropped += preps[k - 1].full_len();
+        omitted.push(preps);
         let size = Size::default()
-            .block(head_len + omitted_len)
+            .block(head_len + omitted.len())
             .block(intro_len)
             .blocks(total - dropped, (n - k) as u64)
             .framed();
@@ -275,7 +279,7 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
             return build(
                 Choice {
                     omitted: k,
-                    notice: Some(notice(max_bytes, &preps[..k], None)),
+                    notice: Some(notice(max_bytes, preps, &omitted, None)),
                     notice_lead: "",
                     intro: plan.intro,
                     sections: &preps[k..],
@@ -290,7 +294,8 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
 
     // Step 3: only the most specific input, cut to the longest fitting
     // char-boundary prefix; own intro first, then the compact one.
-    // `omitted_len` now covers preps[..n - 1].
+    // `omitted` now covers preps[..n - 1].
+    let omitted_len = omitted.len();
     let tries: &[Option<(&'static str, IntroUsed)>] = match plan.compact {
         Some(compact) => &[plan.intro, Some(compact)],
         None => &[plan.intro],
@@ -304,7 +309,7 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
         };
         let size = base.block(whole_notice).block(last.full_len()).framed();
         if fits(size, max_bytes) {
-            let notice = (n > 1).then(|| notice(max_bytes, &preps[..n - 1], None));
+            let notice = (n > 1).then(|| notice(max_bytes, preps, &omitted, None));
             return build(
                 Choice {
                     omitted: n - 1,
@@ -322,7 +327,8 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
         if let Some(kept) = longest_cut(last, base, head_len, omitted_len, max_bytes) {
             let cut_notice = notice(
                 max_bytes,
-                &preps[..n - 1],
+                preps,
+                &omitted,
                 Some((last, last.content.len(), kept)),
             );
             let size = base
@@ -346,21 +352,15 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
     }
 
     // Step 4: a frame holding only the notice, every input omitted.
-    let all_omitted = omitted_len
-        + if n == 1 {
-            len(NOTICE_OMITTED)
-        } else {
-            len(NOTICE_LIST_SEP)
-        }
-        + last.path_len();
+    omitted.push(preps);
     let size = Size::default()
-        .block(len(plan.notice_lead) + head_len + all_omitted)
+        .block(len(plan.notice_lead) + head_len + omitted.len())
         .framed();
     if fits(size, max_bytes) {
         return build(
             Choice {
                 omitted: n,
-                notice: Some(notice(max_bytes, preps, None)),
+                notice: Some(notice(max_bytes, preps, &omitted, None)),
                 notice_lead: plan.notice_lead,
                 intro: None,
                 sections: &[],
@@ -429,23 +429,125 @@ fn longest_cut(
     (kept > 0).then_some(kept)
 }
 
-/// The notice text (R-REN-4), from escaped paths.
-fn notice(
-    max_bytes: u64,
-    omitted: &[Prep<'_>],
-    truncated: Option<(&Prep<'_>, usize, usize)>,
-) -> String {
-    let mut out = format!("{NOTICE_PREFIX}{max_bytes}{NOTICE_UNIT}");
-    for (i, prep) in omitted.iter().enumerate() {
-        out.push_str(if i == 0 {
+/// The omitted part of the notice (R-REN-4) over the first `count` inputs,
+/// grown one dropped input at a time.
+///
+/// With every path listed it is `omitted p1, …, pk`; once that is longer
+/// than the bound `L` it becomes `omitted p1, …, pj and <k - j> more` with
+/// the largest fitting `j`, or `omitted <k> files` when no `j >= 1` fits.
+/// That text grows strictly with `j` (each path adds its length plus the
+/// separator, the count of the rest loses at most one digit), so the largest
+/// fitting `j` is found by walking down; and that largest `j` never grows
+/// when `k` grows (for a fixed `j` the count of the rest only gains digits),
+/// so one pointer walking down serves every `k`: amortised constant work
+/// per input.
+#[derive(Debug)]
+struct Omitted {
+    /// `L`.
+    bound: u64,
+    /// Inputs dropped so far (`k`).
+    count: usize,
+    /// Length of `omitted p1, …, pk` (0 when nothing is dropped).
+    full: u64,
+    /// Once `full > bound`: paths still listed (`j`, possibly 0) and the
+    /// length of `omitted p1, …, pj` (0 when `j = 0`).
+    listed: Option<(usize, u64)>,
+}
+
+impl Omitted {
+    fn new(max_bytes: u64) -> Self {
+        Self {
+            bound: OMITTED_BOUND_MIN.max(max_bytes / OMITTED_BOUND_DIVISOR),
+            count: 0,
+            full: 0,
+            listed: None,
+        }
+    }
+
+    /// Length a path adds to the list at position `index` (0-based).
+    fn item_len(preps: &[Prep<'_>], index: usize) -> u64 {
+        let lead = if index == 0 {
             NOTICE_OMITTED
         } else {
             NOTICE_LIST_SEP
-        });
-        out.push_str(&prep.path);
+        };
+        len(lead) + preps[index].path_len()
     }
+
+    /// Length of `omitted p1, …, pj and <rest> more`.
+    fn first_len(listed_len: u64, rest: usize) -> u64 {
+        listed_len + len(NOTICE_AND) + decimal_len(rest as u64) + len(NOTICE_MORE)
+    }
+
+    /// Drops the next input, `preps[self.count]`.
+    fn push(&mut self, preps: &[Prep<'_>]) {
+        let added = Self::item_len(preps, self.count);
+        self.full += added;
+        self.count += 1;
+        if self.full <= self.bound {
+            return;
+        }
+        // The text with every path but the newest is the largest candidate
+        // the first time the bound is passed; later, the previous `j`.
+        let (mut j, mut listed_len) = self.listed.unwrap_or((self.count - 1, self.full - added));
+        while j > 0 && Self::first_len(listed_len, self.count - j) > self.bound {
+            j -= 1;
+            listed_len -= Self::item_len(preps, j);
+        }
+        self.listed = Some((j, listed_len));
+    }
+
+    /// Length of the omitted part as rendered; 0 when nothing is dropped.
+    fn len(&self) -> u64 {
+        match self.listed {
+            None => self.full,
+            Some((0, _)) => {
+                len(NOTICE_OMITTED) + decimal_len(self.count as u64) + len(NOTICE_FILES)
+            }
+            Some((j, listed_len)) => Self::first_len(listed_len, self.count - j),
+        }
+    }
+
+    /// Appends the omitted part, naming paths from `preps`.
+    fn write(&self, out: &mut String, preps: &[Prep<'_>]) {
+        if self.count == 0 {
+            return;
+        }
+        let shown = match self.listed {
+            None => self.count,
+            Some((0, _)) => {
+                // Writing to a String cannot fail.
+                let _ = write!(out, "{NOTICE_OMITTED}{}{NOTICE_FILES}", self.count);
+                return;
+            }
+            Some((j, _)) => j,
+        };
+        for (i, prep) in preps[..shown].iter().enumerate() {
+            out.push_str(if i == 0 {
+                NOTICE_OMITTED
+            } else {
+                NOTICE_LIST_SEP
+            });
+            out.push_str(&prep.path);
+        }
+        if shown < self.count {
+            let _ = write!(out, "{NOTICE_AND}{}{NOTICE_MORE}", self.count - shown);
+        }
+    }
+}
+
+/// The notice text (R-REN-4), from escaped paths: the omitted part over the
+/// first `omitted.count` of `preps`, then the truncated part if any.
+fn notice(
+    max_bytes: u64,
+    preps: &[Prep<'_>],
+    omitted: &Omitted,
+    truncated: Option<(&Prep<'_>, usize, usize)>,
+) -> String {
+    let mut out = format!("{NOTICE_PREFIX}{max_bytes}{NOTICE_UNIT}");
+    omitted.write(&mut out, preps);
     if let Some((prep, original, kept)) = truncated {
-        if !omitted.is_empty() {
+        if omitted.count > 0 {
             out.push_str(NOTICE_PART_SEP);
         }
         // Writing to a String cannot fail.

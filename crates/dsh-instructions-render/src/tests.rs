@@ -602,3 +602,149 @@ fn truncated_file_path_in_notice_is_escaped() {
         )
     );
 }
+
+// ---------------------------------------------------------------------------
+// The bounded omitted list (R-REN-4): `L = max(512, floor(max_bytes / 16))`.
+
+/// A 48-byte path `NN/ddd…d/AGENTS.md`, plus `extra` more `d`s.
+fn wide_path(i: usize, extra: usize) -> String {
+    format!("{i:02}/{}/AGENTS.md", "d".repeat(35 + extra))
+}
+
+/// `broad` files too large for any budget used below, then one small file:
+/// step 2 drops exactly the broad ones, so the notice names all of them.
+fn over_the_bound(broad: &[String], max: u64, content_len: usize) -> (Rendered, String) {
+    let big = "x".repeat(content_len);
+    let mut files: Vec<BaselineFile<'_>> = broad.iter().map(|p| file(p, &big)).collect();
+    files.push(file("z/AGENTS.md", "keep"));
+    let out = render_baseline(BaselineKind::Normal, &files, max);
+    let rest = frame(&format!(
+        "\n\n{NORMAL}\n\nInstructions from: z/AGENTS.md\n\nkeep"
+    ));
+    (out, rest)
+}
+
+#[rstest]
+// 10 paths of 48 bytes: 8 + 480 + 9 * 2 = 506 bytes, within 512.
+#[case::under_the_bound(10, 0, None)]
+// The last path 6 bytes longer: exactly 512 bytes, still every path.
+#[case::exactly_at_the_bound(10, 6, None)]
+// One byte more (513): the first nine paths fit, "and 1 more" (467 bytes).
+#[case::one_byte_over(10, 7, Some((9, 1)))]
+// 11 paths: 556 bytes. Nine listed is 8 + 432 + 16 + 5 + 1 + 5 = 467 bytes;
+// ten would be 517.
+#[case::eleven_paths(11, 0, Some((9, 2)))]
+fn omitted_list_is_bounded_at_512_bytes(
+    #[case] count: usize,
+    #[case] last_extra: usize,
+    #[case] listed: Option<(usize, usize)>,
+) {
+    let broad: Vec<String> = (0..count)
+        .map(|i| wide_path(i, if i + 1 == count { last_extra } else { 0 }))
+        .collect();
+    let (out, rest) = over_the_bound(&broad, 1_500, 2_000);
+    let omitted_part = match listed {
+        None => format!("omitted {}", broad.join(", ")),
+        Some((j, more)) => format!("omitted {} and {more} more", broad[..j].join(", ")),
+    };
+    let full_len = 8 + broad.iter().map(String::len).sum::<usize>() + 2 * (count - 1);
+    assert_eq!(listed.is_some(), full_len > 512, "case set-up");
+    let notice = format!("Workspace instruction budget 1500 bytes: {omitted_part}");
+    assert_eq!(out.notice.as_deref(), Some(notice.as_str()));
+    assert_eq!(out.text, format!("{}{notice}{}", OPEN, &rest[OPEN.len()..]));
+    // The report still names every dropped file (R-REN-7).
+    let mut fates = vec![Fate::Omitted; count];
+    fates.push(Fate::Included);
+    assert_eq!(out.fates, fates);
+}
+
+#[test]
+fn omitted_list_bound_grows_with_the_budget() {
+    // max_bytes 16384: L = 1024. 20 paths: 8 + 960 + 38 = 1006 bytes, whole;
+    // 21 paths: 1056 bytes, so 20 listed (8 + 960 + 38 + 5 + 1 + 5 = 1017).
+    for (count, listed) in [(20, None), (21, Some(20))] {
+        let broad: Vec<String> = (0..count).map(|i| wide_path(i, 0)).collect();
+        let (out, _) = over_the_bound(&broad, 16_384, 20_000);
+        let expected = match listed {
+            None => format!("omitted {}", broad.join(", ")),
+            Some(j) => format!("omitted {} and {} more", broad[..j].join(", "), count - j),
+        };
+        assert_eq!(
+            out.notice,
+            Some(format!(
+                "Workspace instruction budget 16384 bytes: {expected}"
+            ))
+        );
+    }
+    // max_bytes 16383: L = floor(16383 / 16) = 1023, 20 paths still whole.
+    let broad: Vec<String> = (0..20).map(|i| wide_path(i, 0)).collect();
+    let (out, _) = over_the_bound(&broad, 16_383, 20_000);
+    assert_eq!(
+        out.notice,
+        Some(format!(
+            "Workspace instruction budget 16383 bytes: omitted {}",
+            broad.join(", ")
+        ))
+    );
+}
+
+#[rstest]
+#[case::one_file(1, "omitted 1 files")]
+#[case::three_files(3, "omitted 3 files")]
+fn omitted_list_of_a_path_longer_than_the_bound_is_a_count(
+    #[case] count: usize,
+    #[case] expected: &str,
+) {
+    // The first path alone is 8 + 600 bytes: not even one path fits.
+    let broad: Vec<String> = (0..count).map(|i| wide_path(i, 552)).collect();
+    let (out, _) = over_the_bound(&broad, 1_500, 2_000);
+    assert_eq!(
+        out.notice,
+        Some(format!(
+            "Workspace instruction budget 1500 bytes: {expected}"
+        ))
+    );
+    assert_eq!(
+        out.fates.iter().filter(|f| **f == Fate::Omitted).count(),
+        count
+    );
+}
+
+#[test]
+fn bounded_notice_lets_a_deep_chain_keep_its_most_specific_files() {
+    // R-REN-4 amended (docs/decisions/0006): 300 nested directories, each
+    // path ~600 bytes on average, a 4 KiB budget. Without the bound the
+    // notice alone would be ~180 KB and nothing would render.
+    let mut paths = Vec::new();
+    let mut dir = String::new();
+    for _ in 0..300 {
+        paths.push(format!("{dir}AGENTS.md"));
+        dir.push_str("dir/");
+    }
+    let files: Vec<BaselineFile<'_>> = paths.iter().map(|p| file(p, "rule")).collect();
+    let out = render_baseline(BaselineKind::Normal, &files, 4_096);
+    assert!(out.len() <= 4_096);
+    assert_eq!(out.intro, IntroUsed::Normal);
+    let kept = out.fates.iter().filter(|f| **f == Fate::Included).count();
+    assert!(kept > 0, "the most specific files are rendered");
+    assert_eq!(out.fates[300 - kept..], vec![Fate::Included; kept][..]);
+    let notice = out.notice.unwrap_or_default();
+    assert!(
+        notice.starts_with(
+            "Workspace instruction budget 4096 bytes: omitted AGENTS.md, dir/AGENTS.md, "
+        ),
+        "{notice}"
+    );
+    // Listed paths plus "and <k> more" account for every omitted file.
+    let list = notice
+        .strip_prefix("Workspace instruction budget 4096 bytes: omitted ")
+        .and_then(|rest| rest.strip_suffix(" more"))
+        .and_then(|rest| rest.rsplit_once(" and "));
+    let Some((listed, more)) = list else {
+        panic!("not a bounded list: {notice}");
+    };
+    let listed = listed.split(", ").count();
+    assert_eq!(listed + more.parse::<usize>().unwrap_or(0), 300 - kept);
+    assert!(listed > 1);
+    assert!(notice.len() <= 41 + 512, "{notice}");
+}

@@ -163,11 +163,27 @@ fn frame(blocks: &[&str]) -> String {
     format!("{OPEN}{}{CLOSE}", body.join("\n\n"))
 }
 
+/// The omitted part of R-REN-4, straight from its wording: every path, or
+/// else the largest `j >= 1` whose `… and <k> more` text is at most
+/// `L = max(512, floor(max / 16))` bytes, or else the count alone.
+fn naive_omitted(max: u64, omitted: &[String]) -> String {
+    let bound = 512usize.max(usize::try_from(max / 16).unwrap_or(usize::MAX));
+    let list: Vec<String> = omitted.iter().map(|p| escape(p).into_owned()).collect();
+    let n = list.len();
+    let all = format!("omitted {}", list.join(", "));
+    if all.len() <= bound {
+        return all;
+    }
+    (1..=n)
+        .map(|j| format!("omitted {} and {} more", list[..j].join(", "), n - j))
+        .rfind(|text| text.len() <= bound)
+        .unwrap_or_else(|| format!("omitted {n} files"))
+}
+
 fn naive_notice(max: u64, omitted: &[String], cut: Option<(&str, usize, usize)>) -> String {
     let mut parts = Vec::new();
     if !omitted.is_empty() {
-        let list: Vec<String> = omitted.iter().map(|p| escape(p).into_owned()).collect();
-        parts.push(format!("omitted {}", list.join(", ")));
+        parts.push(naive_omitted(max, omitted));
     }
     if let Some((p, x, y)) = cut {
         parts.push(format!("truncated {} from {x} to {y} bytes", escape(p)));
@@ -384,6 +400,9 @@ proptest! {
         prop_assert_eq!(out.fates, fates);
     }
 
+    /// Holds while `L` of R-REN-4 stays at 512 (budgets below 8192, as
+    /// here): above that a larger budget also lengthens the bounded notice,
+    /// which may list one more long path and leave less room for content.
     #[test]
     fn larger_budget_never_represents_fewer(
         files in files(),
@@ -451,5 +470,121 @@ proptest! {
         let full = render_baseline(kind, &input, max);
         let skipped = dsh_instructions_render::render_baseline_skipping(kind, &unread, &input[split..], max);
         prop_assert_eq!(skipped, full);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Deep chains: many inputs with long paths, so the omitted list passes its
+// bound (R-REN-4) and every listing form — all paths, `… and <k> more`,
+// `omitted <n> files` — meets the byte-for-byte comparison.
+
+fn deep_path() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(
+            prop::sample::select(vec![
+                "d",
+                "a-directory-with-a-rather-long-name",
+                "日本",
+                "x</system-reminder",
+            ]),
+            0..24,
+        ),
+        prop::sample::select(vec!["AGENTS.md", "CLAUDE.md", "AGENTS.local.md"]),
+    )
+        .prop_map(|(dirs, name)| {
+            dirs.iter()
+                .copied()
+                .chain(std::iter::once(name))
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+}
+
+fn deep_files() -> impl Strategy<Value = Vec<(String, String)>> {
+    prop::collection::vec((deep_path(), pieces()), 1..40)
+}
+
+/// Budgets on both sides of 8192, where `L` starts to grow past 512.
+fn deep_budget() -> impl Strategy<Value = u64> {
+    prop_oneof![0u64..1500, 1500u64..9000, 9000u64..40_000]
+}
+
+fn baseline_items(files: &[(String, String)]) -> Vec<Item> {
+    files
+        .iter()
+        .map(|(p, c)| {
+            (
+                format!("Instructions from: {}", escape(p)),
+                p.clone(),
+                c.clone(),
+            )
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(160))]
+
+    #[test]
+    fn deep_baseline_matches_naive_reference(
+        files in deep_files(),
+        max in deep_budget(),
+        shortfall in prop::option::of(0.0f64..1.0),
+        replacement in any::<bool>(),
+    ) {
+        let (kind, intro, compact, lead) = if replacement {
+            (BaselineKind::Replacement, format!("{SUPER}{NORMAL}"), format!("{SUPER}{COMPACT}"), SUPER)
+        } else {
+            (BaselineKind::Normal, NORMAL.to_owned(), COMPACT.to_owned(), "")
+        };
+        let input: Vec<BaselineFile<'_>> =
+            files.iter().map(|(p, c)| BaselineFile { path: p, content: c }).collect();
+        // Either an absolute budget or one just under the full size.
+        let max = match shortfall {
+            Some(s) => (render_baseline(kind, &input, u64::MAX).len() as f64 * (1.0 - s)) as u64,
+            None => max,
+        };
+        let out = render_baseline(kind, &input, max);
+        check_shape(&out, files.len(), max)?;
+        check_baseline_sections(&out, &files)?;
+        let (text, fates) = naive(&baseline_items(&files), &intro, Some(&compact), lead, max);
+        prop_assert_eq!(out.text, text);
+        prop_assert_eq!(out.fates, fates);
+    }
+
+    #[test]
+    fn deep_dynamic_matches_naive_reference(
+        sections in prop::collection::vec((0u8..5, deep_path(), deep_path(), pieces()), 1..40),
+        max in deep_budget(),
+    ) {
+        let input: Vec<Section<'_>> = sections.iter().map(to_section).collect();
+        let items: Vec<Item> = sections.iter().map(naive_item).collect();
+        let out = render_dynamic(&input, max);
+        check_shape(&out, sections.len(), max)?;
+        let (text, fates) = naive(&items, "", None, "", max);
+        prop_assert_eq!(out.text, text);
+        prop_assert_eq!(out.fates, fates);
+    }
+
+    /// The notice stays within its bound: the omitted part is at most `L`
+    /// bytes, or is the bare count (R-REN-4).
+    #[test]
+    fn deep_notice_omitted_part_is_bounded(files in deep_files(), max in deep_budget()) {
+        let input: Vec<BaselineFile<'_>> =
+            files.iter().map(|(p, c)| BaselineFile { path: p, content: c }).collect();
+        let out = render_baseline(BaselineKind::Normal, &input, max);
+        let bound = 512u64.max(max / 16) as usize;
+        if let Some(notice) = &out.notice {
+            let head = format!("Workspace instruction budget {max} bytes: ");
+            let rest = &notice[head.len()..];
+            let omitted_part = rest.split("; truncated ").next().unwrap_or(rest);
+            if omitted_part.starts_with("omitted ") {
+                let count = out.fates.iter().filter(|f| **f == Fate::Omitted).count();
+                prop_assert!(
+                    omitted_part.len() <= bound || omitted_part == format!("omitted {count} files"),
+                    "omitted part over its bound: {omitted_part:?}"
+                );
+            }
+        }
     }
 }

@@ -16,7 +16,9 @@ use dsh_instructions_state::{
     SlotOutcome, TypedSource, baseline_identity, root_relative_to_cwd, select_first_wins,
 };
 
-use crate::compose::{BaselinePlan, chain_rel, gather_chain};
+use crate::compose::{BaselinePlan, chain_rel};
+use crate::gather::gather_chain;
+use crate::pointer::{POINTER_MAX_BYTES, is_pointer_to};
 use crate::scan::{CandidateProbe, DirScan, Gather, SeenFiles, SlotState, display};
 
 /// What happened to one candidate file.
@@ -46,6 +48,13 @@ pub enum CandidateFate {
         /// Whether the shadowed file's trimmed content differs from the
         /// winner's (a silently ignored file, R-CLI-6); `None` if unknown.
         differs: Option<bool>,
+    },
+    /// Present and shadowed, but a pointer file: at most 512 bytes and
+    /// naming the winner (`@AGENTS.md`, "see AGENTS.md"; the exact rule is in
+    /// [`crate::is_pointer_to`]). Not a silently ignored file (R-CLI-6).
+    PointsTo {
+        /// Display path of the winner it names.
+        winner: String,
     },
     /// Present, but the slot was skipped because an earlier candidate is
     /// unavailable (R-DISC-5: no fall-through).
@@ -77,7 +86,10 @@ impl CandidateFate {
             | Self::Unavailable { .. }
             | Self::SkippedAfterUnavailable { .. } => true,
             Self::ShadowedBy { differs, .. } => *differs == Some(true),
-            Self::Loaded { .. } | Self::DuplicateOf { .. } | Self::Absent => false,
+            Self::Loaded { .. }
+            | Self::PointsTo { .. }
+            | Self::DuplicateOf { .. }
+            | Self::Absent => false,
         }
     }
 }
@@ -407,27 +419,17 @@ async fn describe(
                             &group[w].probe,
                             Probe::Present(winner) if winner.identity == shadowed.identity
                         );
-                        let differs = match winner_digest {
+                        if same_file {
                             // A mirror (link to the winner) cannot differ: no read.
-                            _ if same_file => Some(false),
-                            Some(wd) => {
-                                let abs = scan.abs.join(&c.name);
-                                match gather
-                                    .provider
-                                    .read_text(&abs, gather.config.max_source_bytes, gather.cancel)
-                                    .await?
-                                {
-                                    ReadOutcome::Loaded(t) => {
-                                        Some(Digest::of_trimmed(&t.text) != wd)
-                                    }
-                                    _ => None,
-                                }
+                            CandidateFate::ShadowedBy {
+                                winner: path_of(group[w]),
+                                differs: Some(false),
                             }
-                            None => None,
-                        };
-                        CandidateFate::ShadowedBy {
-                            winner: path_of(group[w]),
-                            differs,
+                        } else {
+                            let abs = scan.abs.join(&c.name);
+                            let winner = (path_of(group[w]), group[w].name.as_str());
+                            shadowed_fate(gather, &abs, shadowed.size, winner, winner_digest)
+                                .await?
                         }
                     }
                     (Probe::Present(_), None, Some(b)) => {
@@ -446,4 +448,40 @@ async fn describe(
         }
     }
     Ok(())
+}
+
+/// The fate of a present candidate shadowed by a different file: a pointer
+/// to the winner (R-CLI-6), or shadowed with its content compared to the
+/// winner's. The file is read only when that can tell something: it may be
+/// a pointer (probed size at most 512 bytes) or the winner's digest is known.
+async fn shadowed_fate(
+    gather: &Gather<'_>,
+    abs: &Utf8Path,
+    probed_size: u64,
+    (winner, winner_name): (String, &str),
+    winner_digest: Option<Digest>,
+) -> Result<CandidateFate, Cancelled> {
+    if probed_size > POINTER_MAX_BYTES && winner_digest.is_none() {
+        return Ok(CandidateFate::ShadowedBy {
+            winner,
+            differs: None,
+        });
+    }
+    let read = gather
+        .provider
+        .read_text(abs, gather.config.max_source_bytes, gather.cancel)
+        .await?;
+    Ok(match read {
+        ReadOutcome::Loaded(t) if is_pointer_to(&t.text, t.bytes_read, winner_name) => {
+            CandidateFate::PointsTo { winner }
+        }
+        ReadOutcome::Loaded(t) => CandidateFate::ShadowedBy {
+            winner,
+            differs: winner_digest.map(|wd| Digest::of_trimmed(&t.text) != wd),
+        },
+        _ => CandidateFate::ShadowedBy {
+            winner,
+            differs: None,
+        },
+    })
 }

@@ -15,6 +15,7 @@ use dsh_instructions_state::{Config, ScopeKey, VersionCache};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::compose::{ComposeInput, Composition, compose};
+use crate::error::MountError;
 use crate::host::{
     BatchEntry, Decision, Host, InboxId, SessionEvent, ToolExecution, WorkspaceMessage,
 };
@@ -70,12 +71,71 @@ enum Request {
     Settle(oneshot::Sender<()>),
 }
 
+/// Parent tokens whose bubbled touches are kept at once. A composite call
+/// has one parent however many children it runs, so only results that never
+/// arrive (a host that drops them) come near this; it bounds what such a
+/// host can make an instance hold within one turn (decision 0011).
+pub(crate) const MAX_WAITING_PARENTS: usize = 1024;
+
 #[derive(Debug, Default)]
 struct Front {
     step_open: bool,
     staged: Vec<Utf8PathBuf>,
     /// Touches bubbled to a parent token, waiting for it to settle (R-RT-4).
-    children: HashMap<String, Vec<Utf8PathBuf>>,
+    /// Dropped when the parent settles, when the turn ends, and oldest first
+    /// beyond [`MAX_WAITING_PARENTS`] (decision 0011).
+    children: HashMap<String, Waiting>,
+    /// Order stamp of the next parent that starts waiting.
+    next_parent: u64,
+}
+
+/// Touches waiting for one parent token.
+#[derive(Debug, Default)]
+struct Waiting {
+    /// When the parent first received a touch (smaller = older).
+    since: u64,
+    touches: Vec<Utf8PathBuf>,
+}
+
+impl Front {
+    /// Adds `touches` to what waits for `parent`, evicting the oldest waiting
+    /// parent when the bound is exceeded.
+    fn bubble(&mut self, parent: &str, touches: impl IntoIterator<Item = Utf8PathBuf>) {
+        let next = &mut self.next_parent;
+        let entry = self.children.entry(parent.to_owned()).or_insert_with(|| {
+            *next += 1;
+            Waiting {
+                since: *next,
+                touches: Vec::new(),
+            }
+        });
+        entry.touches.extend(touches);
+        if self.children.len() > MAX_WAITING_PARENTS
+            && let Some(oldest) = self
+                .children
+                .iter()
+                .min_by_key(|(_, w)| w.since)
+                .map(|(token, _)| token.clone())
+            && let Some(dropped) = self.children.remove(&oldest)
+        {
+            tracing::warn!(
+                parent = %oldest,
+                touches = dropped.touches.len(),
+                "dropping touches bubbled to a parent tool call that never reported"
+            );
+        }
+    }
+
+    /// Forgets every waiting parent: no tool call of an ended turn reports.
+    fn end_turn(&mut self) {
+        if !self.children.is_empty() {
+            tracing::debug!(
+                parents = self.children.len(),
+                "turn ended with parent tool calls that never reported; their touches are dropped"
+            );
+            self.children.clear();
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -88,7 +148,7 @@ struct Active {
 
 /// A mounted adapter for one session's loop instance.
 ///
-/// Create it with [`Instance::mount`] inside a tokio runtime; a resume is a
+/// Create it with [`Instance::mount`] inside a Tokio runtime; a resume is a
 /// new instance over the same history, a hot remount is [`Instance::dispose`]
 /// followed by a new mount.
 #[derive(Debug)]
@@ -107,22 +167,31 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Instance {
     /// Mounts the adapter over a host. With no config, a disabled budget or
     /// no provider it is a no-op that never fails the loop (R-RT-9).
-    pub fn mount(mount: Mount, host: Arc<dyn Host>) -> Self {
+    ///
+    /// The instance's serial lane (R-RT-6) is a task on the current Tokio
+    /// runtime, so this must be called inside one.
+    ///
+    /// # Errors
+    ///
+    /// [`MountError::NoRuntime`] when no Tokio runtime is current — also for
+    /// a no-op mount, so an embedding mistake shows up whatever the config.
+    pub fn mount(mount: Mount, host: Arc<dyn Host>) -> Result<Self, MountError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| MountError::NoRuntime)?;
         let cancel = CancellationToken::new();
         let apply = Arc::new(Mutex::new(()));
         let (Some(config), Some(provider)) = (mount.config, mount.provider) else {
-            return Self {
+            return Ok(Self {
                 active: None,
                 cancel,
                 apply,
-            };
+            });
         };
         let Some(budget) = config.budget() else {
-            return Self {
+            return Ok(Self {
                 active: None,
                 cancel,
                 apply,
-            };
+            });
         };
         let cwd = host.cwd();
         let (tx, rx) = mpsc::unbounded_channel();
@@ -140,12 +209,12 @@ impl Instance {
             cancel: cancel.clone(),
             apply: apply.clone(),
         };
-        tokio::spawn(lane.run(rx));
+        runtime.spawn(lane.run(rx));
         let front = Front {
             step_open: host.step_open(),
             ..Front::default()
         };
-        Self {
+        Ok(Self {
             active: Some(Active {
                 config,
                 tx,
@@ -154,7 +223,7 @@ impl Instance {
             }),
             cancel,
             apply,
-        }
+        })
     }
 
     /// Whether the adapter does anything (config, budget and provider present).
@@ -221,16 +290,18 @@ impl Instance {
         let Some(active) = &self.active else { return };
         let own = touch_path(&active.config, &active.cwd, exec);
         let mut front = lock(&active.front);
-        let bubbled = front.children.remove(&exec.token).unwrap_or_default();
+        let bubbled = front
+            .children
+            .remove(&exec.token)
+            .map(|w| w.touches)
+            .unwrap_or_default();
         match &exec.parent {
             Some(parent) => {
                 // A failed or cancelled child contributes nothing.
                 if exec.is_error || exec.cancelled {
                     return;
                 }
-                let entry = front.children.entry(parent.clone()).or_default();
-                entry.extend(bubbled);
-                entry.extend(own);
+                front.bubble(parent, bubbled.into_iter().chain(own));
             }
             None => {
                 let mut touches = bubbled;
@@ -255,6 +326,9 @@ impl Instance {
             SessionEvent::StepStart => front.step_open = true,
             SessionEvent::StepEnd | SessionEvent::TurnEnd => {
                 front.step_open = false;
+                if event == SessionEvent::TurnEnd {
+                    front.end_turn();
+                }
                 let staged = std::mem::take(&mut front.staged);
                 if !staged.is_empty() {
                     let _ = active.tx.send(Request::Project(staged));
@@ -271,6 +345,14 @@ impl Instance {
         if active.tx.send(Request::Settle(tx)).is_ok() {
             let _ = rx.await;
         }
+    }
+
+    /// Parent tokens with bubbled touches waiting (tests count them).
+    #[cfg(test)]
+    fn waiting_parents(&self) -> usize {
+        self.active
+            .as_ref()
+            .map_or(0, |a| lock(&a.front).children.len())
     }
 
     /// Cancels in-flight work; nothing is written to the inbox afterwards.
@@ -563,5 +645,117 @@ fn touched_dirs(root: &Utf8Path, cwd: &Utf8Path, path: &Utf8Path, out: &mut BTre
     for comp in below.components() {
         acc.push(comp.as_str());
         out.insert(acc.as_str().to_owned());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MemoryHost;
+    use dsh_home_paths::HomeLabel;
+    use dsh_instructions_discovery::{MemNode, MemoryProvider};
+    use rstest::rstest;
+
+    fn mount_of(config: Option<Config>) -> (Mount, Arc<MemoryHost>) {
+        let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+        fs.insert("/repo/.git".into(), MemNode::dir());
+        fs.insert("/repo/AGENTS.md".into(), MemNode::file("root rule"));
+        fs.insert("/repo/pkg/AGENTS.md".into(), MemNode::file("pkg rule"));
+        fs.insert("/repo/lib/AGENTS.md".into(), MemNode::file("lib rule"));
+        let mount = Mount {
+            config,
+            provider: Some(Arc::new(fs)),
+            home: DshHome {
+                path: "/home/u/.dsh".into(),
+                label: HomeLabel::Default,
+            },
+        };
+        (mount, Arc::new(MemoryHost::new("/repo".into())))
+    }
+
+    fn read(path: &str, token: &str, parent: Option<&str>) -> ToolExecution {
+        ToolExecution {
+            name: "read".into(),
+            arguments: serde_json::json!({ "file_path": path }),
+            token: token.into(),
+            parent: parent.map(str::to_owned),
+            is_error: false,
+            cancelled: false,
+        }
+    }
+
+    /// Mounting from plain synchronous code is an embedding mistake reported
+    /// as a value, never a panic — active or no-op alike (R-RT-9).
+    #[rstest]
+    #[case::active(Some(Config::with_max_bytes(4096)))]
+    #[case::disabled(None)]
+    fn mount_outside_a_runtime_is_no_runtime(#[case] config: Option<Config>) {
+        let (mount, host) = mount_of(config);
+        let got = Instance::mount(mount, host as Arc<dyn Host>);
+        assert_eq!(got.err(), Some(MountError::NoRuntime));
+    }
+
+    #[tokio::test]
+    async fn mount_inside_a_runtime_runs_the_lane() {
+        let (mount, host) = mount_of(Some(Config::with_max_bytes(4096)));
+        let instance = Instance::mount(mount, host.clone() as Arc<dyn Host>).unwrap();
+        assert!(instance.is_active());
+        instance.tool_result(&read("pkg/x.ts", "t1", None));
+        instance.settle().await;
+        assert_eq!(host.inbox().len(), 1, "the lane projected the touch");
+    }
+
+    /// R-RT-4 keeps a child's touches until its parent settles; a parent
+    /// that never reports holds nothing past the end of the turn (decision
+    /// 0011), but still gets its touches within the turn, across step ends.
+    #[tokio::test]
+    async fn waiting_parents_are_dropped_at_turn_end() {
+        let (mount, host) = mount_of(Some(Config::with_max_bytes(4096)));
+        let instance = Instance::mount(mount, host.clone() as Arc<dyn Host>).unwrap();
+        instance.tool_result(&read("pkg/a.ts", "c1", Some("p1")));
+        instance.tool_result(&read("lib/b.ts", "c2", Some("lost")));
+        instance.session_event(SessionEvent::StepEnd);
+        assert_eq!(instance.waiting_parents(), 2);
+
+        instance.tool_result(&read("x", "p1", None));
+        assert_eq!(instance.waiting_parents(), 1, "a settled parent is freed");
+        instance.settle().await;
+        let inbox = host.inbox();
+        let paths: Vec<&str> = inbox[0]
+            .source
+            .changes
+            .iter()
+            .map(|c| c.path.as_str())
+            .collect();
+        assert!(paths.contains(&"pkg/AGENTS.md"), "{paths:?}");
+        assert!(!paths.contains(&"lib/AGENTS.md"), "{paths:?}");
+
+        instance.session_event(SessionEvent::TurnEnd);
+        assert_eq!(instance.waiting_parents(), 0);
+    }
+
+    #[rstest]
+    fn the_oldest_waiting_parent_goes_beyond_the_bound() {
+        let mut front = Front::default();
+        for i in 0..MAX_WAITING_PARENTS {
+            front.bubble(&format!("p{i}"), [Utf8PathBuf::from(format!("/r/{i}"))]);
+        }
+        // A later touch for p0 does not make it younger: age is first bubble.
+        front.bubble("p0", [Utf8PathBuf::from("/r/again")]);
+        assert_eq!(front.children.len(), MAX_WAITING_PARENTS);
+        front.bubble("newest", [Utf8PathBuf::from("/r/n")]);
+        assert_eq!(front.children.len(), MAX_WAITING_PARENTS);
+        assert!(!front.children.contains_key("p0"));
+        assert!(front.children.contains_key("p1"));
+        assert_eq!(front.children["newest"].touches, ["/r/n"]);
+    }
+
+    #[rstest]
+    fn turn_end_forgets_every_waiting_parent() {
+        let mut front = Front::default();
+        front.bubble("p", [Utf8PathBuf::from("/r/a")]);
+        front.bubble("q", []);
+        front.end_turn();
+        assert!(front.children.is_empty());
     }
 }

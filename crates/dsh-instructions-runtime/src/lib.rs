@@ -37,7 +37,7 @@
 //! let prompt = |text: &str| Decision::Enter(vec![BatchItem { message: text.to_owned(), claimed: true }]);
 //!
 //! // Mount and run the first pre-step: the baseline is folded in after the prompt.
-//! let instance = Instance::mount(mount(), host.clone() as Arc<dyn Host>);
+//! let instance = Instance::mount(mount(), host.clone() as Arc<dyn Host>).unwrap();
 //! let out = instance.pre_step(1, prompt("hi"), &CancellationToken::new()).await.unwrap();
 //! host.append_batch(out.batch.as_deref().unwrap());
 //! assert!(out.entered.unwrap().parts[0].contains("Instructions from: AGENTS.md"));
@@ -59,7 +59,7 @@
 //! instance.dispose();
 //! host.clear_inbox();
 //! fs.insert("/repo/AGENTS.md".into(), MemNode::file("Run make check."));
-//! let resumed = Instance::mount(mount(), host.clone() as Arc<dyn Host>);
+//! let resumed = Instance::mount(mount(), host.clone() as Arc<dyn Host>).unwrap();
 //! let out = resumed.pre_step(1, prompt("again"), &CancellationToken::new()).await.unwrap();
 //! let change = &out.entered.unwrap().source.changes[0];
 //! assert_eq!((change.action, change.path.as_str()), (Action::Replace, "AGENTS.md"));
@@ -68,13 +68,17 @@
 #![forbid(unsafe_code)]
 
 mod compose;
+mod error;
+mod gather;
 mod host;
 mod inspect;
 mod instance;
 mod memory_host;
+mod pointer;
 mod scan;
 mod view;
 
+pub use error::MountError;
 pub use host::{
     BatchEntry, BatchItem, Decision, Host, InboxId, SessionEvent, ToolExecution, VisibleMark,
     VisibleUpdate, WorkspaceMessage,
@@ -82,3 +86,4 @@ pub use host::{
 pub use inspect::{CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview};
 pub use instance::{Instance, Mount, PreStepOutcome};
 pub use memory_host::{HistoryItem, Inbox, MemoryHost};
+pub use pointer::{POINTER_MAX_BYTES, is_pointer_to};

@@ -352,7 +352,8 @@ fn mount(
             home: tree.dsh_home(),
         },
         host.clone() as Arc<dyn Host>,
-    );
+    )
+    .expect("mounted inside a runtime");
     (instance, host)
 }
 

@@ -11,7 +11,8 @@ use camino::Utf8PathBuf;
 use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{CancellationToken, MemNode, MemoryProvider};
 use dsh_instructions_runtime::{
-    BatchItem, Decision, Host, Instance, MemoryHost, Mount, ToolExecution, WorkspaceMessage,
+    BatchItem, CandidateFate, Decision, Host, Instance, MemoryHost, Mount, ToolExecution,
+    WorkspaceMessage,
 };
 use dsh_instructions_state::Config;
 use rstest::rstest;
@@ -62,7 +63,8 @@ impl Session {
                 home: home(),
             },
             host.clone() as Arc<dyn Host>,
-        );
+        )
+        .expect("mounted inside a runtime");
         Self {
             host,
             instance,
@@ -294,4 +296,55 @@ async fn a_stale_probe_size_changes_nothing_a_budgeted_baseline_shows() {
         )),
         "{honest:#?}"
     );
+}
+
+/// R-CLI-6: a shadowed sibling is read to tell whether it is a pointer only
+/// when it can be one (at most 512 bytes); next to a winner that was not
+/// read (left out by the budget) a larger sibling is not read at all.
+#[rstest]
+#[case::pointer("@AGENTS.md\n".to_owned(), 1)]
+#[case::too_large_to_be_one(format!("@AGENTS.md\n{}", "x".repeat(600)), 0)]
+#[tokio::test]
+async fn a_shadowed_sibling_is_read_only_when_it_can_be_a_pointer(
+    #[case] claude: String,
+    #[case] extra_reads: u64,
+) {
+    let inspect_with = |claude: Option<String>| async move {
+        let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+        fs.insert("/repo/.git".into(), MemNode::dir());
+        fs.insert("/repo/AGENTS.md".into(), MemNode::file("r".repeat(2_000)));
+        fs.insert("/repo/pkg/AGENTS.md".into(), MemNode::file("p".repeat(500)));
+        if let Some(text) = &claude {
+            fs.insert("/repo/CLAUDE.md".into(), MemNode::file(text.as_str()));
+        }
+        let seen = dsh_instructions_runtime::inspect(
+            &fs,
+            &Config::with_max_bytes(400),
+            &home(),
+            "/repo/pkg".into(),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("not cancelled");
+        (seen, fs.counters().reads)
+    };
+    let (_, reads_without) = inspect_with(None).await;
+    let (seen, reads_with) = inspect_with(Some(claude)).await;
+    assert_eq!(reads_with, reads_without + extra_reads);
+    let fate = seen
+        .candidates
+        .iter()
+        .find(|c| c.path == "CLAUDE.md")
+        .map(|c| c.fate.clone());
+    let expected = if extra_reads == 1 {
+        CandidateFate::PointsTo {
+            winner: "AGENTS.md".into(),
+        }
+    } else {
+        CandidateFate::ShadowedBy {
+            winner: "AGENTS.md".into(),
+            differs: None,
+        }
+    };
+    assert_eq!(fate, Some(expected));
 }

@@ -115,6 +115,7 @@ fn mount(fs: &MemoryProvider, host: &Arc<MemoryHost>, config: Option<Config>) ->
         },
         host.clone() as Arc<dyn Host>,
     )
+    .expect("mounted inside a runtime")
 }
 
 fn frame(body: &str) -> String {
@@ -493,7 +494,8 @@ async fn disabled_and_providerless_are_no_ops_r_rt_9() {
             home: home(),
         },
         host as Arc<dyn Host>,
-    );
+    )
+    .expect("mounted inside a runtime");
     assert!(!none.is_active());
 }
 
@@ -771,4 +773,61 @@ async fn an_unreadable_identity_duplicate_never_removes_r_disc_5() {
         None,
         "the slot is unavailable, not a duplicate"
     );
+}
+
+/// The benchmark's deep-256 shape (docs/decisions/0006, resolved by the
+/// amended R-REN-4): 256 nested directories below the root, each with an
+/// `AGENTS.md`, cwd at the bottom, a 64 KiB budget. The omitted paths alone
+/// are ~165 KB, so before the bound nothing rendered; now the baseline keeps
+/// the most specific files and the notice lists a bounded prefix.
+#[tokio::test]
+async fn a_deep_256_chain_keeps_its_most_specific_files_r_ren_4() {
+    const DEPTH: usize = 256;
+    let mut rels = Vec::new();
+    let mut dir = String::new();
+    for level in 0..=DEPTH {
+        if level > 0 {
+            dir.push_str(&format!("l{level:03}/"));
+        }
+        rels.push(format!("{dir}AGENTS.md"));
+    }
+    let files: Vec<(String, String)> = rels
+        .iter()
+        .enumerate()
+        .map(|(level, rel)| (format!("/repo/{rel}"), format!("rule {level}\n").repeat(40)))
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let cwd = format!("/repo/{}", dir.trim_end_matches('/'));
+    let mut w = World::new(&refs, &cwd);
+    let m = w.prompt("hi").await.expect("a non-empty baseline");
+    assert_eq!(m.parts.len(), 1);
+    let text = &m.parts[0];
+    assert!(text.len() <= 65_536, "{} bytes", text.len());
+
+    // The kept files are a most-specific suffix of the chain, in order.
+    let kept: Vec<String> = actions(&m).into_iter().map(|(_, path)| path).collect();
+    assert!(kept.len() > 1, "only {} files kept", kept.len());
+    assert_eq!(kept[..], rels[rels.len() - kept.len()..]);
+    let deepest = format!("Instructions from: {}\n\n", rels[DEPTH]);
+    assert!(text.contains(&deepest), "the deepest file is shown");
+
+    // The notice: "omitted p1, …, pj and <k> more", j + k covering every
+    // omitted file, the omitted part within L = 65536 / 16 = 4096 bytes.
+    let notice = text.lines().nth(1).expect("the notice is the first block");
+    let omitted_part = notice
+        .strip_prefix("Workspace instruction budget 65536 bytes: ")
+        .expect("a budget notice");
+    assert!(omitted_part.len() <= 4_096, "{} bytes", omitted_part.len());
+    let (listed, more) = omitted_part
+        .strip_prefix("omitted ")
+        .and_then(|rest| rest.strip_suffix(" more"))
+        .and_then(|rest| rest.rsplit_once(" and "))
+        .expect("a bounded omitted list");
+    let listed: Vec<&str> = listed.split(", ").collect();
+    assert_eq!(listed[..], rels[..listed.len()], "broadest first");
+    let more: usize = more.parse().expect("a count");
+    assert_eq!(listed.len() + more + kept.len(), DEPTH + 1);
 }

@@ -831,6 +831,7 @@ fn mount(fs: &MemoryProvider, host: &Arc<MemoryHost>, config: &Config) -> Instan
         },
         host.clone() as Arc<dyn Host>,
     )
+    .expect("mounted inside a runtime")
 }
 
 #[test]

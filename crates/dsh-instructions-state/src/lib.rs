@@ -12,6 +12,7 @@
 
 mod cache;
 mod config;
+pub mod describe;
 mod digest;
 mod identity;
 mod scope;

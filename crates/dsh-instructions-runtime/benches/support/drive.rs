@@ -96,7 +96,8 @@ impl Session {
                 home: home(tree),
             },
             host.clone() as Arc<dyn Host>,
-        );
+        )
+        .expect("mounted inside a runtime");
         let mut session = Self {
             host,
             instance,

@@ -1,0 +1,172 @@
+//! Gather passes of a composition: which directories are probed and read,
+//! and in how many provider calls. Each pass is async and cancellable and
+//! mutates nothing but the pass-local [`SeenFiles`], so a cancelled
+//! composition leaves no trace (R-DISC-8). The per-directory work (slot
+//! winners, dedup, reads) is in [`crate::scan`]; what to do with the result
+//! is decided in [`crate::compose`].
+
+use camino::{Utf8Path, Utf8PathBuf};
+use dsh_home_paths::DshHome;
+use dsh_instructions_discovery::{Cancelled, Probe};
+use dsh_instructions_state::ScopeKey;
+
+use crate::scan::{DirScan, Gather, SeenFiles, SlotState, dir_abs, identity_dedup};
+
+/// Probes a set of directories in one provider call (none for an empty
+/// set).
+async fn probe_dirs(
+    g: &Gather<'_>,
+    dirs: &[Utf8PathBuf],
+    names: &[String],
+) -> Result<Vec<Vec<Probe>>, Cancelled> {
+    if dirs.is_empty() {
+        return Ok(Vec::new());
+    }
+    g.provider.probe_dirs(dirs, names, g.cancel).await
+}
+
+/// The user-global file's scan and the probes of `dirs`, both at once (on
+/// disk, two blocking tasks that overlap).
+pub(crate) async fn probe_with_user_global(
+    g: &Gather<'_>,
+    home: &DshHome,
+    dirs: &[Utf8PathBuf],
+    names: &[String],
+) -> Result<(DirScan, Vec<Vec<Probe>>), Cancelled> {
+    let (file, label) = (home.user_global_file(), home.user_global_label());
+    let (ug, probes) = tokio::join!(g.user_global(&file, &label), probe_dirs(g, dirs, names));
+    Ok((ug?, probes?))
+}
+
+/// Probes (in one provider call) and reads a set of directories, in section
+/// order; identity dedup against `seen` runs before the reads, so duplicates
+/// are never read. Directories whose probes show exactly the visible state
+/// ([`Gather::settled`]) are left out of the result: they have nothing to
+/// report.
+pub(crate) async fn gather_dirs(
+    g: &Gather<'_>,
+    root: &Utf8Path,
+    rels: &[&str],
+    skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
+    seen: &mut SeenFiles,
+) -> Result<Vec<DirScan>, Cancelled> {
+    let dirs: Vec<Utf8PathBuf> = rels.iter().map(|rel| dir_abs(root, rel)).collect();
+    let names = g.names();
+    let probes = probe_dirs(g, &dirs, &names).await?;
+    process_dirs(g, rels, &dirs, names, probes, skip, seen).await
+}
+
+/// The part of [`gather_dirs`] after the probes.
+pub(crate) async fn process_dirs(
+    g: &Gather<'_>,
+    rels: &[&str],
+    dirs: &[Utf8PathBuf],
+    names: Vec<String>,
+    probes: Vec<Vec<Probe>>,
+    skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
+    seen: &mut SeenFiles,
+) -> Result<Vec<DirScan>, Cancelled> {
+    let mut scans = Vec::with_capacity(dirs.len());
+    for ((rel, abs), probes) in rels.iter().zip(dirs).zip(probes) {
+        if g.settled(rel, &names, &probes, skip, seen) {
+            continue;
+        }
+        let mut scan = g.slots(abs, rel, names.clone(), probes, skip);
+        // Identity dedup needs no content, so every read can wait for one
+        // batch after it.
+        identity_dedup(&mut scan, seen);
+        scans.push(scan);
+    }
+    let all: Vec<usize> = (0..scans.len()).collect();
+    g.read_scans(&mut scans, &all, seen).await?;
+    seen.demote_failed_duplicates(&mut scans);
+    Ok(scans)
+}
+
+/// Gathers the user-global file and the root-to-cwd chain. With a budget,
+/// reads from the most specific directory outward and stops once the kept
+/// content alone exceeds it: broader files would be omitted anyway (R-REN-6
+/// step 2), so they stay unread.
+pub(crate) async fn gather_chain(
+    g: &Gather<'_>,
+    home: &DshHome,
+    root: &Utf8Path,
+    chain: &[String],
+    budget: Option<u64>,
+    seen: &mut SeenFiles,
+) -> Result<Vec<DirScan>, Cancelled> {
+    let mut scans = Vec::with_capacity(chain.len() + 1);
+    let dirs: Vec<Utf8PathBuf> = chain.iter().map(|rel| dir_abs(root, rel)).collect();
+    let names = g.names();
+    let (ug, probes) = probe_with_user_global(g, home, &dirs, &names).await?;
+    scans.push(ug);
+    for ((rel, abs), probes) in chain.iter().zip(&dirs).zip(probes) {
+        scans.push(g.slots(abs, rel, names.clone(), probes, &|_| false));
+    }
+    for scan in &mut scans {
+        identity_dedup(scan, seen);
+    }
+    read_within_budget(g, &mut scans, budget, seen).await?;
+    seen.demote_failed_duplicates(&mut scans);
+    Ok(scans)
+}
+
+/// Bytes a scan would keep if its unread winners were read, by their probed
+/// sizes.
+fn predicted_bytes(scan: &DirScan) -> u64 {
+    scan.slots
+        .iter()
+        .map(|s| match &s.state {
+            SlotState::Unread(f) => f.present.size,
+            SlotState::Loaded(f) => f.bytes,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Reads scans from the last (most specific) backwards and stops before a
+/// scan once the content kept by the ones after it exceeds `budget`. The
+/// scans that probes predict are needed are read in one provider call;
+/// should a file have grown since its probe, scans read beyond the stop are
+/// put back as they were, so the result is that of reading one by one.
+async fn read_within_budget(
+    g: &Gather<'_>,
+    scans: &mut [DirScan],
+    budget: Option<u64>,
+    seen: &mut SeenFiles,
+) -> Result<(), Cancelled> {
+    let order: Vec<usize> = (0..scans.len()).rev().collect();
+    let over = |kept: u64| budget.is_some_and(|b| kept > b);
+    let mut kept = 0u64;
+    let mut next = 0;
+    while next < order.len() && !over(kept) {
+        let mut predicted = kept;
+        let mut end = next;
+        while end < order.len() && !over(predicted) {
+            predicted += predicted_bytes(&scans[order[end]]);
+            end += 1;
+        }
+        let batch = &order[next..end];
+        let before: Vec<DirScan> = match budget {
+            Some(_) => batch.iter().map(|&i| scans[i].clone()).collect(),
+            None => Vec::new(),
+        };
+        g.read_scans(scans, batch, seen).await?;
+        for (k, &i) in batch.iter().enumerate() {
+            if over(kept) {
+                for (&j, old) in batch[k..].iter().zip(before.into_iter().skip(k)) {
+                    for slot in &old.slots {
+                        if let SlotState::Unread(f) = &slot.state {
+                            seen.forget_failure(&f.present.identity);
+                        }
+                    }
+                    scans[j] = old;
+                }
+                return Ok(());
+            }
+            kept += scans[i].kept_bytes();
+        }
+        next = end;
+    }
+    Ok(())
+}
