@@ -36,6 +36,7 @@
 //!         config: Some(state::Config::with_max_bytes(65_536)),
 //!         provider: Some(Arc::new(fs)),
 //!         home: home::DshHome { path: "/home/u/.dsh".into(), label: home::HomeLabel::Default },
+//!         root: None,
 //!     },
 //!     host.clone(),
 //! );

@@ -255,6 +255,7 @@ async fn open(setup: &Setup, id: &str, flags: &ConfigArgs) -> Result<Open, CliEr
             config: Some(setup.config.clone()),
             provider: Some(Arc::new(provider)),
             home: setup.home.clone(),
+            root: None,
         },
         host.clone(),
     );

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_agent_instructions::discovery::{
-    CancellationToken, CapStdProvider, ProjectRoot, find_project_root,
+    CancellationToken, CapStdProvider, ProjectRoot, ambient_authority, find_project_root,
 };
 use dsh_agent_instructions::home::{DshHome, HomeEnv, normalize_lexically, resolve_dsh_home};
 use dsh_agent_instructions::state::Config;
@@ -102,7 +102,8 @@ pub fn existing_dir(path: &Utf8Path, what: &str) -> Result<(), CliError> {
 /// (R-DISC-7), so a provider with no trusted roots at all does the walk; the
 /// content provider is opened afterwards, once the root is known.
 pub async fn project_root(config: &Config, cwd: &Utf8Path) -> Result<ProjectRoot, CliError> {
-    let walker = CapStdProvider::new(Vec::new()).map_err(|e| CliError::new(e.to_string()))?;
+    let walker = CapStdProvider::new(Vec::new(), ambient_authority())
+        .map_err(|e| CliError::new(e.to_string()))?;
     find_project_root(
         &walker,
         cwd,
@@ -139,7 +140,7 @@ pub async fn provider(
 ) -> Result<CapStdProvider, CliError> {
     let root = project_root(&setup.config, cwd).await?;
     let roots = trusted_roots(&setup.env, &root.root, &setup.home, flags)?;
-    CapStdProvider::new(roots).map_err(|e| CliError::new(e.to_string()))
+    CapStdProvider::new(roots, ambient_authority()).map_err(|e| CliError::new(e.to_string()))
 }
 
 /// A small runtime for the async libraries: one thread is plenty for one

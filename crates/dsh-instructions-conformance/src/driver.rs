@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use dsh_home_paths::{HomeEnv, resolve_dsh_home};
-use dsh_instructions_discovery::{CancellationToken, CapStdProvider, FsProvider};
+use dsh_instructions_discovery::{
+    CancellationToken, CapStdProvider, FsProvider, ambient_authority,
+};
 use dsh_instructions_runtime::{
     BatchEntry, BatchItem, Decision as RtDecision, HistoryItem, Host, Instance, MemoryHost, Mount,
     SessionEvent, ToolExecution, WorkspaceMessage,
@@ -69,7 +71,7 @@ fn runtime_mount(spec: &MountSpec) -> Result<(Mount, BTreeMap<String, Vec<String
     let provider: Option<Arc<dyn FsProvider>> = match &spec.provider {
         ProviderHandle::Memory(p) => Some(Arc::new(p.clone())),
         ProviderHandle::Disk => Some(Arc::new(
-            CapStdProvider::new(spec.trusted_roots.iter().cloned())
+            CapStdProvider::new(spec.trusted_roots.iter().cloned(), ambient_authority())
                 .map_err(|e| format!("cap-std provider: {e}"))?,
         )),
         ProviderHandle::None => None,
@@ -83,6 +85,7 @@ fn runtime_mount(spec: &MountSpec) -> Result<(Mount, BTreeMap<String, Vec<String
             config,
             provider,
             home,
+            root: None,
         },
         touch_tools,
     ))
