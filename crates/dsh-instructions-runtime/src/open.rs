@@ -214,13 +214,8 @@ pub async fn open_mount(
     let resolved = input.resolve()?;
     let config = resolved.config;
     let home = resolve_dsh_home(config.dsh_home.as_deref(), &spec.env)?;
-    if config.budget().is_none() {
-        // Loading is disabled (R-CFG-2): nothing is probed or opened.
-        let mut opened = disabled(home);
-        opened.mount.config = Some(config);
-        opened.warnings = resolved.warnings;
-        return Ok(opened);
-    }
+    // A zero budget (R-CFG-2) still opens the provider: the instance is a
+    // no-op (R-RT-9), while `inspect` can report what would have loaded.
     let walker = factory.marker_walker()?;
     let root = find_project_root(walker.as_ref(), &cwd, &config.project_root_markers, cancel)
         .await
@@ -346,16 +341,28 @@ mod tests {
         );
     }
 
-    #[rstest]
-    #[case::no_config(None)]
-    #[case::zero_budget(Some(ConfigInput { max_bytes: Some(NumberInput::Int(0)), ..ConfigInput::default() }))]
     #[tokio::test]
-    async fn a_disabled_adapter_opens_nothing(#[case] config: Option<ConfigInput>) {
-        let spec = SessionSpec::new("/w/repo", config, env());
+    async fn no_config_opens_nothing() {
+        let spec = SessionSpec::new("/w/repo", None, env());
         let opened = open(&spec).await.expect("opens");
         assert!(opened.mount.provider.is_none());
         assert!(opened.root().is_none());
         assert!(opened.trusted_roots.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_zero_budget_mounts_an_inactive_instance() {
+        let config = ConfigInput {
+            max_bytes: Some(NumberInput::Int(0)),
+            ..ConfigInput::default()
+        };
+        let opened = open(&SessionSpec::new("/w/repo", Some(config), env()))
+            .await
+            .expect("opens");
+        assert!(opened.mount.provider.is_some(), "inspect can still look");
+        let host = std::sync::Arc::new(crate::MemoryHost::new("/w/repo".into()));
+        let instance = crate::Instance::mount(opened.mount, host);
+        assert!(!instance.is_active(), "R-RT-9: a no-op");
     }
 
     #[rstest]
