@@ -231,11 +231,14 @@ impl<D: Driver> Driver for Transcript<'_, '_, D> {
             } else {
                 "disabled"
             },
-            spec.trusted_roots
-                .iter()
-                .map(|r| r.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            spec.trusted_roots.as_ref().map_or_else(
+                || "default".to_owned(),
+                |roots| roots
+                    .iter()
+                    .map(|r| r.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         );
         self.inner.mount(spec).await
     }
