@@ -34,6 +34,7 @@ macro_rules! err {
 mod args;
 mod describe;
 mod error;
+mod hook_cmd;
 mod inspect_cmd;
 mod replay;
 mod session;
@@ -73,5 +74,6 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Check(a) => inspect_cmd::check(&a),
         Command::Session(s) => session::run(s),
         Command::Replay(r) => replay::run(&r),
+        Command::Hook(h) => hook_cmd::run(&h),
     }
 }

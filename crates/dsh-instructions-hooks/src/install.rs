@@ -431,6 +431,8 @@ pub struct Diagnosis {
     pub native: NativeStatus,
     /// Other reasons the setup is not healthy.
     pub problems: Vec<String>,
+    /// Facts worth knowing that do not make it unhealthy.
+    pub notes: Vec<String>,
 }
 
 impl Diagnosis {
@@ -492,6 +494,9 @@ impl Diagnosis {
         }
         for p in &self.problems {
             let _ = writeln!(out, "  problem: {p}");
+        }
+        for n in &self.notes {
+            let _ = writeln!(out, "  note: {n}");
         }
         if !self.healthy() {
             let _ = writeln!(
@@ -588,6 +593,13 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError
         }
     };
     problems.extend(other_scope_problem(target));
+    let mut notes = Vec::new();
+    if agent == Agent::Gemini {
+        notes.push(native::GEMINI_MD_NOTE.to_owned());
+        if target.scope == Scope::Project {
+            notes.push(GEMINI_PROJECT_NOTE.to_owned());
+        }
+    }
     Ok(Diagnosis {
         agent,
         scope: target.scope,
@@ -595,6 +607,7 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError
         events,
         native,
         problems,
+        notes,
     })
 }
 

@@ -3,7 +3,8 @@
 //! loading off"):
 //! - Claude Code: `claudeMdExcludes` glob patterns; we add the default
 //!   candidates and their `.local.md` overlays to whatever is there.
-//! - Gemini CLI: `context.fileName: []` loads no context file.
+//! - Gemini CLI: `context.fileName: []` loads no `AGENTS.md`/`CLAUDE.md`
+//!   (`GEMINI.md` is always loaded: see [`GEMINI_MD_NOTE`]).
 //! - Codex: `project_doc_max_bytes = 0` in `config.toml`.
 
 use std::path::Path;
@@ -16,16 +17,21 @@ use crate::codex;
 use crate::error::HookError;
 use crate::state::NativeRecord;
 
-/// The instruction file names the adapter delivers for Gemini CLI (its
-/// preset adds `GEMINI.md`, R-HOOK-4): if Gemini loads any of them itself,
-/// they reach the model twice.
+/// The instruction file names the adapter delivers: if Gemini CLI loads
+/// any of them itself, they reach the model twice. `GEMINI.md` is not here:
+/// Gemini CLI 0.61 always loads it, whatever `context.fileName` says (its
+/// setter adds the names to the built-in default instead of replacing it;
+/// measured, decision 0012), so the adapter leaves `GEMINI.md` to Gemini.
 const GEMINI_DELIVERED: &[&str] = &[
     "AGENTS.md",
     "CLAUDE.md",
-    "GEMINI.md",
     "AGENTS.local.md",
     "CLAUDE.local.md",
 ];
+
+/// Told by doctor for every Gemini CLI installation.
+pub const GEMINI_MD_NOTE: &str = "Gemini CLI loads GEMINI.md itself whatever `context.fileName` says \
+(0.61); the adapter must not deliver GEMINI.md too (decision 0012)";
 
 const CLAUDE_KEY: &str = "claudeMdExcludes";
 const GEMINI_PARENT: &str = "context";
@@ -247,7 +253,7 @@ pub fn claude_status(doc: &Value) -> NativeStatus {
 /// Gemini CLI's status per a settings document.
 pub fn gemini_status(doc: &Value) -> NativeStatus {
     let names: Vec<&str> = match doc.get(GEMINI_PARENT).and_then(|c| c.get(GEMINI_KEY)) {
-        None => vec!["GEMINI.md"],
+        None => Vec::new(),
         Some(Value::String(s)) => vec![s.as_str()],
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
         Some(_) => Vec::new(),
@@ -312,12 +318,13 @@ mod tests {
     }
 
     #[rstest]
-    #[case(json!({}))]
-    #[case(json!({"context": {"fileName": "AGENTS.md", "other": 1}}))]
-    #[case(json!({"context": {"fileName": ["AGENTS.md", "GEMINI.md"]}}))]
-    fn gemini_off_and_back(#[case] original: Value) {
+    #[case(json!({}), false)]
+    #[case(json!({"context": {"fileName": "AGENTS.md", "other": 1}}), true)]
+    #[case(json!({"context": {"fileName": ["AGENTS.md", "GEMINI.md"]}}), true)]
+    #[case(json!({"context": {"fileName": ["GEMINI.md"]}}), false)]
+    fn gemini_off_and_back(#[case] original: Value, #[case] double: bool) {
         let mut doc = original.clone();
-        assert!(matches!(gemini_status(&doc), NativeStatus::On(_)));
+        assert_eq!(matches!(gemini_status(&doc), NativeStatus::On(_)), double);
         let rec = gemini_off(&mut doc, Path::new("s"), None).expect("ok");
         assert_eq!(doc["context"]["fileName"], json!([]));
         assert_eq!(gemini_status(&doc), NativeStatus::Off);
