@@ -17,8 +17,11 @@ use crate::setup;
 /// Runs `hook …`.
 pub fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
     let Some(action) = &args.action else {
-        // The event handler lands with the adapter; until then it answers
-        // "no context", which every agent accepts (R-HOOK-1).
+        // The event handler lands with the adapter; until then it reads the
+        // event (an agent writing it must not meet a closed pipe) and
+        // answers "no context", which every agent accepts (R-HOOK-1).
+        use std::io::Read as _;
+        let _ = std::io::copy(&mut std::io::stdin().take(1 << 20), &mut std::io::sink());
         out!("{{}}");
         return Ok(ExitCode::SUCCESS);
     };
