@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand};
     name = "dsh-instructions",
     version,
     after_help = "\
-Exit status: 0 success, 1 `check` (or `replay`) found a problem, 2 any error.
+Exit status: 0 success, 1 `check` (or `replay`, `hook doctor`) found a problem, 2 any error.
 Configuration: flags win over $DSH_HOME/settings.yaml (section
 agent_instructions), which wins over presets and defaults.
 

@@ -189,13 +189,9 @@ fn update_group(grp: &mut Value, spec: &EventSpec, want: Value) {
             }
         }
         None => {
-            // Absent and "" both match everything; keep whichever is there.
-            if obj
-                .get("matcher")
-                .is_some_and(|v| !matches!(v.as_str(), Some("" | "*")))
-            {
-                obj.remove("matcher");
-            }
+            // Absent, "" and "*" all match everything, but Codex hashes a
+            // present "" into the hook's trust identity: keep one form, absent.
+            obj.remove("matcher");
         }
     }
     if let Some(Value::Array(hs)) = obj.get_mut("hooks")
@@ -383,6 +379,15 @@ mod tests {
             "other"
         );
         assert_eq!(moves.ours["SessionStart"], (0, 0));
+    }
+
+    #[test]
+    fn a_match_all_matcher_of_ours_is_dropped_so_codex_hashes_what_we_hash() {
+        let mut d = json!({"hooks": {"SessionStart": [
+            {"matcher": "", "hooks": [{"type": "command", "command": CMD, "timeout": 10}]}
+        ]}});
+        install(&mut d, Path::new("s"), Agent::Codex, CMD).expect("ok");
+        assert_eq!(d["hooks"]["SessionStart"][0].get("matcher"), None);
     }
 
     #[test]
