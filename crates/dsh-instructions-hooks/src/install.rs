@@ -270,13 +270,16 @@ impl Run {
             if after == l.before {
                 continue;
             }
+            let mut backup = l.before.as_ref().map(|_| files::backup_path(&l.path));
             if removing && self.state.was_created(&l.path) && l.is_empty_after() {
+                // Install made this file and nothing but ours is left: it
+                // goes, and so does its backup, which held only our text.
                 after = None;
+                backup = None;
                 self.state.forget_created(&l.path);
             } else if !removing && l.before.is_none() {
                 self.state.mark_created(&l.path);
             }
-            let backup = l.before.as_ref().map(|_| files::backup_path(&l.path));
             changes.push(FileChange {
                 path: l.path.clone(),
                 before: l.before.clone(),
@@ -314,7 +317,16 @@ fn write_all(changes: &[FileChange]) -> Result<(), HookError> {
     for c in changes {
         match &c.after {
             Some(text) => files::write_atomic(&c.path, text)?,
-            None => files::remove(&c.path)?,
+            None => {
+                files::remove(&c.path)?;
+                files::remove(&files::backup_path(&c.path))?;
+                // An agent directory (or `hooks/<agent>/`) left empty goes
+                // too; a directory with anything in it stays (remove_dir
+                // refuses it).
+                if let Some(dir) = c.path.parent() {
+                    let _ = std::fs::remove_dir(dir);
+                }
+            }
         }
     }
     Ok(())

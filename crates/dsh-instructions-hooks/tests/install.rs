@@ -215,14 +215,25 @@ fn uninstall_restores_the_original_and_the_native_setting(
 fn uninstall_after_a_fresh_install_removes_what_install_created(#[case] agent: Agent) {
     let m = Machine::new();
     install(&m.user(agent), &cmd(agent), false).expect("install");
+    // A second install with a moved binary makes a backup of our own file.
+    install(
+        &m.user(agent),
+        "/moved/dsh-instructions hook --agent x",
+        false,
+    )
+    .expect("install");
     uninstall(&m.user(agent), false).expect("uninstall");
-    let left: Vec<PathBuf> = m
-        .snapshot()
-        .into_iter()
-        .map(|(p, _)| p)
-        .filter(|p| !p.to_string_lossy().ends_with(".dsh-backup"))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(m.snapshot(), Vec::new());
+    // The empty agent directory went too; the home stays.
+    let agent_dir = m
+        .user(agent)
+        .files()
+        .hooks
+        .parent()
+        .expect("dir")
+        .to_owned();
+    assert!(!agent_dir.exists(), "{}", agent_dir.display());
+    assert!(m.loc.home.exists());
 }
 
 #[test]
