@@ -38,9 +38,6 @@ pub struct EventSpec {
     /// The matcher of our group, `None` for "every occurrence" (the key is
     /// then left out, which all three agents read as match-all).
     pub matcher: Option<&'static str>,
-    /// Codex only: the label of the event in persisted trust keys
-    /// (`hooks.state."<file>:<label>:<group>:<handler>"`).
-    pub codex_label: &'static str,
 }
 
 /// Timeout of every registered hook, in seconds. The adapter answers in
@@ -58,33 +55,29 @@ const GEMINI_TOOLS: &str = "read_file|write_file|replace|read_many_files|list_di
 /// (R-DISC-9), so they are not matched.
 const CODEX_TOOLS: &str = "apply_patch";
 
-const fn ev(name: &'static str, matcher: Option<&'static str>, label: &'static str) -> EventSpec {
-    EventSpec {
-        name,
-        matcher,
-        codex_label: label,
-    }
+const fn ev(name: &'static str, matcher: Option<&'static str>) -> EventSpec {
+    EventSpec { name, matcher }
 }
 
 const CLAUDE_EVENTS: &[EventSpec] = &[
-    ev("SessionStart", None, ""),
-    ev("UserPromptSubmit", None, ""),
-    ev("PostToolUse", Some(CLAUDE_TOOLS), ""),
+    ev("SessionStart", None),
+    ev("UserPromptSubmit", None),
+    ev("PostToolUse", Some(CLAUDE_TOOLS)),
 ];
 
 const CODEX_EVENTS: &[EventSpec] = &[
-    ev("SessionStart", None, "session_start"),
-    ev("UserPromptSubmit", None, "user_prompt_submit"),
-    ev("PostToolUse", Some(CODEX_TOOLS), "post_tool_use"),
+    ev("SessionStart", None),
+    ev("UserPromptSubmit", None),
+    ev("PostToolUse", Some(CODEX_TOOLS)),
 ];
 
 /// `PreCompress` is registered so the adapter can notice compression (it
 /// answers `{}`: the event is advisory, harness README).
 const GEMINI_EVENTS: &[EventSpec] = &[
-    ev("SessionStart", None, ""),
-    ev("BeforeAgent", None, ""),
-    ev("AfterTool", Some(GEMINI_TOOLS), ""),
-    ev("PreCompress", None, ""),
+    ev("SessionStart", None),
+    ev("BeforeAgent", None),
+    ev("AfterTool", Some(GEMINI_TOOLS)),
+    ev("PreCompress", None),
 ];
 
 /// The instruction files the agents load natively and that the adapter
