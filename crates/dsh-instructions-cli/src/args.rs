@@ -371,6 +371,13 @@ mod tests {
         assert_eq!(a.config.trust, [PathBuf::from("/a"), PathBuf::from("/b")]);
     }
 
+    #[test]
+    fn compact_modes_conflict() {
+        assert!(
+            Cli::try_parse_from(["x", "session", "compact", "s", "--workspace", "--all"]).is_err()
+        );
+    }
+
     #[rstest]
     #[case(&["x", "hook", "--agent", "codex"], None)]
     #[case(&["x", "hook", "install", "--agent", "codex"], Some("install"))]
@@ -400,13 +407,6 @@ mod tests {
                 "x", "hook", "doctor", "--agent", "claude", "--scope", "team"
             ])
             .is_err()
-        );
-    }
-
-    #[test]
-    fn compact_modes_conflict() {
-        assert!(
-            Cli::try_parse_from(["x", "session", "compact", "s", "--workspace", "--all"]).is_err()
         );
     }
 }
