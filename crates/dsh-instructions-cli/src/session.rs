@@ -85,9 +85,15 @@ impl LogHost {
         Ok(())
     }
 
-    /// Every event of the log.
-    pub fn events(&self) -> Vec<Event> {
-        self.lock().log.events().to_vec()
+    /// Every event of the log (a whole read of the file).
+    #[cfg(test)]
+    pub fn events(&self) -> Result<Vec<Event>, CliError> {
+        Ok(self.lock().log.events()?)
+    }
+
+    /// The tool events after the last message (R-LOG-5: from the summary).
+    pub fn tools_since_message(&self) -> Vec<Event> {
+        self.lock().log.summary().tools_since_message().to_vec()
     }
 }
 
@@ -99,14 +105,15 @@ impl Host for LogHost {
     fn visible_workspace(&self) -> Vec<TypedSource> {
         let s = self.lock();
         s.log
-            .surface()
-            .into_iter()
-            .filter_map(typed_source)
+            .summary()
+            .workspace()
+            .iter()
+            .filter_map(|w| TypedSource::from_json(&w.source))
             .collect()
     }
 
     fn step_open(&self) -> bool {
-        step_open(self.lock().log.events())
+        self.lock().log.summary().step_open()
     }
 
     fn pending(&self) -> Vec<(InboxId, WorkspaceMessage)> {
@@ -135,20 +142,6 @@ fn typed_source(e: &Event) -> Option<TypedSource> {
         } => TypedSource::from_json(v),
         _ => None,
     }
-}
-
-/// Whether the events end inside an open step (R-RT-5); an `interrupted`
-/// turn closes any step it held.
-fn step_open(events: &[Event]) -> bool {
-    events
-        .iter()
-        .rev()
-        .find_map(|e| match e.kind {
-            EventKind::StepStart => Some(true),
-            EventKind::StepEnd | EventKind::TurnEnd | EventKind::Interrupted => Some(false),
-            _ => None,
-        })
-        .unwrap_or(false)
 }
 
 /// Tool results recorded after the last persisted message: their touches
@@ -258,7 +251,7 @@ async fn open(setup: &Setup, id: &str, flags: &ConfigArgs) -> Result<Open, CliEr
         },
         host.clone(),
     );
-    for exec in tools_since_last_message(&host.events()) {
+    for exec in tools_since_last_message(&host.tools_since_message()) {
         instance.tool_result(&exec);
     }
     instance.settle().await;
@@ -472,7 +465,7 @@ fn compact(
     let path = sessions_log_path(&home, id)?;
     let (mut log, report) = SessionLog::open(&path)?;
     print_repairs(&report);
-    let hide = compaction_targets(log.events(), workspace, all);
+    let hide = compaction_targets(&log.events()?, workspace, all);
     if hide.is_empty() {
         err!("# nothing to compact");
         return Ok(ExitCode::SUCCESS);
@@ -620,7 +613,7 @@ mod tests {
             .enumerate()
             .map(|(i, k)| ev(i as u64 + 1, k))
             .collect();
-        assert_eq!(step_open(&events), open);
+        assert_eq!(slog::SurfaceSummary::of(&events).step_open(), open);
     }
 
     #[test]
@@ -732,7 +725,7 @@ mod tests {
         host.inbox_remove(b);
         assert_eq!(host.pending().len(), 1);
         // Nothing of the inbox reaches the log.
-        assert!(host.events().is_empty());
+        assert!(host.events().expect("events").is_empty());
     }
 
     #[test]
@@ -751,7 +744,7 @@ mod tests {
             }),
         ])
         .expect("append");
-        let events = host.events();
+        let events = host.events().expect("events");
         assert!(
             matches!(&events[0].kind, EventKind::Message { source: None, parts, .. } if parts == &["hi"])
         );

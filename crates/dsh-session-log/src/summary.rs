@@ -1,0 +1,186 @@
+//! The derived state a writer needs to continue a session, kept by folding
+//! events one at a time (R-LOG-5), so it never needs the whole history.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::{Event, EventKind};
+
+/// A workspace message on the visible surface: a `message` event that carries
+/// a typed `source` (R-LOG-3) and that no compaction has hidden.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VisibleSource {
+    /// Sequence number of the `message` event.
+    pub seq: u64,
+    /// Its `source`, verbatim as persisted.
+    pub source: Value,
+}
+
+/// What the runtime needs from a session's history to continue it, derived
+/// from the events in order and updated by every append (R-LOG-5).
+///
+/// The same fold runs over a whole read and over checkpoint + tail, so both
+/// give the same summary; the log stays the only authority.
+///
+/// Memory: the visible workspace sources and the tool events since the last
+/// message, not the history.
+///
+/// ```
+/// use dsh_session_log::{Event, EventKind, SurfaceSummary};
+/// let mut summary = SurfaceSummary::default();
+/// let ws = EventKind::Message {
+///     role: "user".into(),
+///     parts: vec!["…".into()],
+///     source: Some(serde_json::json!({"baseline": true})),
+/// };
+/// summary.apply(&Event { seq: 1, kind: EventKind::TurnStart });
+/// summary.apply(&Event { seq: 2, kind: ws });
+/// summary.apply(&Event { seq: 3, kind: EventKind::StepStart });
+/// assert_eq!(summary.workspace().len(), 1);
+/// assert!(summary.step_open());
+/// summary.apply(&Event { seq: 4, kind: EventKind::Compaction { hide: vec![2] } });
+/// assert!(summary.workspace().is_empty());
+/// assert_eq!((summary.last_seq(), summary.compactions()), (Some(4), 1));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SurfaceSummary {
+    /// Sequence number of the last readable event.
+    last_seq: Option<u64>,
+    /// Readable events so far.
+    events: u64,
+    /// Visible workspace messages, oldest first.
+    workspace: Vec<VisibleSource>,
+    /// `tool` events after the last `message` event (hidden or not).
+    #[serde(with = "event_values")]
+    tools_since_message: Vec<Event>,
+    /// Last of `step_start` (open) vs `step_end`/`turn_end`/`interrupted`.
+    step_open: bool,
+    /// Last of `turn_start`/`step_start` (open) vs `turn_end`/`interrupted`.
+    turn_open: bool,
+    /// Compaction events so far.
+    compactions: u64,
+}
+
+impl SurfaceSummary {
+    /// Folds one more event, the next in file order, into the summary.
+    pub fn apply(&mut self, event: &Event) {
+        self.last_seq = Some(event.seq);
+        self.events += 1;
+        match &event.kind {
+            EventKind::Message { source, .. } => {
+                self.tools_since_message.clear();
+                if let Some(source) = source {
+                    self.workspace.push(VisibleSource {
+                        seq: event.seq,
+                        source: source.clone(),
+                    });
+                }
+            }
+            EventKind::Tool { .. } => self.tools_since_message.push(event.clone()),
+            EventKind::TurnStart => self.turn_open = true,
+            EventKind::StepStart => {
+                self.turn_open = true;
+                self.step_open = true;
+            }
+            EventKind::StepEnd => self.step_open = false,
+            EventKind::TurnEnd | EventKind::Interrupted => {
+                self.turn_open = false;
+                self.step_open = false;
+            }
+            EventKind::Compaction { hide } => {
+                self.compactions += 1;
+                // Only earlier numbers are hidden (R-LOG-1); every visible
+                // source is earlier, so membership is the whole test.
+                let hide: std::collections::HashSet<u64> = hide.iter().copied().collect();
+                self.workspace.retain(|w| !hide.contains(&w.seq));
+            }
+            EventKind::Unknown(_) => {}
+        }
+    }
+
+    /// Sequence number of the last event, `None` for a log with none.
+    pub fn last_seq(&self) -> Option<u64> {
+        self.last_seq
+    }
+
+    /// The sequence number the next appended event gets.
+    pub fn next_seq(&self) -> Option<u64> {
+        match self.last_seq {
+            None => Some(1),
+            Some(last) => last.checked_add(1),
+        }
+    }
+
+    /// How many readable events the log holds.
+    pub fn event_count(&self) -> u64 {
+        self.events
+    }
+
+    /// The workspace messages on the visible surface, oldest first: their
+    /// sequence numbers and typed sources (R-LOG-3).
+    pub fn workspace(&self) -> &[VisibleSource] {
+        &self.workspace
+    }
+
+    /// Whether history ends inside an open step: the last of `step_start`
+    /// versus `step_end`/`turn_end`/`interrupted` is a `step_start`.
+    pub fn step_open(&self) -> bool {
+        self.step_open
+    }
+
+    /// Whether history ends inside an open turn: the last of
+    /// `turn_start`/`step_start` versus `turn_end`/`interrupted` is a start
+    /// (what [`crate::SessionLog::open`] closes with `interrupted`).
+    pub fn turn_open(&self) -> bool {
+        self.turn_open
+    }
+
+    /// The `tool` events after the last `message` event (hidden by a
+    /// compaction or not), in order: the touches whose message a previous
+    /// process composed but never entered.
+    pub fn tools_since_message(&self) -> &[Event] {
+        &self.tools_since_message
+    }
+
+    /// How many compaction events the log holds: changes exactly when a
+    /// compaction may have hidden something, so a host can tell "only
+    /// appended" from "rebuild the view".
+    pub fn compactions(&self) -> u64 {
+        self.compactions
+    }
+
+    /// The summary of `events`, folded from the first.
+    pub fn of(events: &[Event]) -> Self {
+        let mut summary = Self::default();
+        for event in events {
+            summary.apply(event);
+        }
+        summary
+    }
+}
+
+/// Events in a checkpoint: the JSON objects of their lines.
+mod event_values {
+    use serde::de::Error as _;
+    use serde::ser::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::Value;
+
+    use crate::event::{Event, decode_event_value, event_to_value};
+
+    pub(super) fn serialize<S: Serializer>(events: &[Event], s: S) -> Result<S::Ok, S::Error> {
+        let values = events
+            .iter()
+            .map(event_to_value)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(S::Error::custom)?;
+        values.serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Event>, D::Error> {
+        Vec::<Value>::deserialize(d)?
+            .into_iter()
+            .map(|v| decode_event_value(v).map_err(D::Error::custom))
+            .collect()
+    }
+}
