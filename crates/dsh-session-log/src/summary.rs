@@ -184,3 +184,117 @@ mod event_values {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+    use serde_json::json;
+
+    fn tool(token: &str) -> EventKind {
+        EventKind::Tool {
+            name: "read".into(),
+            args: json!({"file_path": token}),
+            ok: true,
+            cancelled: false,
+            token: Some(token.into()),
+            parent: None,
+        }
+    }
+
+    fn ws(n: u64) -> EventKind {
+        EventKind::Message {
+            role: "user".into(),
+            parts: vec![],
+            source: Some(json!({ "n": n })),
+        }
+    }
+
+    fn of(kinds: Vec<EventKind>) -> SurfaceSummary {
+        let events: Vec<Event> = kinds
+            .into_iter()
+            .zip(1..)
+            .map(|(kind, seq)| Event { seq, kind })
+            .collect();
+        SurfaceSummary::of(&events)
+    }
+
+    #[rstest]
+    #[case(vec![], false, false)]
+    #[case(vec![EventKind::TurnStart], false, true)]
+    #[case(vec![EventKind::StepStart], true, true)]
+    #[case(vec![EventKind::StepStart, EventKind::StepEnd], false, true)]
+    #[case(vec![EventKind::StepStart, tool("t")], true, true)]
+    #[case(vec![EventKind::StepStart, EventKind::Interrupted], false, false)]
+    #[case(vec![EventKind::StepStart, EventKind::TurnEnd], false, false)]
+    #[case(vec![EventKind::TurnEnd, EventKind::StepStart], true, true)]
+    fn step_and_turn_state_follow_the_last_marker(
+        #[case] kinds: Vec<EventKind>,
+        #[case] step: bool,
+        #[case] turn: bool,
+    ) {
+        let s = of(kinds);
+        assert_eq!((s.step_open(), s.turn_open()), (step, turn));
+    }
+
+    #[test]
+    fn tools_are_those_after_the_last_message_even_if_it_is_hidden() {
+        let s = of(vec![
+            tool("old"),
+            ws(2),
+            tool("a"),
+            EventKind::TurnEnd,
+            EventKind::Compaction { hide: vec![2, 3] },
+            tool("b"),
+        ]);
+        let tokens: Vec<_> = s
+            .tools_since_message()
+            .iter()
+            .map(|e| match &e.kind {
+                EventKind::Tool { token, .. } => token.clone().unwrap_or_default(),
+                _ => String::new(),
+            })
+            .collect();
+        assert_eq!(tokens, ["a", "b"]);
+        assert!(s.workspace().is_empty());
+    }
+
+    #[test]
+    fn compaction_hides_only_listed_earlier_workspace_messages_r_log_1() {
+        // seq 4 lists 1 (visible: hidden now) and 5 (later: no effect once
+        // it arrives).
+        let s = of(vec![
+            ws(1),
+            ws(2),
+            EventKind::TurnStart,
+            EventKind::Compaction { hide: vec![1, 5] },
+            ws(5),
+        ]);
+        let seqs: Vec<u64> = s.workspace().iter().map(|w| w.seq).collect();
+        assert_eq!(seqs, [2, 5]);
+        assert_eq!(s.compactions(), 1);
+        assert_eq!(
+            (s.last_seq(), s.next_seq(), s.event_count()),
+            (Some(5), Some(6), 5)
+        );
+    }
+
+    #[test]
+    fn summary_round_trips_through_json() {
+        let s = of(vec![ws(1), tool("x"), EventKind::StepStart]);
+        let text = serde_json::to_string(&s).expect("encode");
+        let back: SurfaceSummary = serde_json::from_str(&text).expect("decode");
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn next_seq_is_none_when_numbers_are_exhausted() {
+        let mut s = SurfaceSummary::default();
+        assert_eq!(s.next_seq(), Some(1));
+        s.apply(&Event {
+            seq: u64::MAX,
+            kind: EventKind::TurnEnd,
+        });
+        assert_eq!(s.next_seq(), None);
+    }
+}
