@@ -89,10 +89,8 @@ impl Snapshot {
             LOG_FILE_NAME.to_owned(),
             std::fs::read(log).expect("read log"),
         )];
-        if with_checkpoint {
-            if let Ok(bytes) = std::fs::read(dir.join(CHECKPOINT_FILE_NAME)) {
-                files.push((CHECKPOINT_FILE_NAME.to_owned(), bytes));
-            }
+        if with_checkpoint && let Ok(bytes) = std::fs::read(dir.join(CHECKPOINT_FILE_NAME)) {
+            files.push((CHECKPOINT_FILE_NAME.to_owned(), bytes));
         }
         Self { dir, files }
     }

@@ -233,7 +233,8 @@ pub(crate) fn decode_event_value(value: Value) -> Result<Event, String> {
     let kind = if known {
         // A known type with fields this build cannot read (an older or newer
         // writer) is preserved rather than dropped.
-        serde_json::from_value::<EventKind>(object.clone()).unwrap_or(EventKind::Unknown(object))
+        // Deserialising from a borrow spares a copy of every line's object.
+        EventKind::deserialize(&object).unwrap_or(EventKind::Unknown(object))
     } else {
         EventKind::Unknown(object)
     };

@@ -35,7 +35,9 @@
 //! and a digest of that range's first and last 4 KiB; an open reads the
 //! checkpoint and parses only the bytes after it. A missing, stale or
 //! unreadable checkpoint is ignored and the log read whole: the log is the
-//! only authority and losing the checkpoint loses nothing.
+//! only authority and losing the checkpoint loses nothing. (The digest sees
+//! appends, truncations and replaced logs, not a hand edit in the middle of
+//! a long log: delete the checkpoint after one.)
 //! [`SessionLog::events`] still gives every event, at the cost of a whole
 //! read.
 //!

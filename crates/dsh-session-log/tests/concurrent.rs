@@ -35,7 +35,7 @@ const ROUND_BOUND: Duration = Duration::from_secs(300);
 
 /// The event writer `tag` appends as its `k`-th, so the parent can find it.
 fn event_for(tag: &str, k: u64) -> EventKind {
-    if k % 2 == 0 {
+    if k.is_multiple_of(2) {
         EventKind::Message {
             role: "user".into(),
             parts: vec![format!("{tag}/{k}")],
