@@ -124,6 +124,12 @@ fn cycle(snapshot: &Snapshot) -> (Duration, u64) {
     (start.elapsed(), report.bytes_read)
 }
 
+/// Visible workspace messages of a session.
+fn visible(log: &Utf8Path) -> usize {
+    let (log, _) = SessionLog::open(log).expect("open");
+    log.summary().workspace().len()
+}
+
 fn median_ms(mut v: Vec<Duration>) -> f64 {
     v.sort();
     v.get(v.len() / 2)
@@ -161,13 +167,14 @@ fn main() {
         "log/open-append/10000th-vs-10th",
         "log/open-append/10000th-no-checkpoint",
         "log/open-append/10000th-vs-10th/tmpfs",
+        "log/open-append/10000th-vs-1000th/tmpfs",
     ];
     if !cases.iter().any(|c| wanted(c)) {
         return;
     }
     let tmp = tempfile::tempdir().expect("tempdir");
-    // tmpfs, where there is one: fdatasync is free there, so the row shows
-    // the CPU cost that the disk's flush hides in the first row.
+    // tmpfs, where there is one: fdatasync is free there, so its rows show
+    // the CPU cost that the disk's flush hides.
     let shm = std::path::Path::new("/dev/shm");
     let tmpfs = shm
         .is_dir()
@@ -175,33 +182,47 @@ fn main() {
         .flatten();
     for (i, dir) in [Some(&tmp), tmpfs.as_ref()].into_iter().enumerate() {
         let Some(dir) = dir else { continue };
-        let on_tmpfs = i == 1;
-        let root = Utf8Path::from_path(dir.path()).expect("utf-8 temp dir");
-        let selected: Vec<&str> = if on_tmpfs {
-            vec![cases[2]]
-        } else {
-            vec![cases[0], cases[1]]
-        };
-        if !selected.iter().any(|c| wanted(c)) {
+        let selected: Vec<&str> = cases
+            .iter()
+            .copied()
+            .filter(|c| c.ends_with("/tmpfs") == (i == 1) && wanted(c))
+            .collect();
+        if selected.is_empty() {
             continue;
         }
+        let root = Utf8Path::from_path(dir.path()).expect("utf-8 temp dir");
         let long = session(root, "long", 9_999);
         let short = session(root, "short", 9);
-        let floor = Snapshot::take(&short, true);
-        for case in selected.into_iter().filter(|c| wanted(c)) {
+        let mid = session(root, "mid", 999);
+        for case in selected {
             // The no-checkpoint case: what the cycle costs when the
             // checkpoint is lost — a whole read (the open then writes a new
             // one, restored away before each run).
-            let with_checkpoint = case != cases[1];
-            let (ours, floor_ms, bytes) =
-                alternate(&Snapshot::take(&long, with_checkpoint), &floor);
+            let with_checkpoint = !case.ends_with("no-checkpoint");
+            let floor = if case.contains("1000th") {
+                &mid
+            } else {
+                &short
+            };
+            let (ours, floor_ms, bytes) = alternate(
+                &Snapshot::take(&long, with_checkpoint),
+                &Snapshot::take(floor, true),
+            );
             print_row(case, ours, floor_ms, bytes);
         }
+        let size = |p: &Utf8Path| std::fs::metadata(p).map_or(0, |m| m.len());
+        let ck = |p: &Utf8Path| size(&p.with_file_name(CHECKPOINT_FILE_NAME));
         println!(
-            "# log: sessions of 9,999 and 9 events ({} and {} bytes, checkpoint {} bytes) in {root}",
-            std::fs::metadata(&long).map_or(0, |m| m.len()),
-            std::fs::metadata(&short).map_or(0, |m| m.len()),
-            std::fs::metadata(long.with_file_name(CHECKPOINT_FILE_NAME)).map_or(0, |m| m.len()),
+            "# log: sessions of 9,999 / 999 / 9 events: {} / {} / {} bytes, checkpoints {} / {} / {} bytes, {} / {} / {} visible workspace messages, in {root}",
+            size(&long),
+            size(&mid),
+            size(&short),
+            ck(&long),
+            ck(&mid),
+            ck(&short),
+            visible(&long),
+            visible(&mid),
+            visible(&short),
         );
     }
     println!(

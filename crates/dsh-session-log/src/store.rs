@@ -41,7 +41,7 @@ impl OpenReport {
 
 /// A checkpoint is written once this many bytes were appended since the last
 /// one: an open then parses at most about this much, whatever the history.
-pub const CHECKPOINT_AFTER_BYTES: u64 = 16 * 1024;
+pub const CHECKPOINT_AFTER_BYTES: u64 = 8 * 1024;
 
 /// An open, writable session log holding the session lock (R-LOG-4).
 ///
