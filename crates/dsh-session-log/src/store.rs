@@ -218,7 +218,8 @@ impl SessionLog {
     /// # Errors
     /// [`LogError::LockTimeout`] when another writer keeps the lock past
     /// `wait`; header errors from [`read_log`](crate::read_log);
-    /// [`LogError::Io`] (also when the log does not exist).
+    /// [`LogError::Io`] (also when the log does not exist; `session.lock` is
+    /// created next to it all the same when the directory exists).
     ///
     /// ```
     /// use std::time::Duration;
