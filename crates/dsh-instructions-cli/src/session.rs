@@ -287,7 +287,7 @@ fn compact(
 ) -> Result<ExitCode, CliError> {
     let (mut log, report) = store_only(home)?.open(id)?;
     print_repairs(&report);
-    let hide = compaction_targets(log.events(), workspace, all);
+    let hide = compaction_targets(&log.events()?, workspace, all);
     if hide.is_empty() {
         err!("# nothing to compact");
         return Ok(ExitCode::SUCCESS);

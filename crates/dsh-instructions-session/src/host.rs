@@ -20,24 +20,29 @@ use dsh_session_log::{Event, EventKind, LogError, SessionLog};
 #[derive(Debug)]
 pub struct LogHost {
     cwd: Utf8PathBuf,
+    path: Utf8PathBuf,
     state: Mutex<State>,
 }
 
 #[derive(Debug)]
 struct State {
-    log: SessionLog,
+    /// `None` once [`LogHost::close`] released the log and its lock.
+    log: Option<SessionLog>,
     inbox: Inbox,
     visible: Vec<TypedSource>,
     generation: u64,
 }
 
 impl State {
+    /// The visible sources from the log's summary (R-LOG-5: kept from the
+    /// checkpoint and the tail, never a whole read of the history).
     fn rebuild(&mut self) {
-        self.visible = self
-            .log
-            .surface()
-            .into_iter()
-            .filter_map(typed_source)
+        let Some(log) = &self.log else { return };
+        self.visible = log
+            .summary()
+            .workspace()
+            .iter()
+            .filter_map(|w| TypedSource::from_json(&w.source))
             .collect();
     }
 }
@@ -45,16 +50,35 @@ impl State {
 impl LogHost {
     /// Wraps an open log; the session cwd comes from its header.
     pub fn new(log: SessionLog) -> Self {
+        let cwd = Utf8PathBuf::from(log.header().cwd.clone());
+        let path = log.path().to_owned();
         let mut state = State {
-            log,
+            log: Some(log),
             inbox: Inbox::default(),
             visible: Vec::new(),
             generation: 0,
         };
         state.rebuild();
         Self {
-            cwd: Utf8PathBuf::from(state.log.header().cwd.clone()),
+            cwd,
+            path,
             state: Mutex::new(state),
+        }
+    }
+
+    /// Closes the log now, releasing the session lock (R-LOG-4), even while
+    /// other handles on this host are still alive (an instance's lane drops
+    /// its handle only when its task next runs). Later appends fail; the
+    /// visible state stays readable.
+    pub fn close(&self) {
+        self.lock().log = None;
+    }
+
+    fn closed(&self) -> LogError {
+        LogError::Io {
+            op: "append",
+            path: self.path.clone(),
+            source: std::io::Error::other("the session was closed"),
         }
     }
 
@@ -78,9 +102,13 @@ impl LogHost {
             _ => None,
         };
         let compaction = matches!(kind, EventKind::Compaction { .. });
-        let seq = s.log.append(kind)?;
+        let Some(log) = s.log.as_mut() else {
+            drop(s);
+            return Err(self.closed());
+        };
+        let seq = log.append(kind)?;
         if compaction {
-            s.generation += 1;
+            s.generation = log.summary().compactions();
             s.rebuild();
         } else if let Some(source) = added {
             s.visible.push(source);
@@ -108,19 +136,39 @@ impl LogHost {
         Ok(())
     }
 
-    /// Every event of the log, in order.
-    pub fn events(&self) -> Vec<Event> {
-        self.lock().log.events().to_vec()
+    /// Every event of the log, in order: a whole read of the file, for
+    /// viewers and tests (the host itself never needs it).
+    ///
+    /// # Errors
+    /// When the file cannot be read.
+    pub fn events(&self) -> Result<Vec<Event>, LogError> {
+        match &self.lock().log {
+            Some(log) => log.events(),
+            None => Err(self.closed()),
+        }
+    }
+
+    /// The workspace messages on the visible surface: sequence number and
+    /// persisted source JSON (which may carry fields of the caller's own,
+    /// such as the hook event that delivered it).
+    pub fn visible_workspace_sources(&self) -> Vec<(u64, serde_json::Value)> {
+        let s = self.lock();
+        let Some(log) = &s.log else {
+            return Vec::new();
+        };
+        log.summary()
+            .workspace()
+            .iter()
+            .filter(|w| TypedSource::from_json(&w.source).is_some())
+            .map(|w| (w.seq, w.source.clone()))
+            .collect()
     }
 
     /// Sequence numbers of the workspace messages on the visible surface.
     pub fn visible_workspace_seqs(&self) -> Vec<u64> {
-        let s = self.lock();
-        s.log
-            .surface()
+        self.visible_workspace_sources()
             .into_iter()
-            .filter(|e| typed_source(e).is_some())
-            .map(|e| e.seq)
+            .map(|(seq, _)| seq)
             .collect()
     }
 
@@ -128,7 +176,10 @@ impl LogHost {
     /// touches made the pending message an earlier process held and lost
     /// with its inbox.
     pub fn tools_since_last_message(&self) -> Vec<ToolExecution> {
-        tools_since_last_message(self.lock().log.events())
+        match &self.lock().log {
+            Some(log) => tool_executions(log.summary().tools_since_message()),
+            None => Vec::new(),
+        }
     }
 }
 
@@ -166,7 +217,10 @@ impl Host for LogHost {
     }
 
     fn step_open(&self) -> bool {
-        step_open(self.lock().log.events())
+        self.lock()
+            .log
+            .as_ref()
+            .is_some_and(|log| log.summary().step_open())
     }
 
     fn pending(&self) -> Vec<(InboxId, WorkspaceMessage)> {
@@ -197,28 +251,9 @@ pub fn typed_source(e: &Event) -> Option<TypedSource> {
     }
 }
 
-/// Whether the events end inside an open step (R-RT-5); an `interrupted`
-/// turn closes any step it held.
-fn step_open(events: &[Event]) -> bool {
+/// The tool events of `events` as the runtime's executions.
+fn tool_executions(events: &[Event]) -> Vec<ToolExecution> {
     events
-        .iter()
-        .rev()
-        .find_map(|e| match e.kind {
-            EventKind::StepStart => Some(true),
-            EventKind::StepEnd | EventKind::TurnEnd | EventKind::Interrupted => Some(false),
-            _ => None,
-        })
-        .unwrap_or(false)
-}
-
-fn tools_since_last_message(events: &[Event]) -> Vec<ToolExecution> {
-    let start = events
-        .iter()
-        .rposition(|e| matches!(e.kind, EventKind::Message { .. }))
-        .map_or(0, |i| i + 1);
-    events
-        .get(start..)
-        .unwrap_or_default()
         .iter()
         .filter_map(|e| match &e.kind {
             EventKind::Tool {
@@ -246,10 +281,6 @@ mod tests {
     use super::*;
     use rstest::rstest;
     use serde_json::json;
-
-    fn ev(seq: u64, kind: EventKind) -> Event {
-        Event { seq, kind }
-    }
 
     fn ws(baseline: bool) -> EventKind {
         workspace_event(&WorkspaceMessage {
@@ -283,35 +314,33 @@ mod tests {
         (tmp, LogHost::new(log))
     }
 
-    #[rstest]
-    #[case(vec![], false)]
-    #[case(vec![EventKind::StepStart], true)]
-    #[case(vec![EventKind::StepStart, EventKind::StepEnd], false)]
-    #[case(vec![EventKind::StepStart, EventKind::Interrupted], false)]
-    #[case(vec![EventKind::StepStart, tool("t")], true)]
-    fn step_gating_is_seeded_from_the_log(#[case] kinds: Vec<EventKind>, #[case] open: bool) {
-        let events: Vec<Event> = kinds
-            .into_iter()
-            .enumerate()
-            .map(|(i, k)| ev(i as u64 + 1, k))
-            .collect();
-        assert_eq!(step_open(&events), open);
-    }
-
     #[test]
     fn only_tools_after_the_last_message_are_replayed() {
-        let events = vec![
-            ev(1, tool("old")),
-            ev(2, ws(true)),
-            ev(3, tool("a")),
-            ev(4, EventKind::TurnEnd),
-            ev(5, tool("b")),
-        ];
-        let tokens: Vec<String> = tools_since_last_message(&events)
+        let (_tmp, host) = log_host();
+        host.append(tool("old")).expect("append");
+        host.append(ws(true)).expect("append");
+        host.append(tool("a")).expect("append");
+        host.append(EventKind::TurnEnd).expect("append");
+        host.append(tool("b")).expect("append");
+        let tokens: Vec<String> = host
+            .tools_since_last_message()
             .into_iter()
             .map(|t| t.token)
             .collect();
         assert_eq!(tokens, ["a", "b"]);
+    }
+
+    #[rstest]
+    #[case(vec![], false)]
+    #[case(vec![EventKind::StepStart], true)]
+    #[case(vec![EventKind::StepStart, EventKind::StepEnd], false)]
+    #[case(vec![EventKind::StepStart, tool("t")], true)]
+    fn step_gating_is_seeded_from_the_log(#[case] kinds: Vec<EventKind>, #[case] open: bool) {
+        let (_tmp, host) = log_host();
+        for k in kinds {
+            host.append(k).expect("append");
+        }
+        assert_eq!(host.step_open(), open);
     }
 
     #[test]
@@ -361,8 +390,10 @@ mod tests {
         host.append(EventKind::Compaction { hide: vec![first] })
             .expect("append");
         let before = host.visible_workspace();
-        let path = host.lock().log.path().to_owned();
-        drop(host);
+        let path = host.path.clone();
+        let held = std::sync::Arc::new(host);
+        let _lane = held.clone(); // as an instance's lane would
+        held.close();
         let (log, _) = SessionLog::open(&path).expect("reopen");
         assert_eq!(LogHost::new(log).visible_workspace(), before);
     }
@@ -387,7 +418,7 @@ mod tests {
         host.inbox_remove(b);
         assert_eq!(host.pending().len(), 1);
         assert!(
-            host.events().is_empty(),
+            host.events().expect("events").is_empty(),
             "nothing of the inbox reaches the log"
         );
     }
@@ -408,7 +439,7 @@ mod tests {
             }),
         ])
         .expect("append");
-        let events = host.events();
+        let events = host.events().expect("events");
         assert!(
             matches!(&events[0].kind, EventKind::Message { source: None, parts, .. } if parts == &["hi"])
         );

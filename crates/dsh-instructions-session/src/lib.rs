@@ -324,5 +324,15 @@ impl Session {
     }
 }
 
+impl Drop for Session {
+    /// Releases the session lock deterministically: the instance is disposed
+    /// (nothing more is applied) and the log closed, whatever still holds a
+    /// handle on the host.
+    fn drop(&mut self) {
+        self.instance.dispose();
+        self.host.close();
+    }
+}
+
 #[cfg(test)]
 mod tests;
