@@ -1,12 +1,14 @@
 //! `cargo xtask bench [--full] [FILTER…]` (R-BENCH-1, issue 7 item 3).
 //!
 //! The quick pass builds the CLI (for the memory line) and runs the runtime
-//! crate's `quick` bench target, which prints one case per line:
+//! crate's `quick` bench target, then the session log's `log` target
+//! (`log/…` cases), which print one case per line:
 //! `case  ours_ms  floor_ms  ratio  bytes_read  ops_per_dir`. FILTERs keep the
 //! cases whose name contains one of them. `--full` runs the criterion
 //! benches instead (runtime `compose`, render `render`).
 //!
-//! The measuring code lives in `crates/dsh-instructions-runtime/benches/` so
+//! The measuring code lives in `crates/dsh-instructions-runtime/benches/` and
+//! `crates/dsh-session-log/benches/` so
 //! this binary needs no dependency beyond std and anyhow.
 
 use std::path::{Path, PathBuf};
@@ -64,7 +66,21 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         "--",
     ];
     bench_args.extend(filters.iter().map(String::as_str));
-    Ok(if cargo(&bench_args, Some(&cli))? {
+    if !cargo(&bench_args, Some(&cli))? {
+        return Ok(ExitCode::FAILURE);
+    }
+    // The session-log cases (R-LOG-5), same row format, same filters.
+    let mut log_args = vec![
+        "bench",
+        "--quiet",
+        "-p",
+        "dsh-session-log",
+        "--bench",
+        "log",
+        "--",
+    ];
+    log_args.extend(filters.iter().map(String::as_str));
+    Ok(if cargo(&log_args, None)? {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

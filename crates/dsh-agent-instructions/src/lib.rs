@@ -36,6 +36,7 @@
 //!         config: Some(state::Config::with_max_bytes(65_536)),
 //!         provider: Some(Arc::new(fs)),
 //!         home: home::DshHome { path: "/home/u/.dsh".into(), label: home::HomeLabel::Default },
+//!         root: None,
 //!     },
 //!     host.clone(),
 //! )?;
@@ -77,3 +78,8 @@ pub use dsh_instructions_runtime as runtime;
 /// The reference JSONL session store (SPEC §9).
 #[doc(inline)]
 pub use dsh_session_log as session_log;
+
+/// A persisted session: the runtime's host over the session log, mounted
+/// through the one entry point (R-RT-11, R-RT-12).
+#[doc(inline)]
+pub use dsh_instructions_session as session;

@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand};
     name = "dsh-instructions",
     version,
     after_help = "\
-Exit status: 0 success, 1 `check` (or `replay`) found a problem, 2 any error.
+Exit status: 0 success, 1 `check` (or `replay`, `hook doctor`) found a problem, 2 any error.
 Configuration: flags win over $DSH_HOME/settings.yaml (section
 agent_instructions), which wins over presets and defaults.
 
@@ -67,6 +67,80 @@ the model would see: batches, entered workspace messages and the inbox.
 Example:
   dsh-instructions replay conformance/scenarios/first-wins-basic.yaml")]
     Replay(ReplayArgs),
+    /// Run as an agent's hook, or install, remove and check that hook.
+    #[command(after_help = "\
+Without a subcommand, reads one hook event on stdin and answers on stdout in
+the agent's format (SPEC §12). `install` registers this binary as the hook of
+the agent and switches the agent's own instruction loading off; `uninstall`
+undoes both; `doctor` reports what is installed.
+
+Example:
+  dsh-instructions hook install --agent claude --dry-run")]
+    Hook(HookArgs),
+}
+
+/// `hook`: the event handler (no subcommand) or its installer (R-HOOK-1, R-HOOK-5).
+#[derive(Debug, Clone, Args)]
+pub struct HookArgs {
+    /// The agent: claude, codex or gemini.
+    #[arg(long, value_name = "AGENT", global = true)]
+    pub agent: Option<dsh_instructions_hooks::Agent>,
+    /// Install, uninstall or check; none: handle one event from stdin.
+    #[command(subcommand)]
+    pub action: Option<HookAction>,
+}
+
+/// `hook install | uninstall | doctor` (R-HOOK-5).
+#[derive(Debug, Clone, Subcommand)]
+pub enum HookAction {
+    /// Register the hook in the agent's settings; switch native loading off.
+    #[command(after_help = "\
+Merges into the agent's settings (other hooks and keys are kept; running it
+again changes nothing), saves the previous file as <file>.dsh-backup, and
+records the agent's native-loading setting in $DSH_HOME/hooks/<agent>/install.json
+so `uninstall` can restore it. For Codex it also persists the hooks' trust.
+
+Example:
+  dsh-instructions hook install --agent codex --scope user")]
+    Install(HookChangeArgs),
+    /// Remove the hook and restore the agent's native loading.
+    #[command(after_help = "\
+Example:
+  dsh-instructions hook uninstall --agent gemini --dry-run")]
+    Uninstall(HookChangeArgs),
+    /// Report what is installed; exit 1 when anything is missing or stale.
+    #[command(after_help = "\
+Per event: present, missing or stale; whether the agent's own instruction
+loading is off (else files may reach the model twice); for Codex whether the
+hooks are trusted. Exit status 0 when healthy, 1 when not, 2 on errors.
+
+Example:
+  dsh-instructions hook doctor --agent claude")]
+    Doctor(HookTargetArgs),
+}
+
+/// Which settings `hook install|uninstall|doctor` work on.
+#[derive(Debug, Clone, Args)]
+pub struct HookTargetArgs {
+    /// user (the agent's settings in your home) or project.
+    #[arg(long, value_name = "SCOPE", default_value = "user")]
+    pub scope: dsh_instructions_hooks::Scope,
+    /// The project for --scope project (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// The hook command to register (default: this binary with `hook --agent A`).
+    #[arg(long, value_name = "CMD", hide = true)]
+    pub command: Option<String>,
+}
+
+/// Arguments of `hook install` and `hook uninstall`.
+#[derive(Debug, Clone, Args)]
+pub struct HookChangeArgs {
+    #[command(flatten)]
+    pub target: HookTargetArgs,
+    /// Print the change as a unified diff; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Flags that shape the configuration (SPEC §3); they win over
@@ -302,6 +376,38 @@ mod tests {
     fn compact_modes_conflict() {
         assert!(
             Cli::try_parse_from(["x", "session", "compact", "s", "--workspace", "--all"]).is_err()
+        );
+    }
+
+    #[rstest]
+    #[case(&["x", "hook", "--agent", "codex"], None)]
+    #[case(&["x", "hook", "install", "--agent", "codex"], Some("install"))]
+    #[case(&["x", "hook", "--agent", "codex", "doctor"], Some("doctor"))]
+    fn hook_takes_the_agent_before_or_after_the_action(
+        #[case] argv: &[&str],
+        #[case] action: Option<&str>,
+    ) {
+        let cli = Cli::try_parse_from(argv).expect("valid");
+        let Command::Hook(h) = cli.command else {
+            panic!("not hook")
+        };
+        assert_eq!(h.agent, Some(dsh_instructions_hooks::Agent::Codex));
+        let got = h.action.as_ref().map(|a| match a {
+            HookAction::Install(_) => "install",
+            HookAction::Uninstall(_) => "uninstall",
+            HookAction::Doctor(_) => "doctor",
+        });
+        assert_eq!(got, action);
+    }
+
+    #[test]
+    fn hook_rejects_unknown_agents_and_scopes() {
+        assert!(Cli::try_parse_from(["x", "hook", "--agent", "cursor"]).is_err());
+        assert!(
+            Cli::try_parse_from([
+                "x", "hook", "doctor", "--agent", "claude", "--scope", "team"
+            ])
+            .is_err()
         );
     }
 }

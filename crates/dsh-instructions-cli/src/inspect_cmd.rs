@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use camino::Utf8Path;
 use dsh_agent_instructions::discovery::{
-    CancellationToken, Cancelled, CapStdProvider, RootReason, Unavailable,
+    CancellationToken, Cancelled, FsProvider, RootReason, Unavailable,
 };
 use dsh_agent_instructions::runtime::{
     CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview,
@@ -34,14 +34,19 @@ struct Seen {
 fn look<T>(
     cwd_flag: Option<&std::path::Path>,
     flags: &ConfigArgs,
-    run: impl AsyncFn(&CapStdProvider, &Setup, &Utf8Path) -> Result<T, Cancelled>,
+    run: impl AsyncFn(&dyn FsProvider, &Setup, &Utf8Path) -> Result<T, Cancelled>,
 ) -> Result<(T, Setup), CliError> {
     let setup = setup::load(flags)?;
     let cwd = setup::cwd(&setup.env, cwd_flag)?;
+    let extra = setup::extra_roots(&setup.env, flags)?;
     let rt = setup::runtime()?;
     let seen = rt.block_on(async {
-        let provider = setup::provider(&setup, &cwd, flags).await?;
-        run(&provider, &setup, &cwd)
+        let opened = setup::mount(&setup, &cwd, extra).await?;
+        let provider = opened
+            .mount
+            .provider
+            .ok_or_else(|| CliError::new("no filesystem provider was opened"))?;
+        run(provider.as_ref(), &setup, &cwd)
             .await
             .map_err(|e| CliError::new(format!("inspect: {e}")))
     })?;

@@ -1,7 +1,7 @@
 //! `dsh-instructions`: shows a person exactly which workspace instructions
 //! the model would receive and why (SPEC §10, R-CLI-1..6).
 //!
-//! Exit codes: `0` success, `1` `check` found a problem, `2` any error
+//! Exit codes: `0` success, `1` `check` (or `hook doctor`) found a problem, `2` any error
 //! (usage, configuration, I/O). Every error is one line on stderr; no input
 //! can make the binary panic (R-CLI-5). See `docs/cli.md` for the JSON shapes.
 #![forbid(unsafe_code)]
@@ -34,6 +34,7 @@ macro_rules! err {
 mod args;
 mod describe;
 mod error;
+mod hook_cmd;
 mod inspect_cmd;
 mod replay;
 mod session;
@@ -73,5 +74,6 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Check(a) => inspect_cmd::check(&a),
         Command::Session(s) => session::run(s),
         Command::Replay(r) => replay::run(&r),
+        Command::Hook(h) => hook_cmd::run(&h),
     }
 }

@@ -1,186 +1,38 @@
 //! `session …` (R-CLI-3): a persisted session in
-//! `<DSH_HOME>/sessions/<id>/session.jsonl` driven one command per process.
+//! `<DSH_HOME>/sessions/<id>/` driven one command per process, through the
+//! library's persistent host (`dsh_instructions_session`).
 //!
 //! Every command is a resume: it opens (and repairs) the log, mounts a fresh
-//! loop instance over a [`LogHost`], and leaves no turn open behind it. The
-//! next-step inbox lives only in memory, so it is not persisted across
-//! processes; instead each command re-derives the pending workspace message
-//! by replaying the tool results recorded since the last persisted message.
+//! loop instance, and leaves no turn open behind it. A session keeps the
+//! configuration it was created with (`settings.json` beside its log);
+//! configuration flags given to a later command override it for that
+//! command, and the command says so on stderr.
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, MutexGuard};
 
-use camino::Utf8PathBuf;
-use dsh_agent_instructions::discovery::CancellationToken;
-use dsh_agent_instructions::runtime::{
-    BatchEntry, BatchItem, Decision, Host, Inbox, InboxId, Instance, Mount, SessionEvent,
-    ToolExecution, WorkspaceMessage,
+use dsh_agent_instructions::discovery::{CancellationToken, ambient_authority};
+use dsh_agent_instructions::runtime::{CapStd, ToolExecution, WorkspaceMessage};
+use dsh_agent_instructions::session::{
+    Session, SessionError, SessionSettings, SessionStore, typed_source,
 };
-use dsh_agent_instructions::session_log::{
-    self as slog, Event, EventKind, LOG_FILE_NAME, OpenReport, SessionHeader, SessionLog,
-};
+use dsh_agent_instructions::session_log::{self as slog, Event, EventKind, OpenReport};
 use dsh_agent_instructions::state::{Config, TypedSource};
 use serde_json::{Value, json};
 
 use crate::args::{ConfigArgs, SessionCommand};
 use crate::describe::{source_summary, tool_outcome};
 use crate::error::CliError;
+use crate::settings;
 use crate::setup::{self, Setup};
 
-/// A [`Host`] over a session log: visible workspace state and step gating
-/// come from the log's surface; the inbox is kept in memory.
-#[derive(Debug)]
-pub struct LogHost {
-    cwd: Utf8PathBuf,
-    state: Mutex<LogState>,
-}
-
-#[derive(Debug)]
-struct LogState {
-    log: SessionLog,
-    inbox: Inbox,
-}
-
-impl LogHost {
-    /// Wraps an open log; the session cwd comes from its header.
-    pub fn new(log: SessionLog) -> Self {
-        Self {
-            cwd: Utf8PathBuf::from(log.header().cwd.clone()),
-            state: Mutex::new(LogState {
-                log,
-                inbox: Inbox::default(),
-            }),
+impl From<SessionError> for CliError {
+    fn from(e: SessionError) -> Self {
+        match e {
+            SessionError::Log(e) => e.into(),
+            other => Self::new(other.to_string()),
         }
     }
-
-    fn lock(&self) -> MutexGuard<'_, LogState> {
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Appends one event.
-    pub fn append(&self, kind: EventKind) -> Result<u64, CliError> {
-        Ok(self.lock().log.append(kind)?)
-    }
-
-    /// Appends an entered batch in order; workspace messages keep their typed
-    /// source verbatim (R-LOG-3).
-    pub fn append_batch(&self, batch: &[BatchEntry<String>]) -> Result<(), CliError> {
-        for entry in batch {
-            self.append(match entry {
-                BatchEntry::Host(text) => EventKind::Message {
-                    role: "user".into(),
-                    parts: vec![text.clone()],
-                    source: None,
-                },
-                BatchEntry::Workspace(m) => EventKind::Message {
-                    role: "user".into(),
-                    parts: m.parts.clone(),
-                    source: Some(m.source.to_json()),
-                },
-            })?;
-        }
-        Ok(())
-    }
-
-    /// Every event of the log.
-    pub fn events(&self) -> Vec<Event> {
-        self.lock().log.events().to_vec()
-    }
-}
-
-impl Host for LogHost {
-    fn cwd(&self) -> Utf8PathBuf {
-        self.cwd.clone()
-    }
-
-    fn visible_workspace(&self) -> Vec<TypedSource> {
-        let s = self.lock();
-        s.log
-            .surface()
-            .into_iter()
-            .filter_map(typed_source)
-            .collect()
-    }
-
-    fn step_open(&self) -> bool {
-        step_open(self.lock().log.events())
-    }
-
-    fn pending(&self) -> Vec<(InboxId, WorkspaceMessage)> {
-        self.lock().inbox.pending().to_vec()
-    }
-
-    fn inbox_prepend(&self, message: WorkspaceMessage) -> InboxId {
-        self.lock().inbox.prepend(message)
-    }
-
-    fn inbox_replace(&self, id: InboxId, message: WorkspaceMessage) {
-        self.lock().inbox.replace(id, message);
-    }
-
-    fn inbox_remove(&self, id: InboxId) {
-        self.lock().inbox.remove(id);
-    }
-}
-
-/// The typed source a workspace message was persisted with; `None` for
-/// other events and for a source this version cannot read.
-fn typed_source(e: &Event) -> Option<TypedSource> {
-    match &e.kind {
-        EventKind::Message {
-            source: Some(v), ..
-        } => TypedSource::from_json(v),
-        _ => None,
-    }
-}
-
-/// Whether the events end inside an open step (R-RT-5); an `interrupted`
-/// turn closes any step it held.
-fn step_open(events: &[Event]) -> bool {
-    events
-        .iter()
-        .rev()
-        .find_map(|e| match e.kind {
-            EventKind::StepStart => Some(true),
-            EventKind::StepEnd | EventKind::TurnEnd | EventKind::Interrupted => Some(false),
-            _ => None,
-        })
-        .unwrap_or(false)
-}
-
-/// Tool results recorded after the last persisted message: their touches
-/// made the pending message the previous process held (and lost).
-fn tools_since_last_message(events: &[Event]) -> Vec<ToolExecution> {
-    let start = events
-        .iter()
-        .rposition(|e| matches!(e.kind, EventKind::Message { .. }))
-        .map_or(0, |i| i + 1);
-    events
-        .get(start..)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::Tool {
-                name,
-                args,
-                ok,
-                cancelled,
-                token,
-                parent,
-            } => Some(ToolExecution {
-                name: name.clone(),
-                arguments: args.clone(),
-                token: token.clone().unwrap_or_else(|| format!("seq-{}", e.seq)),
-                parent: parent.clone(),
-                is_error: !ok,
-                cancelled: *cancelled,
-            }),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The tool and argument a `touch` records: `read`/`file_path` when the
@@ -195,11 +47,6 @@ fn touch_tool(config: &Config) -> Option<(String, String)> {
         .touch_tools
         .iter()
         .find_map(|(tool, args)| arg_of(args).map(|a| (tool.clone(), a)))
-}
-
-fn sessions_log_path(setup_home: &Utf8PathBuf, id: &str) -> Result<Utf8PathBuf, CliError> {
-    let dir = slog::session_dir(&setup_home.join("sessions"), id)?;
-    Ok(dir.join(LOG_FILE_NAME))
 }
 
 fn print_repairs(report: &OpenReport) {
@@ -224,50 +71,53 @@ fn print_repairs(report: &OpenReport) {
     }
 }
 
-/// An open session: its host and a fresh loop instance with the pending
-/// message re-derived.
+/// An open session and the configuration it runs under.
 struct Open {
-    host: Arc<LogHost>,
-    instance: Instance,
+    session: Session,
     config: Config,
 }
 
 async fn open(setup: &Setup, id: &str, flags: &ConfigArgs) -> Result<Open, CliError> {
-    let path = sessions_log_path(&setup.home.path, id)?;
-    if std::fs::symlink_metadata(&path).is_err() {
-        return Err(CliError::new(format!(
-            "no session {id:?} (looked for {path})"
-        )));
-    }
-    let (log, report) = SessionLog::open(&path)?;
+    let store = SessionStore::for_home(&setup.home);
+    let stored = store.settings(id)?;
+    let given = settings::given_flags(flags);
+    let input = match stored.config.clone() {
+        Some(config) => {
+            if !given.is_empty() {
+                err!(
+                    "dsh-instructions: note: overriding the configuration session {id} was created with: {}",
+                    given.join(", ")
+                );
+            }
+            settings::session_input(config, flags)?
+        }
+        // A session from before settings were kept: the flags and settings.yaml.
+        None => setup.input.clone(),
+    };
+    let config = settings::resolve_input(input.clone())?.config;
+    let mut trust = stored.trust;
+    trust.extend(setup::extra_roots(&setup.env, flags)?);
+    let (log, report) = store.open(id)?;
     print_repairs(&report);
-    let host = Arc::new(LogHost::new(log));
-    let cwd = host.cwd();
-    if !cwd.is_absolute() {
-        return Err(CliError::new(format!(
-            "session {id}: header cwd is not absolute: {cwd}"
-        )));
+    let cwd = camino::Utf8PathBuf::from(log.header().cwd.clone());
+    if cwd.is_absolute() {
+        setup::existing_dir(&cwd, "session cwd")?;
     }
-    setup::existing_dir(&cwd, "session cwd")?;
-    let provider = setup::provider(setup, &cwd, flags).await?;
-    let instance = Instance::mount(
-        Mount {
-            config: Some(setup.config.clone()),
-            provider: Some(Arc::new(provider)),
-            home: setup.home.clone(),
-        },
-        host.clone(),
+    let run_settings = SessionSettings {
+        config: Some(input),
+        trust,
+    };
+    // The one grant of ambient authority for session commands.
+    let fs = CapStd::new(ambient_authority());
+    let session = Session::mount(
+        log,
+        &run_settings,
+        &setup.env,
+        &fs,
+        &CancellationToken::new(),
     )
-    .map_err(|e| CliError::new(e.to_string()))?;
-    for exec in tools_since_last_message(&host.events()) {
-        instance.tool_result(&exec);
-    }
-    instance.settle().await;
-    Ok(Open {
-        host,
-        instance,
-        config: setup.config.clone(),
-    })
+    .await?;
+    Ok(Open { session, config })
 }
 
 fn print_message(message: Option<&WorkspaceMessage>, what: &str) {
@@ -340,8 +190,11 @@ fn new(cwd: Option<&Path>, flags: &ConfigArgs) -> Result<ExitCode, CliError> {
     let setup = setup::load(flags)?;
     let cwd = setup::cwd(&setup.env, cwd)?;
     let id = slog::new_session_id();
-    let dir = slog::session_dir(&setup.home.sessions_dir(), &id)?;
-    SessionLog::create(&dir, SessionHeader::new(id.clone(), cwd.as_str()))?;
+    let settings = SessionSettings {
+        config: Some(setup.input.clone()),
+        trust: setup::extra_roots(&setup.env, flags)?,
+    };
+    SessionStore::for_home(&setup.home).create(&id, cwd, &settings)?;
     out!("{id}");
     Ok(ExitCode::SUCCESS)
 }
@@ -349,20 +202,8 @@ fn new(cwd: Option<&Path>, flags: &ConfigArgs) -> Result<ExitCode, CliError> {
 /// A whole turn's first step: `turn_start`, the entered batch (prompt, then
 /// the folded workspace message), `turn_end`.
 async fn prompt(o: Open, text: String) -> Result<(), CliError> {
-    o.host.append(EventKind::TurnStart)?;
-    let decision = Decision::Enter(vec![BatchItem {
-        message: text,
-        claimed: true,
-    }]);
-    let outcome = o
-        .instance
-        .pre_step(1, decision, &CancellationToken::new())
-        .await
-        .map_err(|e| CliError::new(format!("pre-step: {e}")))?;
-    o.host
-        .append_batch(outcome.batch.as_deref().unwrap_or_default())?;
-    o.host.append(EventKind::TurnEnd)?;
-    print_message(outcome.entered.as_ref(), "entered");
+    let entered = o.session.prompt(text, &CancellationToken::new()).await?;
+    print_message(entered.as_ref(), "entered");
     Ok(())
 }
 
@@ -373,68 +214,43 @@ async fn touch(o: Open, path: String) -> Result<(), CliError> {
             "touch_tools is empty: no tool counts as a touch",
         ));
     };
-    let token = format!("cli-{}", slog::new_session_id());
-    let args = json!({ arg: path });
-    o.host.append(EventKind::Tool {
-        name: tool.clone(),
-        args: args.clone(),
-        ok: true,
-        cancelled: false,
-        token: Some(token.clone()),
-        parent: None,
-    })?;
-    o.instance.tool_result(&ToolExecution {
+    let exec = ToolExecution {
         name: tool,
-        arguments: args,
-        token,
+        arguments: json!({ arg: path }),
+        token: format!("cli-{}", slog::new_session_id()),
         parent: None,
         is_error: false,
         cancelled: false,
-    });
-    o.instance.settle().await;
-    let pending = o.host.pending();
-    print_message(pending.first().map(|(_, m)| m), "pending");
+    };
+    let pending = o.session.tool(&exec, true).await?;
+    print_message(pending.as_ref(), "pending");
     Ok(())
 }
 
 /// Ends a tool step: `step_end`, then the tool-continuation pre-step enters
 /// the pending workspace message alone (R-RT-1).
 async fn step_end(o: Open) -> Result<(), CliError> {
-    o.host.append(EventKind::StepEnd)?;
-    o.instance.session_event(SessionEvent::StepEnd);
-    o.instance.settle().await;
-    let outcome = o
-        .instance
-        .pre_step::<String>(2, Decision::Enter(Vec::new()), &CancellationToken::new())
-        .await
-        .map_err(|e| CliError::new(format!("pre-step: {e}")))?;
-    o.host
-        .append_batch(outcome.batch.as_deref().unwrap_or_default())?;
-    print_message(outcome.entered.as_ref(), "entered");
+    let entered = o.session.step_end(&CancellationToken::new()).await?;
+    print_message(entered.as_ref(), "entered");
     Ok(())
 }
 
 /// What the next pre-step of a new loop instance would enter; writes nothing.
 async fn resume(o: Open) -> Result<(), CliError> {
-    // A reject leaves the composed message pending instead of entering it.
-    o.instance
-        .pre_step::<String>(1, Decision::Reject, &CancellationToken::new())
-        .await
-        .map_err(|e| CliError::new(format!("pre-step: {e}")))?;
-    let pending = o.host.pending();
-    print_message(pending.first().map(|(_, m)| m), "next pre-step would enter");
+    let next = o.session.preview_next(&CancellationToken::new()).await?;
+    print_message(next.as_ref(), "next pre-step would enter");
     Ok(())
 }
 
 /// The home holding the sessions, resolved exactly as the other session
 /// commands do (`--home`, `$DSH_HOME`, `~/.dsh`, then a `dsh_home` key of
 /// `settings.yaml`), so every command finds the same sessions.
-fn home_only(home: Option<&Path>) -> Result<Utf8PathBuf, CliError> {
+fn store_only(home: Option<&Path>) -> Result<SessionStore, CliError> {
     let flags = ConfigArgs {
         home: home.map(Path::to_path_buf),
         ..ConfigArgs::default()
     };
-    Ok(setup::load(&flags)?.home.path)
+    Ok(SessionStore::for_home(&setup::load(&flags)?.home))
 }
 
 /// Which surface events a compaction hides.
@@ -469,11 +285,9 @@ fn compact(
     all: bool,
     home: Option<&Path>,
 ) -> Result<ExitCode, CliError> {
-    let home = home_only(home)?;
-    let path = sessions_log_path(&home, id)?;
-    let (mut log, report) = SessionLog::open(&path)?;
+    let (mut log, report) = store_only(home)?.open(id)?;
     print_repairs(&report);
-    let hide = compaction_targets(log.events(), workspace, all);
+    let hide = compaction_targets(&log.events()?, workspace, all);
     if hide.is_empty() {
         err!("# nothing to compact");
         return Ok(ExitCode::SUCCESS);
@@ -551,9 +365,15 @@ fn compact_json(v: &Value) -> String {
 }
 
 fn log(id: &str, home: Option<&Path>, full: bool) -> Result<ExitCode, CliError> {
-    let home = home_only(home)?;
-    let path = sessions_log_path(&home, id)?;
-    let parsed = slog::read_log_file(&path)?;
+    let store = store_only(home)?;
+    if !store.exists(id)? {
+        return Err(SessionError::NoSession {
+            id: id.to_owned(),
+            path: store.log_path(id)?,
+        }
+        .into());
+    }
+    let parsed = slog::read_log_file(&store.log_path(id)?)?;
     out!(
         "session {}  cwd {}  created {}",
         parsed.header.id,
@@ -598,48 +418,6 @@ mod tests {
         }
     }
 
-    fn tool(token: &str) -> EventKind {
-        EventKind::Tool {
-            name: "read".into(),
-            args: json!({"file_path": "a"}),
-            ok: true,
-            cancelled: false,
-            token: Some(token.into()),
-            parent: None,
-        }
-    }
-
-    #[rstest]
-    #[case(vec![], false)]
-    #[case(vec![EventKind::StepStart], true)]
-    #[case(vec![EventKind::StepStart, EventKind::StepEnd], false)]
-    #[case(vec![EventKind::StepStart, EventKind::Interrupted], false)]
-    #[case(vec![EventKind::StepStart, tool("t")], true)]
-    fn step_gating_is_seeded_from_the_log(#[case] kinds: Vec<EventKind>, #[case] open: bool) {
-        let events: Vec<Event> = kinds
-            .into_iter()
-            .enumerate()
-            .map(|(i, k)| ev(i as u64 + 1, k))
-            .collect();
-        assert_eq!(step_open(&events), open);
-    }
-
-    #[test]
-    fn only_tools_after_the_last_message_are_replayed() {
-        let events = vec![
-            ev(1, tool("old")),
-            ev(2, ws(true)),
-            ev(3, tool("a")),
-            ev(4, EventKind::TurnEnd),
-            ev(5, tool("b")),
-        ];
-        let tokens: Vec<String> = tools_since_last_message(&events)
-            .into_iter()
-            .map(|t| t.token)
-            .collect();
-        assert_eq!(tokens, ["a", "b"]);
-    }
-
     #[rstest]
     #[case(false, false, vec![4])]
     #[case(true, false, vec![2, 4])]
@@ -665,105 +443,16 @@ mod tests {
         assert_eq!(compaction_targets(&events, false, false), vec![1]);
     }
 
-    /// A message some other product persisted with a source that is not ours.
-    fn foreign_source() -> EventKind {
-        EventKind::Message {
+    #[test]
+    fn a_source_that_is_not_ours_is_not_a_baseline_to_compact() {
+        let foreign = EventKind::Message {
             role: "user".into(),
             parts: vec!["x".into()],
             source: Some(json!({"kind": "other", "baseline": true})),
-        }
-    }
-
-    #[test]
-    fn a_source_that_is_not_ours_is_neither_visible_nor_a_baseline_to_compact() {
-        let events = vec![ev(1, ws(true)), ev(2, foreign_source())];
+        };
+        let events = vec![ev(1, ws(true)), ev(2, foreign)];
         assert_eq!(typed_source(&events[1]), None);
         assert_eq!(compaction_targets(&events, false, false), vec![1]);
-        let (_tmp, host) = log_host();
-        host.append(foreign_source()).expect("append");
-        assert!(host.visible_workspace().is_empty());
-    }
-
-    fn log_host() -> (tempfile::TempDir, LogHost) {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = camino::Utf8Path::from_path(tmp.path())
-            .expect("utf-8")
-            .join("s");
-        let log = SessionLog::create(&dir, SessionHeader::new("s", "/work/repo")).expect("create");
-        (tmp, LogHost::new(log))
-    }
-
-    #[test]
-    fn log_host_sees_only_visible_workspace_sources() {
-        let (_tmp, host) = log_host();
-        assert_eq!(host.cwd(), "/work/repo");
-        let first = host.append(ws(true)).expect("append");
-        host.append(EventKind::Message {
-            role: "user".into(),
-            parts: vec!["hi".into()],
-            source: None,
-        })
-        .expect("append");
-        host.append(ws(false)).expect("append");
-        assert_eq!(host.visible_workspace().len(), 2);
-        host.append(EventKind::Compaction { hide: vec![first] })
-            .expect("append");
-        let visible = host.visible_workspace();
-        assert_eq!(visible.len(), 1);
-        assert!(!visible[0].baseline, "the hidden baseline no longer counts");
-    }
-
-    #[test]
-    fn log_host_inbox_prepends_replaces_and_removes() {
-        let (_tmp, host) = log_host();
-        let msg = |t: &str| WorkspaceMessage {
-            parts: vec![t.into()],
-            source: TypedSource::default(),
-        };
-        let a = host.inbox_prepend(msg("a"));
-        let b = host.inbox_prepend(msg("b"));
-        assert_ne!(a, b);
-        host.inbox_replace(a, msg("a2"));
-        let texts: Vec<String> = host
-            .pending()
-            .into_iter()
-            .map(|(_, m)| m.joined_text())
-            .collect();
-        assert_eq!(texts, ["b", "a2"]);
-        host.inbox_remove(b);
-        assert_eq!(host.pending().len(), 1);
-        // Nothing of the inbox reaches the log.
-        assert!(host.events().is_empty());
-    }
-
-    #[test]
-    fn appended_batches_keep_the_typed_source_verbatim() {
-        let (_tmp, host) = log_host();
-        let source = TypedSource {
-            baseline: true,
-            baseline_identity: Some("id".into()),
-            changes: Vec::new(),
-        };
-        host.append_batch(&[
-            BatchEntry::Host("hi".to_owned()),
-            BatchEntry::Workspace(WorkspaceMessage {
-                parts: vec!["<system-reminder>…</system-reminder>".into()],
-                source: source.clone(),
-            }),
-        ])
-        .expect("append");
-        let events = host.events();
-        assert!(
-            matches!(&events[0].kind, EventKind::Message { source: None, parts, .. } if parts == &["hi"])
-        );
-        let EventKind::Message {
-            source: Some(v), ..
-        } = &events[1].kind
-        else {
-            panic!("workspace message not persisted with a source")
-        };
-        assert_eq!(v, &source.to_json());
-        assert_eq!(host.visible_workspace(), [source]);
     }
 
     #[test]

@@ -136,9 +136,46 @@ pub fn resolve(settings: &Settings, flags: &ConfigArgs) -> Result<ResolvedConfig
         return Err(CliError::new(settings.located(&e)));
     }
     let merged = overlay(file, flags)?;
-    with_default_budget(merged)
+    resolve_input(merged)
+}
+
+/// The configuration input a command mounts with: the file's section (if
+/// any) with the flags laid over it and the CLI's default budget.
+pub fn merged_input(settings: &Settings, flags: &ConfigArgs) -> Result<ConfigInput, CliError> {
+    Ok(with_default_budget(overlay(
+        settings.input.clone().unwrap_or_default(),
+        flags,
+    )?))
+}
+
+/// A session's stored input with the flags given now laid over it
+/// (R-CLI-3: a session keeps its configuration; later flags override it).
+pub fn session_input(stored: ConfigInput, flags: &ConfigArgs) -> Result<ConfigInput, CliError> {
+    overlay(stored, flags).map(with_default_budget)
+}
+
+/// Validates an input, naming the flag of a bad field.
+pub fn resolve_input(input: ConfigInput) -> Result<ResolvedConfig, CliError> {
+    with_default_budget(input)
         .resolve()
         .map_err(|e| CliError::new(format!("--{}: {e}", flag_of(e.field()))))
+}
+
+/// The flags of `flags` that set a configuration field, as written on the
+/// command line (for the note that they override a session's settings).
+pub fn given_flags(flags: &ConfigArgs) -> Vec<&'static str> {
+    [
+        (flags.max_bytes.is_some(), "--max-bytes"),
+        (flags.max_source_bytes.is_some(), "--max-source-bytes"),
+        (flags.preset.is_some(), "--preset"),
+        (flags.policy.is_some(), "--policy"),
+        (flags.candidates.is_some(), "--candidates"),
+        (flags.local_candidates.is_some(), "--local-candidates"),
+        (flags.markers.is_some(), "--markers"),
+    ]
+    .into_iter()
+    .filter_map(|(given, name)| given.then_some(name))
+    .collect()
 }
 
 /// The budget default of the CLI when nothing else gives one.

@@ -5,11 +5,10 @@
 use std::path::Path;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use dsh_agent_instructions::discovery::{
-    CancellationToken, CapStdProvider, ProjectRoot, find_project_root,
-};
+use dsh_agent_instructions::discovery::{CancellationToken, ambient_authority};
 use dsh_agent_instructions::home::{DshHome, HomeEnv, normalize_lexically, resolve_dsh_home};
-use dsh_agent_instructions::state::Config;
+use dsh_agent_instructions::runtime::{CapStd, Opened, SessionSpec, open_mount};
+use dsh_agent_instructions::state::{Config, ConfigInput};
 
 use crate::args::ConfigArgs;
 use crate::error::CliError;
@@ -22,6 +21,8 @@ pub struct Setup {
     pub env: HomeEnv,
     /// The validated configuration.
     pub config: Config,
+    /// The input it was validated from (what mounting takes, R-RT-11).
+    pub input: ConfigInput,
     /// The DSH home (user-global file, sessions).
     pub home: DshHome,
     /// Ignored list entries (already printed on stderr), for JSON output.
@@ -66,6 +67,7 @@ pub fn load(flags: &ConfigArgs) -> Result<Setup, CliError> {
     let start = flag_home(&env, flags.home.as_deref())?;
     let settings = settings::load(&start.path.join(settings::SETTINGS_FILE))?;
     let resolved = settings::resolve(&settings, flags)?;
+    let input = settings::merged_input(&settings, flags)?;
     for w in &resolved.warnings {
         err!("dsh-instructions: warning: {w}");
     }
@@ -73,6 +75,7 @@ pub fn load(flags: &ConfigArgs) -> Result<Setup, CliError> {
     Ok(Setup {
         env,
         config: resolved.config,
+        input,
         home,
         warnings: resolved.warnings.iter().map(ToString::to_string).collect(),
     })
@@ -98,30 +101,11 @@ pub fn existing_dir(path: &Utf8Path, what: &str) -> Result<(), CliError> {
     }
 }
 
-/// Finds the project root. Marker probes only check existence, ambiently
-/// (R-DISC-7), so a provider with no trusted roots at all does the walk; the
-/// content provider is opened afterwards, once the root is known.
-pub async fn project_root(config: &Config, cwd: &Utf8Path) -> Result<ProjectRoot, CliError> {
-    let walker = CapStdProvider::new(Vec::new()).map_err(|e| CliError::new(e.to_string()))?;
-    find_project_root(
-        &walker,
-        cwd,
-        &config.project_root_markers,
-        &CancellationToken::new(),
-    )
-    .await
-    .map_err(|e| CliError::new(format!("project root: {e}")))
-}
-
-/// Trusted roots (R-DISC-7): the project root, the DSH home, every `--trust`
-/// directory, and `/` with `--trust-all`.
-pub fn trusted_roots(
-    env: &HomeEnv,
-    root: &Utf8Path,
-    home: &DshHome,
-    flags: &ConfigArgs,
-) -> Result<Vec<Utf8PathBuf>, CliError> {
-    let mut roots = vec![root.to_owned(), home.path.clone()];
+/// The extra trusted roots the flags name (R-DISC-7): every `--trust`
+/// directory, and `/` with `--trust-all`. The project root and the home are
+/// added by the entry point.
+pub fn extra_roots(env: &HomeEnv, flags: &ConfigArgs) -> Result<Vec<Utf8PathBuf>, CliError> {
+    let mut roots = Vec::new();
     for t in &flags.trust {
         roots.push(absolute(env, t, "--trust")?);
     }
@@ -131,15 +115,24 @@ pub fn trusted_roots(
     Ok(roots)
 }
 
-/// A cap-std provider for a session in `cwd`.
-pub async fn provider(
+/// Mounts `cwd` through the library's one entry point (R-RT-11): the same
+/// root, home and trusted roots every other caller gets.
+pub async fn mount(
     setup: &Setup,
     cwd: &Utf8Path,
-    flags: &ConfigArgs,
-) -> Result<CapStdProvider, CliError> {
-    let root = project_root(&setup.config, cwd).await?;
-    let roots = trusted_roots(&setup.env, &root.root, &setup.home, flags)?;
-    CapStdProvider::new(roots).map_err(|e| CliError::new(e.to_string()))
+    extra_roots: Vec<Utf8PathBuf>,
+) -> Result<Opened, CliError> {
+    let spec = SessionSpec {
+        cwd: cwd.to_owned(),
+        config: Some(setup.input.clone()),
+        env: setup.env.clone(),
+        extra_roots,
+    };
+    // The one grant of ambient authority in the binary.
+    let fs = CapStd::new(ambient_authority());
+    open_mount(&spec, &fs, &CancellationToken::new())
+        .await
+        .map_err(|e| CliError::new(e.to_string()))
 }
 
 /// A small runtime for the async libraries: one thread is plenty for one
@@ -171,17 +164,13 @@ mod tests {
             cwd: "/w".into(),
             ..HomeEnv::default()
         };
-        let home = DshHome {
-            path: "/h/.dsh".into(),
-            label: dsh_agent_instructions::home::HomeLabel::Default,
-        };
         let flags = ConfigArgs {
             trust: vec!["extra".into()],
             trust_all: true,
             ..ConfigArgs::default()
         };
-        let roots = trusted_roots(&env, Utf8Path::new("/w/repo"), &home, &flags).expect("utf-8");
-        assert_eq!(roots, ["/w/repo", "/h/.dsh", "/w/extra", "/"]);
+        let roots = extra_roots(&env, &flags).expect("utf-8");
+        assert_eq!(roots, ["/w/extra", "/"]);
     }
 
     #[cfg(unix)]

@@ -829,3 +829,52 @@ fn replay_exits_1_when_an_expectation_fails_and_2_on_a_bad_file() {
     assert_eq!(code(&out), 2);
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
 }
+
+/// Issue 12: `session new --preset claude` then `session prompt` without the
+/// flag must compose under the claude preset (same identity, no replacement
+/// baseline); a flag given later overrides it and says so.
+#[test]
+fn a_session_keeps_the_configuration_it_was_created_with() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Agents rules.");
+    t.write("repo/CLAUDE.md", "Claude rules.");
+    let out = t.run(&["session", "new", "--cwd", ".", "--preset", "claude"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let id = stdout(&out).trim().to_owned();
+
+    let first = t.run(&["session", "prompt", &id, "hello"]);
+    assert_eq!(code(&first), 0, "{}", stderr(&first));
+    assert!(stdout(&first).contains("Instructions from: CLAUDE.md\n\nClaude rules."));
+    assert!(
+        !stdout(&first).contains("Agents rules."),
+        "claude preset only"
+    );
+    assert!(
+        stderr(&first).contains("baseline: set CLAUDE.md"),
+        "{}",
+        stderr(&first)
+    );
+
+    let second = t.run(&["session", "prompt", &id, "again"]);
+    assert_eq!(code(&second), 0, "{}", stderr(&second));
+    assert_eq!(stdout(&second), "", "same identity: nothing new enters");
+    assert!(!stderr(&second).contains("note:"), "{}", stderr(&second));
+
+    let overridden = t.run(&["session", "resume", &id, "--preset", "dsh"]);
+    assert_eq!(code(&overridden), 0, "{}", stderr(&overridden));
+    assert!(
+        stderr(&overridden).contains("note: overriding the configuration session"),
+        "{}",
+        stderr(&overridden)
+    );
+    assert!(
+        stderr(&overridden)
+            .trim_end()
+            .contains("was created with: --preset")
+    );
+    assert!(
+        stdout(&overridden).contains("supersedes every earlier one"),
+        "another preset is another identity: {}",
+        stdout(&overridden)
+    );
+}

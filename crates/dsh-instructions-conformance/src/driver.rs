@@ -7,11 +7,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use dsh_home_paths::{HomeEnv, resolve_dsh_home};
-use dsh_instructions_discovery::{CancellationToken, CapStdProvider, FsProvider};
+use camino::Utf8PathBuf;
+use dsh_home_paths::HomeEnv;
+use dsh_instructions_discovery::{CancellationToken, FsProvider, ambient_authority};
 use dsh_instructions_runtime::{
-    BatchEntry, BatchItem, Decision as RtDecision, HistoryItem, Host, Instance, MemoryHost, Mount,
-    SessionEvent, ToolExecution, WorkspaceMessage,
+    BatchEntry, BatchItem, CapStd, Decision as RtDecision, HistoryItem, Host, Instance, MemoryHost,
+    Mount, OpenError, ProviderFactory, SessionEvent, SessionSpec, ToolExecution, WorkspaceMessage,
+    open_mount,
 };
 use dsh_instructions_state as state;
 
@@ -45,47 +47,72 @@ impl DriverFactory for RuntimeDriverFactory {
 pub struct RuntimeDriver {
     host: Option<Arc<MemoryHost>>,
     instance: Option<Instance>,
-    mount: Option<Mount>,
+    /// The spec of the current mount, for a resume to mount again.
+    spec: Option<MountSpec>,
     /// Resolved `touch_tools` of the current mount, to build tool arguments.
     touch_tools: BTreeMap<String, Vec<String>>,
 }
 
-/// Builds the runtime mount for a spec; a config the state crate refuses or
-/// an unresolvable home fails the scenario with that message.
-fn runtime_mount(spec: &MountSpec) -> Result<(Mount, BTreeMap<String, Vec<String>>), String> {
-    let config = match &spec.config {
-        None => None,
-        // Validation (and its typed errors) is the state crate's job.
-        Some(c) => Some(c.resolve().map_err(|e| format!("config: {e}"))?.config),
-    };
+/// A factory that opens the provider on the scenario's explicit trusted
+/// roots instead of the default ones (the root walk is still the entry
+/// point's).
+struct ExplicitRoots<'a> {
+    inner: &'a dyn ProviderFactory,
+    roots: &'a [Utf8PathBuf],
+}
+
+impl ProviderFactory for ExplicitRoots<'_> {
+    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, OpenError> {
+        self.inner.marker_walker()
+    }
+
+    fn open(&self, _defaults: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError> {
+        self.inner.open(self.roots)
+    }
+}
+
+/// Builds the runtime mount for a spec through the one entry point
+/// (R-RT-11), so the root and trusted roots are the ones every product
+/// gets; a config the state crate refuses or an unresolvable home fails the
+/// scenario with that message.
+async fn runtime_mount(spec: &MountSpec) -> Result<(Mount, BTreeMap<String, Vec<String>>), String> {
     let env = HomeEnv {
         home: Some(spec.env.home.clone().into()),
         dsh_home: spec.env.dsh_home.clone().map(Into::into),
         cwd: spec.cwd.clone().into(),
         account_home: None,
     };
-    let explicit = config.as_ref().and_then(|c| c.dsh_home.clone());
-    let home = resolve_dsh_home(explicit.as_deref(), &env).map_err(|e| format!("home: {e}"))?;
-    let provider: Option<Arc<dyn FsProvider>> = match &spec.provider {
-        ProviderHandle::Memory(p) => Some(Arc::new(p.clone())),
-        ProviderHandle::Disk => Some(Arc::new(
-            CapStdProvider::new(spec.trusted_roots.iter().cloned())
-                .map_err(|e| format!("cap-std provider: {e}"))?,
-        )),
-        ProviderHandle::None => None,
+    let session = SessionSpec::new(spec.cwd.clone(), spec.config.clone(), env);
+    let disk = CapStd::new(ambient_authority());
+    let base: &dyn ProviderFactory = match &spec.provider {
+        ProviderHandle::Memory(p) => p,
+        ProviderHandle::Disk | ProviderHandle::None => &disk,
     };
-    let touch_tools = config
+    let explicit;
+    let factory: &dyn ProviderFactory = match &spec.trusted_roots {
+        Some(roots) => {
+            explicit = ExplicitRoots { inner: base, roots };
+            &explicit
+        }
+        None => base,
+    };
+    let opened = open_mount(&session, factory, &CancellationToken::new())
+        .await
+        .map_err(|e| match e {
+            OpenError::Config(e) => format!("config: {e}"),
+            OpenError::Home(e) => format!("home: {e}"),
+            other => other.to_string(),
+        })?;
+    let mut mount = opened.mount;
+    if matches!(spec.provider, ProviderHandle::None) {
+        mount.provider = None;
+    }
+    let touch_tools = mount
+        .config
         .as_ref()
         .map(|c| c.touch_tools.clone())
         .unwrap_or_default();
-    Ok((
-        Mount {
-            config,
-            provider,
-            home,
-        },
-        touch_tools,
-    ))
+    Ok((mount, touch_tools))
 }
 
 fn observed_source(s: &state::TypedSource) -> ObservedSource {
@@ -130,9 +157,7 @@ impl RuntimeDriver {
 
     fn start(&mut self, mount: Mount) -> Result<(), String> {
         let host: Arc<dyn Host> = self.host()?.clone();
-        let instance = Instance::mount(mount.clone(), host).map_err(|e| e.to_string())?;
-        self.instance = Some(instance);
-        self.mount = Some(mount);
+        self.instance = Some(Instance::mount(mount, host).map_err(|e| e.to_string())?);
         Ok(())
     }
 
@@ -145,7 +170,8 @@ impl RuntimeDriver {
 
 impl Driver for RuntimeDriver {
     async fn mount(&mut self, spec: &MountSpec) -> Result<(), String> {
-        let (mount, tools) = runtime_mount(spec)?;
+        let (mount, tools) = runtime_mount(spec).await?;
+        self.spec = Some(spec.clone());
         self.host = Some(Arc::new(MemoryHost::new(spec.cwd.clone())));
         self.touch_tools = tools;
         self.start(mount)
@@ -266,13 +292,17 @@ impl Driver for RuntimeDriver {
         self.dispose();
         // The inbox is not persisted (R-RT-7).
         self.host()?.clear_inbox();
-        let mount = self.mount.clone().ok_or_else(|| NOT_MOUNTED.to_owned())?;
+        // A new loop instance finds its root again (R-DISC-2): mount through
+        // the entry point, so the provider is opened for the root it finds.
+        let spec = self.spec.clone().ok_or_else(|| NOT_MOUNTED.to_owned())?;
+        let (mount, _) = runtime_mount(&spec).await?;
         self.start(mount)
     }
 
     async fn remount(&mut self, spec: &MountSpec) -> Result<(), String> {
         self.dispose();
-        let (mount, tools) = runtime_mount(spec)?;
+        let (mount, tools) = runtime_mount(spec).await?;
+        self.spec = Some(spec.clone());
         self.touch_tools = tools;
         self.start(mount)
     }

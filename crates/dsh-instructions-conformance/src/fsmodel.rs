@@ -6,7 +6,6 @@
 //! model-visible text only shows root-relative paths and home labels, so the
 //! expectations are identical on both providers.
 
-use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -309,69 +308,6 @@ impl FsFixture for DiskFixture {
     }
 }
 
-/// Which scenario paths exist, tracked alongside the fixture so the runner
-/// can compute default trusted roots (project root markers) without I/O.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FsModel {
-    paths: BTreeSet<String>,
-}
-
-impl FsModel {
-    /// Records `path` and its implied parents.
-    pub fn insert(&mut self, path: &str) {
-        let mut p = normalize(path);
-        while p != "/" {
-            self.paths.insert(p.clone());
-            match p.rfind('/') {
-                Some(0) | None => break,
-                Some(i) => p.truncate(i),
-            }
-        }
-    }
-
-    /// Forgets `path` and everything below it.
-    pub fn remove(&mut self, path: &str) {
-        let p = normalize(path);
-        let prefix = format!("{p}/");
-        self.paths.retain(|q| *q != p && !q.starts_with(&prefix));
-    }
-
-    /// Whether `path` exists (as any kind of node).
-    ///
-    /// ```
-    /// use dsh_instructions_conformance::fsmodel::FsModel;
-    /// let mut m = FsModel::default();
-    /// m.insert("/work/repo/.git/HEAD");
-    /// assert!(m.contains("/work/repo/.git"));
-    /// m.remove("/work/repo/.git");
-    /// assert!(!m.contains("/work/repo/.git/HEAD"));
-    /// ```
-    pub fn contains(&self, path: &str) -> bool {
-        self.paths.contains(&normalize(path))
-    }
-
-    /// R-DISC-1 without faults: from `cwd` upward, the first directory
-    /// containing any marker; else `cwd`.
-    pub fn project_root(&self, cwd: &str, markers: &[String]) -> String {
-        let cwd = normalize(cwd);
-        let mut dir = cwd.clone();
-        loop {
-            if markers
-                .iter()
-                .any(|m| self.contains(&format!("{}/{m}", dir.trim_end_matches('/'))))
-            {
-                return dir;
-            }
-            match dir.rfind('/') {
-                None => return cwd,
-                Some(0) if dir == "/" => return cwd,
-                Some(0) => dir = "/".to_owned(),
-                Some(i) => dir.truncate(i),
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,19 +320,6 @@ mod tests {
     #[case("/", "/")]
     fn normalize_cases(#[case] input: &str, #[case] want: &str) {
         assert_eq!(normalize(input), want);
-    }
-
-    #[rstest]
-    #[case(&["/w/r/.git"], "/w/r/pkg", "/w/r")]
-    #[case(&["/w/r/pkg/.git"], "/w/r/pkg", "/w/r/pkg")]
-    #[case(&[], "/w/r/pkg", "/w/r/pkg")]
-    #[case(&["/.git"], "/w", "/")]
-    fn project_root_from_model(#[case] nodes: &[&str], #[case] cwd: &str, #[case] want: &str) {
-        let mut m = FsModel::default();
-        for n in nodes {
-            m.insert(n);
-        }
-        assert_eq!(m.project_root(cwd, &[".git".to_owned()]), want);
     }
 
     #[test]
@@ -461,14 +384,6 @@ mod tests {
                 prop_assert_eq!(if rest.is_empty() { "/" } else { rest }, n.as_str());
             }
 
-            #[test]
-            fn project_root_is_an_ancestor_of_the_cwd(cwd in scenario_path(), marker_at in scenario_path()) {
-                let mut model = FsModel::default();
-                model.insert(&format!("{}/.git", normalize(&marker_at).trim_end_matches('/')));
-                let root = model.project_root(&cwd, &[".git".to_owned()]);
-                let cwd = normalize(&cwd);
-                prop_assert!(root == "/" || cwd == root || cwd.starts_with(&format!("{root}/")), "{} not above {}", root, cwd);
-            }
         }
     }
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 use camino::Utf8PathBuf;
 use dsh_instructions_discovery::MemoryProvider;
 
-use crate::fsmodel::{DiskFixture, FsFixture, FsModel, LocalFuture, MemoryFixture, PathMap};
+use crate::fsmodel::{DiskFixture, FsFixture, LocalFuture, MemoryFixture, PathMap};
 use crate::matcher::{self, Observation, ObservedMessage, ObservedSource};
 use crate::schema::{
     Action, Compact, ConfigInput, Decision, Env, EventKind, FsMap, Outcome, ParseError,
@@ -50,8 +50,10 @@ pub struct MountSpec {
     pub config: Option<ConfigInput>,
     /// Environment for home resolution (values rewritten).
     pub env: Env,
-    /// Trusted roots (explicit or the default: project root + DSH home).
-    pub trusted_roots: Vec<Utf8PathBuf>,
+    /// Explicit trusted roots; `None`: the default of the mount entry point
+    /// (project root + DSH home, R-RT-11), which the driver derives — the
+    /// runner never computes roots itself.
+    pub trusted_roots: Option<Vec<Utf8PathBuf>>,
     /// Session cwd.
     pub cwd: Utf8PathBuf,
 }
@@ -240,51 +242,23 @@ fn rewrite_env(env: &Env, paths: &PathMap) -> Env {
     }
 }
 
-/// Default trusted roots: the project root (from the tracked model) and the
-/// DSH home, both in the provider namespace.
-fn default_roots(sc_cwd: &str, m: &Mounting, model: &FsModel, paths: &PathMap) -> Vec<Utf8PathBuf> {
-    let markers = m
-        .config
-        .as_ref()
-        .and_then(|c| c.project_root_markers.clone())
-        .unwrap_or_else(|| vec![".git".to_owned()]);
-    let root = model.project_root(sc_cwd, &markers);
-    let mut roots = vec![paths.map_path(&root)];
-    let env = rewrite_env(&m.env, paths);
-    let home_env = dsh_home_paths::HomeEnv {
-        home: Some(env.home.clone().into()),
-        dsh_home: env.dsh_home.clone().map(Into::into),
-        cwd: paths.map(sc_cwd).into(),
-        account_home: None,
-    };
-    let explicit = rewrite_config(&m.config, paths).and_then(|c| c.dsh_home);
-    // An unresolvable home only narrows the roots; the runtime reports it.
-    if let Ok(home) = dsh_home_paths::resolve_dsh_home(explicit.as_deref(), &home_env)
-        && !roots.contains(&home.path)
-    {
-        roots.push(home.path);
-    }
-    roots
-}
-
 fn mount_spec(
     sc: &Scenario,
     kind: ProviderKind,
     m: &Mounting,
-    model: &FsModel,
     fixture: &dyn FsFixture,
     memory: Option<&MemoryProvider>,
 ) -> MountSpec {
     let paths = fixture.paths();
-    let trusted_roots = match &m.trusted_roots {
-        Some(r) => r.iter().map(|p| paths.map_path(p)).collect(),
-        None => default_roots(&sc.cwd, m, model, paths),
-    };
+    let trusted_roots = m
+        .trusted_roots
+        .as_ref()
+        .map(|r| r.iter().map(|p| paths.map_path(p)).collect());
     let provider = if sc.no_provider {
         ProviderHandle::None
     } else {
         match memory {
-            Some(p) => ProviderHandle::Memory(p.with_trusted_roots(trusted_roots.clone())),
+            Some(p) => ProviderHandle::Memory(p.clone()),
             None => ProviderHandle::Disk,
         }
     };
@@ -298,16 +272,10 @@ fn mount_spec(
     }
 }
 
-/// Applies `fs` or a `write` step to the provider's tree and to the model
-/// the runner derives default trusted roots from, so the two never diverge.
-fn write_entries(
-    fixture: &dyn FsFixture,
-    model: &mut FsModel,
-    entries: &FsMap,
-) -> Result<(), String> {
+/// Applies `fs` or a `write` step to the provider's tree.
+fn write_entries(fixture: &dyn FsFixture, entries: &FsMap) -> Result<(), String> {
     for (path, entry) in &entries.0 {
         fixture.insert(path, entry)?;
-        model.insert(path);
     }
     Ok(())
 }
@@ -371,9 +339,8 @@ fn step_numbers(action: &Action, next: u32) -> (Option<u32>, u32) {
 /// What a step's action needs besides the driver.
 struct StepContext<'a> {
     fixture: &'a dyn FsFixture,
-    model: &'a mut FsModel,
     mounting: &'a mut Mounting,
-    spec_for: &'a dyn Fn(&Mounting, &FsModel) -> MountSpec,
+    spec_for: &'a dyn Fn(&Mounting) -> MountSpec,
 }
 
 /// Performs one step's action; returns the pre-step's result, if any.
@@ -412,11 +379,10 @@ async fn run_action<D: Driver>(
             timed("tool", driver.tool(&input)).await?;
         }
         Action::Event(e) => timed("event", driver.event(*e)).await?,
-        Action::Write(w) => write_entries(fixture, cx.model, w)?,
+        Action::Write(w) => write_entries(fixture, w)?,
         Action::Remove(paths) => {
             for path in paths {
                 fixture.remove(path)?;
-                cx.model.remove(path);
             }
         }
         Action::Release(path) => fixture.release(path)?,
@@ -432,7 +398,7 @@ async fn run_action<D: Driver>(
             if let Some(t) = &r.trusted_roots {
                 cx.mounting.trusted_roots = Some(t.clone());
             }
-            let spec = (cx.spec_for)(cx.mounting, cx.model);
+            let spec = (cx.spec_for)(cx.mounting);
             timed("remount", driver.remount(&spec)).await?;
         }
     }
@@ -465,8 +431,7 @@ async fn run_inner<D: Driver>(
         Some(p) => Box::new(MemoryFixture::new(p.clone())),
         None => Box::new(DiskFixture::new()?),
     };
-    let mut model = FsModel::default();
-    write_entries(fixture.as_ref(), &mut model, &sc.fs).map_err(|e| format!("fs: {e}"))?;
+    write_entries(fixture.as_ref(), &sc.fs).map_err(|e| format!("fs: {e}"))?;
     let mut mounting = Mounting {
         config: sc.config.clone(),
         env: sc.env.clone(),
@@ -474,10 +439,9 @@ async fn run_inner<D: Driver>(
     };
     // Mount and every remount derive their spec from the same scenario,
     // provider and fixture; only the mounting parts and the tree change.
-    let spec_for = |mounting: &Mounting, model: &FsModel| {
-        mount_spec(sc, kind, mounting, model, fixture.as_ref(), memory.as_ref())
-    };
-    let spec = spec_for(&mounting, &model);
+    let spec_for =
+        |mounting: &Mounting| mount_spec(sc, kind, mounting, fixture.as_ref(), memory.as_ref());
+    let spec = spec_for(&mounting);
     observer.mounting(&spec);
     timed("mount", driver.mount(&spec))
         .await
@@ -486,7 +450,6 @@ async fn run_inner<D: Driver>(
     let mut next_step: u32 = 1;
     let mut cx = StepContext {
         fixture: fixture.as_ref(),
-        model: &mut model,
         mounting: &mut mounting,
         spec_for: &spec_for,
     };
@@ -1000,9 +963,8 @@ mod tests {
             spec.config.as_ref().unwrap().dsh_home.as_deref(),
             Some(format!("{t}/opt/dsh").as_str())
         );
-        // Default roots: project root (marker .git) + explicit DSH home.
-        let roots: Vec<String> = spec.trusted_roots.iter().map(ToString::to_string).collect();
-        assert_eq!(roots, [format!("{t}/w/r"), format!("{t}/opt/dsh")]);
+        // Default roots are the entry point's to derive, not the runner's.
+        assert_eq!(spec.trusted_roots, None);
         assert_eq!(
             log.tools[0].path.as_deref(),
             Some(format!("{t}/w/r/a.rs").as_str())
@@ -1013,6 +975,7 @@ mod tests {
         let remount_roots: Vec<String> = log.specs[1]
             .trusted_roots
             .iter()
+            .flatten()
             .map(ToString::to_string)
             .collect();
         assert_eq!(remount_roots, [format!("{t}/w")]);
@@ -1023,21 +986,12 @@ mod tests {
     }
 
     #[test]
-    fn memory_keeps_paths_and_home_defaults_to_home_dot_dsh() {
+    fn memory_keeps_paths_and_leaves_default_roots_to_the_entry_point() {
         let src = "cwd: /w/r\nfs:\n  /w/r/AGENTS.md: a\n";
         let (v, d) = run(src, ProviderKind::Memory);
         assert_eq!(v, Verdict::Pass);
         let log = d.0.borrow();
-        let roots: Vec<String> = log.specs[0]
-            .trusted_roots
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        assert_eq!(
-            roots,
-            ["/w/r", "/home/user/.dsh"],
-            "no marker: the cwd is the root"
-        );
+        assert_eq!(log.specs[0].trusted_roots, None);
         assert!(matches!(log.specs[0].provider, ProviderHandle::Memory(_)));
     }
 

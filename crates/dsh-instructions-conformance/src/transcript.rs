@@ -113,11 +113,14 @@ impl<F: FnMut(&str)> Observer for Transcript<F> {
         } else {
             "disabled"
         };
-        let roots: Vec<&str> = spec.trusted_roots.iter().map(|r| r.as_str()).collect();
-        self.out(format!(
-            "mount    {state} (trusted roots: {})",
-            roots.join(", ")
-        ));
+        let roots = spec.trusted_roots.as_ref().map_or_else(
+            || "project root + DSH home".to_owned(),
+            |roots| {
+                let roots: Vec<&str> = roots.iter().map(|r| r.as_str()).collect();
+                roots.join(", ")
+            },
+        );
+        self.out(format!("mount    {state} (trusted roots: {roots})"));
     }
 
     fn step(&mut self, r: &StepRecord<'_>) {
@@ -250,7 +253,7 @@ mod tests {
         let want = [
             "scenario demo [memory]",
             "cwd      /r",
-            "mount    enabled (trusted roots: /r, /home/user/.dsh)",
+            "mount    enabled (trusted roots: project root + DSH home)",
             "",
             "step 1: pre_step [\"hi\"] decision enter (line 9)",
             "  step number 1, outcome Ok",

@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use cap_fs_ext::OpenOptionsSyncExt;
-use cap_std::ambient_authority;
+use cap_std::AmbientAuthority;
 use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions};
 use rustix::io::Errno;
 use tokio_util::sync::CancellationToken;
@@ -81,13 +81,13 @@ pub enum ProviderError {
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use camino::Utf8PathBuf;
-/// use dsh_instructions_discovery::{CancellationToken, CapStdProvider, FsProvider, ReadOutcome};
+/// use dsh_instructions_discovery::{ambient_authority, CancellationToken, CapStdProvider, FsProvider, ReadOutcome};
 ///
 /// let tmp = tempfile::tempdir().unwrap();
 /// let root = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
 /// std::fs::write(root.join("AGENTS.md"), "\u{FEFF}rule").unwrap();
 ///
-/// let fs = CapStdProvider::new([root.clone()]).unwrap();
+/// let fs = CapStdProvider::new([root.clone()], ambient_authority()).unwrap();
 /// let cancel = CancellationToken::new();
 /// match fs.read_text(&root.join("AGENTS.md"), 1024, &cancel).await.unwrap() {
 ///     ReadOutcome::Loaded(loaded) => assert_eq!(loaded.text, "rule"),
@@ -113,6 +113,8 @@ struct Inner {
 
 struct Root {
     path: Utf8PathBuf,
+    /// The caller's grant, kept to open a root that appears later.
+    authority: AmbientAuthority,
     /// Opened at construction, or on first use for a root that did not exist
     /// yet (a DSH home created mid-session).
     dir: OnceLock<Arc<Dir>>,
@@ -124,7 +126,7 @@ impl Root {
         if let Some(dir) = self.dir.get() {
             return Some(dir);
         }
-        let dir = Dir::open_ambient_dir(&self.path, ambient_authority()).ok()?;
+        let dir = Dir::open_ambient_dir(&self.path, self.authority).ok()?;
         let _ = self.dir.set(Arc::new(dir));
         self.dir.get()
     }
@@ -281,7 +283,26 @@ impl CapStdProvider {
     ///
     /// [`ProviderError::RelativeRoot`] for a relative root, and
     /// [`ProviderError::OpenRoot`] when an existing root cannot be opened.
-    pub fn new(roots: impl IntoIterator<Item = Utf8PathBuf>) -> Result<Self, ProviderError> {
+    ///
+    /// Opening a directory by absolute path is ambient authority: the caller
+    /// grants it explicitly with [`cap_std::ambient_authority()`] (re-exported
+    /// as [`crate::ambient_authority`]), so every place that does so is easy
+    /// to audit (R-RT-11). The provider keeps the grant only to open roots
+    /// that did not exist yet on first use.
+    ///
+    /// ```
+    /// use dsh_instructions_discovery::{ambient_authority, CapStdProvider};
+    /// let tmp = tempfile::tempdir()?;
+    /// let root = camino::Utf8PathBuf::from_path_buf(tmp.path().to_path_buf()).unwrap();
+    /// let provider = CapStdProvider::new([root.clone()], ambient_authority())?;
+    /// assert_eq!(provider.roots().count(), 1);
+    /// assert!(CapStdProvider::new(["relative".into()], ambient_authority()).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new(
+        roots: impl IntoIterator<Item = Utf8PathBuf>,
+        authority: AmbientAuthority,
+    ) -> Result<Self, ProviderError> {
         let mut opened: Vec<Root> = Vec::new();
         for root in roots {
             if !root.is_absolute() {
@@ -291,9 +312,10 @@ impl CapStdProvider {
             if opened.iter().any(|r| r.path == path) {
                 continue;
             }
-            match Dir::open_ambient_dir(&path, ambient_authority()) {
+            match Dir::open_ambient_dir(&path, authority) {
                 Ok(dir) => opened.push(Root {
                     path,
+                    authority,
                     dir: OnceLock::from(Arc::new(dir)),
                 }),
                 Err(error) if matches!(classify(&error), Class::Absent) => {
@@ -301,6 +323,7 @@ impl CapStdProvider {
                     tracing::debug!(root = %path, %error, "trusted root does not exist yet");
                     opened.push(Root {
                         path,
+                        authority,
                         dir: OnceLock::new(),
                     });
                 }
@@ -821,6 +844,7 @@ impl FsProvider for CapStdProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cap_std::ambient_authority;
     use std::sync::mpsc;
     use std::time::Duration;
 
@@ -853,17 +877,20 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
         std::fs::write(base.join("file"), "x").unwrap();
-        let provider = CapStdProvider::new([
-            base.join("missing"),
-            base.join("file"),
-            base.clone(),
-            base.join("."),
-        ])
+        let provider = CapStdProvider::new(
+            [
+                base.join("missing"),
+                base.join("file"),
+                base.clone(),
+                base.join("."),
+            ],
+            ambient_authority(),
+        )
         .unwrap();
         assert_eq!(provider.roots().collect::<Vec<_>>(), [base.as_path()]);
         // A missing root is kept: nothing under it until it appears, then it
         // is trusted like the others (a DSH home created mid-session).
-        let late = CapStdProvider::new([base.join("late")]).unwrap();
+        let late = CapStdProvider::new([base.join("late")], ambient_authority()).unwrap();
         let cancel = CancellationToken::new();
         let file = base.join("late/AGENTS.md");
         assert_eq!(late.probe(&file, &cancel).await, Ok(Probe::Absent));
@@ -878,7 +905,7 @@ mod tests {
             Ok(ReadOutcome::Loaded(t)) if t.text == "late rule"
         ));
         assert!(matches!(
-            CapStdProvider::new([Utf8PathBuf::from("relative")]),
+            CapStdProvider::new([Utf8PathBuf::from("relative")], ambient_authority()),
             Err(ProviderError::RelativeRoot { .. })
         ));
     }
@@ -889,7 +916,8 @@ mod tests {
         let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
         std::fs::create_dir_all(base.join("home")).unwrap();
         std::fs::write(base.join("home/AGENTS.md"), "g").unwrap();
-        let provider = CapStdProvider::new([base.clone(), base.join("home")]).unwrap();
+        let provider =
+            CapStdProvider::new([base.clone(), base.join("home")], ambient_authority()).unwrap();
         assert_eq!(provider.roots().next(), Some(base.join("home").as_path()));
         let probe = provider
             .probe(&base.join("home/AGENTS.md"), &CancellationToken::new())
@@ -902,7 +930,8 @@ mod tests {
     async fn devices_are_absent_and_never_opened() {
         // `/dev` as a trusted root needs no privileges; `/dev/zero` would
         // never end if it were read, so a regression fails by timeout.
-        let provider = CapStdProvider::new([Utf8PathBuf::from("/dev")]).unwrap();
+        let provider =
+            CapStdProvider::new([Utf8PathBuf::from("/dev")], ambient_authority()).unwrap();
         let cancel = CancellationToken::new();
         let checks = async {
             for device in ["/dev/null", "/dev/zero"] {
@@ -974,7 +1003,7 @@ mod tests {
                 let root = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
                 std::fs::create_dir_all(root.join("a/b")).unwrap();
                 std::fs::write(root.join("a/b/AGENTS.md"), "rules").unwrap();
-                let mut cached = CapStdProvider::new([root.clone()]).unwrap();
+                let mut cached = CapStdProvider::new([root.clone()], ambient_authority()).unwrap();
                 Arc::get_mut(&mut cached.inner).unwrap().margin = Duration::ZERO;
                 std::thread::sleep(TICK);
                 Self {
@@ -1001,7 +1030,7 @@ mod tests {
                     .inner
                     .probe_dirs(&self.dirs(), &names, &cancel)
                     .unwrap();
-                let fresh = CapStdProvider::new([self.root.clone()]).unwrap();
+                let fresh = CapStdProvider::new([self.root.clone()], ambient_authority()).unwrap();
                 let want = fresh
                     .inner
                     .probe_dirs(&self.dirs(), &names, &cancel)
@@ -1115,7 +1144,7 @@ mod tests {
             let root = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
             std::fs::create_dir_all(root.join("a")).unwrap();
             // The default margin: this tree was written just now.
-            let provider = CapStdProvider::new([root.clone()]).unwrap();
+            let provider = CapStdProvider::new([root.clone()], ambient_authority()).unwrap();
             let names: Vec<String> = NAMES.map(str::to_owned).to_vec();
             let cancel = CancellationToken::new();
             for _ in 0..3 {

@@ -23,6 +23,7 @@ pub mod provider;
 pub mod root;
 pub mod text;
 
+pub use cap_std::{AmbientAuthority, ambient_authority};
 pub use capstd::{CapStdProvider, ProviderError};
 pub use memory::{
     Fault, FaultError, FsOp, MemKind, MemNode, MemoryProvider, OpCounters, UnknownName,

@@ -343,7 +343,7 @@ mod tests {
         let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
         std::fs::create_dir_all(base.join("repo/.git")).unwrap();
         std::fs::create_dir_all(base.join("repo/a/b")).unwrap();
-        let fs = crate::CapStdProvider::new([base.clone()]).unwrap();
+        let fs = crate::CapStdProvider::new([base.clone()], crate::ambient_authority()).unwrap();
         let found = find_project_root(
             &fs,
             &base.join("repo/a/b"),

@@ -11,6 +11,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::{
     CancellationToken, Cancelled, CapStdProvider, FileIdentity, FsProvider, LoadedText,
     MarkerProbe, MemNode, MemoryProvider, PresentFile, Probe, ReadOutcome, Unavailable,
+    ambient_authority,
 };
 
 /// Trusted roots of every fixture; `/outside` exists but is not trusted.
@@ -78,7 +79,11 @@ impl Fixture for Disk {
         for dir in ROOTS.iter().chain(&["/outside"]) {
             std::fs::create_dir_all(base.join(&dir[1..])).unwrap();
         }
-        let provider = CapStdProvider::new(ROOTS.iter().map(|r| base.join(&r[1..]))).unwrap();
+        let provider = CapStdProvider::new(
+            ROOTS.iter().map(|r| base.join(&r[1..])),
+            ambient_authority(),
+        )
+        .unwrap();
         Self {
             _tmp: tmp,
             base,

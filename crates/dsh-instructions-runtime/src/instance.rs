@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, FileVersion, FsProvider, find_project_root,
+    CancellationToken, Cancelled, FileVersion, FsProvider, ProjectRoot, find_project_root,
 };
 use dsh_instructions_state::{Config, ScopeKey, VersionCache};
 use tokio::sync::{mpsc, oneshot};
@@ -30,6 +30,11 @@ pub struct Mount {
     pub provider: Option<Arc<dyn FsProvider>>,
     /// The resolved DSH home (see `dsh_home_paths::resolve_dsh_home`).
     pub home: DshHome,
+    /// The project root, when the caller already found it (the entry point
+    /// [`crate::open_mount`] always does, with the provider opened for it):
+    /// the instance then never walks for markers itself (R-DISC-2, R-RT-11).
+    /// `None`: the instance finds it at its first composition.
+    pub root: Option<ProjectRoot>,
 }
 
 /// The result of a pre-step (R-RT-1).
@@ -186,6 +191,24 @@ impl Instance {
                 apply,
             });
         };
+        // The fields of a `Config` are public: enforce its invariants again
+        // so an invalid name never reaches a probe (R-RT-11).
+        let config = match config.revalidated() {
+            Ok(resolved) => {
+                for warning in &resolved.warnings {
+                    tracing::warn!(%warning, "configuration entry ignored");
+                }
+                resolved.config
+            }
+            Err(error) => {
+                tracing::warn!(%error, "configuration refused: the adapter is disabled");
+                return Ok(Self {
+                    active: None,
+                    cancel,
+                    apply,
+                });
+            }
+        };
         let Some(budget) = config.budget() else {
             return Ok(Self {
                 active: None,
@@ -202,7 +225,7 @@ impl Instance {
             budget,
             home: mount.home,
             cwd: cwd.clone(),
-            root: None,
+            root: mount.root.map(|r| r.root),
             cache: VersionCache::new(),
             excluded: None,
             view: VisibleView::default(),
@@ -669,6 +692,7 @@ mod tests {
                 path: "/home/u/.dsh".into(),
                 label: HomeLabel::Default,
             },
+            root: None,
         };
         (mount, Arc::new(MemoryHost::new("/repo".into())))
     }

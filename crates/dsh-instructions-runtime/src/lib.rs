@@ -33,6 +33,7 @@
 //!     config: Some(Config::with_max_bytes(65_536)),
 //!     provider: Some(Arc::new(fs.clone())),
 //!     home: DshHome { path: "/home/me/.dsh".into(), label: HomeLabel::Default },
+//!     root: None,
 //! };
 //! let prompt = |text: &str| Decision::Enter(vec![BatchItem { message: text.to_owned(), claimed: true }]);
 //!
@@ -74,6 +75,7 @@ mod host;
 mod inspect;
 mod instance;
 mod memory_host;
+mod open;
 mod pointer;
 mod scan;
 mod view;
@@ -86,4 +88,5 @@ pub use host::{
 pub use inspect::{CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview};
 pub use instance::{Instance, Mount, PreStepOutcome};
 pub use memory_host::{HistoryItem, Inbox, MemoryHost};
+pub use open::{CapStd, OpenError, Opened, ProviderFactory, SessionSpec, open_mount};
 pub use pointer::{POINTER_MAX_BYTES, is_pointer_to};

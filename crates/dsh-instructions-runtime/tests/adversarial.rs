@@ -19,7 +19,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
     BoxFuture, CancellationToken, Cancelled, CapStdProvider, FsProvider, MarkerProbe, Probe,
-    ReadOutcome, Unavailable,
+    ReadOutcome, Unavailable, ambient_authority,
 };
 use dsh_instructions_runtime::{
     BatchItem, CandidateFate, Decision, Host, Inspection, Instance, MemoryHost, Mount,
@@ -104,7 +104,7 @@ impl Tree {
 
     fn provider(&self) -> Recording {
         Recording::new(
-            CapStdProvider::new(self.roots()).expect("provider"),
+            CapStdProvider::new(self.roots(), ambient_authority()).expect("provider"),
             self.roots(),
         )
     }
@@ -350,6 +350,7 @@ fn mount(
             config: Some(config),
             provider: Some(Arc::new(fs)),
             home: tree.dsh_home(),
+            root: None,
         },
         host.clone() as Arc<dyn Host>,
     )
@@ -713,7 +714,7 @@ async fn a_link_to_dev_zero_is_outside_the_roots_and_absent_under_trust_all_r_di
     // `--trust-all`: the device is inside a root now, and still never opened
     // because it is not a regular file.
     let all = Recording::new(
-        CapStdProvider::new([Utf8PathBuf::from("/")]).expect("trust-all"),
+        CapStdProvider::new([Utf8PathBuf::from("/")], ambient_authority()).expect("trust-all"),
         vec!["/".into()],
     );
     let seen = tree
@@ -981,7 +982,7 @@ async fn a_proc_pseudo_file_reports_size_zero_and_the_read_count_enforces_the_ca
     // bytes, so only the streaming count can stop the read.
     let all = || {
         Recording::new(
-            CapStdProvider::new([Utf8PathBuf::from("/")]).expect("trust-all"),
+            CapStdProvider::new([Utf8PathBuf::from("/")], ambient_authority()).expect("trust-all"),
             vec!["/".into()],
         )
     };

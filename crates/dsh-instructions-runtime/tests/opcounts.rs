@@ -61,6 +61,7 @@ impl Session {
                 config: Some(config),
                 provider: Some(Arc::new(fs.clone())),
                 home: home(),
+                root: None,
             },
             host.clone() as Arc<dyn Host>,
         )

@@ -112,6 +112,7 @@ fn mount(fs: &MemoryProvider, host: &Arc<MemoryHost>, config: Option<Config>) ->
             config,
             provider: Some(Arc::new(fs.clone())),
             home: home(),
+            root: None,
         },
         host.clone() as Arc<dyn Host>,
     )
@@ -492,6 +493,7 @@ async fn disabled_and_providerless_are_no_ops_r_rt_9() {
             config: Some(Config::with_max_bytes(100)),
             provider: None,
             home: home(),
+            root: None,
         },
         host as Arc<dyn Host>,
     )

@@ -828,6 +828,7 @@ fn mount(fs: &MemoryProvider, host: &Arc<MemoryHost>, config: &Config) -> Instan
             config: Some(config.clone()),
             provider: Some(Arc::new(fs.clone())),
             home: home(),
+            root: None,
         },
         host.clone() as Arc<dyn Host>,
     )

@@ -220,6 +220,63 @@ impl Config {
     pub fn budget(&self) -> Option<u64> {
         u64::try_from(self.max_bytes).ok().filter(|&b| b > 0)
     }
+
+    /// The same configuration with every invariant of [`ConfigInput::resolve`]
+    /// enforced again: the name lists validated (R-CFG-4/5), a blank
+    /// `dsh_home` dropped, a zero `max_source_bytes` refused (R-CFG-3).
+    ///
+    /// The fields are public so products can build a value in code; this is
+    /// what the runtime applies at mount (R-RT-11), so an invalid candidate
+    /// or marker name never reaches a probe whatever the caller assembled.
+    ///
+    /// # Errors
+    /// [`ConfigError::InvalidNumber`] for `max_source_bytes == 0`.
+    ///
+    /// ```
+    /// use dsh_instructions_state::Config;
+    /// let mut c = Config::with_max_bytes(1024);
+    /// c.project_root_markers = vec![".git/".into(), "../x".into(), ".hg".into()];
+    /// let resolved = c.revalidated()?;
+    /// assert_eq!(resolved.config.project_root_markers, [".hg"]);
+    /// assert_eq!(resolved.warnings.len(), 2);
+    /// c.max_source_bytes = 0;
+    /// assert!(c.revalidated().is_err());
+    /// # Ok::<(), dsh_instructions_state::ConfigError>(())
+    /// ```
+    pub fn revalidated(&self) -> Result<ResolvedConfig, ConfigError> {
+        if self.max_source_bytes == 0 {
+            return Err(invalid(
+                "max_source_bytes",
+                "a positive integer",
+                NumberInput::Int(0),
+            ));
+        }
+        let mut config = self.clone();
+        let mut warnings = Vec::new();
+        for (field, list) in [
+            (
+                "instruction_file_candidates",
+                &mut config.instruction_file_candidates,
+            ),
+            (
+                "local_instruction_file_candidates",
+                &mut config.local_instruction_file_candidates,
+            ),
+            ("project_root_markers", &mut config.project_root_markers),
+        ] {
+            let (kept, w) = validate_names(field, list);
+            *list = kept;
+            warnings.extend(w);
+        }
+        if let Some(home) = config.dsh_home.take_if(|h| h.trim().is_empty()) {
+            warnings.push(ConfigWarning {
+                field: "dsh_home",
+                entry: home,
+                reason: reasons::BLANK_HOME,
+            });
+        }
+        Ok(ResolvedConfig { config, warnings })
+    }
 }
 
 /// A number as written in a configuration file: JSON and YAML give integers

@@ -204,6 +204,19 @@ pub(crate) fn encode_header(header: &SessionHeader) -> Result<String, LogError> 
 /// Decodes one complete event line. `Err` carries why it is not an event.
 pub(crate) fn decode_event(line: &[u8]) -> Result<Event, String> {
     let value: Value = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+    decode_event_value(value)
+}
+
+/// The JSON object of an event line, `seq` included (the checkpoint keeps
+/// events in this form, so they read back exactly as their line would).
+pub(crate) fn event_to_value(event: &Event) -> Result<Value, LogError> {
+    let mut map = event.kind.to_object()?;
+    map.insert("seq".into(), Value::from(event.seq));
+    Ok(Value::Object(map))
+}
+
+/// Decodes one event from the JSON value of its line.
+pub(crate) fn decode_event_value(value: Value) -> Result<Event, String> {
     let Value::Object(mut map) = value else {
         return Err("not a JSON object".into());
     };
@@ -220,7 +233,8 @@ pub(crate) fn decode_event(line: &[u8]) -> Result<Event, String> {
     let kind = if known {
         // A known type with fields this build cannot read (an older or newer
         // writer) is preserved rather than dropped.
-        serde_json::from_value::<EventKind>(object.clone()).unwrap_or(EventKind::Unknown(object))
+        // Deserialising from a borrow spares a copy of every line's object.
+        EventKind::deserialize(&object).unwrap_or(EventKind::Unknown(object))
     } else {
         EventKind::Unknown(object)
     };

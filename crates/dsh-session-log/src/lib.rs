@@ -1,4 +1,4 @@
-//! Reference append-only JSONL session store (SPEC §9, R-LOG-1..3).
+//! Reference append-only JSONL session store (SPEC §9, R-LOG-1..5).
 //!
 //! One `session.jsonl` per session directory. Line 1 is the
 //! [`SessionHeader`] (`schema`, `id`, `created_at`, `cwd`); every later line is
@@ -6,6 +6,40 @@
 //! increasing `seq` (starting at 1). The *surface* — what the model sees — is
 //! derived from the events: a [`EventKind::Compaction`] hides listed earlier
 //! sequence numbers; nothing is ever rewritten.
+//!
+//! Next to the log live two more files: `session.lock` (the session lock) and
+//! `session.checkpoint.json` (a derived shortcut, see below).
+//!
+//! # Several writers (R-LOG-4)
+//!
+//! Any number of processes may write one session. A [`SessionLog`] holds an
+//! exclusive advisory lock on the sibling file `session.lock` from
+//! [`SessionLog::open`]/[`SessionLog::create`] until it is dropped, so a
+//! whole read-modify-append cycle — open, repair, derive the state, compose,
+//! append — runs alone: sequence numbers are assigned under the lock, and a
+//! torn tail is repaired only under it (a line another writer is still
+//! writing is never cut). The lock is waited for with a bound
+//! ([`LockWait`], default 10 s), polling with backoff; past the bound the
+//! open fails with [`LogError::LockTimeout`], never silently. A writer
+//! killed while holding it releases it with its process. Readers that do not
+//! write ([`read_log_file`]) take no lock and never modify the file (they may
+//! see a final line still being written as a torn tail).
+//!
+//! # Flat cost (R-LOG-5)
+//!
+//! A [`SessionLog`] keeps a [`SurfaceSummary`] — header, last seq, visible
+//! workspace sources, open step/turn, tool events since the last message —
+//! folded event by event, never the events themselves. Writers store it in
+//! `session.checkpoint.json` (atomically, under the lock) every
+//! [`CHECKPOINT_AFTER_BYTES`] of appends, keyed by the log length it covers
+//! and a digest of that range's first and last 4 KiB; an open reads the
+//! checkpoint and parses only the bytes after it. A missing, stale or
+//! unreadable checkpoint is ignored and the log read whole: the log is the
+//! only authority and losing the checkpoint loses nothing. (The digest sees
+//! appends, truncations and replaced logs, not a hand edit in the middle of
+//! a long log: delete the checkpoint after one.)
+//! [`SessionLog::events`] still gives every event, at the cost of a whole
+//! read.
 //!
 //! # Durability (fsync policy)
 //!
@@ -19,8 +53,9 @@
 //! - A crash mid-append can leave an unterminated (or garbage) final line,
 //!   which was never acknowledged. [`SessionLog::open`] truncates it away,
 //!   fsyncs, and closes a turn left open with an [`EventKind::Interrupted`].
-//!
-//! The store assumes one writer per log at a time.
+//! - The checkpoint is not fsync'd: after a crash it is old, new or
+//!   unreadable, each detected, and it only ever covers log bytes that were
+//!   fsync'd before it was written.
 //!
 //! # Compatibility
 //!
@@ -44,15 +79,26 @@
 //! })?;
 //! log.append(EventKind::Compaction { hide: vec![hi] })?;
 //! log.append(EventKind::TurnEnd)?;
-//! let kinds: Vec<_> = log.surface().iter().map(|e| e.kind.type_name()).collect();
-//! assert_eq!(kinds, [Some("turn_start"), Some("turn_end")]);
+//! let kinds: Vec<String> = log.surface()?.iter().filter_map(|e| e.kind.type_name().map(str::to_owned)).collect();
+//! assert_eq!(kinds, ["turn_start", "turn_end"]);
+//! assert_eq!(log.summary().last_seq(), Some(4));
+//! drop(log); // releases the lock
+//!
+//! // Another process (or a later command) continues from the summary.
+//! let (log, report) = SessionLog::open(&dir.join(dsh_session_log::LOG_FILE_NAME))?;
+//! assert!(report.is_clean());
+//! assert!(log.summary().workspace().is_empty()); // the message was compacted
+//! assert!(!log.summary().turn_open());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![forbid(unsafe_code)]
 
+mod checkpoint;
 mod event;
+mod lock;
 mod parse;
 mod store;
+mod summary;
 mod time;
 
 use std::collections::BTreeSet;
@@ -60,12 +106,21 @@ use std::collections::BTreeSet;
 use camino::{Utf8Path, Utf8PathBuf};
 
 pub use event::{Event, EventKind, SCHEMA_VERSION, SessionHeader};
+pub use lock::LockWait;
 pub use parse::{ParsedLog, SkippedLine, TornReason, TornTail, read_log};
-pub use store::{OpenReport, SessionLog};
+pub use store::{CHECKPOINT_AFTER_BYTES, OpenReport, SessionLog};
+pub use summary::{SurfaceSummary, VisibleSource};
 pub use time::{new_session_id, rfc3339_utc};
 
 /// File name of a session log inside its session directory.
 pub const LOG_FILE_NAME: &str = "session.jsonl";
+
+/// File name of the session lock next to the log (R-LOG-4). Never remove it
+/// while the session may be in use.
+pub const LOCK_FILE_NAME: &str = "session.lock";
+
+/// File name of the derived checkpoint next to the log (R-LOG-5).
+pub const CHECKPOINT_FILE_NAME: &str = "session.checkpoint.json";
 
 /// Why a session log operation failed.
 #[derive(thiserror::Error, Debug)]
@@ -111,6 +166,17 @@ pub enum LogError {
     InvalidSessionId {
         /// The rejected id.
         id: String,
+    },
+    /// Another writer held the session lock for longer than the
+    /// [`LockWait`] bound (R-LOG-4). Nothing was read or written.
+    #[error(
+        "session is busy: another process held its lock {path} for {waited:.1?}, longer than this command waits"
+    )]
+    LockTimeout {
+        /// The lock file.
+        path: Utf8PathBuf,
+        /// How long this process waited.
+        waited: std::time::Duration,
     },
     /// An earlier append failed and could not be rolled back; reopen the log.
     #[error("session log is in an unknown state after a failed append; reopen it")]

@@ -28,7 +28,7 @@ pub struct TornTail {
 
 /// A complete line before the last one that is not a readable event. It is
 /// skipped (and left in the file); later lines are still read.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SkippedLine {
     /// 1-based line number (the header is line 1).
     pub line: usize,
@@ -114,67 +114,127 @@ pub(crate) fn open_turn(events: &[Event]) -> bool {
 /// # Ok::<(), dsh_session_log::LogError>(())
 /// ```
 pub fn read_log(bytes: &[u8]) -> Result<ParsedLog, LogError> {
+    let (header, header_len) = split_header(bytes)?;
+    let mut events: Vec<Event> = Vec::new();
+    let rest = bytes.get(header_len..).unwrap_or_default();
+    let scan = scan_events(
+        rest,
+        ScanStart {
+            offset: header_len as u64,
+            line: 1,
+            last_seq: None,
+        },
+        |event| events.push(event),
+    );
+    Ok(ParsedLog {
+        header,
+        events,
+        skipped: scan.skipped,
+        torn_tail: scan.torn_tail,
+        valid_len: scan.valid_len,
+    })
+}
+
+/// Parses line 1 of `bytes`; returns the header and the length of its line,
+/// newline included.
+pub(crate) fn split_header(bytes: &[u8]) -> Result<(SessionHeader, usize), LogError> {
     let Some(header_end) = bytes.iter().position(|&b| b == b'\n') else {
         return Err(LogError::InvalidHeader {
             reason: "header line is missing or unterminated".into(),
         });
     };
-    let header = parse_header(&bytes[..header_end])?;
+    Ok((parse_header(&bytes[..header_end])?, header_end + 1))
+}
 
-    let mut events: Vec<Event> = Vec::new();
+/// Where a chunk of event lines sits in its file, so that offsets, line
+/// numbers and the seq order check continue across chunks (a tail read after
+/// a checkpoint is scanned exactly as the same bytes in a whole read).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ScanStart {
+    /// Byte offset of the chunk's first byte in the file.
+    pub offset: u64,
+    /// Number of lines before the chunk (1 = just the header).
+    pub line: usize,
+    /// Sequence number of the last readable event before the chunk.
+    pub last_seq: Option<u64>,
+}
+
+/// What [`scan_events`] found besides the events it handed out.
+#[derive(Debug)]
+pub(crate) struct Scan {
+    pub skipped: Vec<SkippedLine>,
+    pub torn_tail: Option<TornTail>,
+    /// Absolute file length covering the whole lines (without the torn tail).
+    pub valid_len: u64,
+    /// Lines before the end of the whole lines (header included).
+    pub lines: usize,
+}
+
+/// Scans event lines, handing every readable event to `visit` in order, so a
+/// caller can fold them without keeping them. `chunk` must start at a line
+/// boundary and run to the end of the file (its last line is the file's).
+pub(crate) fn scan_events(chunk: &[u8], start: ScanStart, mut visit: impl FnMut(Event)) -> Scan {
+    let mut last_seq = start.last_seq;
     let mut skipped = Vec::new();
     let mut torn_tail = None;
-    let mut offset = header_end + 1;
-    let mut line_no = 1;
-    while offset < bytes.len() {
-        line_no += 1;
-        let rest = &bytes[offset..];
+    let mut offset = 0;
+    let mut line_no = start.line;
+    while offset < chunk.len() {
+        let rest = &chunk[offset..];
         let (line, len, terminated) = match rest.iter().position(|&b| b == b'\n') {
             Some(end) => (&rest[..end], end + 1, true),
             None => (rest, rest.len(), false),
         };
+        let at = start.offset + offset as u64;
         if !terminated {
             // Appends write a line and its newline together; without the
             // newline the append was never acknowledged.
             torn_tail = Some(TornTail {
-                offset: offset as u64,
+                offset: at,
                 len: len as u64,
                 reason: TornReason::Unterminated,
             });
             break;
         }
-        let decoded = decode_event(line).and_then(|event| match events.last() {
-            Some(prev) if event.seq <= prev.seq => Err(format!(
-                "seq {} does not follow seq {}",
-                event.seq, prev.seq
-            )),
+        let decoded = decode_event(line).and_then(|event| match last_seq {
+            Some(prev) if event.seq <= prev => {
+                Err(format!("seq {} does not follow seq {prev}", event.seq))
+            }
             _ => Ok(event),
         });
         match decoded {
-            Ok(event) => events.push(event),
-            Err(_) if offset + len == bytes.len() => {
+            Ok(event) => {
+                last_seq = Some(event.seq);
+                line_no += 1;
+                visit(event);
+            }
+            Err(_) if offset + len == chunk.len() => {
                 torn_tail = Some(TornTail {
-                    offset: offset as u64,
+                    offset: at,
                     len: len as u64,
                     reason: TornReason::Unparsable,
                 });
             }
-            Err(reason) => skipped.push(SkippedLine {
-                line: line_no,
-                offset: offset as u64,
-                reason,
-            }),
+            Err(reason) => {
+                line_no += 1;
+                skipped.push(SkippedLine {
+                    line: line_no,
+                    offset: at,
+                    reason,
+                });
+            }
         }
         offset += len;
     }
-    let valid_len = torn_tail.as_ref().map_or(bytes.len() as u64, |t| t.offset);
-    Ok(ParsedLog {
-        header,
-        events,
+    let valid_len = torn_tail
+        .as_ref()
+        .map_or(start.offset + chunk.len() as u64, |t| t.offset);
+    Scan {
         skipped,
         torn_tail,
         valid_len,
-    })
+        lines: line_no,
+    }
 }
 
 fn parse_header(line: &[u8]) -> Result<SessionHeader, LogError> {

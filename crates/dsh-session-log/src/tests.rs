@@ -77,7 +77,7 @@ fn append_rejects_unwritable_unknown(#[case] kind: EventKind) {
         Err(LogError::InvalidEvent { .. })
     ));
     assert_eq!(file_bytes(&log), before);
-    assert!(log.events().is_empty());
+    assert!(log.events().expect("events").is_empty());
 }
 
 // ---- create ----
@@ -88,7 +88,7 @@ fn create_writes_header_line_and_leaves_no_temp_file() {
     let dir = root.join("sessions").join("s1");
     let log = SessionLog::create(&dir, header()).unwrap();
     assert_eq!(log.path(), dir.join("session.jsonl"));
-    assert_eq!(dir_entries(&dir), ["session.jsonl"]);
+    assert_eq!(dir_entries(&dir), ["session.jsonl", "session.lock"]);
     assert_eq!(file_bytes(&log), format!("{HEADER_LINE}\n").into_bytes());
     assert_eq!(log.header(), &header());
 }
@@ -101,12 +101,20 @@ fn create_refuses_existing_log_and_keeps_it() {
     let before = file_bytes(&log);
     let mut other = header();
     other.id = "s2".into();
+    // While the creator holds the session, a second create waits (R-LOG-4)…
+    let short = LockWait::up_to(std::time::Duration::from_millis(20));
+    assert!(matches!(
+        SessionLog::create_locked(&root, other.clone(), short),
+        Err(LogError::LockTimeout { .. })
+    ));
+    drop(log);
+    // …and after it, finds the log and leaves it alone.
     assert!(matches!(
         SessionLog::create(&root, other),
         Err(LogError::AlreadyExists { .. })
     ));
-    assert_eq!(file_bytes(&log), before);
-    assert_eq!(dir_entries(&root), ["session.jsonl"]);
+    assert_eq!(std::fs::read(root.join(LOG_FILE_NAME)).unwrap(), before);
+    assert_eq!(dir_entries(&root), ["session.jsonl", "session.lock"]);
 }
 
 #[test]
@@ -149,7 +157,12 @@ fn append_numbers_from_one_and_survives_reopen() {
     drop(log);
     let (log, report) = SessionLog::open(&path).unwrap();
     assert!(report.is_clean(), "{report:?}");
-    let got: Vec<EventKind> = log.events().iter().map(|e| e.kind.clone()).collect();
+    let got: Vec<EventKind> = log
+        .events()
+        .expect("events")
+        .iter()
+        .map(|e| e.kind.clone())
+        .collect();
     assert_eq!(got, kinds);
     assert_eq!(log.header(), &header());
 }
@@ -203,7 +216,7 @@ fn unknown_event_types_are_preserved_and_rewritten_unchanged() {
     std::fs::write(&path, &text).unwrap();
     let (mut log, report) = SessionLog::open(&path).unwrap();
     assert!(report.is_clean(), "{report:?}");
-    let events = log.events();
+    let events = log.events().expect("events");
     assert_eq!(events.len(), 4);
     // Extra fields on a known type are ignored.
     assert_eq!(events[0].kind, EventKind::TurnStart);
@@ -216,18 +229,18 @@ fn unknown_event_types_are_preserved_and_rewritten_unchanged() {
         events[2].kind,
         EventKind::Unknown(json!({"type": "message", "parts": ["no role"]}))
     );
-    assert_eq!(log.surface().len(), 4);
+    assert_eq!(log.surface().expect("surface").len(), 4);
     // Appending an unknown event from another build round-trips too.
     let seq = log
         .append(EventKind::Unknown(json!({"type": "voice_note", "seq": 99})))
         .unwrap();
     assert_eq!(seq, 5);
     assert_eq!(
-        log.events()[4].kind,
+        log.events().expect("events")[4].kind,
         EventKind::Unknown(json!({"type": "voice_note"}))
     );
     let reread = read_log_file(&path).unwrap();
-    assert_eq!(reread.events, log.events());
+    assert_eq!(reread.events, log.events().expect("events"));
 }
 
 #[rstest]
@@ -314,7 +327,12 @@ fn torn_tail_at_every_offset_of_last_line_is_truncated() {
     for cut in last_start..full.len() {
         std::fs::write(&path, &full[..cut]).unwrap();
         let (log, report) = SessionLog::open(&path).unwrap();
-        let got: Vec<EventKind> = log.events().iter().map(|e| e.kind.clone()).collect();
+        let got: Vec<EventKind> = log
+            .events()
+            .expect("events")
+            .iter()
+            .map(|e| e.kind.clone())
+            .collect();
         assert_eq!(got, expected, "cut at {cut}");
         assert_eq!(report.interrupted, None, "turn was closed; cut at {cut}");
         if cut == last_start {
@@ -346,7 +364,7 @@ fn torn_turn_end_leaves_turn_open_and_gets_interrupted() {
         // The torn turn_end (seq 3) was never acknowledged: its seq is reused.
         assert_eq!(report.interrupted, Some(3));
         assert_eq!(
-            log.events().last(),
+            log.events().expect("events").last(),
             Some(&Event {
                 seq: 3,
                 kind: EventKind::Interrupted
@@ -376,7 +394,7 @@ fn terminated_garbage_final_line_is_torn() {
     let torn = report.truncated.unwrap();
     assert_eq!(torn.reason, TornReason::Unparsable);
     assert_eq!(torn.offset, full.len() as u64);
-    assert_eq!(log.events().len(), 2);
+    assert_eq!(log.events().expect("events").len(), 2);
     assert_eq!(std::fs::read(&path).unwrap(), full);
 }
 
@@ -428,7 +446,7 @@ fn open_turn_gets_interrupted_marker(#[case] kinds: &[EventKind], #[case] expect
     let (log, report) = SessionLog::open(&path).unwrap();
     assert_eq!(report.interrupted, expected);
     assert_eq!(
-        log.events().len(),
+        log.events().expect("events").len(),
         kinds.len() + usize::from(expected.is_some())
     );
     // The marker is durable: a second open has nothing to repair.
@@ -455,10 +473,15 @@ fn compaction_hides_listed_earlier_events_only() {
     let _c2 = log
         .append(EventKind::Compaction { hide: vec![b, c1] })
         .unwrap(); // 6
-    let seqs: Vec<u64> = log.surface().iter().map(|ev| ev.seq).collect();
+    let seqs: Vec<u64> = log
+        .surface()
+        .expect("surface")
+        .iter()
+        .map(|ev| ev.seq)
+        .collect();
     assert_eq!(seqs, [4, e]);
     // The log itself is never changed by compaction.
-    assert_eq!(log.events().len(), 6);
+    assert_eq!(log.events().expect("events").len(), 6);
     // The parsed file derives the same surface.
     let parsed = read_log_file(log.path()).unwrap();
     let parsed_seqs: Vec<u64> = parsed.surface().iter().map(|ev| ev.seq).collect();

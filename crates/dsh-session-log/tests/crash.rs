@@ -74,7 +74,7 @@ fn writer(dir: &Utf8Path) {
     // libtest may have printed a partial line; start ours on a fresh one.
     writeln!(out).expect("stdout");
     for _ in 0..1_000_000 {
-        let next = log.events().last().map_or(1, |e| e.seq + 1);
+        let next = log.summary().next_seq().expect("seq");
         let seq = log.append(event_for(next)).expect("append");
         assert_eq!(seq, next);
         writeln!(out, "ACK {seq}").expect("stdout");
@@ -250,7 +250,8 @@ fn acknowledged_events_survive_sigkill_r_log_2() {
 
         let (log, report) = SessionLog::open(&path).expect("reopen");
         interrupted += u64::from(report.interrupted.is_some());
-        check_events(log.events(), &acked_total, round);
+        let events = log.events().expect("events");
+        check_events(&events, &acked_total, round);
         assert!(report.skipped.is_empty(), "round {round}: {report:?}");
 
         // After repair: the tail is whole and nothing is left to repair.
@@ -260,16 +261,23 @@ fn acknowledged_events_survive_sigkill_r_log_2() {
         assert_eq!(repaired.torn_tail, None, "round {round}");
         assert_eq!(repaired.valid_len, bytes.len() as u64);
         assert!(!repaired.has_open_turn(), "round {round}: turn left open");
-        assert_eq!(repaired.events, log.events());
+        assert_eq!(repaired.events, events);
+        // The summary kept through checkpoint + tail equals a whole fold
+        // (R-LOG-5).
+        assert_eq!(
+            log.summary(),
+            &dsh_session_log::SurfaceSummary::of(&events),
+            "round {round}"
+        );
 
         // The surface derives, and hides exactly what compactions list.
-        let shown: Vec<u64> = surface(log.events()).iter().map(|e| e.seq).collect();
+        let shown: Vec<u64> = surface(&events).iter().map(|e| e.seq).collect();
         assert_eq!(
             shown,
             repaired.surface().iter().map(|e| e.seq).collect::<Vec<_>>()
         );
-        for event in log.events() {
-            let hidden = log.events().iter().any(|c| {
+        for event in &events {
+            let hidden = events.iter().any(|c| {
                 matches!(&c.kind, EventKind::Compaction { hide } if c.seq > event.seq && hide.contains(&event.seq))
             });
             let compaction = matches!(event.kind, EventKind::Compaction { .. });

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
-use dsh_instructions_discovery::{CancellationToken, CapStdProvider, FsProvider};
+use dsh_instructions_discovery::{
+    CancellationToken, CapStdProvider, FsProvider, ambient_authority,
+};
 use dsh_instructions_runtime::{
     BatchItem, Decision, Host, Instance, MemoryHost, Mount, Preview, ToolExecution,
     WorkspaceMessage, preview,
@@ -48,7 +50,7 @@ pub fn home(tree: &Tree) -> DshHome {
 ///
 /// When a root cannot be opened.
 pub fn disk(tree: &Tree) -> io::Result<Arc<dyn FsProvider>> {
-    CapStdProvider::new([tree.root.clone(), tree.home.clone()])
+    CapStdProvider::new([tree.root.clone(), tree.home.clone()], ambient_authority())
         .map(|p| Arc::new(p) as Arc<dyn FsProvider>)
         .map_err(io::Error::other)
 }
@@ -94,6 +96,7 @@ impl Session {
                 config: Some(config(max_bytes)),
                 provider: Some(provider),
                 home: home(tree),
+                root: None,
             },
             host.clone() as Arc<dyn Host>,
         )

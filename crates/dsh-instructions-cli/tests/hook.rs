@@ -1,0 +1,195 @@
+//! Black-box tests of `dsh-instructions hook …` (R-HOOK-1, R-HOOK-5): exit
+//! codes and what lands where, with `HOME`, `DSH_HOME` and `CODEX_HOME` set
+//! on the child process only.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dsh-instructions");
+
+struct Tree {
+    tmp: tempfile::TempDir,
+}
+
+impl Tree {
+    fn new() -> Self {
+        let t = Self {
+            tmp: tempfile::tempdir().expect("tempdir"),
+        };
+        for d in ["home", "dsh", "repo/.git"] {
+            std::fs::create_dir_all(t.path(d)).expect("mkdir");
+        }
+        t
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.tmp.path().join(rel)
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .current_dir(self.path("repo"))
+            .env("HOME", self.path("home"))
+            .env("DSH_HOME", self.path("dsh"))
+            .env_remove("CODEX_HOME");
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("run binary")
+    }
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exited normally")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).expect("read")
+}
+
+#[test]
+fn bare_hook_answers_no_context_and_exits_0() {
+    let t = Tree::new();
+    let mut child = t
+        .cmd(&["hook", "--agent", "claude"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(br#"{"hook_event_name":"SessionStart","source":"startup"}"#)
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(code(&out), 0);
+    assert_eq!(stdout(&out).trim(), "{}");
+}
+
+#[test]
+fn install_then_doctor_then_uninstall() {
+    let t = Tree::new();
+    let settings = t.path("home/.claude/settings.json");
+    let out = t.run(&["hook", "doctor", "--agent", "claude"]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(stdout(&out).contains("missing"));
+
+    let out = t.run(&["hook", "install", "--agent", "claude"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains(&format!("created {}", settings.display())));
+    // The registered command is this very binary.
+    assert!(read(&settings).contains(&format!("\"{BIN} hook --agent claude\"")));
+
+    let out = t.run(&["hook", "install", "--agent", "claude"]);
+    assert_eq!(code(&out), 0);
+    assert!(
+        stdout(&out).starts_with("nothing to change"),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = t.run(&["hook", "doctor", "--agent", "claude"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert!(stdout(&out).ends_with("healthy\n"));
+
+    let out = t.run(&["hook", "uninstall", "--agent", "claude"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!settings.exists());
+}
+
+#[test]
+fn dry_run_prints_a_diff_and_writes_nothing() {
+    let t = Tree::new();
+    let out = t.run(&["hook", "install", "--agent", "gemini", "--dry-run"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("+++ b/") && text.contains("+    \"fileName\": []"),
+        "{text}"
+    );
+    assert!(text.contains("would create"));
+    assert!(!t.path("home/.gemini").exists());
+    assert!(!t.path("dsh/hooks").exists());
+}
+
+#[test]
+fn codex_goes_to_codex_home_with_trust() {
+    let t = Tree::new();
+    let ch = t.path("elsewhere/codex");
+    std::fs::create_dir_all(&ch).expect("mkdir");
+    let out = t
+        .cmd(&["hook", "install", "--agent", "codex"])
+        .env("CODEX_HOME", &ch)
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(ch.join("hooks.json").exists());
+    assert!(read(&ch.join("config.toml")).contains("trusted_hash = \"sha256:"));
+    let out = t
+        .cmd(&["hook", "doctor", "--agent", "codex"])
+        .env("CODEX_HOME", &ch)
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert!(stdout(&out).contains("trusted"));
+}
+
+#[test]
+fn project_scope_writes_into_the_project() {
+    let t = Tree::new();
+    let out = t.run(&["hook", "install", "--agent", "claude", "--scope", "project"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(t.path("repo/.claude/settings.json").exists());
+    assert!(!t.path("home/.claude").exists());
+    let other = t.path("other");
+    std::fs::create_dir_all(&other).expect("mkdir");
+    let out = t.run(&[
+        "hook",
+        "install",
+        "--agent",
+        "gemini",
+        "--scope",
+        "project",
+        "--project",
+        other.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(other.join(".gemini/settings.json").exists());
+}
+
+#[test]
+fn malformed_settings_exit_2_with_one_line_naming_the_file() {
+    let t = Tree::new();
+    let settings = t.path("home/.claude/settings.json");
+    std::fs::create_dir_all(settings.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&settings, "{ nope").expect("write");
+    for action in ["install", "uninstall", "doctor"] {
+        let out = t.run(&["hook", action, "--agent", "claude"]);
+        assert_eq!(code(&out), 2, "{action}");
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&settings.display().to_string()), "{err}");
+    }
+    assert_eq!(read(&settings), "{ nope");
+    assert!(!t.path("home/.claude/settings.json.dsh-backup").exists());
+}
+
+#[test]
+fn install_needs_an_agent() {
+    let t = Tree::new();
+    let out = t.run(&["hook", "install"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("--agent"));
+}

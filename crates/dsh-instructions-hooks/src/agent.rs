@@ -1,0 +1,378 @@
+//! The three agents and the facts the installer needs about each: which
+//! events to register, with which matcher, in which unit the timeout is
+//! given, where the settings live and which setting switches the agent's own
+//! instruction loading off (R-HOOK-3, R-HOOK-5). The measured facts come from
+//! the agent harness (`../shared/agent-harness/README.md`) and, for Codex,
+//! from its `codex-rs/hooks` source; `docs/hooks.md` lists them per agent.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// A coding agent the adapter can be installed into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Agent {
+    /// Claude Code (`~/.claude/settings.json`).
+    Claude,
+    /// OpenAI Codex CLI (`$CODEX_HOME/hooks.json` and `config.toml`).
+    Codex,
+    /// Gemini CLI (`~/.gemini/settings.json`).
+    Gemini,
+}
+
+/// Where the hooks are installed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Scope {
+    /// The user's own settings: every project of that user.
+    #[default]
+    User,
+    /// One project's settings (`<project>/.claude/`, `.codex/`, `.gemini/`).
+    Project,
+}
+
+/// One hook event the adapter is registered for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventSpec {
+    /// The event's name as it appears in the settings file.
+    pub name: &'static str,
+    /// The matcher of our group, `None` for "every occurrence" (the key is
+    /// then left out, which all three agents read as match-all).
+    pub matcher: Option<&'static str>,
+}
+
+/// Timeout of every registered hook, in seconds. The adapter answers in
+/// milliseconds (R-HOOK-6); the timeout only bounds a pathological run, and
+/// an agent that hits it goes on without the context (harness README).
+pub const TIMEOUT_SECONDS: u64 = 10;
+
+/// Claude Code's path-bearing tools (R-HOOK-3). Claude matchers are regular
+/// expressions over the tool name, so `A|B` matches either.
+const CLAUDE_TOOLS: &str = "Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|LS";
+/// Gemini CLI's path-bearing tools (R-HOOK-3); its matchers are regexes too.
+const GEMINI_TOOLS: &str = "read_file|write_file|replace|read_many_files|list_directory";
+/// Codex reports file edits as `apply_patch` (with `Write` and `Edit` as
+/// matcher aliases); shell commands arrive as `Bash` and are not touches
+/// (R-DISC-9), so they are not matched.
+const CODEX_TOOLS: &str = "apply_patch";
+
+const fn ev(name: &'static str, matcher: Option<&'static str>) -> EventSpec {
+    EventSpec { name, matcher }
+}
+
+const CLAUDE_EVENTS: &[EventSpec] = &[
+    ev("SessionStart", None),
+    ev("UserPromptSubmit", None),
+    ev("PostToolUse", Some(CLAUDE_TOOLS)),
+];
+
+const CODEX_EVENTS: &[EventSpec] = &[
+    ev("SessionStart", None),
+    ev("UserPromptSubmit", None),
+    ev("PostToolUse", Some(CODEX_TOOLS)),
+];
+
+/// `PreCompress` is registered so the adapter can notice compression (it
+/// answers `{}`: the event is advisory, harness README).
+const GEMINI_EVENTS: &[EventSpec] = &[
+    ev("SessionStart", None),
+    ev("BeforeAgent", None),
+    ev("AfterTool", Some(GEMINI_TOOLS)),
+    ev("PreCompress", None),
+];
+
+/// The instruction files the agents load natively and that the adapter
+/// delivers instead: the default candidates and their overlays (R-HOOK-4).
+pub const CLAUDE_EXCLUDES: &[&str] = &[
+    "**/CLAUDE.md",
+    "**/AGENTS.md",
+    "**/CLAUDE.local.md",
+    "**/AGENTS.local.md",
+];
+
+/// The agent's configuration directories, resolved by the caller from the
+/// environment (`$HOME`, `$CODEX_HOME`, the project directory, `$DSH_HOME`):
+/// the library never reads the environment itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Locations {
+    /// The user's home directory (`$HOME`).
+    pub home: PathBuf,
+    /// Codex's home (`$CODEX_HOME`, default `~/.codex`).
+    pub codex_home: PathBuf,
+    /// The project directory, used for [`Scope::Project`].
+    pub project: PathBuf,
+    /// The DSH home; the installer keeps what it needs to undo its changes
+    /// under `hooks/<agent>/install.json`.
+    pub dsh_home: PathBuf,
+}
+
+/// The files one installation touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Files {
+    /// The JSON file holding the `hooks` object.
+    pub hooks: PathBuf,
+    /// The file holding the native-loading setting (for Claude Code and
+    /// Gemini CLI the same as `hooks`; for Codex a `config.toml`).
+    pub native: PathBuf,
+    /// Codex only: the user `config.toml` that holds persisted hook trust
+    /// (Codex reads trust only from user-controlled layers, so it is the
+    /// user file even for a project install).
+    pub trust: Option<PathBuf>,
+    /// The installer's own record (`$DSH_HOME/hooks/<agent>/install.json`).
+    pub state: PathBuf,
+}
+
+impl Agent {
+    /// All agents, in a stable order.
+    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+
+    /// The name used on the command line and in paths.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+
+    /// The events the adapter is registered for.
+    pub fn events(self) -> &'static [EventSpec] {
+        match self {
+            Agent::Claude => CLAUDE_EVENTS,
+            Agent::Codex => CODEX_EVENTS,
+            Agent::Gemini => GEMINI_EVENTS,
+        }
+    }
+
+    /// The `timeout` value written into each handler: Gemini CLI counts
+    /// milliseconds, the other two seconds (harness README).
+    pub fn timeout_value(self) -> u64 {
+        match self {
+            Agent::Gemini => TIMEOUT_SECONDS * 1000,
+            Agent::Claude | Agent::Codex => TIMEOUT_SECONDS,
+        }
+    }
+
+    /// The per-user or per-project configuration directory's name.
+    fn config_dir_name(self) -> &'static str {
+        match self {
+            Agent::Claude => ".claude",
+            Agent::Codex => ".codex",
+            Agent::Gemini => ".gemini",
+        }
+    }
+
+    /// The files an installation at `scope` touches.
+    pub fn files(self, scope: Scope, loc: &Locations) -> Files {
+        let state = loc
+            .dsh_home
+            .join("hooks")
+            .join(self.as_str())
+            .join("install.json");
+        let dir = match (self, scope) {
+            (Agent::Codex, Scope::User) => loc.codex_home.clone(),
+            (_, Scope::User) => loc.home.join(self.config_dir_name()),
+            (_, Scope::Project) => loc.project.join(self.config_dir_name()),
+        };
+        match self {
+            Agent::Claude | Agent::Gemini => {
+                let settings = dir.join("settings.json");
+                Files {
+                    hooks: settings.clone(),
+                    native: settings,
+                    trust: None,
+                    state,
+                }
+            }
+            Agent::Codex => Files {
+                hooks: dir.join("hooks.json"),
+                native: dir.join("config.toml"),
+                trust: Some(loc.codex_home.join("config.toml")),
+                state,
+            },
+        }
+    }
+}
+
+/// Whether `command` is a handler this installer wrote: it runs the
+/// `dsh-instructions` binary with ` hook --agent `.
+pub fn is_our_command(command: &str) -> bool {
+    command.contains("dsh-instructions") && command.contains(" hook --agent ")
+}
+
+/// The hook command for `exe`: `<exe> hook --agent <agent>`, with the path
+/// quoted for the shell the agents run hooks through when it needs quoting.
+pub fn hook_command(exe: &Path, agent: Agent) -> String {
+    format!(
+        "{} hook --agent {}",
+        shell_quote(&exe.to_string_lossy()),
+        agent
+    )
+}
+
+fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c));
+    if plain {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+impl fmt::Display for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An agent or scope name that is not one of the known ones.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} `{given}` (expected {expected})")]
+pub struct ParseNameError {
+    what: &'static str,
+    given: String,
+    expected: &'static str,
+}
+
+impl FromStr for Agent {
+    type Err = ParseNameError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "claude" => Ok(Agent::Claude),
+            "codex" => Ok(Agent::Codex),
+            "gemini" => Ok(Agent::Gemini),
+            _ => Err(ParseNameError {
+                what: "agent",
+                given: s.to_owned(),
+                expected: "claude, codex or gemini",
+            }),
+        }
+    }
+}
+
+impl Scope {
+    /// The name used on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Scope {
+    type Err = ParseNameError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "user" => Ok(Scope::User),
+            "project" => Ok(Scope::Project),
+            _ => Err(ParseNameError {
+                what: "scope",
+                given: s.to_owned(),
+                expected: "user or project",
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case(Agent::Claude)]
+    #[case(Agent::Codex)]
+    #[case(Agent::Gemini)]
+    fn agent_names_round_trip(#[case] agent: Agent) {
+        assert_eq!(agent.to_string().parse::<Agent>(), Ok(agent));
+    }
+
+    #[test]
+    fn unknown_agent_is_a_typed_error_naming_the_choices() {
+        let e = "cursor".parse::<Agent>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown agent `cursor` (expected claude, codex or gemini)"
+        );
+    }
+
+    #[rstest]
+    #[case(Agent::Claude, 10)]
+    #[case(Agent::Codex, 10)]
+    #[case(Agent::Gemini, 10_000)]
+    fn gemini_counts_milliseconds(#[case] agent: Agent, #[case] want: u64) {
+        assert_eq!(agent.timeout_value(), want);
+    }
+
+    #[test]
+    fn events_match_spec_r_hook_3() {
+        let names = |a: Agent| a.events().iter().map(|e| e.name).collect::<Vec<_>>();
+        assert_eq!(
+            names(Agent::Claude),
+            ["SessionStart", "UserPromptSubmit", "PostToolUse"]
+        );
+        assert_eq!(
+            names(Agent::Codex),
+            ["SessionStart", "UserPromptSubmit", "PostToolUse"]
+        );
+        assert_eq!(
+            names(Agent::Gemini),
+            ["SessionStart", "BeforeAgent", "AfterTool", "PreCompress"]
+        );
+    }
+
+    #[rstest]
+    #[case(
+        "/usr/bin/dsh-instructions",
+        "/usr/bin/dsh-instructions hook --agent codex"
+    )]
+    #[case(
+        "/opt/my tools/dsh-instructions",
+        "'/opt/my tools/dsh-instructions' hook --agent codex"
+    )]
+    #[case(
+        "/tmp/it's/dsh-instructions",
+        r"'/tmp/it'\''s/dsh-instructions' hook --agent codex"
+    )]
+    fn hook_command_quotes_only_when_needed(#[case] exe: &str, #[case] want: &str) {
+        let cmd = hook_command(Path::new(exe), Agent::Codex);
+        assert_eq!(cmd, want);
+        assert!(is_our_command(&cmd));
+    }
+
+    #[rstest]
+    #[case("python3 marker-hook.py", false)]
+    #[case("dsh-instructions show", false)]
+    #[case("/x/dsh-instructions hook --agent claude", true)]
+    fn recognises_only_our_handlers(#[case] cmd: &str, #[case] ours: bool) {
+        assert_eq!(is_our_command(cmd), ours);
+    }
+
+    #[test]
+    fn codex_project_trust_stays_in_the_user_config() {
+        let loc = Locations {
+            home: "/h".into(),
+            codex_home: "/h/.codex".into(),
+            project: "/p".into(),
+            dsh_home: "/h/.dsh".into(),
+        };
+        let f = Agent::Codex.files(Scope::Project, &loc);
+        assert_eq!(f.hooks, PathBuf::from("/p/.codex/hooks.json"));
+        assert_eq!(f.native, PathBuf::from("/p/.codex/config.toml"));
+        assert_eq!(f.trust, Some(PathBuf::from("/h/.codex/config.toml")));
+        assert_eq!(f.state, PathBuf::from("/h/.dsh/hooks/codex/install.json"));
+        let g = Agent::Gemini.files(Scope::User, &loc);
+        assert_eq!(g.hooks, PathBuf::from("/h/.gemini/settings.json"));
+        assert_eq!(g.native, g.hooks);
+    }
+}

@@ -1,0 +1,60 @@
+//! The one error type of the installer. Every variant names the file it is
+//! about; when one is returned, nothing has been written (R-HOOK-5).
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why an install, uninstall or doctor run could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    /// The file exists but could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// The file is not UTF-8 text.
+    #[error("{} is not UTF-8 text", path.display())]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file does not parse (invalid JSON or TOML).
+    #[error("{} is malformed: {problem}", path.display())]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said.
+        problem: String,
+    },
+    /// A key the installer must edit holds a value of the wrong type.
+    #[error("{}: `{key}` must be {expected}", path.display())]
+    WrongType {
+        /// The file.
+        path: PathBuf,
+        /// The key's path inside the file, dotted (`hooks.PostToolUse`).
+        key: String,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// Writing a file, its backup or a directory failed.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+}
+
+impl HookError {
+    pub(crate) fn wrong_type(path: &std::path::Path, key: &str, expected: &'static str) -> Self {
+        HookError::WrongType {
+            path: path.to_owned(),
+            key: key.to_owned(),
+            expected,
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! The installer's own record, `$DSH_HOME/hooks/<agent>/install.json`: what
+//! each native-loading setting was before `install` changed it, so
+//! `uninstall` can put it back (R-HOOK-5), and which files `install`
+//! created, so `uninstall` can remove them again when they end up empty.
+//! It lives outside the agents' files because none of the three documents a
+//! key it promises to ignore.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::HookError;
+use crate::files;
+
+/// Current layout version of `install.json`.
+pub const VERSION: u32 = 1;
+
+/// The record of one agent's installations (all scopes and projects).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InstallState {
+    /// Layout version.
+    pub version: u32,
+    /// Per settings file (absolute path): its native-loading setting.
+    #[serde(default)]
+    pub native: BTreeMap<String, NativeRecord>,
+    /// Files `install` created (absolute paths).
+    #[serde(default)]
+    pub created: Vec<String>,
+}
+
+/// A native-loading setting as it was before the first install, and what
+/// install set it to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NativeRecord {
+    /// The setting's dotted key (`claudeMdExcludes`, `context.fileName`,
+    /// `project_doc_max_bytes`).
+    pub key: String,
+    /// Whether the key existed before.
+    pub existed: bool,
+    /// Its value before (`null` when it did not exist).
+    pub prior: Value,
+    /// The value install wrote.
+    pub set: Value,
+    /// Whether install created the key's parent object (`context`).
+    #[serde(default)]
+    pub created_parent: bool,
+}
+
+impl InstallState {
+    /// Reads the record (`None` text: no record yet).
+    pub fn parse(path: &Path, text: Option<&str>) -> Result<Self, HookError> {
+        match text {
+            None => Ok(Self {
+                version: VERSION,
+                ..Self::default()
+            }),
+            Some(t) => serde_json::from_str(t).map_err(|e| HookError::Malformed {
+                path: path.to_owned(),
+                problem: e.to_string(),
+            }),
+        }
+    }
+
+    /// Whether nothing is recorded any more.
+    pub fn is_empty(&self) -> bool {
+        self.native.is_empty() && self.created.is_empty()
+    }
+
+    /// The record as text.
+    pub fn render(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// Remembers that `path` was created by install.
+    pub fn mark_created(&mut self, path: &Path) {
+        let p = path.to_string_lossy().into_owned();
+        if !self.created.contains(&p) {
+            self.created.push(p);
+        }
+    }
+
+    /// Whether install created `path`.
+    pub fn was_created(&self, path: &Path) -> bool {
+        self.created.iter().any(|p| Path::new(p) == path)
+    }
+
+    /// Forgets that install created `path`.
+    pub fn forget_created(&mut self, path: &Path) {
+        self.created.retain(|p| Path::new(p) != path);
+    }
+}
+
+/// Reads the record at `path`.
+pub fn load(path: &Path) -> Result<(Option<String>, InstallState), HookError> {
+    let text = files::read_optional(path)?;
+    let state = InstallState::parse(path, text.as_deref())?;
+    Ok((text, state))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn round_trips_including_a_null_prior() {
+        let mut s = InstallState::parse(Path::new("x"), None).expect("empty");
+        s.native.insert(
+            "/h/.claude/settings.json".into(),
+            NativeRecord {
+                key: "claudeMdExcludes".into(),
+                existed: true,
+                prior: Value::Null,
+                set: json!(["**/CLAUDE.md"]),
+                created_parent: false,
+            },
+        );
+        s.mark_created(Path::new("/h/.claude/settings.json"));
+        let back = InstallState::parse(Path::new("x"), Some(&s.render())).expect("parses");
+        assert_eq!(back, s);
+        assert!(back.was_created(Path::new("/h/.claude/settings.json")));
+    }
+
+    #[test]
+    fn malformed_record_is_an_error() {
+        let e = InstallState::parse(Path::new("/d/install.json"), Some("{")).unwrap_err();
+        assert!(
+            e.to_string().starts_with("/d/install.json is malformed"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,404 @@
+//! The one entry point from a session cwd to a [`Mount`] (R-RT-11).
+//!
+//! Everything that mounts an instance on a real directory — the CLI, the
+//! conformance runner's disk provider, the benchmarks, the agent hook
+//! adapter — goes through [`open_mount`], so the DSH home, the project root
+//! and the trusted roots are derived in exactly one place and the root the
+//! provider was opened for is the root the instance uses (R-DISC-2).
+
+use std::sync::Arc;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use dsh_home_paths::{DshHome, HomeEnv, HomeError, normalize_lexically, resolve_dsh_home};
+use dsh_instructions_discovery::{
+    AmbientAuthority, CancellationToken, CapStdProvider, FsProvider, MemoryProvider, ProjectRoot,
+    ProviderError, find_project_root,
+};
+use dsh_instructions_state::{ConfigError, ConfigInput, ConfigWarning};
+
+use crate::instance::Mount;
+
+/// What one session loop instance is mounted from (R-RT-11).
+#[derive(Debug, Clone)]
+pub struct SessionSpec {
+    /// The session's working directory; absolute (it is normalized
+    /// lexically, never resolved through links).
+    pub cwd: Utf8PathBuf,
+    /// The configuration as the product or person wrote it, validated here;
+    /// `None` mounts a disabled adapter (R-CFG-1).
+    pub config: Option<ConfigInput>,
+    /// The home variables (`HOME`, `DSH_HOME`) and process cwd used to
+    /// resolve the DSH home (R-HOME-1/2); [`HomeEnv::from_process`] in a
+    /// product.
+    pub env: HomeEnv,
+    /// Trusted roots beyond the project root and the DSH home (R-DISC-7):
+    /// a product's shared rules directory, the CLI's `--trust`. Absolute.
+    pub extra_roots: Vec<Utf8PathBuf>,
+}
+
+impl SessionSpec {
+    /// A spec for `cwd` with `config`, the given environment and no extra
+    /// trusted roots.
+    pub fn new(cwd: impl Into<Utf8PathBuf>, config: Option<ConfigInput>, env: HomeEnv) -> Self {
+        Self {
+            cwd: cwd.into(),
+            config,
+            env,
+            extra_roots: Vec::new(),
+        }
+    }
+}
+
+/// How [`open_mount`] reaches a filesystem.
+///
+/// [`CapStd`] is the production implementation; the in-memory provider
+/// implements it too, for tests and the conformance suite.
+pub trait ProviderFactory: Send + Sync {
+    /// A provider for the project-root walk: it answers
+    /// [`FsProvider::marker`] (existence only, R-DISC-7) along the cwd's
+    /// ancestors and is used for nothing else.
+    ///
+    /// # Errors
+    /// When it cannot be built.
+    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, OpenError>;
+
+    /// The content provider, confined to `trusted_roots`.
+    ///
+    /// # Errors
+    /// When a root cannot be opened.
+    fn open(&self, trusted_roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError>;
+}
+
+/// The cap-std provider on the real filesystem. Constructing it takes the
+/// caller's [`AmbientAuthority`] (`dsh_instructions_discovery::ambient_authority()`),
+/// so the one place a product grants access by absolute path is visible.
+#[derive(Clone, Copy)]
+pub struct CapStd {
+    authority: AmbientAuthority,
+}
+
+impl std::fmt::Debug for CapStd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CapStd")
+    }
+}
+
+impl CapStd {
+    /// Grants [`open_mount`] the right to open the trusted roots by path.
+    pub fn new(authority: AmbientAuthority) -> Self {
+        Self { authority }
+    }
+}
+
+impl ProviderFactory for CapStd {
+    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, OpenError> {
+        // Marker probes check existence by absolute path; a provider with no
+        // trusted root can do that and can read nothing.
+        Ok(Arc::new(CapStdProvider::new(Vec::new(), self.authority)?))
+    }
+
+    fn open(&self, trusted_roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError> {
+        Ok(Arc::new(CapStdProvider::new(
+            trusted_roots.iter().cloned(),
+            self.authority,
+        )?))
+    }
+}
+
+impl ProviderFactory for MemoryProvider {
+    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, OpenError> {
+        Ok(Arc::new(self.clone()))
+    }
+
+    fn open(&self, trusted_roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError> {
+        Ok(Arc::new(self.with_trusted_roots(trusted_roots.to_vec())))
+    }
+}
+
+/// A [`Mount`] ready for [`crate::Instance::mount`], and how it was derived.
+#[derive(Debug, Clone)]
+pub struct Opened {
+    /// Config, provider, home and project root, consistent with each other.
+    pub mount: Mount,
+    /// The trusted roots the provider was opened on, in order: project root,
+    /// DSH home, then the extra roots. Empty when the adapter is disabled.
+    pub trusted_roots: Vec<Utf8PathBuf>,
+    /// Configuration entries validation ignored (R-CFG-4), for a log or the
+    /// CLI to print.
+    pub warnings: Vec<ConfigWarning>,
+}
+
+impl Opened {
+    /// The project root found for the session cwd (`None` when disabled).
+    pub fn root(&self) -> Option<&ProjectRoot> {
+        self.mount.root.as_ref()
+    }
+}
+
+/// Why [`open_mount`] could not produce a mount.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The configuration is invalid; the message names the field.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The DSH home could not be resolved (R-HOME-5).
+    #[error(transparent)]
+    Home(#[from] HomeError),
+    /// The session cwd is relative.
+    #[error("session cwd {0} is not absolute")]
+    RelativeCwd(Utf8PathBuf),
+    /// An extra trusted root is relative.
+    #[error("trusted root {0} is not absolute")]
+    RelativeRoot(Utf8PathBuf),
+    /// A trusted root could not be opened (or is relative).
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// The cancellation token fired during the root walk.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// Resolves the DSH home (the config's `dsh_home` included), finds the
+/// project root from the cwd (R-DISC-1), opens the provider on the trusted
+/// roots of R-DISC-7 and returns the [`Mount`] with that root in it, so the
+/// instance computes nothing twice (R-RT-11, R-DISC-2).
+///
+/// A resume or remount calls it again: when the root moved (a nested `.git`
+/// removed), the new mount's provider is opened for the new root.
+///
+/// # Errors
+/// [`OpenError`]: an invalid configuration, an unresolvable home, a
+/// relative cwd or root, a root that cannot be opened, or cancellation.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+/// use dsh_instructions_discovery::{ambient_authority, CancellationToken};
+/// use dsh_instructions_runtime::{open_mount, CapStd, SessionSpec};
+/// use dsh_instructions_state::{ConfigInput, Preset};
+///
+/// let tmp = tempfile::tempdir()?;
+/// let base = camino::Utf8PathBuf::try_from(tmp.path().to_path_buf())?;
+/// std::fs::create_dir_all(base.join("repo/.git"))?;
+/// std::fs::create_dir_all(base.join("repo/pkg"))?;
+/// let env = dsh_home_paths::HomeEnv {
+///     home: Some(base.join("home").into_string().into()),
+///     cwd: base.clone().into(),
+///     ..Default::default()
+/// };
+/// let config = ConfigInput { preset: Some(Preset::Dsh), ..Default::default() };
+/// let spec = SessionSpec::new(base.join("repo/pkg"), Some(config), env);
+///
+/// let opened = open_mount(&spec, &CapStd::new(ambient_authority()), &CancellationToken::new()).await?;
+/// assert_eq!(opened.root().unwrap().root, base.join("repo"));
+/// assert_eq!(opened.trusted_roots, [base.join("repo"), base.join("home/.dsh")]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub async fn open_mount(
+    spec: &SessionSpec,
+    factory: &dyn ProviderFactory,
+    cancel: &CancellationToken,
+) -> Result<Opened, OpenError> {
+    if !spec.cwd.is_absolute() {
+        return Err(OpenError::RelativeCwd(spec.cwd.clone()));
+    }
+    if let Some(r) = spec.extra_roots.iter().find(|r| !r.is_absolute()) {
+        return Err(OpenError::RelativeRoot(r.clone()));
+    }
+    let cwd = normalize_lexically(&spec.cwd);
+    let Some(input) = &spec.config else {
+        let home = resolve_dsh_home(None, &spec.env)?;
+        return Ok(disabled(home));
+    };
+    let resolved = input.resolve()?;
+    let config = resolved.config;
+    let home = resolve_dsh_home(config.dsh_home.as_deref(), &spec.env)?;
+    // A zero budget (R-CFG-2) still opens the provider: the instance is a
+    // no-op (R-RT-9), while `inspect` can report what would have loaded.
+    let walker = factory.marker_walker()?;
+    let root = find_project_root(walker.as_ref(), &cwd, &config.project_root_markers, cancel)
+        .await
+        .map_err(|_| OpenError::Cancelled)?;
+    let trusted_roots = trusted_roots(&root.root, &home, &spec.extra_roots);
+    let provider = factory.open(&trusted_roots)?;
+    Ok(Opened {
+        mount: Mount {
+            config: Some(config),
+            provider: Some(provider),
+            home,
+            root: Some(root),
+        },
+        trusted_roots,
+        warnings: resolved.warnings,
+    })
+}
+
+fn disabled(home: DshHome) -> Opened {
+    Opened {
+        mount: Mount {
+            config: None,
+            provider: None,
+            home,
+            root: None,
+        },
+        trusted_roots: Vec::new(),
+        warnings: Vec::new(),
+    }
+}
+
+/// R-DISC-7: the project root, the DSH home, then the extra roots, each once.
+fn trusted_roots(root: &Utf8Path, home: &DshHome, extra: &[Utf8PathBuf]) -> Vec<Utf8PathBuf> {
+    let mut roots: Vec<Utf8PathBuf> = Vec::with_capacity(2 + extra.len());
+    for r in [root, home.path.as_path()]
+        .into_iter()
+        .chain(extra.iter().map(Utf8PathBuf::as_path))
+    {
+        let r = normalize_lexically(r);
+        if !roots.contains(&r) {
+            roots.push(r);
+        }
+    }
+    roots
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsh_home_paths::HomeLabel;
+    use dsh_instructions_discovery::{MemNode, RootReason};
+    use dsh_instructions_state::{NumberInput, Preset};
+    use rstest::rstest;
+
+    fn env() -> HomeEnv {
+        HomeEnv {
+            home: Some("/home/u".into()),
+            cwd: "/".into(),
+            ..HomeEnv::default()
+        }
+    }
+
+    fn fs() -> MemoryProvider {
+        let fs = MemoryProvider::new(vec!["/".into()]);
+        fs.insert("/w/repo/.git".into(), MemNode::dir());
+        fs.insert("/w/repo/pkg/.hg".into(), MemNode::dir());
+        fs.insert("/w/repo/pkg/src".into(), MemNode::dir());
+        fs
+    }
+
+    fn input(markers: &[&str]) -> ConfigInput {
+        ConfigInput {
+            max_bytes: Some(NumberInput::Int(4096)),
+            project_root_markers: Some(markers.iter().map(|m| (*m).to_owned()).collect()),
+            ..ConfigInput::default()
+        }
+    }
+
+    async fn open(spec: &SessionSpec) -> Result<Opened, OpenError> {
+        open_mount(spec, &fs(), &CancellationToken::new()).await
+    }
+
+    /// The external-suite failure of issue 12: a marker list with an invalid
+    /// entry (`.git/`) must find the root from the validated list, the one
+    /// the instance uses, and the provider must trust that root.
+    #[rstest]
+    #[case::invalid_entry_is_dropped(&[".git/", ".git"], "/w/repo", ".git")]
+    #[case::nearest_marker_wins(&[".hg", ".git"], "/w/repo/pkg", ".hg")]
+    #[tokio::test]
+    async fn the_root_comes_from_the_validated_markers(
+        #[case] markers: &[&str],
+        #[case] root: &str,
+        #[case] marker: &str,
+    ) {
+        let spec = SessionSpec::new("/w/repo/pkg/src", Some(input(markers)), env());
+        let opened = open(&spec).await.expect("opens");
+        let found = opened.root().expect("a root");
+        assert_eq!(found.root, root);
+        assert_eq!(
+            found.reason,
+            RootReason::Marker {
+                marker: marker.into()
+            }
+        );
+        assert_eq!(opened.trusted_roots, [root, "/home/u/.dsh"]);
+        let config = opened.mount.config.expect("config");
+        assert!(config.project_root_markers.iter().all(|m| m != ".git/"));
+    }
+
+    #[tokio::test]
+    async fn home_comes_from_the_configured_dsh_home() {
+        let mut config = input(&[".git"]);
+        config.dsh_home = Some("~/rules".into());
+        let mut spec = SessionSpec::new("/w/repo", Some(config), env());
+        spec.extra_roots = vec!["/opt/shared".into(), "/w/repo".into()];
+        let opened = open(&spec).await.expect("opens");
+        assert_eq!(opened.mount.home.path, "/home/u/rules");
+        assert_eq!(opened.mount.home.label, HomeLabel::EnvVar);
+        assert_eq!(
+            opened.trusted_roots,
+            ["/w/repo", "/home/u/rules", "/opt/shared"],
+            "each root once, in R-DISC-7 order"
+        );
+    }
+
+    #[tokio::test]
+    async fn no_config_opens_nothing() {
+        let spec = SessionSpec::new("/w/repo", None, env());
+        let opened = open(&spec).await.expect("opens");
+        assert!(opened.mount.provider.is_none());
+        assert!(opened.root().is_none());
+        assert!(opened.trusted_roots.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_zero_budget_mounts_an_inactive_instance() {
+        let config = ConfigInput {
+            max_bytes: Some(NumberInput::Int(0)),
+            ..ConfigInput::default()
+        };
+        let opened = open(&SessionSpec::new("/w/repo", Some(config), env()))
+            .await
+            .expect("opens");
+        assert!(opened.mount.provider.is_some(), "inspect can still look");
+        let host = std::sync::Arc::new(crate::MemoryHost::new("/w/repo".into()));
+        let instance = crate::Instance::mount(opened.mount, host).expect("inside a runtime");
+        assert!(!instance.is_active(), "R-RT-9: a no-op");
+    }
+
+    #[rstest]
+    #[case::relative_cwd("repo", None, "not absolute")]
+    #[case::bad_config("/w/repo", Some(ConfigInput::default()), "max_bytes is required")]
+    #[tokio::test]
+    async fn bad_input_is_a_typed_error(
+        #[case] cwd: &str,
+        #[case] config: Option<ConfigInput>,
+        #[case] message: &str,
+    ) {
+        let config = config.or(Some(ConfigInput {
+            preset: Some(Preset::Dsh),
+            ..ConfigInput::default()
+        }));
+        let spec = SessionSpec::new(cwd, config, env());
+        let error = open(&spec).await.expect_err("refused");
+        assert!(error.to_string().contains(message), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_relative_extra_root_is_refused() {
+        let mut spec = SessionSpec::new("/w/repo", Some(input(&[".git"])), env());
+        spec.extra_roots = vec!["shared".into()];
+        let error = open(&spec).await.expect_err("refused");
+        assert!(matches!(error, OpenError::RelativeRoot(_)), "{error:?}");
+    }
+
+    #[tokio::test]
+    async fn cancellation_is_reported() {
+        let spec = SessionSpec::new("/w/repo", Some(input(&[".git"])), env());
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let error = open_mount(&spec, &fs(), &cancel)
+            .await
+            .expect_err("cancelled");
+        assert!(matches!(error, OpenError::Cancelled));
+    }
+}

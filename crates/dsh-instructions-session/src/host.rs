@@ -1,0 +1,455 @@
+//! [`LogHost`]: the runtime's [`Host`] over an open session log.
+
+use std::sync::{Mutex, MutexGuard};
+
+use camino::Utf8PathBuf;
+use dsh_instructions_runtime::{
+    BatchEntry, Host, Inbox, InboxId, ToolExecution, VisibleMark, VisibleUpdate, WorkspaceMessage,
+};
+use dsh_instructions_state::TypedSource;
+use dsh_session_log::{Event, EventKind, LogError, SessionLog};
+
+/// A [`Host`] over a session log: the visible workspace state and step
+/// gating come from the log's surface (R-LOG-1); the next-step inbox lives
+/// in memory only, as SPEC R-RT-7 says (it does not survive a resume).
+///
+/// The visible workspace sources are kept incrementally: an append of a
+/// workspace message extends them, a compaction rebuilds them and starts a
+/// new generation, so [`Host::visible_since`] answers with only what was
+/// appended and an instance never re-reads the history per composition.
+#[derive(Debug)]
+pub struct LogHost {
+    cwd: Utf8PathBuf,
+    path: Utf8PathBuf,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    /// `None` once [`LogHost::close`] released the log and its lock.
+    log: Option<SessionLog>,
+    inbox: Inbox,
+    visible: Vec<TypedSource>,
+    generation: u64,
+}
+
+impl State {
+    /// The visible sources from the log's summary (R-LOG-5: kept from the
+    /// checkpoint and the tail, never a whole read of the history).
+    fn rebuild(&mut self) {
+        let Some(log) = &self.log else { return };
+        self.visible = log
+            .summary()
+            .workspace()
+            .iter()
+            .filter_map(|w| TypedSource::from_json(&w.source))
+            .collect();
+    }
+}
+
+impl LogHost {
+    /// Wraps an open log; the session cwd comes from its header.
+    pub fn new(log: SessionLog) -> Self {
+        let cwd = Utf8PathBuf::from(log.header().cwd.clone());
+        let path = log.path().to_owned();
+        let mut state = State {
+            log: Some(log),
+            inbox: Inbox::default(),
+            visible: Vec::new(),
+            generation: 0,
+        };
+        state.rebuild();
+        Self {
+            cwd,
+            path,
+            state: Mutex::new(state),
+        }
+    }
+
+    /// Closes the log now, releasing the session lock (R-LOG-4), even while
+    /// other handles on this host are still alive (an instance's lane drops
+    /// its handle only when its task next runs). Later appends fail; the
+    /// visible state stays readable.
+    pub fn close(&self) {
+        self.lock().log = None;
+    }
+
+    fn closed(&self) -> LogError {
+        LogError::Io {
+            op: "append",
+            path: self.path.clone(),
+            source: std::io::Error::other("the session was closed"),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Appends one event (durably, see `dsh_session_log`) and returns its
+    /// sequence number.
+    ///
+    /// # Errors
+    /// What [`SessionLog::append`] reports.
+    pub fn append(&self, kind: EventKind) -> Result<u64, LogError> {
+        let mut s = self.lock();
+        let added = match &kind {
+            EventKind::Message {
+                source: Some(v), ..
+            } => TypedSource::from_json(v),
+            _ => None,
+        };
+        let compaction = matches!(kind, EventKind::Compaction { .. });
+        let Some(log) = s.log.as_mut() else {
+            drop(s);
+            return Err(self.closed());
+        };
+        let seq = log.append(kind)?;
+        if compaction {
+            s.generation = log.summary().compactions();
+            s.rebuild();
+        } else if let Some(source) = added {
+            s.visible.push(source);
+        }
+        Ok(seq)
+    }
+
+    /// Appends an entered batch in order; workspace messages keep their typed
+    /// source verbatim (R-LOG-3), host messages are user text.
+    ///
+    /// # Errors
+    /// What [`SessionLog::append`] reports; entries before the failing one
+    /// are persisted.
+    pub fn append_batch(&self, batch: &[BatchEntry<String>]) -> Result<(), LogError> {
+        for entry in batch {
+            self.append(match entry {
+                BatchEntry::Host(text) => EventKind::Message {
+                    role: "user".into(),
+                    parts: vec![text.clone()],
+                    source: None,
+                },
+                BatchEntry::Workspace(m) => workspace_event(m),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Every event of the log, in order: a whole read of the file, for
+    /// viewers and tests (the host itself never needs it).
+    ///
+    /// # Errors
+    /// When the file cannot be read.
+    pub fn events(&self) -> Result<Vec<Event>, LogError> {
+        match &self.lock().log {
+            Some(log) => log.events(),
+            None => Err(self.closed()),
+        }
+    }
+
+    /// The workspace messages on the visible surface: sequence number and
+    /// persisted source JSON (which may carry fields of the caller's own,
+    /// such as the hook event that delivered it).
+    pub fn visible_workspace_sources(&self) -> Vec<(u64, serde_json::Value)> {
+        let s = self.lock();
+        let Some(log) = &s.log else {
+            return Vec::new();
+        };
+        log.summary()
+            .workspace()
+            .iter()
+            .filter(|w| TypedSource::from_json(&w.source).is_some())
+            .map(|w| (w.seq, w.source.clone()))
+            .collect()
+    }
+
+    /// Sequence numbers of the workspace messages on the visible surface.
+    pub fn visible_workspace_seqs(&self) -> Vec<u64> {
+        self.visible_workspace_sources()
+            .into_iter()
+            .map(|(seq, _)| seq)
+            .collect()
+    }
+
+    /// The tool executions recorded after the last persisted message: their
+    /// touches made the pending message an earlier process held and lost
+    /// with its inbox.
+    pub fn tools_since_last_message(&self) -> Vec<ToolExecution> {
+        match &self.lock().log {
+            Some(log) => tool_executions(log.summary().tools_since_message()),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// The log event that persists an entered workspace message.
+pub(crate) fn workspace_event(m: &WorkspaceMessage) -> EventKind {
+    EventKind::Message {
+        role: "user".into(),
+        parts: m.parts.clone(),
+        source: Some(m.source.to_json()),
+    }
+}
+
+impl Host for LogHost {
+    fn cwd(&self) -> Utf8PathBuf {
+        self.cwd.clone()
+    }
+
+    fn visible_workspace(&self) -> Vec<TypedSource> {
+        self.lock().visible.clone()
+    }
+
+    fn visible_since(&self, mark: Option<VisibleMark>) -> (VisibleUpdate, Option<VisibleMark>) {
+        let s = self.lock();
+        let now = VisibleMark {
+            generation: s.generation,
+            len: s.visible.len(),
+        };
+        let update = match mark {
+            Some(m) if m.generation == s.generation && m.len <= now.len => {
+                VisibleUpdate::Appended(s.visible[m.len..].to_vec())
+            }
+            _ => VisibleUpdate::Whole(s.visible.clone()),
+        };
+        (update, Some(now))
+    }
+
+    fn step_open(&self) -> bool {
+        self.lock()
+            .log
+            .as_ref()
+            .is_some_and(|log| log.summary().step_open())
+    }
+
+    fn pending(&self) -> Vec<(InboxId, WorkspaceMessage)> {
+        self.lock().inbox.pending().to_vec()
+    }
+
+    fn inbox_prepend(&self, message: WorkspaceMessage) -> InboxId {
+        self.lock().inbox.prepend(message)
+    }
+
+    fn inbox_replace(&self, id: InboxId, message: WorkspaceMessage) {
+        self.lock().inbox.replace(id, message);
+    }
+
+    fn inbox_remove(&self, id: InboxId) {
+        self.lock().inbox.remove(id);
+    }
+}
+
+/// The typed source a workspace message was persisted with; `None` for
+/// other events and for a source this version cannot read.
+pub fn typed_source(e: &Event) -> Option<TypedSource> {
+    match &e.kind {
+        EventKind::Message {
+            source: Some(v), ..
+        } => TypedSource::from_json(v),
+        _ => None,
+    }
+}
+
+/// The tool events of `events` as the runtime's executions.
+fn tool_executions(events: &[Event]) -> Vec<ToolExecution> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Tool {
+                name,
+                args,
+                ok,
+                cancelled,
+                token,
+                parent,
+            } => Some(ToolExecution {
+                name: name.clone(),
+                arguments: args.clone(),
+                token: token.clone().unwrap_or_else(|| format!("seq-{}", e.seq)),
+                parent: parent.clone(),
+                is_error: !ok,
+                cancelled: *cancelled,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+    use serde_json::json;
+
+    fn ws(baseline: bool) -> EventKind {
+        workspace_event(&WorkspaceMessage {
+            parts: vec!["x".into()],
+            source: TypedSource {
+                baseline,
+                baseline_identity: None,
+                changes: Vec::new(),
+            },
+        })
+    }
+
+    fn tool(token: &str) -> EventKind {
+        EventKind::Tool {
+            name: "read".into(),
+            args: json!({"file_path": "a"}),
+            ok: true,
+            cancelled: false,
+            token: Some(token.into()),
+            parent: None,
+        }
+    }
+
+    fn log_host() -> (tempfile::TempDir, LogHost) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = camino::Utf8Path::from_path(tmp.path())
+            .expect("utf-8")
+            .join("s");
+        let log = SessionLog::create(&dir, dsh_session_log::SessionHeader::new("s", "/work/repo"))
+            .expect("create");
+        (tmp, LogHost::new(log))
+    }
+
+    #[test]
+    fn only_tools_after_the_last_message_are_replayed() {
+        let (_tmp, host) = log_host();
+        host.append(tool("old")).expect("append");
+        host.append(ws(true)).expect("append");
+        host.append(tool("a")).expect("append");
+        host.append(EventKind::TurnEnd).expect("append");
+        host.append(tool("b")).expect("append");
+        let tokens: Vec<String> = host
+            .tools_since_last_message()
+            .into_iter()
+            .map(|t| t.token)
+            .collect();
+        assert_eq!(tokens, ["a", "b"]);
+    }
+
+    #[rstest]
+    #[case(vec![], false)]
+    #[case(vec![EventKind::StepStart], true)]
+    #[case(vec![EventKind::StepStart, EventKind::StepEnd], false)]
+    #[case(vec![EventKind::StepStart, tool("t")], true)]
+    fn step_gating_is_seeded_from_the_log(#[case] kinds: Vec<EventKind>, #[case] open: bool) {
+        let (_tmp, host) = log_host();
+        for k in kinds {
+            host.append(k).expect("append");
+        }
+        assert_eq!(host.step_open(), open);
+    }
+
+    #[test]
+    fn a_source_that_is_not_ours_is_not_visible() {
+        let (_tmp, host) = log_host();
+        host.append(EventKind::Message {
+            role: "user".into(),
+            parts: vec!["x".into()],
+            source: Some(json!({"kind": "other", "baseline": true})),
+        })
+        .expect("append");
+        assert!(host.visible_workspace().is_empty());
+    }
+
+    #[test]
+    fn visible_sources_follow_appends_and_compactions() {
+        let (_tmp, host) = log_host();
+        assert_eq!(host.cwd(), "/work/repo");
+        let (_, mark) = host.visible_since(None);
+        let first = host.append(ws(true)).expect("append");
+        host.append(EventKind::Message {
+            role: "user".into(),
+            parts: vec!["hi".into()],
+            source: None,
+        })
+        .expect("append");
+        host.append(ws(false)).expect("append");
+        let (update, mark) = host.visible_since(mark);
+        assert!(matches!(update, VisibleUpdate::Appended(ref v) if v.len() == 2));
+        assert_eq!(host.visible_workspace_seqs(), [first, first + 2]);
+        host.append(EventKind::Compaction { hide: vec![first] })
+            .expect("append");
+        let (update, _) = host.visible_since(mark);
+        let VisibleUpdate::Whole(now) = update else {
+            panic!("a compaction must not be reported as an append")
+        };
+        assert_eq!(now.len(), 1);
+        assert!(!now[0].baseline, "the hidden baseline no longer counts");
+        assert_eq!(host.visible_workspace(), now);
+    }
+
+    #[test]
+    fn a_reopened_log_shows_the_same_visible_state() {
+        let (_tmp, host) = log_host();
+        let first = host.append(ws(true)).expect("append");
+        host.append(ws(false)).expect("append");
+        host.append(EventKind::Compaction { hide: vec![first] })
+            .expect("append");
+        let before = host.visible_workspace();
+        let path = host.path.clone();
+        let held = std::sync::Arc::new(host);
+        let _lane = held.clone(); // as an instance's lane would
+        held.close();
+        let (log, _) = SessionLog::open(&path).expect("reopen");
+        assert_eq!(LogHost::new(log).visible_workspace(), before);
+    }
+
+    #[test]
+    fn the_inbox_is_memory_only() {
+        let (_tmp, host) = log_host();
+        let msg = |t: &str| WorkspaceMessage {
+            parts: vec![t.into()],
+            source: TypedSource::default(),
+        };
+        let a = host.inbox_prepend(msg("a"));
+        let b = host.inbox_prepend(msg("b"));
+        assert_ne!(a, b);
+        host.inbox_replace(a, msg("a2"));
+        let texts: Vec<String> = host
+            .pending()
+            .into_iter()
+            .map(|(_, m)| m.joined_text())
+            .collect();
+        assert_eq!(texts, ["b", "a2"]);
+        host.inbox_remove(b);
+        assert_eq!(host.pending().len(), 1);
+        assert!(
+            host.events().expect("events").is_empty(),
+            "nothing of the inbox reaches the log"
+        );
+    }
+
+    #[test]
+    fn appended_batches_keep_the_typed_source_verbatim() {
+        let (_tmp, host) = log_host();
+        let source = TypedSource {
+            baseline: true,
+            baseline_identity: Some("id".into()),
+            changes: Vec::new(),
+        };
+        host.append_batch(&[
+            BatchEntry::Host("hi".to_owned()),
+            BatchEntry::Workspace(WorkspaceMessage {
+                parts: vec!["<system-reminder>…</system-reminder>".into()],
+                source: source.clone(),
+            }),
+        ])
+        .expect("append");
+        let events = host.events().expect("events");
+        assert!(
+            matches!(&events[0].kind, EventKind::Message { source: None, parts, .. } if parts == &["hi"])
+        );
+        let EventKind::Message {
+            source: Some(v), ..
+        } = &events[1].kind
+        else {
+            panic!("workspace message not persisted with a source")
+        };
+        assert_eq!(v, &source.to_json());
+        assert_eq!(host.visible_workspace(), [source]);
+    }
+}

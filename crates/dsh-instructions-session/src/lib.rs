@@ -1,0 +1,338 @@
+//! A persisted session: the production path from a session id to the
+//! context the model should see next (SPEC R-RT-11, R-RT-12).
+//!
+//! [`SessionStore`] keeps one directory per session (its `session.jsonl`
+//! and the settings it was created with); [`Session::mount`] opens a fresh
+//! loop instance over the log through the one entry point
+//! ([`dsh_instructions_runtime::open_mount`]) with a [`LogHost`] as the
+//! runtime's host; the operations ([`Session::enter`], [`Session::tool`],
+//! [`Session::step_end`], [`Session::compact_workspace`]) compose and append
+//! exactly what entered. The CLI's `session` commands and the agent hook
+//! adapter are both thin callers.
+//!
+//! Every process that opens a session is a new loop instance over the same
+//! history (R-RT-7): a visible baseline with the current identity stays
+//! authoritative and only transitions are appended.
+//!
+//! # The production path: a real directory, a pre-step, a touch, a resume
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+//! use dsh_instructions_discovery::{ambient_authority, CancellationToken};
+//! use dsh_instructions_runtime::{CapStd, ToolExecution};
+//! use dsh_instructions_session::{Session, SessionSettings, SessionStore};
+//! use dsh_instructions_state::{Action, ConfigInput, Preset};
+//!
+//! // A repository on disk, and a home for the sessions.
+//! let tmp = tempfile::tempdir()?;
+//! let base = camino::Utf8PathBuf::try_from(tmp.path().to_path_buf())?;
+//! std::fs::create_dir_all(base.join("repo/.git"))?;
+//! std::fs::create_dir_all(base.join("repo/pkg"))?;
+//! std::fs::write(base.join("repo/AGENTS.md"), "Run make test.")?;
+//! std::fs::write(base.join("repo/pkg/AGENTS.md"), "Use pnpm.")?;
+//! let env = dsh_home_paths::HomeEnv {
+//!     home: Some(base.join("home").into_string().into()),
+//!     cwd: base.clone().into(),
+//!     ..Default::default()
+//! };
+//! let store = SessionStore::new(base.join("home/sessions"));
+//! let settings = SessionSettings {
+//!     config: Some(ConfigInput { preset: Some(Preset::Dsh), ..Default::default() }),
+//!     ..Default::default()
+//! };
+//! let fs = CapStd::new(ambient_authority());
+//! let cancel = CancellationToken::new();
+//!
+//! // First process: create the session and run a turn's first pre-step.
+//! let log = store.create("s1", base.join("repo"), &settings)?;
+//! let session = Session::mount(log, &settings, &env, &fs, &cancel).await?;
+//! let baseline = session.enter(1, Some("hi".into()), &cancel).await?.expect("a baseline");
+//! assert!(baseline.joined_text().contains("Instructions from: AGENTS.md\n\nRun make test."));
+//!
+//! // A read below the cwd discovers pkg/AGENTS.md; the tool continuation
+//! // enters it alone.
+//! session.tool(&ToolExecution {
+//!     name: "read".into(),
+//!     arguments: serde_json::json!({ "file_path": "pkg/index.ts" }),
+//!     token: "t1".into(),
+//!     parent: None,
+//!     is_error: false,
+//!     cancelled: false,
+//! }, false).await?;
+//! let set = session.enter(2, None, &cancel).await?.expect("a set");
+//! assert_eq!(set.source.changes[0].path, "pkg/AGENTS.md");
+//! drop(session);
+//!
+//! // An edit while nothing runs, then a resume in a new process: one replace.
+//! std::fs::write(base.join("repo/AGENTS.md"), "Run make check.")?;
+//! let (log, _report) = store.open("s1")?;
+//! let resumed = Session::mount(log, &store.settings("s1")?, &env, &fs, &cancel).await?;
+//! let update = resumed.enter(1, Some("again".into()), &cancel).await?.expect("a replace");
+//! let change = &update.source.changes[0];
+//! assert_eq!((change.action, change.path.as_str()), (Action::Replace, "AGENTS.md"));
+//! assert!(!update.source.baseline, "no second baseline");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![forbid(unsafe_code)]
+
+mod host;
+mod store;
+
+use std::sync::Arc;
+
+use camino::Utf8PathBuf;
+use dsh_home_paths::HomeEnv;
+use dsh_instructions_discovery::CancellationToken;
+use dsh_instructions_runtime::{
+    BatchItem, Decision, Host, Instance, MountError, OpenError, Opened, ProviderFactory,
+    SessionEvent, SessionSpec, ToolExecution, WorkspaceMessage, open_mount,
+};
+use dsh_session_log::{EventKind, LogError, SessionLog};
+
+pub use host::{LogHost, typed_source};
+pub use store::{SETTINGS_FILE_NAME, SessionSettings, SessionStore};
+
+/// Why a session operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The session log failed (I/O, a bad header, an invalid id, …).
+    #[error(transparent)]
+    Log(#[from] LogError),
+    /// The mount could not be opened (configuration, home, trusted roots).
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// The instance could not be mounted (no Tokio runtime).
+    #[error(transparent)]
+    Mount(#[from] MountError),
+    /// No session with that id.
+    #[error("no session {id:?} (looked for {path})")]
+    NoSession {
+        /// The id asked for.
+        id: String,
+        /// Where its log would be.
+        path: Utf8PathBuf,
+    },
+    /// The session's settings file is unreadable or malformed.
+    #[error("session settings {path}: {reason}")]
+    Settings {
+        /// The settings file.
+        path: Utf8PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The log's header names a relative cwd.
+    #[error("session header cwd is not absolute: {0}")]
+    RelativeCwd(String),
+    /// The operation's cancellation token fired; nothing was appended.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// A loop instance mounted over a persisted session.
+#[derive(Debug)]
+pub struct Session {
+    host: Arc<LogHost>,
+    instance: Instance,
+    opened: Opened,
+}
+
+impl Session {
+    /// Mounts a fresh loop instance over `log` with `settings`: the cwd
+    /// comes from the log's header, the home from `env` and the config, the
+    /// root and trusted roots from [`open_mount`]. Tool executions recorded
+    /// after the last persisted message are reported again, so the pending
+    /// message an earlier process lost with its inbox is composed again.
+    ///
+    /// # Errors
+    /// [`SessionError::RelativeCwd`]; [`SessionError::Open`].
+    pub async fn mount(
+        log: SessionLog,
+        settings: &SessionSettings,
+        env: &HomeEnv,
+        factory: &dyn ProviderFactory,
+        cancel: &CancellationToken,
+    ) -> Result<Self, SessionError> {
+        let cwd = Utf8PathBuf::from(log.header().cwd.clone());
+        if !cwd.is_absolute() {
+            return Err(SessionError::RelativeCwd(cwd.into_string()));
+        }
+        let spec = SessionSpec {
+            cwd,
+            config: settings.config.clone(),
+            env: env.clone(),
+            extra_roots: settings.trust.clone(),
+        };
+        let opened = open_mount(&spec, factory, cancel).await?;
+        let host = Arc::new(LogHost::new(log));
+        let instance = Instance::mount(opened.mount.clone(), host.clone() as Arc<dyn Host>)?;
+        let replay = host.tools_since_last_message();
+        for exec in &replay {
+            instance.tool_result(exec);
+        }
+        if !replay.is_empty() {
+            instance.settle().await;
+        }
+        Ok(Self {
+            host,
+            instance,
+            opened,
+        })
+    }
+
+    /// The host: the log, the visible state and the in-memory inbox.
+    pub fn host(&self) -> &LogHost {
+        &self.host
+    }
+
+    /// How the mount was derived (root, trusted roots, warnings).
+    pub fn opened(&self) -> &Opened {
+        &self.opened
+    }
+
+    /// The mounted instance, for hosts that drive it directly.
+    pub fn instance(&self) -> &Instance {
+        &self.instance
+    }
+
+    /// A pre-step that enters now (R-RT-1, R-RT-10): with `prompt`, a turn's
+    /// step whose batch is the prompt (persisted as a user message) with the
+    /// workspace message folded in after it; without, a batch that is the
+    /// workspace message alone, which enters at a later step (`step > 1`,
+    /// a tool continuation or a hook's context) and stays pending at step 1.
+    /// Returns the workspace message that entered and was appended.
+    ///
+    /// # Errors
+    /// [`SessionError::Cancelled`] (nothing appended); log errors.
+    pub async fn enter(
+        &self,
+        step: u32,
+        prompt: Option<String>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<WorkspaceMessage>, SessionError> {
+        let items = prompt
+            .map(|message| BatchItem {
+                message,
+                claimed: true,
+            })
+            .into_iter()
+            .collect();
+        let outcome = self
+            .instance
+            .pre_step(step, Decision::Enter(items), cancel)
+            .await
+            .map_err(|_| SessionError::Cancelled)?;
+        self.host
+            .append_batch(outcome.batch.as_deref().unwrap_or_default())?;
+        Ok(outcome.entered)
+    }
+
+    /// A whole turn's first step as a person runs it: `turn_start`, the
+    /// prompt with the workspace message folded in, `turn_end`.
+    ///
+    /// # Errors
+    /// As [`Session::enter`].
+    pub async fn prompt(
+        &self,
+        text: String,
+        cancel: &CancellationToken,
+    ) -> Result<Option<WorkspaceMessage>, SessionError> {
+        self.host.append(EventKind::TurnStart)?;
+        let entered = self.enter(1, Some(text), cancel).await;
+        self.host.append(EventKind::TurnEnd)?;
+        entered
+    }
+
+    /// Reports a finished tool execution (R-RT-3) and waits for its
+    /// projection; returns the pending workspace message. With `record`,
+    /// the execution is appended to the log first, so a later process
+    /// composes its pending message again ([`Session::mount`]).
+    ///
+    /// # Errors
+    /// Log errors while recording.
+    pub async fn tool(
+        &self,
+        exec: &ToolExecution,
+        record: bool,
+    ) -> Result<Option<WorkspaceMessage>, SessionError> {
+        if record {
+            self.host.append(EventKind::Tool {
+                name: exec.name.clone(),
+                args: exec.arguments.clone(),
+                ok: !exec.is_error,
+                cancelled: exec.cancelled,
+                token: Some(exec.token.clone()),
+                parent: exec.parent.clone(),
+            })?;
+        }
+        self.instance.tool_result(exec);
+        self.instance.settle().await;
+        Ok(self.pending())
+    }
+
+    /// The workspace message pending in the inbox, if any.
+    pub fn pending(&self) -> Option<WorkspaceMessage> {
+        self.host.pending().into_iter().next().map(|(_, m)| m)
+    }
+
+    /// Ends a tool step (`step_end`, R-RT-5), then the tool continuation
+    /// enters the pending workspace message alone (R-RT-1).
+    ///
+    /// # Errors
+    /// As [`Session::enter`].
+    pub async fn step_end(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<Option<WorkspaceMessage>, SessionError> {
+        self.host.append(EventKind::StepEnd)?;
+        self.instance.session_event(SessionEvent::StepEnd);
+        self.instance.settle().await;
+        self.enter(2, None, cancel).await
+    }
+
+    /// What the next pre-step of this loop instance would enter; appends
+    /// nothing (a rejected pre-step leaves the composition pending).
+    ///
+    /// # Errors
+    /// [`SessionError::Cancelled`].
+    pub async fn preview_next(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<Option<WorkspaceMessage>, SessionError> {
+        self.instance
+            .pre_step::<String>(1, Decision::Reject, cancel)
+            .await
+            .map_err(|_| SessionError::Cancelled)?;
+        Ok(self.pending())
+    }
+
+    /// Hides every workspace message on the visible surface, as an agent's
+    /// history compaction drops them (R-RT-8): the next composition is a
+    /// complete baseline. Returns the hidden sequence numbers (none: nothing
+    /// appended).
+    ///
+    /// # Errors
+    /// Log errors.
+    pub fn compact_workspace(&self) -> Result<Vec<u64>, SessionError> {
+        let hide = self.host.visible_workspace_seqs();
+        if !hide.is_empty() {
+            self.host
+                .append(EventKind::Compaction { hide: hide.clone() })?;
+        }
+        Ok(hide)
+    }
+}
+
+impl Drop for Session {
+    /// Releases the session lock deterministically: the instance is disposed
+    /// (nothing more is applied) and the log closed, whatever still holds a
+    /// handle on the host.
+    fn drop(&mut self) {
+        self.instance.dispose();
+        self.host.close();
+    }
+}
+
+#[cfg(test)]
+mod tests;

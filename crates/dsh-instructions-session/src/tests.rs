@@ -1,0 +1,225 @@
+//! Sessions across processes: each test mounts a new [`Session`] per
+//! "process" over the same log, as the CLI and the hook adapter do.
+
+use camino::Utf8Path;
+use dsh_instructions_discovery::{MemNode, MemoryProvider};
+use dsh_instructions_state::{Action, ConfigInput, NumberInput};
+use serde_json::json;
+
+use super::*;
+
+struct World {
+    _tmp: tempfile::TempDir,
+    store: SessionStore,
+    fs: MemoryProvider,
+    env: HomeEnv,
+    settings: SessionSettings,
+}
+
+fn world() -> World {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let store = SessionStore::new(Utf8Path::from_path(tmp.path()).expect("utf-8"));
+    let fs = MemoryProvider::new(vec!["/".into()]);
+    fs.insert("/w/repo/.git".into(), MemNode::dir());
+    fs.insert("/w/repo/AGENTS.md".into(), MemNode::file("root rules"));
+    fs.insert("/w/repo/pkg/AGENTS.md".into(), MemNode::file("pkg rules"));
+    World {
+        _tmp: tmp,
+        store,
+        fs,
+        env: HomeEnv {
+            home: Some("/home/u".into()),
+            cwd: "/".into(),
+            ..HomeEnv::default()
+        },
+        settings: SessionSettings {
+            config: Some(ConfigInput {
+                max_bytes: Some(NumberInput::Int(65_536)),
+                ..ConfigInput::default()
+            }),
+            trust: Vec::new(),
+        },
+    }
+}
+
+impl World {
+    async fn create(&self, cwd: &str) -> Session {
+        let log = self
+            .store
+            .create("s", cwd.into(), &self.settings)
+            .expect("create");
+        self.mount(log).await
+    }
+
+    async fn reopen(&self) -> Session {
+        let (log, _) = self.store.open("s").expect("open");
+        self.mount(log).await
+    }
+
+    async fn mount(&self, log: SessionLog) -> Session {
+        Session::mount(
+            log,
+            &self.settings,
+            &self.env,
+            &self.fs,
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("mount")
+    }
+}
+
+fn read(path: &str, token: &str) -> ToolExecution {
+    ToolExecution {
+        name: "read".into(),
+        arguments: json!({ "file_path": path }),
+        token: token.into(),
+        parent: None,
+        is_error: false,
+        cancelled: false,
+    }
+}
+
+fn changes(m: &WorkspaceMessage) -> Vec<(Action, String)> {
+    m.source
+        .changes
+        .iter()
+        .map(|c| (c.action, c.path.clone()))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_recorded_touch_is_composed_again_by_the_next_process() {
+    let w = world();
+    let cancel = CancellationToken::new();
+    let first = w.create("/w/repo").await;
+    first
+        .enter(1, Some("hi".into()), &cancel)
+        .await
+        .expect("enter")
+        .expect("baseline");
+    let pending = first
+        .tool(&read("pkg/x.ts", "t1"), true)
+        .await
+        .expect("tool")
+        .expect("a pending set");
+    assert_eq!(changes(&pending), [(Action::Set, "pkg/AGENTS.md".into())]);
+    drop(first); // the process ends; its inbox is gone
+
+    let second = w.reopen().await;
+    assert_eq!(second.pending(), Some(pending.clone()), "re-derived");
+    let entered = second.step_end(&cancel).await.expect("step end");
+    assert_eq!(entered, Some(pending));
+    drop(second);
+
+    // Once entered, a third process has nothing pending and nothing new.
+    let third = w.reopen().await;
+    assert_eq!(third.pending(), None);
+    assert_eq!(third.enter(2, None, &cancel).await.expect("enter"), None);
+}
+
+#[tokio::test]
+async fn an_unrecorded_touch_that_enters_leaves_nothing_to_replay() {
+    let w = world();
+    let cancel = CancellationToken::new();
+    let s = w.create("/w/repo").await;
+    s.enter(2, None, &cancel)
+        .await
+        .expect("enter")
+        .expect("baseline");
+    s.tool(&read("pkg/x.ts", "t1"), false).await.expect("tool");
+    let set = s
+        .enter(2, None, &cancel)
+        .await
+        .expect("enter")
+        .expect("set");
+    assert_eq!(changes(&set), [(Action::Set, "pkg/AGENTS.md".into())]);
+    assert!(s.host().tools_since_last_message().is_empty());
+}
+
+#[tokio::test]
+async fn compaction_brings_back_one_complete_baseline() {
+    let w = world();
+    let cancel = CancellationToken::new();
+    let s = w.create("/w/repo/pkg").await;
+    let baseline = s
+        .enter(2, None, &cancel)
+        .await
+        .expect("enter")
+        .expect("baseline");
+    assert!(baseline.source.baseline);
+    drop(s);
+    let s = w.reopen().await;
+    assert_eq!(
+        s.enter(2, None, &cancel).await.expect("enter"),
+        None,
+        "a resume with nothing changed adds nothing"
+    );
+    assert_eq!(s.compact_workspace().expect("compact").len(), 1);
+    drop(s);
+    let s = w.reopen().await;
+    let again = s
+        .enter(2, None, &cancel)
+        .await
+        .expect("enter")
+        .expect("baseline");
+    assert!(again.source.baseline);
+    assert_eq!(again.parts, baseline.parts, "the same complete baseline");
+    assert_eq!(
+        s.compact_workspace().expect("compact").len(),
+        1,
+        "only the visible one is hidden"
+    );
+}
+
+/// The external-suite failure of issue 12: after a resume in which the root
+/// moved up (a nested `.git` removed), the provider must trust the new root.
+#[tokio::test]
+async fn a_resume_after_the_root_moved_opens_the_provider_for_the_new_root() {
+    let w = world();
+    let cancel = CancellationToken::new();
+    w.fs.insert("/w/repo/pkg/.git".into(), MemNode::dir());
+    let s = w.create("/w/repo/pkg").await;
+    let first = s
+        .enter(2, None, &cancel)
+        .await
+        .expect("enter")
+        .expect("baseline");
+    assert_eq!(
+        changes(&first),
+        [(Action::Set, "AGENTS.md".into())],
+        "pkg is the root"
+    );
+    drop(s);
+    w.fs.remove("/w/repo/pkg/.git".into());
+    let s = w.reopen().await;
+    assert_eq!(s.opened().root().expect("root").root, "/w/repo");
+    assert_eq!(s.opened().trusted_roots[0], "/w/repo");
+    let replaced = s
+        .enter(2, None, &cancel)
+        .await
+        .expect("enter")
+        .expect("replacement");
+    assert!(
+        replaced.source.baseline,
+        "a new identity: a replacement baseline"
+    );
+    assert!(
+        replaced.joined_text().contains("root rules"),
+        "the new root's file reads (it is inside the trusted roots): {}",
+        replaced.joined_text()
+    );
+}
+
+#[tokio::test]
+async fn a_relative_header_cwd_is_refused() {
+    let w = world();
+    let log = w
+        .store
+        .create("s", "relative".into(), &w.settings)
+        .expect("create");
+    let err = Session::mount(log, &w.settings, &w.env, &w.fs, &CancellationToken::new())
+        .await
+        .expect_err("refused");
+    assert!(matches!(err, SessionError::RelativeCwd(_)), "{err:?}");
+}

@@ -1,0 +1,146 @@
+//! The session lock (R-LOG-4): an exclusive advisory lock on the sibling file
+//! `session.lock`, waited for with a bound by polling with backoff.
+//!
+//! Why a sibling file and not the log itself: on Windows a lock on a file is
+//! mandatory for the locked bytes, so locking `session.jsonl` would make
+//! lock-free readers (`read_log_file`, viewers) fail while a writer works;
+//! and the lock must exist before the log does, so that `create` holds it
+//! from the first byte. The lock file is never written, replaced or removed
+//! (removing it would let two writers lock two different files).
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::time::{Duration, Instant};
+
+use camino::Utf8Path;
+
+use crate::LogError;
+
+/// How long to wait for the session lock (R-LOG-4).
+///
+/// ```
+/// use std::time::Duration;
+/// use dsh_session_log::LockWait;
+/// assert_eq!(LockWait::default().bound(), Duration::from_secs(10));
+/// assert_eq!(LockWait::no_wait().bound(), Duration::ZERO);
+/// assert_eq!(LockWait::up_to(Duration::from_millis(250)).bound().as_millis(), 250);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LockWait {
+    bound: Duration,
+}
+
+impl LockWait {
+    /// The default bound: long enough for dozens of queued writers, short
+    /// enough that a wedged one is reported while someone is still waiting.
+    pub const DEFAULT_BOUND: Duration = Duration::from_secs(10);
+
+    /// Wait at most `bound`.
+    pub const fn up_to(bound: Duration) -> Self {
+        Self { bound }
+    }
+
+    /// Try once; fail at once when another process holds the lock.
+    pub const fn no_wait() -> Self {
+        Self {
+            bound: Duration::ZERO,
+        }
+    }
+
+    /// The bound.
+    pub const fn bound(&self) -> Duration {
+        self.bound
+    }
+}
+
+impl Default for LockWait {
+    fn default() -> Self {
+        Self::up_to(Self::DEFAULT_BOUND)
+    }
+}
+
+/// First and largest pause between attempts. Polling (not a blocking
+/// `lock()`) is what makes the wait bounded without a thread that could take
+/// the lock after we gave up.
+const FIRST_PAUSE: Duration = Duration::from_millis(1);
+const MAX_PAUSE: Duration = Duration::from_millis(25);
+
+/// Opens (creating when missing) and exclusively locks `lock_path`; the lock
+/// lasts as long as the returned file is open.
+pub(crate) fn acquire(lock_path: &Utf8Path, wait: LockWait) -> Result<File, LogError> {
+    let io = |op: &'static str| {
+        move |source| LogError::Io {
+            op,
+            path: lock_path.to_owned(),
+            source,
+        }
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(lock_path)
+        .map_err(io("open lock file"))?;
+    let start = Instant::now();
+    let mut pause = FIRST_PAUSE;
+    // Waiters started together must not retry in lockstep: spread their
+    // pauses by a per-process factor in [0.5, 1.5).
+    let spread = 0.5 + f64::from(std::process::id() % 1000) / 1000.0;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(source)) => return Err(io("lock")(source)),
+        }
+        let waited = start.elapsed();
+        if waited >= wait.bound {
+            return Err(LogError::LockTimeout {
+                path: lock_path.to_owned(),
+                waited,
+            });
+        }
+        let sleep = pause.mul_f64(spread).min(wait.bound - waited);
+        std::thread::sleep(sleep.max(Duration::from_micros(100)));
+        pause = (pause * 2).min(MAX_PAUSE);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_handle_times_out_while_first_holds_r_log_4() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = Utf8Path::from_path(tmp.path())
+            .expect("utf-8")
+            .join("session.lock");
+        let held = acquire(&path, LockWait::no_wait()).expect("first lock");
+        // flock locks belong to open file descriptions: a second open in the
+        // same process conflicts like another process would.
+        match acquire(&path, LockWait::up_to(Duration::from_millis(30))) {
+            Err(LogError::LockTimeout { path: p, waited }) => {
+                assert_eq!(p, path);
+                assert!(waited >= Duration::from_millis(30), "{waited:?}");
+            }
+            other => panic!("expected LockTimeout, got {other:?}"),
+        }
+        drop(held);
+        acquire(&path, LockWait::no_wait()).expect("free after drop");
+    }
+
+    #[test]
+    fn missing_directory_is_an_io_error_not_a_timeout() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = Utf8Path::from_path(tmp.path())
+            .expect("utf-8")
+            .join("nope/session.lock");
+        assert!(matches!(
+            acquire(&path, LockWait::default()),
+            Err(LogError::Io {
+                op: "open lock file",
+                ..
+            })
+        ));
+    }
+}
