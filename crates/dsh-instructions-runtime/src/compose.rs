@@ -24,6 +24,7 @@ use dsh_instructions_state::{
 };
 
 use crate::WorkspaceMessage;
+use crate::imports::ImportContext;
 use crate::scan::{
     DirScan, Gather, LoadedFile, SeenFiles, SlotState, cache_entry, dir_abs, identity_dedup,
 };
@@ -408,6 +409,11 @@ pub(crate) async fn gather_chain(
     for ((rel, abs), probes) in chain.iter().zip(&dirs).zip(probes) {
         scans.push(g.slots(abs, rel, names.clone(), probes, &|_| false));
     }
+    if g.imports.is_some() {
+        for scan in &scans {
+            seen.note_own(scan);
+        }
+    }
     for scan in &mut scans {
         identity_dedup(scan, seen);
     }
@@ -498,17 +504,23 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
     let mut seen = SeenFiles::default();
     let none = BTreeSet::new();
 
+    // Built only with imports on: the off path stays as it was (R-CFG-10).
+    let import_ctx = config
+        .imports
+        .then(|| ImportContext::new(input.root, input.home));
     let full = Gather {
         provider: input.provider,
         config,
         cancel: input.cancel,
         cache: None,
+        imports: import_ctx.as_ref(),
     };
     let cached = Gather {
         provider: input.provider,
         config,
         cancel: input.cancel,
         cache: Some((input.cache, visible)),
+        imports: import_ctx.as_ref(),
     };
 
     match &latest {
@@ -576,6 +588,16 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                     rels.iter().map(|rel| dir_abs(input.root, rel)).collect();
                 let names = cached.names();
                 let (mut ug, probes) = probe_with_user_global(&cached, home, &dirs, &names).await?;
+                if cached.imports.is_some() {
+                    // Own sections are the chain's winners whatever the
+                    // budget or the cache skips, as in the baseline (R-IMP-3).
+                    seen.note_own(&ug);
+                    for ((rel, abs), p) in rels.iter().zip(&dirs).zip(&probes) {
+                        if chain_set.contains(rel) {
+                            seen.note_own(&cached.slots(abs, rel, names.clone(), p.clone(), &|_| false));
+                        }
+                    }
+                }
                 // The user-global file is the broadest: it dedups first.
                 ug.slots.retain(|s| !skip(&s.scope));
                 identity_dedup(&mut ug, &mut seen);

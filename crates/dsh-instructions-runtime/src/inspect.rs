@@ -17,6 +17,7 @@ use dsh_instructions_state::{
 };
 
 use crate::compose::{BaselinePlan, chain_rel, gather_chain};
+use crate::imports::{ImportContext, InspectedImport};
 use crate::scan::{CandidateProbe, DirScan, Gather, SeenFiles, SlotState, display};
 
 /// What happened to one candidate file.
@@ -96,6 +97,17 @@ pub struct InspectedCandidate {
     pub local: bool,
     /// Its fate.
     pub fate: CandidateFate,
+    /// Its import tree, depth first, when it was read with imports on
+    /// (R-IMP-5); empty otherwise.
+    pub imports: Vec<InspectedImport>,
+}
+
+impl InspectedCandidate {
+    /// Whether `check` fails because of this candidate: its own fate, or an
+    /// import that should expand and does not (R-CLI-6, R-IMP-5).
+    pub fn is_problem(&self) -> bool {
+        self.fate.is_problem() || self.imports.iter().any(|i| i.fate.is_problem())
+    }
 }
 
 /// Everything `explain` and `check` print: the baseline and the fate of
@@ -157,6 +169,13 @@ async fn gather_baseline(
     .await?;
     let budget = config.budget().unwrap_or(0);
     let chain = chain_rel(&found.root, cwd);
+    let import_ctx = config
+        .imports
+        .then(|| ImportContext::new(&found.root, home));
+    let gather = &Gather {
+        imports: import_ctx.as_ref(),
+        ..*gather
+    };
     let scans = gather_chain(
         gather,
         home,
@@ -252,6 +271,7 @@ pub async fn preview(
         config,
         cancel,
         cache: None,
+        imports: None,
     };
     Ok(gather_baseline(&gather, home, cwd)
         .await?
@@ -288,6 +308,7 @@ pub async fn inspect(
         config,
         cancel,
         cache: None,
+        imports: None,
     };
     let gathered = gather_baseline(&gather, home, cwd).await?;
     let fates: HashMap<ScopeKey, Fate> = gathered
@@ -373,6 +394,10 @@ async fn describe(
             .map(|s| &s.state);
         let mut winner_digest: Option<Digest> = None;
         for (i, c) in group.iter().enumerate() {
+            let imports = match state {
+                Some(SlotState::Loaded(f)) if Some(i) == winner => f.imports.clone(),
+                _ => Vec::new(),
+            };
             let fate = if Some(i) == winner {
                 match state {
                     Some(SlotState::Duplicate { of, trimmed, .. }) => {
@@ -442,6 +467,7 @@ async fn describe(
                 path: path_of(c),
                 local: c.local,
                 fate,
+                imports,
             });
         }
     }
