@@ -594,7 +594,13 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                     seen.note_own(&ug);
                     for ((rel, abs), p) in rels.iter().zip(&dirs).zip(&probes) {
                         if chain_set.contains(rel) {
-                            seen.note_own(&cached.slots(abs, rel, names.clone(), p.clone(), &|_| false));
+                            seen.note_own(&cached.slots(
+                                abs,
+                                rel,
+                                names.clone(),
+                                p.clone(),
+                                &|_| false,
+                            ));
                         }
                     }
                 }

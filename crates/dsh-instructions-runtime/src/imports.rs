@@ -178,7 +178,11 @@ pub(crate) async fn expand_all(
         }
         needed.sort();
         needed.dedup();
-        let mut outcomes = g.provider.read_many(&needed, max, g.cancel).await?.into_iter();
+        let mut outcomes = g
+            .provider
+            .read_many(&needed, max, g.cancel)
+            .await?
+            .into_iter();
         for path in needed {
             // A provider that returned too few outcomes read nothing for
             // the rest: unavailable, never "missing".
@@ -405,7 +409,12 @@ mod tests {
     #[rstest]
     #[case::project(HomeLabel::Default, "/repo/docs/a.md", "docs/a.md", "docs/a.md")]
     #[case::home_default(HomeLabel::Default, "/home/u/.dsh/r.md", "~/.dsh/r.md", "~/.dsh/r.md")]
-    #[case::home_env(HomeLabel::EnvVar, "/opt/dsh/r.md", "../../opt/dsh/r.md", "$DSH_HOME/r.md")]
+    #[case::home_env(
+        HomeLabel::EnvVar,
+        "/opt/dsh/r.md",
+        "../../opt/dsh/r.md",
+        "$DSH_HOME/r.md"
+    )]
     #[case::elsewhere(HomeLabel::Default, "/srv/x.md", "../srv/x.md", "../srv/x.md")]
     fn displays(
         #[case] label: HomeLabel,

@@ -514,9 +514,9 @@ impl Gather<'_> {
         let texts: Vec<(usize, usize, &FileIdentity, Arc<str>)> = read_now
             .iter()
             .filter_map(|(si, i, id)| match &scans[*si].slots[*i].state {
-                SlotState::Loaded(LoadedFile {
-                    text: Some(t), ..
-                }) if t.contains('@') => Some((*si, *i, id, Arc::clone(t))),
+                SlotState::Loaded(LoadedFile { text: Some(t), .. }) if t.contains('@') => {
+                    Some((*si, *i, id, Arc::clone(t)))
+                }
                 _ => None,
             })
             .collect();
