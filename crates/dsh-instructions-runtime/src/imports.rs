@@ -425,6 +425,168 @@ mod tests {
         assert_eq!(ctx(label).display(Utf8Path::new(abs), token), want);
     }
 
+    /// Expands `/repo/CLAUDE.md` of an in-memory tree with imports on.
+    async fn expand_one(files: &[(&str, &str)], max_source_bytes: u64) -> Expansion {
+        use dsh_instructions_discovery::{CancellationToken, MemNode, MemoryProvider};
+        let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+        for (path, text) in files {
+            fs.insert((*path).into(), MemNode::file(*text));
+        }
+        let mut config = dsh_instructions_state::Config::with_max_bytes(65_536);
+        config.imports = true;
+        config.max_source_bytes = max_source_bytes;
+        let cancel = CancellationToken::new();
+        let c = ctx(HomeLabel::Default);
+        let g = Gather {
+            provider: &fs,
+            config: &config,
+            cancel: &cancel,
+            cache: None,
+            imports: Some(&c),
+        };
+        let text = files[0].1;
+        let identity = FileIdentity::Path("/repo/CLAUDE.md".into());
+        let item = Candidate {
+            dir: Utf8Path::new("/repo"),
+            text,
+            identity: &identity,
+        };
+        let mut out = expand_all(&g, &c, &HashMap::new(), &[item]).await.unwrap();
+        out.remove(0)
+    }
+
+    fn fates(e: &Expansion) -> Vec<(usize, &str, &ImportFate)> {
+        e.records
+            .iter()
+            .map(|r| (r.depth, r.path.as_str(), &r.fate))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_diamond_expands_the_shared_file_once() {
+        // R-IMP-3: never the same text twice.
+        let e = expand_one(
+            &[
+                ("/repo/CLAUDE.md", "@a.md @b.md"),
+                ("/repo/a.md", "A @d.md"),
+                ("/repo/b.md", "B @d.md"),
+                ("/repo/d.md", "D"),
+            ],
+            1 << 20,
+        )
+        .await;
+        assert_eq!(
+            e.content,
+            "@a.md @b.md\n\nImported from: a.md\n\nA @d.md\n\nImported from: d.md\n\nD\n\nImported from: b.md\n\nB @d.md"
+        );
+        assert_eq!(
+            fates(&e),
+            [
+                (1, "a.md", &ImportFate::Expanded { bytes: 7 }),
+                (2, "d.md", &ImportFate::Expanded { bytes: 1 }),
+                (1, "b.md", &ImportFate::Expanded { bytes: 7 }),
+                (2, "d.md", &ImportFate::AlreadyImported),
+            ]
+        );
+        // Every resolved target once in the key, in first-seen order.
+        let key: Vec<&str> = e.key.iter().map(|k| k.path.as_str()).collect();
+        assert_eq!(key, ["/repo/a.md", "/repo/d.md", "/repo/b.md"]);
+    }
+
+    #[tokio::test]
+    async fn a_smaller_import_after_one_over_the_byte_cap_still_expands() {
+        // R-IMP-2: the import that crosses max_source_bytes is skipped, not
+        // everything after it.
+        let big = "x".repeat(80);
+        let e = expand_one(
+            &[
+                ("/repo/CLAUDE.md", "@big.md @s.md @gone.md"),
+                ("/repo/big.md", &big),
+                ("/repo/s.md", "S"),
+            ],
+            100,
+        )
+        .await;
+        assert_eq!(
+            fates(&e),
+            [
+                (1, "big.md", &ImportFate::OverBytes),
+                (1, "s.md", &ImportFate::Expanded { bytes: 1 }),
+                (1, "gone.md", &ImportFate::Missing),
+            ]
+        );
+        assert!(e.content.len() <= 100);
+        // The missing target is keyed without a version: its creation is a change.
+        assert_eq!(e.key.last().map(|k| k.version), Some(None));
+    }
+
+    #[rstest]
+    fn a_key_holds_only_while_every_target_probes_as_recorded() {
+        // R-IMP-4
+        use dsh_instructions_discovery::PresentFile;
+        let v = FileVersion::new([1, 0, 0, 0]);
+        let id = FileIdentity::Inode { dev: 1, ino: 2 };
+        let present = |version| {
+            Probe::Present(PresentFile {
+                size: 1,
+                version,
+                identity: id.clone(),
+            })
+        };
+        let key = vec![
+            ImportKey {
+                path: "/r/a.md".to_owned(),
+                version: Some(v),
+                own_section: false,
+            },
+            ImportKey {
+                path: "/r/none.md".to_owned(),
+                version: None,
+                own_section: false,
+            },
+        ];
+        let own = HashMap::new();
+        let (same, moved, absent) = (
+            present(v),
+            present(FileVersion::new([2, 0, 0, 0])),
+            Probe::Absent,
+        );
+        let probes = |a: &'static str, b: &'static str, pa, pb| HashMap::from([(a, pa), (b, pb)]);
+        assert!(key_holds(
+            &key,
+            &probes("/r/a.md", "/r/none.md", &same, &absent),
+            &own
+        ));
+        assert!(!key_holds(
+            &key,
+            &probes("/r/a.md", "/r/none.md", &moved, &absent),
+            &own
+        ));
+        assert!(
+            !key_holds(&key, &probes("/r/a.md", "/r/none.md", &same, &same), &own),
+            "created"
+        );
+        assert!(
+            !key_holds(
+                &key,
+                &probes("/r/a.md", "/r/none.md", &absent, &absent),
+                &own
+            ),
+            "removed"
+        );
+        let mut own_now = HashMap::new();
+        own_now.insert(id.clone(), "a.md".to_owned());
+        assert!(
+            !key_holds(
+                &key,
+                &probes("/r/a.md", "/r/none.md", &same, &absent),
+                &own_now
+            ),
+            "became a candidate of the baseline"
+        );
+        assert!(!key_holds(&key, &HashMap::new(), &own), "not probed");
+    }
+
     #[rstest]
     #[case::expanded(ImportFate::Expanded { bytes: 1 }, false)]
     #[case::own(ImportFate::OwnSection, false)]
