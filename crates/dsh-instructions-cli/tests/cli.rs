@@ -809,3 +809,27 @@ fn check_fails_on_an_import_that_does_not_expand() {
     ]);
     assert_eq!(code(&trusted), 0, "{}", stdout(&trusted));
 }
+
+#[test]
+fn the_imports_example_of_prompt_shape_md_is_what_show_prints() {
+    // docs/prompt-shape.md, "Imported from: blocks" (R-IMP-3).
+    const DOC: &str = include_str!("../../../docs/prompt-shape.md");
+    let block = DOC
+        .split_once("```prompt\n")
+        .and_then(|(_, rest)| rest.split_once("\n```"))
+        .map(|(block, _)| block)
+        .expect("a ```prompt block");
+    let t = Tree::new();
+    t.write(
+        "repo/AGENTS.md",
+        "Run `make test` before committing.\nStyle: @docs/style.md\n",
+    );
+    t.write(
+        "repo/CLAUDE.md",
+        "See consolidated agents instructions in @AGENTS.md",
+    );
+    t.write("repo/docs/style.md", "Use tabs, not spaces.\n");
+    let out = t.run(&["show", "--preset", "claude"]);
+    assert_eq!(stdout(&out), format!("{block}\n"));
+    assert_eq!(block.len(), 532, "the size the doc states");
+}
