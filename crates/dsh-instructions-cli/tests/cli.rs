@@ -833,3 +833,20 @@ fn the_imports_example_of_prompt_shape_md_is_what_show_prints() {
     assert_eq!(stdout(&out), format!("{block}\n"));
     assert_eq!(block.len(), 532, "the size the doc states");
 }
+
+#[test]
+fn a_shadowed_copy_of_an_importing_winner_is_the_same_content() {
+    // R-CLI-6 with imports on: the copy matches the winner's own text, not
+    // its expanded content.
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Rules: @docs/r.md");
+    t.write("repo/CLAUDE.md", "Rules: @docs/r.md");
+    t.write("repo/docs/r.md", "Use tabs.");
+    let out = t.run(&["check", "--imports"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let explain = stdout(&t.run(&["explain", "--imports"]));
+    assert!(
+        explain.contains("shadowed by AGENTS.md (same content)"),
+        "{explain}"
+    );
+}

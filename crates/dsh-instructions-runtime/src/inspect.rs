@@ -405,7 +405,9 @@ async fn describe(
                         CandidateFate::DuplicateOf { of: of.clone() }
                     }
                     Some(SlotState::Loaded(f)) => {
-                        winner_digest = Some(f.trimmed);
+                        // A shadowed sibling holds raw text: compare it with
+                        // the winner's own text, not its expanded content.
+                        winner_digest = Some(f.own_trimmed.unwrap_or(f.trimmed));
                         match fates.get(&scope) {
                             Some(Fate::Omitted) => {
                                 CandidateFate::OmittedByBudget { bytes: f.bytes }

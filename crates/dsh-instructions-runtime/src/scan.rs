@@ -44,6 +44,10 @@ pub(crate) struct LoadedFile {
     pub imports: Vec<InspectedImport>,
     /// The import targets its digest depends on (R-IMP-4).
     pub import_key: Vec<ImportKey<FileVersion>>,
+    /// [`Digest::of_trimmed`] of the file's own text when imports made its
+    /// content differ from it (a sibling that mirrors the file compares
+    /// against this, R-CLI-6); `None` when `trimmed` is already that.
+    pub own_trimmed: Option<Digest>,
 }
 
 /// A slot's present winner, probed but not (yet) read.
@@ -493,6 +497,7 @@ impl Gather<'_> {
                     bytes: file.present.size,
                     imports: Vec::new(),
                     import_key: entry.imports,
+                    own_trimmed: None,
                 });
             } else {
                 waiting.push((si, i));
@@ -543,6 +548,7 @@ impl Gather<'_> {
             }
             if exp.content.len() != file.text.as_deref().map_or(0, str::len) {
                 let (digest, trimmed) = Digest::of_and_trimmed(&exp.content);
+                file.own_trimmed = Some(file.trimmed);
                 file.digest = digest;
                 file.trimmed = trimmed;
                 file.bytes = exp.content.len() as u64;
@@ -575,6 +581,7 @@ impl Gather<'_> {
                 bytes: present.size,
                 imports: Vec::new(),
                 import_key: Vec::new(),
+                own_trimmed: None,
             }));
         }
         let max = self.config.max_source_bytes;
@@ -609,6 +616,7 @@ fn loaded(file: &ProbedFile, outcome: ReadOutcome, path: &Utf8Path) -> SlotState
                 text: Some(Arc::from(loaded.text)),
                 imports: Vec::new(),
                 import_key: Vec::new(),
+                own_trimmed: None,
             })
         }
         // Present at the probe, gone at the read: treat as unavailable for
