@@ -3,7 +3,8 @@
 //! ([`ScopeKey`]), SHA-1 [`Digest`]s, baseline identity, visible-state
 //! derivation ([`VisibleState`]), transitions ([`transition`],
 //! [`reconcile_directory`]), per-directory candidate selection and dedup, and
-//! the per-instance [`VersionCache`].
+//! the per-instance [`VersionCache`], and the pure half of `@path` imports
+//! ([`import_tokens`], [`assemble_imports`], SPEC §13).
 //!
 //! Nothing here does I/O: the runtime gathers probes and reads, then calls
 //! these functions to decide what changes.
@@ -15,12 +16,13 @@ mod config;
 pub mod describe;
 mod digest;
 mod identity;
+mod imports;
 mod scope;
 mod source;
 mod transition;
 mod visible;
 
-pub use cache::{CacheEntry, VersionCache};
+pub use cache::{CacheEntry, ImportKey, VersionCache};
 pub use config::{
     BudgetInput, CandidatePolicy, Config, ConfigError, ConfigInput, ConfigWarning,
     DEFAULT_MAX_SOURCE_BYTES, DEFAULT_PRESET_MAX_BYTES, NumberInput, Preset, ResolvedConfig,
@@ -28,6 +30,9 @@ pub use config::{
 };
 pub use digest::Digest;
 pub use identity::{baseline_identity, root_relative_to_cwd};
+pub use imports::{
+    IMPORT_MAX_COUNT, IMPORT_MAX_DEPTH, ImportBlock, ImportToken, assemble_imports, import_tokens,
+};
 pub use scope::{SLOT_BASE, SLOT_LOCAL, ScopeKey, ScopeKind, section_order};
 pub use source::{Action, Change, SCHEMA, SOURCE_FORM, SOURCE_KIND, TypedSource};
 pub use transition::{
