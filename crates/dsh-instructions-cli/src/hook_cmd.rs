@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use dsh_agent_instructions::home::os_home;
+use dsh_home_paths::os_home;
 use dsh_instructions_hooks::{self as hooks, Agent, Locations, Target};
 
 use crate::args::{HookAction, HookArgs, HookTargetArgs};

@@ -6,14 +6,14 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use camino::Utf8Path;
-use dsh_agent_instructions::discovery::{
+use dsh_instructions_discovery::{
     CancellationToken, Cancelled, FsProvider, RootReason, Unavailable,
 };
-use dsh_agent_instructions::runtime::{
+use dsh_instructions_runtime::{
     CandidateFate, ImportFate, InspectedCandidate, InspectedImport, Inspection, Preview, inspect,
     preview,
 };
-use dsh_agent_instructions::state::Config;
+use dsh_instructions_state::Config;
 use serde_json::{Value, json};
 
 use crate::args::{CheckArgs, ConfigArgs, ViewArgs};
@@ -96,7 +96,7 @@ fn show_json(seen: &Preview) -> Value {
 }
 
 /// The typed source, or `null` when no message would be sent.
-fn source_json(text: &str, source: &dsh_agent_instructions::state::TypedSource) -> Value {
+fn source_json(text: &str, source: &dsh_instructions_state::TypedSource) -> Value {
     if text.is_empty() {
         Value::Null
     } else {

@@ -2,7 +2,7 @@
 //! the file over presets and defaults (SPEC §3).
 
 use camino::Utf8Path;
-use dsh_agent_instructions::state::{
+use dsh_instructions_state::{
     CandidatePolicy, ConfigError, ConfigInput, NumberInput, Preset, ResolvedConfig,
 };
 use serde::Deserialize;

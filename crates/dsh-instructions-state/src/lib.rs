@@ -8,6 +8,18 @@
 //!
 //! Nothing here does I/O: the runtime gathers probes and reads, then calls
 //! these functions to decide what changes.
+//!
+//! # What is an API boundary
+//!
+//! Products build on the configuration ([`ConfigInput`], [`Config`],
+//! [`Preset`], …) and the persisted metadata ([`TypedSource`], [`Change`],
+//! [`Action`], [`ScopeKey`], [`Digest`]): their shapes are part of SPEC
+//! (R-CFG, R-STATE-1..3) and change only with it. The decision rules —
+//! [`VisibleState`], [`transition`], [`reconcile_directory`],
+//! [`select_first_wins`], [`dedup_keep`], [`VersionCache`], the import
+//! assembly — are public so the runtime, the conformance suite and property
+//! tests can drive them with plain values; they are **not an API boundary**
+//! and follow the runtime's needs.
 
 #![forbid(unsafe_code)]
 
