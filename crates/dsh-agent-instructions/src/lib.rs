@@ -2,52 +2,102 @@
 //!
 //! A product that wants `AGENTS.md` / `CLAUDE.md` / `*.local.md` overlays and
 //! one user-global file delivered to its model as bounded, always-current
-//! context depends on this crate alone. Each module re-exports one layer of
-//! the workspace (SPEC §2), broadest concern last:
+//! context depends on this crate alone. Its root re-exports exactly the
+//! names an embedder needs, each reachable by this one path:
 //!
-//! | module | crate | what it gives you |
-//! |---|---|---|
-//! | [`home`] | `dsh-home-paths` | `$DSH_HOME` resolution, `~` expansion, display labels |
-//! | [`discovery`] | `dsh-instructions-discovery` | the filesystem provider trait, the cap-std and in-memory providers, project-root discovery |
-//! | [`render`] | `dsh-instructions-render` | prompt templates, frame escaping, byte budgets (pure) |
-//! | [`state`] | `dsh-instructions-state` | configuration, typed sources, scope keys, digests, transitions (pure) |
-//! | [`runtime`] | `dsh-instructions-runtime` | the adapter a product mounts per session, a reference in-memory host, `inspect` |
-//! | [`session_log`] | `dsh-session-log` | a reference append-only JSONL session store |
+//! | to | use |
+//! |---|---|
+//! | keep a persisted session (the production path) | [`SessionStore`], [`SessionSettings`], [`Session`] |
+//! | mount on a real directory (R-RT-11) | [`open_mount`] with a [`SessionSpec`], [`CapStd`] and [`ambient_authority`] |
+//! | run the adapter over your own host | [`Instance`], [`Host`], [`Decision`], [`BatchItem`], [`ToolExecution`], [`SessionEvent`] |
+//! | configure | [`ConfigInput`], [`Preset`], [`Config`] |
+//! | show a person what loads and why | [`inspect`], [`preview`] |
+//! | test without a filesystem | [`MemoryProvider`], [`MemNode`], [`MemoryHost`] |
 //!
-//! # End to end
+//! Everything else lives in the layer crates (SPEC §2) a product may also
+//! depend on directly: `dsh-home-paths`, `dsh-instructions-discovery`,
+//! `dsh-instructions-render`, `dsh-instructions-state`,
+//! `dsh-instructions-runtime`, `dsh-session-log`, `dsh-instructions-session`.
 //!
-//! Mount the adapter over a session, run the first pre-step of a turn, and
-//! the baseline is folded right after the prompt (R-RT-1):
+//! # The production path: a persisted session on a real directory
+//!
+//! ```
+//! use dsh_agent_instructions::{
+//!     ambient_authority, CancellationToken, CapStd, ConfigInput, HomeEnv, Preset, Session,
+//!     SessionSettings, SessionStore, ToolExecution,
+//! };
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+//! let tmp = tempfile::tempdir()?;
+//! let base = camino::Utf8PathBuf::try_from(tmp.path().to_path_buf())?;
+//! std::fs::create_dir_all(base.join("repo/.git"))?;
+//! std::fs::create_dir_all(base.join("repo/pkg"))?;
+//! std::fs::write(base.join("repo/AGENTS.md"), "Run the tests.")?;
+//! std::fs::write(base.join("repo/pkg/AGENTS.md"), "Use pnpm.")?;
+//! let env = HomeEnv { home: Some(base.join("home").into_string().into()), ..HomeEnv::from_process()? };
+//!
+//! let store = SessionStore::new(base.join("home/.dsh/sessions"));
+//! let settings = SessionSettings {
+//!     config: Some(ConfigInput { preset: Some(Preset::Dsh), ..Default::default() }),
+//!     ..Default::default()
+//! };
+//! let (fs, cancel) = (CapStd::new(ambient_authority()), CancellationToken::new());
+//!
+//! // A turn's first step: the baseline is folded in after the prompt.
+//! let log = store.create("s1", base.join("repo"), &settings)?;
+//! let session = Session::mount(log, &settings, &env, &fs, &cancel).await?;
+//! let baseline = session.prompt("hi".into(), &cancel).await?.expect("baseline");
+//! assert!(baseline.joined_text().contains("Instructions from: AGENTS.md\n\nRun the tests."));
+//!
+//! // A tool read below the cwd: the nested file enters at the continuation.
+//! let read = ToolExecution {
+//!     name: "read".into(),
+//!     arguments: serde_json::json!({ "file_path": "pkg/index.ts" }),
+//!     token: "t1".into(),
+//!     parent: None,
+//!     is_error: false,
+//!     cancelled: false,
+//! };
+//! session.tool(&read, true).await?;
+//! let set = session.step_end(&cancel).await?.expect("a set");
+//! assert_eq!(set.source.changes[0].path, "pkg/AGENTS.md");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Over your own host, in memory
 //!
 //! ```
 //! use std::sync::Arc;
-//! use dsh_agent_instructions::{discovery, home, runtime, state};
-//! use runtime::{BatchEntry, BatchItem, Decision, Instance, MemoryHost, Mount};
+//! use dsh_agent_instructions::{
+//!     BatchEntry, BatchItem, CancellationToken, Config, Decision, DshHome, HomeLabel, Instance,
+//!     MemNode, MemoryHost, MemoryProvider, Mount,
+//! };
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
-//! // A project with a root marker and one instruction file.
-//! let fs = discovery::MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
-//! fs.insert("/repo/.git".into(), discovery::MemNode::dir());
-//! fs.insert("/repo/AGENTS.md".into(), discovery::MemNode::file("Run the tests."));
+//! let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+//! fs.insert("/repo/.git".into(), MemNode::dir());
+//! fs.insert("/repo/AGENTS.md".into(), MemNode::file("Run the tests."));
 //!
 //! let host = Arc::new(MemoryHost::new("/repo".into()));
 //! let instance = Instance::mount(
 //!     Mount {
-//!         config: Some(state::Config::with_max_bytes(65_536)),
+//!         config: Some(Config::with_max_bytes(65_536)),
 //!         provider: Some(Arc::new(fs)),
-//!         home: home::DshHome { path: "/home/u/.dsh".into(), label: home::HomeLabel::Default },
+//!         home: DshHome { path: "/home/u/.dsh".into(), label: HomeLabel::Default },
 //!         root: None,
 //!     },
 //!     host.clone(),
 //! )?;
 //!
 //! let prompt = BatchItem { message: "hi".to_string(), claimed: true };
-//! let cancel = discovery::CancellationToken::new();
-//! let outcome = instance.pre_step(1, Decision::Enter(vec![prompt]), &cancel).await?;
+//! let outcome = instance
+//!     .pre_step(1, Decision::Enter(vec![prompt]), &CancellationToken::new())
+//!     .await?;
 //! let batch = outcome.batch.unwrap_or_default();
 //! assert!(matches!(&batch[0], BatchEntry::Host(text) if text == "hi"));
 //! let BatchEntry::Workspace(message) = &batch[1] else { panic!("baseline not folded") };
-//! assert!(message.joined_text().contains("Instructions from: AGENTS.md\n\nRun the tests."));
 //! assert!(message.source.baseline);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # })?;
@@ -55,31 +105,19 @@
 //! ```
 #![forbid(unsafe_code)]
 
-/// DSH home resolution, `~` expansion and display labels (SPEC §4).
-#[doc(inline)]
-pub use dsh_home_paths as home;
-
-/// Filesystem providers, bounded reads and project-root discovery (SPEC §5).
-#[doc(inline)]
-pub use dsh_instructions_discovery as discovery;
-
-/// Prompt templates, escaping and byte budgets (SPEC §6).
-#[doc(inline)]
-pub use dsh_instructions_render as render;
-
-/// Configuration, typed sources, scope keys and transitions (SPEC §3, §7).
-#[doc(inline)]
-pub use dsh_instructions_state as state;
-
-/// The runtime adapter, its host traits and `inspect` (SPEC §8).
-#[doc(inline)]
-pub use dsh_instructions_runtime as runtime;
-
-/// The reference JSONL session store (SPEC §9).
-#[doc(inline)]
-pub use dsh_session_log as session_log;
-
-/// A persisted session: the runtime's host over the session log, mounted
-/// through the one entry point (R-RT-11, R-RT-12).
-#[doc(inline)]
-pub use dsh_instructions_session as session;
+pub use dsh_home_paths::{DshHome, HomeEnv, HomeError, HomeLabel};
+pub use dsh_instructions_discovery::{
+    AmbientAuthority, CancellationToken, Cancelled, CapStdProvider, FsProvider, MemNode,
+    MemoryProvider, ProjectRoot, RootReason, ambient_authority,
+};
+pub use dsh_instructions_runtime::{
+    BatchEntry, BatchItem, CandidateFate, CapStd, Decision, Host, InspectedCandidate, Inspection,
+    Instance, MemoryHost, Mount, MountError, OpenError, Opened, PreStepOutcome, Preview,
+    ProviderFactory, SessionEvent, SessionSpec, ToolExecution, WorkspaceMessage, inspect,
+    open_mount, preview,
+};
+pub use dsh_instructions_session::{LogHost, Session, SessionError, SessionSettings, SessionStore};
+pub use dsh_instructions_state::{
+    Action, CandidatePolicy, Change, Config, ConfigError, ConfigInput, ConfigWarning, Preset,
+    TypedSource,
+};

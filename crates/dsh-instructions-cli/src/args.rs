@@ -40,7 +40,8 @@ Example:
 Lists the project root and why, the DSH home, every directory from the root
 to the cwd with each candidate's fate (loaded, shadowed, points to, duplicate,
 absent, unavailable, outside trusted roots, omitted or truncated by the
-budget), the byte ledger and the baseline identity.
+budget), with imports on each loaded file's @path import tree and each
+target's fate, the byte ledger and the baseline identity.
 
 Example:
   dsh-instructions explain --cwd ~/src/app/pkg --policy all-distinct --json")]
@@ -50,8 +51,9 @@ Example:
 Exit status: 0 when every instruction file from the root to the cwd loads
 whole; 1 with one line per cause when a file would be omitted, truncated,
 unavailable, outside the trusted roots, or shadowed by a sibling whose content
-differs (a small pointer file naming the winner, e.g. `@AGENTS.md`, is fine);
-2 for usage or configuration errors.
+differs (a small pointer file naming the winner, e.g. `@AGENTS.md`, is fine),
+or (with imports on) an @path import would not expand; 2 for usage or
+configuration errors.
 
 Example:
   dsh-instructions check --cwd . --max-bytes 16384")]
@@ -177,6 +179,13 @@ pub struct ConfigArgs {
     /// Trust the whole filesystem (`/`).
     #[arg(long)]
     pub trust_all: bool,
+    /// Expand `@path` imports in instruction files (on in the claude and
+    /// gemini presets).
+    #[arg(long, conflicts_with = "no_imports")]
+    pub imports: bool,
+    /// Do not expand `@path` imports, whatever the preset says.
+    #[arg(long)]
+    pub no_imports: bool,
 }
 
 /// Arguments of `show` and `explain`.
@@ -370,6 +379,24 @@ mod tests {
             panic!("not check")
         };
         assert_eq!(a.config.trust, [PathBuf::from("/a"), PathBuf::from("/b")]);
+    }
+
+    #[rstest]
+    #[case(&["x", "show"], false, false)]
+    #[case(&["x", "show", "--imports"], true, false)]
+    #[case(&["x", "explain", "--no-imports"], false, true)]
+    fn import_flags_parse(#[case] argv: &[&str], #[case] on: bool, #[case] off: bool) {
+        // R-CFG-10
+        let cli = Cli::try_parse_from(argv).expect("valid argv");
+        let (Command::Show(a) | Command::Explain(a)) = cli.command else {
+            panic!("not show/explain")
+        };
+        assert_eq!((a.config.imports, a.config.no_imports), (on, off));
+    }
+
+    #[test]
+    fn import_flags_conflict() {
+        assert!(Cli::try_parse_from(["x", "show", "--imports", "--no-imports"]).is_err());
     }
 
     #[test]

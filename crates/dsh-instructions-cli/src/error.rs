@@ -44,14 +44,14 @@ impl fmt::Display for CliError {
     }
 }
 
-impl From<dsh_agent_instructions::home::HomeError> for CliError {
-    fn from(e: dsh_agent_instructions::home::HomeError) -> Self {
+impl From<dsh_home_paths::HomeError> for CliError {
+    fn from(e: dsh_home_paths::HomeError) -> Self {
         Self::new(e.to_string())
     }
 }
 
-impl From<dsh_agent_instructions::session_log::LogError> for CliError {
-    fn from(e: dsh_agent_instructions::session_log::LogError) -> Self {
+impl From<dsh_session_log::LogError> for CliError {
+    fn from(e: dsh_session_log::LogError) -> Self {
         Self::new(format!("session log: {e}"))
     }
 }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use dsh_agent_instructions::home::os_home;
+use dsh_home_paths::os_home;
 use dsh_instructions_hooks::{self as hooks, Agent, Locations, Target};
 
 use crate::args::{HookAction, HookArgs, HookTargetArgs};
@@ -17,13 +17,7 @@ use crate::setup;
 /// Runs `hook …`.
 pub fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
     let Some(action) = &args.action else {
-        // The event handler lands with the adapter; until then it reads the
-        // event (an agent writing it must not meet a closed pipe) and
-        // answers "no context", which every agent accepts (R-HOOK-1).
-        use std::io::Read as _;
-        let _ = std::io::copy(&mut std::io::stdin().take(1 << 20), &mut std::io::sink());
-        out!("{{}}");
-        return Ok(ExitCode::SUCCESS);
+        return Ok(handle_event(args.agent));
     };
     let agent = args
         .agent
@@ -67,6 +61,23 @@ pub fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
             })
         }
     }
+}
+
+/// The event handler (R-HOOK-1): one event from stdin, the answer on
+/// stdout, exit 0 whatever happens — an agent never sees the adapter fail.
+fn handle_event(agent: Option<Agent>) -> ExitCode {
+    use std::io::Read as _;
+    let mut input = Vec::new();
+    // One byte more than the bound tells an oversized event from a full one.
+    let limit = hooks::MAX_EVENT_BYTES as u64 + 1;
+    let read = std::io::stdin().take(limit).read_to_end(&mut input);
+    let answer = match (agent, read, setup::process_env()) {
+        (Some(agent), Ok(_), Ok(env)) => hooks::respond(agent, &input, &env),
+        // No agent, unreadable stdin or cwd: nothing to give.
+        _ => "{}".to_owned(),
+    };
+    out!("{answer}");
+    ExitCode::SUCCESS
 }
 
 fn hook_error(e: hooks::HookError) -> CliError {

@@ -6,13 +6,14 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use camino::Utf8Path;
-use dsh_agent_instructions::discovery::{
+use dsh_instructions_discovery::{
     CancellationToken, Cancelled, FsProvider, RootReason, Unavailable,
 };
-use dsh_agent_instructions::runtime::{
-    CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview,
+use dsh_instructions_runtime::{
+    CandidateFate, ImportFate, InspectedCandidate, InspectedImport, Inspection, Preview, inspect,
+    preview,
 };
-use dsh_agent_instructions::state::Config;
+use dsh_instructions_state::Config;
 use serde_json::{Value, json};
 
 use crate::args::{CheckArgs, ConfigArgs, ViewArgs};
@@ -95,7 +96,7 @@ fn show_json(seen: &Preview) -> Value {
 }
 
 /// The typed source, or `null` when no message would be sent.
-fn source_json(text: &str, source: &dsh_agent_instructions::state::TypedSource) -> Value {
+fn source_json(text: &str, source: &dsh_instructions_state::TypedSource) -> Value {
     if text.is_empty() {
         Value::Null
     } else {
@@ -142,8 +143,23 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
     }
 }
 
-/// One line per candidate whose fate fails `check` (R-CLI-6).
+/// One line per candidate whose fate fails `check` (R-CLI-6), then one per
+/// import that should expand and does not (R-IMP-5).
 fn check_lines(seen: &Inspection) -> Vec<String> {
+    let imports = seen.candidates.iter().flat_map(|c| {
+        c.imports
+            .iter()
+            .filter(|i| i.fate.is_problem())
+            .map(move |i| {
+                format!(
+                    "{}: import @{} ({}): {}",
+                    shown_path(seen, c),
+                    i.token,
+                    i.path,
+                    import_fate_text(&i.fate)
+                )
+            })
+    });
     seen.candidates
         .iter()
         .filter(|c| c.fate.is_problem())
@@ -160,7 +176,53 @@ fn check_lines(seen: &Inspection) -> Vec<String> {
                 _ => format!("{}: {why}", shown_path(seen, c)),
             }
         })
+        .chain(imports)
         .collect()
+}
+
+/// An import's fate, for people (the vocabulary of R-IMP-5).
+fn import_fate_text(fate: &ImportFate) -> String {
+    match fate {
+        ImportFate::Expanded { bytes } => format!("expanded ({bytes} bytes)"),
+        ImportFate::OwnSection => "loaded as its own section".to_owned(),
+        ImportFate::AlreadyImported => "already imported above".to_owned(),
+        ImportFate::Cycle => "cycle: already on the import path".to_owned(),
+        ImportFate::TooDeep => "too deep (more than 5 levels)".to_owned(),
+        ImportFate::OverCount => "over the limit (64 imports)".to_owned(),
+        ImportFate::OverBytes => "over the limit (max_source_bytes)".to_owned(),
+        ImportFate::Missing => "missing (stays plain text)".to_owned(),
+        ImportFate::OutsideTrustedRoots => "outside trusted roots".to_owned(),
+        ImportFate::Unavailable { reason } => format!("unavailable ({reason})"),
+    }
+}
+
+fn import_fate_json(fate: &ImportFate) -> Value {
+    let kind = match fate {
+        ImportFate::Expanded { bytes } => return json!({"kind": "expanded", "bytes": bytes}),
+        ImportFate::Unavailable { reason } => {
+            return json!({"kind": "unavailable", "reason": reason.to_string()});
+        }
+        ImportFate::OwnSection => "own-section",
+        ImportFate::AlreadyImported => "already-imported",
+        ImportFate::Cycle => "cycle",
+        ImportFate::TooDeep => "too-deep",
+        ImportFate::OverCount => "over-count",
+        ImportFate::OverBytes => "over-bytes",
+        ImportFate::Missing => "missing",
+        ImportFate::OutsideTrustedRoots => "outside-trusted-roots",
+    };
+    json!({"kind": kind})
+}
+
+/// The import tree row of one import: indented by depth, the token as
+/// written, and where it resolved when that reads differently.
+fn import_row(i: &InspectedImport) -> String {
+    let indent = "  ".repeat(i.depth);
+    if i.path == i.token {
+        format!("{indent}@{}", i.token)
+    } else {
+        format!("{indent}@{} -> {}", i.token, i.path)
+    }
 }
 
 /// The budget as people read it; `inspect` reports a disabled budget as 0.
@@ -244,19 +306,25 @@ fn explain_text(seen: &Inspection, config: &Config) -> String {
     );
     let _ = writeln!(
         out,
-        "policy        {}; candidates [{}]; local [{}]",
+        "policy        {}; candidates [{}]; local [{}]{}",
         config.candidate_policy,
         config.instruction_file_candidates.join(", "),
-        config.local_instruction_file_candidates.join(", ")
+        config.local_instruction_file_candidates.join(", "),
+        if config.imports { "; imports on" } else { "" }
     );
     out.push('\n');
 
     let rows: Vec<(String, String, String)> = seen
         .candidates
         .iter()
-        .map(|c| {
+        .flat_map(|c| {
             let dir = c.dir.clone().unwrap_or_else(|| "(user-global)".to_owned());
-            (dir, shown_path(seen, c), fate_text(&c.fate))
+            // Each loaded file's import tree follows it (R-IMP-5).
+            std::iter::once((dir, shown_path(seen, c), fate_text(&c.fate))).chain(
+                c.imports
+                    .iter()
+                    .map(|i| (String::new(), import_row(i), import_fate_text(&i.fate))),
+            )
         })
         .collect();
     let w_dir = rows.iter().map(|r| r.0.len()).chain([9]).max().unwrap_or(9);
@@ -332,7 +400,14 @@ fn explain_json(seen: &Inspection, config: &Config, warnings: &[String]) -> Valu
                 "path": shown_path(seen, c),
                 "local": c.local,
                 "fate": fate_json(&c.fate),
-                "problem": c.fate.is_problem(),
+                "problem": c.is_problem(),
+                "imports": c.imports.iter().map(|i| json!({
+                    "depth": i.depth,
+                    "token": i.token,
+                    "path": i.path,
+                    "fate": import_fate_json(&i.fate),
+                    "problem": i.fate.is_problem(),
+                })).collect::<Vec<Value>>(),
             })
         })
         .collect();
@@ -348,6 +423,7 @@ fn explain_json(seen: &Inspection, config: &Config, warnings: &[String]) -> Valu
             "instruction_file_candidates": config.instruction_file_candidates,
             "local_instruction_file_candidates": config.local_instruction_file_candidates,
             "project_root_markers": config.project_root_markers,
+            "imports": config.imports,
         },
         "identity": seen.baseline.identity,
         "budget": {
@@ -395,6 +471,61 @@ mod tests {
     ) {
         assert_eq!(fate_text(&fate), text);
         assert_eq!(fate_json(&fate)["kind"], kind);
+    }
+
+    #[rstest]
+    #[case(ImportFate::Expanded { bytes: 3 }, "expanded (3 bytes)", "expanded")]
+    #[case(ImportFate::OwnSection, "loaded as its own section", "own-section")]
+    #[case(
+        ImportFate::AlreadyImported,
+        "already imported above",
+        "already-imported"
+    )]
+    #[case(ImportFate::Cycle, "cycle: already on the import path", "cycle")]
+    #[case(ImportFate::TooDeep, "too deep (more than 5 levels)", "too-deep")]
+    #[case(ImportFate::OverCount, "over the limit (64 imports)", "over-count")]
+    #[case(
+        ImportFate::OverBytes,
+        "over the limit (max_source_bytes)",
+        "over-bytes"
+    )]
+    #[case(ImportFate::Missing, "missing (stays plain text)", "missing")]
+    #[case(
+        ImportFate::OutsideTrustedRoots,
+        "outside trusted roots",
+        "outside-trusted-roots"
+    )]
+    #[case(
+        ImportFate::Unavailable { reason: Unavailable::TooLarge { limit: 9 } },
+        "unavailable (larger than max_source_bytes (9 bytes))",
+        "unavailable"
+    )]
+    fn import_fates_use_the_spec_vocabulary(
+        #[case] fate: ImportFate,
+        #[case] text: &str,
+        #[case] kind: &str,
+    ) {
+        // R-IMP-5
+        assert_eq!(import_fate_text(&fate), text);
+        assert_eq!(import_fate_json(&fate)["kind"], kind);
+    }
+
+    #[rstest]
+    #[case(1, "AGENTS.md", "AGENTS.md", "  @AGENTS.md")]
+    #[case(2, "../x.md", "x.md", "    @../x.md -> x.md")]
+    fn import_rows_indent_by_depth(
+        #[case] depth: usize,
+        #[case] token: &str,
+        #[case] path: &str,
+        #[case] want: &str,
+    ) {
+        let i = InspectedImport {
+            depth,
+            token: token.into(),
+            path: path.into(),
+            fate: ImportFate::Missing,
+        };
+        assert_eq!(import_row(&i), want);
     }
 
     #[rstest]

@@ -11,13 +11,13 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use dsh_agent_instructions::discovery::{CancellationToken, ambient_authority};
-use dsh_agent_instructions::runtime::{CapStd, ToolExecution, WorkspaceMessage};
-use dsh_agent_instructions::session::{
+use dsh_instructions_discovery::{CancellationToken, ambient_authority};
+use dsh_instructions_runtime::{CapStd, ToolExecution, WorkspaceMessage};
+use dsh_instructions_session::{
     Session, SessionError, SessionSettings, SessionStore, typed_source,
 };
-use dsh_agent_instructions::session_log::{self as slog, Event, EventKind, OpenReport};
-use dsh_agent_instructions::state::{Config, TypedSource};
+use dsh_instructions_state::{Config, TypedSource};
+use dsh_session_log::{self as slog, Event, EventKind, OpenReport};
 use serde_json::{Value, json};
 
 use crate::args::{ConfigArgs, SessionCommand};

@@ -2,7 +2,7 @@
 //! the file over presets and defaults (SPEC §3).
 
 use camino::Utf8Path;
-use dsh_agent_instructions::state::{
+use dsh_instructions_state::{
     CandidatePolicy, ConfigError, ConfigInput, NumberInput, Preset, ResolvedConfig,
 };
 use serde::Deserialize;
@@ -225,6 +225,12 @@ fn overlay(mut input: ConfigInput, flags: &ConfigArgs) -> Result<ConfigInput, Cl
     if let Some(v) = &flags.markers {
         input.project_root_markers = Some(split_list(v));
     }
+    // R-CFG-10: either flag wins over the file and the preset.
+    if flags.imports {
+        input.imports = Some(true);
+    } else if flags.no_imports {
+        input.imports = Some(false);
+    }
     if let Some(home) = &flags.home {
         let home = home.to_str().ok_or_else(|| {
             CliError::new(format!("--home is not valid UTF-8: {}", home.display()))
@@ -295,6 +301,19 @@ mod tests {
     fn precedence(#[case] text: &str, #[case] flags: ConfigArgs, #[case] want: i64) {
         let s = settings(text);
         assert_eq!(resolve(&s, &flags).expect("valid").config.max_bytes, want);
+    }
+
+    // R-CFG-10: the settings key, the preset and the flags, flags winning.
+    #[rstest]
+    #[case("", ConfigArgs::default(), false)]
+    #[case("agent_instructions:\n  imports: true\n", ConfigArgs::default(), true)]
+    #[case("", ConfigArgs { preset: Some("claude".into()), ..ConfigArgs::default() }, true)]
+    #[case("agent_instructions:\n  imports: false\n", ConfigArgs { preset: Some("claude".into()), ..ConfigArgs::default() }, false)]
+    #[case("agent_instructions:\n  imports: false\n", ConfigArgs { imports: true, ..ConfigArgs::default() }, true)]
+    #[case("", ConfigArgs { preset: Some("gemini".into()), no_imports: true, ..ConfigArgs::default() }, false)]
+    fn imports_precedence(#[case] text: &str, #[case] flags: ConfigArgs, #[case] on: bool) {
+        let r = resolve(&settings(text), &flags).unwrap();
+        assert_eq!(r.config.imports, on);
     }
 
     #[test]

@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use dsh_agent_instructions::discovery::{CancellationToken, ambient_authority};
-use dsh_agent_instructions::home::{DshHome, HomeEnv, normalize_lexically, resolve_dsh_home};
-use dsh_agent_instructions::runtime::{CapStd, Opened, SessionSpec, open_mount};
-use dsh_agent_instructions::state::{Config, ConfigInput};
+use dsh_home_paths::{DshHome, HomeEnv, normalize_lexically, resolve_dsh_home};
+use dsh_instructions_discovery::{CancellationToken, ambient_authority};
+use dsh_instructions_runtime::{CapStd, Opened, SessionSpec, open_mount};
+use dsh_instructions_state::{Config, ConfigInput};
 
 use crate::args::ConfigArgs;
 use crate::error::CliError;

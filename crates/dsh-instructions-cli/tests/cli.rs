@@ -878,3 +878,145 @@ fn a_session_keeps_the_configuration_it_was_created_with() {
         stdout(&overridden)
     );
 }
+
+/// The issue #14 layout: a PostHog-like repository whose `CLAUDE.md` is one
+/// pointer line to `AGENTS.md`.
+fn posthog_like() -> Tree {
+    let t = Tree::new();
+    t.write(
+        "repo/AGENTS.md",
+        "# Agents\n\nRun `make test` before committing.\nStyle: @docs/style.md\n",
+    );
+    t.write("repo/docs/style.md", "Use tabs.");
+    t.write(
+        "repo/CLAUDE.md",
+        "See consolidated agents instructions in @AGENTS.md",
+    );
+    t
+}
+
+#[test]
+fn show_with_the_claude_preset_carries_the_imported_agents_md_once() {
+    // R-IMP-1, R-IMP-3, R-CFG-10
+    let t = posthog_like();
+    let out = t.run(&["show", "--preset", "claude"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let section = "Instructions from: CLAUDE.md\n\n\
+        See consolidated agents instructions in @AGENTS.md\n\n\
+        Imported from: AGENTS.md\n\n\
+        # Agents\n\nRun `make test` before committing.\nStyle: @docs/style.md\n\n\n\
+        Imported from: docs/style.md\n\nUse tabs.\n</system-reminder>\n";
+    assert!(text.ends_with(section), "{text}");
+    assert_eq!(text.matches("Run `make test`").count(), 1, "{text}");
+    assert_eq!(text.matches("Use tabs.").count(), 1, "{text}");
+
+    // The same layout without imports: only the pointer line.
+    let off = stdout(&t.run(&["show", "--preset", "claude", "--no-imports"]));
+    assert!(!off.contains("make test"), "{off}");
+    assert!(off.contains("@AGENTS.md"), "{off}");
+}
+
+#[test]
+fn explain_with_the_claude_preset_shows_the_import_tree() {
+    // R-IMP-5
+    let t = posthog_like();
+    let out = t.run(&["explain", "--preset", "claude"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with(".") && l.contains("CLAUDE.md") && l.contains("loaded"))
+        .unwrap_or_else(|| panic!("no CLAUDE.md row in {text}"));
+    assert!(lines[at + 1].contains("  @AGENTS.md"), "{text}");
+    assert!(lines[at + 1].ends_with("expanded (67 bytes)"), "{text}");
+    assert!(
+        lines[at + 2].contains("    @docs/style.md"),
+        "nested import indented deeper: {text}"
+    );
+    assert!(lines[at + 2].ends_with("expanded (9 bytes)"), "{text}");
+    assert!(text.contains("imports on"), "{text}");
+
+    let json: Value = serde_json::from_str(&stdout(
+        &t.run(&["explain", "--preset", "claude", "--json"]),
+    ))
+    .expect("json");
+    assert_eq!(json["config"]["imports"], true);
+    let claude = json["candidates"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["path"] == "CLAUDE.md"))
+        .expect("CLAUDE.md candidate");
+    assert_eq!(claude["imports"][0]["path"], "AGENTS.md");
+    assert_eq!(claude["imports"][0]["fate"]["kind"], "expanded");
+    assert_eq!(claude["imports"][1]["depth"], 2);
+    assert_eq!(claude["imports"][1]["path"], "docs/style.md");
+}
+
+#[test]
+fn check_fails_on_an_import_that_does_not_expand() {
+    // R-IMP-5: an import outside the trusted roots fails; a missing one is
+    // plain text and does not.
+    let t = Tree::new();
+    t.write("outside/shared.md", "Shared.");
+    t.write(
+        "repo/CLAUDE.md",
+        "See @../outside/shared.md and @not-a-file",
+    );
+    let out = t.run(&["check", "--preset", "claude"]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert_eq!(
+        stdout(&out),
+        "CLAUDE.md: import @../outside/shared.md (../outside/shared.md): outside trusted roots\n"
+    );
+    let outside = t.path("outside");
+    let trusted = t.run(&[
+        "check",
+        "--preset",
+        "claude",
+        "--trust",
+        outside.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code(&trusted), 0, "{}", stdout(&trusted));
+}
+
+#[test]
+fn the_imports_example_of_prompt_shape_md_is_what_show_prints() {
+    // docs/prompt-shape.md, "Imported from: blocks" (R-IMP-3).
+    const DOC: &str = include_str!("../../../docs/prompt-shape.md");
+    let block = DOC
+        .split_once("```prompt\n")
+        .and_then(|(_, rest)| rest.split_once("\n```"))
+        .map(|(block, _)| block)
+        .expect("a ```prompt block");
+    let t = Tree::new();
+    t.write(
+        "repo/AGENTS.md",
+        "Run `make test` before committing.\nStyle: @docs/style.md\n",
+    );
+    t.write(
+        "repo/CLAUDE.md",
+        "See consolidated agents instructions in @AGENTS.md",
+    );
+    t.write("repo/docs/style.md", "Use tabs, not spaces.\n");
+    let out = t.run(&["show", "--preset", "claude"]);
+    assert_eq!(stdout(&out), format!("{block}\n"));
+    assert_eq!(block.len(), 532, "the size the doc states");
+}
+
+#[test]
+fn a_shadowed_copy_of_an_importing_winner_is_the_same_content() {
+    // R-CLI-6 with imports on: the copy matches the winner's own text, not
+    // its expanded content.
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Rules: @docs/r.md");
+    t.write("repo/CLAUDE.md", "Rules: @docs/r.md");
+    t.write("repo/docs/r.md", "Use tabs.");
+    let out = t.run(&["check", "--imports"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let explain = stdout(&t.run(&["explain", "--imports"]));
+    assert!(
+        explain.contains("shadowed by AGENTS.md (same content)"),
+        "{explain}"
+    );
+}

@@ -1544,6 +1544,7 @@ config:
   dsh_home: ~/.dsh
   touch_tools: {read: [file_path], grep: [path, glob]}
   preset: codex
+  imports: true
 no_provider: false
 env: {HOME: /home/ada, DSH_HOME: /opt/dsh}
 trusted_roots: [/w]
@@ -1607,6 +1608,8 @@ steps:
         assert_eq!(cfg.candidate_policy, Some(CandidatePolicy::AllDistinct));
         assert_eq!(cfg.preset, Some(Preset::Codex));
         assert_eq!(cfg.dsh_home.as_deref(), Some("~/.dsh"));
+        // R-CFG-10: the imports switch is a config key like any other.
+        assert_eq!(cfg.imports, Some(true));
         assert_eq!(
             cfg.touch_tools.as_ref().and_then(|t| t.get("grep")),
             Some(&vec!["path".to_owned(), "glob".to_owned()])

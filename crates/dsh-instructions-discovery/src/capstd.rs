@@ -779,6 +779,19 @@ impl FsProvider for CapStdProvider {
         }))
     }
 
+    /// One blocking task for the whole list.
+    fn probe_paths<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
+        let inner = Arc::clone(&self.inner);
+        let paths = paths.to_vec();
+        Box::pin(run_blocking(cancel, move |token| {
+            paths.iter().map(|path| inner.probe(path, token)).collect()
+        }))
+    }
+
     /// One blocking task for the whole marker walk.
     fn markers_until_found<'a>(
         &'a self,

@@ -209,6 +209,24 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
         })
     }
 
+    /// Probes several unrelated paths, in order, one result each (the
+    /// targets of `@path` imports, R-IMP-2). Providers may override this to
+    /// probe the whole list in one blocking task; decorators must forward it
+    /// (see [`FsProvider::probe_dirs`]).
+    fn probe_paths<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(paths.len());
+            for path in paths {
+                out.push(self.probe(path, cancel).await?);
+            }
+            Ok(out)
+        })
+    }
+
     /// Checks root markers in order and stops after the first result that is
     /// not [`MarkerProbe::Missing`]: the returned list is a prefix of
     /// `paths`, one result each (R-DISC-1 walks markers this way).

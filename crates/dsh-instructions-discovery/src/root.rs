@@ -51,7 +51,7 @@ pub enum RootReason {
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// use camino::{Utf8Path, Utf8PathBuf};
-/// use dsh_instructions_discovery::root::{find_project_root, RootReason};
+/// use dsh_instructions_discovery::{find_project_root, RootReason};
 /// use dsh_instructions_discovery::{CancellationToken, MemNode, MemoryProvider};
 ///
 /// let fs = MemoryProvider::new(vec![Utf8PathBuf::from("/")]);
@@ -122,7 +122,7 @@ pub async fn find_project_root(
 ///
 /// ```
 /// use camino::Utf8Path;
-/// use dsh_instructions_discovery::root::chain;
+/// use dsh_instructions_discovery::chain;
 /// assert_eq!(chain(Utf8Path::new("/r"), Utf8Path::new("/r/a/b")), ["/r", "/r/a", "/r/a/b"]);
 /// assert_eq!(chain(Utf8Path::new("/r"), Utf8Path::new("/elsewhere")), ["/elsewhere"]);
 /// ```
@@ -146,7 +146,7 @@ pub fn chain(root: &Utf8Path, cwd: &Utf8Path) -> Vec<Utf8PathBuf> {
 ///
 /// ```
 /// use camino::Utf8Path;
-/// use dsh_instructions_discovery::root::relative_dir;
+/// use dsh_instructions_discovery::relative_dir;
 /// assert_eq!(relative_dir(Utf8Path::new("/r"), Utf8Path::new("/r")).as_deref(), Some("."));
 /// assert_eq!(relative_dir(Utf8Path::new("/r"), Utf8Path::new("/r/a/b")).as_deref(), Some("a/b"));
 /// assert_eq!(relative_dir(Utf8Path::new("/r"), Utf8Path::new("/rx")), None);
@@ -166,7 +166,7 @@ pub fn relative_dir(root: &Utf8Path, dir: &Utf8Path) -> Option<String> {
 ///
 /// ```
 /// use camino::Utf8Path;
-/// use dsh_instructions_discovery::root::display_path;
+/// use dsh_instructions_discovery::display_path;
 /// let root = Utf8Path::new("/r");
 /// assert_eq!(display_path(root, Utf8Path::new("/r/pkg/AGENTS.md")).as_deref(), Some("pkg/AGENTS.md"));
 /// assert_eq!(display_path(root, Utf8Path::new("/r")), None);

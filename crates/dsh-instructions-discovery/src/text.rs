@@ -13,7 +13,7 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 /// leading BOM", and digests are over the resulting text).
 ///
 /// ```
-/// use dsh_instructions_discovery::text::decode_text;
+/// use dsh_instructions_discovery::decode_text;
 /// assert_eq!(decode_text(b"\xEF\xBB\xBFrule"), "rule");
 /// assert_eq!(decode_text(b"a\xFFb"), "a\u{FFFD}b");
 /// ```

@@ -521,6 +521,46 @@ async fn cancelled_token_cancels_every_operation<F: Fixture>() {
     );
 }
 
+/// Unrelated paths probed in one batch (import targets, R-IMP-2) equal the
+/// paths probed one by one: present, absent, through a link, outside every
+/// root; a cancelled batch is `Cancelled`.
+async fn probe_paths_matches_probe<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/docs/a.md", b"a");
+    fx.file("/r2/b.md", b"b");
+    fx.link("/r1/link.md", "/r2/b.md");
+    fx.file("/outside/c.md", b"c");
+    let paths: Vec<Utf8PathBuf> = [
+        "/r1/docs/a.md",
+        "/r1/none.md",
+        "/r1/link.md",
+        "/r2/b.md",
+        "/outside/c.md",
+    ]
+    .iter()
+    .map(|p| fx.path(p))
+    .collect();
+    let batch = fx.provider().probe_paths(&paths, &token()).await.unwrap();
+    let mut single = Vec::new();
+    for p in &paths {
+        single.push(fx.provider().probe(p, &token()).await.unwrap());
+    }
+    assert_eq!(batch, single);
+    assert!(matches!(batch[0], Probe::Present(_)));
+    assert_eq!(batch[1], Probe::Absent);
+    assert!(matches!(batch[2], Probe::Present(_)));
+    assert_eq!(
+        batch[4],
+        Probe::Unavailable(Unavailable::OutsideTrustedRoots)
+    );
+    let cancel = token();
+    cancel.cancel();
+    assert_eq!(
+        fx.provider().probe_paths(&paths, &cancel).await,
+        Err(Cancelled)
+    );
+}
+
 /// A chain probed in one batch equals the chain probed directory by
 /// directory, also through a linked directory, an absolute link and a
 /// missing directory in the middle.
@@ -643,7 +683,7 @@ macro_rules! contract {
             link_to_directory_is_absent, dangling_link_is_absent, link_loop_is_unavailable,
             fifo_is_absent_and_never_opened, parent_is_a_file, oversized_by_metadata,
             many_chunks_read_whole, bom_is_dropped, invalid_utf8_is_replaced,
-            markers_check_existence_only, probe_many_matches_probe, probe_many_through_a_linked_directory, probe_dirs_matches_probe_many,
+            markers_check_existence_only, probe_many_matches_probe, probe_many_through_a_linked_directory, probe_dirs_matches_probe_many, probe_paths_matches_probe,
             read_many_matches_read_text, markers_until_found_stops_at_the_first_hit, version_tracks_content,
             distinct_files_have_distinct_identities, cancelled_token_cancels_every_operation);
     };

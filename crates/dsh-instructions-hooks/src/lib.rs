@@ -14,6 +14,10 @@
 //!   loading is off (else double delivery is possible) and, for Codex,
 //!   whether trust is persisted.
 //!
+//! - [`respond`] is the event handler behind `dsh-instructions hook --agent
+//!   A`: one event from stdin to the agent's answer, over the agent
+//!   session's persisted log (R-HOOK-1..4); it never fails the agent.
+//!
 //! Every function takes explicit [`Locations`]; nothing here reads the
 //! process environment. A malformed or unreadable settings file is a typed
 //! [`HookError`] naming the file, and then nothing is written.
@@ -35,22 +39,32 @@
 
 #![forbid(unsafe_code)]
 
+mod adapter;
 mod agent;
 mod codex;
 mod diff;
 mod error;
+mod event;
 mod files;
 mod hooks;
 mod install;
 mod native;
 mod state;
 
+pub use adapter::{
+    AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HookConfig, LOCK_WAIT, MAX_EVENT_BYTES, hook_preset,
+    load_config, respond, store_id,
+};
 pub use agent::{
     Agent, CLAUDE_EXCLUDES, EventSpec, Files, Locations, ParseNameError, Scope, TIMEOUT_SECONDS,
     hook_command, is_our_command,
 };
 pub use codex::{Trust, trust_hash, trust_key};
 pub use error::HookError;
+pub use event::{
+    Action, EventError, HookEvent, PathArg, StartSource, ToolMap, Touched, default_tools,
+    parse_event, touched_paths,
+};
 pub use files::BACKUP_SUFFIX;
 pub use hooks::EventStatus;
 pub use install::{Diagnosis, EventReport, FileChange, Report, Target, doctor, install, uninstall};

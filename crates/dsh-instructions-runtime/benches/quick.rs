@@ -24,7 +24,7 @@ use dsh_instructions_render::{BaselineFile, BaselineKind, render_baseline};
 use support::counting::{Counting, Snapshot};
 use support::drive::{self, Session};
 use support::floor::{self, NaiveSession};
-use support::tree::{MAX_SOURCE_BYTES, Shape, Tree};
+use support::tree::{IMPORTS_PER_FILE, MAX_SOURCE_BYTES, Shape, Tree, import_rel};
 
 /// Wall-clock spent per case after the warm-ups, at most.
 const CASE_BUDGET: Duration = Duration::from_secs(4);
@@ -304,6 +304,112 @@ fn revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
     }
 }
 
+/// The configuration of the import cases: the defaults with imports on.
+fn imports_config() -> dsh_instructions_state::Config {
+    let mut c = drive::config(65_536);
+    c.imports = true;
+    c
+}
+
+fn import_targets() -> Vec<String> {
+    (0..IMPORTS_PER_FILE).map(import_rel).collect()
+}
+
+/// A baseline over a chain whose every file imports ten small files
+/// (SPEC §13), beside the floor's stats and reads of the same files.
+fn imports_baseline_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
+    let config = imports_config();
+    let targets = import_targets();
+    let counted = rt.block_on(async {
+        let counting = Counting::new(drive::disk(tree).expect("open roots"));
+        let shown = drive::show_with(&counting, tree, &config).await;
+        assert!(shown.text.contains("Imported from: "), "imports expand");
+        counting.counts.snapshot()
+    });
+    let (ours_ms, floor_ms) = alternate(
+        || {
+            timed(|| {
+                rt.block_on(async {
+                    let provider = drive::disk(tree).expect("open roots");
+                    black_box(drive::show_with(provider.as_ref(), tree, &config).await);
+                });
+            })
+        },
+        || {
+            timed(|| {
+                let _ = black_box(floor::compose_imports(
+                    &tree.home,
+                    &tree.cwd,
+                    MAX_SOURCE_BYTES,
+                    &targets,
+                ));
+            })
+        },
+    );
+    Row {
+        case: format!("baseline/{}/64K", tree.shape.label()),
+        ours_ms,
+        floor_ms,
+        bytes_read: Some(counted.bytes_read),
+        ops_per_dir: Some(counted.ops_per_dir()),
+    }
+}
+
+/// A pre-step revalidation with nothing changed on the same tree: the
+/// import targets cost a probe each and nothing is read (R-IMP-4).
+fn imports_revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
+    let targets = import_targets();
+    let (ours_ms, counted) = rt.block_on(async {
+        let counting = Counting::new(drive::disk(tree).expect("open roots"));
+        let mut session = Session::start_with(
+            Arc::new(counting.clone()),
+            tree,
+            &tree.cwd,
+            imports_config(),
+        )
+        .await;
+        let before = counting.counts.snapshot();
+        let nothing = session.revalidate().await;
+        assert!(nothing.is_none(), "unchanged: {nothing:?}");
+        let after = counting.counts.snapshot();
+        assert_eq!(
+            after.reads, before.reads,
+            "an unchanged revalidation reads nothing"
+        );
+        let counted = Snapshot {
+            probes: after.probes - before.probes,
+            dirs: after.dirs - before.dirs,
+            reads: after.reads - before.reads,
+            bytes_read: after.bytes_read - before.bytes_read,
+            markers: after.markers - before.markers,
+        };
+        let start = Instant::now();
+        let mut runs = Vec::new();
+        while runs.len() < MAX_RUNS && (runs.is_empty() || start.elapsed() < CASE_BUDGET) {
+            let t = Instant::now();
+            black_box(session.revalidate().await);
+            runs.push(t.elapsed());
+        }
+        (median(runs), counted)
+    });
+    let start = Instant::now();
+    let mut runs = Vec::new();
+    while runs.len() < MAX_RUNS && (runs.is_empty() || start.elapsed() < CASE_BUDGET) {
+        runs.push(timed(|| {
+            let _ = black_box(floor::revalidate_imports(
+                &tree.home, &tree.root, &tree.cwd, &targets,
+            ));
+        }));
+    }
+    Row {
+        case: format!("revalidate/{}", tree.shape.label()),
+        ours_ms,
+        floor_ms: median(runs),
+        bytes_read: Some(counted.bytes_read),
+        ops_per_dir: Some(counted.ops_per_dir()),
+    }
+}
+
 fn render_case(over: bool) -> Row {
     let paths: Vec<String> = (0..64)
         .map(|i| format!("dir{i:03}/sub/AGENTS.md"))
@@ -448,6 +554,7 @@ fn main() {
         },
         Shape::Wide { packages: 1000 },
         Shape::Wide { packages: 10_000 },
+        Shape::Imports { depth: 16 },
     ];
     let mut trees = Vec::new();
     for shape in shapes {
@@ -464,6 +571,16 @@ fn main() {
             continue;
         }
         let tree = Tree::get(shape).expect("build tree");
+        if let Shape::Imports { .. } = shape {
+            if wanted(&format!("baseline/{label}/64K")) {
+                print_row(&imports_baseline_case(&rt, &tree));
+            }
+            if wanted(&format!("revalidate/{label}")) {
+                print_row(&imports_revalidate_case(&rt, &tree));
+            }
+            trees.push(tree);
+            continue;
+        }
         for kib in [64, 32] {
             let case = format!("baseline/{label}/{kib}K");
             if wanted(&case) {

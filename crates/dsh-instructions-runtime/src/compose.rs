@@ -25,6 +25,7 @@ use dsh_instructions_state::{
 
 use crate::WorkspaceMessage;
 use crate::gather::{gather_chain, gather_dirs, probe_with_user_global, process_dirs};
+use crate::imports::ImportContext;
 use crate::scan::{
     DirScan, Gather, LoadedFile, SeenFiles, SlotState, cache_entry, dir_abs, identity_dedup,
 };
@@ -340,17 +341,23 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
     let mut seen = SeenFiles::default();
     let none = BTreeSet::new();
 
+    // Built only with imports on: the off path stays as it was (R-CFG-10).
+    let import_ctx = config
+        .imports
+        .then(|| ImportContext::new(input.root, input.home));
     let full = Gather {
         provider: input.provider,
         config,
         cancel: input.cancel,
         cache: None,
+        imports: import_ctx.as_ref(),
     };
     let cached = Gather {
         provider: input.provider,
         config,
         cancel: input.cancel,
         cache: Some((input.cache, visible)),
+        imports: import_ctx.as_ref(),
     };
 
     match &latest {
@@ -418,6 +425,22 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                     rels.iter().map(|rel| dir_abs(input.root, rel)).collect();
                 let names = cached.names();
                 let (mut ug, probes) = probe_with_user_global(&cached, home, &dirs, &names).await?;
+                if cached.imports.is_some() {
+                    // Own sections are the chain's winners whatever the
+                    // budget or the cache skips, as in the baseline (R-IMP-3).
+                    seen.note_own(&ug);
+                    for ((rel, abs), p) in rels.iter().zip(&dirs).zip(&probes) {
+                        if chain_set.contains(rel) {
+                            seen.note_own(&cached.slots(
+                                abs,
+                                rel,
+                                names.clone(),
+                                p.clone(),
+                                &|_| false,
+                            ));
+                        }
+                    }
+                }
                 // The user-global file is the broadest: it dedups first.
                 ug.slots.retain(|s| !skip(&s.scope));
                 identity_dedup(&mut ug, &mut seen);

@@ -103,6 +103,11 @@ pub(crate) async fn gather_chain(
     for ((rel, abs), probes) in chain.iter().zip(&dirs).zip(probes) {
         scans.push(g.slots(abs, rel, names.clone(), probes, &|_| false));
     }
+    if g.imports.is_some() {
+        for scan in &scans {
+            seen.note_own(scan);
+        }
+    }
     for scan in &mut scans {
         identity_dedup(scan, seen);
     }

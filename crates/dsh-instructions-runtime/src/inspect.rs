@@ -18,6 +18,7 @@ use dsh_instructions_state::{
 
 use crate::compose::{BaselinePlan, chain_rel};
 use crate::gather::gather_chain;
+use crate::imports::{ImportContext, InspectedImport};
 use crate::pointer::{POINTER_MAX_BYTES, is_pointer_to};
 use crate::scan::{CandidateProbe, DirScan, Gather, SeenFiles, SlotState, display};
 
@@ -108,6 +109,17 @@ pub struct InspectedCandidate {
     pub local: bool,
     /// Its fate.
     pub fate: CandidateFate,
+    /// Its import tree, depth first, when it was read with imports on
+    /// (R-IMP-5); empty otherwise.
+    pub imports: Vec<InspectedImport>,
+}
+
+impl InspectedCandidate {
+    /// Whether `check` fails because of this candidate: its own fate, or an
+    /// import that should expand and does not (R-CLI-6, R-IMP-5).
+    pub fn is_problem(&self) -> bool {
+        self.fate.is_problem() || self.imports.iter().any(|i| i.fate.is_problem())
+    }
 }
 
 /// Everything `explain` and `check` print: the baseline and the fate of
@@ -169,6 +181,13 @@ async fn gather_baseline(
     .await?;
     let budget = config.budget().unwrap_or(0);
     let chain = chain_rel(&found.root, cwd);
+    let import_ctx = config
+        .imports
+        .then(|| ImportContext::new(&found.root, home));
+    let gather = &Gather {
+        imports: import_ctx.as_ref(),
+        ..*gather
+    };
     let scans = gather_chain(
         gather,
         home,
@@ -264,6 +283,7 @@ pub async fn preview(
         config,
         cancel,
         cache: None,
+        imports: None,
     };
     Ok(gather_baseline(&gather, home, cwd)
         .await?
@@ -300,6 +320,7 @@ pub async fn inspect(
         config,
         cancel,
         cache: None,
+        imports: None,
     };
     let gathered = gather_baseline(&gather, home, cwd).await?;
     let fates: HashMap<ScopeKey, Fate> = gathered
@@ -385,6 +406,10 @@ async fn describe(
             .map(|s| &s.state);
         let mut winner_digest: Option<Digest> = None;
         for (i, c) in group.iter().enumerate() {
+            let imports = match state {
+                Some(SlotState::Loaded(f)) if Some(i) == winner => f.imports.clone(),
+                _ => Vec::new(),
+            };
             let fate = if Some(i) == winner {
                 match state {
                     Some(SlotState::Duplicate { of, trimmed, .. }) => {
@@ -392,7 +417,9 @@ async fn describe(
                         CandidateFate::DuplicateOf { of: of.clone() }
                     }
                     Some(SlotState::Loaded(f)) => {
-                        winner_digest = Some(f.trimmed);
+                        // A shadowed sibling holds raw text: compare it with
+                        // the winner's own text, not its expanded content.
+                        winner_digest = Some(f.own_trimmed.unwrap_or(f.trimmed));
                         match fates.get(&scope) {
                             Some(Fate::Omitted) => {
                                 CandidateFate::OmittedByBudget { bytes: f.bytes }
@@ -444,6 +471,7 @@ async fn describe(
                 path: path_of(c),
                 local: c.local,
                 fate,
+                imports,
             });
         }
     }

@@ -72,6 +72,7 @@ mod compose;
 mod error;
 mod gather;
 mod host;
+mod imports;
 mod inspect;
 mod instance;
 mod memory_host;
@@ -85,6 +86,7 @@ pub use host::{
     BatchEntry, BatchItem, Decision, Host, InboxId, SessionEvent, ToolExecution, VisibleMark,
     VisibleUpdate, WorkspaceMessage,
 };
+pub use imports::{ImportFate, InspectedImport};
 pub use inspect::{CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview};
 pub use instance::{Instance, Mount, PreStepOutcome};
 pub use memory_host::{HistoryItem, Inbox, MemoryHost};

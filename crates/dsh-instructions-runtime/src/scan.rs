@@ -11,9 +11,11 @@ use dsh_instructions_discovery::{
     ReadOutcome, Unavailable,
 };
 use dsh_instructions_state::{
-    CacheEntry, CandidatePolicy, Config, Digest, ProbeClass, SLOT_BASE, SLOT_LOCAL, ScopeKey,
-    SlotOutcome, VersionCache, VisibleEntry, VisibleState, select_first_wins_iter,
+    CacheEntry, CandidatePolicy, Config, Digest, ImportKey, ProbeClass, SLOT_BASE, SLOT_LOCAL,
+    ScopeKey, SlotOutcome, VersionCache, VisibleEntry, VisibleState, select_first_wins_iter,
 };
+
+use crate::imports::{self, Candidate, ImportContext, InspectedImport};
 
 /// One candidate file name probed in a directory.
 #[derive(Debug, Clone)]
@@ -35,8 +37,17 @@ pub(crate) struct LoadedFile {
     pub digest: Digest,
     pub trimmed: Digest,
     pub version: FileVersion,
-    /// Raw bytes of the file, as read or as reported by the cache's probe.
+    /// Raw bytes of the file, as read or as reported by the cache's probe;
+    /// with imports expanded, the bytes of the expanded content.
     pub bytes: u64,
+    /// The import tree when the file was read with imports on (R-IMP-5).
+    pub imports: Vec<InspectedImport>,
+    /// The import targets its digest depends on (R-IMP-4).
+    pub import_key: Vec<ImportKey<FileVersion>>,
+    /// [`Digest::of_trimmed`] of the file's own text when imports made its
+    /// content differ from it (a sibling that mirrors the file compares
+    /// against this, R-CLI-6); `None` when `trimmed` is already that.
+    pub own_trimmed: Option<Digest>,
 }
 
 /// A slot's present winner, probed but not (yet) read.
@@ -104,6 +115,9 @@ pub(crate) struct Gather<'a> {
     pub cancel: &'a CancellationToken,
     /// Used to skip reads whose result is already visible (R-STATE-8).
     pub cache: Option<(&'a VersionCache<FileVersion>, &'a VisibleState)>,
+    /// `Some` when `@path` imports are expanded (R-CFG-10); `None` keeps
+    /// every read exactly as without imports.
+    pub imports: Option<&'a ImportContext>,
 }
 
 /// Identity dedup across one pass: first (broadest) display path per file,
@@ -112,9 +126,24 @@ pub(crate) struct Gather<'a> {
 pub(crate) struct SeenFiles {
     first: HashMap<FileIdentity, String>,
     failed: HashMap<FileIdentity, Unavailable>,
+    /// Winners of the user-global file and the root-to-cwd chain: an
+    /// import of one of them is `(loaded as its own section)` (R-IMP-3).
+    own: HashMap<FileIdentity, String>,
 }
 
 impl SeenFiles {
+    /// Records the present slot winners of a baseline scan (the
+    /// user-global file or a chain directory) as own sections (R-IMP-3).
+    /// Only called with imports on.
+    pub fn note_own(&mut self, scan: &DirScan) {
+        for slot in &scan.slots {
+            if let SlotState::Unread(f) = &slot.state {
+                self.own
+                    .insert(f.present.identity.clone(), f.display.clone());
+            }
+        }
+    }
+
     /// Undoes the failure recorded by a read that is being put back.
     pub fn forget_failure(&mut self, identity: &FileIdentity) {
         self.failed.remove(identity);
@@ -325,6 +354,11 @@ impl Gather<'_> {
                     let Some(entry) = cache.fresh(&scope, &path, &present.version, shown) else {
                         return false;
                     };
+                    // Import targets need their own probes (R-IMP-4): the
+                    // full path checks them.
+                    if !entry.imports.is_empty() {
+                        return false;
+                    }
                     let identity = &present.identity;
                     let trimmed = entry.trimmed_digest;
                     if seen.first.contains_key(identity)
@@ -362,6 +396,8 @@ impl Gather<'_> {
     ) -> Result<(), Cancelled> {
         let mut waiting: Vec<(usize, usize)> = Vec::new();
         let mut paths: Vec<Utf8PathBuf> = Vec::new();
+        // Vouched for by the cache but with import targets to re-probe.
+        let mut checks: Vec<((usize, usize), CacheEntry<FileVersion>)> = Vec::new();
         for &si in which {
             let scan = &mut scans[si];
             for (i, slot) in scan.slots.iter_mut().enumerate() {
@@ -369,14 +405,20 @@ impl Gather<'_> {
                     continue;
                 };
                 match self.without_read(&slot.scope, file) {
-                    Some(state) => slot.state = state,
-                    None => {
+                    Vouch::Known(state) => slot.state = state,
+                    Vouch::Check(entry) => checks.push(((si, i), entry)),
+                    Vouch::Read => {
                         waiting.push((si, i));
                         paths.push(scan.abs.join(&file.name));
                     }
                 }
             }
         }
+        if !checks.is_empty() {
+            self.check_import_keys(scans, checks, seen, &mut waiting, &mut paths)
+                .await?;
+        }
+        let mut read_now: Vec<(usize, usize, FileIdentity)> = Vec::new();
         if !paths.is_empty() {
             let max = self.config.max_source_bytes;
             let mut outcomes = self
@@ -396,10 +438,19 @@ impl Gather<'_> {
                 });
                 let identity = file.present.identity.clone();
                 slot.state = loaded(file, outcome, path);
-                if let SlotState::Unavailable(reason) = &slot.state {
-                    seen.failed.insert(identity, reason.clone());
+                match &slot.state {
+                    SlotState::Unavailable(reason) => {
+                        seen.failed.insert(identity, reason.clone());
+                    }
+                    SlotState::Loaded(_) => read_now.push((si, i, identity)),
+                    _ => {}
                 }
             }
+        }
+        if let Some(ctx) = self.imports
+            && !read_now.is_empty()
+        {
+            self.expand(ctx, scans, &read_now, seen).await?;
         }
         for &si in which {
             content_dedup(&mut scans[si]);
@@ -407,26 +458,148 @@ impl Gather<'_> {
         Ok(())
     }
 
+    /// Re-probes the import targets of cache-vouched files in one provider
+    /// call: a file whose targets all probe as recorded keeps its cached
+    /// digest (no read, R-IMP-4); any other is queued for a read.
+    async fn check_import_keys(
+        &self,
+        scans: &mut [DirScan],
+        checks: Vec<((usize, usize), CacheEntry<FileVersion>)>,
+        seen: &SeenFiles,
+        waiting: &mut Vec<(usize, usize)>,
+        paths: &mut Vec<Utf8PathBuf>,
+    ) -> Result<(), Cancelled> {
+        let mut targets: Vec<Utf8PathBuf> = checks
+            .iter()
+            .flat_map(|(_, e)| e.imports.iter().map(|k| Utf8PathBuf::from(&k.path)))
+            .collect();
+        targets.sort();
+        targets.dedup();
+        let probes = self.provider.probe_paths(&targets, self.cancel).await?;
+        let by_path: HashMap<&str, &Probe> = targets
+            .iter()
+            .map(|p| p.as_str())
+            .zip(probes.iter())
+            .collect();
+        for ((si, i), entry) in checks {
+            let scan = &mut scans[si];
+            let slot = &mut scan.slots[i];
+            let SlotState::Unread(file) = &slot.state else {
+                continue;
+            };
+            if imports::key_holds(&entry.imports, &by_path, &seen.own) {
+                slot.state = SlotState::Loaded(LoadedFile {
+                    display: file.display.clone(),
+                    text: None,
+                    digest: entry.digest,
+                    trimmed: entry.trimmed_digest,
+                    version: file.present.version,
+                    bytes: file.present.size,
+                    imports: Vec::new(),
+                    import_key: entry.imports,
+                    own_trimmed: None,
+                });
+            } else {
+                waiting.push((si, i));
+                paths.push(scan.abs.join(&file.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// Expands the imports of the files read in this call (R-IMP-1..3):
+    /// content, digests and bytes become those of the expanded section.
+    async fn expand(
+        &self,
+        ctx: &ImportContext,
+        scans: &mut [DirScan],
+        read_now: &[(usize, usize, FileIdentity)],
+        seen: &SeenFiles,
+    ) -> Result<(), Cancelled> {
+        let texts: Vec<(usize, usize, &FileIdentity, Arc<str>)> = read_now
+            .iter()
+            .filter_map(|(si, i, id)| match &scans[*si].slots[*i].state {
+                SlotState::Loaded(LoadedFile { text: Some(t), .. }) if t.contains('@') => {
+                    Some((*si, *i, id, Arc::clone(t)))
+                }
+                _ => None,
+            })
+            .collect();
+        if texts.is_empty() {
+            return Ok(());
+        }
+        let items: Vec<Candidate<'_>> = texts
+            .iter()
+            .map(|(si, _, id, t)| Candidate {
+                dir: &scans[*si].abs,
+                text: t,
+                identity: id,
+            })
+            .collect();
+        let expansions = imports::expand_all(self, ctx, &seen.own, &items).await?;
+        let places: Vec<(usize, usize)> = texts.iter().map(|(si, i, _, _)| (*si, *i)).collect();
+        drop(items);
+        for ((si, i), exp) in places.into_iter().zip(expansions) {
+            let SlotState::Loaded(file) = &mut scans[si].slots[i].state else {
+                continue;
+            };
+            if exp.records.is_empty() {
+                continue;
+            }
+            if exp.content.len() != file.text.as_deref().map_or(0, str::len) {
+                let (digest, trimmed) = Digest::of_and_trimmed(&exp.content);
+                file.own_trimmed = Some(file.trimmed);
+                file.digest = digest;
+                file.trimmed = trimmed;
+                file.bytes = exp.content.len() as u64;
+                file.text = Some(Arc::from(exp.content));
+            }
+            file.imports = exp.records;
+            file.import_key = exp.key;
+        }
+        Ok(())
+    }
+
     /// A winner's state when no read is needed: the version cache vouches
-    /// for it, or its probed size is over the cap.
-    fn without_read(&self, scope: &ScopeKey, file: &ProbedFile) -> Option<SlotState> {
+    /// for it (or asks for its import targets to be probed first), or its
+    /// probed size is over the cap.
+    fn without_read(&self, scope: &ScopeKey, file: &ProbedFile) -> Vouch {
         let present = &file.present;
         if let Some((cache, visible)) = self.cache
             && let Some(entry) =
                 cache.fresh(scope, &file.display, &present.version, visible.get(scope))
         {
-            return Some(SlotState::Loaded(LoadedFile {
+            if !entry.imports.is_empty() {
+                return Vouch::Check(entry.clone());
+            }
+            return Vouch::Known(SlotState::Loaded(LoadedFile {
                 display: file.display.clone(),
                 text: None,
                 digest: entry.digest,
                 trimmed: entry.trimmed_digest,
                 version: present.version,
                 bytes: present.size,
+                imports: Vec::new(),
+                import_key: Vec::new(),
+                own_trimmed: None,
             }));
         }
         let max = self.config.max_source_bytes;
-        (present.size > max).then_some(SlotState::Unavailable(Unavailable::TooLarge { limit: max }))
+        if present.size > max {
+            return Vouch::Known(SlotState::Unavailable(Unavailable::TooLarge { limit: max }));
+        }
+        Vouch::Read
     }
+}
+
+/// What [`Gather::without_read`] decided for an unread winner.
+enum Vouch {
+    /// Its state without I/O.
+    Known(SlotState),
+    /// Cached, pending a probe of its import targets (R-IMP-4).
+    Check(CacheEntry<FileVersion>),
+    /// It needs a read.
+    Read,
 }
 
 /// A winner's state after its read.
@@ -441,6 +614,9 @@ fn loaded(file: &ProbedFile, outcome: ReadOutcome, path: &Utf8Path) -> SlotState
                 version: loaded.version,
                 bytes: loaded.bytes_read,
                 text: Some(Arc::from(loaded.text)),
+                imports: Vec::new(),
+                import_key: Vec::new(),
+                own_trimmed: None,
             })
         }
         // Present at the probe, gone at the read: treat as unavailable for
@@ -533,6 +709,7 @@ pub(crate) fn cache_entry(file: &LoadedFile) -> CacheEntry<FileVersion> {
         version: file.version,
         digest: file.digest,
         trimmed_digest: file.trimmed,
+        imports: file.import_key.clone(),
     }
 }
 
@@ -599,6 +776,7 @@ mod tests {
                             version: FileVersion::new([1, 0, 0, 0]),
                             digest: Digest::of(text),
                             trimmed_digest: Digest::of_trimmed(text),
+                            imports: Vec::new(),
                         },
                     );
                 }
@@ -633,6 +811,7 @@ mod tests {
             config: &config,
             cancel: &cancel,
             cache: Some((&cache, &visible)),
+            imports: None,
         };
         g.settled(REL, &names(), probes, skip, seen)
     }
@@ -726,6 +905,7 @@ mod tests {
             config: &config,
             cancel: &cancel,
             cache: None,
+            imports: None,
         };
         let mut seen = SeenFiles::default();
         assert!(!g.settled(REL, &names(), &[A, A, A, A], &|_| false, &mut seen));

@@ -349,3 +349,74 @@ async fn a_shadowed_sibling_is_read_only_when_it_can_be_a_pointer(
     };
     assert_eq!(fate, Some(expected));
 }
+
+/// The defaults with `@path` imports on (R-CFG-10).
+fn with_imports(max_bytes: i64) -> Config {
+    let mut c = Config::with_max_bytes(max_bytes);
+    c.imports = true;
+    c
+}
+
+#[rstest]
+#[case::imports_off(false)]
+#[case::imports_on(true)]
+#[tokio::test]
+async fn files_without_imports_cost_the_same_with_imports_on(#[case] on: bool) {
+    // R-CFG-10: switching imports on costs nothing where no file uses them.
+    let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+    let dirs = chain(&fs, 8, 100);
+    let cwd = dirs[8].to_string();
+    let config = if on {
+        with_imports(1 << 20)
+    } else {
+        Config::with_max_bytes(1 << 20)
+    };
+    let mut s = Session::mount(&fs, &cwd, config);
+    s.prompt().await.expect("baseline");
+    let first = fs.counters();
+    fs.reset_counters();
+    assert_eq!(s.pre_step(Vec::new()).await, None);
+    let again = fs.counters();
+    assert_eq!((first.reads, first.bytes_read), (9, 900));
+    assert!(first.probes <= 9 + 1 + C * 9, "{} probes", first.probes);
+    assert_eq!(again.reads, 0);
+    assert!(again.probes <= 1 + C * 9, "{} probes", again.probes);
+}
+
+#[tokio::test]
+async fn imported_files_are_read_once_per_pass_and_probed_once_on_revalidation() {
+    // R-IMP-2, R-IMP-4: three candidates share two targets.
+    let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+    let dirs = chain(&fs, 2, 10);
+    fs.insert("/repo/docs/a.md".into(), MemNode::file("AAAA"));
+    fs.insert("/repo/docs/b.md".into(), MemNode::file("BBBB"));
+    for (level, dir) in dirs.iter().enumerate() {
+        let up = "../".repeat(level);
+        fs.insert(
+            &dir.join("CLAUDE.local.md"),
+            MemNode::file(format!("local {level}: @{up}docs/a.md @{up}docs/b.md")),
+        );
+    }
+    let cwd = dirs[2].to_string();
+    let mut s = Session::mount(&fs, &cwd, with_imports(1 << 20));
+    let baseline = s.prompt().await.expect("baseline");
+    assert_eq!(baseline.parts[0].matches("\n\nAAAA").count(), 3);
+    let counts = fs.counters();
+    // Three AGENTS.md, three overlays, each target once for all of them.
+    assert_eq!(counts.reads, 3 + 3 + 2);
+    fs.reset_counters();
+    assert_eq!(s.pre_step(Vec::new()).await, None, "nothing changed");
+    let again = fs.counters();
+    assert_eq!(again.reads, 0, "targets cost a probe, not a read");
+    // The user-global file, C per chain directory, the two targets once.
+    assert!(again.probes <= 1 + C * 3 + 2, "{} probes", again.probes);
+    fs.insert("/repo/docs/b.md".into(), MemNode::file("BBBB, edited"));
+    fs.reset_counters();
+    let m = s.pre_step(Vec::new()).await.expect("the edit surfaces");
+    assert_eq!(m.source.changes.len(), 3, "one replace per importing scope");
+    assert_eq!(
+        fs.counters().reads,
+        3 + 2,
+        "the importing files and the targets"
+    );
+}

@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
-use dsh_instructions_discovery::text::decode_text;
+use dsh_instructions_discovery::decode_text;
 use dsh_instructions_discovery::{
     CancellationToken, FaultError, FsOp, MAX_LINK_HOPS, MemNode, MemoryProvider,
 };

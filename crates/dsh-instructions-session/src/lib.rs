@@ -228,6 +228,63 @@ impl Session {
         Ok(outcome.entered)
     }
 
+    /// A pre-step whose batch is the workspace message alone, entering now
+    /// (a tool continuation, or an agent hook's context), persisted with
+    /// `note`'s fields added to its source JSON (fields the typed source
+    /// ignores, R-STATE-1; an agent hook records which event delivered it).
+    ///
+    /// # Errors
+    /// As [`Session::enter`].
+    pub async fn deliver(
+        &self,
+        note: &serde_json::Map<String, serde_json::Value>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<WorkspaceMessage>, SessionError> {
+        let outcome = self
+            .instance
+            .pre_step::<String>(2, Decision::Enter(Vec::new()), cancel)
+            .await
+            .map_err(|_| SessionError::Cancelled)?;
+        if let Some(m) = &outcome.entered {
+            let mut source = m.source.to_json();
+            if let Some(map) = source.as_object_mut() {
+                for (k, v) in note {
+                    map.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+            self.host.append(EventKind::Message {
+                role: "user".into(),
+                parts: m.parts.clone(),
+                source: Some(source),
+            })?;
+        }
+        Ok(outcome.entered)
+    }
+
+    /// Hides the visible workspace messages whose persisted source JSON
+    /// satisfies `hide` (see [`Session::deliver`]); returns their sequence
+    /// numbers (none: nothing appended).
+    ///
+    /// # Errors
+    /// Log errors.
+    pub fn compact_where(
+        &self,
+        hide: impl Fn(&serde_json::Value) -> bool,
+    ) -> Result<Vec<u64>, SessionError> {
+        let seqs: Vec<u64> = self
+            .host
+            .visible_workspace_sources()
+            .into_iter()
+            .filter(|(_, source)| hide(source))
+            .map(|(seq, _)| seq)
+            .collect();
+        if !seqs.is_empty() {
+            self.host
+                .append(EventKind::Compaction { hide: seqs.clone() })?;
+        }
+        Ok(seqs)
+    }
+
     /// A whole turn's first step as a person runs it: `turn_start`, the
     /// prompt with the workspace message folded in, `turn_end`.
     ///

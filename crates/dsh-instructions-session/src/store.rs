@@ -7,7 +7,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
 use dsh_instructions_state::ConfigInput;
 use dsh_session_log::{
-    LOG_FILE_NAME, LogError, OpenReport, SessionHeader, SessionLog, session_dir,
+    LOG_FILE_NAME, LockWait, LogError, OpenReport, SessionHeader, SessionLog, session_dir,
 };
 use serde::{Deserialize, Serialize};
 
@@ -43,15 +43,26 @@ pub struct SessionSettings {
 /// assert!(store.log_path("../escape").is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct SessionStore {
     dir: Utf8PathBuf,
+    wait: LockWait,
 }
 
 impl SessionStore {
     /// A store rooted at `dir` (created on the first session).
     pub fn new(dir: impl Into<Utf8PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self {
+            dir: dir.into(),
+            wait: LockWait::default(),
+        }
+    }
+
+    /// The same store, waiting at most `wait` for a session's lock
+    /// (R-LOG-4); the default is [`LockWait::default`].
+    pub fn with_lock_wait(mut self, wait: LockWait) -> Self {
+        self.wait = wait;
+        self
     }
 
     /// The CLI's store: `<DSH home>/sessions`.
@@ -111,9 +122,10 @@ impl SessionStore {
         }
         std::fs::create_dir_all(&dir).map_err(|e| settings_error(&dir, e))?;
         write_settings(&dir.join(SETTINGS_FILE_NAME), settings)?;
-        Ok(SessionLog::create(
+        Ok(SessionLog::create_locked(
             &dir,
             SessionHeader::new(id, cwd.into_string()),
+            self.wait,
         )?)
     }
 
@@ -129,7 +141,7 @@ impl SessionStore {
                 path,
             });
         }
-        Ok(SessionLog::open(&path)?)
+        Ok(SessionLog::open_locked(&path, self.wait)?)
     }
 
     /// The settings session `id` was created with; a session created before

@@ -17,6 +17,25 @@ pub struct CacheEntry<V> {
     pub digest: Digest,
     /// [`Digest::of_trimmed`] its text (dedup key, R-CFG-7).
     pub trimmed_digest: Digest,
+    /// The import targets the digest depends on (R-IMP-4); empty with
+    /// imports off or when the file names none. The read may be skipped only
+    /// when every one of them still probes as recorded.
+    pub imports: Vec<ImportKey<V>>,
+}
+
+/// One `@path` target a scope's expanded content depends on (R-IMP-4): an
+/// edit, creation or removal of it changes the content, so it is part of the
+/// scope's version key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportKey<V> {
+    /// Absolute, normalized path the token resolved to.
+    pub path: String,
+    /// The provider's version when it was a regular file, `None` when it was
+    /// missing or unreadable (so its creation is noticed).
+    pub version: Option<V>,
+    /// Whether it was rendered as `(loaded as its own section)` (R-IMP-3),
+    /// which depends on the candidates around it, not on the file.
+    pub own_section: bool,
 }
 
 /// Version cache of one loop instance (R-STATE-8): a resume or remount starts
@@ -32,7 +51,7 @@ pub struct CacheEntry<V> {
 /// let digest = Digest::of("root rule");
 /// let mut cache = VersionCache::new();
 /// cache.insert(scope.clone(), CacheEntry {
-///     path: "AGENTS.md".into(), version: 7u64, digest, trimmed_digest: digest,
+///     path: "AGENTS.md".into(), version: 7u64, digest, trimmed_digest: digest, imports: vec![],
 /// });
 /// let visible = VisibleEntry { action: Action::Set, path: "AGENTS.md".into(), digest: Some(digest), message: 0 };
 /// assert!(cache.fresh(&scope, "AGENTS.md", &7, Some(&visible)).is_some());
@@ -132,6 +151,7 @@ mod tests {
                 version: 1,
                 digest: d,
                 trimmed_digest: Digest::of_trimmed("text"),
+                imports: Vec::new(),
             },
         );
         c

@@ -1,4 +1,4 @@
-//! Plugin configuration (SPEC §3, R-CFG-1..9): the validated [`Config`] every
+//! Plugin configuration (SPEC §3, R-CFG-1..10): the validated [`Config`] every
 //! crate shares, the loosely typed [`ConfigInput`] read from JSON/YAML/CLI, and
 //! the named [`Preset`]s.
 
@@ -142,6 +142,9 @@ pub struct Config {
     pub dsh_home: Option<String>,
     /// Tool name → argument names that hold a touched path (R-CFG-8).
     pub touch_tools: BTreeMap<String, Vec<String>>,
+    /// Expand `@path` imports inside instruction files (R-CFG-10, SPEC §13);
+    /// off by default, on in the `claude` and `gemini` presets.
+    pub imports: bool,
 }
 
 fn strings(items: &[&str]) -> Vec<String> {
@@ -179,11 +182,13 @@ impl Config {
             candidate_policy: CandidatePolicy::FirstWins,
             dsh_home: None,
             touch_tools: default_touch_tools(),
+            imports: false,
         }
     }
 
     /// The configuration of a named preset (R-CFG-9); fields a preset does not
-    /// name keep their defaults.
+    /// name keep their defaults. `claude` and `gemini` also turn on imports
+    /// (R-CFG-10): the agents they imitate expand `@path` natively.
     ///
     /// ```
     /// use dsh_instructions_state::{Config, Preset};
@@ -191,6 +196,8 @@ impl Config {
     /// assert_eq!(codex.instruction_file_candidates, ["AGENTS.override.md", "AGENTS.md"]);
     /// assert!(codex.local_instruction_file_candidates.is_empty());
     /// assert_eq!(codex.budget(), Some(32_768));
+    /// assert!(!codex.imports);
+    /// assert!(Config::preset(Preset::Claude).imports);
     /// ```
     pub fn preset(p: Preset) -> Self {
         let mut c = Self::with_max_bytes(DEFAULT_PRESET_MAX_BYTES);
@@ -205,6 +212,7 @@ impl Config {
         c.local_instruction_file_candidates = strings(local);
         c.candidate_policy = CandidatePolicy::FirstWins;
         c.max_bytes = max_bytes;
+        c.imports = matches!(p, Preset::Claude | Preset::Gemini);
         c
     }
 
@@ -429,6 +437,9 @@ pub struct ConfigInput {
     /// Start from this preset; explicit fields win over it (R-CFG-9).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<Preset>,
+    /// See [`Config::imports`] (R-CFG-10); wins over the preset's value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imports: Option<bool>,
 }
 
 /// A validated configuration plus the entries validation ignored.
@@ -676,6 +687,9 @@ impl ConfigInput {
         if let Some(tools) = &self.touch_tools {
             config.touch_tools = tools.clone();
         }
+        if let Some(imports) = self.imports {
+            config.imports = imports;
+        }
         Ok(ResolvedConfig { config, warnings })
     }
 }
@@ -736,6 +750,8 @@ mod tests {
     #[case::gemini(Preset::Gemini, &["GEMINI.md"], &[], 65_536)]
     fn presets(#[case] p: Preset, #[case] base: &[&str], #[case] local: &[&str], #[case] max: i64) {
         let c = Config::preset(p);
+        // R-CFG-10: imports on exactly for the agents that expand them.
+        assert_eq!(c.imports, matches!(p, Preset::Claude | Preset::Gemini));
         assert_eq!(c.instruction_file_candidates, v(base));
         assert_eq!(c.local_instruction_file_candidates, v(local));
         assert_eq!(c.candidate_policy, CandidatePolicy::FirstWins);
@@ -769,6 +785,27 @@ mod tests {
         assert_eq!(
             c.instruction_file_candidates,
             v(&["AGENTS.override.md", "AGENTS.md"])
+        );
+    }
+
+    // R-CFG-10: default off; an explicit key wins over the preset either way.
+    #[rstest]
+    #[case::default_off(json!({"max_bytes": 1}), false)]
+    #[case::explicit_on(json!({"max_bytes": 1, "imports": true}), true)]
+    #[case::claude_on(json!({"preset": "claude"}), true)]
+    #[case::gemini_on(json!({"preset": "gemini"}), true)]
+    #[case::opencode_off(json!({"preset": "opencode"}), false)]
+    #[case::claude_switched_off(json!({"preset": "claude", "imports": false}), false)]
+    #[case::codex_switched_on(json!({"preset": "codex", "imports": true}), true)]
+    fn imports_key(#[case] input: serde_json::Value, #[case] on: bool) {
+        assert_eq!(parse(input).resolve().unwrap().config.imports, on);
+    }
+
+    #[test]
+    fn imports_must_be_a_boolean() {
+        assert!(
+            serde_json::from_value::<ConfigInput>(json!({"max_bytes": 1, "imports": "yes"}))
+                .is_err()
         );
     }
 

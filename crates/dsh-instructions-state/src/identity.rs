@@ -20,7 +20,10 @@ fn json_list(items: &[String]) -> String {
 /// `instruction_file_candidates`, `local_instruction_file_candidates`,
 /// `policy`, `schema`), no white space. Two compositions whose identities
 /// differ must not share a baseline (R-RT-7); `dsh_home` and `touch_tools`
-/// are deliberately not part of it.
+/// are deliberately not part of it. With imports on (R-IMP-4) an
+/// `"imports":true` member follows `policy`; with them off the text is
+/// byte-identical to schema 1's, so sessions recorded before imports existed
+/// keep their baseline.
 ///
 /// ```
 /// use dsh_instructions_state::{baseline_identity, Config};
@@ -38,7 +41,7 @@ pub fn baseline_identity(config: &Config, root_relative_to_cwd: &str) -> String 
     // Writing to a String cannot fail.
     let _ = write!(
         s,
-        r#"{{"root":{},"markers":{},"max_bytes":{},"max_source_bytes":{},"instruction_file_candidates":{},"local_instruction_file_candidates":{},"policy":{},"schema":{}}}"#,
+        r#"{{"root":{},"markers":{},"max_bytes":{},"max_source_bytes":{},"instruction_file_candidates":{},"local_instruction_file_candidates":{},"policy":{},{}"schema":{}}}"#,
         json_str(root_relative_to_cwd),
         json_list(&config.project_root_markers),
         config.max_bytes,
@@ -46,6 +49,11 @@ pub fn baseline_identity(config: &Config, root_relative_to_cwd: &str) -> String 
         json_list(&config.instruction_file_candidates),
         json_list(&config.local_instruction_file_candidates),
         json_str(config.candidate_policy.as_str()),
+        if config.imports {
+            r#""imports":true,"#
+        } else {
+            ""
+        },
         SCHEMA,
     );
     s
@@ -138,6 +146,23 @@ mod tests {
     }
 
     #[test]
+    fn imports_off_keeps_the_schema_1_text_and_on_adds_one_member() {
+        // R-IMP-4: sessions recorded before imports keep a compatible baseline.
+        let off = Config::with_max_bytes(65_536);
+        let schema1 = r#"{"root":".","markers":[".git"],"max_bytes":65536,"max_source_bytes":1048576,"instruction_file_candidates":["AGENTS.md","CLAUDE.md"],"local_instruction_file_candidates":["AGENTS.local.md","CLAUDE.local.md"],"policy":"first-wins","schema":1}"#;
+        assert_eq!(baseline_identity(&off, "."), schema1);
+        let mut on = off.clone();
+        on.imports = true;
+        let id = baseline_identity(&on, ".");
+        assert_eq!(
+            id,
+            schema1.replace(r#""schema":1"#, r#""imports":true,"schema":1"#)
+        );
+        let v: serde_json::Value = serde_json::from_str(&id).unwrap();
+        assert_eq!(v["imports"], true);
+    }
+
+    #[test]
     fn every_identity_field_matters_and_others_do_not() {
         // R-STATE-4: each listed input changes the identity.
         let base = Config::with_max_bytes(65_536);
@@ -164,6 +189,10 @@ mod tests {
         c.candidate_policy = CandidatePolicy::AllDistinct;
         variants.push(id(&c, "."));
         assert!(variants.iter().all(|v| *v != reference));
+
+        let mut c = base.clone();
+        c.imports = true;
+        variants.push(id(&c, "."));
 
         // Not part of the identity: home and touch tools.
         let mut c = base.clone();

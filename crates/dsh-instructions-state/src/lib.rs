@@ -3,10 +3,23 @@
 //! ([`ScopeKey`]), SHA-1 [`Digest`]s, baseline identity, visible-state
 //! derivation ([`VisibleState`]), transitions ([`transition`],
 //! [`reconcile_directory`]), per-directory candidate selection and dedup, and
-//! the per-instance [`VersionCache`].
+//! the per-instance [`VersionCache`], and the pure half of `@path` imports
+//! ([`import_tokens`], [`assemble_imports`], SPEC §13).
 //!
 //! Nothing here does I/O: the runtime gathers probes and reads, then calls
 //! these functions to decide what changes.
+//!
+//! # What is an API boundary
+//!
+//! Products build on the configuration ([`ConfigInput`], [`Config`],
+//! [`Preset`], …) and the persisted metadata ([`TypedSource`], [`Change`],
+//! [`Action`], [`ScopeKey`], [`Digest`]): their shapes are part of SPEC
+//! (R-CFG, R-STATE-1..3) and change only with it. The decision rules —
+//! [`VisibleState`], [`transition`], [`reconcile_directory`],
+//! [`select_first_wins`], [`dedup_keep`], [`VersionCache`], the import
+//! assembly — are public so the runtime, the conformance suite and property
+//! tests can drive them with plain values; they are **not an API boundary**
+//! and follow the runtime's needs.
 
 #![forbid(unsafe_code)]
 
@@ -15,12 +28,13 @@ mod config;
 pub mod describe;
 mod digest;
 mod identity;
+mod imports;
 mod scope;
 mod source;
 mod transition;
 mod visible;
 
-pub use cache::{CacheEntry, VersionCache};
+pub use cache::{CacheEntry, ImportKey, VersionCache};
 pub use config::{
     BudgetInput, CandidatePolicy, Config, ConfigError, ConfigInput, ConfigWarning,
     DEFAULT_MAX_SOURCE_BYTES, DEFAULT_PRESET_MAX_BYTES, NumberInput, Preset, ResolvedConfig,
@@ -28,6 +42,9 @@ pub use config::{
 };
 pub use digest::Digest;
 pub use identity::{baseline_identity, root_relative_to_cwd};
+pub use imports::{
+    IMPORT_MAX_COUNT, IMPORT_MAX_DEPTH, ImportBlock, ImportToken, assemble_imports, import_tokens,
+};
 pub use scope::{SLOT_BASE, SLOT_LOCAL, ScopeKey, ScopeKind, section_order};
 pub use source::{Action, Change, SCHEMA, SOURCE_FORM, SOURCE_KIND, TypedSource};
 pub use transition::{

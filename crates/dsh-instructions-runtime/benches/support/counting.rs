@@ -124,6 +124,15 @@ impl FsProvider for Counting {
         self.inner.probe_dirs(dirs, names, cancel)
     }
 
+    fn probe_paths<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
+        add(&self.counts.probes, paths.len() as u64);
+        self.inner.probe_paths(paths, cancel)
+    }
+
     fn markers_until_found<'a>(
         &'a self,
         paths: &'a [Utf8PathBuf],

@@ -61,9 +61,18 @@ pub fn disk(tree: &Tree) -> io::Result<Arc<dyn FsProvider>> {
 ///
 /// Never cancelled, so never.
 pub async fn show(provider: &dyn FsProvider, tree: &Tree, max_bytes: i64) -> Preview {
+    show_with(provider, tree, &config(max_bytes)).await
+}
+
+/// [`show`] with a given configuration (imports on, for instance).
+///
+/// # Panics
+///
+/// Never cancelled, so never.
+pub async fn show_with(provider: &dyn FsProvider, tree: &Tree, config: &Config) -> Preview {
     preview(
         provider,
-        &config(max_bytes),
+        config,
         &home(tree),
         &tree.cwd,
         &CancellationToken::new(),
@@ -90,10 +99,20 @@ impl Session {
         cwd: &Utf8Path,
         max_bytes: i64,
     ) -> Self {
+        Self::start_with(provider, tree, cwd, config(max_bytes)).await
+    }
+
+    /// [`Session::start`] with a given configuration.
+    pub async fn start_with(
+        provider: Arc<dyn FsProvider>,
+        tree: &Tree,
+        cwd: &Utf8Path,
+        config: Config,
+    ) -> Self {
         let host = Arc::new(MemoryHost::new(cwd.to_owned()));
         let instance = Instance::mount(
             Mount {
-                config: Some(config(max_bytes)),
+                config: Some(config),
                 provider: Some(provider),
                 home: home(tree),
                 root: None,

@@ -105,6 +105,53 @@ pub fn compose(home: &Utf8Path, cwd: &Utf8Path, cap: u64) -> FloorCounts {
     counts
 }
 
+/// A complete baseline's I/O with imports: [`compose`], then every named
+/// import target of every chain directory read and hashed (the floor knows
+/// the names; it does not parse).
+pub fn compose_imports(
+    home: &Utf8Path,
+    cwd: &Utf8Path,
+    cap: u64,
+    targets: &[String],
+) -> FloorCounts {
+    let mut counts = compose(home, cwd, cap);
+    let root = find_root(cwd, &mut FloorCounts::default());
+    for dir in chain(&root, cwd) {
+        for rel in targets {
+            let path = dir.join(rel);
+            counts.stats += 1;
+            if fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= cap) {
+                let _ = read_digest(&path, cap, &mut counts);
+            }
+        }
+    }
+    counts
+}
+
+/// An unchanged revalidation's I/O with imports: one stat per candidate of
+/// the user-global file and the chain, one per import target, no reads.
+pub fn revalidate_imports(
+    home: &Utf8Path,
+    root: &Utf8Path,
+    cwd: &Utf8Path,
+    targets: &[String],
+) -> FloorCounts {
+    let mut counts = FloorCounts::default();
+    counts.stats += 1;
+    let _ = fs::metadata(home.join("AGENTS.md"));
+    for dir in chain(root, cwd) {
+        for name in BASE.iter().chain(LOCAL.iter()) {
+            counts.stats += 1;
+            let _ = fs::metadata(dir.join(name));
+        }
+        for rel in targets {
+            counts.stats += 1;
+            let _ = fs::metadata(dir.join(rel));
+        }
+    }
+    counts
+}
+
 type Stamp = (u64, u64, i64, i64);
 
 fn stamp(m: &fs::Metadata) -> Stamp {

@@ -46,6 +46,22 @@ pub enum Shape {
         /// Number of packages.
         packages: usize,
     },
+    /// A chain `depth` directories deep whose every `AGENTS.md` imports
+    /// [`IMPORTS_PER_FILE`] small files from its own `docs/` (SPEC §13).
+    Imports {
+        /// Directories below the root.
+        depth: usize,
+    },
+}
+
+/// `@path` imports per candidate in a [`Shape::Imports`] tree.
+pub const IMPORTS_PER_FILE: usize = 10;
+/// Bytes of each imported file in a [`Shape::Imports`] tree.
+pub const IMPORTED_SIZE: usize = 256;
+
+/// Root-of-directory-relative path of import `i` (`docs/rule-i.md`).
+pub fn import_rel(i: usize) -> String {
+    format!("docs/rule-{i}.md")
 }
 
 impl Shape {
@@ -55,6 +71,7 @@ impl Shape {
             Self::Deep { depth } => format!("deep-{depth}"),
             Self::Noise { depth, .. } => format!("noise-{depth}"),
             Self::Wide { packages } => format!("wide-{packages}"),
+            Self::Imports { depth } => format!("imports-{depth}"),
         }
     }
 
@@ -63,6 +80,7 @@ impl Shape {
             Self::Deep { depth } => format!("deep-{depth}"),
             Self::Noise { depth, noise } => format!("noise-{depth}x{noise}"),
             Self::Wide { packages } => format!("wide-{packages}"),
+            Self::Imports { depth } => format!("imports-{depth}"),
         }
     }
 }
@@ -243,6 +261,10 @@ impl Tree {
                 self.deep(depth, noise, build, &mut chain_max)?;
                 self.cwd = deep_dir(&self.root, depth);
             }
+            Shape::Imports { depth } => {
+                self.imports(depth, build, &mut chain_max)?;
+                self.cwd = deep_dir(&self.root, depth);
+            }
             Shape::Wide { packages } => {
                 self.wide(packages, build, &mut chain_max)?;
                 self.cwd = self
@@ -307,6 +329,33 @@ impl Tree {
         }
         // The overlay targets count as candidate bytes too (they load).
         self.candidate_bytes += 1024 * (0..=depth).filter(|l| l % 8 == 2).count() as u64;
+        Ok(())
+    }
+
+    fn imports(&mut self, depth: usize, build: bool, chain_max: &mut u64) -> io::Result<()> {
+        for level in 0..=depth {
+            let dir = deep_dir(&self.root, level);
+            let key = format!("imports/{level}");
+            let mut text = content(&key, size_for(&key), 0);
+            let tokens: Vec<String> = (0..IMPORTS_PER_FILE)
+                .map(|i| format!("@{}", import_rel(i)))
+                .collect();
+            text.extend_from_slice(format!("\nSee {}.\n", tokens.join(" ")).as_bytes());
+            *chain_max = (*chain_max).max(text.len() as u64);
+            self.candidate_bytes += (text.len() + IMPORTS_PER_FILE * IMPORTED_SIZE) as u64;
+            if !build {
+                continue;
+            }
+            fs::create_dir_all(dir.join("docs"))?;
+            write(&dir.join("AGENTS.md"), &text)?;
+            for i in 0..IMPORTS_PER_FILE {
+                let rel = import_rel(i);
+                write(
+                    &dir.join(&rel),
+                    &content(&format!("{key}/{rel}"), IMPORTED_SIZE, 0),
+                )?;
+            }
+        }
         Ok(())
     }
 

@@ -1,0 +1,453 @@
+//! The event handler: one agent hook invocation from stdin to stdout
+//! (SPEC §12, R-HOOK-1..4).
+//!
+//! Each invocation is its own process and its own loop instance over the
+//! agent session's persisted log (`$DSH_HOME/hooks/<agent>/<session>/`,
+//! R-HOOK-2), opened under the session lock (R-LOG-4), so concurrent
+//! invocations for parallel tool calls serialize and each answer holds only
+//! what that invocation committed. What the adapter gives the model is
+//! appended to the log before it is printed.
+
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use dsh_home_paths::{DshHome, HomeEnv, resolve_dsh_home};
+use dsh_instructions_discovery::{CancellationToken, ambient_authority};
+use dsh_instructions_runtime::{CapStd, ToolExecution, WorkspaceMessage};
+use dsh_instructions_session::{Session, SessionError, SessionSettings, SessionStore};
+use dsh_instructions_state::{ConfigInput, Digest, NumberInput};
+use dsh_session_log::{LockWait, LogError};
+use serde_json::{Map, Value, json};
+
+use crate::agent::Agent;
+use crate::event::{Action, PathArg, StartSource, ToolMap, default_tools, parse_event};
+
+/// The largest event the adapter reads; a larger one is answered `{}`.
+pub const MAX_EVENT_BYTES: usize = 8 << 20;
+
+/// How long an invocation waits for its session's lock: well inside the
+/// agents' hook timeout (10 s as installed), so a stuck peer never makes
+/// the agent kill us.
+pub const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// Claude Code and Codex keep about 10,000 characters of one context whole
+/// (harness README); their preset budget stays below (R-HOOK-4).
+pub const AGENT_CONTEXT_LIMIT: i64 = 10_000;
+
+/// The diagnostic log is rotated (one old copy kept) past this size.
+const LOG_ROTATE_BYTES: u64 = 1 << 20;
+
+/// File name of the per-agent configuration overrides.
+pub const CONFIG_FILE_NAME: &str = "config.json";
+
+/// The internal touch tool the adapter reports to the runtime: agent tools
+/// are mapped to paths here, in [`crate::event`].
+const TOUCH_TOOL: &str = "touch";
+const TOUCH_ARG: &str = "path";
+/// The entry name a directory touch is reported with (only its parent
+/// matters to the runtime).
+const DIR_ENTRY: &str = ".dsh-touch";
+
+/// The source-JSON field that records which hook event delivered a message
+/// (ignored by the typed source, R-STATE-1).
+const DELIVERED_BY: &str = "hookEvent";
+
+/// The adapter's configuration for one agent (R-HOOK-4): the hook preset,
+/// with what `$DSH_HOME/hooks/<agent>/config.json` overrides.
+#[derive(Debug, Clone)]
+pub struct HookConfig {
+    /// The configuration sessions are created with.
+    pub input: ConfigInput,
+    /// Agent tool → path arguments (R-HOOK-3, configurable like R-CFG-8).
+    pub tools: ToolMap,
+    /// Warnings about the configuration, for the diagnostic log.
+    pub warnings: Vec<String>,
+}
+
+/// The hook preset of `agent` (R-HOOK-4): the default candidate lists
+/// (`AGENTS.md` before `CLAUDE.md`, the overlays), 9,000 bytes for Claude
+/// Code and Codex, imports on for Claude Code and Gemini CLI. Gemini CLI
+/// always loads `GEMINI.md` itself, whatever its settings say, so the
+/// adapter leaves that name to it (decision 0012, R-HOOK-5).
+///
+/// ```
+/// use dsh_instructions_hooks::{hook_preset, Agent};
+/// let claude = hook_preset(Agent::Claude);
+/// assert_eq!(claude.imports, Some(true));
+/// assert_eq!(hook_preset(Agent::Codex).imports, Some(false));
+/// ```
+pub fn hook_preset(agent: Agent) -> ConfigInput {
+    let budget = match agent {
+        Agent::Claude | Agent::Codex => 9_000,
+        Agent::Gemini => 65_536,
+    };
+    ConfigInput {
+        max_bytes: Some(NumberInput::Int(budget)),
+        imports: Some(matches!(agent, Agent::Claude | Agent::Gemini)),
+        touch_tools: Some(
+            [(TOUCH_TOOL.to_owned(), vec![TOUCH_ARG.to_owned()])]
+                .into_iter()
+                .collect(),
+        ),
+        ..ConfigInput::default()
+    }
+}
+
+/// The agent's configuration: the preset, overlaid with the fields
+/// `config.json` in `dir` sets (a `touch_tools` there is the agent's tool
+/// map: tool → argument names, a trailing `/` marking a directory
+/// argument).
+///
+/// # Errors
+/// A malformed `config.json` (named with the problem).
+pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, String> {
+    let mut input = hook_preset(agent);
+    let mut tools = default_tools(agent);
+    let mut warnings = Vec::new();
+    let path = dir.join(CONFIG_FILE_NAME);
+    match std::fs::read(&path) {
+        Ok(bytes) => {
+            let over: ConfigInput =
+                serde_json::from_slice(&bytes).map_err(|e| format!("{path}: {e}"))?;
+            if let Some(map) = &over.touch_tools {
+                tools = map
+                    .iter()
+                    .map(|(tool, keys)| {
+                        let args = keys
+                            .iter()
+                            .map(|k| PathArg {
+                                key: k.trim_end_matches('/').to_owned(),
+                                dir: k.ends_with('/'),
+                            })
+                            .collect();
+                        (tool.clone(), args)
+                    })
+                    .collect();
+            }
+            overlay(&mut input, over);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("{path}: {e}")),
+    }
+    if matches!(agent, Agent::Claude | Agent::Codex)
+        && let Some(NumberInput::Int(n)) = input.max_bytes
+        && n > AGENT_CONTEXT_LIMIT
+    {
+        warnings.push(format!(
+            "max_bytes {n} is above the {AGENT_CONTEXT_LIMIT} characters {agent} keeps whole: \
+             the agent, not the budget, will cut what does not fit"
+        ));
+    }
+    Ok(HookConfig {
+        input,
+        tools,
+        warnings,
+    })
+}
+
+/// Explicit fields of `over` win (the internal touch tool stays).
+fn overlay(input: &mut ConfigInput, over: ConfigInput) {
+    let ConfigInput {
+        max_bytes,
+        max_source_bytes,
+        instruction_file_candidates,
+        local_instruction_file_candidates,
+        project_root_markers,
+        candidate_policy,
+        dsh_home,
+        touch_tools: _,
+        preset,
+        imports,
+    } = over;
+    if preset.is_some() {
+        // A preset names candidate lists and a budget; explicit fields of
+        // the file still win over it below.
+        let keep_tools = input.touch_tools.take();
+        *input = ConfigInput {
+            preset,
+            touch_tools: keep_tools,
+            imports: input.imports,
+            ..ConfigInput::default()
+        };
+    }
+    macro_rules! set {
+        ($($f:ident),*) => { $( if $f.is_some() { input.$f = $f; } )* };
+    }
+    set!(
+        max_bytes,
+        max_source_bytes,
+        instruction_file_candidates,
+        local_instruction_file_candidates,
+        project_root_markers,
+        candidate_policy,
+        dsh_home,
+        imports
+    );
+}
+
+/// The store id of an agent session: the id itself when it is a plain,
+/// short path component; else a digest, so no id can name a path outside
+/// the store (R-HOOK-2).
+///
+/// ```
+/// use dsh_instructions_hooks::store_id;
+/// assert_eq!(store_id("83c8193c-ac79"), "83c8193c-ac79");
+/// assert!(store_id("../../etc").starts_with("id-"));
+/// ```
+pub fn store_id(session_id: &str) -> String {
+    let plain = session_id.len() <= 128
+        && !session_id.starts_with('.')
+        && session_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if plain {
+        session_id.to_owned()
+    } else {
+        format!("id-{}", Digest::of(session_id).to_hex())
+    }
+}
+
+/// What one invocation did, for the diagnostic log.
+#[derive(Debug)]
+enum Outcome {
+    /// Context given: the summary of its changes.
+    Gave(String),
+    /// Nothing to give.
+    Nothing(&'static str),
+}
+
+/// Why an invocation gave nothing although it should have tried.
+#[derive(Debug, thiserror::Error)]
+enum AdapterError {
+    #[error("{0}")]
+    Event(#[from] crate::event::EventError),
+    #[error("{0}")]
+    Session(#[from] SessionError),
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Handles one event and returns what to print on stdout (R-HOOK-1): the
+/// agent's JSON with the context, or `{}`. It never fails: every problem is
+/// written to the adapter's own log (`$DSH_HOME/hooks/<agent>/hook.log`),
+/// never to the model.
+pub fn respond(agent: Agent, input: &[u8], env: &HomeEnv) -> String {
+    let started = Instant::now();
+    let home = resolve_dsh_home(None, env).ok();
+    let event_name = peek_name(input);
+    let result = match &home {
+        None => Err(AdapterError::Config(
+            "the DSH home cannot be resolved".into(),
+        )),
+        Some(home) => run_blocking(agent, input, env, home),
+    };
+    let (stdout, line) = match result {
+        Ok((Some(message), outcome)) => (answer(&event_name, &message), outcome),
+        Ok((None, outcome)) => ("{}".to_owned(), outcome),
+        Err(e) => ("{}".to_owned(), format!("error: {e}")),
+    };
+    if let Some(home) = &home {
+        log_line(
+            &agent_dir(home, agent),
+            &format!(
+                "{} {event_name} {line} {}ms",
+                dsh_session_log::rfc3339_utc(std::time::SystemTime::now()),
+                started.elapsed().as_millis()
+            ),
+        );
+    }
+    stdout
+}
+
+/// The agent's answer carrying `message` (all three agents read
+/// `hookSpecificOutput.additionalContext`, harness README).
+fn answer(event_name: &str, message: &WorkspaceMessage) -> String {
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": event_name,
+            "additionalContext": message.joined_text(),
+        }
+    })
+    .to_string()
+}
+
+/// `hook_event_name`, for the answer and the log, before full parsing.
+fn peek_name(input: &[u8]) -> String {
+    serde_json::from_slice::<Value>(input)
+        .ok()
+        .and_then(|v| v.get("hook_event_name")?.as_str().map(str::to_owned))
+        .filter(|n| n.len() <= 64 && n.chars().all(|c| c.is_ascii_alphanumeric()))
+        .unwrap_or_else(|| "-".to_owned())
+}
+
+fn agent_dir(home: &DshHome, agent: Agent) -> Utf8PathBuf {
+    home.path.join("hooks").join(agent.to_string())
+}
+
+type Handled = (Option<WorkspaceMessage>, String);
+
+fn run_blocking(
+    agent: Agent,
+    input: &[u8],
+    env: &HomeEnv,
+    home: &DshHome,
+) -> Result<Handled, AdapterError> {
+    if input.len() > MAX_EVENT_BYTES {
+        return Ok((
+            None,
+            format!("ignored: event larger than {MAX_EVENT_BYTES} bytes"),
+        ));
+    }
+    let dir = agent_dir(home, agent);
+    let config = load_config(agent, &dir).map_err(AdapterError::Config)?;
+    let event = parse_event(agent, input, &config.tools)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| AdapterError::Config(format!("cannot start the async runtime: {e}")))?;
+    let (message, outcome) = runtime.block_on(handle(agent, &event, &config, env, &dir))?;
+    let mut line = format!("session {} ", store_id(&event.session_id));
+    match outcome {
+        Outcome::Gave(summary) => line.push_str(&summary),
+        Outcome::Nothing(why) => line.push_str(why),
+    }
+    for w in &config.warnings {
+        line.push_str("; warning: ");
+        line.push_str(w);
+    }
+    Ok((message, line))
+}
+
+async fn handle(
+    agent: Agent,
+    event: &crate::event::HookEvent,
+    config: &HookConfig,
+    env: &HomeEnv,
+    dir: &Utf8Path,
+) -> Result<(Option<WorkspaceMessage>, Outcome), AdapterError> {
+    let gemini = agent == Agent::Gemini;
+    match &event.action {
+        Action::NoContext => return Ok((None, Outcome::Nothing("no context for this event"))),
+        Action::PreCompress => return Ok((None, Outcome::Nothing("advisory"))),
+        // Gemini CLI drops the contexts it merged into earlier prompts on
+        // resume and gives no signal after compressing, so its context
+        // comes with every prompt instead (docs/hooks.md).
+        Action::Start(_) if gemini => {
+            return Ok((
+                None,
+                Outcome::Nothing("gemini: context comes with the prompt"),
+            ));
+        }
+        _ => {}
+    }
+    let store = SessionStore::new(dir.to_owned()).with_lock_wait(LockWait::up_to(LOCK_WAIT));
+    let id = store_id(&event.session_id);
+    let (log, settings, fresh) = open_or_create(&store, &id, &event.cwd, &config.input)?;
+    let cancel = CancellationToken::new();
+    // The one grant of ambient authority in the adapter: open the trusted
+    // roots by path (R-RT-11).
+    let fs = CapStd::new(ambient_authority());
+    let session = Session::mount(log, &settings, env, &fs, &cancel).await?;
+    match &event.action {
+        // History is gone (compaction, clear) or new while we have a log for
+        // this id: every earlier workspace message is hidden, so the next
+        // composition is a complete baseline (R-RT-8).
+        Action::Start(StartSource::Compact | StartSource::Clear | StartSource::Startup)
+            if !fresh =>
+        {
+            session.compact_workspace()?;
+        }
+        Action::Prompt if gemini => {
+            session.compact_where(|s| {
+                s.get(DELIVERED_BY).and_then(Value::as_str) == Some("BeforeAgent")
+            })?;
+        }
+        Action::Tool { touched, .. } => {
+            for (i, t) in touched.iter().enumerate() {
+                let path = if t.dir {
+                    // A directory touches down to itself (R-HOOK-3): the
+                    // runtime reconciles the parents of a touched file, so
+                    // the touch names a (never opened) entry inside it.
+                    format!("{}/{DIR_ENTRY}", t.path.trim_end_matches('/'))
+                } else {
+                    t.path.clone()
+                };
+                let exec = ToolExecution {
+                    name: TOUCH_TOOL.into(),
+                    arguments: json!({ TOUCH_ARG: path }),
+                    token: format!("hook-{i}"),
+                    parent: None,
+                    is_error: false,
+                    cancelled: false,
+                };
+                session.tool(&exec, false).await?;
+            }
+        }
+        _ => {}
+    }
+    let mut note = Map::new();
+    note.insert(DELIVERED_BY.into(), Value::String(event.name.clone()));
+    let message = session.deliver(&note, &cancel).await?;
+    let outcome = match &message {
+        Some(m) => Outcome::Gave(summary(m)),
+        None => Outcome::Nothing("nothing new"),
+    };
+    Ok((message, outcome))
+}
+
+/// `baseline: set AGENTS.md, …` for the log.
+fn summary(m: &WorkspaceMessage) -> String {
+    dsh_instructions_state::describe::source_summary(
+        m.source.baseline,
+        m.source.changes.iter().map(|c| {
+            (
+                c.action.as_str(),
+                c.path.as_str(),
+                c.previous_path.as_deref(),
+            )
+        }),
+    )
+}
+
+/// Opens the session's log under its lock, creating it (with `input` as its
+/// settings and `cwd` from this first event, R-HOOK-2) when it is new. Two
+/// first invocations racing to create: the loser opens the winner's log.
+fn open_or_create(
+    store: &SessionStore,
+    id: &str,
+    cwd: &Utf8Path,
+    input: &ConfigInput,
+) -> Result<(dsh_session_log::SessionLog, SessionSettings, bool), SessionError> {
+    if !store.exists(id)? {
+        let settings = SessionSettings {
+            config: Some(input.clone()),
+            trust: Vec::new(),
+        };
+        match store.create(id, cwd.to_owned(), &settings) {
+            Ok(log) => return Ok((log, settings, true)),
+            Err(SessionError::Log(LogError::AlreadyExists { .. })) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let (log, _report) = store.open(id)?;
+    let settings = store.settings(id)?;
+    Ok((log, settings, false))
+}
+
+/// Appends one line to the diagnostic log, rotating it past its size bound;
+/// a log that cannot be written is silently skipped (R-HOOK-1).
+fn log_line(dir: &Utf8Path, line: &str) {
+    let path = dir.join("hook.log");
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() > LOG_ROTATE_BYTES) {
+        let _ = std::fs::rename(&path, dir.join("hook.log.1"));
+    }
+    let _ = std::fs::create_dir_all(dir);
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        let _ = writeln!(f, "{}", line.replace('\n', " "));
+    }
+}

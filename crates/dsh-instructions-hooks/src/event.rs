@@ -1,0 +1,433 @@
+//! One agent hook event, read from the JSON an agent writes on stdin
+//! (R-HOOK-1, R-HOOK-3), and the paths a tool call touches.
+//!
+//! The field names are the ones measured in `../shared/agent-harness/`
+//! (`fixtures/<agent>/hook-stdin.*.json`): every event of the three agents
+//! carries `session_id`, `cwd` and `hook_event_name`; session start adds
+//! `source`; post-tool events add `tool_name` and `tool_input`.
+
+use std::collections::BTreeMap;
+
+use camino::Utf8PathBuf;
+use serde_json::Value;
+
+use crate::agent::Agent;
+
+/// Why an event was not understood; the adapter answers `{}` and logs it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EventError {
+    /// Not a JSON object.
+    #[error("the event is not a JSON object: {0}")]
+    NotJson(String),
+    /// A required field is missing, empty or of the wrong type.
+    #[error("the event has no usable `{0}`")]
+    Missing(&'static str),
+    /// The cwd is relative.
+    #[error("the event's cwd is not absolute: {0}")]
+    RelativeCwd(String),
+}
+
+/// How a session started (`source` of `SessionStart`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartSource {
+    /// A new session.
+    Startup,
+    /// A resumed session (`--resume`, `/resume`).
+    Resume,
+    /// History was cleared (`/clear`).
+    Clear,
+    /// After the agent compacted its history (Claude Code, Codex).
+    Compact,
+    /// A source this build does not know: handled like a start.
+    Other(String),
+}
+
+/// What the adapter does with an event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Session start (R-HOOK-3).
+    Start(StartSource),
+    /// A prompt was submitted: a turn's first pre-step.
+    Prompt,
+    /// A tool finished: its touched paths.
+    Tool {
+        /// The agent's tool name.
+        name: String,
+        /// The paths it touched (as the agent wrote them), directories
+        /// marked so the touch reaches down to the directory itself.
+        touched: Vec<Touched>,
+    },
+    /// Gemini CLI's advisory `PreCompress`.
+    PreCompress,
+    /// Any other event: no context (R-HOOK-1).
+    NoContext,
+}
+
+/// A path a tool call touched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Touched {
+    /// The path, absolute or relative to the session cwd.
+    pub path: String,
+    /// Whether the path names a directory (a listing, a search root).
+    pub dir: bool,
+}
+
+/// A parsed hook event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookEvent {
+    /// `hook_event_name`, echoed in the answer.
+    pub name: String,
+    /// The agent's session id.
+    pub session_id: String,
+    /// The session cwd (absolute).
+    pub cwd: Utf8PathBuf,
+    /// What to do.
+    pub action: Action,
+}
+
+/// Which argument of a tool holds a touched path, and whether it names a
+/// directory (R-CFG-8 for agents: configurable per agent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathArg {
+    /// The key in `tool_input`; its value is a string or an array of strings.
+    pub key: String,
+    /// The value names a directory (or a glob whose literal prefix is one).
+    pub dir: bool,
+}
+
+/// Tool name → path arguments.
+pub type ToolMap = BTreeMap<String, Vec<PathArg>>;
+
+fn arg(key: &str, dir: bool) -> PathArg {
+    PathArg {
+        key: key.to_owned(),
+        dir,
+    }
+}
+
+/// The built-in tool map of an agent (SPEC R-HOOK-3). Codex's `apply_patch`
+/// is handled apart: its paths are in the patch text.
+pub fn default_tools(agent: Agent) -> ToolMap {
+    let file = |k: &str| vec![arg(k, false)];
+    let dir = |k: &str| vec![arg(k, true)];
+    let entries: Vec<(&str, Vec<PathArg>)> = match agent {
+        Agent::Claude => vec![
+            ("Read", file("file_path")),
+            ("Write", file("file_path")),
+            ("Edit", file("file_path")),
+            ("MultiEdit", file("file_path")),
+            ("NotebookEdit", file("notebook_path")),
+            ("Grep", dir("path")),
+            ("Glob", dir("path")),
+            ("LS", dir("path")),
+        ],
+        Agent::Gemini => vec![
+            (
+                "read_file",
+                vec![arg("file_path", false), arg("absolute_path", false)],
+            ),
+            ("write_file", file("file_path")),
+            ("replace", file("file_path")),
+            (
+                "read_many_files",
+                vec![arg("paths", false), arg("include", false)],
+            ),
+            (
+                "list_directory",
+                vec![arg("dir_path", true), arg("path", true)],
+            ),
+        ],
+        Agent::Codex => Vec::new(),
+    };
+    entries
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect()
+}
+
+/// Event names per agent for the actions the adapter takes.
+fn classify(agent: Agent, name: &str) -> Kind {
+    match (agent, name) {
+        (_, "SessionStart") => Kind::Start,
+        (Agent::Claude | Agent::Codex, "UserPromptSubmit") | (Agent::Gemini, "BeforeAgent") => {
+            Kind::Prompt
+        }
+        (Agent::Claude | Agent::Codex, "PostToolUse") | (Agent::Gemini, "AfterTool") => Kind::Tool,
+        (Agent::Gemini, "PreCompress") => Kind::PreCompress,
+        _ => Kind::Other,
+    }
+}
+
+enum Kind {
+    Start,
+    Prompt,
+    Tool,
+    PreCompress,
+    Other,
+}
+
+fn text<'a>(v: &'a Value, key: &'static str) -> Result<&'a str, EventError> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
+        .ok_or(EventError::Missing(key))
+}
+
+/// Parses one event of `agent` (R-HOOK-1: anything unusable is an error the
+/// caller turns into `{}`).
+///
+/// # Errors
+/// [`EventError`] for malformed JSON, missing fields or a relative cwd.
+///
+/// ```
+/// use dsh_instructions_hooks::{parse_event, default_tools, Action, Agent};
+/// let stdin = br#"{"session_id":"s1","cwd":"/work/repo","hook_event_name":"PostToolUse",
+///   "tool_name":"Read","tool_input":{"file_path":"/work/repo/pkg/a.ts"}}"#;
+/// let event = parse_event(Agent::Claude, stdin, &default_tools(Agent::Claude))?;
+/// let Action::Tool { touched, .. } = event.action else { panic!() };
+/// assert_eq!(touched[0].path, "/work/repo/pkg/a.ts");
+/// # Ok::<(), dsh_instructions_hooks::EventError>(())
+/// ```
+pub fn parse_event(agent: Agent, input: &[u8], tools: &ToolMap) -> Result<HookEvent, EventError> {
+    let v: Value = serde_json::from_slice(input).map_err(|e| EventError::NotJson(e.to_string()))?;
+    if !v.is_object() {
+        return Err(EventError::NotJson("not an object".into()));
+    }
+    let name = text(&v, "hook_event_name")?.to_owned();
+    let session_id = text(&v, "session_id")?.to_owned();
+    let cwd = text(&v, "cwd")?;
+    if !cwd.starts_with('/') {
+        return Err(EventError::RelativeCwd(cwd.to_owned()));
+    }
+    let cwd = Utf8PathBuf::from(cwd);
+    let action = match classify(agent, &name) {
+        Kind::Start => Action::Start(
+            match v.get("source").and_then(Value::as_str).unwrap_or("startup") {
+                "startup" => StartSource::Startup,
+                "resume" => StartSource::Resume,
+                "clear" => StartSource::Clear,
+                "compact" => StartSource::Compact,
+                other => StartSource::Other(other.to_owned()),
+            },
+        ),
+        Kind::Prompt => Action::Prompt,
+        Kind::PreCompress => Action::PreCompress,
+        Kind::Other => Action::NoContext,
+        Kind::Tool => {
+            let tool = v
+                .get("tool_name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let input = v.get("tool_input").cloned().unwrap_or(Value::Null);
+            let touched = touched_paths(agent, &tool, &input, tools);
+            if touched.is_empty() {
+                Action::NoContext
+            } else {
+                Action::Tool {
+                    name: tool,
+                    touched,
+                }
+            }
+        }
+    };
+    Ok(HookEvent {
+        name,
+        session_id,
+        cwd,
+        action,
+    })
+}
+
+/// The paths a tool call touched: the configured arguments of the tool
+/// (strings, or arrays of strings), and for Codex the files an
+/// `apply_patch` adds, updates, deletes or moves to.
+pub fn touched_paths(agent: Agent, tool: &str, input: &Value, tools: &ToolMap) -> Vec<Touched> {
+    let mut out = Vec::new();
+    if agent == Agent::Codex && tool == "apply_patch" {
+        collect_patch_paths(input, &mut out);
+    }
+    for a in tools.get(tool).map(Vec::as_slice).unwrap_or_default() {
+        let values: Vec<&str> = match input.get(&a.key) {
+            Some(Value::String(s)) => vec![s.as_str()],
+            Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        for raw in values {
+            let (path, glob) = literal_prefix(raw.trim());
+            if path.is_empty() && !glob {
+                continue;
+            }
+            let path = match path.trim_end_matches('/') {
+                "" if path.starts_with('/') => "/",
+                "" => ".",
+                p => p,
+            };
+            out.push(Touched {
+                path: path.to_owned(),
+                dir: a.dir || glob,
+            });
+        }
+    }
+    out
+}
+
+/// The part of a glob before its first wildcard, cut back to a directory
+/// (`src/**/*.ts` → `src`, glob); a path without wildcards is itself.
+fn literal_prefix(raw: &str) -> (&str, bool) {
+    match raw.find(['*', '?', '[', '{']) {
+        None => (raw, false),
+        Some(i) => {
+            let head = &raw[..i];
+            (head.rfind('/').map_or("", |j| &raw[..j]), true)
+        }
+    }
+}
+
+/// Codex `apply_patch`: file headers in any string of the input.
+fn collect_patch_paths(input: &Value, out: &mut Vec<Touched>) {
+    const HEADERS: [&str; 4] = [
+        "*** Add File: ",
+        "*** Update File: ",
+        "*** Delete File: ",
+        "*** Move to: ",
+    ];
+    match input {
+        Value::String(s) => {
+            for line in s.lines() {
+                let line = line.trim_start();
+                if let Some(path) = HEADERS.iter().find_map(|h| line.strip_prefix(h)) {
+                    let path = path.trim();
+                    if !path.is_empty() {
+                        out.push(Touched {
+                            path: path.to_owned(),
+                            dir: false,
+                        });
+                    }
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| collect_patch_paths(i, out)),
+        Value::Object(map) => map.values().for_each(|i| collect_patch_paths(i, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+    use serde_json::json;
+
+    fn parse(agent: Agent, v: &Value) -> Result<HookEvent, EventError> {
+        parse_event(agent, v.to_string().as_bytes(), &default_tools(agent))
+    }
+
+    fn base(name: &str) -> Value {
+        json!({"session_id": "s", "cwd": "/w", "hook_event_name": name})
+    }
+
+    #[rstest]
+    #[case::claude_start(
+        Agent::Claude,
+        "SessionStart",
+        Some("compact"),
+        Action::Start(StartSource::Compact)
+    )]
+    #[case::claude_resume(
+        Agent::Claude,
+        "SessionStart",
+        Some("resume"),
+        Action::Start(StartSource::Resume)
+    )]
+    #[case::claude_prompt(Agent::Claude, "UserPromptSubmit", None, Action::Prompt)]
+    #[case::codex_prompt(Agent::Codex, "UserPromptSubmit", None, Action::Prompt)]
+    #[case::gemini_prompt(Agent::Gemini, "BeforeAgent", None, Action::Prompt)]
+    #[case::gemini_precompress(Agent::Gemini, "PreCompress", None, Action::PreCompress)]
+    #[case::claude_stop(Agent::Claude, "Stop", None, Action::NoContext)]
+    #[case::claude_precompact(Agent::Claude, "PreCompact", None, Action::NoContext)]
+    #[case::gemini_before_tool(Agent::Gemini, "BeforeTool", None, Action::NoContext)]
+    #[case::claude_name_of_gemini(Agent::Claude, "BeforeAgent", None, Action::NoContext)]
+    #[case::unknown_source(Agent::Codex, "SessionStart", Some("later"), Action::Start(StartSource::Other("later".into())))]
+    fn events_map_to_actions(
+        #[case] agent: Agent,
+        #[case] name: &str,
+        #[case] source: Option<&str>,
+        #[case] want: Action,
+    ) {
+        let mut v = base(name);
+        if let Some(s) = source {
+            v["source"] = json!(s);
+        }
+        assert_eq!(parse(agent, &v).expect("parses").action, want);
+    }
+
+    #[rstest]
+    #[case::not_json(b"{".as_slice())]
+    #[case::array(b"[]".as_slice())]
+    #[case::no_session(br#"{"cwd":"/w","hook_event_name":"Stop"}"#.as_slice())]
+    #[case::blank_session(br#"{"session_id":" ","cwd":"/w","hook_event_name":"Stop"}"#.as_slice())]
+    #[case::relative_cwd(br#"{"session_id":"s","cwd":"w","hook_event_name":"Stop"}"#.as_slice())]
+    #[case::cwd_number(br#"{"session_id":"s","cwd":5,"hook_event_name":"Stop"}"#.as_slice())]
+    fn bad_input_is_an_error(#[case] input: &[u8]) {
+        assert!(parse_event(Agent::Claude, input, &default_tools(Agent::Claude)).is_err());
+    }
+
+    fn tool(agent: Agent, name: &str, input: Value) -> Vec<Touched> {
+        let mut v = base(if agent == Agent::Gemini {
+            "AfterTool"
+        } else {
+            "PostToolUse"
+        });
+        v["tool_name"] = json!(name);
+        v["tool_input"] = input;
+        match parse(agent, &v).expect("parses").action {
+            Action::Tool { touched, .. } => touched,
+            _ => Vec::new(),
+        }
+    }
+
+    fn t(path: &str, dir: bool) -> Touched {
+        Touched {
+            path: path.into(),
+            dir,
+        }
+    }
+
+    #[rstest]
+    #[case::read(Agent::Claude, "Read", json!({"file_path": "/w/a/b.rs"}), vec![t("/w/a/b.rs", false)])]
+    #[case::notebook(Agent::Claude, "NotebookEdit", json!({"notebook_path": "n/x.ipynb"}), vec![t("n/x.ipynb", false)])]
+    #[case::grep_dir(Agent::Claude, "Grep", json!({"pattern": "x", "path": "/w/src/"}), vec![t("/w/src", true)])]
+    #[case::grep_without_path(Agent::Claude, "Grep", json!({"pattern": "x"}), vec![])]
+    #[case::bash_is_not_a_touch(Agent::Claude, "Bash", json!({"command": "cat a/AGENTS.md"}), vec![])]
+    #[case::gemini_relative(Agent::Gemini, "read_file", json!({"file_path": "sub/file.txt"}), vec![t("sub/file.txt", false)])]
+    #[case::gemini_many(Agent::Gemini, "read_many_files", json!({"paths": ["a/x.md", "src/**/*.ts", "*.md"]}), vec![t("a/x.md", false), t("src", true), t(".", true)])]
+    #[case::gemini_list(Agent::Gemini, "list_directory", json!({"dir_path": "/w/pkg"}), vec![t("/w/pkg", true)])]
+    #[case::codex_shell(Agent::Codex, "Bash", json!({"command": "cat sub/file.txt"}), vec![])]
+    #[case::codex_patch(Agent::Codex, "apply_patch", json!({"command": "*** Begin Patch\n*** Add File: x/new.txt\n+hi\n*** Update File: y/old.txt\n*** Move to: z/moved.txt\n*** End Patch\n"}), vec![t("x/new.txt", false), t("y/old.txt", false), t("z/moved.txt", false)])]
+    fn tools_touch_their_paths(
+        #[case] agent: Agent,
+        #[case] name: &str,
+        #[case] input: Value,
+        #[case] want: Vec<Touched>,
+    ) {
+        assert_eq!(tool(agent, name, input), want);
+    }
+
+    #[test]
+    fn a_configured_map_replaces_the_default() {
+        let mut tools = ToolMap::new();
+        tools.insert("open".into(), vec![arg("target", false)]);
+        let mut v = base("PostToolUse");
+        v["tool_name"] = json!("open");
+        v["tool_input"] = json!({"target": "q/r.txt"});
+        let e = parse_event(Agent::Claude, v.to_string().as_bytes(), &tools).expect("parses");
+        assert!(
+            matches!(e.action, Action::Tool { ref touched, .. } if touched == &[t("q/r.txt", false)])
+        );
+        v["tool_name"] = json!("Read");
+        v["tool_input"] = json!({"file_path": "q/r.txt"});
+        let e = parse_event(Agent::Claude, v.to_string().as_bytes(), &tools).expect("parses");
+        assert_eq!(e.action, Action::NoContext, "Read is no longer configured");
+    }
+}
