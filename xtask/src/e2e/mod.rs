@@ -517,7 +517,19 @@ fn drive(
                         .map(|s| Expect::Absent((*s).to_owned())),
                 );
             }
-            let failures = check_all(&expect, &text);
+            let mut failures = check_all(&expect, &text);
+            if !step.expect_turn.is_empty() {
+                let turn = last
+                    .body
+                    .as_ref()
+                    .and_then(|b| current_turn(b, &step.prompt))
+                    .unwrap_or_default();
+                failures.extend(
+                    check_all(&step.expect_turn, &turn)
+                        .into_iter()
+                        .map(|f| format!("current turn: {f}")),
+                );
+            }
             if !failures.is_empty() {
                 bail!(
                     "step {n} ({}), request #{}: {}",
@@ -542,6 +554,19 @@ fn drive(
         bail!("stray request {} {}", s.method, s.target);
     }
     Ok(())
+}
+
+/// The visible text of the current turn: the conversation elements from
+/// the last one holding `prompt`'s tag to the end (`contents`, `messages` or
+/// `input`, whichever the protocol uses).
+pub fn current_turn(body: &Value, prompt: &str) -> Option<String> {
+    let tag = format!("[p:{}]", script::prompt_tag(prompt)?);
+    let list = ["contents", "messages", "input"]
+        .iter()
+        .find_map(|k| body[*k].as_array())?;
+    let texts: Vec<String> = list.iter().map(visible_text).collect();
+    let start = texts.iter().rposition(|t| t.contains(&tag))?;
+    Some(texts[start..].concat())
 }
 
 /// Events that take `additionalContext` in some agent (harness README); any
@@ -595,6 +620,18 @@ mod tests {
         if want.is_none() {
             assert_eq!(v, json!({}));
         }
+    }
+
+    #[test]
+    fn the_current_turn_starts_at_the_last_element_with_the_prompt_tag() {
+        let body = json!({"contents": [
+            {"parts": [{"text": "old [p:t1] E2E-ROOT-V1"}]},
+            {"parts": [{"text": "[p:t1] again? no: [p:t2] new"}, {"text": "E2E-ROOT-V2"}]},
+            {"parts": [{"functionResponse": {"response": {"output": "tool"}}}]}]});
+        let t = current_turn(&body, "x [p:t2]").unwrap();
+        assert!(t.contains("E2E-ROOT-V2") && t.contains("tool") && !t.contains("E2E-ROOT-V1"));
+        assert_eq!(current_turn(&body, "[p:t9]"), None);
+        assert_eq!(current_turn(&body, "/compact"), None);
     }
 
     #[test]
