@@ -723,6 +723,13 @@ fn parallel_tool_calls_give_each_file_exactly_once() {
         }
         assert_eq!(messages(&t, "claude", s).len(), 1 + (round + 1) * PARALLEL);
     }
+    // One whole diagnostic line per invocation, none torn by a peer's.
+    let log = t.hook_log("claude");
+    assert_eq!(log.len(), 1 + ROUNDS * PARALLEL, "{log:#?}");
+    for line in &log {
+        assert_eq!(line.matches(" session parallel ").count(), 1, "{line}");
+        assert!(line.ends_with("ms"), "{line}");
+    }
 }
 
 /// Two first events of a NEW session at once (the create race): both
