@@ -176,8 +176,13 @@ impl Running {
         }
     }
 
-    /// Kills the process (SIGKILL on Unix) and reaps it.
+    /// Kills the process (SIGKILL on Unix) and reaps it; it must still be
+    /// running.
     fn kill(mut self) {
+        assert!(
+            self.child.try_wait().expect("try_wait").is_none(),
+            "the process ended before the kill"
+        );
         self.child.kill().expect("kill");
         self.child.wait().expect("wait");
         if let Some(w) = self.stdin.take() {
@@ -447,6 +452,10 @@ fn start_touch_edit_resume_compact(
         .context("SessionStart");
     assert_eq!(compact, baseline("ROOT-RULES v3"));
     assert!(!compact.contains(SUPERSEDE));
+    // The nested file went with the compacted history: the next touch
+    // gives it again.
+    let retouched = t.event(agent, touch, s, &deep);
+    assert_eq!(retouched.context("PostToolUse"), nested("pkg/lib", LIB));
 
     // The log holds exactly what the model was given, in order.
     let given: Vec<String> = messages(&t, agent, s)
@@ -461,6 +470,7 @@ fn start_touch_edit_resume_compact(
             replaced("AGENTS.md", "ROOT-RULES v2"),
             replaced("AGENTS.md", "ROOT-RULES v3"),
             baseline("ROOT-RULES v3"),
+            nested("pkg/lib", LIB),
         ]
     );
 }
@@ -769,11 +779,13 @@ fn two_first_events_of_a_new_session_give_one_baseline() {
     }
 }
 
-/// A writer killed mid-append leaves a line with no newline (R-LOG-2): the
-/// next invocation repairs the log, answers correctly, and every
-/// acknowledged message is still there.
-#[test]
-fn a_torn_append_is_repaired_by_the_next_event() {
+/// A writer killed mid-append leaves a line with no newline, a crash may
+/// leave a zero-filled block (R-LOG-2): the next invocation repairs the
+/// log, answers correctly, and every acknowledged message is still there.
+#[rstest]
+#[case::unterminated(br#"{"seq":3,"type":"message","role":"user","parts":["<system-rem"#.as_slice())]
+#[case::zero_filled(b"\0\0\0\0\0\0\0\0\n".as_slice())]
+fn a_torn_append_is_repaired_by_the_next_event(#[case] torn: &[u8]) {
     let t = Tree::new();
     let s = "torn";
     t.event("claude", "SessionStart-startup", s, "")
@@ -786,8 +798,7 @@ fn a_torn_append_is_repaired_by_the_next_event() {
         .append(true)
         .open(t.session_log("claude", s))
         .expect("open log");
-    f.write_all(br#"{"seq":3,"type":"message","role":"user","parts":["<system-rem"#)
-        .expect("torn write");
+    f.write_all(torn).expect("torn write");
     drop(f);
 
     t.write("ws/AGENTS.md", "ROOT-RULES v2");
@@ -834,6 +845,11 @@ fn an_invocation_killed_while_waiting_leaves_the_log_untouched() {
     child.kill();
     drop(held);
     assert_eq!(t.log_bytes("claude", s), before);
+    assert_eq!(
+        t.hook_log("claude").len(),
+        1,
+        "the killed one never got to log"
+    );
 
     let again = t.event("claude", "PostToolUse-Read", s, &deep);
     assert_eq!(again.context("PostToolUse"), nested("pkg/lib", LIB));
