@@ -670,6 +670,25 @@ fn a_session_id_with_path_characters_stays_in_the_store(#[case] id: &str) {
     );
 }
 
+/// A session id equal to a file the adapter keeps next to the sessions
+/// (its configuration, its diagnostic log) must not take that name: the
+/// session works, and so do the others and the log afterwards (R-HOOK-1,
+/// R-HOOK-2).
+#[rstest]
+#[case::config("config.json")]
+#[case::log("hook.log")]
+#[case::old_log("hook.log.1")]
+fn a_session_id_naming_the_adapters_own_files_breaks_nothing(#[case] id: &str) {
+    let t = Tree::new();
+    let out = t.event("claude", "SessionStart-startup", id, "");
+    assert_eq!(out.context("SessionStart"), baseline(ROOT_V1));
+    let other = t.event("claude", "SessionStart-startup", "other", "");
+    assert_eq!(other.context("SessionStart"), baseline(ROOT_V1));
+    let dir = t.agent_dir("claude");
+    assert!(!dir.join(id).is_dir(), "{id} became a session directory");
+    assert_eq!(t.hook_log("claude").len(), 2, "{:?}", t.hook_log("claude"));
+}
+
 /// A malformed per-agent configuration gives nothing and says why in the
 /// log (R-HOOK-1), naming the file.
 #[test]

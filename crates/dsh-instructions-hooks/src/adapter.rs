@@ -186,25 +186,38 @@ fn overlay(input: &mut ConfigInput, over: ConfigInput) {
     );
 }
 
+/// The diagnostic log and its one rotated copy, next to the sessions.
+const LOG_FILE_NAME: &str = "hook.log";
+const OLD_LOG_FILE_NAME: &str = "hook.log.1";
+
+/// Prefix of a digest store id.
+const DIGEST_PREFIX: &str = "id-";
+
 /// The store id of an agent session: the id itself when it is a plain,
 /// short path component; else a digest, so no id can name a path outside
-/// the store (R-HOOK-2).
+/// the store (R-HOOK-2). The names the adapter keeps in the store for
+/// itself (its configuration and diagnostic log) and the digest prefix are
+/// not plain: a session named `config.json` would otherwise break every
+/// session of the agent, and one named `id-…` could meet a digest.
 ///
 /// ```
 /// use dsh_instructions_hooks::store_id;
 /// assert_eq!(store_id("83c8193c-ac79"), "83c8193c-ac79");
 /// assert!(store_id("../../etc").starts_with("id-"));
+/// assert!(store_id("config.json").starts_with("id-"));
 /// ```
 pub fn store_id(session_id: &str) -> String {
     let plain = session_id.len() <= 128
         && !session_id.starts_with('.')
+        && !session_id.starts_with(DIGEST_PREFIX)
+        && ![CONFIG_FILE_NAME, LOG_FILE_NAME, OLD_LOG_FILE_NAME].contains(&session_id)
         && session_id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if plain {
         session_id.to_owned()
     } else {
-        format!("id-{}", Digest::of(session_id).to_hex())
+        format!("{DIGEST_PREFIX}{}", Digest::of(session_id).to_hex())
     }
 }
 
@@ -438,9 +451,9 @@ fn open_or_create(
 /// Appends one line to the diagnostic log, rotating it past its size bound;
 /// a log that cannot be written is silently skipped (R-HOOK-1).
 fn log_line(dir: &Utf8Path, line: &str) {
-    let path = dir.join("hook.log");
+    let path = dir.join(LOG_FILE_NAME);
     if std::fs::metadata(&path).is_ok_and(|m| m.len() > LOG_ROTATE_BYTES) {
-        let _ = std::fs::rename(&path, dir.join("hook.log.1"));
+        let _ = std::fs::rename(&path, dir.join(OLD_LOG_FILE_NAME));
     }
     let _ = std::fs::create_dir_all(dir);
     if let Ok(mut f) = std::fs::OpenOptions::new()
@@ -479,6 +492,11 @@ mod tests {
     #[case::nul("a\0b", false)]
     #[case::space("a b", false)]
     #[case::non_ascii("sitzung-ä", false)]
+    #[case::config_file("config.json", false)]
+    #[case::log_file("hook.log", false)]
+    #[case::old_log_file("hook.log.1", false)]
+    #[case::digest_like("id-0123456789abcdef0123456789abcdef01234567", false)]
+    #[case::log_like_but_other("hook.log.2", true)]
     fn store_ids_are_one_safe_component(#[case] id: &str, #[case] plain: bool) {
         let s = store_id(id);
         if plain {
