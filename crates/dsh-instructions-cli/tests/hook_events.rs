@@ -475,6 +475,47 @@ fn start_touch_edit_resume_compact(
     );
 }
 
+/// The agent edits instruction files itself (Claude Code `Edit`, Codex
+/// `apply_patch`): each change enters with that tool's result (R-HOOK-3,
+/// R-RT-3) — replace, set of a new file, remove of a deleted one.
+#[rstest]
+#[case::claude("claude", "PostToolUse-Edit", true)]
+#[case::codex("codex", "PostToolUse-apply_patch", false)]
+fn edits_of_instruction_files_enter_with_the_tool_result(
+    #[case] agent: &str,
+    #[case] tool: &str,
+    #[case] absolute: bool,
+) {
+    let t = Tree::new();
+    let arg = |rel: &str| {
+        if absolute {
+            format!("{}/{rel}", t.ws())
+        } else {
+            rel.to_owned()
+        }
+    };
+    t.event(agent, "SessionStart-startup", "s", "")
+        .context("SessionStart");
+    t.write("ws/AGENTS.md", "ROOT-RULES v2");
+    let edit = t.event(agent, tool, "s", &arg("AGENTS.md"));
+    assert_eq!(
+        edit.context("PostToolUse"),
+        replaced("AGENTS.md", "ROOT-RULES v2")
+    );
+    t.write("ws/made/AGENTS.md", "MADE-RULES");
+    let made = t.event(agent, tool, "s", &arg("made/AGENTS.md"));
+    assert_eq!(made.context("PostToolUse"), nested("made", "MADE-RULES"));
+    std::fs::remove_file(t.path("ws/made/AGENTS.md")).expect("rm");
+    let gone = t.event(agent, tool, "s", &arg("made/AGENTS.md"));
+    assert_eq!(
+        gone.context("PostToolUse"),
+        "<system-reminder>\nInstructions removed: made/AGENTS.md\n\nThe instructions \
+         previously loaded from this file no longer apply.\n</system-reminder>"
+    );
+    // Nothing left to say: the next prompt gives nothing.
+    t.event(agent, "UserPromptSubmit", "s", "").assert_nothing();
+}
+
 /// Claude Code's other path tools touch too (R-HOOK-3): Write and Edit a
 /// file, Grep and Glob a directory (touching down to that directory).
 #[rstest]
