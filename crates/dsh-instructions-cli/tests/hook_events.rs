@@ -319,26 +319,47 @@ impl Tree {
         );
     }
 
-    /// The session log, parsed without repair: it must have no torn tail
-    /// and no skipped line.
-    fn parsed_log(&self, agent: &str, session: &str) -> dsh_session_log::ParsedLog {
-        let path = Utf8PathBuf::from_path_buf(self.session_log(agent, session)).expect("utf-8");
-        let parsed = dsh_session_log::read_log_file(&path).expect("the log parses");
-        assert_eq!(parsed.torn_tail, None, "torn tail in {path}");
-        assert!(parsed.skipped.is_empty(), "skipped lines in {path}");
-        parsed
+    /// The events of the session log, checked to need no repair (R-LOG-2):
+    /// the file ends with a newline (no torn tail), the header comes first,
+    /// and every later line is an event with a strictly increasing `seq`
+    /// (nothing skipped).
+    fn checked_log(&self, agent: &str, session: &str) -> Vec<Value> {
+        let path = self.session_log(agent, session);
+        let text = String::from_utf8(self.log_bytes(agent, session)).expect("utf-8 log");
+        assert!(text.ends_with('\n'), "torn tail in {}", path.display());
+        let mut lines = text.lines();
+        let header: Value = serde_json::from_str(lines.next().expect("header")).expect("header");
+        assert_eq!(header["id"], session, "{header}");
+        let mut last = 0;
+        lines
+            .map(|l| {
+                let v: Value = serde_json::from_str(l)
+                    .unwrap_or_else(|e| panic!("unreadable line in {}: {e}: {l}", path.display()));
+                let seq = v["seq"].as_u64().expect("seq");
+                assert!(seq > last, "seq {seq} after {last}");
+                last = seq;
+                assert!(v["type"].is_string(), "{l}");
+                v
+            })
+            .collect()
+    }
+
+    /// Takes the session lock in this process, as a peer invocation would
+    /// (R-LOG-4); it lasts until the returned value is dropped.
+    fn hold_lock(&self, agent: &str, session: &str) -> impl std::fmt::Debug {
+        let dir = Utf8PathBuf::from_path_buf(self.agent_dir(agent)).expect("utf-8");
+        let (held, _report) = dsh_instructions_session::SessionStore::new(dir)
+            .open(session)
+            .expect("take the session lock");
+        held
     }
 }
 
-/// The message events of a session log as JSON (`type: message`), after
-/// [`Tree::parsed_log`] checked the file needs no repair.
+/// The message events of a session log (`type: message`), after
+/// [`Tree::checked_log`].
 fn messages(t: &Tree, agent: &str, session: &str) -> Vec<Value> {
-    t.parsed_log(agent, session);
-    String::from_utf8(t.log_bytes(agent, session))
-        .expect("utf-8 log")
-        .lines()
-        .skip(1)
-        .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
+    t.checked_log(agent, session)
+        .into_iter()
         .filter(|v| v["type"] == "message")
         .collect()
 }
@@ -595,7 +616,7 @@ fn gemini_baseline_every_prompt_and_nested_after_tools() {
         .event("gemini", "BeforeAgent", s, "")
         .context("BeforeAgent");
     assert_eq!(again, baseline("ROOT-RULES v2"));
-    t.parsed_log("gemini", s);
+    t.checked_log("gemini", s);
 }
 
 /// A file that closes the wrapper early is escaped (R-REN-5): the context
@@ -897,8 +918,7 @@ fn an_invocation_killed_while_waiting_leaves_the_log_untouched() {
     t.event("claude", "SessionStart-startup", s, "")
         .context("SessionStart");
     let before = t.log_bytes("claude", s);
-    let path = Utf8PathBuf::from_path_buf(t.session_log("claude", s)).expect("utf-8");
-    let (held, _) = dsh_session_log::SessionLog::open(&path).expect("take the lock");
+    let held = t.hold_lock("claude", s);
     let deep = format!("{}/pkg/lib/src/main.rs", t.ws());
     let child = t.start_event("claude", "PostToolUse-Read", s, &deep);
     std::thread::sleep(Duration::from_millis(300));
@@ -913,7 +933,7 @@ fn an_invocation_killed_while_waiting_leaves_the_log_untouched() {
 
     let again = t.event("claude", "PostToolUse-Read", s, &deep);
     assert_eq!(again.context("PostToolUse"), nested("pkg/lib", LIB));
-    t.parsed_log("claude", s);
+    t.checked_log("claude", s);
 }
 
 /// A lock held past the adapter's bound (LOCK_WAIT, 5 s): the invocation
@@ -926,8 +946,7 @@ fn a_lock_held_too_long_answers_nothing_and_logs_busy() {
     t.event("codex", "SessionStart-startup", s, "")
         .context("SessionStart");
     let before = t.log_bytes("codex", s);
-    let path = Utf8PathBuf::from_path_buf(t.session_log("codex", s)).expect("utf-8");
-    let (held, _) = dsh_session_log::SessionLog::open(&path).expect("take the lock");
+    let held = t.hold_lock("codex", s);
     t.write("ws/AGENTS.md", "ROOT-RULES v2");
     let started = Instant::now();
     let out = t.event("codex", "UserPromptSubmit", s, "");
