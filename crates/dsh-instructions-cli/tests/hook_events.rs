@@ -753,10 +753,14 @@ fn a_session_id_naming_the_adapters_own_files_breaks_nothing(#[case] id: &str) {
 
 /// A malformed per-agent configuration gives nothing and says why in the
 /// log (R-HOOK-1), naming the file.
-#[test]
-fn a_malformed_agent_config_answers_nothing_and_is_logged() {
+#[rstest]
+#[case::truncated("{\"max_bytes\": ")]
+#[case::not_an_object("[]")]
+#[case::wrong_type(r#"{"max_bytes": "lots"}"#)]
+#[case::tools_not_lists(r#"{"touch_tools": {"Read": "file_path"}}"#)]
+fn a_malformed_agent_config_answers_nothing_and_is_logged(#[case] config: &str) {
     let t = Tree::new();
-    t.write("home/.dsh/hooks/codex/config.json", "{\"max_bytes\": ");
+    t.write("home/.dsh/hooks/codex/config.json", config);
     t.event("codex", "SessionStart-startup", "s", "")
         .assert_nothing();
     let log = t.hook_log("codex");
@@ -956,6 +960,12 @@ fn a_lock_held_too_long_answers_nothing_and_logs_busy() {
     assert!(
         waited >= Duration::from_secs(5),
         "gave up early: {waited:?}"
+    );
+    // The point of the bound: the answer comes before the agents' own hook
+    // timeout (10 s as installed) kills the hook.
+    assert!(
+        waited < Duration::from_secs(10),
+        "answered too late: {waited:?}"
     );
     let log = t.hook_log("codex");
     assert!(log.last().is_some_and(|l| l.contains("busy")), "{log:?}");

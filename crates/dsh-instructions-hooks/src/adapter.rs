@@ -108,8 +108,15 @@ pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, String> {
     let path = dir.join(CONFIG_FILE_NAME);
     match std::fs::read(&path) {
         Ok(bytes) => {
-            let over: ConfigInput =
+            let value: Value =
                 serde_json::from_slice(&bytes).map_err(|e| format!("{path}: {e}"))?;
+            // serde reads a struct from an array too (`[]` is "no fields"):
+            // a file that is not an object is a mistake, said as one.
+            if !value.is_object() {
+                return Err(format!("{path}: not a JSON object"));
+            }
+            let over: ConfigInput =
+                serde_json::from_value(value).map_err(|e| format!("{path}: {e}"))?;
             if let Some(map) = &over.touch_tools {
                 tools = map
                     .iter()
@@ -522,10 +529,15 @@ mod tests {
         (tmp, dir)
     }
 
-    #[test]
-    fn a_malformed_config_is_an_error_naming_the_file() {
+    #[rstest]
+    #[case::truncated("{\"max_bytes\": ")]
+    #[case::array("[]")]
+    #[case::array_of_fields("[9000]")]
+    #[case::string("\"max_bytes\"")]
+    #[case::unknown_field(r#"{"max_byte": 9000}"#)]
+    fn a_malformed_config_is_an_error_naming_the_file(#[case] text: &str) {
         let (_tmp, dir) = tmp_dir();
-        std::fs::write(dir.join(CONFIG_FILE_NAME), "{\"max_bytes\": ").expect("write");
+        std::fs::write(dir.join(CONFIG_FILE_NAME), text).expect("write");
         let e = load_config(Agent::Claude, &dir).expect_err("malformed");
         assert!(e.contains("config.json"), "{e}");
     }
