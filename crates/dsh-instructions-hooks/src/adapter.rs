@@ -108,8 +108,15 @@ pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, String> {
     let path = dir.join(CONFIG_FILE_NAME);
     match std::fs::read(&path) {
         Ok(bytes) => {
-            let over: ConfigInput =
+            let value: Value =
                 serde_json::from_slice(&bytes).map_err(|e| format!("{path}: {e}"))?;
+            // serde reads a struct from an array too (`[]` is "no fields"):
+            // a file that is not an object is a mistake, said as one.
+            if !value.is_object() {
+                return Err(format!("{path}: not a JSON object"));
+            }
+            let over: ConfigInput =
+                serde_json::from_value(value).map_err(|e| format!("{path}: {e}"))?;
             if let Some(map) = &over.touch_tools {
                 tools = map
                     .iter()
@@ -186,25 +193,38 @@ fn overlay(input: &mut ConfigInput, over: ConfigInput) {
     );
 }
 
+/// The diagnostic log and its one rotated copy, next to the sessions.
+const LOG_FILE_NAME: &str = "hook.log";
+const OLD_LOG_FILE_NAME: &str = "hook.log.1";
+
+/// Prefix of a digest store id.
+const DIGEST_PREFIX: &str = "id-";
+
 /// The store id of an agent session: the id itself when it is a plain,
 /// short path component; else a digest, so no id can name a path outside
-/// the store (R-HOOK-2).
+/// the store (R-HOOK-2). The names the adapter keeps in the store for
+/// itself (its configuration and diagnostic log) and the digest prefix are
+/// not plain: a session named `config.json` would otherwise break every
+/// session of the agent, and one named `id-…` could meet a digest.
 ///
 /// ```
 /// use dsh_instructions_hooks::store_id;
 /// assert_eq!(store_id("83c8193c-ac79"), "83c8193c-ac79");
 /// assert!(store_id("../../etc").starts_with("id-"));
+/// assert!(store_id("config.json").starts_with("id-"));
 /// ```
 pub fn store_id(session_id: &str) -> String {
     let plain = session_id.len() <= 128
         && !session_id.starts_with('.')
+        && !session_id.starts_with(DIGEST_PREFIX)
+        && ![CONFIG_FILE_NAME, LOG_FILE_NAME, OLD_LOG_FILE_NAME].contains(&session_id)
         && session_id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if plain {
         session_id.to_owned()
     } else {
-        format!("id-{}", Digest::of(session_id).to_hex())
+        format!("{DIGEST_PREFIX}{}", Digest::of(session_id).to_hex())
     }
 }
 
@@ -438,9 +458,9 @@ fn open_or_create(
 /// Appends one line to the diagnostic log, rotating it past its size bound;
 /// a log that cannot be written is silently skipped (R-HOOK-1).
 fn log_line(dir: &Utf8Path, line: &str) {
-    let path = dir.join("hook.log");
+    let path = dir.join(LOG_FILE_NAME);
     if std::fs::metadata(&path).is_ok_and(|m| m.len() > LOG_ROTATE_BYTES) {
-        let _ = std::fs::rename(&path, dir.join("hook.log.1"));
+        let _ = std::fs::rename(&path, dir.join(OLD_LOG_FILE_NAME));
     }
     let _ = std::fs::create_dir_all(dir);
     if let Ok(mut f) = std::fs::OpenOptions::new()
@@ -448,6 +468,162 @@ fn log_line(dir: &Utf8Path, line: &str) {
         .append(true)
         .open(&path)
     {
-        let _ = writeln!(f, "{}", line.replace('\n', " "));
+        // One write per line: `writeln!` issues the text and the newline
+        // as two writes, which concurrent invocations interleave; a single
+        // append-mode write of a short line lands whole.
+        let mut whole = line.replace('\n', " ");
+        whole.push('\n');
+        let _ = f.write_all(whole.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    /// R-HOOK-2: a plain id is its own directory; anything that could name
+    /// another path, or is too long for one component, becomes a digest.
+    #[rstest]
+    #[case::uuid("95a9dab2-9315-417b-93cf-ed41c268f299", true)]
+    #[case::underscore_dot("thread_01.a", true)]
+    #[case::longest_plain(&"a".repeat(128), true)]
+    #[case::too_long(&"a".repeat(129), false)]
+    #[case::dot_dot("..", false)]
+    #[case::dot(".", false)]
+    #[case::hidden(".git", false)]
+    #[case::parent_path("../../x", false)]
+    #[case::slash("a/b", false)]
+    #[case::backslash("a\\b", false)]
+    #[case::absolute("/etc/passwd", false)]
+    #[case::nul("a\0b", false)]
+    #[case::space("a b", false)]
+    #[case::non_ascii("sitzung-ä", false)]
+    #[case::config_file("config.json", false)]
+    #[case::log_file("hook.log", false)]
+    #[case::old_log_file("hook.log.1", false)]
+    #[case::digest_like("id-0123456789abcdef0123456789abcdef01234567", false)]
+    #[case::log_like_but_other("hook.log.2", true)]
+    fn store_ids_are_one_safe_component(#[case] id: &str, #[case] plain: bool) {
+        let s = store_id(id);
+        if plain {
+            assert_eq!(s, id);
+        } else {
+            let hex = s.strip_prefix("id-").expect("digest form");
+            assert_eq!(hex.len(), 40);
+            assert!(hex.bytes().all(|b| b.is_ascii_hexdigit()));
+            assert_eq!(store_id(id), s, "stable");
+        }
+        assert!(dsh_session_log::session_dir(Utf8Path::new("/store"), &s).is_ok());
+    }
+
+    #[test]
+    fn different_unsafe_ids_get_different_directories() {
+        assert_ne!(store_id("a/b"), store_id("a/c"));
+        assert_ne!(store_id(&"x".repeat(300)), store_id(&"x".repeat(301)));
+    }
+
+    fn tmp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
+        (tmp, dir)
+    }
+
+    #[rstest]
+    #[case::truncated("{\"max_bytes\": ")]
+    #[case::array("[]")]
+    #[case::array_of_fields("[9000]")]
+    #[case::string("\"max_bytes\"")]
+    #[case::unknown_field(r#"{"max_byte": 9000}"#)]
+    fn a_malformed_config_is_an_error_naming_the_file(#[case] text: &str) {
+        let (_tmp, dir) = tmp_dir();
+        std::fs::write(dir.join(CONFIG_FILE_NAME), text).expect("write");
+        let e = load_config(Agent::Claude, &dir).expect_err("malformed");
+        assert!(e.contains("config.json"), "{e}");
+    }
+
+    /// R-HOOK-4: above what the agent keeps whole, a warning; Gemini CLI has
+    /// no such limit.
+    #[rstest]
+    #[case::claude_over(Agent::Claude, 12_000, true)]
+    #[case::claude_at(Agent::Claude, 10_000, false)]
+    #[case::codex_over(Agent::Codex, 10_001, true)]
+    #[case::gemini_over(Agent::Gemini, 100_000, false)]
+    fn a_budget_above_the_agent_limit_warns(
+        #[case] agent: Agent,
+        #[case] max: i64,
+        #[case] warns: bool,
+    ) {
+        let (_tmp, dir) = tmp_dir();
+        std::fs::write(
+            dir.join(CONFIG_FILE_NAME),
+            format!("{{\"max_bytes\": {max}}}"),
+        )
+        .expect("write");
+        let c = load_config(agent, &dir).expect("valid");
+        assert_eq!(c.input.max_bytes, Some(NumberInput::Int(max)));
+        assert_eq!(!c.warnings.is_empty(), warns, "{:?}", c.warnings);
+    }
+
+    /// A configured tool map replaces the default; a trailing `/` marks a
+    /// directory argument, and the internal touch tool stays.
+    #[test]
+    fn configured_tools_replace_the_defaults() {
+        let (_tmp, dir) = tmp_dir();
+        std::fs::write(
+            dir.join(CONFIG_FILE_NAME),
+            r#"{"touch_tools": {"open": ["target"], "scan": ["root/"]}}"#,
+        )
+        .expect("write");
+        let c = load_config(Agent::Claude, &dir).expect("valid");
+        let keys: Vec<&str> = c.tools.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["open", "scan"]);
+        assert_eq!(
+            c.tools["scan"],
+            [PathArg {
+                key: "root".into(),
+                dir: true
+            }]
+        );
+        assert!(
+            c.input
+                .touch_tools
+                .as_ref()
+                .is_some_and(|m| m.contains_key(TOUCH_TOOL))
+        );
+    }
+
+    /// Concurrent invocations append to one diagnostic log: each line must
+    /// reach it whole (one write per line), never interleaved with another.
+    #[test]
+    fn concurrent_log_lines_never_interleave() {
+        let (_tmp, dir) = tmp_dir();
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let dir = dir.clone();
+                std::thread::spawn(move || {
+                    for i in 0..300 {
+                        log_line(&dir, &format!("line {t} {i} {}", "x".repeat(200)));
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("thread");
+        }
+        let text = std::fs::read_to_string(dir.join("hook.log")).expect("log");
+        let mut seen = std::collections::BTreeSet::new();
+        for l in text.lines() {
+            let parts: Vec<&str> = l.split(' ').collect();
+            assert!(
+                parts.len() == 4 && parts[0] == "line" && parts[3] == "x".repeat(200),
+                "torn line: {l}"
+            );
+            assert!(
+                seen.insert((parts[1].to_owned(), parts[2].to_owned())),
+                "twice: {l}"
+            );
+        }
+        assert_eq!(seen.len(), 8 * 300, "lines lost");
     }
 }

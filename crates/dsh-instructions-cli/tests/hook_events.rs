@@ -1,0 +1,979 @@
+//! The hook adapter on recorded event payloads, without the agents (SPEC
+//! R-HOOK-7, last sentence): real processes of the CLI binary fed the
+//! payloads of `tests/fixtures/hooks/<agent>/` (R-HOOK-1 answers and
+//! robustness, R-HOOK-2 persisted state and concurrency, R-HOOK-3 event
+//! mapping). Every child runs under a deadline and is killed past it, so
+//! no test can hang.
+
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use camino::Utf8PathBuf;
+use rstest::rstest;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_dsh-instructions");
+
+/// A bound on one child process, far above what it needs even on a loaded
+/// machine: it only turns a hang into a failure (not a speed test).
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// R-REN-2, the normal intro, exact.
+const INTRO: &str = "The following workspace instructions come from instruction files in this environment. Follow them where they apply. Where two files conflict, the more specific one (later in this message) takes precedence. They do not override system, developer, or direct user instructions.";
+
+/// The opening line of a replacement baseline (R-REN-2): it must never
+/// appear, since the adapter's baselines follow a compaction (R-RT-8).
+const SUPERSEDE: &str = "This complete workspace instruction baseline supersedes";
+
+const GLOBAL: &str = "GLOBAL-RULES";
+const ROOT_V1: &str = "ROOT-RULES v1";
+const LIB: &str = "LIB-RULES";
+
+/// Every fixture, by agent (the event kinds of issue #13 item 4).
+const FIXTURES: &[(&str, &[&str])] = &[
+    (
+        "claude",
+        &[
+            "SessionStart-startup",
+            "SessionStart-resume",
+            "SessionStart-compact",
+            "UserPromptSubmit",
+            "PostToolUse-Read",
+            "PostToolUse-Write",
+            "PostToolUse-Edit",
+            "PostToolUse-Grep",
+            "PostToolUse-Glob",
+            "PreCompact",
+            "PostCompact",
+            "Stop",
+            "SessionEnd",
+        ],
+    ),
+    (
+        "codex",
+        &[
+            "SessionStart-startup",
+            "SessionStart-resume",
+            "SessionStart-compact",
+            "UserPromptSubmit",
+            "PostToolUse-Bash",
+            "PostToolUse-apply_patch",
+            "PreCompact",
+            "PostCompact",
+            "Stop",
+        ],
+    ),
+    (
+        "gemini",
+        &[
+            "SessionStart-startup",
+            "SessionStart-resume",
+            "BeforeAgent",
+            "AfterTool-read_file",
+            "AfterTool-list_directory",
+            "AfterTool-read_many_files",
+            "BeforeTool",
+            "AfterAgent",
+            "PreCompress",
+            "SessionEnd",
+        ],
+    ),
+];
+
+fn fixture(agent: &str, name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hooks")
+        .join(agent)
+        .join(format!("{name}.json"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `value` as the inside of a JSON string.
+fn json_escaped(value: &str) -> String {
+    let quoted = Value::String(value.to_owned()).to_string();
+    quoted[1..quoted.len() - 1].to_owned()
+}
+
+/// A fixture with its placeholders filled (see the fixtures' README).
+fn fill(template: &str, session: &str, cwd: &str, path: &str) -> String {
+    template
+        .replace("{{SESSION}}", &json_escaped(session))
+        .replace("{{CWD}}", &json_escaped(cwd))
+        .replace("{{PATH}}", &json_escaped(path))
+}
+
+/// What one invocation printed.
+#[derive(Debug)]
+struct Out {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Out {
+    /// Exit 0, nothing on stderr (R-HOOK-1: the agent never sees a failure).
+    fn assert_clean(&self) {
+        assert_eq!(self.code, Some(0), "{self:?}");
+        assert_eq!(self.stderr, "", "{self:?}");
+    }
+
+    /// Asserts the answer is exactly `{}` (R-HOOK-1).
+    fn assert_nothing(&self) {
+        self.assert_clean();
+        assert_eq!(self.stdout.trim_end(), "{}", "{self:?}");
+    }
+
+    /// The `additionalContext` of an answer for `event`, which must carry
+    /// one in the shape all three agents read (harness README).
+    fn context(&self, event: &str) -> String {
+        self.assert_clean();
+        let v: Value = serde_json::from_str(self.stdout.trim_end())
+            .unwrap_or_else(|e| panic!("answer is not JSON ({e}): {self:?}"));
+        let out = &v["hookSpecificOutput"];
+        assert_eq!(out["hookEventName"], event, "{self:?}");
+        assert_eq!(v.as_object().map(serde_json::Map::len), Some(1), "{self:?}");
+        out["additionalContext"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no additionalContext: {self:?}"))
+            .to_owned()
+    }
+}
+
+/// A hook process still running.
+struct Running {
+    child: Child,
+    stdin: Option<JoinHandle<()>>,
+    stdout: JoinHandle<Vec<u8>>,
+    stderr: JoinHandle<Vec<u8>>,
+    started: Instant,
+}
+
+impl Running {
+    /// Waits for the process, killing it past [`DEADLINE`] (then fails).
+    fn finish(mut self) -> Out {
+        loop {
+            match self.child.try_wait().expect("try_wait") {
+                Some(_) => break,
+                None if self.started.elapsed() > DEADLINE => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    panic!("hook did not finish within {DEADLINE:?}");
+                }
+                None => std::thread::sleep(Duration::from_millis(2)),
+            }
+        }
+        let status = self.child.wait().expect("wait");
+        if let Some(w) = self.stdin.take() {
+            w.join().expect("stdin writer");
+        }
+        Out {
+            code: status.code(),
+            stdout: String::from_utf8_lossy(&self.stdout.join().expect("stdout")).into_owned(),
+            stderr: String::from_utf8_lossy(&self.stderr.join().expect("stderr")).into_owned(),
+        }
+    }
+
+    /// Kills the process (SIGKILL on Unix) and reaps it; it must still be
+    /// running.
+    fn kill(mut self) {
+        assert!(
+            self.child.try_wait().expect("try_wait").is_none(),
+            "the process ended before the kill"
+        );
+        self.child.kill().expect("kill");
+        self.child.wait().expect("wait");
+        if let Some(w) = self.stdin.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+/// A temporary machine: `home/` (the OS home, with the user-global
+/// `~/.dsh/AGENTS.md`, and the DSH home `~/.dsh` holding `hooks/`) and a
+/// git workspace `ws/` with a root `AGENTS.md` and `pkg/lib/AGENTS.md`
+/// two levels below it.
+struct Tree {
+    tmp: tempfile::TempDir,
+}
+
+impl Tree {
+    fn new() -> Self {
+        let t = Self {
+            tmp: tempfile::tempdir().expect("tempdir"),
+        };
+        std::fs::create_dir_all(t.path("ws/.git")).expect("mkdir");
+        t.write("home/.dsh/AGENTS.md", GLOBAL);
+        t.write("ws/AGENTS.md", ROOT_V1);
+        t.write("ws/pkg/lib/AGENTS.md", LIB);
+        t.write("ws/pkg/lib/src/main.rs", "fn main() {}\n");
+        t
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.tmp.path().join(rel)
+    }
+
+    fn ws(&self) -> String {
+        self.path("ws")
+            .to_str()
+            .expect("utf-8 temp path")
+            .to_owned()
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, text).expect("write");
+    }
+
+    fn agent_dir(&self, agent: &str) -> PathBuf {
+        self.path("home/.dsh/hooks").join(agent)
+    }
+
+    fn session_log(&self, agent: &str, session: &str) -> PathBuf {
+        self.agent_dir(agent).join(session).join("session.jsonl")
+    }
+
+    fn log_bytes(&self, agent: &str, session: &str) -> Vec<u8> {
+        std::fs::read(self.session_log(agent, session)).unwrap_or_default()
+    }
+
+    /// The lines of the adapter's diagnostic log.
+    fn hook_log(&self, agent: &str) -> Vec<String> {
+        std::fs::read_to_string(self.agent_dir(agent).join("hook.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Starts `dsh-instructions <args>` with `input` on stdin, `HOME` set
+    /// to the tree's home and the DSH home left to its default `~/.dsh`.
+    fn spawn(&self, args: &[&str], input: Vec<u8>) -> Running {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .current_dir(self.path("ws"))
+            .env("HOME", self.path("home"))
+            .env_remove("DSH_HOME")
+            .env_remove("CODEX_HOME")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the CLI");
+        let mut stdin = child.stdin.take().expect("stdin");
+        // A child that stops reading early (oversized input) closes the
+        // pipe: the write error is expected then, not a failure.
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+        let mut out = child.stdout.take().expect("stdout");
+        let mut err = child.stderr.take().expect("stderr");
+        Running {
+            child,
+            stdin: Some(writer),
+            stdout: std::thread::spawn(move || {
+                let mut b = Vec::new();
+                let _ = out.read_to_end(&mut b);
+                b
+            }),
+            stderr: std::thread::spawn(move || {
+                let mut b = Vec::new();
+                let _ = err.read_to_end(&mut b);
+                b
+            }),
+            started: Instant::now(),
+        }
+    }
+
+    fn hook_raw(&self, agent: &str, input: &[u8]) -> Out {
+        self.spawn(&["hook", "--agent", agent], input.to_vec())
+            .finish()
+    }
+
+    fn start_event(&self, agent: &str, fixture_name: &str, session: &str, path: &str) -> Running {
+        let input = fill(&fixture(agent, fixture_name), session, &self.ws(), path);
+        self.spawn(&["hook", "--agent", agent], input.into_bytes())
+    }
+
+    /// Runs one fixture event of `agent` for `session`.
+    fn event(&self, agent: &str, fixture_name: &str, session: &str, path: &str) -> Out {
+        self.start_event(agent, fixture_name, session, path)
+            .finish()
+    }
+
+    /// Asserts an event takes no context: `{}`, and the session log is
+    /// byte for byte what it was (R-HOOK-1, R-HOOK-2: the log records
+    /// exactly what the model was given).
+    fn assert_no_context(&self, agent: &str, fixture_name: &str, session: &str) {
+        let before = self.log_bytes(agent, session);
+        self.event(agent, fixture_name, session, "pkg/lib/src/main.rs")
+            .assert_nothing();
+        assert_eq!(
+            self.log_bytes(agent, session),
+            before,
+            "{agent} {fixture_name} appended to the session log"
+        );
+    }
+
+    /// The events of the session log, checked to need no repair (R-LOG-2):
+    /// the file ends with a newline (no torn tail), the header comes first,
+    /// and every later line is an event with a strictly increasing `seq`
+    /// (nothing skipped).
+    fn checked_log(&self, agent: &str, session: &str) -> Vec<Value> {
+        let path = self.session_log(agent, session);
+        let text = String::from_utf8(self.log_bytes(agent, session)).expect("utf-8 log");
+        assert!(text.ends_with('\n'), "torn tail in {}", path.display());
+        let mut lines = text.lines();
+        let header: Value = serde_json::from_str(lines.next().expect("header")).expect("header");
+        assert_eq!(header["id"], session, "{header}");
+        let mut last = 0;
+        lines
+            .map(|l| {
+                let v: Value = serde_json::from_str(l)
+                    .unwrap_or_else(|e| panic!("unreadable line in {}: {e}: {l}", path.display()));
+                let seq = v["seq"].as_u64().expect("seq");
+                assert!(seq > last, "seq {seq} after {last}");
+                last = seq;
+                assert!(v["type"].is_string(), "{l}");
+                v
+            })
+            .collect()
+    }
+
+    /// Takes the session lock in this process, as a peer invocation would
+    /// (R-LOG-4); it lasts until the returned value is dropped.
+    fn hold_lock(&self, agent: &str, session: &str) -> impl std::fmt::Debug {
+        let dir = Utf8PathBuf::from_path_buf(self.agent_dir(agent)).expect("utf-8");
+        let (held, _report) = dsh_instructions_session::SessionStore::new(dir)
+            .open(session)
+            .expect("take the session lock");
+        held
+    }
+}
+
+/// The message events of a session log (`type: message`), after
+/// [`Tree::checked_log`].
+fn messages(t: &Tree, agent: &str, session: &str) -> Vec<Value> {
+    t.checked_log(agent, session)
+        .into_iter()
+        .filter(|v| v["type"] == "message")
+        .collect()
+}
+
+/// The complete baseline the agents get (R-REN-1/2): wrapper, normal
+/// intro, the user-global file, then the root-to-cwd chain.
+fn baseline(root: &str) -> String {
+    format!(
+        "<system-reminder>\n{INTRO}\n\nInstructions from: ~/.dsh/AGENTS.md\n\n{GLOBAL}\n\n\
+         Instructions from: AGENTS.md\n\n{root}\n</system-reminder>"
+    )
+}
+
+/// A nested file entering after a touch (R-REN-3 `set`).
+fn nested(dir: &str, content: &str) -> String {
+    format!(
+        "<system-reminder>\nAdditional instructions from: {dir}/AGENTS.md\n\nThese instructions \
+         apply to work under `{dir}`. Follow them where they apply; more specific instructions \
+         take precedence. They do not override system, developer, or direct user \
+         instructions.\n\n{content}\n</system-reminder>"
+    )
+}
+
+/// An edited file (R-REN-3 `replace`).
+fn replaced(path: &str, content: &str) -> String {
+    format!(
+        "<system-reminder>\nUpdated instructions from: {path}\n\nThis file changed after it was \
+         loaded. Use the content below instead of the instructions previously loaded from \
+         it.\n\n{content}\n</system-reminder>"
+    )
+}
+
+#[test]
+fn every_fixture_is_an_object_naming_its_event_with_the_common_fields() {
+    for (agent, names) in FIXTURES {
+        for name in *names {
+            let text = fill(&fixture(agent, name), "s-1", "/w", "a\"b\\c\nd");
+            let v: Value = serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("{agent}/{name} after filling: {e}"));
+            let event = name.split('-').next().expect("event part");
+            assert_eq!(v["hook_event_name"], event, "{agent}/{name}");
+            assert_eq!(v["session_id"], "s-1", "{agent}/{name}");
+            assert_eq!(v["cwd"], "/w", "{agent}/{name}");
+            assert!(v["transcript_path"].is_string(), "{agent}/{name}");
+            if let Some(source) = name.strip_prefix("SessionStart-") {
+                assert_eq!(v["source"], source, "{agent}/{name}");
+            }
+        }
+    }
+}
+
+/// R-HOOK-3 for Claude Code and Codex: baseline at start, a touch deep below
+/// cwd, an edit surfacing at the next prompt, offline edits on resume as a
+/// replace only, and a complete baseline after compaction; events that take
+/// no context answer `{}` and leave the log alone.
+#[rstest]
+#[case::claude("claude", "PostToolUse-Read", true)]
+#[case::codex("codex", "PostToolUse-apply_patch", false)]
+fn start_touch_edit_resume_compact(
+    #[case] agent: &str,
+    #[case] touch: &str,
+    #[case] absolute_touch: bool,
+) {
+    let t = Tree::new();
+    let s = "9f0c2e7a-1b2c-4d5e-8f90-0123456789ab";
+
+    let start = t.event(agent, "SessionStart-startup", s, "");
+    assert_eq!(start.context("SessionStart"), baseline(ROOT_V1));
+
+    let deep = if absolute_touch {
+        format!("{}/pkg/lib/src/main.rs", t.ws())
+    } else {
+        "pkg/lib/src/main.rs".to_owned()
+    };
+    let touched = t.event(agent, touch, s, &deep);
+    assert_eq!(touched.context("PostToolUse"), nested("pkg/lib", LIB));
+
+    // Touching the same file again gives nothing new (R-HOOK-2: nothing
+    // twice), and it is not an error.
+    t.event(agent, touch, s, &deep).assert_nothing();
+
+    t.write("ws/AGENTS.md", "ROOT-RULES v2");
+    let prompt = t.event(agent, "UserPromptSubmit", s, "");
+    assert_eq!(
+        prompt.context("UserPromptSubmit"),
+        replaced("AGENTS.md", "ROOT-RULES v2")
+    );
+
+    let quiet: &[&str] = if agent == "claude" {
+        &["Stop", "PreCompact", "PostCompact", "SessionEnd"]
+    } else {
+        &["Stop", "PreCompact", "PostCompact", "PostToolUse-Bash"]
+    };
+    for name in quiet {
+        t.assert_no_context(agent, name, s);
+    }
+
+    // Edited while the agent was not running: the resume gives the change
+    // only, never a second baseline (R-RT-7).
+    t.write("ws/AGENTS.md", "ROOT-RULES v3");
+    let resume = t
+        .event(agent, "SessionStart-resume", s, "")
+        .context("SessionStart");
+    assert_eq!(resume, replaced("AGENTS.md", "ROOT-RULES v3"));
+    assert!(!resume.contains(INTRO));
+
+    // Compaction hides everything given so far: a complete baseline again,
+    // with the normal intro (R-RT-8).
+    let compact = t
+        .event(agent, "SessionStart-compact", s, "")
+        .context("SessionStart");
+    assert_eq!(compact, baseline("ROOT-RULES v3"));
+    assert!(!compact.contains(SUPERSEDE));
+    // The nested file went with the compacted history: the next touch
+    // gives it again.
+    let retouched = t.event(agent, touch, s, &deep);
+    assert_eq!(retouched.context("PostToolUse"), nested("pkg/lib", LIB));
+
+    // The log holds exactly what the model was given, in order.
+    let given: Vec<String> = messages(&t, agent, s)
+        .iter()
+        .map(|m| m["parts"][0].as_str().expect("text part").to_owned())
+        .collect();
+    assert_eq!(
+        given,
+        [
+            baseline(ROOT_V1),
+            nested("pkg/lib", LIB),
+            replaced("AGENTS.md", "ROOT-RULES v2"),
+            replaced("AGENTS.md", "ROOT-RULES v3"),
+            baseline("ROOT-RULES v3"),
+            nested("pkg/lib", LIB),
+        ]
+    );
+}
+
+/// The agent edits instruction files itself (Claude Code `Edit`, Codex
+/// `apply_patch`): each change enters with that tool's result (R-HOOK-3,
+/// R-RT-3) — replace, set of a new file, remove of a deleted one.
+#[rstest]
+#[case::claude("claude", "PostToolUse-Edit", true)]
+#[case::codex("codex", "PostToolUse-apply_patch", false)]
+fn edits_of_instruction_files_enter_with_the_tool_result(
+    #[case] agent: &str,
+    #[case] tool: &str,
+    #[case] absolute: bool,
+) {
+    let t = Tree::new();
+    let arg = |rel: &str| {
+        if absolute {
+            format!("{}/{rel}", t.ws())
+        } else {
+            rel.to_owned()
+        }
+    };
+    t.event(agent, "SessionStart-startup", "s", "")
+        .context("SessionStart");
+    t.write("ws/AGENTS.md", "ROOT-RULES v2");
+    let edit = t.event(agent, tool, "s", &arg("AGENTS.md"));
+    assert_eq!(
+        edit.context("PostToolUse"),
+        replaced("AGENTS.md", "ROOT-RULES v2")
+    );
+    t.write("ws/made/AGENTS.md", "MADE-RULES");
+    let made = t.event(agent, tool, "s", &arg("made/AGENTS.md"));
+    assert_eq!(made.context("PostToolUse"), nested("made", "MADE-RULES"));
+    std::fs::remove_file(t.path("ws/made/AGENTS.md")).expect("rm");
+    let gone = t.event(agent, tool, "s", &arg("made/AGENTS.md"));
+    assert_eq!(
+        gone.context("PostToolUse"),
+        "<system-reminder>\nInstructions removed: made/AGENTS.md\n\nThe instructions \
+         previously loaded from this file no longer apply.\n</system-reminder>"
+    );
+    // Nothing left to say: the next prompt gives nothing.
+    t.event(agent, "UserPromptSubmit", "s", "").assert_nothing();
+}
+
+/// Claude Code's other path tools touch too (R-HOOK-3): Write and Edit a
+/// file, Grep and Glob a directory (touching down to that directory).
+#[rstest]
+#[case::write("PostToolUse-Write", "t/write/new.rs")]
+#[case::edit("PostToolUse-Edit", "t/edit/old.rs")]
+#[case::grep("PostToolUse-Grep", "t/grep")]
+#[case::glob("PostToolUse-Glob", "t/glob")]
+fn claude_path_tools_touch(#[case] fixture_name: &str, #[case] rel: &str) {
+    let t = Tree::new();
+    let dir = if fixture_name.ends_with("Grep") || fixture_name.ends_with("Glob") {
+        rel.to_owned()
+    } else {
+        rel.rsplit_once('/').expect("a file path").0.to_owned()
+    };
+    t.write(&format!("ws/{dir}/AGENTS.md"), "TOOL-RULES");
+    t.event("claude", "SessionStart-startup", "s", "")
+        .context("SessionStart");
+    let out = t.event("claude", fixture_name, "s", &format!("{}/{rel}", t.ws()));
+    assert_eq!(out.context("PostToolUse"), nested(&dir, "TOOL-RULES"));
+}
+
+/// A shell command is not a touch (R-DISC-9), even when it names a file
+/// below a directory with instructions.
+#[test]
+fn codex_bash_is_not_a_touch() {
+    let t = Tree::new();
+    t.event("codex", "SessionStart-startup", "s", "")
+        .context("SessionStart");
+    t.assert_no_context("codex", "PostToolUse-Bash", "s");
+    assert!(
+        !String::from_utf8_lossy(&t.log_bytes("codex", "s")).contains(LIB),
+        "the Bash call must not have loaded pkg/lib/AGENTS.md"
+    );
+}
+
+/// Gemini CLI (adapter comments, docs/hooks.md): session start gives
+/// nothing, every prompt (BeforeAgent) a complete baseline, a read or
+/// listing after the tool the nested file; advisory events `{}`.
+#[test]
+fn gemini_baseline_every_prompt_and_nested_after_tools() {
+    let t = Tree::new();
+    let s = "83c8193c-ac79-4044-83f5-b9b2d829734f";
+    t.event("gemini", "SessionStart-startup", s, "")
+        .assert_nothing();
+    assert!(
+        !t.session_log("gemini", s).exists(),
+        "session start creates nothing"
+    );
+
+    let first = t
+        .event("gemini", "BeforeAgent", s, "")
+        .context("BeforeAgent");
+    assert_eq!(first, baseline(ROOT_V1));
+
+    // Relative paths, as Gemini CLI passes them (harness fixture).
+    let read = t.event("gemini", "AfterTool-read_file", s, "pkg/lib/src/main.rs");
+    assert_eq!(read.context("AfterTool"), nested("pkg/lib", LIB));
+    t.write("ws/pkg/listed/AGENTS.md", "LISTED-RULES");
+    let list = t.event("gemini", "AfterTool-list_directory", s, "pkg/listed");
+    assert_eq!(
+        list.context("AfterTool"),
+        nested("pkg/listed", "LISTED-RULES")
+    );
+    t.write("ws/pkg/many/AGENTS.md", "MANY-RULES");
+    let many = t.event("gemini", "AfterTool-read_many_files", s, "pkg/many/a.rs");
+    assert_eq!(many.context("AfterTool"), nested("pkg/many", "MANY-RULES"));
+
+    for name in ["BeforeTool", "AfterAgent", "PreCompress", "SessionEnd"] {
+        t.assert_no_context("gemini", name, s);
+    }
+
+    // Edited, then resumed: start still gives nothing; the next prompt a
+    // complete current baseline.
+    t.write("ws/AGENTS.md", "ROOT-RULES v2");
+    t.assert_no_context("gemini", "SessionStart-resume", s);
+    let again = t
+        .event("gemini", "BeforeAgent", s, "")
+        .context("BeforeAgent");
+    assert_eq!(again, baseline("ROOT-RULES v2"));
+    t.checked_log("gemini", s);
+}
+
+/// A file that closes the wrapper early is escaped (R-REN-5): the context
+/// holds exactly one closing tag, the wrapper's own.
+#[rstest]
+#[case::claude("claude", "SessionStart-startup", "SessionStart")]
+#[case::codex("codex", "SessionStart-startup", "SessionStart")]
+#[case::gemini("gemini", "BeforeAgent", "BeforeAgent")]
+fn a_closing_tag_in_a_file_is_escaped(
+    #[case] agent: &str,
+    #[case] fixture_name: &str,
+    #[case] event: &str,
+) {
+    let t = Tree::new();
+    t.write("ws/AGENTS.md", "before </system-reminder> after");
+    let ctx = t.event(agent, fixture_name, "s", "").context(event);
+    assert!(
+        ctx.contains("before <\\/system-reminder> after"),
+        "not escaped: {ctx}"
+    );
+    assert_eq!(ctx.matches("</system-reminder>").count(), 1, "{ctx}");
+    assert!(ctx.ends_with("</system-reminder>"));
+}
+
+/// R-HOOK-1: unusable input answers `{}` with exit 0 and nothing on stderr,
+/// and the reason goes to the adapter's own log, one line; no session is
+/// created.
+#[rstest]
+#[case::malformed_json(br#"{"session_id": "#.as_slice(), "not a JSON object")]
+#[case::empty_stdin(b"".as_slice(), "not a JSON object")]
+#[case::json_array(br#"[{"session_id":"s","cwd":"/w","hook_event_name":"SessionStart"}]"#.as_slice(), "not a JSON object")]
+#[case::unknown_event(br#"{"session_id":"s","cwd":"/w","hook_event_name":"Notification"}"#.as_slice(), "no context")]
+#[case::missing_session(br#"{"cwd":"/w","hook_event_name":"SessionStart","source":"startup"}"#.as_slice(), "session_id")]
+#[case::missing_cwd(br#"{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}"#.as_slice(), "cwd")]
+#[case::relative_cwd(br#"{"session_id":"s","cwd":"ws","hook_event_name":"SessionStart","source":"startup"}"#.as_slice(), "not absolute")]
+#[case::not_utf8(b"{\"session_id\":\"\xff\xfe\"}".as_slice(), "not a JSON object")]
+fn unusable_input_answers_nothing_and_is_logged(#[case] input: &[u8], #[case] why: &str) {
+    let t = Tree::new();
+    t.hook_raw("claude", input).assert_nothing();
+    let log = t.hook_log("claude");
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert!(log[0].contains(why), "{log:?} should say {why:?}");
+    let sessions: Vec<_> = std::fs::read_dir(t.agent_dir("claude"))
+        .expect("agent dir")
+        .map(|e| e.expect("entry").file_name())
+        .filter(|n| n != "hook.log")
+        .collect();
+    assert!(sessions.is_empty(), "{sessions:?}");
+}
+
+/// An event over the bound (8 MiB) is not read to its end, parsed or
+/// buffered whole: `{}`, a log line, and the process ends although the
+/// writer still has data.
+#[test]
+fn an_oversized_event_is_refused_without_hanging() {
+    let t = Tree::new();
+    let head = fill(&fixture("claude", "UserPromptSubmit"), "s", &t.ws(), "");
+    let pad = "x".repeat(9 << 20);
+    let input = head.replacen("Please look", &format!("Please look {pad}"), 1);
+    assert!(input.len() > 9 << 20);
+    serde_json::from_str::<Value>(&input).expect("still a valid event, only too big");
+    t.hook_raw("claude", input.as_bytes()).assert_nothing();
+    let log = t.hook_log("claude");
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert!(log[0].contains("larger than"), "{log:?}");
+    assert!(!t.session_log("claude", "s").exists());
+}
+
+/// R-HOOK-2: a session id that is not a plain path component is stored
+/// under `id-<hex digest>/`, never where the id points.
+#[rstest]
+#[case::dot_dot("../../x")]
+#[case::slash("a/b")]
+#[case::long(&"s".repeat(300))]
+#[case::absolute("/etc/passwd")]
+#[case::dot("..")]
+fn a_session_id_with_path_characters_stays_in_the_store(#[case] id: &str) {
+    let t = Tree::new();
+    let out = t.event("claude", "SessionStart-startup", id, "");
+    assert_eq!(out.context("SessionStart"), baseline(ROOT_V1));
+    let entries: Vec<String> = std::fs::read_dir(t.agent_dir("claude"))
+        .expect("agent dir")
+        .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+        .filter(|n| n != "hook.log")
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let hex = entries[0].strip_prefix("id-").expect("an id- directory");
+    assert!(
+        hex.len() == 40 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{hex}"
+    );
+    assert!(t.session_log("claude", &entries[0]).exists());
+    // Nothing anywhere else: the temp root and the DSH home hold only what
+    // the tree made.
+    let names = |p: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(p)
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(t.tmp.path()), ["home", "ws"]);
+    assert_eq!(names(&t.path("home")), [".dsh"]);
+    assert_eq!(names(&t.path("home/.dsh")), ["AGENTS.md", "hooks"]);
+    assert_eq!(names(&t.path("home/.dsh/hooks")), ["claude"]);
+    // The same id finds the same session again.
+    t.write("ws/AGENTS.md", "ROOT-RULES v2");
+    let prompt = t.event("claude", "UserPromptSubmit", id, "");
+    assert_eq!(
+        prompt.context("UserPromptSubmit"),
+        replaced("AGENTS.md", "ROOT-RULES v2")
+    );
+}
+
+/// A session id equal to a file the adapter keeps next to the sessions
+/// (its configuration, its diagnostic log) must not take that name: the
+/// session works, and so do the others and the log afterwards (R-HOOK-1,
+/// R-HOOK-2).
+#[rstest]
+#[case::config("config.json")]
+#[case::log("hook.log")]
+#[case::old_log("hook.log.1")]
+fn a_session_id_naming_the_adapters_own_files_breaks_nothing(#[case] id: &str) {
+    let t = Tree::new();
+    let out = t.event("claude", "SessionStart-startup", id, "");
+    assert_eq!(out.context("SessionStart"), baseline(ROOT_V1));
+    let other = t.event("claude", "SessionStart-startup", "other", "");
+    assert_eq!(other.context("SessionStart"), baseline(ROOT_V1));
+    let dir = t.agent_dir("claude");
+    assert!(!dir.join(id).is_dir(), "{id} became a session directory");
+    assert_eq!(t.hook_log("claude").len(), 2, "{:?}", t.hook_log("claude"));
+}
+
+/// A malformed per-agent configuration gives nothing and says why in the
+/// log (R-HOOK-1), naming the file.
+#[rstest]
+#[case::truncated("{\"max_bytes\": ")]
+#[case::not_an_object("[]")]
+#[case::wrong_type(r#"{"max_bytes": "lots"}"#)]
+#[case::tools_not_lists(r#"{"touch_tools": {"Read": "file_path"}}"#)]
+fn a_malformed_agent_config_answers_nothing_and_is_logged(#[case] config: &str) {
+    let t = Tree::new();
+    t.write("home/.dsh/hooks/codex/config.json", config);
+    t.event("codex", "SessionStart-startup", "s", "")
+        .assert_nothing();
+    let log = t.hook_log("codex");
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert!(log[0].contains("config.json"), "{log:?}");
+    assert!(!t.session_log("codex", "s").exists());
+}
+
+/// Without `--agent` the event is not understood: `{}`, exit 0.
+#[test]
+fn no_agent_answers_nothing() {
+    let t = Tree::new();
+    let input = fill(&fixture("claude", "SessionStart-startup"), "s", &t.ws(), "");
+    t.spawn(&["hook"], input.into_bytes())
+        .finish()
+        .assert_nothing();
+    assert!(!t.path("home/.dsh/hooks").exists());
+}
+
+/// R-HOOK-2 with R-LOG-4: parallel tool calls of one session, as real
+/// processes started together. Each nested file is in exactly one answer —
+/// the one whose tool touched it — none twice, none lost, and the log
+/// parses with no repair.
+#[test]
+fn parallel_tool_calls_give_each_file_exactly_once() {
+    const ROUNDS: usize = 3;
+    const PARALLEL: usize = 20;
+    let t = Tree::new();
+    let s = "parallel";
+    t.event("claude", "SessionStart-startup", s, "")
+        .context("SessionStart");
+    for round in 0..ROUNDS {
+        for i in 0..PARALLEL {
+            t.write(
+                &format!("ws/par/r{round}/d{i}/AGENTS.md"),
+                &format!("PAR-{round}-{i}"),
+            );
+        }
+        let running: Vec<Running> = (0..PARALLEL)
+            .map(|i| {
+                let file = format!("{}/par/r{round}/d{i}/f.rs", t.ws());
+                t.start_event("claude", "PostToolUse-Read", s, &file)
+            })
+            .collect();
+        let answers: Vec<String> = running
+            .into_iter()
+            .map(|r| r.finish().context("PostToolUse"))
+            .collect();
+        for (i, answer) in answers.iter().enumerate() {
+            let dir = format!("par/r{round}/d{i}");
+            assert_eq!(answer, &nested(&dir, &format!("PAR-{round}-{i}")));
+            let heading = format!("from: {dir}/AGENTS.md\n");
+            let n = answers.iter().filter(|a| a.contains(&heading)).count();
+            assert_eq!(n, 1, "{dir} given {n} times");
+        }
+        assert_eq!(messages(&t, "claude", s).len(), 1 + (round + 1) * PARALLEL);
+    }
+    // One whole diagnostic line per invocation, none torn by a peer's.
+    let log = t.hook_log("claude");
+    assert_eq!(log.len(), 1 + ROUNDS * PARALLEL, "{log:#?}");
+    for line in &log {
+        assert_eq!(line.matches(" session parallel ").count(), 1, "{line}");
+        assert!(line.ends_with("ms"), "{line}");
+    }
+}
+
+/// Two first events of a NEW session at once (the create race): both
+/// succeed, and only one of them carries the baseline.
+#[test]
+fn two_first_events_of_a_new_session_give_one_baseline() {
+    let t = Tree::new();
+    for d in ["a", "b"] {
+        t.write(&format!("ws/race/{d}/AGENTS.md"), &format!("RACE-{d}"));
+    }
+    for attempt in 0..4 {
+        let s = format!("race-{attempt}");
+        let running: Vec<Running> = ["a", "b"]
+            .iter()
+            .map(|d| {
+                let file = format!("{}/race/{d}/f.rs", t.ws());
+                t.start_event("claude", "PostToolUse-Read", &s, &file)
+            })
+            .collect();
+        let answers: Vec<String> = running
+            .into_iter()
+            .map(|r| r.finish().context("PostToolUse"))
+            .collect();
+        let baselines = answers.iter().filter(|a| a.contains(INTRO)).count();
+        assert_eq!(baselines, 1, "{answers:#?}");
+        for (d, answer) in ["a", "b"].iter().zip(&answers) {
+            assert!(
+                answer.contains(&format!("from: race/{d}/AGENTS.md\n")),
+                "{answer}"
+            );
+        }
+        let with_baseline = messages(&t, "claude", &s)
+            .iter()
+            .filter(|m| m["source"]["baseline"] == true)
+            .count();
+        assert_eq!(with_baseline, 1);
+    }
+}
+
+/// A writer killed mid-append leaves a line with no newline, a crash may
+/// leave a zero-filled block (R-LOG-2): the next invocation repairs the
+/// log, answers correctly, and every acknowledged message is still there.
+#[rstest]
+#[case::unterminated(br#"{"seq":3,"type":"message","role":"user","parts":["<system-rem"#.as_slice())]
+#[case::zero_filled(b"\0\0\0\0\0\0\0\0\n".as_slice())]
+fn a_torn_append_is_repaired_by_the_next_event(#[case] torn: &[u8]) {
+    let t = Tree::new();
+    let s = "torn";
+    t.event("claude", "SessionStart-startup", s, "")
+        .context("SessionStart");
+    let deep = format!("{}/pkg/lib/src/main.rs", t.ws());
+    t.event("claude", "PostToolUse-Read", s, &deep)
+        .context("PostToolUse");
+    let acknowledged = t.log_bytes("claude", s);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(t.session_log("claude", s))
+        .expect("open log");
+    f.write_all(torn).expect("torn write");
+    drop(f);
+
+    t.write("ws/AGENTS.md", "ROOT-RULES v2");
+    let prompt = t.event("claude", "UserPromptSubmit", s, "");
+    assert_eq!(
+        prompt.context("UserPromptSubmit"),
+        replaced("AGENTS.md", "ROOT-RULES v2")
+    );
+    let after = t.log_bytes("claude", s);
+    assert!(
+        after.starts_with(&acknowledged),
+        "acknowledged bytes changed"
+    );
+    let given: Vec<Value> = messages(&t, "claude", s)
+        .iter()
+        .map(|m| m["parts"][0].clone())
+        .collect();
+    assert_eq!(
+        given,
+        [
+            Value::String(baseline(ROOT_V1)),
+            Value::String(nested("pkg/lib", LIB)),
+            Value::String(replaced("AGENTS.md", "ROOT-RULES v2")),
+        ]
+    );
+}
+
+/// A real SIGKILL of an invocation waiting for the session lock (held here,
+/// in-process): the log is untouched, and the next event gives what the
+/// killed one never acknowledged. Deterministic: whenever the kill lands,
+/// the child cannot have written, since the lock is held throughout.
+#[test]
+fn an_invocation_killed_while_waiting_leaves_the_log_untouched() {
+    let t = Tree::new();
+    let s = "killed";
+    t.event("claude", "SessionStart-startup", s, "")
+        .context("SessionStart");
+    let before = t.log_bytes("claude", s);
+    let held = t.hold_lock("claude", s);
+    let deep = format!("{}/pkg/lib/src/main.rs", t.ws());
+    let child = t.start_event("claude", "PostToolUse-Read", s, &deep);
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill();
+    drop(held);
+    assert_eq!(t.log_bytes("claude", s), before);
+    assert_eq!(
+        t.hook_log("claude").len(),
+        1,
+        "the killed one never got to log"
+    );
+
+    let again = t.event("claude", "PostToolUse-Read", s, &deep);
+    assert_eq!(again.context("PostToolUse"), nested("pkg/lib", LIB));
+    t.checked_log("claude", s);
+}
+
+/// A lock held past the adapter's bound (LOCK_WAIT, 5 s): the invocation
+/// gives up with `{}` (inside the agents' 10 s hook timeout; the deadline
+/// here is only a hang guard) and logs the session as busy (R-HOOK-1).
+#[test]
+fn a_lock_held_too_long_answers_nothing_and_logs_busy() {
+    let t = Tree::new();
+    let s = "busy";
+    t.event("codex", "SessionStart-startup", s, "")
+        .context("SessionStart");
+    let before = t.log_bytes("codex", s);
+    let held = t.hold_lock("codex", s);
+    t.write("ws/AGENTS.md", "ROOT-RULES v2");
+    let started = Instant::now();
+    let out = t.event("codex", "UserPromptSubmit", s, "");
+    let waited = started.elapsed();
+    drop(held);
+    out.assert_nothing();
+    assert!(
+        waited >= Duration::from_secs(5),
+        "gave up early: {waited:?}"
+    );
+    // The point of the bound: the answer comes before the agents' own hook
+    // timeout (10 s as installed) kills the hook.
+    assert!(
+        waited < Duration::from_secs(10),
+        "answered too late: {waited:?}"
+    );
+    let log = t.hook_log("codex");
+    assert!(log.last().is_some_and(|l| l.contains("busy")), "{log:?}");
+    assert_eq!(t.log_bytes("codex", s), before);
+    // Nothing was given, so the next prompt gives the change.
+    let next = t.event("codex", "UserPromptSubmit", s, "");
+    assert_eq!(
+        next.context("UserPromptSubmit"),
+        replaced("AGENTS.md", "ROOT-RULES v2")
+    );
+}
