@@ -17,7 +17,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, Result, bail};
 
 /// Runs the bench subcommand with its arguments.
-pub fn run(args: &[String]) -> Result<ExitCode> {
+pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     let mut full = false;
     let mut filters = Vec::new();
     for a in args {

@@ -18,7 +18,7 @@ fn succeeds(cmd: &mut Command) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-pub fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
+pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     let mut seconds: u64 = 60;
     let mut targets: Vec<String> = Vec::new();
     let mut it = args.iter();

@@ -20,13 +20,13 @@ agent_instructions), which wins over presets and defaults.
 Example:
   dsh-instructions explain --cwd ~/src/app/web"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Print exactly the baseline text the model would receive.
     #[command(after_help = "\
 The text is printed byte for byte, followed by one newline; nothing is
@@ -83,7 +83,7 @@ Example:
 
 /// `hook`: the event handler (no subcommand) or its installer (R-HOOK-1, R-HOOK-5).
 #[derive(Debug, Clone, Args)]
-pub struct HookArgs {
+pub(crate) struct HookArgs {
     /// The agent: claude, codex or gemini.
     #[arg(long, value_name = "AGENT", global = true)]
     pub agent: Option<dsh_instructions_hooks::Agent>,
@@ -94,7 +94,7 @@ pub struct HookArgs {
 
 /// `hook install | uninstall | doctor` (R-HOOK-5).
 #[derive(Debug, Clone, Subcommand)]
-pub enum HookAction {
+pub(crate) enum HookAction {
     /// Register the hook in the agent's settings; switch native loading off.
     #[command(after_help = "\
 Merges into the agent's settings (other hooks and keys are kept; running it
@@ -123,7 +123,7 @@ Example:
 
 /// Which settings `hook install|uninstall|doctor` work on.
 #[derive(Debug, Clone, Args)]
-pub struct HookTargetArgs {
+pub(crate) struct HookTargetArgs {
     /// user (the agent's settings in your home) or project.
     #[arg(long, value_name = "SCOPE", default_value = "user")]
     pub scope: dsh_instructions_hooks::Scope,
@@ -137,7 +137,7 @@ pub struct HookTargetArgs {
 
 /// Arguments of `hook install` and `hook uninstall`.
 #[derive(Debug, Clone, Args)]
-pub struct HookChangeArgs {
+pub(crate) struct HookChangeArgs {
     #[command(flatten)]
     pub target: HookTargetArgs,
     /// Print the change as a unified diff; write nothing.
@@ -148,7 +148,7 @@ pub struct HookChangeArgs {
 /// Flags that shape the configuration (SPEC §3); they win over
 /// `$DSH_HOME/settings.yaml`, which wins over presets and defaults.
 #[derive(Debug, Clone, Default, Args)]
-pub struct ConfigArgs {
+pub(crate) struct ConfigArgs {
     /// Byte budget of one rendered baseline (default 65536; <= 0 disables loading).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_bytes: Option<i64>,
@@ -190,7 +190,7 @@ pub struct ConfigArgs {
 
 /// Arguments of `show` and `explain`.
 #[derive(Debug, Clone, Args)]
-pub struct ViewArgs {
+pub(crate) struct ViewArgs {
     /// Session working directory (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -203,7 +203,7 @@ pub struct ViewArgs {
 
 /// Arguments of `check`.
 #[derive(Debug, Clone, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// Session working directory (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -213,7 +213,7 @@ pub struct CheckArgs {
 
 /// `session …` subcommands (R-CLI-3).
 #[derive(Debug, Subcommand)]
-pub enum SessionCommand {
+pub(crate) enum SessionCommand {
     /// Create a session and print its id.
     #[command(after_help = "\
 Sessions live in $DSH_HOME/sessions/<id>/session.jsonl.
@@ -318,7 +318,7 @@ Example:
 
 /// Arguments of `replay`.
 #[derive(Debug, Clone, Args)]
-pub struct ReplayArgs {
+pub(crate) struct ReplayArgs {
     /// The scenario file.
     pub scenario: PathBuf,
 }

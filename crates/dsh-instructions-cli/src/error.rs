@@ -3,32 +3,32 @@
 use std::fmt;
 
 /// Exit code of `check` when it found a problem.
-pub const EXIT_PROBLEMS: u8 = 1;
+pub(crate) const EXIT_PROBLEMS: u8 = 1;
 /// Exit code of every error (usage, configuration, I/O).
-pub const EXIT_ERROR: u8 = 2;
+pub(crate) const EXIT_ERROR: u8 = 2;
 
 /// An error that ends the command with one line on stderr (R-CLI-5).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CliError {
+pub(crate) struct CliError {
     message: String,
 }
 
 impl CliError {
     /// An error with this message.
-    pub fn new(message: impl Into<String>) -> Self {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
         }
     }
 
     /// The exit code for this error.
-    pub fn code(&self) -> u8 {
+    pub(crate) fn code(&self) -> u8 {
         EXIT_ERROR
     }
 
     /// The message on one line: embedded line breaks (from library errors
     /// that render snippets) become `; ` so stderr stays one line per error.
-    pub fn one_line(&self) -> String {
+    pub(crate) fn one_line(&self) -> String {
         self.message
             .lines()
             .map(str::trim_end)

@@ -15,7 +15,7 @@ use crate::error::{CliError, EXIT_PROBLEMS};
 use crate::setup;
 
 /// Runs `hook …`.
-pub fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
     let Some(action) = &args.action else {
         return Ok(handle_event(args.agent));
     };

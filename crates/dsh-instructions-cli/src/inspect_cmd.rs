@@ -21,7 +21,7 @@ use crate::error::{CliError, EXIT_PROBLEMS};
 use crate::setup::{self, Setup};
 
 /// Version of the `explain --json` document shape (docs/cli.md).
-pub const EXPLAIN_SCHEMA: u32 = 1;
+pub(crate) const EXPLAIN_SCHEMA: u32 = 1;
 
 /// What one inspection gives the three commands.
 struct Seen {
@@ -68,7 +68,7 @@ fn run_inspect(cwd_flag: Option<&std::path::Path>, flags: &ConfigArgs) -> Result
 
 /// `show`: the baseline text byte for byte plus one `\n` (nothing at all when
 /// no instructions load), or the `--json` document.
-pub fn show(args: &ViewArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn show(args: &ViewArgs) -> Result<ExitCode, CliError> {
     let (seen, _) = look(
         args.cwd.as_deref(),
         &args.config,
@@ -105,7 +105,7 @@ fn source_json(text: &str, source: &dsh_instructions_state::TypedSource) -> Valu
 }
 
 /// `explain`: the readable table, or the stable `--json` document.
-pub fn explain(args: &ViewArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn explain(args: &ViewArgs) -> Result<ExitCode, CliError> {
     let seen = run_inspect(args.cwd.as_deref(), &args.config)?;
     if args.json {
         out!(
@@ -120,7 +120,7 @@ pub fn explain(args: &ViewArgs) -> Result<ExitCode, CliError> {
 
 /// `check`: exit 0 when every file loads whole, else one line per cause and
 /// exit 1.
-pub fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
     let seen = run_inspect(args.cwd.as_deref(), &args.config)?.inspection;
     let problems = check_lines(&seen);
     if problems.is_empty() {

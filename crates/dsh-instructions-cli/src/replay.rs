@@ -15,7 +15,7 @@ use crate::error::{CliError, EXIT_PROBLEMS};
 
 /// Prints the transcript; exit 0 when the scenario's expectations hold, 1
 /// when one fails (the reason is printed), 2 when the file cannot be parsed.
-pub fn run(args: &ReplayArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode, CliError> {
     let scenario = Scenario::load(&args.scenario).map_err(|e| CliError::new(e.to_string()))?;
     let trial = Trial {
         provider: replay_provider(&scenario),

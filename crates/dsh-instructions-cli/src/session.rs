@@ -145,7 +145,7 @@ fn summary(source: &TypedSource) -> String {
 }
 
 /// Runs one `session` subcommand.
-pub fn run(cmd: SessionCommand) -> Result<ExitCode, CliError> {
+pub(crate) fn run(cmd: SessionCommand) -> Result<ExitCode, CliError> {
     match cmd {
         SessionCommand::New { cwd, config } => new(cwd.as_deref(), &config),
         SessionCommand::Log { id, home, full } => log(&id, home.as_deref(), full),

@@ -11,14 +11,14 @@ use crate::args::ConfigArgs;
 use crate::error::CliError;
 
 /// Name of the settings file inside the DSH home.
-pub const SETTINGS_FILE: &str = "settings.yaml";
+pub(crate) const SETTINGS_FILE: &str = "settings.yaml";
 
 /// The section of the settings file this tool reads.
-pub const SECTION: &str = "agent_instructions";
+pub(crate) const SECTION: &str = "agent_instructions";
 
 /// The CLI's budget when neither a flag, the file nor a preset gives one
 /// (R-CLI-1).
-pub const DEFAULT_MAX_BYTES: i64 = 65_536;
+pub(crate) const DEFAULT_MAX_BYTES: i64 = 65_536;
 
 /// The settings file: other products may keep their own sections in it, so
 /// only ours is read (and checked strictly).
@@ -31,7 +31,7 @@ struct SettingsFile {
 /// The `agent_instructions` section of a settings file plus its text (kept to
 /// point validation errors at a line).
 #[derive(Debug, Clone, Default)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// Where the section came from (`None`: no file).
     pub path: Option<String>,
     /// The section, if present.
@@ -41,7 +41,7 @@ pub struct Settings {
 
 /// Reads `path` when it exists. A missing file is no settings; anything
 /// unreadable or invalid is an error naming the file, line and key.
-pub fn load(path: &Utf8Path) -> Result<Settings, CliError> {
+pub(crate) fn load(path: &Utf8Path) -> Result<Settings, CliError> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
@@ -126,7 +126,7 @@ fn split_list(value: &str) -> Vec<String> {
 
 /// Overlays the flags on the file's section (flags win), then validates.
 /// Errors name the flag or the file line and key.
-pub fn resolve(settings: &Settings, flags: &ConfigArgs) -> Result<ResolvedConfig, CliError> {
+pub(crate) fn resolve(settings: &Settings, flags: &ConfigArgs) -> Result<ResolvedConfig, CliError> {
     let file = settings.input.clone().unwrap_or_default();
     // Validate what the file says on its own first, so an error there is
     // reported against the file even when a flag would override it.
@@ -141,7 +141,10 @@ pub fn resolve(settings: &Settings, flags: &ConfigArgs) -> Result<ResolvedConfig
 
 /// The configuration input a command mounts with: the file's section (if
 /// any) with the flags laid over it and the CLI's default budget.
-pub fn merged_input(settings: &Settings, flags: &ConfigArgs) -> Result<ConfigInput, CliError> {
+pub(crate) fn merged_input(
+    settings: &Settings,
+    flags: &ConfigArgs,
+) -> Result<ConfigInput, CliError> {
     Ok(with_default_budget(overlay(
         settings.input.clone().unwrap_or_default(),
         flags,
@@ -150,12 +153,15 @@ pub fn merged_input(settings: &Settings, flags: &ConfigArgs) -> Result<ConfigInp
 
 /// A session's stored input with the flags given now laid over it
 /// (R-CLI-3: a session keeps its configuration; later flags override it).
-pub fn session_input(stored: ConfigInput, flags: &ConfigArgs) -> Result<ConfigInput, CliError> {
+pub(crate) fn session_input(
+    stored: ConfigInput,
+    flags: &ConfigArgs,
+) -> Result<ConfigInput, CliError> {
     overlay(stored, flags).map(with_default_budget)
 }
 
 /// Validates an input, naming the flag of a bad field.
-pub fn resolve_input(input: ConfigInput) -> Result<ResolvedConfig, CliError> {
+pub(crate) fn resolve_input(input: ConfigInput) -> Result<ResolvedConfig, CliError> {
     with_default_budget(input)
         .resolve()
         .map_err(|e| CliError::new(format!("--{}: {e}", flag_of(e.field()))))
@@ -163,7 +169,7 @@ pub fn resolve_input(input: ConfigInput) -> Result<ResolvedConfig, CliError> {
 
 /// The flags of `flags` that set a configuration field, as written on the
 /// command line (for the note that they override a session's settings).
-pub fn given_flags(flags: &ConfigArgs) -> Vec<&'static str> {
+pub(crate) fn given_flags(flags: &ConfigArgs) -> Vec<&'static str> {
     [
         (flags.max_bytes.is_some(), "--max-bytes"),
         (flags.max_source_bytes.is_some(), "--max-source-bytes"),

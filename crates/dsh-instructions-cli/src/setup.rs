@@ -16,7 +16,7 @@ use crate::settings;
 
 /// The resolved environment of one command.
 #[derive(Debug)]
-pub struct Setup {
+pub(crate) struct Setup {
     /// The process environment slice home resolution reads.
     pub env: HomeEnv,
     /// The validated configuration.
@@ -35,13 +35,13 @@ fn utf8<'a>(path: &'a Path, what: &str) -> Result<&'a Utf8Path, CliError> {
 }
 
 /// The process environment, with a UTF-8 cwd check (R-HOME-5).
-pub fn process_env() -> Result<HomeEnv, CliError> {
+pub(crate) fn process_env() -> Result<HomeEnv, CliError> {
     HomeEnv::from_process()
         .map_err(|e| CliError::new(format!("cannot determine the current directory: {e}")))
 }
 
 /// `path` made absolute against the process cwd and normalized lexically.
-pub fn absolute(env: &HomeEnv, path: &Path, what: &str) -> Result<Utf8PathBuf, CliError> {
+pub(crate) fn absolute(env: &HomeEnv, path: &Path, what: &str) -> Result<Utf8PathBuf, CliError> {
     let path = utf8(path, what)?;
     if path.is_absolute() {
         Ok(normalize_lexically(path))
@@ -52,7 +52,7 @@ pub fn absolute(env: &HomeEnv, path: &Path, what: &str) -> Result<Utf8PathBuf, C
 
 /// The DSH home a command starts from: `--home`, else `$DSH_HOME`, else
 /// `~/.dsh` (R-HOME-1). It locates `settings.yaml` and the sessions.
-pub fn flag_home(env: &HomeEnv, home: Option<&Path>) -> Result<DshHome, CliError> {
+pub(crate) fn flag_home(env: &HomeEnv, home: Option<&Path>) -> Result<DshHome, CliError> {
     let explicit = home.map(|h| utf8(h, "--home")).transpose()?;
     Ok(resolve_dsh_home(explicit.map(Utf8Path::as_str), env)?)
 }
@@ -62,7 +62,7 @@ pub fn flag_home(env: &HomeEnv, home: Option<&Path>) -> Result<DshHome, CliError
 /// file moves the home for instructions and sessions unless `--home` is given
 /// (the file itself is always read from the flag/env home). Ignored list
 /// entries are printed as warnings on stderr (R-CFG-4).
-pub fn load(flags: &ConfigArgs) -> Result<Setup, CliError> {
+pub(crate) fn load(flags: &ConfigArgs) -> Result<Setup, CliError> {
     let env = process_env()?;
     let start = flag_home(&env, flags.home.as_deref())?;
     let settings = settings::load(&start.path.join(settings::SETTINGS_FILE))?;
@@ -83,7 +83,7 @@ pub fn load(flags: &ConfigArgs) -> Result<Setup, CliError> {
 
 /// The session cwd: `--cwd` (relative to the process cwd) or the process
 /// cwd; it must be an existing directory.
-pub fn cwd(env: &HomeEnv, flag: Option<&Path>) -> Result<Utf8PathBuf, CliError> {
+pub(crate) fn cwd(env: &HomeEnv, flag: Option<&Path>) -> Result<Utf8PathBuf, CliError> {
     let cwd = match flag {
         Some(p) => absolute(env, p, "--cwd")?,
         None => env.utf8_cwd()?,
@@ -93,7 +93,7 @@ pub fn cwd(env: &HomeEnv, flag: Option<&Path>) -> Result<Utf8PathBuf, CliError> 
 }
 
 /// Errors unless `path` is an existing directory.
-pub fn existing_dir(path: &Utf8Path, what: &str) -> Result<(), CliError> {
+pub(crate) fn existing_dir(path: &Utf8Path, what: &str) -> Result<(), CliError> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(_) => Err(CliError::new(format!("{what} {path}: not a directory"))),
@@ -104,7 +104,7 @@ pub fn existing_dir(path: &Utf8Path, what: &str) -> Result<(), CliError> {
 /// The extra trusted roots the flags name (R-DISC-7): every `--trust`
 /// directory, and `/` with `--trust-all`. The project root and the home are
 /// added by the entry point.
-pub fn extra_roots(env: &HomeEnv, flags: &ConfigArgs) -> Result<Vec<Utf8PathBuf>, CliError> {
+pub(crate) fn extra_roots(env: &HomeEnv, flags: &ConfigArgs) -> Result<Vec<Utf8PathBuf>, CliError> {
     let mut roots = Vec::new();
     for t in &flags.trust {
         roots.push(absolute(env, t, "--trust")?);
@@ -117,7 +117,7 @@ pub fn extra_roots(env: &HomeEnv, flags: &ConfigArgs) -> Result<Vec<Utf8PathBuf>
 
 /// Mounts `cwd` through the library's one entry point (R-RT-11): the same
 /// root, home and trusted roots every other caller gets.
-pub async fn mount(
+pub(crate) async fn mount(
     setup: &Setup,
     cwd: &Utf8Path,
     extra_roots: Vec<Utf8PathBuf>,
@@ -137,7 +137,7 @@ pub async fn mount(
 
 /// A small runtime for the async libraries: one thread is plenty for one
 /// command, and blocking filesystem calls run on tokio's blocking pool.
-pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

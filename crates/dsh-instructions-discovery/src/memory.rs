@@ -52,7 +52,7 @@ use crate::provider::{
 };
 use crate::text::decode_text;
 
-pub use crate::provider::MAX_LINK_HOPS;
+pub(crate) use crate::provider::MAX_LINK_HOPS;
 
 /// Bytes consumed per read step, so a streaming read observes the cap and the
 /// cancellation token the way a disk read does.

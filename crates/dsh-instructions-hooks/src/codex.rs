@@ -23,7 +23,7 @@ use crate::hooks::{Moves, Pos};
 
 /// The config key that caps the bytes Codex reads from `AGENTS.md` files;
 /// `0` switches its own loading off (measured, harness README).
-pub const PROJECT_DOC_MAX_BYTES: &str = "project_doc_max_bytes";
+pub(crate) const PROJECT_DOC_MAX_BYTES: &str = "project_doc_max_bytes";
 
 /// Whether Codex keeps the group matcher of `event` in a hook's identity
 /// (it ignores matchers of the events that dispatch on nothing).
@@ -35,7 +35,7 @@ fn event_takes_matcher(event: &str) -> bool {
 }
 
 /// Codex's label of an event in trust keys: `PostToolUse` → `post_tool_use`.
-pub fn event_label(event: &str) -> String {
+pub(crate) fn event_label(event: &str) -> String {
     let mut out = String::with_capacity(event.len() + 4);
     for (i, c) in event.chars().enumerate() {
         if c.is_ascii_uppercase() {
@@ -144,7 +144,12 @@ pub enum Trust {
 }
 
 /// Looks up the trust of the handler at `key` whose current hash is `hash`.
-pub fn trust_of(doc: &DocumentMut, path: &Path, key: &str, hash: &str) -> Result<Trust, HookError> {
+pub(crate) fn trust_of(
+    doc: &DocumentMut,
+    path: &Path,
+    key: &str,
+    hash: &str,
+) -> Result<Trust, HookError> {
     let Some(state) = state_table(doc, path)? else {
         return Ok(Trust::Untrusted);
     };
@@ -165,7 +170,7 @@ pub fn trust_of(doc: &DocumentMut, path: &Path, key: &str, hash: &str) -> Result
 /// removed handlers of ours go, entries of foreign handlers follow them to
 /// their new positions, and (after an install) each of our handlers gets a
 /// `trusted_hash`.
-pub fn apply_trust(
+pub(crate) fn apply_trust(
     doc: &mut DocumentMut,
     path: &Path,
     hooks_json: &Path,
@@ -240,7 +245,7 @@ fn prune_empty(doc: &mut DocumentMut) {
 
 /// The current `project_doc_max_bytes`, if set; an error when it is not an
 /// integer.
-pub fn doc_max_bytes(doc: &DocumentMut, path: &Path) -> Result<Option<i64>, HookError> {
+pub(crate) fn doc_max_bytes(doc: &DocumentMut, path: &Path) -> Result<Option<i64>, HookError> {
     match doc.get(PROJECT_DOC_MAX_BYTES) {
         None => Ok(None),
         Some(item) => item
@@ -252,7 +257,7 @@ pub fn doc_max_bytes(doc: &DocumentMut, path: &Path) -> Result<Option<i64>, Hook
 
 /// Sets (or, with `None`, removes) `project_doc_max_bytes`, keeping the
 /// line's comments when the value is only replaced.
-pub fn set_doc_max_bytes(doc: &mut DocumentMut, to: Option<i64>) {
+pub(crate) fn set_doc_max_bytes(doc: &mut DocumentMut, to: Option<i64>) {
     match to {
         None => {
             doc.remove(PROJECT_DOC_MAX_BYTES);
@@ -271,7 +276,7 @@ pub fn set_doc_max_bytes(doc: &mut DocumentMut, to: Option<i64>) {
 
 /// Whether `[projects."<dir>"] trust_level = "trusted"` is in the user
 /// config: Codex ignores a project's `.codex/` layer otherwise.
-pub fn project_trusted(doc: &DocumentMut, dir: &Path) -> bool {
+pub(crate) fn project_trusted(doc: &DocumentMut, dir: &Path) -> bool {
     doc.get("projects")
         .and_then(Item::as_table_like)
         .and_then(|p| p.get(&dir.to_string_lossy()))

@@ -16,7 +16,7 @@ enum Op {
 
 /// A unified diff from `before` to `after` (`None`: the file does not
 /// exist), labelled with `label`. Empty when the texts are equal.
-pub fn unified(label: &str, before: Option<&str>, after: Option<&str>) -> String {
+pub(crate) fn unified(label: &str, before: Option<&str>, after: Option<&str>) -> String {
     if before == after {
         return String::new();
     }

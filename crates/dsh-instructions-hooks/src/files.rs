@@ -17,7 +17,7 @@ use crate::error::HookError;
 pub const BACKUP_SUFFIX: &str = ".dsh-backup";
 
 /// The file's text, or `None` when it does not exist.
-pub fn read_optional(path: &Path) -> Result<Option<String>, HookError> {
+pub(crate) fn read_optional(path: &Path) -> Result<Option<String>, HookError> {
     match fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes)
             .map(Some)
@@ -34,7 +34,7 @@ pub fn read_optional(path: &Path) -> Result<Option<String>, HookError> {
 
 /// A parsed JSON settings file and how to write it back the way it was laid out.
 #[derive(Debug, Clone)]
-pub struct JsonDoc {
+pub(crate) struct JsonDoc {
     /// The document; always an object.
     pub value: Value,
     indent: String,
@@ -43,7 +43,7 @@ pub struct JsonDoc {
 impl JsonDoc {
     /// Parses `text` (`None` or blank: an empty object). The top level must
     /// be an object.
-    pub fn parse(path: &Path, text: Option<&str>) -> Result<Self, HookError> {
+    pub(crate) fn parse(path: &Path, text: Option<&str>) -> Result<Self, HookError> {
         let text = text.unwrap_or("");
         if text.trim().is_empty() {
             return Ok(Self {
@@ -65,7 +65,7 @@ impl JsonDoc {
     }
 
     /// The document as text, indented like the original, ending in a newline.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut buf = Vec::new();
         let fmt = serde_json::ser::PrettyFormatter::with_indent(self.indent.as_bytes());
         let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
@@ -89,7 +89,10 @@ fn detect_indent(text: &str) -> String {
 }
 
 /// Parses a TOML file for editing (`None`: empty).
-pub fn parse_toml(path: &Path, text: Option<&str>) -> Result<toml_edit::DocumentMut, HookError> {
+pub(crate) fn parse_toml(
+    path: &Path,
+    text: Option<&str>,
+) -> Result<toml_edit::DocumentMut, HookError> {
     text.unwrap_or("")
         .parse::<toml_edit::DocumentMut>()
         .map_err(|e| HookError::Malformed {
@@ -99,7 +102,7 @@ pub fn parse_toml(path: &Path, text: Option<&str>) -> Result<toml_edit::Document
 }
 
 /// The backup path of `path`: `<path>.dsh-backup`.
-pub fn backup_path(path: &Path) -> PathBuf {
+pub(crate) fn backup_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(BACKUP_SUFFIX);
     PathBuf::from(s)
@@ -109,7 +112,7 @@ pub fn backup_path(path: &Path) -> PathBuf {
 /// directory (created if needed) is written, synced and renamed over the
 /// target, so a reader sees the old or the new file, never a part. An
 /// existing file's permissions are kept.
-pub fn write_atomic(path: &Path, text: &str) -> Result<(), HookError> {
+pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), HookError> {
     let err = |source| HookError::Write {
         path: path.to_owned(),
         source,
@@ -137,7 +140,7 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<(), HookError> {
 }
 
 /// Removes `path`; a file that is already gone is fine.
-pub fn remove(path: &Path) -> Result<(), HookError> {
+pub(crate) fn remove(path: &Path) -> Result<(), HookError> {
     match fs::remove_file(path) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => Err(HookError::Write {
             path: path.to_owned(),

@@ -13,12 +13,12 @@ use crate::agent::{Agent, EventSpec, is_our_command};
 use crate::error::HookError;
 
 /// A handler's position: (group index, handler index) inside one event's list.
-pub type Pos = (usize, usize);
+pub(crate) type Pos = (usize, usize);
 
 /// What a merge did to the positions of the handlers, per event name: Codex
 /// keys its persisted trust by position, so the trust table follows these.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Moves {
+pub(crate) struct Moves {
     /// Per event: where each surviving foreign handler moved (old → new).
     pub moved: BTreeMap<String, Vec<(Pos, Pos)>>,
     /// Per event: the positions of our handlers that were removed.
@@ -28,7 +28,7 @@ pub struct Moves {
 }
 
 /// The handler object we register.
-pub fn handler(agent: Agent, command: &str) -> Value {
+pub(crate) fn handler(agent: Agent, command: &str) -> Value {
     json!({"type": "command", "command": command, "timeout": agent.timeout_value()})
 }
 
@@ -42,7 +42,7 @@ fn group(spec: &EventSpec, handler: Value) -> Value {
 }
 
 /// Whether a handler object is one of ours.
-pub fn is_ours(handler: &Value) -> bool {
+pub(crate) fn is_ours(handler: &Value) -> bool {
     handler
         .get("command")
         .and_then(Value::as_str)
@@ -51,7 +51,7 @@ pub fn is_ours(handler: &Value) -> bool {
 
 /// The `hooks` object of `doc`, `None` when absent; an error when it is not
 /// an object.
-pub fn hooks_of<'a>(
+pub(crate) fn hooks_of<'a>(
     doc: &'a Value,
     path: &Path,
 ) -> Result<Option<&'a Map<String, Value>>, HookError> {
@@ -120,7 +120,7 @@ fn record(moves: &mut Moves, event: &str, moved: Vec<(Pos, Pos)>, removed: Vec<P
 
 /// Registers `command` for every event of `agent` in `doc`, and removes our
 /// handlers from any other event (left over from an older layout).
-pub fn install(
+pub(crate) fn install(
     doc: &mut Value,
     path: &Path,
     agent: Agent,
@@ -203,7 +203,7 @@ fn update_group(grp: &mut Value, spec: &EventSpec, want: Value) {
 }
 
 /// Our handlers' positions in one event's list.
-pub fn positions(list: &[Value]) -> Vec<Pos> {
+pub(crate) fn positions(list: &[Value]) -> Vec<Pos> {
     let mut out = Vec::new();
     for (g, grp) in list.iter().enumerate() {
         if let Some(hs) = grp.get("hooks").and_then(Value::as_array) {
@@ -220,7 +220,7 @@ pub fn positions(list: &[Value]) -> Vec<Pos> {
 
 /// Removes every handler of ours from `doc`; an event list, and then the
 /// `hooks` object, that only held ours is removed too.
-pub fn uninstall(doc: &mut Value, path: &Path) -> Result<Moves, HookError> {
+pub(crate) fn uninstall(doc: &mut Value, path: &Path) -> Result<Moves, HookError> {
     let mut moves = Moves::default();
     let Value::Object(root) = doc else {
         return Ok(moves);
@@ -266,7 +266,7 @@ pub enum EventStatus {
 }
 
 /// Checks one event of `doc` against what `install` would write.
-pub fn check(
+pub(crate) fn check(
     doc: &Value,
     path: &Path,
     agent: Agent,

@@ -30,7 +30,7 @@ const GEMINI_DELIVERED: &[&str] = &[
 ];
 
 /// Told by doctor for every Gemini CLI installation.
-pub const GEMINI_MD_NOTE: &str = "Gemini CLI loads GEMINI.md itself whatever `context.fileName` says \
+pub(crate) const GEMINI_MD_NOTE: &str = "Gemini CLI loads GEMINI.md itself whatever `context.fileName` says \
 (0.61); the adapter must not deliver GEMINI.md too (decision 0012)";
 
 const CLAUDE_KEY: &str = "claudeMdExcludes";
@@ -54,7 +54,7 @@ fn root_mut<'a>(doc: &'a mut Value, path: &Path) -> Result<&'a mut Map<String, V
 
 /// Claude Code: adds our exclusion patterns to `claudeMdExcludes`.
 /// `prior` is the record of an earlier install, kept when present.
-pub fn claude_off(
+pub(crate) fn claude_off(
     doc: &mut Value,
     path: &Path,
     prior: Option<&NativeRecord>,
@@ -94,7 +94,7 @@ pub fn claude_off(
 }
 
 /// Gemini CLI: sets `context.fileName` to `[]`.
-pub fn gemini_off(
+pub(crate) fn gemini_off(
     doc: &mut Value,
     path: &Path,
     prior: Option<&NativeRecord>,
@@ -124,7 +124,7 @@ pub fn gemini_off(
 }
 
 /// Codex: sets `project_doc_max_bytes = 0`.
-pub fn codex_off(
+pub(crate) fn codex_off(
     doc: &mut DocumentMut,
     path: &Path,
     prior: Option<&NativeRecord>,
@@ -148,7 +148,7 @@ pub fn codex_off(
 
 /// Puts a JSON setting back per its record; returns a note when it was
 /// changed since install and so left as it is.
-pub fn json_restore(
+pub(crate) fn json_restore(
     doc: &mut Value,
     path: &Path,
     rec: &NativeRecord,
@@ -204,7 +204,7 @@ fn restore_in(
 }
 
 /// Puts `project_doc_max_bytes` back per its record.
-pub fn codex_restore(
+pub(crate) fn codex_restore(
     doc: &mut DocumentMut,
     path: &Path,
     rec: &NativeRecord,
@@ -229,7 +229,7 @@ pub fn codex_restore(
 }
 
 /// Claude Code's status per a settings document.
-pub fn claude_status(doc: &Value) -> NativeStatus {
+pub(crate) fn claude_status(doc: &Value) -> NativeStatus {
     let list: Vec<&str> = doc
         .get(CLAUDE_KEY)
         .and_then(Value::as_array)
@@ -251,7 +251,7 @@ pub fn claude_status(doc: &Value) -> NativeStatus {
 }
 
 /// Gemini CLI's status per a settings document.
-pub fn gemini_status(doc: &Value) -> NativeStatus {
+pub(crate) fn gemini_status(doc: &Value) -> NativeStatus {
     let names: Vec<&str> = match doc.get(GEMINI_PARENT).and_then(|c| c.get(GEMINI_KEY)) {
         None => Vec::new(),
         Some(Value::String(s)) => vec![s.as_str()],
@@ -273,7 +273,7 @@ pub fn gemini_status(doc: &Value) -> NativeStatus {
 }
 
 /// Codex's status per the value of `project_doc_max_bytes`.
-pub fn codex_status(value: Option<i64>) -> NativeStatus {
+pub(crate) fn codex_status(value: Option<i64>) -> NativeStatus {
     match value {
         Some(0) => NativeStatus::Off,
         Some(n) => NativeStatus::On(format!(

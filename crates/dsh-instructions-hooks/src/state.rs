@@ -15,11 +15,11 @@ use crate::error::HookError;
 use crate::files;
 
 /// Current layout version of `install.json`.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// The record of one agent's installations (all scopes and projects).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct InstallState {
+pub(crate) struct InstallState {
     /// Layout version.
     pub version: u32,
     /// Per settings file (absolute path): its native-loading setting.
@@ -33,7 +33,7 @@ pub struct InstallState {
 /// A native-loading setting as it was before the first install, and what
 /// install set it to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NativeRecord {
+pub(crate) struct NativeRecord {
     /// The setting's dotted key (`claudeMdExcludes`, `context.fileName`,
     /// `project_doc_max_bytes`).
     pub key: String,
@@ -50,7 +50,7 @@ pub struct NativeRecord {
 
 impl InstallState {
     /// Reads the record (`None` text: no record yet).
-    pub fn parse(path: &Path, text: Option<&str>) -> Result<Self, HookError> {
+    pub(crate) fn parse(path: &Path, text: Option<&str>) -> Result<Self, HookError> {
         match text {
             None => Ok(Self {
                 version: VERSION,
@@ -64,19 +64,19 @@ impl InstallState {
     }
 
     /// Whether nothing is recorded any more.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.native.is_empty() && self.created.is_empty()
     }
 
     /// The record as text.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
         text.push('\n');
         text
     }
 
     /// Remembers that `path` was created by install.
-    pub fn mark_created(&mut self, path: &Path) {
+    pub(crate) fn mark_created(&mut self, path: &Path) {
         let p = path.to_string_lossy().into_owned();
         if !self.created.contains(&p) {
             self.created.push(p);
@@ -84,18 +84,18 @@ impl InstallState {
     }
 
     /// Whether install created `path`.
-    pub fn was_created(&self, path: &Path) -> bool {
+    pub(crate) fn was_created(&self, path: &Path) -> bool {
         self.created.iter().any(|p| Path::new(p) == path)
     }
 
     /// Forgets that install created `path`.
-    pub fn forget_created(&mut self, path: &Path) {
+    pub(crate) fn forget_created(&mut self, path: &Path) {
         self.created.retain(|p| Path::new(p) != path);
     }
 }
 
 /// Reads the record at `path`.
-pub fn load(path: &Path) -> Result<(Option<String>, InstallState), HookError> {
+pub(crate) fn load(path: &Path) -> Result<(Option<String>, InstallState), HookError> {
     let text = files::read_optional(path)?;
     let state = InstallState::parse(path, text.as_deref())?;
     Ok((text, state))

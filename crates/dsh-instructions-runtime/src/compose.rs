@@ -249,7 +249,7 @@ pub(crate) struct BaselinePlan {
 }
 
 impl BaselinePlan {
-    pub fn new(scans: &[DirScan], kind: BaselineKind, budget: u64) -> Self {
+    pub(crate) fn new(scans: &[DirScan], kind: BaselineKind, budget: u64) -> Self {
         let slots = || scans.iter().flat_map(|d| d.slots.iter());
         let mut unread = Vec::new();
         let mut unread_paths: Vec<&str> = Vec::new();
@@ -281,11 +281,11 @@ impl BaselinePlan {
     }
 
     /// Fates of the loaded files (after the unread ones).
-    pub fn file_fates(&self) -> &[Fate] {
+    pub(crate) fn file_fates(&self) -> &[Fate] {
         self.rendered.fates.get(self.unread.len()..).unwrap_or(&[])
     }
 
-    pub fn is_empty_input(&self) -> bool {
+    pub(crate) fn is_empty_input(&self) -> bool {
         self.unread.is_empty() && self.files.is_empty()
     }
 
@@ -308,7 +308,7 @@ impl BaselinePlan {
             .collect()
     }
 
-    pub fn omitted(&self) -> BTreeSet<ScopeKey> {
+    pub(crate) fn omitted(&self) -> BTreeSet<ScopeKey> {
         self.files
             .iter()
             .zip(self.file_fates())

@@ -96,7 +96,7 @@ impl ImportContext {
     /// of the default DSH home (`~/.dsh`, R-HOME-3 says the label is
     /// `Default` exactly then); under any other home it is unknown and `~/`
     /// tokens stay plain text (docs/decisions/0010).
-    pub fn new(root: &Utf8Path, home: &DshHome) -> Self {
+    pub(crate) fn new(root: &Utf8Path, home: &DshHome) -> Self {
         let os_home = (home.label == HomeLabel::Default)
             .then(|| home.path.parent().map(Utf8Path::to_owned))
             .flatten();

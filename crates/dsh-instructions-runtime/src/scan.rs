@@ -97,7 +97,7 @@ pub(crate) struct DirScan {
 
 impl DirScan {
     /// Raw content bytes of the files this directory renders.
-    pub fn kept_bytes(&self) -> u64 {
+    pub(crate) fn kept_bytes(&self) -> u64 {
         self.slots
             .iter()
             .map(|s| match &s.state {
@@ -135,7 +135,7 @@ impl SeenFiles {
     /// Records the present slot winners of a baseline scan (the
     /// user-global file or a chain directory) as own sections (R-IMP-3).
     /// Only called with imports on.
-    pub fn note_own(&mut self, scan: &DirScan) {
+    pub(crate) fn note_own(&mut self, scan: &DirScan) {
         for slot in &scan.slots {
             if let SlotState::Unread(f) = &slot.state {
                 self.own
@@ -145,14 +145,14 @@ impl SeenFiles {
     }
 
     /// Undoes the failure recorded by a read that is being put back.
-    pub fn forget_failure(&mut self, identity: &FileIdentity) {
+    pub(crate) fn forget_failure(&mut self, identity: &FileIdentity) {
         self.failed.remove(identity);
     }
 
     /// An identity duplicate of a file that could not be read is loaded
     /// nowhere, so it is not a duplicate: it is as unavailable as the file
     /// (R-DISC-5; never a removal). Call after every read of the pass.
-    pub fn demote_failed_duplicates(&self, scans: &mut [DirScan]) {
+    pub(crate) fn demote_failed_duplicates(&self, scans: &mut [DirScan]) {
         if self.failed.is_empty() {
             return;
         }
@@ -205,7 +205,11 @@ fn probed(candidate: &CandidateProbe, display: String) -> SlotState {
 
 impl Gather<'_> {
     /// Probes the user-global file `<home>/AGENTS.md` (R-HOME-4).
-    pub async fn user_global(&self, file: &Utf8Path, label: &str) -> Result<DirScan, Cancelled> {
+    pub(crate) async fn user_global(
+        &self,
+        file: &Utf8Path,
+        label: &str,
+    ) -> Result<DirScan, Cancelled> {
         let probe = self.provider.probe(file, self.cancel).await?;
         let candidate = CandidateProbe {
             name: file.file_name().unwrap_or("AGENTS.md").to_owned(),
@@ -225,7 +229,7 @@ impl Gather<'_> {
     }
 
     /// Every candidate name, base list first.
-    pub fn names(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         let cfg = self.config;
         cfg.instruction_file_candidates
             .iter()
@@ -238,7 +242,7 @@ impl Gather<'_> {
     /// [`Gather::names`] order), per the policy (R-CFG-7, R-DISC-5). Winners
     /// stay unread; see [`Gather::read`]. Slots for which `skip` holds (left
     /// out by the budget of the instance's render, R-RT-10) are not reported.
-    pub fn slots(
+    pub(crate) fn slots(
         &self,
         abs: &Utf8Path,
         rel: &str,
@@ -320,7 +324,7 @@ impl Gather<'_> {
     /// This is what keeps an unchanged revalidation at the cost of its
     /// probes (issue 7): the full path allocates a scan, slots and
     /// transitions per directory only to conclude "no change".
-    pub fn settled(
+    pub(crate) fn settled(
         &self,
         rel: &str,
         names: &[String],
@@ -381,14 +385,18 @@ impl Gather<'_> {
     /// Reads every unread winner of `scan` (or takes its digests from the
     /// version cache when version and visible state both match, R-STATE-8),
     /// then drops per-directory content duplicates (R-CFG-7).
-    pub async fn read(&self, scan: &mut DirScan, seen: &mut SeenFiles) -> Result<(), Cancelled> {
+    pub(crate) async fn read(
+        &self,
+        scan: &mut DirScan,
+        seen: &mut SeenFiles,
+    ) -> Result<(), Cancelled> {
         self.read_scans(std::slice::from_mut(scan), &[0], seen)
             .await
     }
 
     /// [`Gather::read`] for `scans[i]`, `i` in `which`, with every file
     /// that needs I/O read in one provider call (one blocking task on disk).
-    pub async fn read_scans(
+    pub(crate) async fn read_scans(
         &self,
         scans: &mut [DirScan],
         which: &[usize],

@@ -55,7 +55,7 @@ pub(crate) struct VisibleView {
 
 impl VisibleView {
     /// Brings the view up to the host's visible surface.
-    pub fn refresh(&mut self, host: &dyn Host, cwd: &Utf8Path) {
+    pub(crate) fn refresh(&mut self, host: &dyn Host, cwd: &Utf8Path) {
         let (update, mark) = host.visible_since(self.mark);
         match update {
             VisibleUpdate::Appended(sources) => {
@@ -75,21 +75,21 @@ impl VisibleView {
 
     /// Directories with visible state that count as known (R-RT-3 b,
     /// R-RT-7), in [`DirKey`] order.
-    pub fn known(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn known(&self) -> impl Iterator<Item = &str> {
         self.known.values().map(|(rel, _)| rel.as_str())
     }
 
     /// [`VisibleView::known`] with each directory's sort key.
-    pub fn known_keyed(&self) -> impl Iterator<Item = (&DirKey, &str)> {
+    pub(crate) fn known_keyed(&self) -> impl Iterator<Item = (&DirKey, &str)> {
         self.known.iter().map(|(key, (rel, _))| (key, rel.as_str()))
     }
 
     /// How many directories are known.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.known.len()
     }
 
-    pub fn is_known(&self, rel: &str) -> bool {
+    pub(crate) fn is_known(&self, rel: &str) -> bool {
         self.known.contains_key(&dir_key(rel))
     }
 

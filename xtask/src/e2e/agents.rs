@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 /// An agent under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Agent {
+pub(crate) enum Agent {
     /// Claude Code.
     Claude,
     /// Codex CLI.
@@ -27,10 +27,10 @@ pub enum Agent {
 
 impl Agent {
     /// All agents, in report order.
-    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+    pub(crate) const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
 
     /// The name used on the command line and by `dsh-instructions hook --agent`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
@@ -39,7 +39,7 @@ impl Agent {
     }
 
     /// Parses `claude|codex|gemini`.
-    pub fn parse(s: &str) -> Result<Agent> {
+    pub(crate) fn parse(s: &str) -> Result<Agent> {
         Agent::ALL
             .into_iter()
             .find(|a| a.name() == s)
@@ -48,7 +48,7 @@ impl Agent {
 
     /// Text the agent's own instruction loading puts around a file; finding
     /// it means a native copy reached the model (R-HOOK-5).
-    pub fn native_signatures(self) -> &'static [&'static str] {
+    pub(crate) fn native_signatures(self) -> &'static [&'static str] {
         match self {
             Agent::Claude => &[
                 "(project instructions, checked into the codebase)",
@@ -60,7 +60,7 @@ impl Agent {
     }
 
     /// Longest one agent invocation may take before it is killed.
-    pub fn step_timeout(self) -> Duration {
+    pub(crate) fn step_timeout(self) -> Duration {
         match self {
             // Node start-up dominates Gemini CLI (3–4 s per call, measured).
             Agent::Gemini => Duration::from_secs(150),
@@ -76,7 +76,7 @@ impl fmt::Display for Agent {
 }
 
 /// The pinned npm packages (the versions the harness measured).
-pub const PACKAGES: [(&str, &str); 3] = [
+pub(crate) const PACKAGES: [(&str, &str); 3] = [
     ("@anthropic-ai/claude-code", "2.1.328"),
     ("@openai/codex", "0.169.0"),
     ("@google/gemini-cli", "0.61.0"),
@@ -84,7 +84,7 @@ pub const PACKAGES: [(&str, &str); 3] = [
 
 /// Where the installed agents live.
 #[derive(Debug, Clone)]
-pub struct Installed {
+pub(crate) struct Installed {
     /// `<cache>/node_modules`.
     pub modules: PathBuf,
 }
@@ -96,7 +96,7 @@ impl Installed {
 }
 
 /// The e2e cache: `${XDG_CACHE_HOME:-~/.cache}/dsh-e2e/agents`.
-pub fn cache_dir() -> Result<PathBuf> {
+pub(crate) fn cache_dir() -> Result<PathBuf> {
     let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
         Some(x) => PathBuf::from(x),
         None => PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?).join(".cache"),
@@ -112,7 +112,7 @@ fn installed_version(modules: &Path, package: &str) -> Option<String> {
 
 /// Installs the pinned agents into `cache` unless every one is already there
 /// at its pinned version (idempotent; no registry traffic then).
-pub fn install(cache: &Path) -> Result<Installed> {
+pub(crate) fn install(cache: &Path) -> Result<Installed> {
     let modules = cache.join("node_modules");
     let missing: Vec<String> = PACKAGES
         .iter()
@@ -162,7 +162,7 @@ pub fn install(cache: &Path) -> Result<Installed> {
 
 /// Paths of one scenario run.
 #[derive(Debug, Clone)]
-pub struct Dirs {
+pub(crate) struct Dirs {
     /// The run's temp dir.
     pub run: PathBuf,
     /// The workspace (a git repository).
@@ -175,14 +175,14 @@ pub struct Dirs {
 
 impl Dirs {
     /// `$CODEX_HOME`.
-    pub fn codex_home(&self) -> PathBuf {
+    pub(crate) fn codex_home(&self) -> PathBuf {
         self.home.join(".codex")
     }
 }
 
 /// Writes the agent's endpoint configuration for the mock on `port` (before
 /// the hooks are merged in, as a user's own settings would be).
-pub fn write_endpoint_config(agent: Agent, dirs: &Dirs, port: u16) -> Result<()> {
+pub(crate) fn write_endpoint_config(agent: Agent, dirs: &Dirs, port: u16) -> Result<()> {
     match agent {
         // Claude Code takes its endpoint from the environment (see `env`);
         // its settings file starts empty.
@@ -236,7 +236,7 @@ fn read_json(path: &Path) -> Result<Value> {
 
 /// How the hooks get into the agent's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookSetup {
+pub(crate) enum HookSetup {
     /// `dsh-instructions hook install --agent A --scope user` (R-HOOK-5).
     Installer,
     /// Entries written by this module, for a hook command that is not the
@@ -248,7 +248,7 @@ pub enum HookSetup {
 /// Merges hook entries running `command` into the agent's user settings in
 /// `dirs.home`, and switches the agent's native instruction loading off, the
 /// way the installer does (events and settings as measured in the harness).
-pub fn write_hook_entries(agent: Agent, dirs: &Dirs, command: &str) -> Result<()> {
+pub(crate) fn write_hook_entries(agent: Agent, dirs: &Dirs, command: &str) -> Result<()> {
     match agent {
         Agent::Claude => {
             let path = dirs.home.join(".claude/settings.json");
@@ -297,7 +297,7 @@ pub fn write_hook_entries(agent: Agent, dirs: &Dirs, command: &str) -> Result<()
 }
 
 /// Installs the product's hooks with its own installer.
-pub fn run_installer(agent: Agent, dirs: &Dirs, bin: &Path) -> Result<()> {
+pub(crate) fn run_installer(agent: Agent, dirs: &Dirs, bin: &Path) -> Result<()> {
     let out = Command::new(bin)
         .args([
             "hook",
@@ -329,14 +329,14 @@ pub fn run_installer(agent: Agent, dirs: &Dirs, bin: &Path) -> Result<()> {
 /// (`[hooks.state."…"]`, written by an installer that can). Then the e2e runs
 /// Codex without `--dangerously-bypass-hook-trust`, so the trust itself is
 /// tested: Codex skips untrusted hooks silently.
-pub fn codex_trust_persisted(dirs: &Dirs) -> bool {
+pub(crate) fn codex_trust_persisted(dirs: &Dirs) -> bool {
     fs::read_to_string(dirs.codex_home().join("config.toml"))
         .is_ok_and(|t| t.contains("[hooks.state."))
 }
 
 /// Outcome of one agent invocation.
 #[derive(Debug, Clone)]
-pub struct StepRun {
+pub(crate) struct StepRun {
     /// Exit code (`None`: killed at the timeout or by a signal).
     pub code: Option<i32>,
     /// Whether the timeout killed it.
@@ -351,7 +351,7 @@ pub struct StepRun {
 
 /// One agent session: a first prompt starts it, later prompts resume it.
 #[derive(Debug)]
-pub struct Session {
+pub(crate) struct Session {
     agent: Agent,
     installed: Installed,
     dirs: Dirs,
@@ -388,7 +388,7 @@ fn make_uuid(salt: &Path) -> String {
 
 impl Session {
     /// A session of `agent` in `dirs`, against the mock on `port`.
-    pub fn new(agent: Agent, installed: &Installed, dirs: &Dirs, port: u16) -> Session {
+    pub(crate) fn new(agent: Agent, installed: &Installed, dirs: &Dirs, port: u16) -> Session {
         Session {
             agent,
             installed: installed.clone(),
@@ -506,7 +506,7 @@ impl Session {
     }
 
     /// Sends one prompt: the first starts the session, later ones resume it.
-    pub fn prompt(&mut self, text: &str) -> Result<StepRun> {
+    pub(crate) fn prompt(&mut self, text: &str) -> Result<StepRun> {
         let (program, args) = self.invocation(text)?;
         let mut c = self.command(&program);
         c.args(&args);
@@ -522,7 +522,7 @@ impl Session {
 }
 
 /// The thread id in `codex exec --json` output (its `thread.started` event).
-pub fn thread_id(stdout: &str) -> Option<String> {
+pub(crate) fn thread_id(stdout: &str) -> Option<String> {
     stdout.lines().find_map(|l| {
         let v: Value = serde_json::from_str(l).ok()?;
         (v["type"] == "thread.started")
@@ -533,7 +533,12 @@ pub fn thread_id(stdout: &str) -> Option<String> {
 
 /// Runs a command with stdin closed, output captured in `dir/<label>.*`, in
 /// its own process group, killed (the whole group) after `limit`.
-pub fn run_bounded(c: &mut Command, dir: &Path, label: &str, limit: Duration) -> Result<StepRun> {
+pub(crate) fn run_bounded(
+    c: &mut Command,
+    dir: &Path,
+    label: &str,
+    limit: Duration,
+) -> Result<StepRun> {
     use std::os::unix::process::CommandExt;
     let out_path = dir.join(format!("{label}.stdout"));
     let err_path = dir.join(format!("{label}.stderr"));

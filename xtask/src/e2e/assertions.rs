@@ -13,7 +13,7 @@ use serde_json::Value;
 const SKIP_KEYS: [&str; 4] = ["tools", "metadata", "generationConfig", "toolConfig"];
 
 /// The model-visible text of a request body.
-pub fn visible_text(body: &Value) -> String {
+pub(crate) fn visible_text(body: &Value) -> String {
     let mut out = String::new();
     collect(body, &mut out);
     out
@@ -38,7 +38,7 @@ fn collect(v: &Value, out: &mut String) {
 }
 
 /// Non-overlapping occurrences of `needle`.
-pub fn count(hay: &str, needle: &str) -> usize {
+pub(crate) fn count(hay: &str, needle: &str) -> usize {
     if needle.is_empty() {
         return 0;
     }
@@ -47,7 +47,7 @@ pub fn count(hay: &str, needle: &str) -> usize {
 
 /// Up to `radius` bytes either side of each occurrence (at most three), on
 /// one line, for failure messages.
-pub fn excerpts(hay: &str, needle: &str, radius: usize) -> String {
+pub(crate) fn excerpts(hay: &str, needle: &str, radius: usize) -> String {
     let mut out = Vec::new();
     for (i, _) in hay.match_indices(needle).take(3) {
         let mut start = i.saturating_sub(radius);
@@ -65,7 +65,7 @@ pub fn excerpts(hay: &str, needle: &str, radius: usize) -> String {
 
 /// One expectation on a request's visible text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Expect {
+pub(crate) enum Expect {
     /// Exactly once (R-HOOK-5: every applicable file once per history).
     Once(String),
     /// Not at all.
@@ -79,7 +79,7 @@ pub enum Expect {
 
 impl Expect {
     /// Checks one expectation; `Err` says what was seen instead.
-    pub fn check(&self, text: &str) -> Result<(), String> {
+    pub(crate) fn check(&self, text: &str) -> Result<(), String> {
         let (needle, ok, want) = match self {
             Expect::Once(s) => (s, count(text, s) == 1, "exactly once".to_owned()),
             Expect::Absent(s) => (s, count(text, s) == 0, "absent".to_owned()),
@@ -100,7 +100,7 @@ impl Expect {
 }
 
 /// Every failed expectation, in order.
-pub fn check_all(expects: &[Expect], text: &str) -> Vec<String> {
+pub(crate) fn check_all(expects: &[Expect], text: &str) -> Vec<String> {
     expects.iter().filter_map(|e| e.check(text).err()).collect()
 }
 

@@ -15,7 +15,7 @@ const MAX_BODY: usize = 64 * 1024 * 1024;
 
 /// One parsed request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Request {
+pub(crate) struct Request {
     /// `GET`, `POST`, `CONNECT`, …
     pub method: String,
     /// The request target as sent (path and query, or `host:port` for CONNECT).
@@ -28,7 +28,7 @@ pub struct Request {
 
 impl Request {
     /// The first header with this (lower-case) name.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
@@ -36,12 +36,12 @@ impl Request {
     }
 
     /// The target without its query string.
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         self.target.split('?').next().unwrap_or("")
     }
 
     /// Whether the client asked to close the connection after this request.
-    pub fn wants_close(&self) -> bool {
+    pub(crate) fn wants_close(&self) -> bool {
         self.header("connection")
             .is_some_and(|v| v.eq_ignore_ascii_case("close"))
     }
@@ -75,7 +75,7 @@ fn read_line<R: BufRead>(r: &mut R, cap: usize) -> io::Result<Option<String>> {
 
 /// Reads the next request from a connection. `Ok(None)` is a clean end of the
 /// connection before any byte of a new request.
-pub fn read_request<R: BufRead>(r: &mut R) -> io::Result<Option<Request>> {
+pub(crate) fn read_request<R: BufRead>(r: &mut R) -> io::Result<Option<Request>> {
     // Tolerate blank lines between requests (RFC 9112 §2.2).
     let line = loop {
         match read_line(r, MAX_HEAD)? {
@@ -183,7 +183,7 @@ fn reason(status: u16) -> &'static str {
 
 /// A complete response with `Content-Length` framing. `close` adds
 /// `Connection: close`; the caller then closes the socket.
-pub fn response(status: u16, content_type: &str, body: &[u8], close: bool) -> Vec<u8> {
+pub(crate) fn response(status: u16, content_type: &str, body: &[u8], close: bool) -> Vec<u8> {
     let mut out = format!(
         "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n",
         reason(status),

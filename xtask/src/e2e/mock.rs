@@ -25,7 +25,7 @@ use super::wire::{self, Place, Reply};
 
 /// One recorded request.
 #[derive(Debug, Clone)]
-pub struct Record {
+pub(crate) struct Record {
     /// 1-based arrival order.
     pub seq: u64,
     /// HTTP method.
@@ -44,7 +44,7 @@ pub struct Record {
 impl Record {
     /// A request that is a step of a scripted turn (not a summary, title or
     /// token count): the last of these in a step is what the model saw then.
-    pub fn is_turn(&self) -> bool {
+    pub(crate) fn is_turn(&self) -> bool {
         matches!(self.action.as_str(), "tool" | "final" | "no-tool")
     }
 }
@@ -62,7 +62,7 @@ struct Shared {
 
 /// A running mock server. Dropping it stops it.
 #[derive(Debug)]
-pub struct Mock {
+pub(crate) struct Mock {
     addr: SocketAddr,
     shared: Arc<Shared>,
     accept: Option<JoinHandle<()>>,
@@ -84,7 +84,7 @@ impl Mock {
     /// Binds 127.0.0.1:0 and serves until [`Mock::stop`], drop, or `bound`.
     /// `workspace` and `cwd` shape tool arguments; `log` receives one JSON
     /// line per request.
-    pub fn start(workspace: &Path, cwd: &Path, log: &Path, bound: Duration) -> Result<Mock> {
+    pub(crate) fn start(workspace: &Path, cwd: &Path, log: &Path, bound: Duration) -> Result<Mock> {
         let listener = TcpListener::bind("127.0.0.1:0").context("mock: bind 127.0.0.1:0")?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
@@ -125,23 +125,23 @@ impl Mock {
     }
 
     /// The port it listens on.
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.addr.port()
     }
 
     /// Every request so far, in arrival order.
-    pub fn records(&self) -> Vec<Record> {
+    pub(crate) fn records(&self) -> Vec<Record> {
         lock(&self.shared.records).clone()
     }
 
     /// Whether the accept loop has stopped (bound reached or stopped).
     #[cfg(test)]
-    pub fn stopped(&self) -> bool {
+    pub(crate) fn stopped(&self) -> bool {
         self.shared.stop.load(Ordering::Relaxed)
     }
 
     /// Stops accepting and waits for the accept loop.
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         self.shared.stop.store(true, Ordering::Relaxed);
         if let Some(h) = self.accept.take() {
             let _ = h.join();
@@ -219,7 +219,7 @@ fn record(
 
 /// The protocol of a request, from its path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route {
+pub(crate) enum Route {
     /// Anthropic `POST /v1/messages`.
     Anthropic,
     /// Anthropic `POST /v1/messages/count_tokens`.
@@ -235,7 +235,7 @@ pub enum Route {
 }
 
 /// Routes a request by method and path.
-pub fn route(method: &str, path: &str) -> Route {
+pub(crate) fn route(method: &str, path: &str) -> Route {
     match method {
         "POST" if path.ends_with("/v1/messages/count_tokens") => Route::AnthropicCount,
         "POST" if path.ends_with("/v1/messages") => Route::Anthropic,

@@ -14,13 +14,13 @@
 //! marker hook instead of the product: it checks the mock, the agents'
 //! offline configuration and the hook registration without the adapter.
 
-pub mod agents;
-pub mod assertions;
-pub mod http;
-pub mod mock;
-pub mod scenarios;
-pub mod script;
-pub mod wire;
+pub(crate) mod agents;
+pub(crate) mod assertions;
+pub(crate) mod http;
+pub(crate) mod mock;
+pub(crate) mod scenarios;
+pub(crate) mod script;
+pub(crate) mod wire;
 
 use std::fs;
 use std::io::Read;
@@ -37,7 +37,7 @@ use mock::Mock;
 use scenarios::{CASES, Case, Change, Needs, PLUMBING, Plan};
 
 /// Usage line for the xtask help.
-pub const USAGE: &str =
+pub(crate) const USAGE: &str =
     "  e2e [--agent claude|codex|gemini]… [--case NAME]… [--hook product|marker] [--keep] [--list]
       the hook adapter inside the real agents (installed pinned from npm into
       ${XDG_CACHE_HOME:-~/.cache}/dsh-e2e/agents), offline against a mock model";
@@ -130,7 +130,7 @@ enum Outcome {
 }
 
 /// Runs the e2e subcommand.
-pub fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
+pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     let o = parse(args)?;
     let cases: Vec<Case> = match o.hook {
         HookMode::Marker => vec![PLUMBING],
@@ -559,7 +559,7 @@ fn drive(
 /// The visible text of the current turn: the conversation elements from
 /// the last one holding `prompt`'s tag to the end (`contents`, `messages` or
 /// `input`, whichever the protocol uses).
-pub fn current_turn(body: &Value, prompt: &str) -> Option<String> {
+pub(crate) fn current_turn(body: &Value, prompt: &str) -> Option<String> {
     let tag = format!("[p:{}]", script::prompt_tag(prompt)?);
     let list = ["contents", "messages", "input"]
         .iter()
@@ -580,7 +580,7 @@ const CONTEXT_EVENTS: [&str; 5] = [
 ];
 
 /// The marker hook's answer to one event payload.
-pub fn marker_answer(stdin: &str) -> Value {
+pub(crate) fn marker_answer(stdin: &str) -> Value {
     let v: Value = serde_json::from_str(stdin).unwrap_or(Value::Null);
     let Some(event) = v["hook_event_name"].as_str() else {
         return json!({});
@@ -593,7 +593,7 @@ pub fn marker_answer(stdin: &str) -> Value {
 
 /// `xtask e2e-marker-hook`: the plumbing check's hook (reads one event on
 /// stdin, answers a marker context). Never fails the agent.
-pub fn marker_hook() -> ExitCode {
+pub(crate) fn marker_hook() -> ExitCode {
     let mut input = String::new();
     let _ = std::io::stdin().read_to_string(&mut input);
     println!("{}", marker_answer(&input));

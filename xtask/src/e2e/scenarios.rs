@@ -12,15 +12,15 @@ use super::assertions::Expect;
 use super::script::{EDIT_AFTER, EDIT_BEFORE, WRITE_CONTENT};
 
 /// R-REN-2 normal intro (its first sentence): one per complete baseline.
-pub const INTRO: &str =
+pub(crate) const INTRO: &str =
     "The following workspace instructions come from instruction files in this environment.";
 /// R-REN-2 replacement intro (SUPERSEDE, without its trailing space).
-pub const SUPERSEDE: &str =
+pub(crate) const SUPERSEDE: &str =
     "This complete workspace instruction baseline supersedes every earlier one.";
 
 /// A change the test makes to the files before a step's prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
+pub(crate) enum Change {
     /// Create or overwrite `path` (relative to the run dir: `ws/…`, `home/…`).
     Write(String, String),
     /// Delete `path`.
@@ -29,7 +29,7 @@ pub enum Change {
 
 /// One prompt of a session.
 #[derive(Debug, Clone)]
-pub struct Step {
+pub(crate) struct Step {
     /// Short label for reports.
     pub label: &'static str,
     /// Made before the prompt, while no agent runs.
@@ -48,7 +48,7 @@ pub struct Step {
 
 /// What a case needs from the product beyond the adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Needs {
+pub(crate) enum Needs {
     /// Nothing more.
     Nothing,
     /// `show --preset claude` expands `@path` imports (§13).
@@ -57,7 +57,7 @@ pub enum Needs {
 
 /// One case for one agent.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Files to create (run-dir relative), before git init's commit.
     pub files: Vec<(String, String)>,
     /// The agent's cwd, relative to `ws` (`.` = the root).
@@ -71,7 +71,7 @@ pub struct Plan {
 /// A case: a name, what it proves, and its plan per agent (`Err` = SKIP and
 /// why).
 #[derive(Debug, Clone, Copy)]
-pub struct Case {
+pub(crate) struct Case {
     /// Name for `--case`.
     pub name: &'static str,
     /// One line: what it proves.
@@ -81,7 +81,7 @@ pub struct Case {
 }
 
 /// An instruction file's content for a marker.
-pub fn instr(marker: &str) -> String {
+pub(crate) fn instr(marker: &str) -> String {
     format!("# e2e instructions\n{marker}: follow the e2e rules here.\n")
 }
 
@@ -557,7 +557,7 @@ fn plumbing(agent: Agent) -> Result<Plan, String> {
 }
 
 /// The product cases, in run order.
-pub const CASES: &[Case] = &[
+pub(crate) const CASES: &[Case] = &[
     Case {
         name: "start-root",
         about: "baseline at start: user-global + root file, cwd = root",
@@ -616,7 +616,7 @@ pub const CASES: &[Case] = &[
 ];
 
 /// The plumbing case (marker hook).
-pub const PLUMBING: Case = Case {
+pub(crate) const PLUMBING: Case = Case {
     name: "plumbing",
     about: "marker hook: offline agent, hooks fire, native loading off",
     plan: plumbing,

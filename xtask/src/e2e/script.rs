@@ -18,21 +18,21 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 /// Content of a file the model writes.
-pub const WRITE_CONTENT: &str = "E2E-WRITTEN by the mock model\n";
+pub(crate) const WRITE_CONTENT: &str = "E2E-WRITTEN by the mock model\n";
 /// The text an edit replaces; scenario files meant to be edited contain it.
-pub const EDIT_BEFORE: &str = "E2E-EDIT-BEFORE";
+pub(crate) const EDIT_BEFORE: &str = "E2E-EDIT-BEFORE";
 /// What an edit puts in its place.
-pub const EDIT_AFTER: &str = "E2E-EDIT-AFTER";
+pub(crate) const EDIT_AFTER: &str = "E2E-EDIT-AFTER";
 /// The answer to a summary request: Claude Code wants `<summary>`, Gemini CLI
 /// `<state_snapshot>`; Codex takes any text.
-pub const SUMMARY_TEXT: &str = "<analysis>mock analysis</analysis>\n<summary>MOCK-SUMMARY: the \
+pub(crate) const SUMMARY_TEXT: &str = "<analysis>mock analysis</analysis>\n<summary>MOCK-SUMMARY: the \
 user ran scripted turns.</summary>\n<state_snapshot>MOCK-SUMMARY</state_snapshot>";
 /// Input tokens reported when a prompt does not ask for more.
-pub const DEFAULT_USAGE: u64 = 1200;
+pub(crate) const DEFAULT_USAGE: u64 = 1200;
 
 /// One conversation element, protocol-neutral, in conversation order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Item {
+pub(crate) enum Item {
     /// A text part of any role.
     Text(String),
     /// A tool call made by the model.
@@ -43,7 +43,7 @@ pub enum Item {
 
 /// One tool round of a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     /// Read these workspace-relative files.
     Read(Vec<String>),
     /// Create this workspace-relative file.
@@ -54,7 +54,7 @@ pub enum Op {
 
 /// What the mock answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// A summary for a compaction request.
     Summary,
     /// `MOCK-PLAIN`: not part of a scripted turn.
@@ -67,7 +67,7 @@ pub enum Action {
 
 impl Action {
     /// Short name recorded in the request log.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Action::Summary => "summary",
             Action::Plain => "plain",
@@ -77,7 +77,7 @@ impl Action {
     }
 
     /// The final text for this action (tool calls have none).
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Action::Summary => SUMMARY_TEXT.to_owned(),
             Action::Plain | Action::Tool { .. } => "MOCK-PLAIN".to_owned(),
@@ -88,7 +88,7 @@ impl Action {
 
 /// A decision: the action and the input tokens to report.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decision {
+pub(crate) struct Decision {
     /// What to answer.
     pub action: Action,
     /// Input tokens for the usage block.
@@ -96,7 +96,7 @@ pub struct Decision {
 }
 
 /// The last `[p:<id>]` tag in a text.
-pub fn prompt_tag(text: &str) -> Option<&str> {
+pub(crate) fn prompt_tag(text: &str) -> Option<&str> {
     let mut found = None;
     let mut rest = text;
     while let Some(i) = rest.find("[p:") {
@@ -130,7 +130,7 @@ fn directives(text: &str) -> Vec<(&str, Option<&str>)> {
 }
 
 /// The tool rounds a prompt asks for, in order.
-pub fn ops(prompt: &str) -> Vec<Op> {
+pub(crate) fn ops(prompt: &str) -> Vec<Op> {
     directives(prompt)
         .into_iter()
         .filter_map(|(k, v)| {
@@ -159,7 +159,7 @@ fn usage_of(prompt: &str) -> Option<u64> {
 }
 
 /// Whether a text is an agent's compaction/summary instruction.
-pub fn asks_for_summary(text: &str) -> bool {
+pub(crate) fn asks_for_summary(text: &str) -> bool {
     let t = text.to_ascii_lowercase();
     [
         "summary of the conversation",
@@ -193,7 +193,11 @@ fn rounds_after(items: &[Item], from: usize) -> usize {
 
 /// Decides the answer to one request. `usage_done` remembers the tags whose
 /// big usage was already reported.
-pub fn decide(items: &[Item], has_tools: bool, usage_done: &Mutex<HashSet<String>>) -> Decision {
+pub(crate) fn decide(
+    items: &[Item],
+    has_tools: bool,
+    usage_done: &Mutex<HashSet<String>>,
+) -> Decision {
     let plain = |action| Decision {
         action,
         usage: DEFAULT_USAGE,

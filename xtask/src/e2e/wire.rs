@@ -14,7 +14,7 @@ use super::script::{Action, Decision, EDIT_AFTER, EDIT_BEFORE, Item, Op, WRITE_C
 
 /// Where the agent runs, for building tool arguments.
 #[derive(Debug, Clone, Copy)]
-pub struct Place<'a> {
+pub(crate) struct Place<'a> {
     /// The workspace root (scenario paths are relative to it).
     pub workspace: &'a Path,
     /// The agent's working directory (Codex patch paths are relative to it).
@@ -39,7 +39,7 @@ impl Place<'_> {
 
 /// A response ready to send, and what was answered (for the log).
 #[derive(Debug, Clone)]
-pub struct Reply {
+pub(crate) struct Reply {
     /// `text/event-stream` or `application/json`.
     pub content_type: &'static str,
     /// Response body.
@@ -78,7 +78,7 @@ fn missing_tool(decision: &Decision, tool: &str) -> (String, String) {
 // ---------------------------------------------------------------- Anthropic
 
 /// Conversation items of an Anthropic Messages request.
-pub fn anthropic_items(body: &Value) -> Vec<Item> {
+pub(crate) fn anthropic_items(body: &Value) -> Vec<Item> {
     let mut items = Vec::new();
     for msg in body["messages"].as_array().into_iter().flatten() {
         match &msg["content"] {
@@ -111,7 +111,7 @@ fn tool_names(tools: &Value) -> Vec<&str> {
 }
 
 /// The answer to an Anthropic Messages request.
-pub fn anthropic_reply(
+pub(crate) fn anthropic_reply(
     body: &Value,
     d: &Decision,
     place: Place<'_>,
@@ -185,7 +185,7 @@ pub fn anthropic_reply(
 }
 
 /// A complete message as the Anthropic event stream.
-pub fn anthropic_sse(msg: &Value) -> String {
+pub(crate) fn anthropic_sse(msg: &Value) -> String {
     let mut start = msg.clone();
     start["content"] = json!([]);
     start["stop_reason"] = Value::Null;
@@ -234,7 +234,7 @@ pub fn anthropic_sse(msg: &Value) -> String {
 // ------------------------------------------------------- OpenAI Responses
 
 /// Conversation items of an OpenAI Responses request.
-pub fn responses_items(body: &Value) -> Vec<Item> {
+pub(crate) fn responses_items(body: &Value) -> Vec<Item> {
     if let Some(s) = body["input"].as_str() {
         return vec![Item::Text(s.to_owned())];
     }
@@ -255,7 +255,7 @@ pub fn responses_items(body: &Value) -> Vec<Item> {
 
 /// How Codex offers a tool: as a function or as a freeform custom tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolKind {
+pub(crate) enum ToolKind {
     /// `{"type":"function"}`: JSON arguments.
     Function,
     /// `{"type":"custom"}`: free text input (Codex's freeform `apply_patch`).
@@ -263,7 +263,7 @@ pub enum ToolKind {
 }
 
 /// The kind of the tool called `name` in a Responses tool list.
-pub fn responses_tool(tools: &Value, name: &str) -> Option<ToolKind> {
+pub(crate) fn responses_tool(tools: &Value, name: &str) -> Option<ToolKind> {
     tools.as_array().into_iter().flatten().find_map(|t| {
         if t["name"].as_str() != Some(name) {
             return None;
@@ -276,7 +276,7 @@ pub fn responses_tool(tools: &Value, name: &str) -> Option<ToolKind> {
 }
 
 /// An `apply_patch` body adding or editing one file.
-pub fn patch_for(op: &Op, path: &str) -> String {
+pub(crate) fn patch_for(op: &Op, path: &str) -> String {
     match op {
         Op::Write(_) => {
             let lines: String = WRITE_CONTENT.lines().map(|l| format!("+{l}\n")).collect();
@@ -289,7 +289,7 @@ pub fn patch_for(op: &Op, path: &str) -> String {
 }
 
 /// The answer to a Responses request (always SSE: Codex streams).
-pub fn responses_reply(
+pub(crate) fn responses_reply(
     body: &Value,
     d: &Decision,
     place: Place<'_>,
@@ -371,7 +371,7 @@ pub fn responses_reply(
 }
 
 /// A complete response as the Responses event stream.
-pub fn responses_sse(resp: &Value) -> String {
+pub(crate) fn responses_sse(resp: &Value) -> String {
     let ev = |data: Value| sse_event(data["type"].as_str().unwrap_or("event"), &data);
     let created = json!({"id": resp["id"], "object": "response", "status": "in_progress",
                          "model": resp["model"], "output": []});
@@ -395,7 +395,7 @@ pub fn responses_sse(resp: &Value) -> String {
 
 /// Conversation items of a Gemini request (`contents` only: the system
 /// instruction is not conversation).
-pub fn gemini_items(body: &Value) -> Vec<Item> {
+pub(crate) fn gemini_items(body: &Value) -> Vec<Item> {
     let mut items = Vec::new();
     for c in body["contents"].as_array().into_iter().flatten() {
         for p in c["parts"].as_array().into_iter().flatten() {
@@ -412,7 +412,7 @@ pub fn gemini_items(body: &Value) -> Vec<Item> {
 }
 
 /// The function declarations a Gemini request offers.
-pub fn gemini_decls(body: &Value) -> Vec<&Value> {
+pub(crate) fn gemini_decls(body: &Value) -> Vec<&Value> {
     let mut out = Vec::new();
     for tools in [&body["tools"], &body["config"]["tools"]] {
         for t in tools.as_array().into_iter().flatten() {
@@ -474,7 +474,7 @@ fn gemini_args(decl: &Value, path: String, known: &[(&str, Value)]) -> Value {
 }
 
 /// The answer to a Gemini `generateContent`/`streamGenerateContent` request.
-pub fn gemini_reply(
+pub(crate) fn gemini_reply(
     body: &Value,
     d: &Decision,
     model: &str,

@@ -12,7 +12,7 @@ use dsh_instructions_discovery::{
 
 /// Counts, shared between clones.
 #[derive(Debug, Default)]
-pub struct Counts {
+pub(crate) struct Counts {
     /// Candidate probes (one per name, also inside `probe_many`).
     pub probes: AtomicU64,
     /// `probe_many` calls: one per directory reconciled.
@@ -27,7 +27,7 @@ pub struct Counts {
 
 /// A snapshot of [`Counts`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// See [`Counts::probes`].
     pub probes: u64,
     /// See [`Counts::dirs`].
@@ -43,7 +43,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// Provider operations per directory reconciled (probes + reads +
     /// marker checks, over `probe_many` calls).
-    pub fn ops_per_dir(&self) -> f64 {
+    pub(crate) fn ops_per_dir(&self) -> f64 {
         let ops = self.probes + self.reads + self.markers;
         if self.dirs == 0 {
             ops as f64
@@ -55,7 +55,7 @@ impl Snapshot {
 
 impl Counts {
     /// Reads every counter.
-    pub fn snapshot(&self) -> Snapshot {
+    pub(crate) fn snapshot(&self) -> Snapshot {
         Snapshot {
             probes: self.probes.load(Ordering::Relaxed),
             dirs: self.dirs.load(Ordering::Relaxed),
@@ -72,7 +72,7 @@ impl Counts {
 /// own batching (one blocking task per batch on disk) is what gets measured
 /// — the trait's per-item defaults would add a hand-off per directory.
 #[derive(Debug, Clone)]
-pub struct Counting {
+pub(crate) struct Counting {
     inner: Arc<dyn FsProvider>,
     /// The shared counts.
     pub counts: Arc<Counts>,
@@ -80,7 +80,7 @@ pub struct Counting {
 
 impl Counting {
     /// Wraps `inner`.
-    pub fn new(inner: Arc<dyn FsProvider>) -> Self {
+    pub(crate) fn new(inner: Arc<dyn FsProvider>) -> Self {
         Self {
             inner,
             counts: Arc::default(),

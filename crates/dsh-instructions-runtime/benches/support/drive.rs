@@ -23,7 +23,7 @@ use super::tree::{Shape, Tree, package_rel};
 /// # Panics
 ///
 /// When tokio cannot start (bench setup, not input).
-pub fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -31,12 +31,12 @@ pub fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// Default config with `max_bytes`.
-pub fn config(max_bytes: i64) -> Config {
+pub(crate) fn config(max_bytes: i64) -> Config {
     Config::with_max_bytes(max_bytes)
 }
 
 /// The tree's DSH home.
-pub fn home(tree: &Tree) -> DshHome {
+pub(crate) fn home(tree: &Tree) -> DshHome {
     DshHome {
         path: tree.home.clone(),
         label: HomeLabel::Default,
@@ -49,7 +49,7 @@ pub fn home(tree: &Tree) -> DshHome {
 /// # Errors
 ///
 /// When a root cannot be opened.
-pub fn disk(tree: &Tree) -> io::Result<Arc<dyn FsProvider>> {
+pub(crate) fn disk(tree: &Tree) -> io::Result<Arc<dyn FsProvider>> {
     CapStdProvider::new([tree.root.clone(), tree.home.clone()], ambient_authority())
         .map(|p| Arc::new(p) as Arc<dyn FsProvider>)
         .map_err(io::Error::other)
@@ -60,7 +60,7 @@ pub fn disk(tree: &Tree) -> io::Result<Arc<dyn FsProvider>> {
 /// # Panics
 ///
 /// Never cancelled, so never.
-pub async fn show(provider: &dyn FsProvider, tree: &Tree, max_bytes: i64) -> Preview {
+pub(crate) async fn show(provider: &dyn FsProvider, tree: &Tree, max_bytes: i64) -> Preview {
     show_with(provider, tree, &config(max_bytes)).await
 }
 
@@ -69,7 +69,7 @@ pub async fn show(provider: &dyn FsProvider, tree: &Tree, max_bytes: i64) -> Pre
 /// # Panics
 ///
 /// Never cancelled, so never.
-pub async fn show_with(provider: &dyn FsProvider, tree: &Tree, config: &Config) -> Preview {
+pub(crate) async fn show_with(provider: &dyn FsProvider, tree: &Tree, config: &Config) -> Preview {
     preview(
         provider,
         config,
@@ -83,7 +83,7 @@ pub async fn show_with(provider: &dyn FsProvider, tree: &Tree, config: &Config) 
 
 /// A session at the project root, driven through pre-steps and touches.
 #[derive(Debug)]
-pub struct Session {
+pub(crate) struct Session {
     /// The reference host.
     pub host: Arc<MemoryHost>,
     instance: Instance,
@@ -93,7 +93,7 @@ pub struct Session {
 impl Session {
     /// Mounts an instance at `cwd` and runs the first pre-step (baseline).
     /// Call inside the runtime.
-    pub async fn start(
+    pub(crate) async fn start(
         provider: Arc<dyn FsProvider>,
         tree: &Tree,
         cwd: &Utf8Path,
@@ -103,7 +103,7 @@ impl Session {
     }
 
     /// [`Session::start`] with a given configuration.
-    pub async fn start_with(
+    pub(crate) async fn start_with(
         provider: Arc<dyn FsProvider>,
         tree: &Tree,
         cwd: &Utf8Path,
@@ -149,7 +149,7 @@ impl Session {
 
     /// A successful `read` of `file`, then the tool continuation's pre-step
     /// (which waits for the projection and enters its message).
-    pub async fn touch(&mut self, file: &Utf8Path) -> Option<WorkspaceMessage> {
+    pub(crate) async fn touch(&mut self, file: &Utf8Path) -> Option<WorkspaceMessage> {
         self.instance.tool_result(&ToolExecution {
             name: "read".to_owned(),
             arguments: serde_json::json!({ "file_path": file.as_str() }),
@@ -163,19 +163,19 @@ impl Session {
 
     /// A pre-step with nothing pending: revalidates every known scope
     /// (R-RT-10).
-    pub async fn revalidate(&mut self) -> Option<WorkspaceMessage> {
+    pub(crate) async fn revalidate(&mut self) -> Option<WorkspaceMessage> {
         self.pre_step(Decision::Enter(Vec::new())).await
     }
 }
 
 /// The file a touch of package `p` reads.
-pub fn package_file(tree: &Tree, p: usize) -> Utf8PathBuf {
+pub(crate) fn package_file(tree: &Tree, p: usize) -> Utf8PathBuf {
     tree.root.join(package_rel(p)).join("src/lib.rs")
 }
 
 /// The `k`-th package a touch sequence reaches: a permutation of the
 /// packages (7 is coprime with every package count used).
-pub fn nth_package(k: usize, packages: usize) -> usize {
+pub(crate) fn nth_package(k: usize, packages: usize) -> usize {
     (k * 7 + 3) % packages
 }
 
@@ -183,7 +183,7 @@ pub fn nth_package(k: usize, packages: usize) -> usize {
 /// loaded: one message with a `set` per package `AGENTS.md` (the oversized
 /// one is unavailable and left out). Digests are computed from the
 /// generator, not from the runtime.
-pub fn all_packages_loaded(tree: &Tree) -> TypedSource {
+pub(crate) fn all_packages_loaded(tree: &Tree) -> TypedSource {
     let Shape::Wide { packages } = tree.shape else {
         return TypedSource::default();
     };

@@ -13,13 +13,13 @@ use camino::{Utf8Path, Utf8PathBuf};
 use sha1::{Digest as _, Sha1};
 
 /// The default candidate lists (R-CFG-4), base then local.
-pub const BASE: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
+pub(crate) const BASE: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
 /// Local overlay candidates.
-pub const LOCAL: [&str; 2] = ["AGENTS.local.md", "CLAUDE.local.md"];
+pub(crate) const LOCAL: [&str; 2] = ["AGENTS.local.md", "CLAUDE.local.md"];
 
 /// What a floor run did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FloorCounts {
+pub(crate) struct FloorCounts {
     /// Files read.
     pub reads: u64,
     /// Content bytes read.
@@ -29,7 +29,7 @@ pub struct FloorCounts {
 }
 
 /// The nearest ancestor of `cwd` holding `.git` (the cwd when none does).
-pub fn find_root(cwd: &Utf8Path, counts: &mut FloorCounts) -> Utf8PathBuf {
+pub(crate) fn find_root(cwd: &Utf8Path, counts: &mut FloorCounts) -> Utf8PathBuf {
     for dir in cwd.ancestors() {
         counts.stats += 1;
         if fs::symlink_metadata(dir.join(".git")).is_ok() {
@@ -40,7 +40,7 @@ pub fn find_root(cwd: &Utf8Path, counts: &mut FloorCounts) -> Utf8PathBuf {
 }
 
 /// Root-to-cwd chain, root first.
-pub fn chain(root: &Utf8Path, cwd: &Utf8Path) -> Vec<Utf8PathBuf> {
+pub(crate) fn chain(root: &Utf8Path, cwd: &Utf8Path) -> Vec<Utf8PathBuf> {
     let mut dirs: Vec<Utf8PathBuf> = cwd
         .ancestors()
         .take_while(|d| d.starts_with(root))
@@ -85,7 +85,7 @@ fn winner(
 /// A complete baseline's I/O: root walk, user-global file, then every
 /// winner from the root to the cwd read and hashed (no budget: the naive
 /// program reads everything).
-pub fn compose(home: &Utf8Path, cwd: &Utf8Path, cap: u64) -> FloorCounts {
+pub(crate) fn compose(home: &Utf8Path, cwd: &Utf8Path, cap: u64) -> FloorCounts {
     let mut counts = FloorCounts::default();
     let root = find_root(cwd, &mut counts);
     let user = home.join("AGENTS.md");
@@ -108,7 +108,7 @@ pub fn compose(home: &Utf8Path, cwd: &Utf8Path, cap: u64) -> FloorCounts {
 /// A complete baseline's I/O with imports: [`compose`], then every named
 /// import target of every chain directory read and hashed (the floor knows
 /// the names; it does not parse).
-pub fn compose_imports(
+pub(crate) fn compose_imports(
     home: &Utf8Path,
     cwd: &Utf8Path,
     cap: u64,
@@ -130,7 +130,7 @@ pub fn compose_imports(
 
 /// An unchanged revalidation's I/O with imports: one stat per candidate of
 /// the user-global file and the chain, one per import target, no reads.
-pub fn revalidate_imports(
+pub(crate) fn revalidate_imports(
     home: &Utf8Path,
     root: &Utf8Path,
     cwd: &Utf8Path,
@@ -163,7 +163,7 @@ fn stamp(m: &fs::Metadata) -> Stamp {
 /// or whose metadata moved. Known = the root-to-cwd chain plus every
 /// directory where something loaded (what R-RT-3 b makes known).
 #[derive(Debug)]
-pub struct NaiveSession {
+pub(crate) struct NaiveSession {
     cwd: Utf8PathBuf,
     user: Utf8PathBuf,
     known: BTreeSet<Utf8PathBuf>,
@@ -175,7 +175,7 @@ pub struct NaiveSession {
 
 impl NaiveSession {
     /// Starts a session in `cwd` and loads its baseline.
-    pub fn start(home: &Utf8Path, cwd: &Utf8Path, cap: u64) -> Self {
+    pub(crate) fn start(home: &Utf8Path, cwd: &Utf8Path, cap: u64) -> Self {
         let mut counts = FloorCounts::default();
         let root = find_root(cwd, &mut counts);
         let mut session = Self {
@@ -215,7 +215,7 @@ impl NaiveSession {
     }
 
     /// Reconciles the user-global file, every known directory and `extra`.
-    pub fn reconcile(&mut self, extra: &[Utf8PathBuf]) {
+    pub(crate) fn reconcile(&mut self, extra: &[Utf8PathBuf]) {
         self.counts.stats += 1;
         if let Ok(m) = fs::metadata(&self.user)
             && m.is_file()
@@ -236,7 +236,7 @@ impl NaiveSession {
 
     /// A touch of `file`: the directories strictly below the cwd down to the
     /// file's parent, plus every known directory.
-    pub fn touch(&mut self, file: &Utf8Path) {
+    pub(crate) fn touch(&mut self, file: &Utf8Path) {
         let mut extra = Vec::new();
         if let Some(parent) = file.parent()
             && let Ok(below) = parent.strip_prefix(&self.cwd)

@@ -3,7 +3,7 @@
 //! hence the crate-level `dead_code` allowance in this module only.
 #![allow(dead_code)]
 
-pub mod counting;
-pub mod drive;
-pub mod floor;
-pub mod tree;
+pub(crate) mod counting;
+pub(crate) mod drive;
+pub(crate) mod floor;
+pub(crate) mod tree;

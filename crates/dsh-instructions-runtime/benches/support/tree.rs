@@ -17,12 +17,12 @@ use camino::{Utf8Path, Utf8PathBuf};
 /// Bump when the generator changes, so cached trees are rebuilt.
 const GENERATOR_VERSION: u32 = 3;
 /// The per-file cap the trees are designed around (the default, R-CFG-3).
-pub const MAX_SOURCE_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_SOURCE_BYTES: u64 = 1 << 20;
 const STAMP: &str = ".complete";
 
 /// Which tree to build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// A chain `depth` directories deep below a `.git` root: `AGENTS.md` at
     /// every 4th level, `CLAUDE.md` elsewhere, `CLAUDE.md -> AGENTS.md`
     /// mirrors every 8th level, relative `AGENTS.local.md` links, one
@@ -55,18 +55,18 @@ pub enum Shape {
 }
 
 /// `@path` imports per candidate in a [`Shape::Imports`] tree.
-pub const IMPORTS_PER_FILE: usize = 10;
+pub(crate) const IMPORTS_PER_FILE: usize = 10;
 /// Bytes of each imported file in a [`Shape::Imports`] tree.
-pub const IMPORTED_SIZE: usize = 256;
+pub(crate) const IMPORTED_SIZE: usize = 256;
 
 /// Root-of-directory-relative path of import `i` (`docs/rule-i.md`).
-pub fn import_rel(i: usize) -> String {
+pub(crate) fn import_rel(i: usize) -> String {
     format!("docs/rule-{i}.md")
 }
 
 impl Shape {
     /// Short stable name used in case labels (`deep-256`, `wide-1000`, ...).
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self {
             Self::Deep { depth } => format!("deep-{depth}"),
             Self::Noise { depth, .. } => format!("noise-{depth}"),
@@ -86,7 +86,7 @@ impl Shape {
 }
 
 /// Names that look like candidates but are not (case, suffix, prefix).
-pub const NEAR_MISSES: &[&str] = &[
+pub(crate) const NEAR_MISSES: &[&str] = &[
     "agents.md",
     "AGENTS.MD",
     "AGENTS.md.bak",
@@ -101,7 +101,7 @@ pub const NEAR_MISSES: &[&str] = &[
 
 /// A built tree and what the benches need to drive it.
 #[derive(Debug, Clone)]
-pub struct Tree {
+pub(crate) struct Tree {
     /// The shape it was built from.
     pub shape: Shape,
     /// Directory holding `repo/` and `home/`.
@@ -121,20 +121,20 @@ pub struct Tree {
 
 /// 64-bit FNV-1a: a stable hash for sizes and cache keys (std's hasher is
 /// randomly seeded).
-pub fn fnv(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
 }
 
 /// A size in `1 KiB ..= 8 KiB`, fixed by `key`.
-pub fn size_for(key: &str) -> usize {
+pub(crate) fn size_for(key: &str) -> usize {
     1024 + (fnv(key.as_bytes()) % (7 * 1024 + 1)) as usize
 }
 
 /// Instruction-like text of exactly `size` bytes for `key`; `rev` > 0 gives
 /// an edited version (different content and length).
-pub fn content(key: &str, size: usize, rev: u32) -> Vec<u8> {
+pub(crate) fn content(key: &str, size: usize, rev: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity(size + 64);
     let mut i = 0u64;
     while out.len() < size {
@@ -151,7 +151,7 @@ pub fn content(key: &str, size: usize, rev: u32) -> Vec<u8> {
 }
 
 /// The default cache directory for trees.
-pub fn cache_dir() -> PathBuf {
+pub(crate) fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("DSH_BENCH_TREES") {
         return PathBuf::from(dir);
     }
@@ -162,7 +162,7 @@ pub fn cache_dir() -> PathBuf {
 }
 
 /// Absolute path of a deep-chain directory at `level` (0 = root).
-pub fn deep_dir(root: &Utf8Path, level: usize) -> Utf8PathBuf {
+pub(crate) fn deep_dir(root: &Utf8Path, level: usize) -> Utf8PathBuf {
     let mut dir = root.to_owned();
     for l in 1..=level {
         dir.push(format!("l{l:03}"));
@@ -171,12 +171,12 @@ pub fn deep_dir(root: &Utf8Path, level: usize) -> Utf8PathBuf {
 }
 
 /// Root-relative directory of package `p`.
-pub fn package_rel(p: usize) -> String {
+pub(crate) fn package_rel(p: usize) -> String {
     format!("packages/g{:03}/p{p:05}", p / 100)
 }
 
 /// Size of package `p`'s `AGENTS.md` in a wide tree of `n` packages.
-pub fn package_size(p: usize, n: usize) -> usize {
+pub(crate) fn package_size(p: usize, n: usize) -> usize {
     if p == n / 2 {
         // One file just over the cap: unavailable (R-DISC-6).
         (MAX_SOURCE_BYTES + 1) as usize
@@ -189,7 +189,7 @@ pub fn package_size(p: usize, n: usize) -> usize {
 }
 
 /// The package index a wide tree's baseline cwd sits in.
-pub const WIDE_CWD_PACKAGE: usize = 42;
+pub(crate) const WIDE_CWD_PACKAGE: usize = 42;
 
 fn write(path: &Utf8Path, bytes: &[u8]) -> io::Result<()> {
     fs::write(path, bytes)
@@ -201,7 +201,7 @@ impl Tree {
     /// # Errors
     ///
     /// Any I/O error while building.
-    pub fn get(shape: Shape) -> io::Result<Self> {
+    pub(crate) fn get(shape: Shape) -> io::Result<Self> {
         Self::get_in(&cache_dir(), shape)
     }
 
@@ -210,7 +210,7 @@ impl Tree {
     /// # Errors
     ///
     /// Any I/O error while building; a non-UTF-8 directory.
-    pub fn get_in(dir: &Path, shape: Shape) -> io::Result<Self> {
+    pub(crate) fn get_in(dir: &Path, shape: Shape) -> io::Result<Self> {
         let name = format!(
             "{}-{:016x}",
             shape.key(),
@@ -400,7 +400,7 @@ impl Tree {
     /// # Errors
     ///
     /// Any I/O error.
-    pub fn edit_package(&self, p: usize, rev: u32) -> io::Result<()> {
+    pub(crate) fn edit_package(&self, p: usize, rev: u32) -> io::Result<()> {
         let Shape::Wide { packages } = self.shape else {
             return Ok(());
         };
@@ -416,7 +416,7 @@ impl Tree {
     /// # Errors
     ///
     /// Any I/O error.
-    pub fn begin_edits(&self) -> io::Result<()> {
+    pub(crate) fn begin_edits(&self) -> io::Result<()> {
         match fs::remove_file(self.base.join(STAMP)) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
@@ -428,12 +428,12 @@ impl Tree {
     /// # Errors
     ///
     /// Any I/O error.
-    pub fn end_edits(&self) -> io::Result<()> {
+    pub(crate) fn end_edits(&self) -> io::Result<()> {
         write(&self.base.join(STAMP), b"ok")
     }
 
     /// The text a provider loads for package `p` (no BOM, valid UTF-8).
-    pub fn package_text(&self, p: usize) -> String {
+    pub(crate) fn package_text(&self, p: usize) -> String {
         let n = match self.shape {
             Shape::Wide { packages } => packages,
             _ => 0,
