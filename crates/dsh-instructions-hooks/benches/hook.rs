@@ -1,0 +1,262 @@
+//! The hook cases of `cargo xtask bench` (R-HOOK-6, issue 13 item 5): one
+//! `dsh-instructions hook --agent claude` invocation, as a whole process,
+//! on a Claude session with about 1,000 events and 200 known directories,
+//! beside the floor of the same binary run as `dsh-instructions hook` (no
+//! `--agent`: it reads the event from stdin and prints `{}`), so the floor
+//! pays exactly our process start-up, dynamic loading and stdin read and
+//! the difference is the adapter's own work.
+//!
+//! Output: one case per line,
+//! `case  median_ms  p99_ms  floor_median_ms  floor_p99_ms  ratio  events  dirs`
+//! (ratio: our median over the floor's). Arguments not starting with `-`
+//! filter cases by substring. `DSH_BENCH_CLI` names the built release
+//! binary (`cargo xtask bench` sets it). `DSH_BENCH_HOOK_RUNS` overrides
+//! the number of timed invocations per side (default 200).
+//!
+//! The sessions are built in-process through [`dsh_instructions_hooks::respond`]
+//! (the same code the binary runs): a `SessionStart`, a `PostToolUse Read`
+//! into each directory (one workspace message each), then prompts after an
+//! `AGENTS.md` change (one update message each) until the session holds
+//! the wanted number of events. Then only whole processes are timed, every
+//! one a "nothing new" answer: `UserPromptSubmit`, and `PostToolUse Read`
+//! of a file in an already-known directory. Ours and the floor alternate
+//! invocation by invocation so machine noise hits both.
+//!
+//! Flatness (R-LOG-5): the same cases on a session with 200 directories and
+//! ~200 events (only the touches), and on one with ~10 events.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dsh_home_paths::HomeEnv;
+use dsh_instructions_hooks::{Agent, respond};
+use dsh_instructions_session::SessionStore;
+use serde_json::json;
+
+/// Directories with an `AGENTS.md` below the repo root (R-HOOK-6).
+const DIRS: usize = 200;
+/// Timed invocations per side and case.
+const RUNS: usize = 200;
+
+/// A throw-away home, DSH home and repository.
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    dsh_home: PathBuf,
+    repo: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let home = tmp.path().join("home");
+        let dsh_home = home.join(".dsh");
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).expect("repo");
+        std::fs::create_dir_all(&dsh_home).expect("dsh home");
+        std::fs::write(repo.join("AGENTS.md"), "# Root\n\nBe brief.\n").expect("root file");
+        for d in 0..DIRS {
+            let dir = repo.join(dir_name(d));
+            std::fs::create_dir_all(&dir).expect("dir");
+            std::fs::write(dir.join("AGENTS.md"), agents_text(d, 0)).expect("AGENTS.md");
+            std::fs::write(dir.join("lib.rs"), "fn main() {}\n").expect("file");
+        }
+        Self {
+            _tmp: tmp,
+            home,
+            dsh_home,
+            repo,
+        }
+    }
+
+    fn env(&self) -> HomeEnv {
+        HomeEnv {
+            home: Some(self.home.clone().into_os_string()),
+            dsh_home: Some(self.dsh_home.clone().into_os_string()),
+            cwd: self.repo.clone(),
+            account_home: None,
+        }
+    }
+
+    fn file_in(&self, d: usize) -> String {
+        self.repo
+            .join(dir_name(d))
+            .join("lib.rs")
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    fn event(&self, session: &str, name: &str, extra: serde_json::Value) -> Vec<u8> {
+        let mut v = json!({
+            "session_id": session,
+            "transcript_path": "/dev/null",
+            "cwd": self.repo.to_string_lossy(),
+            "hook_event_name": name,
+        });
+        if let (Some(obj), Some(more)) = (v.as_object_mut(), extra.as_object()) {
+            obj.extend(more.clone());
+        }
+        v.to_string().into_bytes()
+    }
+
+    fn read_event(&self, session: &str, d: usize) -> Vec<u8> {
+        self.event(
+            session,
+            "PostToolUse",
+            json!({"tool_name": "Read", "tool_input": {"file_path": self.file_in(d)}, "tool_response": {}}),
+        )
+    }
+
+    fn prompt_event(&self, session: &str) -> Vec<u8> {
+        self.event(session, "UserPromptSubmit", json!({"prompt": "go on"}))
+    }
+
+    /// Builds session `session` in-process: `dirs` touched directories,
+    /// then AGENTS.md edits picked up by prompts until it has `events`
+    /// events. Returns its event count.
+    fn build(&self, session: &str, dirs: usize, events: u64) -> u64 {
+        let env = self.env();
+        let ask = |input: &[u8]| respond(Agent::Claude, input, &env);
+        ask(&self.event(session, "SessionStart", json!({"source": "startup"})));
+        for d in 0..dirs {
+            ask(&self.read_event(session, d));
+        }
+        let mut round = 1;
+        while self.events(session) < events {
+            let d = round % dirs.max(1);
+            std::fs::write(
+                self.repo.join(dir_name(d)).join("AGENTS.md"),
+                agents_text(d, round),
+            )
+            .expect("edit");
+            let answer = ask(&self.prompt_event(session));
+            assert!(answer.contains("additionalContext"), "an edit is news");
+            round += 1;
+        }
+        self.events(session)
+    }
+
+    fn events(&self, session: &str) -> u64 {
+        let store = SessionStore::new(
+            camino::Utf8PathBuf::from_path_buf(self.dsh_home.join("hooks/claude"))
+                .expect("utf-8 temp dir"),
+        );
+        match store.open(session) {
+            Ok((log, _)) => log.summary().event_count(),
+            Err(_) => 0,
+        }
+    }
+}
+
+fn dir_name(d: usize) -> String {
+    format!("pkg{d:03}")
+}
+
+/// An `AGENTS.md` of a few hundred bytes; `round` makes an edit.
+fn agents_text(d: usize, round: usize) -> String {
+    format!(
+        "# Package {d}\n\nRevision {round}.\n\n{}",
+        "- Keep functions small and tested.\n".repeat(8)
+    )
+}
+
+/// One whole-process invocation with `input` on stdin; returns its wall time.
+fn invoke(cli: &Path, args: &[&str], fx: &Fixture, input: &[u8]) -> Duration {
+    let start = Instant::now();
+    let mut child = Command::new(cli)
+        .args(args)
+        .current_dir(&fx.repo)
+        .env("HOME", &fx.home)
+        .env("DSH_HOME", &fx.dsh_home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the CLI");
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(input).expect("write the event");
+    }
+    let out = child.wait_with_output().expect("wait for the CLI");
+    let elapsed = start.elapsed();
+    assert!(out.status.success(), "the hook exits 0 (R-HOOK-1)");
+    // Both cases are "nothing new": an answer with context would mean the
+    // bench measures something else.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "{}",
+        "nothing new"
+    );
+    elapsed
+}
+
+/// (median, p99) in milliseconds.
+fn stats(mut v: Vec<Duration>) -> (f64, f64) {
+    v.sort();
+    let at = |q: f64| {
+        let i = ((v.len() as f64 - 1.0) * q).round() as usize;
+        v.get(i).map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+    };
+    (at(0.5), at(0.99))
+}
+
+fn main() {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let wanted = |case: &str| filters.is_empty() || filters.iter().any(|f| case.contains(f));
+    let Some(cli) = std::env::var_os("DSH_BENCH_CLI").map(PathBuf::from) else {
+        println!("# hook: skipped (set DSH_BENCH_CLI to a built release dsh-instructions)");
+        return;
+    };
+    let runs = std::env::var("DSH_BENCH_HOOK_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(RUNS);
+    let sessions: [(&str, usize, u64); 3] = [
+        ("1000ev", DIRS, 1_000),
+        ("200ev", DIRS, (DIRS + 1) as u64),
+        ("10ev", 9, 10),
+    ];
+    if !sessions.iter().any(|(tag, _, _)| {
+        wanted(&format!("hook/prompt/{tag}")) || wanted(&format!("hook/read-known/{tag}"))
+    }) {
+        return;
+    }
+    println!(
+        "{:<28} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>5}",
+        "case", "median_ms", "p99_ms", "floor_med", "floor_p99", "ratio", "events", "dirs"
+    );
+    let fx = Fixture::new();
+    for (tag, dirs, events) in sessions {
+        let session = format!("bench-{tag}");
+        let cases = [
+            (format!("hook/prompt/{tag}"), fx.prompt_event(&session)),
+            (format!("hook/read-known/{tag}"), fx.read_event(&session, 0)),
+        ];
+        if !cases.iter().any(|(c, _)| wanted(c)) {
+            continue;
+        }
+        let count = fx.build(&session, dirs, events);
+        for (case, input) in cases.iter().filter(|(c, _)| wanted(c)) {
+            // Warm-up: page cache, and the log's checkpoint at its tail.
+            invoke(&cli, &["hook", "--agent", "claude"], &fx, input);
+            invoke(&cli, &["hook"], &fx, input);
+            let (mut ours, mut floor) = (Vec::new(), Vec::new());
+            for _ in 0..runs {
+                ours.push(invoke(&cli, &["hook", "--agent", "claude"], &fx, input));
+                floor.push(invoke(&cli, &["hook"], &fx, input));
+            }
+            let after = fx.events(&session);
+            assert_eq!(after, count, "nothing new appends nothing");
+            let (m, p) = stats(ours);
+            let (fm, fp) = stats(floor);
+            println!(
+                "{case:<28} {m:>9.3} {p:>9.3} {fm:>9.3} {fp:>9.3} {:>7.2} {count:>7} {dirs:>5}",
+                m / fm
+            );
+        }
+    }
+}
