@@ -7,11 +7,13 @@
 //! the difference is the adapter's own work.
 //!
 //! Output: one case per line,
-//! `case  median_ms  p99_ms  floor_median_ms  floor_p99_ms  ratio  events  dirs`
+//! `case  median_ms  p99_ms  floor_med  floor_p99  ratio  events  visible  dirs`
 //! (ratio: our median over the floor's). Arguments not starting with `-`
 //! filter cases by substring. `DSH_BENCH_CLI` names the built release
 //! binary (`cargo xtask bench` sets it). `DSH_BENCH_HOOK_RUNS` overrides
-//! the number of timed invocations per side (default 200).
+//! the number of timed invocations per side (default 200);
+//! `DSH_BENCH_HOOK_KEEP=1` keeps the fixture and prints its path, for
+//! profiling one invocation by hand (`strace -c`, `perf`).
 //!
 //! The sessions are built in-process through [`dsh_instructions_hooks::respond`]
 //! (the same code the binary runs): a `SessionStart`, a `PostToolUse Read`
@@ -23,7 +25,10 @@
 //! invocation by invocation so machine noise hits both.
 //!
 //! Flatness (R-LOG-5): the same cases on a session with 200 directories and
-//! ~200 events (only the touches), and on one with ~10 events.
+//! ~200 events (only the touches), on one with ~10 events, and on the
+//! 1,000-event session after a compaction (long log, ~200 visible
+//! messages: `visible` counts the workspace messages the model still sees,
+//! which the mount folds).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -42,7 +47,7 @@ const RUNS: usize = 200;
 
 /// A throw-away home, DSH home and repository.
 struct Fixture {
-    _tmp: tempfile::TempDir,
+    tmp: tempfile::TempDir,
     home: PathBuf,
     dsh_home: PathBuf,
     repo: PathBuf,
@@ -64,11 +69,17 @@ impl Fixture {
             std::fs::write(dir.join("lib.rs"), "fn main() {}\n").expect("file");
         }
         Self {
-            _tmp: tmp,
+            tmp: tmp,
             home,
             dsh_home,
             repo,
         }
+    }
+
+    /// Leaves the fixture on disk after the bench.
+    fn keep(&mut self) {
+        let tmp = std::mem::replace(&mut self.tmp, tempfile::tempdir().expect("tempdir"));
+        let _ = tmp.keep();
     }
 
     fn env(&self) -> HomeEnv {
@@ -124,7 +135,7 @@ impl Fixture {
             ask(&self.read_event(session, d));
         }
         let mut round = 1;
-        while self.events(session) < events {
+        while self.events(session).0 < events {
             let d = round % dirs.max(1);
             std::fs::write(
                 self.repo.join(dir_name(d)).join("AGENTS.md"),
@@ -135,17 +146,33 @@ impl Fixture {
             assert!(answer.contains("additionalContext"), "an edit is news");
             round += 1;
         }
-        self.events(session)
+        self.events(session).0
     }
 
-    fn events(&self, session: &str) -> u64 {
+    /// The session's (events, visible workspace messages).
+    fn events(&self, session: &str) -> (u64, usize) {
         let store = SessionStore::new(
             camino::Utf8PathBuf::from_path_buf(self.dsh_home.join("hooks/claude"))
                 .expect("utf-8 temp dir"),
         );
         match store.open(session) {
-            Ok((log, _)) => log.summary().event_count(),
-            Err(_) => 0,
+            Ok((log, _)) => (log.summary().event_count(), log.summary().workspace().len()),
+            Err(_) => (0, 0),
+        }
+    }
+
+    /// Claude compacted its history: the adapter hides every earlier
+    /// message and answers with a complete baseline (R-RT-8); then every
+    /// directory is read again, so the session knows all of them again.
+    fn compact(&self, session: &str, dirs: usize) {
+        let env = self.env();
+        respond(
+            Agent::Claude,
+            &self.event(session, "SessionStart", json!({"source": "compact"})),
+            &env,
+        );
+        for d in 0..dirs {
+            respond(Agent::Claude, &self.read_event(session, d), &env);
         }
     }
 }
@@ -215,22 +242,37 @@ fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(RUNS);
-    let sessions: [(&str, usize, u64); 3] = [
-        ("1000ev", DIRS, 1_000),
-        ("200ev", DIRS, (DIRS + 1) as u64),
-        ("10ev", 9, 10),
+    // (tag, directories, events, compacted at the end): the compacted one
+    // has the long log but a short visible surface, which separates the
+    // cost of history (R-LOG-5) from the cost of what the model still sees.
+    let sessions: [(&str, usize, u64, bool); 4] = [
+        ("1000ev", DIRS, 1_000, false),
+        ("1000ev-compacted", DIRS, 1_000, true),
+        ("200ev", DIRS, (DIRS + 1) as u64, false),
+        ("10ev", 9, 10, false),
     ];
-    if !sessions.iter().any(|(tag, _, _)| {
+    if !sessions.iter().any(|(tag, _, _, _)| {
         wanted(&format!("hook/prompt/{tag}")) || wanted(&format!("hook/read-known/{tag}"))
     }) {
         return;
     }
     println!(
-        "{:<28} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>5}",
-        "case", "median_ms", "p99_ms", "floor_med", "floor_p99", "ratio", "events", "dirs"
+        "{:<34} {:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>7} {:>4}",
+        "case",
+        "median_ms",
+        "p99_ms",
+        "floor_med",
+        "floor_p99",
+        "ratio",
+        "events",
+        "visible",
+        "dirs"
     );
-    let fx = Fixture::new();
-    for (tag, dirs, events) in sessions {
+    let mut fx = Fixture::new();
+    if std::env::var_os("DSH_BENCH_HOOK_KEEP").is_some() {
+        fx.keep();
+    }
+    for (tag, dirs, events, compacted) in sessions {
         let session = format!("bench-{tag}");
         let cases = [
             (format!("hook/prompt/{tag}"), fx.prompt_event(&session)),
@@ -239,7 +281,19 @@ fn main() {
         if !cases.iter().any(|(c, _)| wanted(c)) {
             continue;
         }
-        let count = fx.build(&session, dirs, events);
+        fx.build(&session, dirs, events);
+        if compacted {
+            fx.compact(&session, dirs);
+        }
+        let (count, visible) = fx.events(&session);
+        if std::env::var_os("DSH_BENCH_HOOK_KEEP").is_some() {
+            println!(
+                "# {session}: {}",
+                fx.repo
+                    .parent()
+                    .map_or_else(String::new, |p| p.display().to_string())
+            );
+        }
         for (case, input) in cases.iter().filter(|(c, _)| wanted(c)) {
             // Warm-up: page cache, and the log's checkpoint at its tail.
             invoke(&cli, &["hook", "--agent", "claude"], &fx, input);
@@ -249,12 +303,11 @@ fn main() {
                 ours.push(invoke(&cli, &["hook", "--agent", "claude"], &fx, input));
                 floor.push(invoke(&cli, &["hook"], &fx, input));
             }
-            let after = fx.events(&session);
-            assert_eq!(after, count, "nothing new appends nothing");
+            assert_eq!(fx.events(&session).0, count, "nothing new appends nothing");
             let (m, p) = stats(ours);
             let (fm, fp) = stats(floor);
             println!(
-                "{case:<28} {m:>9.3} {p:>9.3} {fm:>9.3} {fp:>9.3} {:>7.2} {count:>7} {dirs:>5}",
+                "{case:<34} {m:>9.3} {p:>9.3} {fm:>9.3} {fp:>9.3} {:>6.2} {count:>6} {visible:>7} {dirs:>4}",
                 m / fm
             );
         }
