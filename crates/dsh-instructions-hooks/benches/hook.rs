@@ -36,8 +36,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use dsh_home_paths::HomeEnv;
+use dsh_instructions_discovery::{CancellationToken, ambient_authority};
 use dsh_instructions_hooks::{Agent, respond};
-use dsh_instructions_session::SessionStore;
+use dsh_instructions_runtime::CapStd;
+use dsh_instructions_session::{Session, SessionStore};
 use serde_json::json;
 
 /// Directories with an `AGENTS.md` below the repo root (R-HOOK-6).
@@ -218,6 +220,90 @@ fn invoke(cli: &Path, args: &[&str], fx: &Fixture, input: &[u8]) -> Duration {
     elapsed
 }
 
+impl Fixture {
+    /// Prints what the bare file-system work behind the 200 directories
+    /// costs in-process (std, warm page cache): a stat of every `AGENTS.md`
+    /// (the least a probe of the visible files does) and a read of every
+    /// one (what an empty version cache adds, R-STATE-8) — the bounds of
+    /// what a persisted version cache could save.
+    fn io_notes(&self) {
+        let files: Vec<PathBuf> = (0..DIRS)
+            .map(|d| self.repo.join(dir_name(d)).join("AGENTS.md"))
+            .collect();
+        let time = |f: &dyn Fn(&Path)| {
+            let runs: Vec<Duration> = (0..21)
+                .map(|_| {
+                    let start = Instant::now();
+                    files.iter().for_each(|p| f(p));
+                    start.elapsed()
+                })
+                .collect();
+            stats(runs).0
+        };
+        let stat = time(&|p| {
+            std::hint::black_box(std::fs::metadata(p).ok());
+        });
+        let read = time(&|p| {
+            std::hint::black_box(std::fs::read(p).ok());
+        });
+        println!(
+            "# in-process floor of {DIRS} files: stat {stat:.3} ms, open+read+close {read:.3} ms"
+        );
+    }
+}
+
+impl Fixture {
+    /// Prints where one "nothing new" prompt spends its time in-process
+    /// (medians over `runs`): the whole [`respond`], then the steps it
+    /// takes, timed one by one with the same library calls — opening the
+    /// log with its checkpoint (R-LOG-5) and settings, mounting the
+    /// session (deriving the visible state, opening the roots), and the
+    /// delivery (probes of every visible file, the composition). The rest
+    /// of a process's time is start-up, which the floor measures.
+    fn phase_notes(&self, session: &str, runs: usize) {
+        let env = self.env();
+        let input = self.prompt_event(session);
+        let store = SessionStore::new(
+            camino::Utf8PathBuf::from_path_buf(self.dsh_home.join("hooks/claude"))
+                .expect("utf-8 temp dir"),
+        );
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let (mut whole, mut open, mut mount, mut deliver) = (vec![], vec![], vec![], vec![]);
+        for _ in 0..runs.clamp(5, 50) {
+            let t = Instant::now();
+            assert_eq!(respond(Agent::Claude, &input, &env), "{}");
+            whole.push(t.elapsed());
+            let t = Instant::now();
+            let (log, _) = store.open(session).expect("open");
+            let settings = store.settings(session).expect("settings");
+            open.push(t.elapsed());
+            rt.block_on(async {
+                let cancel = CancellationToken::new();
+                let fs = CapStd::new(ambient_authority());
+                let t = Instant::now();
+                let s = Session::mount(log, &settings, &env, &fs, &cancel)
+                    .await
+                    .expect("mount");
+                mount.push(t.elapsed());
+                let t = Instant::now();
+                let note = serde_json::Map::new();
+                assert!(s.deliver(&note, &cancel).await.expect("deliver").is_none());
+                deliver.push(t.elapsed());
+            });
+        }
+        println!(
+            "# {session} in-process: respond {:.3} ms = open+settings {:.3} + mount {:.3} + deliver {:.3} (+ close, runtime, config)",
+            stats(whole).0,
+            stats(open).0,
+            stats(mount).0,
+            stats(deliver).0
+        );
+    }
+}
+
 /// (median, p99) in milliseconds.
 fn stats(mut v: Vec<Duration>) -> (f64, f64) {
     v.sort();
@@ -272,6 +358,7 @@ fn main() {
     if std::env::var_os("DSH_BENCH_HOOK_KEEP").is_some() {
         fx.keep();
     }
+    fx.io_notes();
     for (tag, dirs, events, compacted) in sessions {
         let session = format!("bench-{tag}");
         let cases = [
@@ -304,6 +391,9 @@ fn main() {
                 floor.push(invoke(&cli, &["hook"], &fx, input));
             }
             assert_eq!(fx.events(&session).0, count, "nothing new appends nothing");
+            if case.starts_with("hook/prompt/") {
+                fx.phase_notes(&session, runs);
+            }
             let (m, p) = stats(ours);
             let (fm, fp) = stats(floor);
             println!(
