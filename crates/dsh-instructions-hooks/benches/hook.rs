@@ -282,7 +282,7 @@ impl Fixture {
             open.push(t.elapsed());
             rt.block_on(async {
                 let cancel = CancellationToken::new();
-                let fs = CapStd::new(ambient_authority());
+                let fs = CapStd::new(ambient_authority()).inline();
                 let t = Instant::now();
                 let s = Session::mount(log, &settings, &env, &fs, &cancel)
                     .await
