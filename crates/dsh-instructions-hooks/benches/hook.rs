@@ -71,7 +71,7 @@ impl Fixture {
             std::fs::write(dir.join("lib.rs"), "fn main() {}\n").expect("file");
         }
         Self {
-            tmp: tmp,
+            tmp,
             home,
             dsh_home,
             repo,
