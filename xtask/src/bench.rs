@@ -3,12 +3,14 @@
 //! The quick pass builds the CLI (for the memory line) and runs the runtime
 //! crate's `quick` bench target, then the session log's `log` target
 //! (`log/…` cases), which print one case per line:
-//! `case  ours_ms  floor_ms  ratio  bytes_read  ops_per_dir`. FILTERs keep the
+//! `case  ours_ms  floor_ms  ratio  bytes_read  ops_per_dir`, then the hooks
+//! crate's `hook` target (`hook/…` cases, R-HOOK-6: whole processes of the
+//! release CLI, with median and p99 columns). FILTERs keep the
 //! cases whose name contains one of them. `--full` runs the criterion
 //! benches instead (runtime `compose`, render `render`).
 //!
-//! The measuring code lives in `crates/dsh-instructions-runtime/benches/` and
-//! `crates/dsh-session-log/benches/` so
+//! The measuring code lives in `crates/dsh-instructions-runtime/benches/`,
+//! `crates/dsh-session-log/benches/` and `crates/dsh-instructions-hooks/benches/` so
 //! this binary needs no dependency beyond std and anyhow.
 
 use std::path::{Path, PathBuf};
@@ -80,7 +82,22 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         "--",
     ];
     log_args.extend(filters.iter().map(String::as_str));
-    Ok(if cargo(&log_args, None)? {
+    if !cargo(&log_args, None)? {
+        return Ok(ExitCode::FAILURE);
+    }
+    // The hook cases (R-HOOK-6): whole processes of the release CLI built
+    // above; `cargo xtask bench hook` selects only them.
+    let mut hook_args = vec![
+        "bench",
+        "--quiet",
+        "-p",
+        "dsh-instructions-hooks",
+        "--bench",
+        "hook",
+        "--",
+    ];
+    hook_args.extend(filters.iter().map(String::as_str));
+    Ok(if cargo(&hook_args, Some(&cli))? {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

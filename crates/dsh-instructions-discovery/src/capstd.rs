@@ -98,6 +98,9 @@ pub enum ProviderError {
 #[derive(Clone)]
 pub struct CapStdProvider {
     inner: Arc<Inner>,
+    /// Run the blocking work on the calling thread instead of the blocking
+    /// pool (see [`CapStdProvider::run_inline`]).
+    inline: bool,
 }
 
 struct Inner {
@@ -253,12 +256,21 @@ fn check(cancel: &CancellationToken) -> Result<(), Cancelled> {
 
 /// Runs blocking filesystem work on the blocking pool; returns as soon as the
 /// token fires, leaving the worker to notice the token at its next check.
-async fn run_blocking<T, F>(cancel: &CancellationToken, work: F) -> Result<T, Cancelled>
+/// `inline`: on the calling thread instead (the work still checks the token
+/// at its own checkpoints, but a stuck syscall is not abandoned).
+async fn run_blocking<T, F>(
+    inline: bool,
+    cancel: &CancellationToken,
+    work: F,
+) -> Result<T, Cancelled>
 where
     T: Send + 'static,
     F: FnOnce(&CancellationToken) -> Result<T, Cancelled> + Send + 'static,
 {
     check(cancel)?;
+    if inline {
+        return work(cancel);
+    }
     let token = cancel.clone();
     let handle = tokio::task::spawn_blocking(move || work(&token));
     tokio::select! {
@@ -337,7 +349,28 @@ impl CapStdProvider {
                 dirs: Mutex::new(DirCache::new()),
                 margin: STAMP_MARGIN,
             }),
+            inline: false,
         })
+    }
+
+    /// Runs the filesystem work on the thread that polls the future instead
+    /// of handing each operation to tokio's blocking pool. For one-shot
+    /// processes whose runtime has nothing else to run while it waits, such
+    /// as the agent hook (R-HOOK-6): there every hand-off is a thread
+    /// start-up or wake-up and nothing gains from the overlap. A cancelled
+    /// token is still seen at the work's own checkpoints, but a syscall
+    /// that hangs (a dead network mount) is no longer abandoned.
+    ///
+    /// ```
+    /// use dsh_instructions_discovery::{ambient_authority, CapStdProvider};
+    /// let provider = CapStdProvider::new(Vec::new(), ambient_authority())?.run_inline(true);
+    /// assert_eq!(provider.roots().count(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn run_inline(mut self, inline: bool) -> Self {
+        self.inline = inline;
+        self
     }
 
     /// The roots that exist as directories now, deepest first.
@@ -745,7 +778,9 @@ impl FsProvider for CapStdProvider {
     ) -> BoxFuture<'a, Result<Probe, Cancelled>> {
         let inner = Arc::clone(&self.inner);
         let path = path.to_owned();
-        Box::pin(run_blocking(cancel, move |token| inner.probe(&path, token)))
+        Box::pin(run_blocking(self.inline, cancel, move |token| {
+            inner.probe(&path, token)
+        }))
     }
 
     /// One blocking task and one directory handle for the whole directory.
@@ -758,7 +793,7 @@ impl FsProvider for CapStdProvider {
         let inner = Arc::clone(&self.inner);
         let dir = dir.to_owned();
         let names = names.to_vec();
-        Box::pin(run_blocking(cancel, move |token| {
+        Box::pin(run_blocking(self.inline, cancel, move |token| {
             inner.probe_many(&dir, &names, token)
         }))
     }
@@ -774,7 +809,7 @@ impl FsProvider for CapStdProvider {
         let inner = Arc::clone(&self.inner);
         let dirs = dirs.to_vec();
         let names = names.to_vec();
-        Box::pin(run_blocking(cancel, move |token| {
+        Box::pin(run_blocking(self.inline, cancel, move |token| {
             inner.probe_dirs(&dirs, &names, token)
         }))
     }
@@ -787,7 +822,7 @@ impl FsProvider for CapStdProvider {
     ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
         let inner = Arc::clone(&self.inner);
         let paths = paths.to_vec();
-        Box::pin(run_blocking(cancel, move |token| {
+        Box::pin(run_blocking(self.inline, cancel, move |token| {
             paths.iter().map(|path| inner.probe(path, token)).collect()
         }))
     }
@@ -799,7 +834,7 @@ impl FsProvider for CapStdProvider {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Vec<MarkerProbe>, Cancelled>> {
         let paths = paths.to_vec();
-        Box::pin(run_blocking(cancel, move |token| {
+        Box::pin(run_blocking(self.inline, cancel, move |token| {
             let mut out = Vec::new();
             for path in &paths {
                 check(token)?;
@@ -822,7 +857,7 @@ impl FsProvider for CapStdProvider {
     ) -> BoxFuture<'a, Result<ReadOutcome, Cancelled>> {
         let inner = Arc::clone(&self.inner);
         let path = path.to_owned();
-        Box::pin(run_blocking(cancel, move |token| {
+        Box::pin(run_blocking(self.inline, cancel, move |token| {
             inner.read_text(&path, max_source_bytes, token)
         }))
     }
@@ -836,7 +871,7 @@ impl FsProvider for CapStdProvider {
     ) -> BoxFuture<'a, Result<Vec<ReadOutcome>, Cancelled>> {
         let inner = Arc::clone(&self.inner);
         let paths = paths.to_vec();
-        Box::pin(run_blocking(cancel, move |token| {
+        Box::pin(run_blocking(self.inline, cancel, move |token| {
             paths
                 .iter()
                 .map(|path| inner.read_text(path, max_source_bytes, token))
@@ -850,7 +885,9 @@ impl FsProvider for CapStdProvider {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>> {
         let path = path.to_owned();
-        Box::pin(run_blocking(cancel, move |_| Ok(marker_sync(&path))))
+        Box::pin(run_blocking(self.inline, cancel, move |_| {
+            Ok(marker_sync(&path))
+        }))
     }
 }
 
@@ -866,7 +903,7 @@ mod tests {
         let cancel = CancellationToken::new();
         let (entered_tx, entered_rx) = tokio::sync::oneshot::channel();
         let (stuck_tx, stuck_rx) = mpsc::channel::<()>();
-        let work = run_blocking(&cancel, move |_| {
+        let work = run_blocking(false, &cancel, move |_| {
             let _ = entered_tx.send(());
             // Stands in for a syscall that cannot be interrupted.
             let _ = stuck_rx.recv_timeout(Duration::from_secs(30));
@@ -883,6 +920,58 @@ mod tests {
         .expect("cancellation waited for the blocking work");
         assert_eq!(result, Err(Cancelled));
         drop(stuck_tx);
+    }
+
+    /// Inline work runs on the polling thread, pooled work elsewhere
+    /// (R-HOOK-6: the hook's provider hands nothing to the blocking pool).
+    #[rstest::rstest]
+    #[case::inline(true)]
+    #[case::pooled(false)]
+    #[tokio::test(flavor = "current_thread")]
+    async fn inline_work_runs_on_the_calling_thread(#[case] inline: bool) {
+        let caller = std::thread::current().id();
+        let ran_on = run_blocking(inline, &CancellationToken::new(), |_| {
+            Ok(std::thread::current().id())
+        })
+        .await
+        .expect("not cancelled");
+        assert_eq!(ran_on == caller, inline);
+    }
+
+    /// Inline or pooled, the provider sees the same files, and a token
+    /// cancelled before the call is honoured either way.
+    #[rstest::rstest]
+    #[case::inline(true)]
+    #[case::pooled(false)]
+    #[tokio::test(flavor = "current_thread")]
+    async fn inline_provider_reads_what_the_pooled_one_reads(#[case] inline: bool) {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+        std::fs::write(base.join("AGENTS.md"), "be brief\n").unwrap();
+        let provider = CapStdProvider::new([base.clone()], ambient_authority())
+            .unwrap()
+            .run_inline(inline);
+        let cancel = CancellationToken::new();
+        assert!(matches!(
+            provider.probe(&base.join("AGENTS.md"), &cancel).await,
+            Ok(Probe::Present(_))
+        ));
+        match provider
+            .read_text(&base.join("AGENTS.md"), 1024, &cancel)
+            .await
+        {
+            Ok(ReadOutcome::Loaded(text)) => assert_eq!(text.text, "be brief\n"),
+            other => panic!("not loaded: {other:?}"),
+        }
+        assert_eq!(
+            provider.probe(&base.join("missing.md"), &cancel).await,
+            Ok(Probe::Absent)
+        );
+        cancel.cancel();
+        assert_eq!(
+            provider.probe(&base.join("AGENTS.md"), &cancel).await,
+            Err(Cancelled)
+        );
     }
 
     #[tokio::test]

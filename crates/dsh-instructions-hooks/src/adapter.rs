@@ -366,8 +366,10 @@ async fn handle(
     let (log, settings, fresh) = open_or_create(&store, &id, &event.cwd, &config.input)?;
     let cancel = CancellationToken::new();
     // The one grant of ambient authority in the adapter: open the trusted
-    // roots by path (R-RT-11).
-    let fs = CapStd::new(ambient_authority());
+    // roots by path (R-RT-11). Inline: this process runs one invocation and
+    // nothing else, so handing each filesystem batch to the blocking pool
+    // only adds thread start-ups and wake-ups (R-HOOK-6, docs/performance.md).
+    let fs = CapStd::new(ambient_authority()).inline();
     let session = Session::mount(log, &settings, env, &fs, &cancel).await?;
     match &event.action {
         // History is gone (compaction, clear) or new while we have a log for

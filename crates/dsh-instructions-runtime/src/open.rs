@@ -75,6 +75,8 @@ pub trait ProviderFactory: Send + Sync {
 #[derive(Clone, Copy)]
 pub struct CapStd {
     authority: AmbientAuthority,
+    /// Providers run their filesystem work inline (see [`CapStd::inline`]).
+    inline: bool,
 }
 
 impl std::fmt::Debug for CapStd {
@@ -86,7 +88,27 @@ impl std::fmt::Debug for CapStd {
 impl CapStd {
     /// Grants [`open_mount`] the right to open the trusted roots by path.
     pub fn new(authority: AmbientAuthority) -> Self {
-        Self { authority }
+        Self {
+            authority,
+            inline: false,
+        }
+    }
+
+    /// Providers that run their filesystem work on the polling thread,
+    /// not on tokio's blocking pool ([`CapStdProvider::run_inline`]): for a
+    /// one-shot process with nothing else to run, such as the agent hook
+    /// (R-HOOK-6), where each hand-off to the pool is a thread wake-up.
+    ///
+    /// ```
+    /// use dsh_instructions_discovery::ambient_authority;
+    /// use dsh_instructions_runtime::CapStd;
+    /// let fs = CapStd::new(ambient_authority()).inline();
+    /// # let _ = fs;
+    /// ```
+    #[must_use]
+    pub fn inline(mut self) -> Self {
+        self.inline = true;
+        self
     }
 }
 
@@ -94,14 +116,16 @@ impl ProviderFactory for CapStd {
     fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, OpenError> {
         // Marker probes check existence by absolute path; a provider with no
         // trusted root can do that and can read nothing.
-        Ok(Arc::new(CapStdProvider::new(Vec::new(), self.authority)?))
+        Ok(Arc::new(
+            CapStdProvider::new(Vec::new(), self.authority)?.run_inline(self.inline),
+        ))
     }
 
     fn open(&self, trusted_roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError> {
-        Ok(Arc::new(CapStdProvider::new(
-            trusted_roots.iter().cloned(),
-            self.authority,
-        )?))
+        Ok(Arc::new(
+            CapStdProvider::new(trusted_roots.iter().cloned(), self.authority)?
+                .run_inline(self.inline),
+        ))
     }
 }
 

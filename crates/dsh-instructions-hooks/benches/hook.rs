@@ -1,0 +1,405 @@
+//! The hook cases of `cargo xtask bench` (R-HOOK-6, issue 13 item 5): one
+//! `dsh-instructions hook --agent claude` invocation, as a whole process,
+//! on a Claude session with about 1,000 events and 200 known directories,
+//! beside the floor of the same binary run as `dsh-instructions hook` (no
+//! `--agent`: it reads the event from stdin and prints `{}`), so the floor
+//! pays exactly our process start-up, dynamic loading and stdin read and
+//! the difference is the adapter's own work.
+//!
+//! Output: one case per line,
+//! `case  median_ms  p99_ms  floor_med  floor_p99  ratio  events  visible  dirs`
+//! (ratio: our median over the floor's). Arguments not starting with `-`
+//! filter cases by substring. `DSH_BENCH_CLI` names the built release
+//! binary (`cargo xtask bench` sets it). `DSH_BENCH_HOOK_RUNS` overrides
+//! the number of timed invocations per side (default 200);
+//! `DSH_BENCH_HOOK_KEEP=1` keeps the fixture and prints its path, for
+//! profiling one invocation by hand (`strace -c`, `perf`).
+//!
+//! The sessions are built in-process through [`dsh_instructions_hooks::respond`]
+//! (the same code the binary runs): a `SessionStart`, a `PostToolUse Read`
+//! into each directory (one workspace message each), then prompts after an
+//! `AGENTS.md` change (one update message each) until the session holds
+//! the wanted number of events. Then only whole processes are timed, every
+//! one a "nothing new" answer: `UserPromptSubmit`, and `PostToolUse Read`
+//! of a file in an already-known directory. Ours and the floor alternate
+//! invocation by invocation so machine noise hits both.
+//!
+//! Flatness (R-LOG-5): the same cases on a session with 200 directories and
+//! ~200 events (only the touches), on one with ~10 events, and on the
+//! 1,000-event session after a compaction (long log, ~200 visible
+//! messages: `visible` counts the workspace messages the model still sees,
+//! which the mount folds).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dsh_home_paths::HomeEnv;
+use dsh_instructions_discovery::{CancellationToken, ambient_authority};
+use dsh_instructions_hooks::{Agent, respond};
+use dsh_instructions_runtime::CapStd;
+use dsh_instructions_session::{Session, SessionStore};
+use serde_json::json;
+
+/// Directories with an `AGENTS.md` below the repo root (R-HOOK-6).
+const DIRS: usize = 200;
+/// Timed invocations per side and case.
+const RUNS: usize = 200;
+
+/// A throw-away home, DSH home and repository.
+struct Fixture {
+    tmp: tempfile::TempDir,
+    home: PathBuf,
+    dsh_home: PathBuf,
+    repo: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let home = tmp.path().join("home");
+        let dsh_home = home.join(".dsh");
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).expect("repo");
+        std::fs::create_dir_all(&dsh_home).expect("dsh home");
+        std::fs::write(repo.join("AGENTS.md"), "# Root\n\nBe brief.\n").expect("root file");
+        for d in 0..DIRS {
+            let dir = repo.join(dir_name(d));
+            std::fs::create_dir_all(&dir).expect("dir");
+            std::fs::write(dir.join("AGENTS.md"), agents_text(d, 0)).expect("AGENTS.md");
+            std::fs::write(dir.join("lib.rs"), "fn main() {}\n").expect("file");
+        }
+        Self {
+            tmp,
+            home,
+            dsh_home,
+            repo,
+        }
+    }
+
+    /// Leaves the fixture on disk after the bench.
+    fn keep(&mut self) {
+        let tmp = std::mem::replace(&mut self.tmp, tempfile::tempdir().expect("tempdir"));
+        let _ = tmp.keep();
+    }
+
+    fn env(&self) -> HomeEnv {
+        HomeEnv {
+            home: Some(self.home.clone().into_os_string()),
+            dsh_home: Some(self.dsh_home.clone().into_os_string()),
+            cwd: self.repo.clone(),
+            account_home: None,
+        }
+    }
+
+    fn file_in(&self, d: usize) -> String {
+        self.repo
+            .join(dir_name(d))
+            .join("lib.rs")
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    fn event(&self, session: &str, name: &str, extra: serde_json::Value) -> Vec<u8> {
+        let mut v = json!({
+            "session_id": session,
+            "transcript_path": "/dev/null",
+            "cwd": self.repo.to_string_lossy(),
+            "hook_event_name": name,
+        });
+        if let (Some(obj), Some(more)) = (v.as_object_mut(), extra.as_object()) {
+            obj.extend(more.clone());
+        }
+        v.to_string().into_bytes()
+    }
+
+    fn read_event(&self, session: &str, d: usize) -> Vec<u8> {
+        self.event(
+            session,
+            "PostToolUse",
+            json!({"tool_name": "Read", "tool_input": {"file_path": self.file_in(d)}, "tool_response": {}}),
+        )
+    }
+
+    fn prompt_event(&self, session: &str) -> Vec<u8> {
+        self.event(session, "UserPromptSubmit", json!({"prompt": "go on"}))
+    }
+
+    /// Builds session `session` in-process: `dirs` touched directories,
+    /// then AGENTS.md edits picked up by prompts until it has `events`
+    /// events. Returns its event count.
+    fn build(&self, session: &str, dirs: usize, events: u64) -> u64 {
+        let env = self.env();
+        let ask = |input: &[u8]| respond(Agent::Claude, input, &env);
+        ask(&self.event(session, "SessionStart", json!({"source": "startup"})));
+        for d in 0..dirs {
+            ask(&self.read_event(session, d));
+        }
+        let mut round = 1;
+        while self.events(session).0 < events {
+            let d = round % dirs.max(1);
+            std::fs::write(
+                self.repo.join(dir_name(d)).join("AGENTS.md"),
+                agents_text(d, round),
+            )
+            .expect("edit");
+            let answer = ask(&self.prompt_event(session));
+            assert!(answer.contains("additionalContext"), "an edit is news");
+            round += 1;
+        }
+        self.events(session).0
+    }
+
+    /// The session's (events, visible workspace messages).
+    fn events(&self, session: &str) -> (u64, usize) {
+        let store = SessionStore::new(
+            camino::Utf8PathBuf::from_path_buf(self.dsh_home.join("hooks/claude"))
+                .expect("utf-8 temp dir"),
+        );
+        match store.open(session) {
+            Ok((log, _)) => (log.summary().event_count(), log.summary().workspace().len()),
+            Err(_) => (0, 0),
+        }
+    }
+
+    /// Claude compacted its history: the adapter hides every earlier
+    /// message and answers with a complete baseline (R-RT-8); then every
+    /// directory is read again, so the session knows all of them again.
+    fn compact(&self, session: &str, dirs: usize) {
+        let env = self.env();
+        respond(
+            Agent::Claude,
+            &self.event(session, "SessionStart", json!({"source": "compact"})),
+            &env,
+        );
+        for d in 0..dirs {
+            respond(Agent::Claude, &self.read_event(session, d), &env);
+        }
+    }
+}
+
+fn dir_name(d: usize) -> String {
+    format!("pkg{d:03}")
+}
+
+/// An `AGENTS.md` of a few hundred bytes; `round` makes an edit.
+fn agents_text(d: usize, round: usize) -> String {
+    format!(
+        "# Package {d}\n\nRevision {round}.\n\n{}",
+        "- Keep functions small and tested.\n".repeat(8)
+    )
+}
+
+/// One whole-process invocation with `input` on stdin; returns its wall time.
+fn invoke(cli: &Path, args: &[&str], fx: &Fixture, input: &[u8]) -> Duration {
+    let start = Instant::now();
+    let mut child = Command::new(cli)
+        .args(args)
+        .current_dir(&fx.repo)
+        .env("HOME", &fx.home)
+        .env("DSH_HOME", &fx.dsh_home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the CLI");
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(input).expect("write the event");
+    }
+    let out = child.wait_with_output().expect("wait for the CLI");
+    let elapsed = start.elapsed();
+    assert!(out.status.success(), "the hook exits 0 (R-HOOK-1)");
+    // Both cases are "nothing new": an answer with context would mean the
+    // bench measures something else.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "{}",
+        "nothing new"
+    );
+    elapsed
+}
+
+impl Fixture {
+    /// Prints what the bare file-system work behind the 200 directories
+    /// costs in-process (std, warm page cache): a stat of every `AGENTS.md`
+    /// (the least a probe of the visible files does) and a read of every
+    /// one (what an empty version cache adds, R-STATE-8) — the bounds of
+    /// what a persisted version cache could save.
+    fn io_notes(&self) {
+        let files: Vec<PathBuf> = (0..DIRS)
+            .map(|d| self.repo.join(dir_name(d)).join("AGENTS.md"))
+            .collect();
+        let time = |f: &dyn Fn(&Path)| {
+            let runs: Vec<Duration> = (0..21)
+                .map(|_| {
+                    let start = Instant::now();
+                    files.iter().for_each(|p| f(p));
+                    start.elapsed()
+                })
+                .collect();
+            stats(runs).0
+        };
+        let stat = time(&|p| {
+            std::hint::black_box(std::fs::metadata(p).ok());
+        });
+        let read = time(&|p| {
+            std::hint::black_box(std::fs::read(p).ok());
+        });
+        println!(
+            "# in-process floor of {DIRS} files: stat {stat:.3} ms, open+read+close {read:.3} ms"
+        );
+    }
+}
+
+impl Fixture {
+    /// Prints where one "nothing new" prompt spends its time in-process
+    /// (medians over `runs`): the whole [`respond`], then the steps it
+    /// takes, timed one by one with the same library calls — opening the
+    /// log with its checkpoint (R-LOG-5) and settings, mounting the
+    /// session (deriving the visible state, opening the roots), and the
+    /// delivery (probes of every visible file, the composition). The rest
+    /// of a process's time is start-up, which the floor measures.
+    fn phase_notes(&self, session: &str, runs: usize) {
+        let env = self.env();
+        let input = self.prompt_event(session);
+        let store = SessionStore::new(
+            camino::Utf8PathBuf::from_path_buf(self.dsh_home.join("hooks/claude"))
+                .expect("utf-8 temp dir"),
+        );
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let (mut whole, mut open, mut mount, mut deliver) = (vec![], vec![], vec![], vec![]);
+        for _ in 0..runs.clamp(5, 50) {
+            let t = Instant::now();
+            assert_eq!(respond(Agent::Claude, &input, &env), "{}");
+            whole.push(t.elapsed());
+            let t = Instant::now();
+            let (log, _) = store.open(session).expect("open");
+            let settings = store.settings(session).expect("settings");
+            open.push(t.elapsed());
+            rt.block_on(async {
+                let cancel = CancellationToken::new();
+                let fs = CapStd::new(ambient_authority()).inline();
+                let t = Instant::now();
+                let s = Session::mount(log, &settings, &env, &fs, &cancel)
+                    .await
+                    .expect("mount");
+                mount.push(t.elapsed());
+                let t = Instant::now();
+                let note = serde_json::Map::new();
+                assert!(s.deliver(&note, &cancel).await.expect("deliver").is_none());
+                deliver.push(t.elapsed());
+            });
+        }
+        println!(
+            "# {session} in-process: respond {:.3} ms = open+settings {:.3} + mount {:.3} + deliver {:.3} (+ close, runtime, config)",
+            stats(whole).0,
+            stats(open).0,
+            stats(mount).0,
+            stats(deliver).0
+        );
+    }
+}
+
+/// (median, p99) in milliseconds.
+fn stats(mut v: Vec<Duration>) -> (f64, f64) {
+    v.sort();
+    let at = |q: f64| {
+        let i = ((v.len() as f64 - 1.0) * q).round() as usize;
+        v.get(i).map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+    };
+    (at(0.5), at(0.99))
+}
+
+fn main() {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let wanted = |case: &str| filters.is_empty() || filters.iter().any(|f| case.contains(f));
+    let Some(cli) = std::env::var_os("DSH_BENCH_CLI").map(PathBuf::from) else {
+        println!("# hook: skipped (set DSH_BENCH_CLI to a built release dsh-instructions)");
+        return;
+    };
+    let runs = std::env::var("DSH_BENCH_HOOK_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(RUNS);
+    // (tag, directories, events, compacted at the end): the compacted one
+    // has the long log but a short visible surface, which separates the
+    // cost of history (R-LOG-5) from the cost of what the model still sees.
+    let sessions: [(&str, usize, u64, bool); 4] = [
+        ("1000ev", DIRS, 1_000, false),
+        ("1000ev-compacted", DIRS, 1_000, true),
+        ("200ev", DIRS, (DIRS + 1) as u64, false),
+        ("10ev", 9, 10, false),
+    ];
+    if !sessions.iter().any(|(tag, _, _, _)| {
+        wanted(&format!("hook/prompt/{tag}")) || wanted(&format!("hook/read-known/{tag}"))
+    }) {
+        return;
+    }
+    println!(
+        "{:<34} {:>9} {:>9} {:>9} {:>9} {:>6} {:>6} {:>7} {:>4}",
+        "case",
+        "median_ms",
+        "p99_ms",
+        "floor_med",
+        "floor_p99",
+        "ratio",
+        "events",
+        "visible",
+        "dirs"
+    );
+    let mut fx = Fixture::new();
+    if std::env::var_os("DSH_BENCH_HOOK_KEEP").is_some() {
+        fx.keep();
+    }
+    fx.io_notes();
+    for (tag, dirs, events, compacted) in sessions {
+        let session = format!("bench-{tag}");
+        let cases = [
+            (format!("hook/prompt/{tag}"), fx.prompt_event(&session)),
+            (format!("hook/read-known/{tag}"), fx.read_event(&session, 0)),
+        ];
+        if !cases.iter().any(|(c, _)| wanted(c)) {
+            continue;
+        }
+        fx.build(&session, dirs, events);
+        if compacted {
+            fx.compact(&session, dirs);
+        }
+        let (count, visible) = fx.events(&session);
+        if std::env::var_os("DSH_BENCH_HOOK_KEEP").is_some() {
+            println!(
+                "# {session}: {}",
+                fx.repo
+                    .parent()
+                    .map_or_else(String::new, |p| p.display().to_string())
+            );
+        }
+        for (case, input) in cases.iter().filter(|(c, _)| wanted(c)) {
+            // Warm-up: page cache, and the log's checkpoint at its tail.
+            invoke(&cli, &["hook", "--agent", "claude"], &fx, input);
+            invoke(&cli, &["hook"], &fx, input);
+            let (mut ours, mut floor) = (Vec::new(), Vec::new());
+            for _ in 0..runs {
+                ours.push(invoke(&cli, &["hook", "--agent", "claude"], &fx, input));
+                floor.push(invoke(&cli, &["hook"], &fx, input));
+            }
+            assert_eq!(fx.events(&session).0, count, "nothing new appends nothing");
+            if case.starts_with("hook/prompt/") {
+                fx.phase_notes(&session, runs);
+            }
+            let (m, p) = stats(ours);
+            let (fm, fp) = stats(floor);
+            println!(
+                "{case:<34} {m:>9.3} {p:>9.3} {fm:>9.3} {fp:>9.3} {:>6.2} {count:>6} {visible:>7} {dirs:>4}",
+                m / fm
+            );
+        }
+    }
+}
