@@ -92,7 +92,12 @@ fn child_append(dir: &Utf8Path, tag: &str) {
 
 fn child_hold(dir: &Utf8Path, torn: bool) {
     let path = dir.join(LOG_FILE_NAME);
-    let (mut log, _) = SessionLog::open_locked(&path, LockWait::no_wait()).expect("open");
+    // A bounded wait, not `no_wait`: while another test thread of the parent
+    // forks its children, a child can briefly share the parent's lock file
+    // description (until its exec closes it), so the parent's released
+    // lock may still look held for a moment.
+    let (mut log, _) =
+        SessionLog::open_locked(&path, LockWait::up_to(Duration::from_secs(30))).expect("open");
     let seq = log.append(EventKind::TurnStart).expect("append");
     if torn {
         // What a killed append leaves: the first half of its line, no newline.
