@@ -21,7 +21,7 @@ use dsh_session_log::{LockWait, LogError};
 use serde_json::{Map, Value, json};
 
 use crate::agent::Agent;
-use crate::event::{Action, PathArg, StartSource, ToolMap, default_tools, parse_event};
+use crate::event::{Action, PathArg, StartSource, ToolMap, default_tools, event_from_value};
 
 /// The largest event the adapter reads; a larger one is answered `{}`.
 pub const MAX_EVENT_BYTES: usize = 8 << 20;
@@ -255,12 +255,26 @@ enum AdapterError {
 pub fn respond(agent: Agent, input: &[u8], env: &HomeEnv) -> String {
     let started = Instant::now();
     let home = resolve_dsh_home(None, env).ok();
-    let event_name = peek_name(input);
-    let result = match &home {
-        None => Err(AdapterError::Config(
+    // Parsed once, here: the name answers and logs even an event the
+    // adapter then refuses. An oversized event is not parsed at all.
+    let parsed = (input.len() <= MAX_EVENT_BYTES).then(|| {
+        serde_json::from_slice::<Value>(input)
+            .map_err(|e| crate::event::EventError::NotJson(e.to_string()))
+    });
+    let event_name = parsed
+        .as_ref()
+        .and_then(|p| p.as_ref().ok())
+        .map_or_else(|| "-".to_owned(), event_name);
+    let result = match (&home, parsed) {
+        (None, _) => Err(AdapterError::Config(
             "the DSH home cannot be resolved".into(),
         )),
-        Some(home) => run_blocking(agent, input, env, home),
+        (Some(_), None) => Ok((
+            None,
+            format!("ignored: event larger than {MAX_EVENT_BYTES} bytes"),
+        )),
+        (Some(_), Some(Err(e))) => Err(e.into()),
+        (Some(home), Some(Ok(parsed))) => run_blocking(agent, &parsed, env, home),
     };
     let (stdout, line) = match result {
         Ok((Some(message), outcome)) => (answer(&event_name, &message), outcome),
@@ -292,13 +306,14 @@ fn answer(event_name: &str, message: &WorkspaceMessage) -> String {
     .to_string()
 }
 
-/// `hook_event_name`, for the answer and the log, before full parsing.
-fn peek_name(input: &[u8]) -> String {
-    serde_json::from_slice::<Value>(input)
-        .ok()
-        .and_then(|v| v.get("hook_event_name")?.as_str().map(str::to_owned))
+/// `hook_event_name`, for the answer and the log, before full parsing
+/// (`-` unless it is a plain short name, so the log stays one clean line).
+fn event_name(v: &Value) -> String {
+    v.get("hook_event_name")
+        .and_then(Value::as_str)
         .filter(|n| n.len() <= 64 && n.chars().all(|c| c.is_ascii_alphanumeric()))
-        .unwrap_or_else(|| "-".to_owned())
+        .unwrap_or("-")
+        .to_owned()
 }
 
 fn agent_dir(home: &DshHome, agent: Agent) -> Utf8PathBuf {
@@ -309,19 +324,13 @@ type Handled = (Option<WorkspaceMessage>, String);
 
 fn run_blocking(
     agent: Agent,
-    input: &[u8],
+    input: &Value,
     env: &HomeEnv,
     home: &DshHome,
 ) -> Result<Handled, AdapterError> {
-    if input.len() > MAX_EVENT_BYTES {
-        return Ok((
-            None,
-            format!("ignored: event larger than {MAX_EVENT_BYTES} bytes"),
-        ));
-    }
     let dir = agent_dir(home, agent);
     let config = load_config(agent, &dir).map_err(AdapterError::Config)?;
-    let event = parse_event(agent, input, &config.tools)?;
+    let event = event_from_value(agent, input, &config.tools)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -190,12 +190,20 @@ fn text<'a>(v: &'a Value, key: &'static str) -> Result<&'a str, EventError> {
 /// ```
 pub fn parse_event(agent: Agent, input: &[u8], tools: &ToolMap) -> Result<HookEvent, EventError> {
     let v: Value = serde_json::from_slice(input).map_err(|e| EventError::NotJson(e.to_string()))?;
+    event_from_value(agent, &v, tools)
+}
+
+/// [`parse_event`] on JSON already parsed (the adapter parses stdin once).
+///
+/// # Errors
+/// As [`parse_event`].
+pub fn event_from_value(agent: Agent, v: &Value, tools: &ToolMap) -> Result<HookEvent, EventError> {
     if !v.is_object() {
         return Err(EventError::NotJson("not an object".into()));
     }
-    let name = text(&v, "hook_event_name")?.to_owned();
-    let session_id = text(&v, "session_id")?.to_owned();
-    let cwd = text(&v, "cwd")?;
+    let name = text(v, "hook_event_name")?.to_owned();
+    let session_id = text(v, "session_id")?.to_owned();
+    let cwd = text(v, "cwd")?;
     if !cwd.starts_with('/') {
         return Err(EventError::RelativeCwd(cwd.to_owned()));
     }

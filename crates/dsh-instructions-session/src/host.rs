@@ -30,6 +30,9 @@ struct State {
     log: Option<SessionLog>,
     inbox: Inbox,
     visible: Vec<TypedSource>,
+    /// The sequence number of each entry of `visible`, ascending: which
+    /// summary entries are ours, without parsing their JSON again.
+    seqs: Vec<u64>,
     generation: u64,
 }
 
@@ -38,12 +41,12 @@ impl State {
     /// checkpoint and the tail, never a whole read of the history).
     fn rebuild(&mut self) {
         let Some(log) = &self.log else { return };
-        self.visible = log
+        (self.seqs, self.visible) = log
             .summary()
             .workspace()
             .iter()
-            .filter_map(|w| TypedSource::from_json(&w.source))
-            .collect();
+            .filter_map(|w| Some((w.seq, TypedSource::from_json(&w.source)?)))
+            .unzip();
     }
 }
 
@@ -56,6 +59,7 @@ impl LogHost {
             log: Some(log),
             inbox: Inbox::default(),
             visible: Vec::new(),
+            seqs: Vec::new(),
             generation: 0,
         };
         state.rebuild();
@@ -112,6 +116,7 @@ impl LogHost {
             s.rebuild();
         } else if let Some(source) = added {
             s.visible.push(source);
+            s.seqs.push(seq);
         }
         Ok(seq)
     }
@@ -156,20 +161,19 @@ impl LogHost {
         let Some(log) = &s.log else {
             return Vec::new();
         };
+        // Both lists ascend by seq; ours is the subset whose source parsed.
+        let mut ours = s.seqs.iter().peekable();
         log.summary()
             .workspace()
             .iter()
-            .filter(|w| TypedSource::from_json(&w.source).is_some())
+            .filter(|w| ours.next_if_eq(&&w.seq).is_some())
             .map(|w| (w.seq, w.source.clone()))
             .collect()
     }
 
     /// Sequence numbers of the workspace messages on the visible surface.
     pub fn visible_workspace_seqs(&self) -> Vec<u64> {
-        self.visible_workspace_sources()
-            .into_iter()
-            .map(|(seq, _)| seq)
-            .collect()
+        self.lock().seqs.clone()
     }
 
     /// The tool executions recorded after the last persisted message: their
@@ -353,6 +357,22 @@ mod tests {
         })
         .expect("append");
         assert!(host.visible_workspace().is_empty());
+        assert!(host.visible_workspace_sources().is_empty());
+        let ours = host.append(ws(false)).expect("append");
+        let sources: Vec<u64> = host
+            .visible_workspace_sources()
+            .into_iter()
+            .map(|(seq, _)| seq)
+            .collect();
+        assert_eq!(sources, [ours], "only our source, by its seq");
+        assert_eq!(host.visible_workspace_seqs(), [ours]);
+        // After a reopen the same, from the summary.
+        let path = host.path.clone();
+        host.close();
+        let (log, _) = SessionLog::open(&path).expect("reopen");
+        let reopened = LogHost::new(log);
+        assert_eq!(reopened.visible_workspace_seqs(), [ours]);
+        assert_eq!(reopened.visible_workspace_sources().len(), 1);
     }
 
     #[test]
