@@ -166,6 +166,12 @@ fn overlay(input: &mut ConfigInput, over: ConfigInput) {
         touch_tools: _,
         preset,
         imports,
+        fallback_instruction_file_candidates,
+        fallback_scope,
+        claude_dir,
+        content_transform,
+        user_instruction_files,
+        max_import_depth,
     } = over;
     if preset.is_some() {
         // A preset names candidate lists and a budget; explicit fields of
@@ -189,7 +195,13 @@ fn overlay(input: &mut ConfigInput, over: ConfigInput) {
         project_root_markers,
         candidate_policy,
         dsh_home,
-        imports
+        imports,
+        fallback_instruction_file_candidates,
+        fallback_scope,
+        claude_dir,
+        content_transform,
+        user_instruction_files,
+        max_import_depth
     );
 }
 

@@ -210,7 +210,9 @@ fn render_transitions(
                     content,
                 },
                 (Action::Set, _) => match c.scope.kind() {
-                    ScopeKind::UserGlobal => Section::SetUserGlobal {
+                    // An agent's user-level file reads like the
+                    // user-global one: outside the project.
+                    ScopeKind::UserGlobal | ScopeKind::UserFile { .. } => Section::SetUserGlobal {
                         path: &c.path,
                         content,
                     },
@@ -482,7 +484,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 .filter(|(scope, _)| {
                     nothing_remains
                         || match scope.kind() {
-                            ScopeKind::UserGlobal => true,
+                            ScopeKind::UserGlobal | ScopeKind::UserFile { .. } => true,
                             ScopeKind::Project { dir, .. } => {
                                 root_changed || old_chain.contains(dir)
                             }
