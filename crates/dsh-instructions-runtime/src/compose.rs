@@ -24,11 +24,12 @@ use dsh_instructions_state::{
 };
 
 use crate::WorkspaceMessage;
-use crate::gather::{gather_chain, gather_dirs, probe_with_user_global, process_dirs};
+use crate::gather::{gather_chain, gather_dirs, path_gate, probe_with_user_global, process_dirs};
 use crate::imports::ImportContext;
 use crate::scan::{
     DirScan, Gather, LoadedFile, SeenFiles, SlotState, cache_entry, dir_abs, identity_dedup,
 };
+use crate::slots::{Gate, Layout};
 use crate::view::{self, DirKey, VisibleView, dir_key};
 
 /// Everything a composition reads.
@@ -347,19 +348,25 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
     let import_ctx = config
         .imports
         .then(|| ImportContext::new(input.root, input.home));
-    let full = Gather {
+    let layout = Layout::new(config);
+    let mut full = Gather {
         provider: input.provider,
         config,
         cancel: input.cancel,
         cache: None,
         imports: import_ctx.as_ref(),
+        layout: &layout,
+        gate: Gate::Open,
     };
+    full.gate = path_gate(&full, input.root, &chain).await?;
     let cached = Gather {
         provider: input.provider,
         config,
         cancel: input.cancel,
         cache: Some((input.cache, visible)),
         imports: import_ctx.as_ref(),
+        layout: &layout,
+        gate: full.gate,
     };
 
     match &latest {

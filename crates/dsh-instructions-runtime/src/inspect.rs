@@ -12,15 +12,16 @@ use dsh_instructions_discovery::{
 };
 use dsh_instructions_render::{BaselineKind, Fate};
 use dsh_instructions_state::{
-    Action, CandidatePolicy, Change, Config, Digest, ProbeClass, SLOT_BASE, SLOT_LOCAL, ScopeKey,
-    SlotOutcome, TypedSource, baseline_identity, root_relative_to_cwd, select_first_wins,
+    Action, Change, Config, Digest, ProbeClass, ScopeKey, SlotOutcome, TypedSource,
+    baseline_identity, root_relative_to_cwd, select_first_wins,
 };
 
 use crate::compose::{BaselinePlan, chain_rel};
-use crate::gather::gather_chain;
+use crate::gather::{gather_chain, path_gate};
 use crate::imports::{ImportContext, InspectedImport};
 use crate::pointer::{POINTER_MAX_BYTES, is_pointer_to};
 use crate::scan::{CandidateProbe, DirScan, Gather, SeenFiles, SlotState, display};
+use crate::slots::{Gate, Layout};
 
 /// What happened to one candidate file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,6 +165,8 @@ struct Gathered {
     identity: String,
     scans: Vec<DirScan>,
     plan: BaselinePlan,
+    /// The path-wide fallback gate the chain gave.
+    gate: Gate,
 }
 
 async fn gather_baseline(
@@ -184,10 +187,12 @@ async fn gather_baseline(
     let import_ctx = config
         .imports
         .then(|| ImportContext::new(&found.root, home));
-    let gather = &Gather {
+    let mut gather = Gather {
         imports: import_ctx.as_ref(),
         ..*gather
     };
+    gather.gate = path_gate(&gather, &found.root, &chain).await?;
+    let gather = &gather;
     let scans = gather_chain(
         gather,
         home,
@@ -208,6 +213,7 @@ async fn gather_baseline(
         identity,
         scans,
         plan,
+        gate: gather.gate,
     })
 }
 
@@ -278,12 +284,15 @@ pub async fn preview(
     cwd: &Utf8Path,
     cancel: &CancellationToken,
 ) -> Result<Preview, Cancelled> {
+    let layout = Layout::new(config);
     let gather = Gather {
         provider,
         config,
         cancel,
         cache: None,
         imports: None,
+        layout: &layout,
+        gate: Gate::Open,
     };
     Ok(gather_baseline(&gather, home, cwd)
         .await?
@@ -315,12 +324,15 @@ pub async fn inspect(
     cwd: &Utf8Path,
     cancel: &CancellationToken,
 ) -> Result<Inspection, Cancelled> {
+    let layout = Layout::new(config);
     let gather = Gather {
         provider,
         config,
         cancel,
         cache: None,
         imports: None,
+        layout: &layout,
+        gate: Gate::Open,
     };
     let gathered = gather_baseline(&gather, home, cwd).await?;
     let fates: HashMap<ScopeKey, Fate> = gathered
@@ -332,6 +344,10 @@ pub async fn inspect(
         .collect();
     let mut candidates = Vec::new();
     let user_label = home.user_global_label();
+    let gather = Gather {
+        gate: gathered.gate,
+        ..gather
+    };
     for scan in &gathered.scans {
         describe(&gather, scan, &user_label, &fates, &mut candidates).await?;
     }
@@ -361,40 +377,50 @@ async fn describe(
         Some(rel) => display(rel, &c.name),
         None => user_label.to_owned(),
     };
-    // Candidate groups, each competing for one slot.
-    let groups: Vec<(ScopeKey, Vec<&CandidateProbe>)> = match &scan.rel {
-        None => vec![(ScopeKey::user_global(), scan.candidates.iter().collect())],
-        Some(rel) => match gather.config.candidate_policy {
-            CandidatePolicy::FirstWins => vec![
-                (
-                    ScopeKey::project(rel, SLOT_BASE),
-                    scan.candidates.iter().filter(|c| !c.local).collect(),
-                ),
-                (
-                    ScopeKey::project(rel, SLOT_LOCAL),
-                    scan.candidates.iter().filter(|c| c.local).collect(),
-                ),
-            ],
-            CandidatePolicy::AllDistinct => scan
-                .candidates
-                .iter()
-                .map(|c| (ScopeKey::project(rel, &c.name), vec![c]))
-                .collect(),
-        },
-    };
-    for (scope, group) in groups {
-        let classes: Vec<ProbeClass> = group
+    // Candidate groups, each competing for one slot, with the slot's
+    // winner (an index into the group).
+    let classes: Vec<ProbeClass> = scan
+        .candidates
+        .iter()
+        .map(|c| match c.probe {
+            Probe::Present(_) => ProbeClass::Present,
+            Probe::Absent => ProbeClass::Absent,
+            Probe::Unavailable(_) => ProbeClass::Unavailable,
+        })
+        .collect();
+    type Group<'c> = (ScopeKey, Vec<&'c CandidateProbe>, Option<usize>);
+    let groups: Vec<Group<'_>> = match &scan.rel {
+        None => {
+            let all: Vec<&CandidateProbe> = scan.candidates.iter().collect();
+            let winner = match select_first_wins(&classes) {
+                SlotOutcome::Winner { candidate } => Some(candidate),
+                _ => None,
+            };
+            let scope = scan
+                .slots
+                .first()
+                .map_or_else(ScopeKey::user_global, |s| s.scope.clone());
+            vec![(scope, all, winner)]
+        }
+        Some(rel) => gather
+            .layout
+            .slots
             .iter()
-            .map(|c| match c.probe {
-                Probe::Present(_) => ProbeClass::Present,
-                Probe::Absent => ProbeClass::Absent,
-                Probe::Unavailable(_) => ProbeClass::Unavailable,
+            .filter(|(_, rule)| rule.end() <= classes.len())
+            .map(|(slot, rule)| {
+                let members = rule.names();
+                let winner = match rule.select(&classes, gather.gate) {
+                    SlotOutcome::Winner { candidate } => {
+                        members.iter().position(|&i| i == candidate)
+                    }
+                    _ => None,
+                };
+                let group = members.iter().map(|&i| &scan.candidates[i]).collect();
+                (ScopeKey::project(rel, slot), group, winner)
             })
-            .collect();
-        let winner = match select_first_wins(&classes) {
-            SlotOutcome::Winner { candidate } => Some(candidate),
-            _ => None,
-        };
+            .collect(),
+    };
+    for (scope, group, winner) in groups {
         let blocker = group
             .iter()
             .find(|c| matches!(c.probe, Probe::Unavailable(_)))

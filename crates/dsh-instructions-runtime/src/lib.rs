@@ -79,6 +79,7 @@ mod memory_host;
 mod open;
 mod pointer;
 mod scan;
+mod slots;
 mod view;
 
 pub use error::MountError;
