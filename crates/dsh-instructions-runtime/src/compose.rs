@@ -26,6 +26,7 @@ use dsh_instructions_state::{
 use crate::WorkspaceMessage;
 use crate::gather::{gather_chain, gather_dirs, path_gate, probe_with_user_global, process_dirs};
 use crate::imports::ImportContext;
+use crate::instance::UserFile;
 use crate::scan::{
     DirScan, Gather, LoadedFile, SeenFiles, SlotState, cache_entry, dir_abs, identity_dedup,
 };
@@ -38,6 +39,8 @@ pub(crate) struct ComposeInput<'a> {
     pub config: &'a Config,
     pub budget: u64,
     pub home: &'a DshHome,
+    /// The agent user-level files, after the user-global file.
+    pub user_files: &'a [UserFile],
     pub cwd: &'a Utf8Path,
     pub root: &'a Utf8Path,
     pub cancel: &'a CancellationToken,
@@ -357,6 +360,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         imports: import_ctx.as_ref(),
         layout: &layout,
         gate: Gate::Open,
+        user_files: input.user_files,
     };
     full.gate = path_gate(&full, input.root, &chain).await?;
     let cached = Gather {
@@ -367,6 +371,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         imports: import_ctx.as_ref(),
         layout: &layout,
         gate: full.gate,
+        user_files: input.user_files,
     };
 
     match &latest {
@@ -433,11 +438,14 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 let dirs: Vec<Utf8PathBuf> =
                     rels.iter().map(|rel| dir_abs(input.root, rel)).collect();
                 let names = cached.names();
-                let (mut ug, probes) = probe_with_user_global(&cached, home, &dirs, &names).await?;
+                let (mut users, probes) =
+                    probe_with_user_global(&cached, home, &dirs, &names).await?;
                 if cached.imports.is_some() {
                     // Own sections are the chain's winners whatever the
                     // budget or the cache skips, as in the baseline (R-IMP-3).
-                    seen.note_own(&ug);
+                    for ug in &users {
+                        seen.note_own(ug);
+                    }
                     for ((rel, abs), p) in rels.iter().zip(&dirs).zip(&probes) {
                         if chain_set.contains(rel) {
                             seen.note_own(&cached.slots(
@@ -450,12 +458,18 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                         }
                     }
                 }
-                // The user-global file is the broadest: it dedups first.
-                ug.slots.retain(|s| !skip(&s.scope));
-                identity_dedup(&mut ug, &mut seen);
-                cached.read(&mut ug, &mut seen).await?;
-                directory_transitions(&ug, visible, &none, &none, &mut pending);
-                remember_cache(&ug, &mut out);
+                // The user files are the broadest: they dedup first.
+                for ug in &mut users {
+                    ug.slots.retain(|s| !skip(&s.scope));
+                    identity_dedup(ug, &mut seen);
+                }
+                let all: Vec<usize> = (0..users.len()).collect();
+                cached.read_scans(&mut users, &all, &mut seen).await?;
+                seen.demote_failed_duplicates(&mut users);
+                for ug in &users {
+                    directory_transitions(ug, visible, &none, &none, &mut pending);
+                    remember_cache(ug, &mut out);
+                }
                 let scans =
                     process_dirs(&cached, &rels, &dirs, names, probes, &skip, &mut seen).await?;
                 for scan in scans {

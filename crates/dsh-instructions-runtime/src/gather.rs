@@ -105,17 +105,24 @@ const CLAUDE_MD: &str = "CLAUDE.md";
 /// The subdirectory of the `.claude/CLAUDE.md` rule.
 const CLAUDE_SUBDIR: &str = ".claude";
 
-/// The user-global file's scan and the probes of `dirs`, both at once (on
-/// disk, two blocking tasks that overlap).
+/// The scans of the user-global file and of the agent user-level files (in
+/// that order), and the probes of `dirs`, all at once (on disk, blocking
+/// tasks that overlap).
 pub(crate) async fn probe_with_user_global(
     g: &Gather<'_>,
     home: &DshHome,
     dirs: &[Utf8PathBuf],
     names: &[String],
-) -> Result<(DirScan, Vec<Vec<Probe>>), Cancelled> {
+) -> Result<(Vec<DirScan>, Vec<Vec<Probe>>), Cancelled> {
     let (file, label) = (home.user_global_file(), home.user_global_label());
-    let (ug, probes) = tokio::join!(g.user_global(&file, &label), probe_dirs(g, dirs, names));
-    Ok((ug?, probes?))
+    let (ug, users, probes) = tokio::join!(
+        g.user_global(&file, &label, ScopeKey::user_global()),
+        g.user_files(),
+        probe_dirs(g, dirs, names)
+    );
+    let mut scans = vec![ug?];
+    scans.extend(users?);
+    Ok((scans, probes?))
 }
 
 /// Probes (in one provider call) and reads a set of directories, in section
@@ -178,8 +185,8 @@ pub(crate) async fn gather_chain(
     let mut scans = Vec::with_capacity(chain.len() + 1);
     let dirs: Vec<Utf8PathBuf> = chain.iter().map(|rel| dir_abs(root, rel)).collect();
     let names = g.names();
-    let (ug, probes) = probe_with_user_global(g, home, &dirs, &names).await?;
-    scans.push(ug);
+    let (users, probes) = probe_with_user_global(g, home, &dirs, &names).await?;
+    scans.extend(users);
     for ((rel, abs), probes) in chain.iter().zip(&dirs).zip(probes) {
         scans.push(g.slots(abs, rel, names.clone(), probes, &|_| false));
     }

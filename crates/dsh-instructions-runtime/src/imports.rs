@@ -457,6 +457,7 @@ mod tests {
             imports: Some(&c),
             layout: &crate::slots::Layout::new(&config),
             gate: crate::slots::Gate::Open,
+            user_files: &[],
         };
         let text = files[0].1;
         let identity = FileIdentity::Path("/repo/CLAUDE.md".into());

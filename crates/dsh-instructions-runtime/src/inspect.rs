@@ -12,7 +12,7 @@ use dsh_instructions_discovery::{
 };
 use dsh_instructions_render::{BaselineKind, Fate};
 use dsh_instructions_state::{
-    Action, Change, Config, Digest, ProbeClass, ScopeKey, SlotOutcome, TypedSource,
+    Action, Change, Config, Digest, ProbeClass, ScopeKey, ScopeKind, SlotOutcome, TypedSource,
     baseline_identity, root_relative_to_cwd, select_first_wins,
 };
 
@@ -293,6 +293,7 @@ pub async fn preview(
         imports: None,
         layout: &layout,
         gate: Gate::Open,
+        user_files: &[],
     };
     Ok(gather_baseline(&gather, home, cwd)
         .await?
@@ -333,6 +334,7 @@ pub async fn inspect(
         imports: None,
         layout: &layout,
         gate: Gate::Open,
+        user_files: &[],
     };
     let gathered = gather_baseline(&gather, home, cwd).await?;
     let fates: HashMap<ScopeKey, Fate> = gathered
@@ -373,9 +375,14 @@ async fn describe(
     fates: &HashMap<ScopeKey, Fate>,
     out: &mut Vec<InspectedCandidate>,
 ) -> Result<(), Cancelled> {
-    let path_of = |c: &CandidateProbe| match &scan.rel {
-        Some(rel) => display(rel, &c.name),
-        None => user_label.to_owned(),
+    let user_file = scan.slots.first().and_then(|s| match s.scope.kind() {
+        ScopeKind::UserFile { path } => Some(path.to_owned()),
+        _ => None,
+    });
+    let path_of = |c: &CandidateProbe| match (&scan.rel, &user_file) {
+        (Some(rel), _) => display(rel, &c.name),
+        (None, Some(label)) => label.clone(),
+        (None, None) => user_label.to_owned(),
     };
     // Candidate groups, each competing for one slot, with the slot's
     // winner (an index into the group).

@@ -16,6 +16,7 @@ use dsh_instructions_state::{
 };
 
 use crate::imports::{self, Candidate, ImportContext, InspectedImport};
+use crate::instance::UserFile;
 use crate::slots::{Gate, Layout};
 
 /// One candidate file name probed in a directory.
@@ -124,6 +125,8 @@ pub(crate) struct Gather<'a> {
     /// The fallback list's path-wide gate for this pass ([`Gate::Open`]
     /// unless `fallback_scope: path`).
     pub gate: Gate,
+    /// The agent user-level files, rendered after the user-global file.
+    pub user_files: &'a [UserFile],
 }
 
 /// Identity dedup across one pass: first (broadest) display path per file,
@@ -192,6 +195,22 @@ fn unavailable_reason(probes: &[CandidateProbe]) -> Unavailable {
         .unwrap_or_else(|| Unavailable::Io("unavailable".into()))
 }
 
+/// The scan of one user scope's file (no directory of its own to list).
+fn user_scan(file: &Utf8Path, label: &str, scope: ScopeKey, probe: Probe) -> DirScan {
+    let candidate = CandidateProbe {
+        name: file.file_name().unwrap_or("AGENTS.md").to_owned(),
+        local: false,
+        probe,
+    };
+    let state = probed(&candidate, label.to_owned());
+    DirScan {
+        rel: None,
+        abs: file.parent().map(Utf8Path::to_owned).unwrap_or_default(),
+        candidates: vec![candidate],
+        slots: vec![SlotScan { scope, state }],
+    }
+}
+
 fn probed(candidate: &CandidateProbe, display: String) -> SlotState {
     match &candidate.probe {
         Probe::Present(present) => SlotState::Unread(ProbedFile {
@@ -210,28 +229,36 @@ fn probed(candidate: &CandidateProbe, display: String) -> SlotState {
 }
 
 impl Gather<'_> {
-    /// Probes the user-global file `<home>/AGENTS.md` (R-HOME-4).
+    /// Probes the agent user-level files, one scan each, in configured
+    /// order (one provider call for all).
+    pub(crate) async fn user_files(&self) -> Result<Vec<DirScan>, Cancelled> {
+        let files: Vec<(&UserFile, ScopeKey)> = self
+            .user_files
+            .iter()
+            .filter_map(|f| ScopeKey::user_file(&f.label).map(|k| (f, k)))
+            .collect();
+        if files.is_empty() {
+            return Ok(Vec::new());
+        }
+        let paths: Vec<Utf8PathBuf> = files.iter().map(|(f, _)| f.path.clone()).collect();
+        let probes = self.provider.probe_paths(&paths, self.cancel).await?;
+        Ok(files
+            .into_iter()
+            .zip(probes)
+            .map(|((f, scope), probe)| user_scan(&f.path, &f.label, scope, probe))
+            .collect())
+    }
+
+    /// Probes a user scope's file: the user-global file `<home>/AGENTS.md`
+    /// (R-HOME-4) or an agent user-level file.
     pub(crate) async fn user_global(
         &self,
         file: &Utf8Path,
         label: &str,
+        scope: ScopeKey,
     ) -> Result<DirScan, Cancelled> {
         let probe = self.provider.probe(file, self.cancel).await?;
-        let candidate = CandidateProbe {
-            name: file.file_name().unwrap_or("AGENTS.md").to_owned(),
-            local: false,
-            probe,
-        };
-        let state = probed(&candidate, label.to_owned());
-        Ok(DirScan {
-            rel: None,
-            abs: file.parent().map(Utf8Path::to_owned).unwrap_or_default(),
-            candidates: vec![candidate],
-            slots: vec![SlotScan {
-                scope: ScopeKey::user_global(),
-                state,
-            }],
-        })
+        Ok(user_scan(file, label, scope, probe))
     }
 
     /// Every probed name in [`Layout`] order: base list, the
@@ -366,20 +393,12 @@ impl Gather<'_> {
         true
     }
 
-    /// Reads every unread winner of `scan` (or takes its digests from the
-    /// version cache when version and visible state both match, R-STATE-8),
-    /// then drops per-directory content duplicates (R-CFG-7).
-    pub(crate) async fn read(
-        &self,
-        scan: &mut DirScan,
-        seen: &mut SeenFiles,
-    ) -> Result<(), Cancelled> {
-        self.read_scans(std::slice::from_mut(scan), &[0], seen)
-            .await
-    }
-
-    /// [`Gather::read`] for `scans[i]`, `i` in `which`, with every file
-    /// that needs I/O read in one provider call (one blocking task on disk).
+    /// Reads every unread winner of `scans[i]`, `i` in `which` (or takes
+    /// its digests from the version cache when version and visible state
+    /// both match, R-STATE-8), then drops per-directory content duplicates
+    /// (R-CFG-7).
+    /// Every file that needs I/O is read in one provider call (one blocking
+    /// task on disk).
     pub(crate) async fn read_scans(
         &self,
         scans: &mut [DirScan],
@@ -834,6 +853,7 @@ mod tests {
             imports: None,
             layout: &Layout::new(&config),
             gate: Gate::Open,
+            user_files: &[],
         };
         g.settled(REL, &names(), probes, skip, seen)
     }
@@ -930,6 +950,7 @@ mod tests {
             imports: None,
             layout: &Layout::new(&config),
             gate: Gate::Open,
+            user_files: &[],
         };
         let mut seen = SeenFiles::default();
         assert!(!g.settled(REL, &names(), &[A, A, A, A], &|_| false, &mut seen));
