@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use dsh_home_paths::DshHome;
+use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
     CancellationToken, Cancelled, FsProvider, Probe, ProjectRoot, ReadOutcome, RootReason,
     Unavailable, find_project_root,
@@ -19,6 +19,7 @@ use dsh_instructions_state::{
 use crate::compose::{BaselinePlan, chain_rel};
 use crate::gather::{gather_chain, path_gate};
 use crate::imports::{ImportContext, InspectedImport};
+use crate::instance::UserFile;
 use crate::pointer::{POINTER_MAX_BYTES, is_pointer_to};
 use crate::scan::{CandidateProbe, DirScan, Gather, SeenFiles, SlotState, display};
 use crate::slots::{Gate, Layout};
@@ -158,6 +159,32 @@ pub struct Preview {
     pub source: TypedSource,
 }
 
+/// The agent user-level files of `config` for [`preview`] and [`inspect`],
+/// which know the DSH home but not the environment: under the default home
+/// (`~/.dsh`, R-HOME-3) the OS home is its parent, as for `~/` imports
+/// (docs/decisions/0010); under any other home they are unknown and left
+/// out. [`crate::open_mount`] resolves them from the environment for an
+/// instance.
+fn user_files_of(config: &Config, home: &DshHome) -> Vec<UserFile> {
+    let Some(os_home) = (home.label == HomeLabel::Default)
+        .then(|| home.path.parent())
+        .flatten()
+    else {
+        return Vec::new();
+    };
+    config
+        .user_instruction_files
+        .iter()
+        .filter_map(|label| {
+            let rest = label.strip_prefix("~/")?;
+            Some(UserFile {
+                path: os_home.join(rest),
+                label: label.clone(),
+            })
+        })
+        .collect()
+}
+
 /// The gathered chain and its render, shared by [`preview`] and [`inspect`].
 struct Gathered {
     found: ProjectRoot,
@@ -285,6 +312,7 @@ pub async fn preview(
     cancel: &CancellationToken,
 ) -> Result<Preview, Cancelled> {
     let layout = Layout::new(config);
+    let user_files = user_files_of(config, home);
     let gather = Gather {
         provider,
         config,
@@ -293,7 +321,7 @@ pub async fn preview(
         imports: None,
         layout: &layout,
         gate: Gate::Open,
-        user_files: &[],
+        user_files: &user_files,
     };
     Ok(gather_baseline(&gather, home, cwd)
         .await?
@@ -326,6 +354,7 @@ pub async fn inspect(
     cancel: &CancellationToken,
 ) -> Result<Inspection, Cancelled> {
     let layout = Layout::new(config);
+    let user_files = user_files_of(config, home);
     let gather = Gather {
         provider,
         config,
@@ -334,7 +363,7 @@ pub async fn inspect(
         imports: None,
         layout: &layout,
         gate: Gate::Open,
-        user_files: &[],
+        user_files: &user_files,
     };
     let gathered = gather_baseline(&gather, home, cwd).await?;
     let fates: HashMap<ScopeKey, Fate> = gathered
@@ -545,4 +574,30 @@ async fn shadowed_fate(
             differs: None,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsh_instructions_state::Preset;
+    use rstest::rstest;
+
+    // `show`/`explain` know only the DSH home: the user files resolve under
+    // the default home alone (docs/decisions/0016).
+    #[rstest]
+    #[case::default_home(HomeLabel::Default, Some("/home/u/.claude/CLAUDE.md"))]
+    #[case::other_home(HomeLabel::EnvVar, None)]
+    fn user_files_resolve_under_the_default_home_only(
+        #[case] label: HomeLabel,
+        #[case] want: Option<&str>,
+    ) {
+        let home = DshHome {
+            path: "/home/u/.dsh".into(),
+            label,
+        };
+        let got = user_files_of(&Config::preset(Preset::Claude), &home);
+        let paths: Vec<&str> = got.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, want.into_iter().collect::<Vec<_>>());
+        assert!(user_files_of(&Config::preset(Preset::Dsh), &home).is_empty());
+    }
 }

@@ -397,6 +397,34 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn user_files_are_expanded_and_only_their_directories_trusted() {
+        // R-HOOK-4, R-DISC-7: ~/.claude is trusted for ~/.claude/CLAUDE.md,
+        // the rest of the OS home is not.
+        let config = ConfigInput {
+            preset: Some(Preset::Claude),
+            ..ConfigInput::default()
+        };
+        let spec = SessionSpec::new("/w/repo", Some(config), env());
+        let opened = open(&spec).await.expect("opens");
+        assert_eq!(
+            opened.mount.user_files,
+            [UserFile {
+                path: "/home/u/.claude/CLAUDE.md".into(),
+                label: "~/.claude/CLAUDE.md".into(),
+            }]
+        );
+        assert_eq!(
+            opened.trusted_roots,
+            ["/w/repo", "/home/u/.dsh", "/home/u/.claude"]
+        );
+        // The dsh preset adds nothing.
+        let spec = SessionSpec::new("/w/repo", Some(input(&[".git"])), env());
+        let opened = open(&spec).await.expect("opens");
+        assert!(opened.mount.user_files.is_empty());
+        assert_eq!(opened.trusted_roots, ["/w/repo", "/home/u/.dsh"]);
+    }
+
+    #[tokio::test]
     async fn no_config_opens_nothing() {
         let spec = SessionSpec::new("/w/repo", None, env());
         let opened = open(&spec).await.expect("opens");
