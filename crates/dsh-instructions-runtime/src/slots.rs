@@ -198,10 +198,19 @@ impl Layout {
                 }
             }
             CandidatePolicy::AllDistinct => {
+                // The rule's slot sits right after `CLAUDE.md` (after the
+                // base list without one), as in `state::section_order`.
+                let at = names[base.clone()]
+                    .iter()
+                    .position(|n| n == "CLAUDE.md")
+                    .map_or(base.end, |i| i + 1);
                 for i in base.clone() {
+                    if i == at && !rule.is_empty() {
+                        slots.push((SLOT_CLAUDE_DIR.to_owned(), Rule::First(rule.clone())));
+                    }
                     slots.push((names[i].clone(), Rule::First(i..i + 1)));
                 }
-                if !rule.is_empty() {
+                if at == base.end && !rule.is_empty() {
                     slots.push((SLOT_CLAUDE_DIR.to_owned(), Rule::First(rule.clone())));
                 }
                 for index in fallback.clone() {
@@ -385,6 +394,31 @@ mod tests {
         // R-HOOK-8: Claude Code's fallback is path-wide.
         let l = Layout::new(&claude());
         assert_eq!(Gate::from_chain(&l, chain.iter().map(|c| &c[..])), want);
+    }
+
+    // The scan's slot order is the rendering order of a baseline: it must
+    // be the section order of R-REN-3 for every list shape.
+    #[rstest]
+    #[case::claude_md_first(&["CLAUDE.md", "GEMINI.md"])]
+    #[case::claude_md_last(&["AGENTS.md", "CLAUDE.md"])]
+    #[case::no_claude_md(&["GEMINI.md"])]
+    #[case::empty(&[])]
+    fn slot_order_is_the_section_order(#[case] base: &[&str], #[values(false, true)] fw: bool) {
+        let mut c = Config::with_max_bytes(1);
+        c.instruction_file_candidates = base.iter().map(|s| (*s).to_owned()).collect();
+        c.claude_dir = true;
+        c.fallback_instruction_file_candidates = vec!["AGENTS.override.md".into()];
+        if !fw {
+            c.candidate_policy = CandidatePolicy::AllDistinct;
+        }
+        let keys: Vec<dsh_instructions_state::ScopeKey> = Layout::new(&c)
+            .slots
+            .iter()
+            .map(|(slot, _)| dsh_instructions_state::ScopeKey::project(".", slot))
+            .collect();
+        let mut sorted = keys.clone();
+        sorted.sort_by(|a, b| dsh_instructions_state::section_order(a, b, &c));
+        assert_eq!(keys, sorted);
     }
 
     #[test]
