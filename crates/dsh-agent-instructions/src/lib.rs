@@ -87,6 +87,7 @@
 //!         provider: Some(Arc::new(fs)),
 //!         home: DshHome { path: "/home/u/.dsh".into(), label: HomeLabel::Default },
 //!         root: None,
+//!         user_files: Vec::new(),
 //!     },
 //!     host.clone(),
 //! )?;

@@ -155,7 +155,9 @@ pub(crate) struct ConfigArgs {
     /// Per-file cap in bytes (default 1048576).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_source_bytes: Option<i64>,
-    /// Preset: dsh, codex, claude, opencode or gemini.
+    /// Preset: dsh, codex, claude, opencode or gemini (claude = Claude Code's own selection:
+    /// CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md, AGENTS.md where no CLAUDE file is on
+    /// the path, ~/.claude/CLAUDE.md, imports to depth 4).
     #[arg(long, value_name = "P")]
     pub preset: Option<String>,
     /// Candidate policy: first-wins or all-distinct.

@@ -167,6 +167,12 @@ fn overlay(input: &mut ConfigInput, over: ConfigInput) {
         shell_tools,
         preset,
         imports,
+        fallback_instruction_file_candidates,
+        fallback_scope,
+        claude_dir,
+        content_transform,
+        user_instruction_files,
+        max_import_depth,
     } = over;
     if preset.is_some() {
         // A preset names candidate lists and a budget; explicit fields of
@@ -191,7 +197,13 @@ fn overlay(input: &mut ConfigInput, over: ConfigInput) {
         candidate_policy,
         dsh_home,
         shell_tools,
-        imports
+        imports,
+        fallback_instruction_file_candidates,
+        fallback_scope,
+        claude_dir,
+        content_transform,
+        user_instruction_files,
+        max_import_depth
     );
 }
 

@@ -24,11 +24,13 @@ use dsh_instructions_state::{
 };
 
 use crate::WorkspaceMessage;
-use crate::gather::{gather_chain, gather_dirs, probe_with_user_global, process_dirs};
+use crate::gather::{gather_chain, gather_dirs, path_gate, probe_with_user_global, process_dirs};
 use crate::imports::ImportContext;
+use crate::instance::UserFile;
 use crate::scan::{
     DirScan, Gather, LoadedFile, SeenFiles, SlotState, cache_entry, dir_abs, identity_dedup,
 };
+use crate::slots::{Gate, Layout};
 use crate::view::{self, DirKey, VisibleView, dir_key};
 
 /// Everything a composition reads.
@@ -37,6 +39,8 @@ pub(crate) struct ComposeInput<'a> {
     pub config: &'a Config,
     pub budget: u64,
     pub home: &'a DshHome,
+    /// The agent user-level files, after the user-global file.
+    pub user_files: &'a [UserFile],
     pub cwd: &'a Utf8Path,
     pub root: &'a Utf8Path,
     pub cancel: &'a CancellationToken,
@@ -210,7 +214,9 @@ fn render_transitions(
                     content,
                 },
                 (Action::Set, _) => match c.scope.kind() {
-                    ScopeKind::UserGlobal => Section::SetUserGlobal {
+                    // An agent's user-level file reads like the
+                    // user-global one: outside the project.
+                    ScopeKind::UserGlobal | ScopeKind::UserFile { .. } => Section::SetUserGlobal {
                         path: &c.path,
                         content,
                     },
@@ -345,19 +351,27 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
     let import_ctx = config
         .imports
         .then(|| ImportContext::new(input.root, input.home));
-    let full = Gather {
+    let layout = Layout::new(config);
+    let mut full = Gather {
         provider: input.provider,
         config,
         cancel: input.cancel,
         cache: None,
         imports: import_ctx.as_ref(),
+        layout: &layout,
+        gate: Gate::Open,
+        user_files: input.user_files,
     };
+    full.gate = path_gate(&full, input.root, &chain).await?;
     let cached = Gather {
         provider: input.provider,
         config,
         cancel: input.cancel,
         cache: Some((input.cache, visible)),
         imports: import_ctx.as_ref(),
+        layout: &layout,
+        gate: full.gate,
+        user_files: input.user_files,
     };
 
     match &latest {
@@ -424,11 +438,14 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 let dirs: Vec<Utf8PathBuf> =
                     rels.iter().map(|rel| dir_abs(input.root, rel)).collect();
                 let names = cached.names();
-                let (mut ug, probes) = probe_with_user_global(&cached, home, &dirs, &names).await?;
+                let (mut users, probes) =
+                    probe_with_user_global(&cached, home, &dirs, &names).await?;
                 if cached.imports.is_some() {
                     // Own sections are the chain's winners whatever the
                     // budget or the cache skips, as in the baseline (R-IMP-3).
-                    seen.note_own(&ug);
+                    for ug in &users {
+                        seen.note_own(ug);
+                    }
                     for ((rel, abs), p) in rels.iter().zip(&dirs).zip(&probes) {
                         if chain_set.contains(rel) {
                             seen.note_own(&cached.slots(
@@ -441,12 +458,18 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                         }
                     }
                 }
-                // The user-global file is the broadest: it dedups first.
-                ug.slots.retain(|s| !skip(&s.scope));
-                identity_dedup(&mut ug, &mut seen);
-                cached.read(&mut ug, &mut seen).await?;
-                directory_transitions(&ug, visible, &none, &none, &mut pending);
-                remember_cache(&ug, &mut out);
+                // The user files are the broadest: they dedup first.
+                for ug in &mut users {
+                    ug.slots.retain(|s| !skip(&s.scope));
+                    identity_dedup(ug, &mut seen);
+                }
+                let all: Vec<usize> = (0..users.len()).collect();
+                cached.read_scans(&mut users, &all, &mut seen).await?;
+                seen.demote_failed_duplicates(&mut users);
+                for ug in &users {
+                    directory_transitions(ug, visible, &none, &none, &mut pending);
+                    remember_cache(ug, &mut out);
+                }
                 let scans =
                     process_dirs(&cached, &rels, &dirs, names, probes, &skip, &mut seen).await?;
                 for scan in scans {
@@ -482,7 +505,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 .filter(|(scope, _)| {
                     nothing_remains
                         || match scope.kind() {
-                            ScopeKind::UserGlobal => true,
+                            ScopeKind::UserGlobal | ScopeKind::UserFile { .. } => true,
                             ScopeKind::Project { dir, .. } => {
                                 root_changed || old_chain.contains(dir)
                             }

@@ -8,13 +8,22 @@
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{Cancelled, Probe};
-use dsh_instructions_state::ScopeKey;
+use dsh_instructions_state::{CLAUDE_DIR_FILE, ProbeClass, ScopeKey};
 
-use crate::scan::{DirScan, Gather, SeenFiles, SlotState, dir_abs, identity_dedup};
+use crate::scan::{
+    DirScan, Gather, SeenFiles, SlotState, class as probe_class, dir_abs, identity_dedup,
+};
+use crate::slots::Gate;
 
 /// Probes a set of directories in one provider call (none for an empty
-/// set).
-async fn probe_dirs(
+/// set), one probe per logical name ([`crate::slots::Layout`]).
+///
+/// The `.claude/CLAUDE.md` rule is probed as `CLAUDE.md` of the
+/// directory's `.claude` subdirectory, listed right after the directory in
+/// the same call: a provider's directory stamps (docs/decisions/0007) only
+/// vouch for one directory's own entries, so a name with `/` must never
+/// reach them.
+pub(crate) async fn probe_dirs(
     g: &Gather<'_>,
     dirs: &[Utf8PathBuf],
     names: &[String],
@@ -22,20 +31,98 @@ async fn probe_dirs(
     if dirs.is_empty() {
         return Ok(Vec::new());
     }
-    g.provider.probe_dirs(dirs, names, g.cancel).await
+    let Some(rule) = names.iter().position(|n| n == CLAUDE_DIR_FILE) else {
+        return g.provider.probe_dirs(dirs, names, g.cancel).await;
+    };
+    let mut physical: Vec<String> = names
+        .iter()
+        .filter(|n| *n != CLAUDE_DIR_FILE)
+        .cloned()
+        .collect();
+    let claude_md = match physical.iter().position(|n| n == CLAUDE_MD) {
+        Some(i) => i,
+        None => {
+            physical.push(CLAUDE_MD.to_owned());
+            physical.len() - 1
+        }
+    };
+    let all: Vec<Utf8PathBuf> = dirs
+        .iter()
+        .flat_map(|d| [d.clone(), d.join(CLAUDE_SUBDIR)])
+        .collect();
+    let probes = g.provider.probe_dirs(&all, &physical, g.cancel).await?;
+    let mut out = Vec::with_capacity(dirs.len());
+    let mut it = probes.into_iter();
+    while let (Some(own), Some(sub)) = (it.next(), it.next()) {
+        let mut own = own.into_iter();
+        let mut merged = Vec::with_capacity(names.len());
+        for i in 0..names.len() {
+            let probe = if i == rule {
+                sub.get(claude_md).cloned()
+            } else {
+                own.next()
+            };
+            // A provider that answered too few probes answered nothing
+            // for the rest: the caller treats a short list as incomplete.
+            let Some(probe) = probe else { break };
+            merged.push(probe);
+        }
+        out.push(merged);
+    }
+    Ok(out)
 }
 
-/// The user-global file's scan and the probes of `dirs`, both at once (on
-/// disk, two blocking tasks that overlap).
+/// The path-wide fallback gate of a pass (`fallback_scope: path`, R-HOOK-8):
+/// the chain's probes decide whether the fallback list may load anywhere,
+/// in the chain and in the directories below the cwd alike (Claude Code
+/// attaches a nested `AGENTS.md` only in fallback mode). One extra probe
+/// call, made only when the gate applies; [`Gate::Open`] otherwise.
+pub(crate) async fn path_gate(
+    g: &Gather<'_>,
+    root: &Utf8Path,
+    chain: &[String],
+) -> Result<Gate, Cancelled> {
+    if !g.layout.path_gated(g.config) {
+        return Ok(Gate::Open);
+    }
+    let dirs: Vec<Utf8PathBuf> = chain.iter().map(|rel| dir_abs(root, rel)).collect();
+    let probes = probe_dirs(g, &dirs, &g.layout.names).await?;
+    if probes.len() != dirs.len() || probes.iter().any(|p| p.len() != g.layout.names.len()) {
+        return Ok(Gate::Unknown);
+    }
+    let classes: Vec<Vec<ProbeClass>> = probes
+        .iter()
+        .map(|p| p.iter().map(probe_class).collect())
+        .collect();
+    Ok(Gate::from_chain(
+        g.layout,
+        classes.iter().map(Vec::as_slice),
+    ))
+}
+
+/// The file `claude_dir` reads in a directory's [`CLAUDE_SUBDIR`].
+const CLAUDE_MD: &str = "CLAUDE.md";
+/// The subdirectory of the `.claude/CLAUDE.md` rule.
+const CLAUDE_SUBDIR: &str = ".claude";
+
+/// The scans of the user-global file and of the agent user-level files (in
+/// that order), and the probes of `dirs`, all at once (on disk, blocking
+/// tasks that overlap).
 pub(crate) async fn probe_with_user_global(
     g: &Gather<'_>,
     home: &DshHome,
     dirs: &[Utf8PathBuf],
     names: &[String],
-) -> Result<(DirScan, Vec<Vec<Probe>>), Cancelled> {
+) -> Result<(Vec<DirScan>, Vec<Vec<Probe>>), Cancelled> {
     let (file, label) = (home.user_global_file(), home.user_global_label());
-    let (ug, probes) = tokio::join!(g.user_global(&file, &label), probe_dirs(g, dirs, names));
-    Ok((ug?, probes?))
+    let (ug, users, probes) = tokio::join!(
+        g.user_global(&file, &label, ScopeKey::user_global()),
+        g.user_files(),
+        probe_dirs(g, dirs, names)
+    );
+    let mut scans = vec![ug?];
+    scans.extend(users?);
+    Ok((scans, probes?))
 }
 
 /// Probes (in one provider call) and reads a set of directories, in section
@@ -98,8 +185,8 @@ pub(crate) async fn gather_chain(
     let mut scans = Vec::with_capacity(chain.len() + 1);
     let dirs: Vec<Utf8PathBuf> = chain.iter().map(|rel| dir_abs(root, rel)).collect();
     let names = g.names();
-    let (ug, probes) = probe_with_user_global(g, home, &dirs, &names).await?;
-    scans.push(ug);
+    let (users, probes) = probe_with_user_global(g, home, &dirs, &names).await?;
+    scans.extend(users);
     for ((rel, abs), probes) in chain.iter().zip(&dirs).zip(probes) {
         scans.push(g.slots(abs, rel, names.clone(), probes, &|_| false));
     }

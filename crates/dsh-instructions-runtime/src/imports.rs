@@ -12,7 +12,7 @@ use dsh_instructions_discovery::{
     Cancelled, FileIdentity, FileVersion, Probe, ReadOutcome, Unavailable,
 };
 use dsh_instructions_state::{
-    IMPORT_MAX_COUNT, IMPORT_MAX_DEPTH, ImportBlock, ImportKey, assemble_imports, import_tokens,
+    ContentTransform, IMPORT_MAX_COUNT, ImportBlock, ImportKey, assemble_imports, import_tokens,
 };
 
 use crate::scan::Gather;
@@ -164,11 +164,13 @@ pub(crate) async fn expand_all(
 ) -> Result<Vec<Expansion>, Cancelled> {
     let mut targets: HashMap<Utf8PathBuf, ReadOutcome> = HashMap::new();
     let max = g.config.max_source_bytes;
+    let max_depth = usize::try_from(g.config.max_import_depth).unwrap_or(usize::MAX);
+    let transform = g.config.content_transform;
     loop {
         let mut needed = Vec::new();
         let mut out = Vec::with_capacity(items.len());
         for item in items {
-            let mut walk = Walk::new(ctx, own, &targets, max, item);
+            let mut walk = Walk::new(ctx, own, &targets, max, max_depth, item);
             walk.visit(item.dir, item.text, 0);
             needed.append(&mut walk.needed);
             out.push(walk.finish(item.text));
@@ -186,9 +188,15 @@ pub(crate) async fn expand_all(
         for path in needed {
             // A provider that returned too few outcomes read nothing for
             // the rest: unavailable, never "missing".
-            let outcome = outcomes.next().unwrap_or_else(|| {
+            let mut outcome = outcomes.next().unwrap_or_else(|| {
                 ReadOutcome::Unavailable(Unavailable::Io("no read result".into()))
             });
+            // An imported file is shown as the agent shows it (R-HOOK-4).
+            if let ReadOutcome::Loaded(t) = &mut outcome
+                && transform != ContentTransform::None
+            {
+                t.text = transform.apply(&t.text).into_owned();
+            }
             targets.insert(path, outcome);
         }
     }
@@ -221,6 +229,8 @@ struct Walk<'a> {
     stack: Vec<&'a FileIdentity>,
     expanded: HashSet<&'a FileIdentity>,
     bytes: u64,
+    /// Depth limit below the candidate (`max_import_depth`, R-IMP-2).
+    max_depth: usize,
     blocks: Vec<(String, Option<&'a str>)>,
     records: Vec<InspectedImport>,
     key: Vec<ImportKey<FileVersion>>,
@@ -234,6 +244,7 @@ impl<'a> Walk<'a> {
         own: &'a HashMap<FileIdentity, String>,
         targets: &'a HashMap<Utf8PathBuf, ReadOutcome>,
         max_bytes: u64,
+        max_depth: usize,
         item: &Candidate<'a>,
     ) -> Self {
         Self {
@@ -241,6 +252,7 @@ impl<'a> Walk<'a> {
             own,
             targets,
             max_bytes,
+            max_depth,
             stack: vec![item.identity],
             expanded: HashSet::new(),
             bytes: item.text.len() as u64,
@@ -270,7 +282,7 @@ impl<'a> Walk<'a> {
                 continue;
             };
             let fate = self.fate(outcome, depth, &display);
-            if depth <= IMPORT_MAX_DEPTH && self.keyed.insert(abs.clone()) {
+            if depth <= self.max_depth && self.keyed.insert(abs.clone()) {
                 self.key.push(ImportKey {
                     path: abs.to_string(),
                     version: match outcome {
@@ -311,7 +323,7 @@ impl<'a> Walk<'a> {
                 };
             }
         };
-        if depth > IMPORT_MAX_DEPTH {
+        if depth > self.max_depth {
             return ImportFate::TooDeep;
         }
         if self.stack.contains(&&t.identity) {
@@ -443,6 +455,9 @@ mod tests {
             cancel: &cancel,
             cache: None,
             imports: Some(&c),
+            layout: &crate::slots::Layout::new(&config),
+            gate: crate::slots::Gate::Open,
+            user_files: &[],
         };
         let text = files[0].1;
         let identity = FileIdentity::Path("/repo/CLAUDE.md".into());

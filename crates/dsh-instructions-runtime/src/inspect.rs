@@ -5,22 +5,24 @@
 use std::collections::HashMap;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use dsh_home_paths::DshHome;
+use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
     CancellationToken, Cancelled, FsProvider, Probe, ProjectRoot, ReadOutcome, RootReason,
     Unavailable, find_project_root,
 };
 use dsh_instructions_render::{BaselineKind, Fate};
 use dsh_instructions_state::{
-    Action, CandidatePolicy, Change, Config, Digest, ProbeClass, SLOT_BASE, SLOT_LOCAL, ScopeKey,
-    SlotOutcome, TypedSource, baseline_identity, root_relative_to_cwd, select_first_wins,
+    Action, Change, Config, Digest, ProbeClass, ScopeKey, ScopeKind, SlotOutcome, TypedSource,
+    baseline_identity, root_relative_to_cwd, select_first_wins,
 };
 
 use crate::compose::{BaselinePlan, chain_rel};
-use crate::gather::gather_chain;
+use crate::gather::{gather_chain, path_gate};
 use crate::imports::{ImportContext, InspectedImport};
+use crate::instance::UserFile;
 use crate::pointer::{POINTER_MAX_BYTES, is_pointer_to};
 use crate::scan::{CandidateProbe, DirScan, Gather, SeenFiles, SlotState, display};
+use crate::slots::{Gate, Layout};
 
 /// What happened to one candidate file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,6 +159,32 @@ pub struct Preview {
     pub source: TypedSource,
 }
 
+/// The agent user-level files of `config` for [`preview`] and [`inspect`],
+/// which know the DSH home but not the environment: under the default home
+/// (`~/.dsh`, R-HOME-3) the OS home is its parent, as for `~/` imports
+/// (docs/decisions/0010); under any other home they are unknown and left
+/// out. [`crate::open_mount`] resolves them from the environment for an
+/// instance.
+fn user_files_of(config: &Config, home: &DshHome) -> Vec<UserFile> {
+    let Some(os_home) = (home.label == HomeLabel::Default)
+        .then(|| home.path.parent())
+        .flatten()
+    else {
+        return Vec::new();
+    };
+    config
+        .user_instruction_files
+        .iter()
+        .filter_map(|label| {
+            let rest = label.strip_prefix("~/")?;
+            Some(UserFile {
+                path: os_home.join(rest),
+                label: label.clone(),
+            })
+        })
+        .collect()
+}
+
 /// The gathered chain and its render, shared by [`preview`] and [`inspect`].
 struct Gathered {
     found: ProjectRoot,
@@ -164,6 +192,8 @@ struct Gathered {
     identity: String,
     scans: Vec<DirScan>,
     plan: BaselinePlan,
+    /// The path-wide fallback gate the chain gave.
+    gate: Gate,
 }
 
 async fn gather_baseline(
@@ -184,10 +214,12 @@ async fn gather_baseline(
     let import_ctx = config
         .imports
         .then(|| ImportContext::new(&found.root, home));
-    let gather = &Gather {
+    let mut gather = Gather {
         imports: import_ctx.as_ref(),
         ..*gather
     };
+    gather.gate = path_gate(&gather, &found.root, &chain).await?;
+    let gather = &gather;
     let scans = gather_chain(
         gather,
         home,
@@ -208,6 +240,7 @@ async fn gather_baseline(
         identity,
         scans,
         plan,
+        gate: gather.gate,
     })
 }
 
@@ -278,12 +311,17 @@ pub async fn preview(
     cwd: &Utf8Path,
     cancel: &CancellationToken,
 ) -> Result<Preview, Cancelled> {
+    let layout = Layout::new(config);
+    let user_files = user_files_of(config, home);
     let gather = Gather {
         provider,
         config,
         cancel,
         cache: None,
         imports: None,
+        layout: &layout,
+        gate: Gate::Open,
+        user_files: &user_files,
     };
     Ok(gather_baseline(&gather, home, cwd)
         .await?
@@ -315,12 +353,17 @@ pub async fn inspect(
     cwd: &Utf8Path,
     cancel: &CancellationToken,
 ) -> Result<Inspection, Cancelled> {
+    let layout = Layout::new(config);
+    let user_files = user_files_of(config, home);
     let gather = Gather {
         provider,
         config,
         cancel,
         cache: None,
         imports: None,
+        layout: &layout,
+        gate: Gate::Open,
+        user_files: &user_files,
     };
     let gathered = gather_baseline(&gather, home, cwd).await?;
     let fates: HashMap<ScopeKey, Fate> = gathered
@@ -332,6 +375,10 @@ pub async fn inspect(
         .collect();
     let mut candidates = Vec::new();
     let user_label = home.user_global_label();
+    let gather = Gather {
+        gate: gathered.gate,
+        ..gather
+    };
     for scan in &gathered.scans {
         describe(&gather, scan, &user_label, &fates, &mut candidates).await?;
     }
@@ -357,44 +404,59 @@ async fn describe(
     fates: &HashMap<ScopeKey, Fate>,
     out: &mut Vec<InspectedCandidate>,
 ) -> Result<(), Cancelled> {
-    let path_of = |c: &CandidateProbe| match &scan.rel {
-        Some(rel) => display(rel, &c.name),
-        None => user_label.to_owned(),
+    let user_file = scan.slots.first().and_then(|s| match s.scope.kind() {
+        ScopeKind::UserFile { path } => Some(path.to_owned()),
+        _ => None,
+    });
+    let path_of = |c: &CandidateProbe| match (&scan.rel, &user_file) {
+        (Some(rel), _) => display(rel, &c.name),
+        (None, Some(label)) => label.clone(),
+        (None, None) => user_label.to_owned(),
     };
-    // Candidate groups, each competing for one slot.
-    let groups: Vec<(ScopeKey, Vec<&CandidateProbe>)> = match &scan.rel {
-        None => vec![(ScopeKey::user_global(), scan.candidates.iter().collect())],
-        Some(rel) => match gather.config.candidate_policy {
-            CandidatePolicy::FirstWins => vec![
-                (
-                    ScopeKey::project(rel, SLOT_BASE),
-                    scan.candidates.iter().filter(|c| !c.local).collect(),
-                ),
-                (
-                    ScopeKey::project(rel, SLOT_LOCAL),
-                    scan.candidates.iter().filter(|c| c.local).collect(),
-                ),
-            ],
-            CandidatePolicy::AllDistinct => scan
-                .candidates
-                .iter()
-                .map(|c| (ScopeKey::project(rel, &c.name), vec![c]))
-                .collect(),
-        },
-    };
-    for (scope, group) in groups {
-        let classes: Vec<ProbeClass> = group
+    // Candidate groups, each competing for one slot, with the slot's
+    // winner (an index into the group).
+    let classes: Vec<ProbeClass> = scan
+        .candidates
+        .iter()
+        .map(|c| match c.probe {
+            Probe::Present(_) => ProbeClass::Present,
+            Probe::Absent => ProbeClass::Absent,
+            Probe::Unavailable(_) => ProbeClass::Unavailable,
+        })
+        .collect();
+    type Group<'c> = (ScopeKey, Vec<&'c CandidateProbe>, Option<usize>);
+    let groups: Vec<Group<'_>> = match &scan.rel {
+        None => {
+            let all: Vec<&CandidateProbe> = scan.candidates.iter().collect();
+            let winner = match select_first_wins(&classes) {
+                SlotOutcome::Winner { candidate } => Some(candidate),
+                _ => None,
+            };
+            let scope = scan
+                .slots
+                .first()
+                .map_or_else(ScopeKey::user_global, |s| s.scope.clone());
+            vec![(scope, all, winner)]
+        }
+        Some(rel) => gather
+            .layout
+            .slots
             .iter()
-            .map(|c| match c.probe {
-                Probe::Present(_) => ProbeClass::Present,
-                Probe::Absent => ProbeClass::Absent,
-                Probe::Unavailable(_) => ProbeClass::Unavailable,
+            .filter(|(_, rule)| rule.end() <= classes.len())
+            .map(|(slot, rule)| {
+                let members = rule.names();
+                let winner = match rule.select(&classes, gather.gate) {
+                    SlotOutcome::Winner { candidate } => {
+                        members.iter().position(|&i| i == candidate)
+                    }
+                    _ => None,
+                };
+                let group = members.iter().map(|&i| &scan.candidates[i]).collect();
+                (ScopeKey::project(rel, slot), group, winner)
             })
-            .collect();
-        let winner = match select_first_wins(&classes) {
-            SlotOutcome::Winner { candidate } => Some(candidate),
-            _ => None,
-        };
+            .collect(),
+    };
+    for (scope, group, winner) in groups {
         let blocker = group
             .iter()
             .find(|c| matches!(c.probe, Probe::Unavailable(_)))
@@ -512,4 +574,30 @@ async fn shadowed_fate(
             differs: None,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsh_instructions_state::Preset;
+    use rstest::rstest;
+
+    // `show`/`explain` know only the DSH home: the user files resolve under
+    // the default home alone (docs/decisions/0016).
+    #[rstest]
+    #[case::default_home(HomeLabel::Default, Some("/home/u/.claude/CLAUDE.md"))]
+    #[case::other_home(HomeLabel::EnvVar, None)]
+    fn user_files_resolve_under_the_default_home_only(
+        #[case] label: HomeLabel,
+        #[case] want: Option<&str>,
+    ) {
+        let home = DshHome {
+            path: "/home/u/.dsh".into(),
+            label,
+        };
+        let got = user_files_of(&Config::preset(Preset::Claude), &home);
+        let paths: Vec<&str> = got.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, want.into_iter().collect::<Vec<_>>());
+        assert!(user_files_of(&Config::preset(Preset::Dsh), &home).is_empty());
+    }
 }

@@ -36,6 +36,20 @@ pub struct Mount {
     /// the instance then never walks for markers itself (R-DISC-2, R-RT-11).
     /// `None`: the instance finds it at its first composition.
     pub root: Option<ProjectRoot>,
+    /// The agent user-level files of `config.user_instruction_files`,
+    /// resolved against the OS home ([`crate::open_mount`] does this and
+    /// trusts their directories); a file not listed here is not loaded.
+    pub user_files: Vec<UserFile>,
+}
+
+/// An agent user-level file (`user_instruction_files`), resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserFile {
+    /// Absolute path (the `~/…` entry expanded, R-HOME-2).
+    pub path: Utf8PathBuf,
+    /// The entry as configured, `~/…`: its display label and scope
+    /// (`user\0<label>`, R-STATE-2).
+    pub label: String,
 }
 
 /// The result of a pre-step (R-RT-1).
@@ -230,8 +244,15 @@ impl Instance {
             });
         };
         let cwd = host.cwd();
+        // Only the entries the validated config still lists, in its order.
+        let user_files: Vec<UserFile> = config
+            .user_instruction_files
+            .iter()
+            .filter_map(|label| mount.user_files.iter().find(|f| &f.label == label).cloned())
+            .collect();
         let (tx, rx) = mpsc::unbounded_channel();
         let lane = Lane {
+            user_files,
             host: host.clone(),
             provider,
             config: config.clone(),
@@ -503,6 +524,7 @@ struct Lane {
     config: Config,
     budget: u64,
     home: DshHome,
+    user_files: Vec<UserFile>,
     cwd: Utf8PathBuf,
     /// Frozen at the first composition (R-DISC-2).
     root: Option<Utf8PathBuf>,
@@ -574,6 +596,7 @@ impl Lane {
             config: &self.config,
             budget: self.budget,
             home: &self.home,
+            user_files: &self.user_files,
             cwd: &self.cwd,
             root,
             cancel,
@@ -779,6 +802,7 @@ mod tests {
                 label: HomeLabel::Default,
             },
             root: None,
+            user_files: Vec::new(),
         };
         (mount, Arc::new(MemoryHost::new("/repo".into())))
     }

@@ -34,6 +34,7 @@
 //!     provider: Some(Arc::new(fs.clone())),
 //!     home: DshHome { path: "/home/me/.dsh".into(), label: HomeLabel::Default },
 //!     root: None,
+//!     user_files: Vec::new(),
 //! };
 //! let prompt = |text: &str| Decision::Enter(vec![BatchItem { message: text.to_owned(), claimed: true }]);
 //!
@@ -80,6 +81,7 @@ mod open;
 mod pointer;
 mod scan;
 mod shell;
+mod slots;
 mod view;
 
 pub use error::MountError;
@@ -89,7 +91,7 @@ pub use host::{
 };
 pub use imports::{ImportFate, InspectedImport};
 pub use inspect::{CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview};
-pub use instance::{Instance, Mount, PreStepOutcome};
+pub use instance::{Instance, Mount, PreStepOutcome, UserFile};
 pub use memory_host::{HistoryItem, Inbox, MemoryHost};
 pub use open::{CapStd, OpenError, Opened, ProviderFactory, SessionSpec, open_mount};
 pub use pointer::{POINTER_MAX_BYTES, is_pointer_to};

@@ -9,14 +9,16 @@
 use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use dsh_home_paths::{DshHome, HomeEnv, HomeError, normalize_lexically, resolve_dsh_home};
+use dsh_home_paths::{
+    DshHome, HomeEnv, HomeError, expand_tilde, normalize_lexically, resolve_dsh_home,
+};
 use dsh_instructions_discovery::{
     AmbientAuthority, CancellationToken, CapStdProvider, FsProvider, MemoryProvider, ProjectRoot,
     ProviderError, find_project_root,
 };
 use dsh_instructions_state::{ConfigError, ConfigInput, ConfigWarning};
 
-use crate::instance::Mount;
+use crate::instance::{Mount, UserFile};
 
 /// What one session loop instance is mounted from (R-RT-11).
 #[derive(Debug, Clone)]
@@ -244,7 +246,15 @@ pub async fn open_mount(
     let root = find_project_root(walker.as_ref(), &cwd, &config.project_root_markers, cancel)
         .await
         .map_err(|_| OpenError::Cancelled)?;
-    let trusted_roots = trusted_roots(&root.root, &home, &spec.extra_roots);
+    let user_files = user_files(&config.user_instruction_files, &spec.env);
+    // Each user-level file's directory is trusted, for that file and its
+    // imports (R-DISC-7, R-HOOK-4): nothing else of the OS home is.
+    let user_dirs: Vec<Utf8PathBuf> = user_files
+        .iter()
+        .filter_map(|f| f.path.parent().map(Utf8Path::to_owned))
+        .collect();
+    let extra: Vec<Utf8PathBuf> = spec.extra_roots.iter().cloned().chain(user_dirs).collect();
+    let trusted_roots = trusted_roots(&root.root, &home, &extra);
     let provider = factory.open(&trusted_roots)?;
     Ok(Opened {
         mount: Mount {
@@ -252,6 +262,7 @@ pub async fn open_mount(
             provider: Some(provider),
             home,
             root: Some(root),
+            user_files,
         },
         trusted_roots,
         warnings: resolved.warnings,
@@ -265,10 +276,30 @@ fn disabled(home: DshHome) -> Opened {
             provider: None,
             home,
             root: None,
+            user_files: Vec::new(),
         },
         trusted_roots: Vec::new(),
         warnings: Vec::new(),
     }
+}
+
+/// The `user_instruction_files` entries expanded against the OS home
+/// (R-HOME-2). Without a usable OS home an entry cannot name a file: it is
+/// left out, with a diagnostic, and the rest of the mount goes on.
+fn user_files(entries: &[String], env: &HomeEnv) -> Vec<UserFile> {
+    entries
+        .iter()
+        .filter_map(|label| match expand_tilde(label, env) {
+            Ok(path) => Some(UserFile {
+                path,
+                label: label.clone(),
+            }),
+            Err(error) => {
+                tracing::warn!(entry = %label, %error, "user instruction file left out");
+                None
+            }
+        })
+        .collect()
 }
 
 /// R-DISC-7: the project root, the DSH home, then the extra roots, each once.
@@ -363,6 +394,34 @@ mod tests {
             ["/w/repo", "/home/u/rules", "/opt/shared"],
             "each root once, in R-DISC-7 order"
         );
+    }
+
+    #[tokio::test]
+    async fn user_files_are_expanded_and_only_their_directories_trusted() {
+        // R-HOOK-4, R-DISC-7: ~/.claude is trusted for ~/.claude/CLAUDE.md,
+        // the rest of the OS home is not.
+        let config = ConfigInput {
+            preset: Some(Preset::Claude),
+            ..ConfigInput::default()
+        };
+        let spec = SessionSpec::new("/w/repo", Some(config), env());
+        let opened = open(&spec).await.expect("opens");
+        assert_eq!(
+            opened.mount.user_files,
+            [UserFile {
+                path: "/home/u/.claude/CLAUDE.md".into(),
+                label: "~/.claude/CLAUDE.md".into(),
+            }]
+        );
+        assert_eq!(
+            opened.trusted_roots,
+            ["/w/repo", "/home/u/.dsh", "/home/u/.claude"]
+        );
+        // The dsh preset adds nothing.
+        let spec = SessionSpec::new("/w/repo", Some(input(&[".git"])), env());
+        let opened = open(&spec).await.expect("opens");
+        assert!(opened.mount.user_files.is_empty());
+        assert_eq!(opened.trusted_roots, ["/w/repo", "/home/u/.dsh"]);
     }
 
     #[tokio::test]

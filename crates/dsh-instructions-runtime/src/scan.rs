@@ -11,11 +11,13 @@ use dsh_instructions_discovery::{
     ReadOutcome, Unavailable,
 };
 use dsh_instructions_state::{
-    CacheEntry, CandidatePolicy, Config, Digest, ImportKey, ProbeClass, SLOT_BASE, SLOT_LOCAL,
-    ScopeKey, SlotOutcome, VersionCache, VisibleEntry, VisibleState, select_first_wins_iter,
+    CacheEntry, Config, ContentTransform, Digest, ImportKey, ProbeClass, SLOT_CLAUDE_DIR, ScopeKey,
+    SlotOutcome, VersionCache, VisibleEntry, VisibleState,
 };
 
 use crate::imports::{self, Candidate, ImportContext, InspectedImport};
+use crate::instance::UserFile;
+use crate::slots::{Gate, Layout};
 
 /// One candidate file name probed in a directory.
 #[derive(Debug, Clone)]
@@ -118,6 +120,13 @@ pub(crate) struct Gather<'a> {
     /// `Some` when `@path` imports are expanded (R-CFG-10); `None` keeps
     /// every read exactly as without imports.
     pub imports: Option<&'a ImportContext>,
+    /// The probed names and their slots ([`Layout::new`] of `config`).
+    pub layout: &'a Layout,
+    /// The fallback list's path-wide gate for this pass ([`Gate::Open`]
+    /// unless `fallback_scope: path`).
+    pub gate: Gate,
+    /// The agent user-level files, rendered after the user-global file.
+    pub user_files: &'a [UserFile],
 }
 
 /// Identity dedup across one pass: first (broadest) display path per file,
@@ -168,7 +177,7 @@ impl SeenFiles {
     }
 }
 
-fn class(probe: &Probe) -> ProbeClass {
+pub(crate) fn class(probe: &Probe) -> ProbeClass {
     match probe {
         Probe::Present(_) => ProbeClass::Present,
         Probe::Absent => ProbeClass::Absent,
@@ -184,6 +193,22 @@ fn unavailable_reason(probes: &[CandidateProbe]) -> Unavailable {
             _ => None,
         })
         .unwrap_or_else(|| Unavailable::Io("unavailable".into()))
+}
+
+/// The scan of one user scope's file (no directory of its own to list).
+fn user_scan(file: &Utf8Path, label: &str, scope: ScopeKey, probe: Probe) -> DirScan {
+    let candidate = CandidateProbe {
+        name: file.file_name().unwrap_or("AGENTS.md").to_owned(),
+        local: false,
+        probe,
+    };
+    let state = probed(&candidate, label.to_owned());
+    DirScan {
+        rel: None,
+        abs: file.parent().map(Utf8Path::to_owned).unwrap_or_default(),
+        candidates: vec![candidate],
+        slots: vec![SlotScan { scope, state }],
+    }
 }
 
 fn probed(candidate: &CandidateProbe, display: String) -> SlotState {
@@ -204,44 +229,49 @@ fn probed(candidate: &CandidateProbe, display: String) -> SlotState {
 }
 
 impl Gather<'_> {
-    /// Probes the user-global file `<home>/AGENTS.md` (R-HOME-4).
+    /// Probes the agent user-level files, one scan each, in configured
+    /// order (one provider call for all).
+    pub(crate) async fn user_files(&self) -> Result<Vec<DirScan>, Cancelled> {
+        let files: Vec<(&UserFile, ScopeKey)> = self
+            .user_files
+            .iter()
+            .filter_map(|f| ScopeKey::user_file(&f.label).map(|k| (f, k)))
+            .collect();
+        if files.is_empty() {
+            return Ok(Vec::new());
+        }
+        let paths: Vec<Utf8PathBuf> = files.iter().map(|(f, _)| f.path.clone()).collect();
+        let probes = self.provider.probe_paths(&paths, self.cancel).await?;
+        Ok(files
+            .into_iter()
+            .zip(probes)
+            .map(|((f, scope), probe)| user_scan(&f.path, &f.label, scope, probe))
+            .collect())
+    }
+
+    /// Probes a user scope's file: the user-global file `<home>/AGENTS.md`
+    /// (R-HOME-4) or an agent user-level file.
     pub(crate) async fn user_global(
         &self,
         file: &Utf8Path,
         label: &str,
+        scope: ScopeKey,
     ) -> Result<DirScan, Cancelled> {
         let probe = self.provider.probe(file, self.cancel).await?;
-        let candidate = CandidateProbe {
-            name: file.file_name().unwrap_or("AGENTS.md").to_owned(),
-            local: false,
-            probe,
-        };
-        let state = probed(&candidate, label.to_owned());
-        Ok(DirScan {
-            rel: None,
-            abs: file.parent().map(Utf8Path::to_owned).unwrap_or_default(),
-            candidates: vec![candidate],
-            slots: vec![SlotScan {
-                scope: ScopeKey::user_global(),
-                state,
-            }],
-        })
+        Ok(user_scan(file, label, scope, probe))
     }
 
-    /// Every candidate name, base list first.
+    /// Every probed name in [`Layout`] order: base list, the
+    /// `.claude/CLAUDE.md` rule, fallback list, local list.
     pub(crate) fn names(&self) -> Vec<String> {
-        let cfg = self.config;
-        cfg.instruction_file_candidates
-            .iter()
-            .chain(cfg.local_instruction_file_candidates.iter())
-            .cloned()
-            .collect()
+        self.layout.names.clone()
     }
 
     /// Slot winners of one project directory from its candidate probes (in
-    /// [`Gather::names`] order), per the policy (R-CFG-7, R-DISC-5). Winners
-    /// stay unread; see [`Gather::read`]. Slots for which `skip` holds (left
-    /// out by the budget of the instance's render, R-RT-10) are not reported.
+    /// [`Gather::names`] order), per the policy, the rule file and the
+    /// fallback (R-CFG-7, R-DISC-5, R-HOOK-4). Winners stay unread; see
+    /// [`Gather::read`]. Slots for which `skip` holds (left out by the
+    /// budget of the instance's render, R-RT-10) are not reported.
     pub(crate) fn slots(
         &self,
         abs: &Utf8Path,
@@ -250,33 +280,34 @@ impl Gather<'_> {
         probes: Vec<Probe>,
         skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
     ) -> DirScan {
-        let cfg = self.config;
-        let base_len = cfg.instruction_file_candidates.len();
         let candidates: Vec<CandidateProbe> = names
             .into_iter()
             .zip(probes)
             .enumerate()
             .map(|(i, (name, probe))| CandidateProbe {
                 name,
-                local: i >= base_len,
+                local: self.layout.is_local(i),
                 probe,
             })
             .collect();
+        let classes: Vec<ProbeClass> = candidates.iter().map(|c| class(&c.probe)).collect();
         let mut slots = Vec::new();
-        let names = |i: usize| candidates[i].name.as_str();
-        for (slot, range) in self.slot_ranges(candidates.len(), names) {
+        for (slot, rule) in &self.layout.slots {
             let scope = ScopeKey::project(rel, slot);
-            if skip(&scope) {
+            if skip(&scope) || rule.end() > classes.len() {
                 continue;
             }
-            let list = &candidates[range];
-            let state = match select_first_wins_iter(list.iter().map(|c| class(&c.probe))) {
+            let state = match rule.select(&classes, self.gate) {
                 SlotOutcome::Winner { candidate } => {
-                    let c = &list[candidate];
+                    let c = &candidates[candidate];
                     probed(c, display(rel, &c.name))
                 }
                 SlotOutcome::Absent => SlotState::Absent,
-                SlotOutcome::Unavailable => SlotState::Unavailable(unavailable_reason(list)),
+                SlotOutcome::Unavailable => {
+                    let list: Vec<CandidateProbe> =
+                        candidates.iter().take(classes.len()).cloned().collect();
+                    SlotState::Unavailable(unavailable_reason(&list))
+                }
             };
             slots.push(SlotScan { scope, state });
         }
@@ -286,29 +317,6 @@ impl Gather<'_> {
             candidates,
             slots,
         }
-    }
-
-    /// The candidate lists of a project directory as `(slot, names range)`
-    /// in [`Gather::names`] order: the base and local lists under
-    /// `first-wins`, one slot per name (`name(i)`) under `all-distinct`
-    /// (R-CFG-7).
-    fn slot_ranges<'n, F: Fn(usize) -> &'n str + 'n>(
-        &self,
-        len: usize,
-        name: F,
-    ) -> impl Iterator<Item = (&'n str, std::ops::Range<usize>)> + use<'n, F> {
-        let base_len = self.config.instruction_file_candidates.len().min(len);
-        let first_wins = self.config.candidate_policy == CandidatePolicy::FirstWins;
-        let lists = first_wins
-            .then_some([(SLOT_BASE, 0..base_len), (SLOT_LOCAL, base_len..len)])
-            .into_iter()
-            .flatten()
-            .filter(|(_, r)| !r.is_empty());
-        let each = (!first_wins)
-            .then(move || (0..len).map(move |i| (name(i), i..i + 1)))
-            .into_iter()
-            .flatten();
-        lists.chain(each)
     }
 
     /// Whether a probed directory shows exactly what the model already sees,
@@ -339,18 +347,21 @@ impl Gather<'_> {
             return false;
         }
         let mut winners: Vec<(&FileIdentity, String, Digest)> = Vec::new();
-        for (slot, range) in self.slot_ranges(names.len(), |i| names[i].as_str()) {
+        let classes: Vec<ProbeClass> = probes.iter().map(class).collect();
+        for (slot, rule) in &self.layout.slots {
             let scope = ScopeKey::project(rel, slot);
             if skip(&scope) {
                 continue;
             }
+            if rule.end() > classes.len() {
+                return false;
+            }
             let shown = visible.get(&scope);
-            match select_first_wins_iter(probes[range.clone()].iter().map(class)) {
+            match rule.select(&classes, self.gate) {
                 SlotOutcome::Absent if shown.is_some_and(VisibleEntry::is_loaded) => return false,
                 SlotOutcome::Absent => {}
                 SlotOutcome::Unavailable => return false,
-                SlotOutcome::Winner { candidate } => {
-                    let i = range.start + candidate;
+                SlotOutcome::Winner { candidate: i } => {
                     let Probe::Present(present) = &probes[i] else {
                         return false;
                     };
@@ -382,20 +393,12 @@ impl Gather<'_> {
         true
     }
 
-    /// Reads every unread winner of `scan` (or takes its digests from the
-    /// version cache when version and visible state both match, R-STATE-8),
-    /// then drops per-directory content duplicates (R-CFG-7).
-    pub(crate) async fn read(
-        &self,
-        scan: &mut DirScan,
-        seen: &mut SeenFiles,
-    ) -> Result<(), Cancelled> {
-        self.read_scans(std::slice::from_mut(scan), &[0], seen)
-            .await
-    }
-
-    /// [`Gather::read`] for `scans[i]`, `i` in `which`, with every file
-    /// that needs I/O read in one provider call (one blocking task on disk).
+    /// Reads every unread winner of `scans[i]`, `i` in `which` (or takes
+    /// its digests from the version cache when version and visible state
+    /// both match, R-STATE-8), then drops per-directory content duplicates
+    /// (R-CFG-7).
+    /// Every file that needs I/O is read in one provider call (one blocking
+    /// task on disk).
     pub(crate) async fn read_scans(
         &self,
         scans: &mut [DirScan],
@@ -445,7 +448,7 @@ impl Gather<'_> {
                     ReadOutcome::Unavailable(Unavailable::Io("no read result".into()))
                 });
                 let identity = file.present.identity.clone();
-                slot.state = loaded(file, outcome, path);
+                slot.state = loaded(file, outcome, path, self.config.content_transform);
                 match &slot.state {
                     SlotState::Unavailable(reason) => {
                         seen.failed.insert(identity, reason.clone());
@@ -536,10 +539,23 @@ impl Gather<'_> {
         if texts.is_empty() {
             return Ok(());
         }
+        // The rule file imports relative to its own directory, `.claude`.
+        let dirs: Vec<Utf8PathBuf> = texts
+            .iter()
+            .map(|(si, i, _, _)| {
+                let scan = &scans[*si];
+                if scan.rel.is_some() && scan.slots[*i].scope.slot() == Some(SLOT_CLAUDE_DIR) {
+                    scan.abs.join(".claude")
+                } else {
+                    scan.abs.clone()
+                }
+            })
+            .collect();
         let items: Vec<Candidate<'_>> = texts
             .iter()
-            .map(|(si, _, id, t)| Candidate {
-                dir: &scans[*si].abs,
+            .zip(&dirs)
+            .map(|((_, _, id, t), dir)| Candidate {
+                dir,
                 text: t,
                 identity: id,
             })
@@ -611,17 +627,32 @@ enum Vouch {
 }
 
 /// A winner's state after its read.
-fn loaded(file: &ProbedFile, outcome: ReadOutcome, path: &Utf8Path) -> SlotState {
+fn loaded(
+    file: &ProbedFile,
+    outcome: ReadOutcome,
+    path: &Utf8Path,
+    transform: ContentTransform,
+) -> SlotState {
     match outcome {
         ReadOutcome::Loaded(loaded) => {
-            let (digest, trimmed) = Digest::of_and_trimmed(&loaded.text);
+            // The agent's own transformations come first: imports and
+            // digests are over the text the model is shown (R-HOOK-4).
+            let (text, bytes): (Arc<str>, u64) = match transform {
+                ContentTransform::None => (Arc::from(loaded.text), loaded.bytes_read),
+                t => {
+                    let shown = t.apply(&loaded.text).into_owned();
+                    let len = shown.len() as u64;
+                    (Arc::from(shown), len)
+                }
+            };
+            let (digest, trimmed) = Digest::of_and_trimmed(&text);
             SlotState::Loaded(LoadedFile {
                 display: file.display.clone(),
                 digest,
                 trimmed,
                 version: loaded.version,
-                bytes: loaded.bytes_read,
-                text: Some(Arc::from(loaded.text)),
+                bytes,
+                text: Some(text),
                 imports: Vec::new(),
                 import_key: Vec::new(),
                 own_trimmed: None,
@@ -728,7 +759,7 @@ mod tests {
     //! names the condition that sends a directory back to the full path.
 
     use super::*;
-    use dsh_instructions_state::{Action, Change, TypedSource};
+    use dsh_instructions_state::{Action, Change, SLOT_BASE, SLOT_LOCAL, TypedSource};
     use rstest::rstest;
 
     const REL: &str = "a";
@@ -820,6 +851,9 @@ mod tests {
             cancel: &cancel,
             cache: Some((&cache, &visible)),
             imports: None,
+            layout: &Layout::new(&config),
+            gate: Gate::Open,
+            user_files: &[],
         };
         g.settled(REL, &names(), probes, skip, seen)
     }
@@ -914,6 +948,9 @@ mod tests {
             cancel: &cancel,
             cache: None,
             imports: None,
+            layout: &Layout::new(&config),
+            gate: Gate::Open,
+            user_files: &[],
         };
         let mut seen = SeenFiles::default();
         assert!(!g.settled(REL, &names(), &[A, A, A, A], &|_| false, &mut seen));

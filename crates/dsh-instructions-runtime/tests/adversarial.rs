@@ -351,6 +351,7 @@ fn mount(
             provider: Some(Arc::new(fs)),
             home: tree.dsh_home(),
             root: None,
+            user_files: Vec::new(),
         },
         host.clone() as Arc<dyn Host>,
     )

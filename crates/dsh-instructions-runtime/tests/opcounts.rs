@@ -62,6 +62,7 @@ impl Session {
                 provider: Some(Arc::new(fs.clone())),
                 home: home(),
                 root: None,
+                user_files: Vec::new(),
             },
             host.clone() as Arc<dyn Host>,
         )

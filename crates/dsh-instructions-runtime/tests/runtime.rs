@@ -113,6 +113,7 @@ fn mount(fs: &MemoryProvider, host: &Arc<MemoryHost>, config: Option<Config>) ->
             provider: Some(Arc::new(fs.clone())),
             home: home(),
             root: None,
+            user_files: Vec::new(),
         },
         host.clone() as Arc<dyn Host>,
     )
@@ -494,6 +495,7 @@ async fn disabled_and_providerless_are_no_ops_r_rt_9() {
             provider: None,
             home: home(),
             root: None,
+            user_files: Vec::new(),
         },
         host as Arc<dyn Host>,
     )

@@ -829,6 +829,7 @@ fn mount(fs: &MemoryProvider, host: &Arc<MemoryHost>, config: &Config) -> Instan
             provider: Some(Arc::new(fs.clone())),
             home: home(),
             root: None,
+            user_files: Vec::new(),
         },
         host.clone() as Arc<dyn Host>,
     )

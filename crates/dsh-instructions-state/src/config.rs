@@ -62,6 +62,77 @@ impl FromStr for CandidatePolicy {
     }
 }
 
+/// Where a fallback candidate (`fallback_instruction_file_candidates`) may
+/// load (R-HOOK-4, R-HOOK-8).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FallbackScope {
+    /// Per directory: a directory with no base candidate (and no
+    /// `.claude/CLAUDE.md` when [`Config::claude_dir`] is on) loads the
+    /// fallback. A superset of Claude Code's own rule; the Claude Code hook
+    /// uses it.
+    #[default]
+    Directory,
+    /// Path-wide, as Claude Code natively: the fallback loads (in every
+    /// directory without a base candidate) only while no base candidate,
+    /// `.claude/CLAUDE.md` or local candidate exists in any directory from
+    /// the project root to the cwd. Directories below the cwd follow the
+    /// chain's decision.
+    Path,
+}
+
+impl FallbackScope {
+    /// The configuration spelling: `directory` or `path`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Directory => "directory",
+            Self::Path => "path",
+        }
+    }
+}
+
+/// How a loaded file's text is changed before it is shown (R-HOOK-4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContentTransform {
+    /// The text as read (R-DISC-6), unchanged.
+    #[default]
+    None,
+    /// Claude Code's own transformations ([`crate::claude_transform`]):
+    /// leading YAML front matter stripped, HTML comments on their own lines
+    /// removed, trimmed.
+    Claude,
+}
+
+impl ContentTransform {
+    /// The configuration spelling: `none` or `claude`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Claude => "claude",
+        }
+    }
+
+    /// `text` transformed.
+    pub fn apply(self, text: &str) -> std::borrow::Cow<'_, str> {
+        match self {
+            Self::None => std::borrow::Cow::Borrowed(text),
+            Self::Claude => std::borrow::Cow::Owned(crate::claude_transform(text)),
+        }
+    }
+}
+
+/// Depth of `@path` imports below a candidate (R-IMP-2).
+pub const DEFAULT_MAX_IMPORT_DEPTH: u32 = 5;
+
+/// Claude Code's own import depth (measured: r1..r4 load, r5 does not).
+pub const CLAUDE_MAX_IMPORT_DEPTH: u32 = 4;
+
+/// The file Claude Code reads right after a directory's `CLAUDE.md`
+/// ([`Config::claude_dir`]); a rule, not a candidate entry (R-CFG-4 keeps
+/// ignoring configured names with `/`).
+pub const CLAUDE_DIR_FILE: &str = ".claude/CLAUDE.md";
+
 /// Named configurations for neighbouring conventions (R-CFG-9).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -70,7 +141,10 @@ pub enum Preset {
     Dsh,
     /// `[AGENTS.override.md, AGENTS.md]`, no overlays, 32,768 bytes.
     Codex,
-    /// `[CLAUDE.md]` with overlay `[CLAUDE.local.md]`, 65,536 bytes.
+    /// Claude Code's native selection: `[CLAUDE.md]` then
+    /// `.claude/CLAUDE.md`, overlay `[CLAUDE.local.md]`, fallback
+    /// `[AGENTS.md]` path-wide, Claude's transformations, the user file
+    /// `~/.claude/CLAUDE.md`, imports to depth 4; 65,536 bytes.
     Claude,
     /// `[AGENTS.md, CLAUDE.md]`, no overlays, 65,536 bytes.
     Opencode,
@@ -150,6 +224,23 @@ pub struct Config {
     /// Expand `@path` imports inside instruction files (R-CFG-10, SPEC §13);
     /// off by default, on in the `claude` and `gemini` presets.
     pub imports: bool,
+    /// Names that load only where no base candidate exists (validated like
+    /// the candidate lists); empty by default (R-HOOK-4).
+    pub fallback_instruction_file_candidates: Vec<String>,
+    /// Where the fallback applies: per directory (default) or path-wide.
+    pub fallback_scope: FallbackScope,
+    /// Read [`CLAUDE_DIR_FILE`] right after a directory's `CLAUDE.md` (its
+    /// own slot, [`crate::SLOT_CLAUDE_DIR`]); off by default.
+    pub claude_dir: bool,
+    /// Transformation applied to every loaded file's text (and import).
+    pub content_transform: ContentTransform,
+    /// Agent user-level files (`~/…` paths, expanded against the OS home
+    /// at mount), rendered right after the user-global file and before the
+    /// project files, in this order; empty by default. Entries that are not
+    /// `~/…` paths to a file are ignored with a warning.
+    pub user_instruction_files: Vec<String>,
+    /// Import depth below a candidate (R-IMP-2); 5 by default, 4 for Claude.
+    pub max_import_depth: u32,
 }
 
 fn strings(items: &[&str]) -> Vec<String> {
@@ -189,6 +280,12 @@ impl Config {
             touch_tools: default_touch_tools(),
             shell_tools: BTreeMap::new(),
             imports: false,
+            fallback_instruction_file_candidates: Vec::new(),
+            fallback_scope: FallbackScope::Directory,
+            claude_dir: false,
+            content_transform: ContentTransform::None,
+            user_instruction_files: Vec::new(),
+            max_import_depth: DEFAULT_MAX_IMPORT_DEPTH,
         }
     }
 
@@ -219,6 +316,14 @@ impl Config {
         c.candidate_policy = CandidatePolicy::FirstWins;
         c.max_bytes = max_bytes;
         c.imports = matches!(p, Preset::Claude | Preset::Gemini);
+        if p == Preset::Claude {
+            c.claude_dir = true;
+            c.fallback_instruction_file_candidates = strings(&["AGENTS.md"]);
+            c.fallback_scope = FallbackScope::Path;
+            c.content_transform = ContentTransform::Claude;
+            c.user_instruction_files = strings(&["~/.claude/CLAUDE.md"]);
+            c.max_import_depth = CLAUDE_MAX_IMPORT_DEPTH;
+        }
         c
     }
 
@@ -292,11 +397,18 @@ impl Config {
                 &mut config.local_instruction_file_candidates,
             ),
             ("project_root_markers", &mut config.project_root_markers),
+            (
+                "fallback_instruction_file_candidates",
+                &mut config.fallback_instruction_file_candidates,
+            ),
         ] {
             let (kept, w) = validate_names(field, list);
             *list = kept;
             warnings.extend(w);
         }
+        let (kept, w) = validate_user_files(&config.user_instruction_files);
+        config.user_instruction_files = kept;
+        warnings.extend(w);
         if let Some(home) = config.dsh_home.take_if(|h| h.trim().is_empty()) {
             warnings.push(ConfigWarning {
                 field: "dsh_home",
@@ -465,6 +577,24 @@ pub struct ConfigInput {
     /// See [`Config::imports`] (R-CFG-10); wins over the preset's value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imports: Option<bool>,
+    /// See [`Config::fallback_instruction_file_candidates`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_instruction_file_candidates: Option<Vec<String>>,
+    /// See [`Config::fallback_scope`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_scope: Option<FallbackScope>,
+    /// See [`Config::claude_dir`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claude_dir: Option<bool>,
+    /// See [`Config::content_transform`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_transform: Option<ContentTransform>,
+    /// See [`Config::user_instruction_files`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_instruction_files: Option<Vec<String>>,
+    /// See [`Config::max_import_depth`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_import_depth: Option<u32>,
 }
 
 /// A validated configuration plus the entries validation ignored.
@@ -556,6 +686,8 @@ pub mod reasons {
     pub const DUPLICATE: &str = "duplicate of an earlier entry";
     /// A blank `dsh_home`.
     pub const BLANK_HOME: &str = "blank, treated as unset";
+    /// A user instruction file that is not a `~/…` path to a file.
+    pub const NOT_HOME_PATH: &str = "not a ~/ path to a file";
 }
 
 /// Why a single file name is unusable, if it is.
@@ -597,6 +729,46 @@ pub fn validate_names(
         match problem {
             Some(reason) => warnings.push(ConfigWarning {
                 field,
+                entry: entry.clone(),
+                reason,
+            }),
+            None => kept.push(entry.clone()),
+        }
+    }
+    (kept, warnings)
+}
+
+/// Validates `user_instruction_files`: each entry must be `~/` followed by
+/// a relative path to a file (no empty, `.` or `..` component, no `\` or
+/// NUL); repeats keep the first position. Dropped entries are reported.
+///
+/// ```
+/// use dsh_instructions_state::validate_user_files;
+/// let input = ["~/.claude/CLAUDE.md", "/etc/x", "~/", "~/a/../b", "~/.claude/CLAUDE.md"].map(String::from);
+/// let (kept, warnings) = validate_user_files(&input);
+/// assert_eq!(kept, ["~/.claude/CLAUDE.md"]);
+/// assert_eq!(warnings.len(), 4);
+/// ```
+pub fn validate_user_files(entries: &[String]) -> (Vec<String>, Vec<ConfigWarning>) {
+    const FIELD: &str = "user_instruction_files";
+    let mut kept: Vec<String> = Vec::new();
+    let mut warnings = Vec::new();
+    for entry in entries {
+        let problem = match entry.strip_prefix("~/") {
+            Some(rest)
+                if !rest.is_empty()
+                    && !rest.contains(['\\', '\0'])
+                    && rest
+                        .split('/')
+                        .all(|c| !c.is_empty() && c != "." && c != "..") =>
+            {
+                kept.contains(entry).then_some(reasons::DUPLICATE)
+            }
+            _ => Some(reasons::NOT_HOME_PATH),
+        };
+        match problem {
+            Some(reason) => warnings.push(ConfigWarning {
+                field: FIELD,
                 entry: entry.clone(),
                 reason,
             }),
@@ -718,6 +890,28 @@ impl ConfigInput {
         if let Some(imports) = self.imports {
             config.imports = imports;
         }
+        if let Some(names) = &self.fallback_instruction_file_candidates {
+            let (kept, w) = validate_names("fallback_instruction_file_candidates", names);
+            config.fallback_instruction_file_candidates = kept;
+            warnings.extend(w);
+        }
+        if let Some(scope) = self.fallback_scope {
+            config.fallback_scope = scope;
+        }
+        if let Some(on) = self.claude_dir {
+            config.claude_dir = on;
+        }
+        if let Some(t) = self.content_transform {
+            config.content_transform = t;
+        }
+        if let Some(files) = &self.user_instruction_files {
+            let (kept, w) = validate_user_files(files);
+            config.user_instruction_files = kept;
+            warnings.extend(w);
+        }
+        if let Some(depth) = self.max_import_depth {
+            config.max_import_depth = depth;
+        }
         Ok(ResolvedConfig { config, warnings })
     }
 }
@@ -786,6 +980,39 @@ mod tests {
         assert_eq!(c.max_bytes, max);
         assert_eq!(c.project_root_markers, v(&[".git"]));
         assert_eq!(c.max_source_bytes, DEFAULT_MAX_SOURCE_BYTES);
+        // R-HOOK-8: `claude` is Claude Code's native selection; every other
+        // preset keeps the new fields at their defaults.
+        let claude = p == Preset::Claude;
+        assert_eq!(c.claude_dir, claude);
+        assert_eq!(
+            c.fallback_instruction_file_candidates,
+            if claude { v(&["AGENTS.md"]) } else { v(&[]) }
+        );
+        assert_eq!(
+            c.fallback_scope,
+            if claude {
+                FallbackScope::Path
+            } else {
+                FallbackScope::Directory
+            }
+        );
+        assert_eq!(
+            c.content_transform,
+            if claude {
+                ContentTransform::Claude
+            } else {
+                ContentTransform::None
+            }
+        );
+        assert_eq!(
+            c.user_instruction_files,
+            if claude {
+                v(&["~/.claude/CLAUDE.md"])
+            } else {
+                v(&[])
+            }
+        );
+        assert_eq!(c.max_import_depth, if claude { 4 } else { 5 });
         // The preset alone satisfies the max_bytes requirement (R-CFG-1).
         let name = p.to_string();
         let resolved = parse(json!({"preset": name})).resolve().unwrap();
@@ -827,6 +1054,83 @@ mod tests {
     #[case::codex_switched_on(json!({"preset": "codex", "imports": true}), true)]
     fn imports_key(#[case] input: serde_json::Value, #[case] on: bool) {
         assert_eq!(parse(input).resolve().unwrap().config.imports, on);
+    }
+
+    #[test]
+    fn claude_fields_resolve_and_win_over_the_preset() {
+        let c = parse(json!({
+            "preset": "claude",
+            "fallback_scope": "directory",
+            "fallback_instruction_file_candidates": ["AGENTS.md", "a/b", "GEMINI.md"],
+            "claude_dir": false,
+            "content_transform": "none",
+            "user_instruction_files": ["~/.claude/CLAUDE.md", "/abs", "~/x.md"],
+            "max_import_depth": 2,
+        }))
+        .resolve()
+        .unwrap();
+        let w: Vec<(&str, &str)> = c
+            .warnings
+            .iter()
+            .map(|w| (w.field, w.entry.as_str()))
+            .collect();
+        assert_eq!(
+            w,
+            [
+                ("fallback_instruction_file_candidates", "a/b"),
+                ("user_instruction_files", "/abs"),
+            ]
+        );
+        let c = c.config;
+        assert_eq!(c.fallback_scope, FallbackScope::Directory);
+        assert_eq!(
+            c.fallback_instruction_file_candidates,
+            v(&["AGENTS.md", "GEMINI.md"])
+        );
+        assert!(!c.claude_dir);
+        assert_eq!(c.content_transform, ContentTransform::None);
+        assert_eq!(
+            c.user_instruction_files,
+            v(&["~/.claude/CLAUDE.md", "~/x.md"])
+        );
+        assert_eq!(c.max_import_depth, 2);
+        // Defaults without a preset: today's behaviour.
+        let d = parse(json!({"max_bytes": 1})).resolve().unwrap().config;
+        assert_eq!(d, Config::with_max_bytes(1));
+        assert!(d.fallback_instruction_file_candidates.is_empty() && !d.claude_dir);
+        assert_eq!(d.max_import_depth, 5);
+    }
+
+    #[rstest]
+    #[case::bad_scope(json!({"max_bytes": 1, "fallback_scope": "tree"}))]
+    #[case::bad_transform(json!({"max_bytes": 1, "content_transform": "gemini"}))]
+    #[case::negative_depth(json!({"max_bytes": 1, "max_import_depth": -1}))]
+    #[case::claude_dir_string(json!({"max_bytes": 1, "claude_dir": "yes"}))]
+    fn claude_fields_reject_bad_values(#[case] value: serde_json::Value) {
+        assert!(serde_json::from_value::<ConfigInput>(value).is_err());
+    }
+
+    #[rstest]
+    #[case::ok("~/.claude/CLAUDE.md", None)]
+    #[case::absolute("/etc/CLAUDE.md", Some(reasons::NOT_HOME_PATH))]
+    #[case::relative("CLAUDE.md", Some(reasons::NOT_HOME_PATH))]
+    #[case::bare_tilde("~/", Some(reasons::NOT_HOME_PATH))]
+    #[case::other_user("~bob/x", Some(reasons::NOT_HOME_PATH))]
+    #[case::dotdot("~/a/../x", Some(reasons::NOT_HOME_PATH))]
+    #[case::trailing_slash("~/a/", Some(reasons::NOT_HOME_PATH))]
+    #[case::backslash("~/a\\b", Some(reasons::NOT_HOME_PATH))]
+    fn user_file_entries(#[case] entry: &str, #[case] problem: Option<&str>) {
+        let (kept, w) = validate_user_files(&[entry.to_owned()]);
+        assert_eq!(w.first().map(|w| w.reason), problem);
+        assert_eq!(kept.is_empty(), problem.is_some());
+        let mut c = Config::with_max_bytes(1);
+        c.user_instruction_files = vec![entry.to_owned(), entry.to_owned()];
+        let r = c.revalidated().unwrap();
+        assert_eq!(
+            r.config.user_instruction_files.len(),
+            usize::from(problem.is_none())
+        );
+        assert_eq!(r.warnings.len(), if problem.is_some() { 2 } else { 1 });
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::config::Config;
+use crate::config::{Config, ContentTransform, DEFAULT_MAX_IMPORT_DEPTH};
 use crate::source::SCHEMA;
 
 /// A JSON string literal (serde_json does the escaping).
@@ -50,13 +50,51 @@ pub fn baseline_identity(config: &Config, root_relative_to_cwd: &str) -> String 
         json_list(&config.instruction_file_candidates),
         json_list(&config.local_instruction_file_candidates),
         json_str(config.candidate_policy.as_str()),
-        if config.imports {
-            r#""imports":true,"#
-        } else {
-            ""
-        },
+        extra_members(config),
         SCHEMA,
     );
+    s
+}
+
+/// The identity members after `policy` that exist only when a field differs
+/// from its default, so that a configuration without them keeps the text
+/// (and the baseline) of the sessions recorded before they existed:
+/// `imports`, then `max_import_depth` (only with imports on), `claude_dir`,
+/// `fallback_instruction_file_candidates` with `fallback_scope` (only when
+/// the list is not empty), `content_transform`, `user_instruction_files`.
+fn extra_members(config: &Config) -> String {
+    let mut s = String::new();
+    if config.imports {
+        s.push_str(r#""imports":true,"#);
+        if config.max_import_depth != DEFAULT_MAX_IMPORT_DEPTH {
+            let _ = write!(s, r#""max_import_depth":{},"#, config.max_import_depth);
+        }
+    }
+    if config.claude_dir {
+        s.push_str(r#""claude_dir":true,"#);
+    }
+    if !config.fallback_instruction_file_candidates.is_empty() {
+        let _ = write!(
+            s,
+            r#""fallback_instruction_file_candidates":{},"fallback_scope":{},"#,
+            json_list(&config.fallback_instruction_file_candidates),
+            json_str(config.fallback_scope.as_str()),
+        );
+    }
+    if config.content_transform != ContentTransform::None {
+        let _ = write!(
+            s,
+            r#""content_transform":{},"#,
+            json_str(config.content_transform.as_str())
+        );
+    }
+    if !config.user_instruction_files.is_empty() {
+        let _ = write!(
+            s,
+            r#""user_instruction_files":{},"#,
+            json_list(&config.user_instruction_files)
+        );
+    }
     s
 }
 
@@ -194,6 +232,41 @@ mod tests {
         let mut c = base.clone();
         c.imports = true;
         variants.push(id(&c, "."));
+
+        // The Claude fields: each at a non-default value changes it.
+        let mut claude_variants = Vec::new();
+        let mut c = base.clone();
+        c.claude_dir = true;
+        claude_variants.push(id(&c, "."));
+        let mut c = base.clone();
+        c.fallback_instruction_file_candidates = vec!["AGENTS.md".into()];
+        claude_variants.push(id(&c, "."));
+        c.fallback_scope = crate::FallbackScope::Path;
+        claude_variants.push(id(&c, "."));
+        let mut c = base.clone();
+        c.content_transform = ContentTransform::Claude;
+        claude_variants.push(id(&c, "."));
+        let mut c = base.clone();
+        c.user_instruction_files = vec!["~/.claude/CLAUDE.md".into()];
+        claude_variants.push(id(&c, "."));
+        let mut c = base.clone();
+        c.imports = true;
+        c.max_import_depth = 4;
+        claude_variants.push(id(&c, "."));
+        let unique: std::collections::BTreeSet<&String> =
+            variants.iter().chain(&claude_variants).collect();
+        assert_eq!(unique.len(), variants.len() + claude_variants.len());
+        assert!(!unique.contains(&reference));
+        for v in &claude_variants {
+            let _: serde_json::Value = serde_json::from_str(v).unwrap();
+        }
+
+        // At their defaults they leave it alone; the depth counts only
+        // with imports on, the scope only with a fallback list.
+        let mut c = base.clone();
+        c.max_import_depth = 4;
+        c.fallback_scope = crate::FallbackScope::Path;
+        assert_eq!(id(&c, "."), reference);
 
         // Not part of the identity: home, touch tools and shell tools (so
         // turning shell touches on keeps every recorded baseline, 0015).

@@ -24,6 +24,7 @@
 #![forbid(unsafe_code)]
 
 mod cache;
+mod claude;
 mod config;
 pub mod describe;
 mod digest;
@@ -35,17 +36,19 @@ mod transition;
 mod visible;
 
 pub use cache::{CacheEntry, ImportKey, VersionCache};
+pub use claude::claude_transform;
 pub use config::{
-    BudgetInput, CandidatePolicy, Config, ConfigError, ConfigInput, ConfigWarning,
-    DEFAULT_MAX_SOURCE_BYTES, DEFAULT_PRESET_MAX_BYTES, NumberInput, Preset, ResolvedConfig,
-    default_touch_tools, reasons, validate_names,
+    BudgetInput, CLAUDE_DIR_FILE, CLAUDE_MAX_IMPORT_DEPTH, CandidatePolicy, Config, ConfigError,
+    ConfigInput, ConfigWarning, ContentTransform, DEFAULT_MAX_IMPORT_DEPTH,
+    DEFAULT_MAX_SOURCE_BYTES, DEFAULT_PRESET_MAX_BYTES, FallbackScope, NumberInput, Preset,
+    ResolvedConfig, default_touch_tools, reasons, validate_names, validate_user_files,
 };
 pub use digest::Digest;
 pub use identity::{baseline_identity, root_relative_to_cwd};
 pub use imports::{
     IMPORT_MAX_COUNT, IMPORT_MAX_DEPTH, ImportBlock, ImportToken, assemble_imports, import_tokens,
 };
-pub use scope::{SLOT_BASE, SLOT_LOCAL, ScopeKey, ScopeKind, section_order};
+pub use scope::{SLOT_BASE, SLOT_CLAUDE_DIR, SLOT_LOCAL, ScopeKey, ScopeKind, section_order};
 pub use source::{Action, Change, SCHEMA, SOURCE_FORM, SOURCE_KIND, TypedSource};
 pub use transition::{
     Observation, ProbeClass, SlotOutcome, dedup_keep, reconcile_directory, select_first_wins,

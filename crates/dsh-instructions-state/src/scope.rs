@@ -9,13 +9,19 @@ use crate::config::{CandidatePolicy, Config};
 pub const SLOT_BASE: &str = "base";
 /// Slot of the overlay under `first-wins` (R-STATE-2).
 pub const SLOT_LOCAL: &str = "local";
+/// Slot of `.claude/CLAUDE.md` (`claude_dir`), under either policy: it is a
+/// rule, not a candidate entry, so it has no name of its own to use.
+pub const SLOT_CLAUDE_DIR: &str = "claude-dir";
 
 const USER_GLOBAL: &str = "user\0AGENTS.md";
+const USER_PREFIX: &str = "user\0";
 const PROJECT_PREFIX: &str = "project\0";
 
 /// Which file a change is about, as the NUL-separated string of R-STATE-2:
-/// `user\0AGENTS.md` for the user-global file, `project\0<dir>\0<slot>` for a
-/// project slot. The NUL separator means no directory name (`user`,
+/// `user\0AGENTS.md` for the user-global file, `user\0~/<path>` for an
+/// agent's user-level file (`user_instruction_files`, e.g.
+/// `user\0~/.claude/CLAUDE.md`), `project\0<dir>\0<slot>` for a project
+/// slot. The NUL separator means no directory name (`user`,
 /// `user-global`, …) can collide with the user-global key.
 ///
 /// ```
@@ -38,6 +44,11 @@ pub struct ScopeKey(String);
 pub enum ScopeKind<'a> {
     /// The user-global file `<home>/AGENTS.md` (R-HOME-4).
     UserGlobal,
+    /// An agent's user-level file, by its configured `~/…` path.
+    UserFile {
+        /// The path as configured, `~/…`.
+        path: &'a str,
+    },
     /// A slot of a project directory.
     Project {
         /// `.` for the project root, else a `/`-separated relative path.
@@ -94,11 +105,30 @@ impl ScopeKey {
         (valid_dir(dir) && valid_slot(slot)).then(|| Self::project(dir, slot))
     }
 
-    /// Parses a persisted key; `None` for anything that is not one of the two
+    /// An agent's user-level file, `user\0<path>`; `None` unless `path` is
+    /// `~/` and a relative path without empty, `.` or `..` components (and
+    /// no NUL), as `user_instruction_files` entries are.
+    ///
+    /// ```
+    /// use dsh_instructions_state::{ScopeKey, ScopeKind};
+    /// let k = ScopeKey::user_file("~/.claude/CLAUDE.md").unwrap();
+    /// assert_eq!(k.kind(), ScopeKind::UserFile { path: "~/.claude/CLAUDE.md" });
+    /// assert_eq!(ScopeKey::parse(k.as_str()), Some(k));
+    /// assert_eq!(ScopeKey::user_file("/etc/x"), None);
+    /// ```
+    pub fn user_file(path: &str) -> Option<Self> {
+        let rest = path.strip_prefix("~/")?;
+        (valid_dir(rest) && rest != ".").then(|| Self(format!("{USER_PREFIX}{path}")))
+    }
+
+    /// Parses a persisted key; `None` for anything that is not one of the
     /// shapes of R-STATE-2 with a well-formed directory and slot.
     pub fn parse(s: &str) -> Option<Self> {
         if s == USER_GLOBAL {
             return Some(Self::user_global());
+        }
+        if let Some(path) = s.strip_prefix(USER_PREFIX) {
+            return Self::user_file(path);
         }
         let (dir, slot) = s.strip_prefix(PROJECT_PREFIX)?.split_once('\0')?;
         Self::try_project(dir, slot).filter(|k| k.0 == s)
@@ -112,7 +142,10 @@ impl ScopeKey {
     /// The key's parts.
     pub fn kind(&self) -> ScopeKind<'_> {
         match self.0.strip_prefix(PROJECT_PREFIX) {
-            None => ScopeKind::UserGlobal,
+            None if self.0 == USER_GLOBAL => ScopeKind::UserGlobal,
+            None => ScopeKind::UserFile {
+                path: self.0.strip_prefix(USER_PREFIX).unwrap_or(&self.0),
+            },
             Some(rest) => {
                 // Every project key holds a NUL after the directory; the
                 // fallback only keeps this total.
@@ -126,7 +159,7 @@ impl ScopeKey {
     /// scope.
     pub fn dir(&self) -> Option<&str> {
         match self.kind() {
-            ScopeKind::UserGlobal => None,
+            ScopeKind::UserGlobal | ScopeKind::UserFile { .. } => None,
             ScopeKind::Project { dir, .. } => Some(dir),
         }
     }
@@ -134,7 +167,7 @@ impl ScopeKey {
     /// The slot, `None` for the user-global scope.
     pub fn slot(&self) -> Option<&str> {
         match self.kind() {
-            ScopeKind::UserGlobal => None,
+            ScopeKind::UserGlobal | ScopeKind::UserFile { .. } => None,
             ScopeKind::Project { slot, .. } => Some(slot),
         }
     }
@@ -142,6 +175,12 @@ impl ScopeKey {
     /// True for the user-global scope.
     pub fn is_user_global(&self) -> bool {
         self.kind() == ScopeKind::UserGlobal
+    }
+
+    /// True for the user-global scope and the agent user-level files: the
+    /// scopes outside the project.
+    pub fn is_user(&self) -> bool {
+        !matches!(self.kind(), ScopeKind::Project { .. })
     }
 }
 
@@ -164,18 +203,63 @@ fn slot_rank(slot: &str, config: &Config) -> Option<usize> {
     match config.candidate_policy {
         CandidatePolicy::FirstWins => match slot {
             SLOT_BASE => Some(0),
-            SLOT_LOCAL => Some(1),
+            SLOT_CLAUDE_DIR if config.claude_dir => Some(1),
+            SLOT_LOCAL => Some(2),
             _ => None,
         },
-        CandidatePolicy::AllDistinct => config
-            .instruction_file_candidates
-            .iter()
-            .chain(&config.local_instruction_file_candidates)
-            .position(|c| c == slot),
+        CandidatePolicy::AllDistinct => all_distinct_slots(config).position(|c| c == slot),
     }
 }
 
-/// Broadest-first section order (R-REN-3): the user-global scope first; then
+/// The slots of one directory under `all-distinct`, in section order: the
+/// base list with [`SLOT_CLAUDE_DIR`] right after `CLAUDE.md` (after the
+/// base list when it has no `CLAUDE.md`), the fallback list, the local
+/// list.
+pub(crate) fn all_distinct_slots(config: &Config) -> impl Iterator<Item = &str> {
+    let base = &config.instruction_file_candidates;
+    let at = base
+        .iter()
+        .position(|c| c == "CLAUDE.md")
+        .map_or(base.len(), |i| i + 1);
+    let claude = config.claude_dir.then_some(SLOT_CLAUDE_DIR);
+    base[..at]
+        .iter()
+        .map(String::as_str)
+        .chain(claude)
+        .chain(base[at..].iter().map(String::as_str))
+        .chain(
+            config
+                .fallback_instruction_file_candidates
+                .iter()
+                .map(String::as_str),
+        )
+        .chain(
+            config
+                .local_instruction_file_candidates
+                .iter()
+                .map(String::as_str),
+        )
+}
+
+/// Rank of a user scope: the user-global file, then the user-level files
+/// in configured order, unknown ones last.
+fn user_rank(key: &ScopeKey, config: &Config) -> (usize, usize) {
+    match key.kind() {
+        ScopeKind::UserGlobal => (0, 0),
+        ScopeKind::UserFile { path } => (
+            1,
+            config
+                .user_instruction_files
+                .iter()
+                .position(|p| p == path)
+                .unwrap_or(usize::MAX),
+        ),
+        ScopeKind::Project { .. } => (2, 0),
+    }
+}
+
+/// Broadest-first section order (R-REN-3): the user-global scope first, the
+/// agent user-level files next (configured order); then
 /// project directories by depth (`.` = 0), then by path compared component by
 /// component in byte order; within a directory, slot order (see
 /// [`CandidatePolicy`]), unknown slots last by name. A total order consistent
@@ -200,8 +284,10 @@ pub fn section_order(a: &ScopeKey, b: &ScopeKey, config: &Config) -> Ordering {
     let (ScopeKind::Project { dir: da, slot: sa }, ScopeKind::Project { dir: db, slot: sb }) =
         (a.kind(), b.kind())
     else {
-        // At least one is user-global: it sorts first.
-        return b.is_user_global().cmp(&a.is_user_global());
+        // At least one is a user scope: user scopes sort first.
+        return user_rank(a, config)
+            .cmp(&user_rank(b, config))
+            .then_with(|| a.as_str().cmp(b.as_str()));
     };
     let (ca, cb) = (components(da), components(db));
     ca.clone()
@@ -233,6 +319,10 @@ mod tests {
     #[case::dir_named_user("project\0user\0AGENTS.md", true)]
     #[case::dir_named_user_global("project\0user-global\0base", true)]
     #[case::user_other_file("user\0CLAUDE.md", false)]
+    #[case::user_file("user\0~/.claude/CLAUDE.md", true)]
+    #[case::user_file_dotdot("user\0~/../x", false)]
+    #[case::user_file_bare_tilde("user\0~/", false)]
+    #[case::user_file_absolute("user\0/etc/x", false)]
     #[case::no_slot("project\0a", false)]
     #[case::empty_slot("project\0a\0", false)]
     #[case::empty_dir("project\0\0base", false)]
@@ -302,6 +392,22 @@ mod tests {
         ScopeKey::project(dir, slot)
     }
 
+    fn uf(path: &str) -> ScopeKey {
+        ScopeKey::user_file(path).unwrap()
+    }
+
+    fn claude() -> Config {
+        let mut c = Config::preset(crate::Preset::Claude);
+        c.user_instruction_files.push("~/b.md".into());
+        c
+    }
+
+    fn claude_ad() -> Config {
+        let mut c = claude();
+        c.candidate_policy = CandidatePolicy::AllDistinct;
+        c
+    }
+
     // R-REN-3: each case asserts a < b.
     #[rstest]
     #[case::user_before_root(ScopeKey::user_global(), p(".", "base"), fw())]
@@ -316,6 +422,26 @@ mod tests {
     #[case::candidate_position(p(".", "CLAUDE.md"), p(".", "AGENTS.local.md"), ad())]
     #[case::base_list_first(p(".", "AGENTS.md"), p(".", "CLAUDE.md"), ad())]
     #[case::known_before_unknown_ad(p(".", "CLAUDE.local.md"), p(".", "base"), ad())]
+    #[case::user_file_after_user_global(
+        ScopeKey::user_global(),
+        uf("~/.claude/CLAUDE.md"),
+        claude()
+    )]
+    #[case::user_file_before_root(uf("~/.claude/CLAUDE.md"), p(".", "base"), claude())]
+    #[case::user_files_configured_order(uf("~/.claude/CLAUDE.md"), uf("~/b.md"), claude())]
+    #[case::claude_dir_after_base(p(".", "base"), p(".", SLOT_CLAUDE_DIR), claude())]
+    #[case::claude_dir_before_local(p(".", SLOT_CLAUDE_DIR), p(".", "local"), claude())]
+    #[case::claude_dir_after_claude_md_ad(
+        p(".", "CLAUDE.md"),
+        p(".", SLOT_CLAUDE_DIR),
+        claude_ad()
+    )]
+    #[case::claude_dir_before_fallback_ad(
+        p(".", SLOT_CLAUDE_DIR),
+        p(".", "AGENTS.md"),
+        claude_ad()
+    )]
+    #[case::fallback_before_local_ad(p(".", "AGENTS.md"), p(".", "CLAUDE.local.md"), claude_ad())]
     fn section_order_cases(#[case] a: ScopeKey, #[case] b: ScopeKey, #[case] config: Config) {
         assert_eq!(section_order(&a, &b, &config), Ordering::Less);
         assert_eq!(section_order(&b, &a, &config), Ordering::Greater);
@@ -349,9 +475,12 @@ mod tests {
             Just("CLAUDE.md"),
             Just("AGENTS.local.md"),
             Just("zz"),
+            Just(SLOT_CLAUDE_DIR),
         ];
         prop_oneof![
             1 => Just(ScopeKey::user_global()),
+            1 => prop_oneof![Just("~/.claude/CLAUDE.md"), Just("~/b.md"), Just("~/z")]
+                .prop_map(|p| ScopeKey::user_file(p).unwrap()),
             6 => (dir, slot).prop_map(|(d, s)| ScopeKey::project(&d, s)),
         ]
     }
@@ -361,7 +490,7 @@ mod tests {
         fn section_order_is_a_total_order(
             a in arb_key(), b in arb_key(), c in arb_key(), all_distinct in any::<bool>()
         ) {
-            let config = if all_distinct { ad() } else { fw() };
+            let config = if all_distinct { claude_ad() } else { claude() };
             let ord = |x: &ScopeKey, y: &ScopeKey| section_order(x, y, &config);
             // Antisymmetry and consistency with Eq.
             prop_assert_eq!(ord(&a, &b), ord(&b, &a).reverse());

@@ -116,6 +116,7 @@ impl Session {
                 provider: Some(provider),
                 home: home(tree),
                 root: None,
+                user_files: Vec::new(),
             },
             host.clone() as Arc<dyn Host>,
         )
