@@ -100,6 +100,8 @@ pub struct ToolInput {
     pub name: String,
     /// Path argument (absolute values rewritten).
     pub path: Option<String>,
+    /// Explicit string arguments (absolute paths inside rewritten).
+    pub args: std::collections::BTreeMap<String, String>,
     /// `false` = error result.
     pub ok: bool,
     /// Cancelled execution.
@@ -341,6 +343,30 @@ struct StepContext<'a> {
     fixture: &'a dyn FsFixture,
     mounting: &'a mut Mounting,
     spec_for: &'a dyn Fn(&Mounting) -> MountSpec,
+    /// First components of the scenario's absolute paths (`/work`, …): the
+    /// prefixes rewritten inside tool arguments on disk.
+    tops: &'a [String],
+}
+
+/// The first components of every absolute path the scenario names for its
+/// filesystem: `cwd`, `fs` and `write` keys, trusted roots.
+fn scenario_tops(sc: &Scenario) -> Vec<String> {
+    let written = sc.steps.iter().flat_map(|s| match &s.action {
+        Action::Write(w) => w.0.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
+        _ => Vec::new(),
+    });
+    let mut tops: Vec<String> = std::iter::once(sc.cwd.clone())
+        .chain(sc.fs.0.iter().map(|(k, _)| k.clone()))
+        .chain(written)
+        .chain(sc.trusted_roots.iter().flatten().cloned())
+        .filter_map(|p| {
+            let first = p.strip_prefix('/')?.split('/').next()?;
+            (!first.is_empty() && first != "." && first != "..").then(|| format!("/{first}"))
+        })
+        .collect();
+    tops.sort();
+    tops.dedup();
+    tops
 }
 
 /// Performs one step's action; returns the pre-step's result, if any.
@@ -371,6 +397,11 @@ async fn run_action<D: Driver>(
             let input = ToolInput {
                 name: t.name.clone(),
                 path: t.path.as_deref().map(|p| fixture.paths().map(p)),
+                args: t
+                    .args
+                    .iter()
+                    .map(|(k, v)| (k.clone(), fixture.paths().map_in_text(v, cx.tops)))
+                    .collect(),
                 ok: t.ok,
                 cancelled: t.cancelled,
                 token: t.token.clone().unwrap_or_else(|| format!("step-{n}")),
@@ -448,10 +479,12 @@ async fn run_inner<D: Driver>(
         .map_err(|e| format!("mount: {e}"))?;
 
     let mut next_step: u32 = 1;
+    let tops = scenario_tops(sc);
     let mut cx = StepContext {
         fixture: fixture.as_ref(),
         mounting: &mut mounting,
         spec_for: &spec_for,
+        tops: &tops,
     };
     for (i, step) in sc.steps.iter().enumerate() {
         let n = i + 1;
