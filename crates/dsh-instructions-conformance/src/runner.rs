@@ -974,6 +974,27 @@ mod tests {
     }
 
     #[test]
+    fn tool_args_rewrite_absolute_paths_inside_strings_on_disk() {
+        let src = "cwd: /w/r\nfs:\n  /w/r/.git: dir\nsteps:\n  - tool: {name: bash, path: a.rs, args: {command: \"cat /w/r/a '/w/b' /wx /v\", workdir: /w/r/pkg}}\n";
+        for (kind, prefix) in [(ProviderKind::Memory, false), (ProviderKind::Disk, true)] {
+            let (v, d) = run(src, kind);
+            assert_eq!(v, Verdict::Pass);
+            let log = d.0.borrow();
+            let t = log.specs[0]
+                .cwd
+                .as_str()
+                .strip_suffix("/w/r")
+                .unwrap()
+                .to_owned();
+            assert_eq!(t.is_empty(), !prefix, "{t}");
+            let args = &log.tools[0].args;
+            assert_eq!(args["command"], format!("cat {t}/w/r/a '{t}/w/b' /wx /v"));
+            assert_eq!(args["workdir"], format!("{t}/w/r/pkg"));
+            assert_eq!(log.tools[0].path.as_deref(), Some("a.rs"));
+        }
+    }
+
+    #[test]
     fn disk_rewrites_every_absolute_path() {
         let src = "cwd: /w/r/pkg\nconfig: {max_bytes: 100, dsh_home: /opt/dsh}\nenv: {HOME: /home/u, DSH_HOME: /x}\nfs:\n  /w/r/.git: dir\n  /w/r/pkg/AGENTS.md: {link: /w/r/AGENTS.md}\nsteps:\n  - tool: {name: read, path: /w/r/a.rs}\n  - tool: {name: read, path: pkg/b.rs, token: t9}\n  - remount: {trusted_roots: [/w]}\n";
         let (v, d) = run(src, ProviderKind::Disk);
@@ -1003,6 +1024,7 @@ mod tests {
             Some(format!("{t}/w/r/a.rs").as_str())
         );
         assert_eq!(log.tools[0].token, "step-1");
+        assert!(log.tools[0].args.is_empty());
         assert_eq!(log.tools[1].path.as_deref(), Some("pkg/b.rs"));
         assert_eq!(log.tools[1].token, "t9");
         let remount_roots: Vec<String> = log.specs[1]
