@@ -241,19 +241,21 @@ impl Driver for RuntimeDriver {
     }
 
     async fn tool(&mut self, input: &ToolInput) -> Result<(), String> {
-        // The path goes under every argument name configured for the tool
-        // (and `file_path` for tools outside touch_tools), so the scenario
-        // needs no knowledge of argument names.
-        let mut args = serde_json::Map::new();
+        // Explicit arguments as given; the path fills the first argument
+        // name configured for the tool (`file_path` for tools outside
+        // touch_tools), so the scenario needs no knowledge of names.
+        let mut args: serde_json::Map<String, serde_json::Value> = input
+            .args
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect();
         if let Some(path) = &input.path {
-            let names = self
+            let name = self
                 .touch_tools
                 .get(&input.name)
-                .cloned()
-                .unwrap_or_else(|| vec!["file_path".to_owned()]);
-            for n in names {
-                args.insert(n, serde_json::Value::String(path.clone()));
-            }
+                .and_then(|names| names.first())
+                .map_or("file_path", String::as_str);
+            args.insert(name.to_owned(), serde_json::Value::String(path.clone()));
         }
         self.instance()?.tool_result(&ToolExecution {
             name: input.name.clone(),

@@ -75,6 +75,47 @@ impl PathMap {
         }
     }
 
+    /// Maps every absolute path inside `text` (a tool's string argument,
+    /// such as a shell command) whose first component is one of `tops`
+    /// (`/work`, `/home`, …): a path starts the text or follows a blank, a
+    /// quote, `=`, `:`, `(`, a redirection or a command separator, and its
+    /// first component ends there or at `/`.
+    ///
+    /// ```
+    /// use dsh_instructions_conformance::fsmodel::PathMap;
+    /// let m = PathMap::under("/tmp/t".into());
+    /// let tops = ["/w".to_owned()];
+    /// assert_eq!(
+    ///     m.map_in_text("cat /w/a '/w/b' >/w/c /wx /v/d x/w/e", &tops),
+    ///     "cat /tmp/t/w/a '/tmp/t/w/b' >/tmp/t/w/c /wx /v/d x/w/e"
+    /// );
+    /// assert_eq!(PathMap::identity().map_in_text("cat /w/a", &tops), "cat /w/a");
+    /// ```
+    pub fn map_in_text(&self, text: &str, tops: &[String]) -> String {
+        let Some(root) = &self.root else {
+            return text.to_owned();
+        };
+        let mut out = String::with_capacity(text.len());
+        let mut previous: Option<char> = None;
+        for (i, c) in text.char_indices() {
+            let starts_path = c == '/'
+                && previous.is_none_or(|p| p.is_whitespace() || "'\"=:(<>;|&`".contains(p))
+                && tops.iter().any(|top| {
+                    text[i..].strip_prefix(top.as_str()).is_some_and(|rest| {
+                        rest.chars()
+                            .next()
+                            .is_none_or(|n| !(n.is_alphanumeric() || "_-.".contains(n)))
+                    })
+                });
+            if starts_path {
+                out.push_str(root.as_str());
+            }
+            out.push(c);
+            previous = Some(c);
+        }
+        out
+    }
+
     /// Maps an absolute path as a [`Utf8PathBuf`].
     pub fn map_path(&self, path: &str) -> Utf8PathBuf {
         Utf8PathBuf::from(self.map(path))

@@ -100,6 +100,8 @@ pub struct ToolInput {
     pub name: String,
     /// Path argument (absolute values rewritten).
     pub path: Option<String>,
+    /// Explicit string arguments (absolute paths inside rewritten).
+    pub args: std::collections::BTreeMap<String, String>,
     /// `false` = error result.
     pub ok: bool,
     /// Cancelled execution.
@@ -341,6 +343,30 @@ struct StepContext<'a> {
     fixture: &'a dyn FsFixture,
     mounting: &'a mut Mounting,
     spec_for: &'a dyn Fn(&Mounting) -> MountSpec,
+    /// First components of the scenario's absolute paths (`/work`, …): the
+    /// prefixes rewritten inside tool arguments on disk.
+    tops: &'a [String],
+}
+
+/// The first components of every absolute path the scenario names for its
+/// filesystem: `cwd`, `fs` and `write` keys, trusted roots.
+fn scenario_tops(sc: &Scenario) -> Vec<String> {
+    let written = sc.steps.iter().flat_map(|s| match &s.action {
+        Action::Write(w) => w.0.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
+        _ => Vec::new(),
+    });
+    let mut tops: Vec<String> = std::iter::once(sc.cwd.clone())
+        .chain(sc.fs.0.iter().map(|(k, _)| k.clone()))
+        .chain(written)
+        .chain(sc.trusted_roots.iter().flatten().cloned())
+        .filter_map(|p| {
+            let first = p.strip_prefix('/')?.split('/').next()?;
+            (!first.is_empty() && first != "." && first != "..").then(|| format!("/{first}"))
+        })
+        .collect();
+    tops.sort();
+    tops.dedup();
+    tops
 }
 
 /// Performs one step's action; returns the pre-step's result, if any.
@@ -371,6 +397,11 @@ async fn run_action<D: Driver>(
             let input = ToolInput {
                 name: t.name.clone(),
                 path: t.path.as_deref().map(|p| fixture.paths().map(p)),
+                args: t
+                    .args
+                    .iter()
+                    .map(|(k, v)| (k.clone(), fixture.paths().map_in_text(v, cx.tops)))
+                    .collect(),
                 ok: t.ok,
                 cancelled: t.cancelled,
                 token: t.token.clone().unwrap_or_else(|| format!("step-{n}")),
@@ -448,10 +479,12 @@ async fn run_inner<D: Driver>(
         .map_err(|e| format!("mount: {e}"))?;
 
     let mut next_step: u32 = 1;
+    let tops = scenario_tops(sc);
     let mut cx = StepContext {
         fixture: fixture.as_ref(),
         mounting: &mut mounting,
         spec_for: &spec_for,
+        tops: &tops,
     };
     for (i, step) in sc.steps.iter().enumerate() {
         let n = i + 1;
@@ -941,6 +974,27 @@ mod tests {
     }
 
     #[test]
+    fn tool_args_rewrite_absolute_paths_inside_strings_on_disk() {
+        let src = "cwd: /w/r\nfs:\n  /w/r/.git: dir\nsteps:\n  - tool: {name: bash, path: a.rs, args: {command: \"cat /w/r/a '/w/b' /wx /v\", workdir: /w/r/pkg}}\n";
+        for (kind, prefix) in [(ProviderKind::Memory, false), (ProviderKind::Disk, true)] {
+            let (v, d) = run(src, kind);
+            assert_eq!(v, Verdict::Pass);
+            let log = d.0.borrow();
+            let t = log.specs[0]
+                .cwd
+                .as_str()
+                .strip_suffix("/w/r")
+                .unwrap()
+                .to_owned();
+            assert_eq!(t.is_empty(), !prefix, "{t}");
+            let args = &log.tools[0].args;
+            assert_eq!(args["command"], format!("cat {t}/w/r/a '{t}/w/b' /wx /v"));
+            assert_eq!(args["workdir"], format!("{t}/w/r/pkg"));
+            assert_eq!(log.tools[0].path.as_deref(), Some("a.rs"));
+        }
+    }
+
+    #[test]
     fn disk_rewrites_every_absolute_path() {
         let src = "cwd: /w/r/pkg\nconfig: {max_bytes: 100, dsh_home: /opt/dsh}\nenv: {HOME: /home/u, DSH_HOME: /x}\nfs:\n  /w/r/.git: dir\n  /w/r/pkg/AGENTS.md: {link: /w/r/AGENTS.md}\nsteps:\n  - tool: {name: read, path: /w/r/a.rs}\n  - tool: {name: read, path: pkg/b.rs, token: t9}\n  - remount: {trusted_roots: [/w]}\n";
         let (v, d) = run(src, ProviderKind::Disk);
@@ -970,6 +1024,7 @@ mod tests {
             Some(format!("{t}/w/r/a.rs").as_str())
         );
         assert_eq!(log.tools[0].token, "step-1");
+        assert!(log.tools[0].args.is_empty());
         assert_eq!(log.tools[1].path.as_deref(), Some("pkg/b.rs"));
         assert_eq!(log.tools[1].token, "t9");
         let remount_roots: Vec<String> = log.specs[1]

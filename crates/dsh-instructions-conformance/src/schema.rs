@@ -430,8 +430,14 @@ impl Default for PreStep {
 pub struct ToolStep {
     /// Tool name.
     pub name: String,
-    /// Value of the path argument (absolute paths are rewritten on disk).
+    /// Value of the path argument (absolute paths are rewritten on disk);
+    /// beside `args` it fills the first configured path argument.
     pub path: Option<String>,
+    /// The tool's arguments, explicitly (string values; absolute paths
+    /// inside them are rewritten on disk). Shell tools (R-CFG-11) take their
+    /// command from here.
+    #[serde(default)]
+    pub args: BTreeMap<String, String>,
     /// `false` = error result.
     #[serde(default = "yes")]
     pub ok: bool,

@@ -919,6 +919,7 @@ mod tests {
                 label: HomeLabel::Default,
             },
             root: None,
+            user_files: Vec::new(),
         };
         let host = Arc::new(MemoryHost::new("/repo".into()));
         let instance = Instance::mount(mount, host.clone() as Arc<dyn Host>).unwrap();
