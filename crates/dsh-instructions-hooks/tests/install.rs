@@ -7,8 +7,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use dsh_instructions_hooks::{
-    Agent, EventStatus, HookError, Locations, NativeStatus, Scope, Target, Trust, doctor, install,
-    trust_hash, uninstall,
+    Agent, EventStatus, HookError, Locations, NativeStatus, PARTS, Scope, Target, Trust, doctor,
+    install, trust_hash, uninstall,
 };
 use rstest::rstest;
 use serde_json::{Value, json};
@@ -106,10 +106,13 @@ fn fresh_install_makes_doctor_healthy(#[case] agent: Agent) {
     let files = m.user(agent).files();
     let hooks = json_of(&files.hooks);
     for spec in agent.events() {
-        let group = &hooks["hooks"][spec.name][0];
-        assert_eq!(group["hooks"][0]["command"], cmd(agent), "{}", spec.name);
-        assert_eq!(group["hooks"][0]["timeout"], agent.timeout_value());
-        assert_eq!(group.get("matcher").and_then(Value::as_str), spec.matcher);
+        let list = hooks["hooks"][spec.name].as_array().expect("list");
+        assert_eq!(list.len(), agent.parts() as usize, "{}", spec.name);
+        for (group, command) in list.iter().zip(agent.commands(&cmd(agent))) {
+            assert_eq!(group["hooks"][0]["command"], command, "{}", spec.name);
+            assert_eq!(group["hooks"][0]["timeout"], agent.timeout_value());
+            assert_eq!(group.get("matcher").and_then(Value::as_str), spec.matcher);
+        }
     }
     let d = doctor(&m.user(agent), &cmd(agent)).expect("doctor");
     assert!(d.healthy(), "{}", d.render());
@@ -145,7 +148,7 @@ fn claude_merge_keeps_other_hooks_keys_order_and_indent() {
     );
     assert_eq!(
         v["hooks"]["PostToolUse"][1]["hooks"][0]["command"],
-        cmd(Agent::Claude)
+        format!("{} --part 1", cmd(Agent::Claude))
     );
     assert_eq!(
         v["claudeMdExcludes"],
@@ -267,11 +270,14 @@ fn codex_trust_is_written_for_each_handler_at_its_position() {
     );
     install(&t, &cmd(Agent::Codex), false).expect("install");
     let config: toml_edit::DocumentMut = read(&files.native).parse().expect("toml");
-    let key = format!("{}:post_tool_use:1:0", files.hooks.display());
-    assert_eq!(
-        config["hooks"]["state"][key.as_str()]["trusted_hash"].as_str(),
-        Some(trust_hash("PostToolUse", Some("apply_patch"), &cmd(Agent::Codex), 10).as_str())
-    );
+    for k in 1..=PARTS {
+        let key = format!("{}:post_tool_use:{k}:0", files.hooks.display());
+        let command = format!("{} --part {k}", cmd(Agent::Codex));
+        assert_eq!(
+            config["hooks"]["state"][key.as_str()]["trusted_hash"].as_str(),
+            Some(trust_hash("PostToolUse", Some("apply_patch|Bash"), &command, 10).as_str())
+        );
+    }
     let d = doctor(&t, &cmd(Agent::Codex)).expect("doctor");
     assert!(
         d.events.iter().all(|e| e.trust == Some(Trust::Trusted)),
@@ -297,7 +303,7 @@ fn codex_uninstall_moves_the_trust_of_handlers_that_shift() {
         &serde_json::to_string_pretty(&hooks).expect("json"),
     );
     let mut config = read(&files.native);
-    let theirs = format!("{}:user_prompt_submit:1:0", files.hooks.display());
+    let theirs = format!("{}:user_prompt_submit:{PARTS}:0", files.hooks.display());
     config.push_str(&format!(
         "\n[hooks.state.\"{theirs}\"]\ntrusted_hash = \"sha256:theirs\"\n"
     ));
@@ -412,7 +418,7 @@ fn dry_run_writes_nothing_and_shows_the_diff(#[case] agent: Agent) {
     assert_eq!(m.snapshot(), before);
     let diff = report.diff();
     assert!(
-        diff.contains(&format!("+            \"command\": \"{}\",", cmd(agent))),
+        diff.contains(&format!("\"command\": \"{}", cmd(agent))),
         "{diff}"
     );
     install(&m.user(agent), &cmd(agent), false).expect("install");
@@ -421,7 +427,7 @@ fn dry_run_writes_nothing_and_shows_the_diff(#[case] agent: Agent) {
     assert!(
         report
             .diff()
-            .contains(&format!("-            \"command\": \"{}\",", cmd(agent)))
+            .contains(&format!("-            \"command\": \"{}", cmd(agent)))
     );
     assert_eq!(m.snapshot(), installed);
 }
