@@ -9,7 +9,13 @@ use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-const TARGETS: [&str; 4] = ["render", "typed_source", "session_log", "scenario"];
+const TARGETS: [&str; 5] = [
+    "render",
+    "typed_source",
+    "session_log",
+    "scenario",
+    "settings_editors",
+];
 
 fn succeeds(cmd: &mut Command) -> bool {
     cmd.stdout(Stdio::null())

@@ -89,8 +89,10 @@ fn install_then_doctor_then_uninstall() {
     let out = t.run(&["hook", "install", "--agent", "claude"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout(&out).contains(&format!("created {}", settings.display())));
-    // The registered command is this very binary.
-    assert!(read(&settings).contains(&format!("\"{BIN} hook --agent claude\"")));
+    // The registered command is this very binary, one entry per part (contract 3).
+    for k in 1..=8 {
+        assert!(read(&settings).contains(&format!("\"{BIN} hook --agent claude --part {k}\"")));
+    }
 
     let out = t.run(&["hook", "install", "--agent", "claude"]);
     assert_eq!(code(&out), 0);

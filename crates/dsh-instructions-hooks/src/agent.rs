@@ -47,13 +47,22 @@ pub const TIMEOUT_SECONDS: u64 = 10;
 
 /// Claude Code's path-bearing tools (R-HOOK-3). Claude matchers are regular
 /// expressions over the tool name, so `A|B` matches either.
-const CLAUDE_TOOLS: &str = "Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|LS";
+/// `Bash` is matched too: the adapter forwards shell commands as shell
+/// touches (contract 1, R-DISC-10).
+const CLAUDE_TOOLS: &str = "Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|LS|Bash";
 /// Gemini CLI's path-bearing tools (R-HOOK-3); its matchers are regexes too.
-const GEMINI_TOOLS: &str = "read_file|write_file|replace|read_many_files|list_directory";
+const GEMINI_TOOLS: &str =
+    "read_file|write_file|replace|read_many_files|list_directory|run_shell_command";
 /// Codex reports file edits as `apply_patch` (with `Write` and `Edit` as
-/// matcher aliases); shell commands arrive as `Bash` and are not touches
-/// (R-DISC-9), so they are not matched.
-const CODEX_TOOLS: &str = "apply_patch";
+/// matcher aliases); shell commands arrive as `Bash` and are shell touches
+/// (R-DISC-10).
+const CODEX_TOOLS: &str = "apply_patch|Bash";
+
+/// How many parts one context answer is split into for Claude Code and
+/// Codex: each registered entry `… hook --agent A --part K` answers the
+/// K-th slice, so no single answer passes the agents' per-hook limit
+/// (ceil(65,536 / 9,000), R-HOOK-4, contract 3).
+pub const PARTS: u32 = 8;
 
 const fn ev(name: &'static str, matcher: Option<&'static str>) -> EventSpec {
     EventSpec { name, matcher }
@@ -72,12 +81,14 @@ const CODEX_EVENTS: &[EventSpec] = &[
 ];
 
 /// `PreCompress` is registered so the adapter can notice compression (it
-/// answers `{}`: the event is advisory, harness README).
+/// answers `{}`: the event is advisory, harness README); `BeforeModel`
+/// lets it give context right before each model request (R-HOOK-9).
 const GEMINI_EVENTS: &[EventSpec] = &[
     ev("SessionStart", None),
     ev("BeforeAgent", None),
     ev("AfterTool", Some(GEMINI_TOOLS)),
     ev("PreCompress", None),
+    ev("BeforeModel", None),
 ];
 
 /// The instruction files the agents load natively and that the adapter
@@ -101,7 +112,7 @@ pub struct Locations {
     /// The project directory, used for [`Scope::Project`].
     pub project: PathBuf,
     /// The DSH home; the installer keeps what it needs to undo its changes
-    /// under `hooks/<agent>/install.json`.
+    /// in `installer/<agent>.json`.
     pub dsh_home: PathBuf,
 }
 
@@ -117,8 +128,12 @@ pub struct Files {
     /// (Codex reads trust only from user-controlled layers, so it is the
     /// user file even for a project install).
     pub trust: Option<PathBuf>,
-    /// The installer's own record (`$DSH_HOME/hooks/<agent>/install.json`).
+    /// The installer's own record (`$DSH_HOME/installer/<agent>.json`).
     pub state: PathBuf,
+    /// Where earlier versions kept it (`$DSH_HOME/hooks/<agent>/install.json`,
+    /// beside the hook's session directories): read when `state` is absent,
+    /// removed once the record moved.
+    pub legacy_state: PathBuf,
 }
 
 impl Agent {
@@ -163,7 +178,8 @@ impl Agent {
 
     /// The files an installation at `scope` touches.
     pub fn files(self, scope: Scope, loc: &Locations) -> Files {
-        let state = loc
+        let state = installer_dir(&loc.dsh_home).join(format!("{}.json", self.as_str()));
+        let legacy_state = loc
             .dsh_home
             .join("hooks")
             .join(self.as_str())
@@ -181,6 +197,7 @@ impl Agent {
                     native: settings,
                     trust: None,
                     state,
+                    legacy_state,
                 }
             }
             Agent::Codex => Files {
@@ -188,9 +205,46 @@ impl Agent {
                 native: dir.join("config.toml"),
                 trust: Some(loc.codex_home.join("config.toml")),
                 state,
+                legacy_state,
             },
         }
     }
+
+    /// How many entries are registered per event: [`PARTS`] for Claude Code
+    /// and Codex, one for Gemini CLI (it has no per-hook size limit).
+    pub fn parts(self) -> u32 {
+        match self {
+            Agent::Gemini => 1,
+            Agent::Claude | Agent::Codex => PARTS,
+        }
+    }
+
+    /// The commands registered per event, in order: `<base> --part K` for
+    /// K = 1..=PARTS (Claude Code, Codex), `<base>` alone for Gemini CLI.
+    pub fn commands(self, base: &str) -> Vec<String> {
+        match self {
+            Agent::Gemini => vec![base.to_owned()],
+            Agent::Claude | Agent::Codex => {
+                (1..=PARTS).map(|k| format!("{base} --part {k}")).collect()
+            }
+        }
+    }
+}
+
+/// The installer's own namespace: `$DSH_HOME/installer/`, apart from the
+/// hook's session stores, so no session id can name an installer file.
+pub fn installer_dir(dsh_home: &Path) -> PathBuf {
+    dsh_home.join("installer")
+}
+
+/// Where the hook keeps one agent's session stores:
+/// `$DSH_HOME/hooks/<agent>/sessions/` — a directory of their own, apart
+/// from the hook's `config.json` and `hook.log` and from the installer's
+/// record, so a session named `install.json` or `config.json` names nothing
+/// else (R-HOOK-10). The adapter puts each store at
+/// `sessions_dir(..).join(store_id(id))`.
+pub fn sessions_dir(dsh_home: &Path, agent: Agent) -> PathBuf {
+    dsh_home.join("hooks").join(agent.as_str()).join("sessions")
 }
 
 /// Whether `command` is a handler this installer wrote: it runs the
@@ -327,8 +381,40 @@ mod tests {
         );
         assert_eq!(
             names(Agent::Gemini),
-            ["SessionStart", "BeforeAgent", "AfterTool", "PreCompress"]
+            [
+                "SessionStart",
+                "BeforeAgent",
+                "AfterTool",
+                "PreCompress",
+                "BeforeModel"
+            ]
         );
+    }
+
+    #[test]
+    fn claude_and_codex_get_parts_gemini_one_command() {
+        let c = Agent::Codex.commands("/b/dsh-instructions hook --agent codex");
+        assert_eq!(c.len(), PARTS as usize);
+        assert_eq!(c[0], "/b/dsh-instructions hook --agent codex --part 1");
+        assert_eq!(c[7], "/b/dsh-instructions hook --agent codex --part 8");
+        assert!(c.iter().all(|c| is_our_command(c)));
+        assert_eq!(
+            Agent::Gemini.commands("x hook --agent gemini"),
+            ["x hook --agent gemini"]
+        );
+    }
+
+    #[rstest]
+    #[case(Agent::Claude, "|Bash")]
+    #[case(Agent::Codex, "apply_patch|Bash")]
+    #[case(Agent::Gemini, "|run_shell_command")]
+    fn tool_matchers_include_the_shell(#[case] agent: Agent, #[case] tail: &str) {
+        let m = agent
+            .events()
+            .iter()
+            .find_map(|e| e.matcher)
+            .expect("a tool event");
+        assert!(m.ends_with(tail), "{m}");
     }
 
     #[rstest]
@@ -370,7 +456,15 @@ mod tests {
         assert_eq!(f.hooks, PathBuf::from("/p/.codex/hooks.json"));
         assert_eq!(f.native, PathBuf::from("/p/.codex/config.toml"));
         assert_eq!(f.trust, Some(PathBuf::from("/h/.codex/config.toml")));
-        assert_eq!(f.state, PathBuf::from("/h/.dsh/hooks/codex/install.json"));
+        assert_eq!(f.state, PathBuf::from("/h/.dsh/installer/codex.json"));
+        assert_eq!(
+            f.legacy_state,
+            PathBuf::from("/h/.dsh/hooks/codex/install.json")
+        );
+        assert_eq!(
+            sessions_dir(&loc.dsh_home, Agent::Codex),
+            PathBuf::from("/h/.dsh/hooks/codex/sessions")
+        );
         let g = Agent::Gemini.files(Scope::User, &loc);
         assert_eq!(g.hooks, PathBuf::from("/h/.gemini/settings.json"));
         assert_eq!(g.native, g.hooks);

@@ -15,7 +15,7 @@
 use std::path::Path;
 
 use sha2::Digest as _;
-use toml_edit::{DocumentMut, Item, Table, value};
+use toml_edit::{DocumentMut, Item, Table, TableLike, value};
 
 use crate::agent::EventSpec;
 use crate::error::HookError;
@@ -94,8 +94,12 @@ pub fn trust_key(hooks_json: &Path, event: &str, pos: Pos) -> String {
 }
 
 /// The `hooks.state` table of a config, if present; an error when `hooks`
-/// or `hooks.state` is not a table.
-fn state_table<'a>(doc: &'a DocumentMut, path: &Path) -> Result<Option<&'a Table>, HookError> {
+/// or `hooks.state` is not a table (a `[hooks]` section and an inline
+/// `hooks = { … }` both are).
+fn state_table<'a>(
+    doc: &'a DocumentMut,
+    path: &Path,
+) -> Result<Option<&'a dyn TableLike>, HookError> {
     let Some(hooks) = doc.get("hooks") else {
         return Ok(None);
     };
@@ -104,30 +108,37 @@ fn state_table<'a>(doc: &'a DocumentMut, path: &Path) -> Result<Option<&'a Table
         .ok_or_else(|| HookError::wrong_type(path, "hooks", "a table"))?;
     match hooks.get("state") {
         None => Ok(None),
-        Some(Item::Table(t)) => Ok(Some(t)),
-        Some(_) => Err(HookError::wrong_type(path, "hooks.state", "a table")),
+        Some(item) => item
+            .as_table_like()
+            .map(Some)
+            .ok_or_else(|| HookError::wrong_type(path, "hooks.state", "a table")),
     }
 }
 
-fn state_table_mut<'a>(doc: &'a mut DocumentMut, path: &Path) -> Result<&'a mut Table, HookError> {
+fn state_table_mut<'a>(
+    doc: &'a mut DocumentMut,
+    path: &Path,
+) -> Result<&'a mut dyn TableLike, HookError> {
     let root = doc.as_table_mut();
     if !root.contains_key("hooks") {
         let mut t = Table::new();
         t.set_implicit(true);
         root.insert("hooks", Item::Table(t));
     }
-    let Some(Item::Table(hooks)) = root.get_mut("hooks") else {
-        return Err(HookError::wrong_type(path, "hooks", "a table"));
-    };
+    let hooks = root
+        .get_mut("hooks")
+        .and_then(Item::as_table_like_mut)
+        .ok_or_else(|| HookError::wrong_type(path, "hooks", "a table"))?;
     if !hooks.contains_key("state") {
         let mut t = Table::new();
         t.set_implicit(true);
+        // Into an inline `hooks = { … }` this goes as an inline table.
         hooks.insert("state", Item::Table(t));
     }
-    match hooks.get_mut("state") {
-        Some(Item::Table(t)) => Ok(t),
-        _ => Err(HookError::wrong_type(path, "hooks.state", "a table")),
-    }
+    hooks
+        .get_mut("state")
+        .and_then(Item::as_table_like_mut)
+        .ok_or_else(|| HookError::wrong_type(path, "hooks.state", "a table"))
 }
 
 /// What the trust table says about one handler.
@@ -175,7 +186,7 @@ pub(crate) fn apply_trust(
     path: &Path,
     hooks_json: &Path,
     moves: &Moves,
-    ours: &[(&EventSpec, String, u64)],
+    ours: &[(&EventSpec, Vec<String>, u64)],
 ) -> Result<(), HookError> {
     if moves.removed.is_empty() && moves.moved.is_empty() && ours.is_empty() {
         return Ok(());
@@ -200,24 +211,26 @@ pub(crate) fn apply_trust(
             }
         }
     }
-    for (spec, command, timeout) in ours {
-        let Some(&pos) = moves.ours.get(spec.name) else {
+    for (spec, commands, timeout) in ours {
+        let Some(positions) = moves.ours.get(spec.name) else {
             continue;
         };
-        let key = trust_key(hooks_json, spec.name, pos);
-        let hash = trust_hash(spec.name, spec.matcher, command, *timeout);
-        let entry = state
-            .entry(&key)
-            .or_insert_with(|| Item::Table(Table::new()));
-        let Some(t) = entry.as_table_like_mut() else {
-            return Err(HookError::wrong_type(
-                path,
-                &format!("hooks.state.\"{key}\""),
-                "a table",
-            ));
-        };
-        if t.get("trusted_hash").and_then(Item::as_str) != Some(hash.as_str()) {
-            t.insert("trusted_hash", value(hash));
+        for (&pos, command) in positions.iter().zip(commands) {
+            let key = trust_key(hooks_json, spec.name, pos);
+            let hash = trust_hash(spec.name, spec.matcher, command, *timeout);
+            let entry = state
+                .entry(&key)
+                .or_insert_with(|| Item::Table(Table::new()));
+            let Some(t) = entry.as_table_like_mut() else {
+                return Err(HookError::wrong_type(
+                    path,
+                    &format!("hooks.state.\"{key}\""),
+                    "a table",
+                ));
+            };
+            if t.get("trusted_hash").and_then(Item::as_str) != Some(hash.as_str()) {
+                t.insert("trusted_hash", value(hash));
+            }
         }
     }
     prune_empty(doc);
@@ -228,11 +241,11 @@ pub(crate) fn apply_trust(
 fn prune_empty(doc: &mut DocumentMut) {
     let root = doc.as_table_mut();
     let mut drop_hooks = false;
-    if let Some(Item::Table(hooks)) = root.get_mut("hooks") {
+    if let Some(hooks) = root.get_mut("hooks").and_then(Item::as_table_like_mut) {
         if hooks
             .get("state")
-            .and_then(Item::as_table)
-            .is_some_and(Table::is_empty)
+            .and_then(Item::as_table_like)
+            .is_some_and(TableLike::is_empty)
         {
             hooks.remove("state");
         }
@@ -353,5 +366,33 @@ mod tests {
         assert_eq!(doc_max_bytes(&doc, Path::new("c")).expect("int"), Some(0));
         set_doc_max_bytes(&mut doc, None);
         assert_eq!(doc.to_string(), "");
+    }
+
+    #[test]
+    fn an_inline_hooks_table_is_a_table() {
+        let mut doc: DocumentMut = "hooks = { foo = 1 }\n".parse().expect("toml");
+        let spec = crate::agent::EventSpec {
+            name: "Stop",
+            matcher: None,
+        };
+        let moves = Moves {
+            ours: BTreeMap::from([("Stop".to_owned(), vec![(0, 0)])]),
+            ..Moves::default()
+        };
+        apply_trust(
+            &mut doc,
+            Path::new("c"),
+            Path::new("/h/hooks.json"),
+            &moves,
+            &[(&spec, vec!["c".to_owned()], 10)],
+        )
+        .expect("an inline table is a table");
+        let key = trust_key(Path::new("/h/hooks.json"), "Stop", (0, 0));
+        let hash = trust_hash("Stop", None, "c", 10);
+        assert_eq!(
+            trust_of(&doc, Path::new("c"), &key, &hash).expect("ok"),
+            Trust::Trusted
+        );
+        assert!(doc.to_string().contains("foo = 1"), "{doc}");
     }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
     /// The file exists but could not be read.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}: {source}", crate::files::shown(path))]
     Read {
         /// The file.
         path: PathBuf,
@@ -16,13 +16,13 @@ pub enum HookError {
         source: io::Error,
     },
     /// The file is not UTF-8 text.
-    #[error("{} is not UTF-8 text", path.display())]
+    #[error("{} is not UTF-8 text", crate::files::shown(path))]
     NotUtf8 {
         /// The file.
         path: PathBuf,
     },
     /// The file does not parse (invalid JSON or TOML).
-    #[error("{} is malformed: {problem}", path.display())]
+    #[error("{} is malformed: {problem}", crate::files::shown(path))]
     Malformed {
         /// The file.
         path: PathBuf,
@@ -30,7 +30,7 @@ pub enum HookError {
         problem: String,
     },
     /// A key the installer must edit holds a value of the wrong type.
-    #[error("{}: `{key}` must be {expected}", path.display())]
+    #[error("{}: `{key}` must be {expected}", crate::files::shown(path))]
     WrongType {
         /// The file.
         path: PathBuf,
@@ -39,8 +39,22 @@ pub enum HookError {
         /// What it must be.
         expected: &'static str,
     },
+    /// A symlinked settings file whose target is missing or unreadable.
+    #[error(
+        "{} is a link to {}: {reason}",
+        crate::files::shown(link),
+        crate::files::shown(target)
+    )]
+    Link {
+        /// The link.
+        link: PathBuf,
+        /// Where it points (the last link of a chain resolved).
+        target: PathBuf,
+        /// What is wrong with the target.
+        reason: String,
+    },
     /// Writing a file, its backup or a directory failed.
-    #[error("cannot write {}: {source}", path.display())]
+    #[error("cannot write {}: {source}", crate::files::shown(path))]
     Write {
         /// The file.
         path: PathBuf,

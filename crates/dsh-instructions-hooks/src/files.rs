@@ -1,30 +1,122 @@
-//! Reading, parsing and writing the settings files: JSON keeps its key order
-//! (serde_json `preserve_order`) and its indentation, TOML goes through
-//! `toml_edit` so comments and layout survive; writes are atomic (a
-//! temporary file in the same directory, then a rename) and preceded by a
-//! backup of the previous content (R-HOOK-5).
+//! Reading, editing and writing the settings files (R-HOOK-10).
+//!
+//! - JSON (with comments: Gemini allows them) is edited through the
+//!   concrete syntax tree of `jsonc-parser`: the installer computes the new
+//!   document as a `serde_json::Value`, and [`JsonDoc::render`] applies only
+//!   the difference to the tree, so every byte it does not need to change —
+//!   comments, escapes, line endings, the final newline — stays as it was.
+//! - TOML goes through `toml_edit`, which keeps comments and layout.
+//! - A symlinked file is edited through the link ([`resolve`]).
+//! - Writes are a transaction ([`commit`]): every new content is staged in a
+//!   temporary file next to its target first, then all are renamed into
+//!   place; a failure at any step puts back every file already replaced.
 
+use std::borrow::Cow;
 use std::fs;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
-use serde::Serialize as _;
-use serde_json::Value;
+use jsonc_parser::ParseOptions;
+use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstRootNode};
+use serde_json::{Map, Value};
 
 use crate::error::HookError;
 
-/// Suffix of the backup written next to a file before it is changed.
+/// Suffix of the backup written next to a file before it is first changed.
 pub const BACKUP_SUFFIX: &str = ".dsh-backup";
 
-/// The file's text, or `None` when it does not exist.
+/// `s` with control characters (and backslashes) escaped as `\n`, `\t`,
+/// `\u{1b}`…, so a path or id from an event or the file system cannot
+/// break a log line or a terminal. Text without them is returned as is.
+///
+/// ```
+/// use dsh_instructions_hooks::escape_control;
+/// assert_eq!(escape_control("/tmp/a\0b\nc"), r"/tmp/a\u{0}b\nc");
+/// assert_eq!(escape_control("/plain/ü"), "/plain/ü");
+/// ```
+pub fn escape_control(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() || c == '\\') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str(r"\\"),
+            '\n' => out.push_str(r"\n"),
+            '\r' => out.push_str(r"\r"),
+            '\t' => out.push_str(r"\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A path for a message: lossy UTF-8 with control characters escaped.
+pub(crate) fn shown(path: &Path) -> String {
+    escape_control(&path.to_string_lossy()).into_owned()
+}
+
+/// Where a settings path really is: the path itself, or for a symlink (a
+/// chain of them) the file it finally names. A dangling link is an error
+/// naming the link and its target: writing a plain file there would
+/// silently replace the user's link (dotfile managers make these).
+pub(crate) fn resolve(path: &Path) -> Result<PathBuf, HookError> {
+    let mut cur = path.to_owned();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = fs::read_link(&cur).map_err(|source| HookError::Read {
+                    path: cur.clone(),
+                    source,
+                })?;
+                let next = match cur.parent() {
+                    Some(dir) if to.is_relative() => dir.join(&to),
+                    _ => to,
+                };
+                cur = next;
+            }
+            Ok(_) => return Ok(cur),
+            Err(e) if e.kind() == io::ErrorKind::NotFound && cur != path => {
+                return Err(HookError::Link {
+                    link: path.to_owned(),
+                    target: cur,
+                    reason: "the link's target does not exist (dangling link)".to_owned(),
+                });
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(cur),
+            Err(e) => {
+                return Err(HookError::Link {
+                    link: path.to_owned(),
+                    target: cur,
+                    reason: e.to_string(),
+                });
+            }
+        }
+    }
+    Err(HookError::Link {
+        link: path.to_owned(),
+        target: cur,
+        reason: "too many levels of symbolic links".to_owned(),
+    })
+}
+
+/// The file's text, or `None` when it does not exist. `path` is the real
+/// file ([`resolve`]); `shown` the path the user gave, for messages.
 pub(crate) fn read_optional(path: &Path) -> Result<Option<String>, HookError> {
-    match fs::read(path) {
+    let real = resolve(path)?;
+    match fs::read(&real) {
         Ok(bytes) => String::from_utf8(bytes)
             .map(Some)
             .map_err(|_| HookError::NotUtf8 {
                 path: path.to_owned(),
             }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(source) if real != path => Err(HookError::Link {
+            link: path.to_owned(),
+            target: real,
+            reason: format!("cannot read the link's target: {source}"),
+        }),
         Err(source) => Err(HookError::Read {
             path: path.to_owned(),
             source,
@@ -32,73 +124,252 @@ pub(crate) fn read_optional(path: &Path) -> Result<Option<String>, HookError> {
     }
 }
 
-/// A parsed JSON settings file and how to write it back the way it was laid out.
-#[derive(Debug, Clone)]
+/// The JSON dialect accepted: JSON plus comments and trailing commas (what
+/// Gemini CLI reads); nothing the agents' own parsers would refuse.
+fn parse_options() -> ParseOptions {
+    ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        ..ParseOptions::default()
+    }
+}
+
+/// A parsed JSON settings file: the value the installer edits and the
+/// syntax tree the edit is applied to.
 pub(crate) struct JsonDoc {
     /// The document; always an object.
     pub value: Value,
-    indent: String,
+    original: Value,
+    cst: CstRootNode,
+    was_blank: bool,
 }
 
 impl JsonDoc {
     /// Parses `text` (`None` or blank: an empty object). The top level must
-    /// be an object.
+    /// be an object. Errors name the file, line and column.
     pub(crate) fn parse(path: &Path, text: Option<&str>) -> Result<Self, HookError> {
         let text = text.unwrap_or("");
-        if text.trim().is_empty() {
-            return Ok(Self {
-                value: Value::Object(serde_json::Map::new()),
-                indent: "  ".to_owned(),
-            });
-        }
-        let value: Value = serde_json::from_str(text).map_err(|e| HookError::Malformed {
+        let cst = CstRootNode::parse(text, &parse_options()).map_err(|e| HookError::Malformed {
             path: path.to_owned(),
-            problem: e.to_string(),
+            problem: format!(
+                "{} (line {}, column {}; comments and trailing commas are accepted)",
+                e.kind(),
+                e.line_display(),
+                e.column_display()
+            ),
         })?;
+        let value = match cst.value() {
+            None => Value::Object(Map::new()),
+            Some(node) => node.to_serde_value().unwrap_or(Value::Null),
+        };
         if !value.is_object() {
             return Err(HookError::wrong_type(path, "(top level)", "a JSON object"));
         }
         Ok(Self {
+            original: value.clone(),
             value,
-            indent: detect_indent(text),
+            cst,
+            was_blank: text.trim().is_empty(),
         })
     }
 
-    /// The document as text, indented like the original, ending in a newline.
+    /// Whether the value differs from the text's.
+    pub(crate) fn changed(&self) -> bool {
+        self.value != self.original
+    }
+
+    /// The text with the edit applied: only what differs is rewritten, new
+    /// keys go at the end of their object, in the file's indentation and
+    /// line endings. A file that was blank gets a final newline.
     pub(crate) fn render(&self) -> String {
-        let mut buf = Vec::new();
-        let fmt = serde_json::ser::PrettyFormatter::with_indent(self.indent.as_bytes());
-        let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-        // Serializing a Value into memory cannot fail (keys are strings).
-        let _ = self.value.serialize(&mut ser);
-        let mut text = String::from_utf8(buf).unwrap_or_default();
-        text.push('\n');
+        if !self.changed() {
+            return self.cst.to_string();
+        }
+        let obj = self.cst.object_value_or_set();
+        if let (Value::Object(old), Value::Object(new)) = (&self.original, &self.value) {
+            sync_object(&obj, old, new);
+        }
+        let mut text = self.cst.to_string();
+        if self.was_blank && !text.ends_with('\n') {
+            text.push('\n');
+        }
         text
     }
 }
 
-/// The indentation unit of a pretty-printed JSON text: the leading white
-/// space of its first indented line, two spaces when there is none.
-fn detect_indent(text: &str) -> String {
-    text.lines()
-        .skip(1)
-        .map(|l| &l[..l.len() - l.trim_start_matches([' ', '\t']).len()])
-        .find(|ws| !ws.is_empty())
-        .unwrap_or("  ")
-        .to_owned()
+/// A `serde_json::Value` as the syntax tree's input.
+fn input(v: &Value) -> CstInputValue {
+    match v {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(a) => CstInputValue::Array(a.iter().map(input).collect()),
+        Value::Object(o) => {
+            CstInputValue::Object(o.iter().map(|(k, v)| (k.clone(), input(v))).collect())
+        }
+    }
 }
 
-/// Parses a TOML file for editing (`None`: empty).
+fn sync_object(obj: &CstObject, old: &Map<String, Value>, new: &Map<String, Value>) {
+    for (k, ov) in old {
+        let Some(prop) = obj.get(k) else { continue };
+        match new.get(k) {
+            None => prop.remove(),
+            Some(nv) if nv != ov => match prop.value() {
+                Some(node) => sync_node(node, ov, nv),
+                None => prop.set_value(input(nv)),
+            },
+            Some(_) => {}
+        }
+    }
+    for (k, nv) in new {
+        if !old.contains_key(k) {
+            obj.append(k, input(nv));
+        }
+    }
+}
+
+fn sync_node(node: CstNode, old: &Value, new: &Value) {
+    match (old, new, node.as_object(), node.as_array()) {
+        (Value::Object(o), Value::Object(n), Some(obj), _) => sync_object(&obj, o, n),
+        (Value::Array(o), Value::Array(n), _, Some(arr)) => sync_array(&arr, o, n),
+        _ => replace(node, new),
+    }
+}
+
+fn replace(node: CstNode, new: &Value) {
+    match node {
+        CstNode::Container(c) => {
+            if let Some(o) = c.as_object() {
+                o.replace_with(input(new));
+            } else if let Some(a) = c.as_array() {
+                a.replace_with(input(new));
+            }
+        }
+        CstNode::Leaf(l) => {
+            use jsonc_parser::cst::CstLeafNode as L;
+            let _ = match l {
+                L::BooleanLit(x) => x.replace_with(input(new)),
+                L::NullKeyword(x) => x.replace_with(input(new)),
+                L::NumberLit(x) => x.replace_with(input(new)),
+                L::StringLit(x) => x.replace_with(input(new)),
+                L::WordLit(x) => x.replace_with(input(new)),
+                _ => None,
+            };
+        }
+    }
+}
+
+enum Op {
+    Keep,
+    Del,
+    Add(usize),
+}
+
+/// Aligns `old` with `new` (longest common subsequence of equal elements)
+/// and edits only the elements that differ: a run of removed elements
+/// followed by as many added ones is edited element by element (a changed
+/// command stays in its place), other runs are removed or inserted.
+fn sync_array(arr: &CstArray, old: &[Value], new: &[Value]) {
+    let (n, m) = (old.len(), new.len());
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if old[i] == new[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut ops = Vec::new();
+    while i < n || j < m {
+        if i < n && j < m && old[i] == new[j] {
+            ops.push(Op::Keep);
+            i += 1;
+            j += 1;
+        } else if j == m || (i < n && lcs[i + 1][j] >= lcs[i][j + 1]) {
+            ops.push(Op::Del);
+            i += 1;
+        } else {
+            ops.push(Op::Add(j));
+            j += 1;
+        }
+    }
+    // Walk the ops with `at` = index in the tree, `oi` = index in `old`.
+    let (mut at, mut oi, mut k) = (0usize, 0usize, 0usize);
+    while k < ops.len() {
+        match ops[k] {
+            Op::Keep => {
+                at += 1;
+                oi += 1;
+                k += 1;
+            }
+            _ => {
+                let start = k;
+                while k < ops.len() && matches!(ops[k], Op::Del) {
+                    k += 1;
+                }
+                let dels = k - start;
+                let adds: Vec<usize> = ops[k..]
+                    .iter()
+                    .map_while(|o| match o {
+                        Op::Add(j) => Some(*j),
+                        _ => None,
+                    })
+                    .collect();
+                k += adds.len();
+                if dels == adds.len() {
+                    for (d, &j) in adds.iter().enumerate() {
+                        if let Some(node) = arr.elements().get(at + d).cloned() {
+                            sync_node(node, &old[oi + d], &new[j]);
+                        }
+                    }
+                    at += dels;
+                } else {
+                    for _ in 0..dels {
+                        if let Some(node) = arr.elements().get(at).cloned() {
+                            node.remove();
+                        }
+                    }
+                    for (d, &j) in adds.iter().enumerate() {
+                        arr.insert(at + d, input(&new[j]));
+                    }
+                    at += adds.len();
+                }
+                oi += dels;
+            }
+        }
+    }
+}
+
+/// Parses a TOML file for editing (`None`: empty). Errors name the file and
+/// the line.
 pub(crate) fn parse_toml(
     path: &Path,
     text: Option<&str>,
 ) -> Result<toml_edit::DocumentMut, HookError> {
-    text.unwrap_or("")
-        .parse::<toml_edit::DocumentMut>()
-        .map_err(|e| HookError::Malformed {
+    let text = text.unwrap_or("");
+    text.parse::<toml_edit::DocumentMut>().map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        let msg = e.message().trim().lines().collect::<Vec<_>>().join(" ");
+        HookError::Malformed {
             path: path.to_owned(),
-            problem: e.to_string().trim().replace('\n', " "),
-        })
+            problem: match line {
+                Some(l) => format!("{msg} (line {l})"),
+                None => msg,
+            },
+        }
+    })
 }
 
 /// The backup path of `path`: `<path>.dsh-backup`.
@@ -108,86 +379,326 @@ pub(crate) fn backup_path(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Writes `text` to `path` atomically: a temporary file in the same
-/// directory (created if needed) is written, synced and renamed over the
-/// target, so a reader sees the old or the new file, never a part. An
-/// existing file's permissions are kept.
-pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<(), HookError> {
-    let err = |source| HookError::Write {
-        path: path.to_owned(),
-        source,
-    };
+/// One file's new state in a [`commit`].
+#[derive(Debug, Clone)]
+pub(crate) struct Write {
+    /// The real path (links resolved).
+    pub path: PathBuf,
+    /// What is there now (`None`: nothing), put back on a rollback.
+    pub before: Option<String>,
+    /// What goes there (`None`: the file is removed).
+    pub after: Option<String>,
+}
+
+/// A hidden sibling of `path` for staging (`tmp`) or setting aside (`old`).
+fn tmp_name(path: &Path, tag: &str) -> PathBuf {
     let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(err)?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.dsh-tmp.{}", std::process::id()));
+    dir.join(format!(".{name}.dsh-{tag}.{}", std::process::id()))
+}
+
+fn werr(path: &Path) -> impl Fn(io::Error) -> HookError + '_ {
+    move |source| HookError::Write {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Writes every change all-or-nothing. Stage: each new content goes to a
+/// synced temporary file in its target's directory (created if needed,
+/// keeping an existing file's permissions). Commit: the temporary files are
+/// renamed over their targets, files to remove are moved aside. On any
+/// failure, every target already replaced gets its previous content back,
+/// staged files and created directories are removed, and the error names
+/// the file that failed.
+pub(crate) fn commit(writes: &[Write]) -> Result<(), HookError> {
+    let mut made_dirs: Vec<PathBuf> = Vec::new();
+    let mut staged: Vec<Option<PathBuf>> = Vec::new();
+    let cleanup = |staged: &[Option<PathBuf>], made_dirs: &[PathBuf]| {
+        for t in staged.iter().flatten() {
+            let _ = fs::remove_file(t);
+        }
+        for d in made_dirs.iter().rev() {
+            let _ = fs::remove_dir(d);
+        }
+    };
+    for w in writes {
+        let Some(text) = &w.after else {
+            staged.push(None);
+            continue;
+        };
+        match stage(&w.path, text, &mut made_dirs) {
+            Ok(t) => staged.push(Some(t)),
+            Err(e) => {
+                cleanup(&staged, &made_dirs);
+                return Err(e);
+            }
+        }
+    }
+    let mut done: Vec<(usize, Option<PathBuf>)> = Vec::new();
+    for (i, w) in writes.iter().enumerate() {
+        let step = match (&staged[i], &w.before) {
+            (Some(tmp), _) => fs::rename(tmp, &w.path).map(|()| None),
+            (None, Some(_)) => {
+                let aside = tmp_name(&w.path, "old");
+                fs::rename(&w.path, &aside).map(|()| Some(aside))
+            }
+            (None, None) => Ok(None),
+        };
+        match step {
+            Ok(aside) => done.push((i, aside)),
+            Err(source) => {
+                for (j, aside) in done.into_iter().rev() {
+                    let w = &writes[j];
+                    match (aside, &w.before) {
+                        (Some(aside), _) => {
+                            let _ = fs::rename(aside, &w.path);
+                        }
+                        (None, Some(before)) => {
+                            let _ = write_now(&w.path, before);
+                        }
+                        (None, None) => {
+                            let _ = fs::remove_file(&w.path);
+                        }
+                    }
+                }
+                cleanup(&staged[i..], &made_dirs);
+                return Err(HookError::Write {
+                    path: w.path.clone(),
+                    source,
+                });
+            }
+        }
+    }
+    for (j, aside) in done {
+        if let Some(aside) = aside {
+            let _ = fs::remove_file(aside);
+            // A directory the removal left empty goes too; one with
+            // anything in it stays (remove_dir refuses it).
+            if let Some(dir) = writes[j].path.parent() {
+                let _ = fs::remove_dir(dir);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn stage(path: &Path, text: &str, made_dirs: &mut Vec<PathBuf>) -> Result<PathBuf, HookError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut missing = Vec::new();
+    let mut d = dir;
+    while !d.as_os_str().is_empty() && !d.exists() {
+        missing.push(d.to_owned());
+        match d.parent() {
+            Some(p) => d = p,
+            None => break,
+        }
+    }
+    for m in missing.into_iter().rev() {
+        fs::create_dir(&m).map_err(werr(&m))?;
+        made_dirs.push(m);
+    }
+    let tmp = tmp_name(path, "tmp");
     let result = (|| {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(text.as_bytes())?;
         if let Ok(meta) = fs::metadata(path) {
             f.set_permissions(meta.permissions())?;
         }
-        f.sync_all()?;
-        fs::rename(&tmp, path)
+        f.sync_all()
     })();
-    if result.is_err() {
+    if let Err(e) = result {
         let _ = fs::remove_file(&tmp);
+        return Err(werr(path)(e));
     }
-    result.map_err(err)
+    Ok(tmp)
 }
 
-/// Removes `path`; a file that is already gone is fine.
-pub(crate) fn remove(path: &Path) -> Result<(), HookError> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(HookError::Write {
-            path: path.to_owned(),
-            source: e,
-        }),
-        _ => Ok(()),
-    }
+/// Writes one file atomically (a rollback step).
+fn write_now(path: &Path, text: &str) -> Result<(), HookError> {
+    let mut dirs = Vec::new();
+    let tmp = stage(path, text, &mut dirs)?;
+    fs::rename(&tmp, path).map_err(werr(path))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use rstest::rstest;
+    use serde_json::json;
 
-    #[rstest]
-    #[case("{\n    \"a\": 1\n}\n", "    ")]
-    #[case("{\n\t\"a\": 1\n}", "\t")]
-    #[case("{\"a\": 1}", "  ")]
-    fn indentation_is_detected(#[case] text: &str, #[case] want: &str) {
-        assert_eq!(detect_indent(text), want);
-    }
-
-    #[test]
-    fn render_keeps_key_order_and_indent() {
-        let text = "{\n    \"zeta\": 1,\n    \"alpha\": {\n        \"m\": true,\n        \"b\": null\n    }\n}\n";
-        let doc = JsonDoc::parse(Path::new("s.json"), Some(text)).expect("parses");
-        assert_eq!(doc.render(), text);
+    fn edit(text: &str, f: impl FnOnce(&mut Value)) -> String {
+        let mut d = JsonDoc::parse(Path::new("s.json"), Some(text)).expect("parses");
+        f(&mut d.value);
+        d.render()
     }
 
     #[rstest]
-    #[case("{ not json")]
-    #[case("[1, 2]")]
-    fn bad_json_is_a_typed_error(#[case] text: &str) {
-        let e = JsonDoc::parse(Path::new("/x/s.json"), Some(text)).unwrap_err();
-        assert!(e.to_string().starts_with("/x/s.json"), "{e}");
+    #[case("{\"env\": {\"A\": \"1\"}}")]
+    #[case("{\r\n  \"a\": \"\\u00e9\" // c\r\n}")]
+    #[case("{\n  /* x */ \"a\": [1, 2,],\n}")]
+    fn an_unchanged_document_keeps_its_bytes(#[case] text: &str) {
+        assert_eq!(edit(text, |_| {}), text);
     }
 
     #[test]
-    fn atomic_write_creates_parents_and_leaves_no_temp_file() {
+    fn a_new_key_is_added_without_touching_the_rest() {
+        let text = "{\r\n  // keep me\r\n  \"a\": \"\\u00e9\"\r\n}";
+        let out = edit(text, |v| {
+            v["b"] = json!(1);
+        });
+        assert!(
+            out.starts_with("{\r\n  // keep me\r\n  \"a\": \"\\u00e9\","),
+            "{out:?}"
+        );
+        assert!(out.contains("\"b\": 1"), "{out:?}");
+        assert!(
+            !out.replace("\r\n", "").contains('\n'),
+            "CRLF kept: {out:?}"
+        );
+    }
+
+    #[test]
+    fn array_elements_are_removed_and_changed_in_place() {
+        let text = "[\n  1, // one\n  2,\n  3\n]";
+        let text = format!("{{\"l\": {text}}}");
+        let out = edit(&text, |v| {
+            v["l"] = json!([1, 3]);
+        });
+        assert_eq!(
+            JsonDoc::parse(Path::new("s"), Some(&out))
+                .expect("ok")
+                .value,
+            json!({"l": [1, 3]})
+        );
+        assert!(out.contains("1, // one"), "{out}");
+        let out = edit(&text, |v| {
+            v["l"] = json!([1, 5, 3]);
+        });
+        assert!(
+            out.contains("// one") && out.contains('5') && !out.contains('2'),
+            "{out}"
+        );
+    }
+
+    #[rstest]
+    #[case("{ not json", "line 1")]
+    #[case("{\n  \"a\": 1\n  \"b\": 2\n}", "line 2")]
+    fn bad_json_names_file_and_line(#[case] text: &str, #[case] line: &str) {
+        let e = JsonDoc::parse(Path::new("/x/s.json"), Some(text))
+            .err()
+            .expect("error");
+        let s = e.to_string();
+        assert!(s.starts_with("/x/s.json") && s.contains(line), "{s}");
+    }
+
+    #[test]
+    fn top_level_must_be_an_object() {
+        let e = JsonDoc::parse(Path::new("/x/s.json"), Some("[1]"))
+            .err()
+            .expect("error");
+        assert!(e.to_string().contains("(top level)"), "{e}");
+    }
+
+    #[test]
+    fn toml_errors_name_the_line() {
+        let e = parse_toml(Path::new("/c.toml"), Some("a = 1\nb = = 2\n")).unwrap_err();
+        assert!(e.to_string().contains("(line 2)"), "{e}");
+    }
+
+    #[rstest]
+    #[case("plain", "plain")]
+    #[case("a\0b", r"a\u{0}b")]
+    #[case("a\nb\x1b", r"a\nb\u{1b}")]
+    #[case(r"a\b", r"a\\b")]
+    fn control_characters_are_escaped(#[case] s: &str, #[case] want: &str) {
+        assert_eq!(escape_control(s), want);
+    }
+
+    #[test]
+    fn commit_writes_everything_and_leaves_no_temp_file() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let p = tmp.path().join("a/b/settings.json");
-        write_atomic(&p, "{}\n").expect("writes");
-        assert_eq!(fs::read_to_string(&p).expect("reads"), "{}\n");
-        let names: Vec<_> = fs::read_dir(p.parent().expect("parent"))
-            .expect("lists")
-            .map(|e| e.expect("entry").file_name())
+        let a = tmp.path().join("x/a.json");
+        let b = tmp.path().join("b.json");
+        fs::write(&b, "old").expect("write");
+        commit(&[
+            Write {
+                path: a.clone(),
+                before: None,
+                after: Some("A".into()),
+            },
+            Write {
+                path: b.clone(),
+                before: Some("old".into()),
+                after: None,
+            },
+        ])
+        .expect("commits");
+        assert_eq!(fs::read_to_string(&a).expect("a"), "A");
+        assert!(!b.exists());
+        let names: Vec<_> = fs::read_dir(tmp.path())
+            .expect("ls")
+            .map(|e| e.expect("e").file_name())
             .collect();
-        assert_eq!(names, ["settings.json"]);
+        assert_eq!(names, ["x"]);
+    }
+
+    #[test]
+    fn a_failed_commit_puts_every_file_back() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let a = tmp.path().join("a.json");
+        let gone = tmp.path().join("gone.json");
+        let blocked = tmp.path().join("blocked");
+        fs::write(&a, "A0").expect("write");
+        fs::write(&gone, "G0").expect("write");
+        fs::create_dir_all(blocked.join("inside")).expect("mkdir");
+        let e = commit(&[
+            Write {
+                path: a.clone(),
+                before: Some("A0".into()),
+                after: Some("A1".into()),
+            },
+            Write {
+                path: gone.clone(),
+                before: Some("G0".into()),
+                after: None,
+            },
+            // A directory (not empty) where a file must go: the rename fails.
+            Write {
+                path: blocked.clone(),
+                before: None,
+                after: Some("B".into()),
+            },
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("blocked"), "{e}");
+        assert_eq!(fs::read_to_string(&a).expect("a"), "A0");
+        assert_eq!(fs::read_to_string(&gone).expect("g"), "G0");
+        let mut names: Vec<_> = fs::read_dir(tmp.path())
+            .expect("ls")
+            .map(|e| e.expect("e").file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["a.json", "blocked", "gone.json"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_resolve_to_their_target_and_dangling_ones_are_errors() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let real = tmp.path().join("real.json");
+        let link = tmp.path().join("link.json");
+        fs::write(&real, "{}").expect("write");
+        std::os::unix::fs::symlink("real.json", &link).expect("link");
+        assert_eq!(resolve(&link).expect("resolves"), real);
+        fs::remove_file(&real).expect("rm");
+        let e = resolve(&link).unwrap_err().to_string();
+        assert!(
+            e.contains("link.json") && e.contains("real.json") && e.contains("dangling"),
+            "{e}"
+        );
     }
 }

@@ -23,8 +23,9 @@ pub(crate) struct Moves {
     pub moved: BTreeMap<String, Vec<(Pos, Pos)>>,
     /// Per event: the positions of our handlers that were removed.
     pub removed: BTreeMap<String, Vec<Pos>>,
-    /// Per event of the agent: where our handler is after an install.
-    pub ours: BTreeMap<String, Pos>,
+    /// Per event of the agent: where our handlers are after an install,
+    /// one per part, in part order.
+    pub ours: BTreeMap<String, Vec<Pos>>,
 }
 
 /// The handler object we register.
@@ -118,13 +119,16 @@ fn record(moves: &mut Moves, event: &str, moved: Vec<(Pos, Pos)>, removed: Vec<P
     moves.removed.insert(event.to_owned(), removed);
 }
 
-/// Registers `command` for every event of `agent` in `doc`, and removes our
-/// handlers from any other event (left over from an older layout).
+/// Registers our commands (`Agent::commands(base)`: one per part) for every
+/// event of `agent` in `doc`, and removes our handlers from any other event
+/// (left over from an older layout). Our entries already there — with or
+/// without `--part`, any binary path — are rewritten where the first of
+/// them stands; without any, ours go after the user's groups.
 pub(crate) fn install(
     doc: &mut Value,
     path: &Path,
     agent: Agent,
-    command: &str,
+    base: &str,
 ) -> Result<Moves, HookError> {
     let hooks = hooks_mut(doc, path)?;
     let mut moves = Moves::default();
@@ -143,6 +147,11 @@ pub(crate) fn install(
             || !matches!(v, Value::Array(l) if l.is_empty())
             || !moves.removed.contains_key(name)
     });
+    let handlers: Vec<Value> = agent
+        .commands(base)
+        .iter()
+        .map(|c| handler(agent, c))
+        .collect();
     for spec in agent.events() {
         let list = hooks
             .entry(spec.name)
@@ -154,27 +163,84 @@ pub(crate) fn install(
                 "an array",
             ));
         };
-        let want = handler(agent, command);
-        let ours: Vec<Pos> = positions(list);
-        let in_place = match ours.as_slice() {
-            [(g, 0)] => list[*g]
-                .get("hooks")
-                .and_then(Value::as_array)
-                .is_some_and(|hs| hs.len() == 1),
-            _ => false,
-        };
-        if in_place {
-            let g = ours[0].0;
-            update_group(&mut list[g], spec, want);
-            moves.ours.insert(spec.name.to_owned(), (g, 0));
-        } else {
-            let (moved, removed) = strip_list(list);
-            record(&mut moves, spec.name, moved, removed);
-            list.push(group(spec, want));
-            moves.ours.insert(spec.name.to_owned(), (list.len() - 1, 0));
-        }
+        let (moved, removed, ours) = merge_list(list, spec, &handlers);
+        record(&mut moves, spec.name, moved, removed);
+        moves.ours.insert(spec.name.to_owned(), ours);
     }
     Ok(moves)
+}
+
+/// Whether a group holds handlers and only ours.
+fn ours_only(grp: &Value) -> bool {
+    grp.get("hooks")
+        .and_then(Value::as_array)
+        .is_some_and(|hs| !hs.is_empty() && hs.iter().all(is_ours))
+}
+
+/// Rewrites one event's list so it holds `handlers`, each in its own group,
+/// in order; returns (foreign handlers moved, our handlers removed, where
+/// ours are now). A group of ours is reused (its other keys kept) where
+/// possible, so an install over an identical one changes nothing.
+fn merge_list(
+    list: &mut Vec<Value>,
+    spec: &EventSpec,
+    handlers: &[Value],
+) -> (Vec<(Pos, Pos)>, Vec<Pos>, Vec<Pos>) {
+    let old = std::mem::take(list);
+    let first = old.iter().position(ours_only);
+    let mut reuse: Vec<Value> = old.iter().filter(|g| ours_only(g)).cloned().collect();
+    reuse.reverse();
+    let mut moved = Vec::new();
+    let mut old_ours = Vec::new();
+    let mut ours = Vec::new();
+    let mut emit = |list: &mut Vec<Value>, reuse: &mut Vec<Value>| {
+        for want in handlers {
+            let g = match reuse.pop() {
+                Some(mut g) => {
+                    update_group(&mut g, spec, want.clone());
+                    g
+                }
+                None => group(spec, want.clone()),
+            };
+            ours.push((list.len(), 0));
+            list.push(g);
+        }
+    };
+    for (g, mut grp) in old.into_iter().enumerate() {
+        if ours_only(&grp) {
+            let n = grp["hooks"].as_array().map_or(0, Vec::len);
+            old_ours.extend((0..n).map(|h| (g, h)));
+            if Some(g) == first {
+                emit(list, &mut reuse);
+            }
+            continue;
+        }
+        let new_g = list.len();
+        match grp.get_mut("hooks").and_then(Value::as_array_mut) {
+            Some(hs) if hs.iter().any(is_ours) => {
+                let mut kept = Vec::new();
+                for (h, hd) in std::mem::take(hs).into_iter().enumerate() {
+                    if is_ours(&hd) {
+                        old_ours.push((g, h));
+                    } else {
+                        moved.push(((g, h), (new_g, kept.len())));
+                        kept.push(hd);
+                    }
+                }
+                *hs = kept;
+            }
+            Some(hs) => moved.extend((0..hs.len()).map(|h| ((g, h), (new_g, h)))),
+            None => {}
+        }
+        list.push(grp);
+    }
+    if first.is_none() {
+        emit(list, &mut reuse);
+    }
+    // A position that holds one of ours before and after keeps its trust
+    // entry (its hash is brought up to date); only the others are removed.
+    let removed = old_ours.into_iter().filter(|p| !ours.contains(p)).collect();
+    (moved, removed, ours)
 }
 
 /// Sets our group's matcher and handler, keeping any other keys of the group.
@@ -265,34 +331,111 @@ pub enum EventStatus {
     },
 }
 
-/// Checks one event of `doc` against what `install` would write.
+/// The part number of one of our commands (`… --part K`), `None` without.
+pub(crate) fn part_of(command: &str) -> Option<u32> {
+    command
+        .rsplit_once(" --part ")
+        .and_then(|(_, k)| k.trim().parse().ok())
+}
+
+/// What doctor finds for one registered entry of an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Found {
+    /// The part (`None` for Gemini CLI, or an old entry without `--part`).
+    pub part: Option<u32>,
+    /// Its status.
+    pub status: EventStatus,
+    /// Where it is, when found.
+    pub pos: Option<Pos>,
+}
+
+/// Checks one event of `doc` against what `install` would write for
+/// `base`: one finding per part (per event for Gemini CLI), plus one for
+/// any old entry of ours without `--part` where parts are expected.
 pub(crate) fn check(
     doc: &Value,
     path: &Path,
     agent: Agent,
     spec: &EventSpec,
-    command: &str,
-) -> Result<(EventStatus, Option<Pos>), HookError> {
-    let Some(hooks) = hooks_of(doc, path)? else {
-        return Ok((EventStatus::Missing, None));
-    };
-    let Some(list) = hooks.get(spec.name) else {
-        return Ok((EventStatus::Missing, None));
-    };
-    let Value::Array(list) = list else {
-        return Err(HookError::wrong_type(
-            path,
-            &format!("hooks.{}", spec.name),
-            "an array",
-        ));
+    base: &str,
+) -> Result<Vec<Found>, HookError> {
+    let list: &[Value] = match hooks_of(doc, path)?.and_then(|h| h.get(spec.name)) {
+        None => &[],
+        Some(Value::Array(l)) => l,
+        Some(_) => {
+            return Err(HookError::wrong_type(
+                path,
+                &format!("hooks.{}", spec.name),
+                "an array",
+            ));
+        }
     };
     let ours = positions(list);
-    let Some(&(g, h)) = ours.first() else {
-        return Ok((EventStatus::Missing, None));
+    let cmd_at = |&(g, h): &Pos| {
+        list[g]["hooks"][h]
+            .get("command")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
     };
-    if ours.len() > 1 {
-        return Ok((EventStatus::Duplicated { count: ours.len() }, Some((g, h))));
+    let mut out = Vec::new();
+    let commands = agent.commands(base);
+    let parted = commands.len() > 1;
+    for (k, command) in commands.iter().enumerate() {
+        let part = parted.then_some(k as u32 + 1);
+        let mine: Vec<Pos> = ours
+            .iter()
+            .filter(|p| !parted || part_of(&cmd_at(p)) == part)
+            .copied()
+            .collect();
+        let found = match mine.as_slice() {
+            [] => Found {
+                part,
+                status: EventStatus::Missing,
+                pos: None,
+            },
+            [one] => Found {
+                part,
+                status: status_of(list, *one, agent, spec, command),
+                pos: Some(*one),
+            },
+            many => Found {
+                part,
+                status: EventStatus::Duplicated { count: many.len() },
+                pos: Some(many[0]),
+            },
+        };
+        out.push(found);
     }
+    if parted {
+        let stray: Vec<Pos> = ours
+            .iter()
+            .filter(|p| part_of(&cmd_at(p)).is_none_or(|k| k == 0 || k > agent.parts()))
+            .copied()
+            .collect();
+        if let Some(&pos) = stray.first() {
+            out.push(Found {
+                part: None,
+                status: EventStatus::Stale {
+                    detail: format!(
+                        "`{}` is an entry of an older install (no valid --part): install rewrites it",
+                        cmd_at(&pos)
+                    ),
+                },
+                pos: Some(pos),
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn status_of(
+    list: &[Value],
+    (g, h): Pos,
+    agent: Agent,
+    spec: &EventSpec,
+    command: &str,
+) -> EventStatus {
     let grp = &list[g];
     let found = &grp["hooks"][h];
     let found_cmd = found.get("command").and_then(Value::as_str).unwrap_or("");
@@ -301,7 +444,7 @@ pub(crate) fn check(
         Some(m) => matcher == Some(m),
         None => matches!(matcher, None | Some("" | "*")),
     };
-    let status = if found_cmd != command {
+    if found_cmd != command {
         EventStatus::Stale {
             detail: format!("command is `{found_cmd}`, expected `{command}`"),
         }
@@ -325,35 +468,49 @@ pub(crate) fn check(
         }
     } else {
         EventStatus::Present
-    };
-    Ok((status, Some((g, h))))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::PARTS;
 
     const CMD: &str = "/bin/dsh-instructions hook --agent claude";
 
-    fn doc(v: Value) -> Value {
-        v
+    fn part(k: u32) -> String {
+        format!("{CMD} --part {k}")
+    }
+
+    fn cmds(list: &Value) -> Vec<String> {
+        list.as_array()
+            .expect("array")
+            .iter()
+            .flat_map(|g| g["hooks"].as_array().cloned().unwrap_or_default())
+            .map(|h| h["command"].as_str().unwrap_or("").to_owned())
+            .collect()
     }
 
     #[test]
-    fn install_appends_after_foreign_groups_and_keeps_them() {
-        let mut d = doc(json!({"hooks": {"PostToolUse": [
+    fn install_appends_one_group_per_part_after_foreign_groups() {
+        let mut d = json!({"hooks": {"PostToolUse": [
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}
-        ]}}));
+        ]}});
         let moves = install(&mut d, Path::new("s"), Agent::Claude, CMD).expect("ok");
         let list = d["hooks"]["PostToolUse"].as_array().expect("array");
-        assert_eq!(list.len(), 2);
+        assert_eq!(list.len(), 1 + PARTS as usize);
         assert_eq!(list[0]["hooks"][0]["command"], "lint");
-        assert_eq!(list[1]["hooks"][0]["command"], CMD);
-        assert_eq!(
-            list[1]["matcher"],
-            "Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|LS"
-        );
-        assert_eq!(moves.ours["PostToolUse"], (1, 0));
+        for k in 1..=PARTS {
+            let g = &list[k as usize];
+            assert_eq!(g["hooks"].as_array().map(Vec::len), Some(1));
+            assert_eq!(g["hooks"][0]["command"], part(k).as_str());
+            assert_eq!(
+                g["matcher"],
+                "Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|LS|Bash"
+            );
+        }
+        let want: Vec<Pos> = (1..=PARTS as usize).map(|g| (g, 0)).collect();
+        assert_eq!(moves.ours["PostToolUse"], want);
         assert!(moves.removed.is_empty());
     }
 
@@ -362,23 +519,42 @@ mod tests {
         let mut d = json!({});
         install(&mut d, Path::new("s"), Agent::Codex, CMD).expect("ok");
         let once = d.clone();
-        install(&mut d, Path::new("s"), Agent::Codex, CMD).expect("ok");
+        let moves = install(&mut d, Path::new("s"), Agent::Codex, CMD).expect("ok");
         assert_eq!(d, once);
+        assert!(moves.removed.is_empty() && moves.moved.is_empty());
     }
 
     #[test]
-    fn a_moved_binary_is_updated_in_place() {
+    fn an_old_entry_without_part_is_rewritten_where_it_stood() {
         let mut d = json!({"hooks": {"SessionStart": [
             {"hooks": [{"type": "command", "command": "/old/dsh-instructions hook --agent claude", "timeout": 10}]},
             {"hooks": [{"type": "command", "command": "other"}]}
         ]}});
         let moves = install(&mut d, Path::new("s"), Agent::Claude, CMD).expect("ok");
-        assert_eq!(d["hooks"]["SessionStart"][0]["hooks"][0]["command"], CMD);
+        let mut want: Vec<String> = (1..=PARTS).map(part).collect();
+        want.push("other".to_owned());
+        assert_eq!(cmds(&d["hooks"]["SessionStart"]), want);
+        assert_eq!(moves.ours["SessionStart"][0], (0, 0));
         assert_eq!(
-            d["hooks"]["SessionStart"][1]["hooks"][0]["command"],
-            "other"
+            moves.moved["SessionStart"],
+            vec![((1, 0), (PARTS as usize, 0))]
         );
-        assert_eq!(moves.ours["SessionStart"], (0, 0));
+        // The old entry's position is reused by part 1: its trust entry stays.
+        assert!(moves.removed["SessionStart"].is_empty());
+    }
+
+    #[test]
+    fn gemini_gets_one_entry_per_event() {
+        let mut d = json!({});
+        install(
+            &mut d,
+            Path::new("s"),
+            Agent::Gemini,
+            "g hook --agent gemini",
+        )
+        .expect("ok");
+        assert_eq!(cmds(&d["hooks"]["BeforeModel"]), ["g hook --agent gemini"]);
+        assert_eq!(d["hooks"]["BeforeModel"][0].get("matcher"), None);
     }
 
     #[test]
@@ -391,22 +567,20 @@ mod tests {
     }
 
     #[test]
-    fn duplicates_collapse_into_one_group_and_foreign_handlers_shift() {
+    fn mixed_groups_lose_ours_and_foreign_handlers_shift() {
         let ours = json!({"type": "command", "command": CMD, "timeout": 10});
         let mut d = json!({"hooks": {"UserPromptSubmit": [
             {"hooks": [ours.clone(), {"type": "command", "command": "keep"}]},
             {"hooks": [ours]}
         ]}});
         let moves = install(&mut d, Path::new("s"), Agent::Codex, CMD).expect("ok");
-        let list = d["hooks"]["UserPromptSubmit"].as_array().expect("array");
-        assert_eq!(list.len(), 2);
-        assert_eq!(
-            list[0]["hooks"],
-            json!([{"type": "command", "command": "keep"}])
-        );
+        let list = &d["hooks"]["UserPromptSubmit"];
+        let mut want = vec!["keep".to_owned()];
+        want.extend((1..=PARTS).map(part));
+        assert_eq!(cmds(list), want);
         assert_eq!(moves.moved["UserPromptSubmit"], vec![((0, 1), (0, 0))]);
-        assert_eq!(moves.removed["UserPromptSubmit"], vec![(0, 0), (1, 0)]);
-        assert_eq!(moves.ours["UserPromptSubmit"], (1, 0));
+        assert_eq!(moves.removed["UserPromptSubmit"], vec![(0, 0)]);
+        assert_eq!(moves.ours["UserPromptSubmit"][0], (1, 0));
     }
 
     #[test]
@@ -439,28 +613,42 @@ mod tests {
     }
 
     #[test]
-    fn check_reports_present_missing_stale_and_duplicated() {
+    fn check_reports_each_part_present_missing_stale_duplicated_or_old() {
         let mut d = json!({});
         install(&mut d, Path::new("s"), Agent::Claude, CMD).expect("ok");
         let spec = &Agent::Claude.events()[2];
         let st = |d: &Value, cmd: &str| {
             check(d, Path::new("s"), Agent::Claude, spec, cmd)
                 .expect("ok")
-                .0
+                .into_iter()
+                .map(|f| (f.part, f.status))
+                .collect::<Vec<_>>()
         };
-        assert_eq!(st(&d, CMD), EventStatus::Present);
+        let all = st(&d, CMD);
+        assert_eq!(all.len(), PARTS as usize);
+        assert!(all.iter().all(|(_, s)| *s == EventStatus::Present));
+        assert_eq!(all[3].0, Some(4));
         assert!(matches!(
-            st(&d, "/new/dsh-instructions hook --agent claude"),
+            st(&d, "/new/dsh-instructions hook --agent claude")[0].1,
             EventStatus::Stale { .. }
         ));
-        d["hooks"]["PostToolUse"][0]["matcher"] = json!("Read");
-        assert!(matches!(st(&d, CMD), EventStatus::Stale { detail } if detail.contains("matcher")));
+        d["hooks"]["PostToolUse"][2]["matcher"] = json!("Read");
+        assert!(
+            matches!(&st(&d, CMD)[2].1, EventStatus::Stale { detail } if detail.contains("matcher"))
+        );
         let extra = d["hooks"]["PostToolUse"][0].clone();
-        d["hooks"]["PostToolUse"]
-            .as_array_mut()
-            .expect("array")
-            .push(extra);
-        assert_eq!(st(&d, CMD), EventStatus::Duplicated { count: 2 });
-        assert_eq!(st(&json!({}), CMD), EventStatus::Missing);
+        let list = d["hooks"]["PostToolUse"].as_array_mut().expect("array");
+        list.push(extra);
+        list.remove(4); // part 5 gone
+        let now = st(&d, CMD);
+        assert_eq!(now[0].1, EventStatus::Duplicated { count: 2 });
+        assert_eq!(now[4].1, EventStatus::Missing);
+        let old =
+            json!({"hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": CMD}]}]}});
+        let found = st(&old, CMD);
+        assert!(
+            matches!(&found[PARTS as usize], (None, EventStatus::Stale { detail }) if detail.contains("older install"))
+        );
+        assert_eq!(st(&json!({}), CMD)[0].1, EventStatus::Missing);
     }
 }

@@ -21,7 +21,7 @@ use crate::error::HookError;
 use crate::files::{self, JsonDoc};
 use crate::hooks::{self, EventStatus};
 use crate::native::{self, NativeStatus};
-use crate::state::{self, InstallState};
+use crate::state::{self, FileRecord, InstallState};
 
 /// What to install into: the agent, the scope and where things are.
 #[derive(Debug, Clone, Copy)]
@@ -133,12 +133,15 @@ impl Report {
 }
 
 enum Doc {
-    Json { doc: JsonDoc, original: Value },
+    Json(JsonDoc),
     Toml(DocumentMut),
 }
 
 struct Loaded {
+    /// The path as the agent names it (trust keys, messages).
     path: PathBuf,
+    /// Where the bytes are: `path`, or a symlink's target.
+    real: PathBuf,
     before: Option<String>,
     doc: Doc,
 }
@@ -154,39 +157,38 @@ impl Docs {
         self.items.iter().position(|l| l.path == path)
     }
 
-    fn load_json(&mut self, path: &Path) -> Result<usize, HookError> {
+    fn load(&mut self, path: &Path, toml: bool) -> Result<usize, HookError> {
         if let Some(i) = self.find(path) {
             return Ok(i);
         }
+        let real = files::resolve(path)?;
         let before = files::read_optional(path)?;
-        let doc = JsonDoc::parse(path, before.as_deref())?;
-        let original = doc.value.clone();
+        let doc = if toml {
+            Doc::Toml(files::parse_toml(path, before.as_deref())?)
+        } else {
+            Doc::Json(JsonDoc::parse(path, before.as_deref())?)
+        };
         self.items.push(Loaded {
             path: path.to_owned(),
+            real,
             before,
-            doc: Doc::Json { doc, original },
+            doc,
         });
         Ok(self.items.len() - 1)
     }
 
+    fn load_json(&mut self, path: &Path) -> Result<usize, HookError> {
+        self.load(path, false)
+    }
+
     fn load_toml(&mut self, path: &Path) -> Result<usize, HookError> {
-        if let Some(i) = self.find(path) {
-            return Ok(i);
-        }
-        let before = files::read_optional(path)?;
-        let doc = files::parse_toml(path, before.as_deref())?;
-        self.items.push(Loaded {
-            path: path.to_owned(),
-            before,
-            doc: Doc::Toml(doc),
-        });
-        Ok(self.items.len() - 1)
+        self.load(path, true)
     }
 
     fn json(&mut self, i: usize) -> Result<&mut Value, HookError> {
         let l = &mut self.items[i];
         match &mut l.doc {
-            Doc::Json { doc, .. } => Ok(&mut doc.value),
+            Doc::Json(doc) => Ok(&mut doc.value),
             // `agent::files` never gives one path two formats; should that
             // break, the run fails instead of editing the wrong document.
             Doc::Toml(_) => Err(HookError::wrong_type(&l.path, "(top level)", "JSON")),
@@ -197,21 +199,20 @@ impl Docs {
         let l = &mut self.items[i];
         match &mut l.doc {
             Doc::Toml(d) => Ok(d),
-            Doc::Json { .. } => Err(HookError::wrong_type(&l.path, "(top level)", "TOML")),
+            Doc::Json(_) => Err(HookError::wrong_type(&l.path, "(top level)", "TOML")),
         }
     }
 }
 
 impl Loaded {
-    /// The text after the run; an unchanged JSON document keeps its
-    /// original text byte for byte.
+    /// The text after the run: only the edited parts differ from `before`.
     fn after(&self) -> Option<String> {
         match &self.doc {
-            Doc::Json { doc, original } => {
-                if doc.value == *original {
-                    self.before.clone()
-                } else {
+            Doc::Json(doc) => {
+                if doc.changed() {
                     Some(doc.render())
+                } else {
+                    self.before.clone()
                 }
             }
             Doc::Toml(d) => {
@@ -227,7 +228,7 @@ impl Loaded {
 
     fn is_empty_after(&self) -> bool {
         match &self.doc {
-            Doc::Json { doc, .. } => doc.value.as_object().is_some_and(|o| o.is_empty()),
+            Doc::Json(doc) => doc.value.as_object().is_some_and(|o| o.is_empty()),
             Doc::Toml(d) => d.to_string().trim().is_empty(),
         }
     }
@@ -236,28 +237,37 @@ impl Loaded {
 /// One run's state: the parsed files and the installer's record.
 struct Run {
     docs: Docs,
-    state_path: PathBuf,
+    files: Files,
     state_before: Option<String>,
+    legacy_before: Option<String>,
     state_orig: InstallState,
     state: InstallState,
+    owner: String,
     notes: Vec<String>,
 }
 
 impl Run {
-    fn start(state_path: &Path) -> Result<Self, HookError> {
-        let (state_before, state) = state::load(state_path)?;
+    fn start(target: &Target<'_>) -> Result<Self, HookError> {
+        let files = target.files();
+        let (state_before, legacy_before, state) = state::load(&files.state, &files.legacy_state)?;
+        let owner = match target.scope {
+            Scope::User => "user".to_owned(),
+            Scope::Project => format!("project:{}", target.locations.project.display()),
+        };
         Ok(Self {
             docs: Docs::default(),
-            state_path: state_path.to_owned(),
+            files,
             state_before,
+            legacy_before,
             state_orig: state.clone(),
             state,
+            owner,
             notes: Vec::new(),
         })
     }
 
     /// Turns the edited documents into the changes of the run, writes them
-    /// unless `dry_run`, and returns the report.
+    /// all-or-nothing unless `dry_run`, and returns the report.
     fn finish(
         mut self,
         target: &Target<'_>,
@@ -265,21 +275,77 @@ impl Run {
         dry_run: bool,
     ) -> Result<Report, HookError> {
         let mut changes = Vec::new();
+        let mut writes = Vec::new();
+        let mut backups = Vec::new();
         for l in &self.docs.items {
             let mut after = l.after();
+            let k = key(&l.path);
+            let mut restored_absent = false;
+            if removing {
+                if let Some(rec) = self.state.files.get_mut(&k) {
+                    rec.owners.retain(|o| *o != self.owner);
+                    if rec.owners.is_empty() {
+                        // Nobody changed the file since our last install:
+                        // its original bytes come back exactly.
+                        if state::digest(l.before.as_deref()) == rec.installed {
+                            after = rec.original.clone();
+                            restored_absent = after.is_none();
+                        }
+                        self.state.files.remove(&k);
+                    }
+                }
+                if self.state.was_created(&l.path) && (restored_absent || l.is_empty_after()) {
+                    // Install made this file and nothing but ours is left.
+                    after = None;
+                    self.state.forget_created(&l.path);
+                }
+            } else {
+                if l.before.is_none() && after.is_some() {
+                    self.state.mark_created(&l.path);
+                }
+                if after != l.before || self.state.files.contains_key(&k) {
+                    let rec = self.state.files.entry(k).or_insert_with(|| FileRecord {
+                        original: l.before.clone(),
+                        installed: String::new(),
+                        owners: Vec::new(),
+                    });
+                    rec.installed = state::digest(after.as_deref());
+                    if !rec.owners.contains(&self.owner) {
+                        rec.owners.push(self.owner.clone());
+                    }
+                }
+            }
             if after == l.before {
                 continue;
             }
-            let mut backup = l.before.as_ref().map(|_| files::backup_path(&l.path));
-            if removing && self.state.was_created(&l.path) && l.is_empty_after() {
-                // Install made this file and nothing but ours is left: it
-                // goes, and so does its backup, which held only our text.
-                after = None;
-                backup = None;
-                self.state.forget_created(&l.path);
-            } else if !removing && l.before.is_none() {
-                self.state.mark_created(&l.path);
+            let bpath = files::backup_path(&l.real);
+            // The first backup is never overwritten: it holds the text
+            // before the first change.
+            let backup =
+                (!removing && l.before.is_some() && !bpath.exists()).then_some(bpath.clone());
+            if let (Some(b), Some(text)) = (&backup, &l.before) {
+                backups.push(files::Write {
+                    path: b.clone(),
+                    before: None,
+                    after: Some(text.clone()),
+                });
             }
+            if after.is_none()
+                && removing
+                && let Ok(text) = std::fs::read_to_string(&bpath)
+            {
+                // A file that goes again takes its backup (of our own text) along.
+                backups.push(files::Write {
+                    path: bpath,
+                    before: Some(text),
+                    after: None,
+                });
+            }
+            writes.push(files::Write {
+                path: l.real.clone(),
+                before: l.before.clone(),
+                after: after.clone(),
+            });
             changes.push(FileChange {
                 path: l.path.clone(),
                 before: l.before.clone(),
@@ -287,16 +353,39 @@ impl Run {
                 backup,
             });
         }
-        if self.state != self.state_orig {
-            changes.push(FileChange {
-                path: self.state_path.clone(),
-                before: self.state_before,
-                after: (!self.state.is_empty()).then(|| self.state.render()),
-                backup: None,
-            });
+        let moved = self.state_before.is_none() && self.legacy_before.is_some();
+        if self.state != self.state_orig || moved {
+            let after = (!self.state.is_empty()).then(|| self.state.render());
+            if after != self.state_before {
+                writes.push(files::Write {
+                    path: self.files.state.clone(),
+                    before: self.state_before.clone(),
+                    after: after.clone(),
+                });
+                changes.push(FileChange {
+                    path: self.files.state.clone(),
+                    before: self.state_before,
+                    after,
+                    backup: None,
+                });
+            }
+            if let Some(old) = self.legacy_before {
+                writes.push(files::Write {
+                    path: self.files.legacy_state.clone(),
+                    before: Some(old.clone()),
+                    after: None,
+                });
+                changes.push(FileChange {
+                    path: self.files.legacy_state.clone(),
+                    before: Some(old),
+                    after: None,
+                    backup: None,
+                });
+            }
         }
         if !dry_run {
-            write_all(&changes)?;
+            backups.extend(writes);
+            files::commit(&backups)?;
         }
         Ok(Report {
             agent: target.agent,
@@ -308,43 +397,21 @@ impl Run {
     }
 }
 
-fn write_all(changes: &[FileChange]) -> Result<(), HookError> {
-    for c in changes {
-        if let (Some(b), Some(before)) = (&c.backup, &c.before) {
-            files::write_atomic(b, before)?;
-        }
-    }
-    for c in changes {
-        match &c.after {
-            Some(text) => files::write_atomic(&c.path, text)?,
-            None => {
-                files::remove(&c.path)?;
-                files::remove(&files::backup_path(&c.path))?;
-                // An agent directory (or `hooks/<agent>/`) left empty goes
-                // too; a directory with anything in it stays (remove_dir
-                // refuses it).
-                if let Some(dir) = c.path.parent() {
-                    let _ = std::fs::remove_dir(dir);
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 fn key(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// Registers `command` for the agent's events, switches the agent's own
-/// instruction loading off and, for Codex, persists the hooks' trust, so
-/// the agent runs the adapter with no extra flag (R-HOOK-5).
-pub fn install(target: &Target<'_>, command: &str, dry_run: bool) -> Result<Report, HookError> {
-    let files = target.files();
+/// Registers the agent's commands for `base` (`<base> --part K` for
+/// K = 1..=PARTS on Claude Code and Codex, `<base>` on Gemini CLI) for the
+/// agent's events, switches the agent's own instruction loading off and,
+/// for Codex, persists the hooks' trust, so the agent runs the adapter with
+/// no extra flag (R-HOOK-5). Every file is written or none (R-HOOK-10).
+pub fn install(target: &Target<'_>, base: &str, dry_run: bool) -> Result<Report, HookError> {
     let agent = target.agent;
-    let mut run = Run::start(&files.state)?;
+    let mut run = Run::start(target)?;
+    let files = run.files.clone();
     let hi = run.docs.load_json(&files.hooks)?;
-    let moves = hooks::install(run.docs.json(hi)?, &files.hooks, agent, command)?;
+    let moves = hooks::install(run.docs.json(hi)?, &files.hooks, agent, base)?;
     let prior = run.state.native.get(&key(&files.native)).cloned();
     let rec = match agent {
         Agent::Claude => native::claude_off(run.docs.json(hi)?, &files.hooks, prior.as_ref())?,
@@ -360,7 +427,7 @@ pub fn install(target: &Target<'_>, command: &str, dry_run: bool) -> Result<Repo
         let ours: Vec<_> = agent
             .events()
             .iter()
-            .map(|s| (s, command.to_owned(), agent.timeout_value()))
+            .map(|s| (s, agent.commands(base), agent.timeout_value()))
             .collect();
         let doc = run.docs.toml(ti)?;
         codex::apply_trust(doc, trust, &files.hooks, &moves, &ours)?;
@@ -391,15 +458,15 @@ fn project_untrusted_note(loc: &Locations) -> String {
 /// native-loading setting recorded at install and, for Codex, the trust
 /// entries; a file install created and that is now empty is removed.
 pub fn uninstall(target: &Target<'_>, dry_run: bool) -> Result<Report, HookError> {
-    let files = target.files();
-    let mut run = Run::start(&files.state)?;
+    let mut run = Run::start(target)?;
+    let files = run.files.clone();
     let hi = run.docs.load_json(&files.hooks)?;
     let moves = hooks::uninstall(run.docs.json(hi)?, &files.hooks)?;
     let rec = run.state.native.remove(&key(&files.native));
     let note = match (&rec, target.agent) {
         (None, _) => Some(format!(
             "no record of the native-loading setting in {}; left as it is",
-            files.native.display()
+            files::shown(&files.native)
         )),
         (Some(r), Agent::Codex) => {
             let ni = run.docs.load_toml(&files.native)?;
@@ -409,7 +476,9 @@ pub fn uninstall(target: &Target<'_>, dry_run: bool) -> Result<Report, HookError
     };
     run.notes.extend(note);
     if let Some(trust) = &files.trust
-        && (!moves.removed.is_empty() || !moves.moved.is_empty())
+        && (!moves.removed.is_empty()
+            || !moves.moved.is_empty()
+            || run.state.files.contains_key(&key(trust)))
     {
         let ti = run.docs.load_toml(trust)?;
         codex::apply_trust(run.docs.toml(ti)?, trust, &files.hooks, &moves, &[])?;
@@ -422,6 +491,9 @@ pub fn uninstall(target: &Target<'_>, dry_run: bool) -> Result<Report, HookError
 pub struct EventReport {
     /// The event name.
     pub event: &'static str,
+    /// The part (`--part K`) this entry answers; `None` for Gemini CLI's one
+    /// entry per event, or an old entry without `--part`.
+    pub part: Option<u32>,
     /// Present, missing, stale or duplicated.
     pub status: EventStatus,
     /// Codex only: whether Codex will run the handler found.
@@ -477,7 +549,11 @@ impl Diagnosis {
                     format!("registered {count} times: the adapter runs {count} times per event")
                 }
             };
-            let _ = write!(out, "  {:<17} {status}", e.event);
+            let name = match e.part {
+                Some(k) => format!("{} part {k}", e.event),
+                None => e.event.to_owned(),
+            };
+            let _ = write!(out, "  {name:<24} {status}");
             match &e.trust {
                 Some(Trust::Trusted) => out.push_str(", trusted"),
                 Some(Trust::Untrusted) => out.push_str(", NOT trusted: Codex skips it silently"),
@@ -524,7 +600,8 @@ impl Diagnosis {
 }
 
 /// Reports what is installed for `target`, compared with what `install`
-/// would write for `command`. Writes nothing.
+/// would write for the base command `command` (per event and per part).
+/// Writes nothing.
 pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError> {
     let files = target.files();
     let agent = target.agent;
@@ -537,31 +614,44 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError
     };
     let mut events = Vec::new();
     for spec in agent.events() {
-        let (status, pos) = hooks::check(&doc, &files.hooks, agent, spec, command)?;
-        let trust = match (&trust_doc, &files.trust, pos) {
-            (Some(td), Some(tp), Some(pos)) => {
-                let grp = &doc["hooks"][spec.name][pos.0];
-                let h = &grp["hooks"][pos.1];
-                let hash = codex::trust_hash(
-                    spec.name,
-                    grp.get("matcher").and_then(Value::as_str),
-                    h.get("command").and_then(Value::as_str).unwrap_or(""),
-                    h.get("timeout").and_then(Value::as_u64).unwrap_or(600),
-                );
-                Some(codex::trust_of(
-                    td,
-                    tp,
-                    &codex::trust_key(&files.hooks, spec.name, pos),
-                    &hash,
-                )?)
-            }
-            _ => None,
-        };
-        events.push(EventReport {
-            event: spec.name,
-            status,
-            trust,
-        });
+        for found in hooks::check(&doc, &files.hooks, agent, spec, command)? {
+            let trust = match (&trust_doc, &files.trust, found.pos) {
+                (Some(td), Some(tp), Some(pos)) => {
+                    let grp = &doc["hooks"][spec.name][pos.0];
+                    let h = &grp["hooks"][pos.1];
+                    let hash = codex::trust_hash(
+                        spec.name,
+                        grp.get("matcher").and_then(Value::as_str),
+                        h.get("command").and_then(Value::as_str).unwrap_or(""),
+                        h.get("timeout").and_then(Value::as_u64).unwrap_or(600),
+                    );
+                    Some(codex::trust_of(
+                        td,
+                        tp,
+                        &codex::trust_key(&files.hooks, spec.name, pos),
+                        &hash,
+                    )?)
+                }
+                _ => None,
+            };
+            events.push(EventReport {
+                event: spec.name,
+                part: found.part,
+                status: found.status,
+                trust,
+            });
+        }
+    }
+    // Entries of ours without the installer's record: a half-done install
+    // of an earlier version, which uninstall could not undo.
+    let (_, _, record) = state::load(&files.state, &files.legacy_state)?;
+    let any_ours = events.iter().any(|e| e.status != EventStatus::Missing);
+    if any_ours && !record.native.contains_key(&key(&files.native)) {
+        problems.push(format!(
+            "the installer's record ({}) has nothing for {}: the install is incomplete and uninstall could not restore the native setting; run install again",
+            files::shown(&files.state),
+            files::shown(&files.native)
+        ));
     }
     let native = match agent {
         Agent::Claude => {

@@ -9,7 +9,8 @@
 //!   switches the agent's native instruction loading off and, for Codex,
 //!   persists the hooks' trust so Codex runs them without a flag.
 //! - [`uninstall`] removes our entries and puts the native setting back to
-//!   what it was before install (recorded in `$DSH_HOME/hooks/<agent>/install.json`).
+//!   what it was before install (recorded in `$DSH_HOME/installer/<agent>.json`);
+//!   a file untouched since install gets its original bytes back (R-HOOK-10).
 //! - [`doctor`] reports per event present / missing / stale, whether native
 //!   loading is off (else double delivery is possible) and, for Codex,
 //!   whether trust is persisted.
@@ -56,8 +57,8 @@ pub use adapter::{
     load_config, respond, store_id,
 };
 pub use agent::{
-    Agent, CLAUDE_EXCLUDES, EventSpec, Files, Locations, ParseNameError, Scope, TIMEOUT_SECONDS,
-    hook_command, is_our_command,
+    Agent, CLAUDE_EXCLUDES, EventSpec, Files, Locations, PARTS, ParseNameError, Scope,
+    TIMEOUT_SECONDS, hook_command, installer_dir, is_our_command, sessions_dir,
 };
 pub use codex::{Trust, trust_hash, trust_key};
 pub use error::HookError;
@@ -65,7 +66,7 @@ pub use event::{
     Action, EventError, HookEvent, PathArg, StartSource, ToolMap, Touched, default_tools,
     event_from_value, parse_event, touched_paths,
 };
-pub use files::BACKUP_SUFFIX;
+pub use files::{BACKUP_SUFFIX, escape_control};
 pub use hooks::EventStatus;
 pub use install::{Diagnosis, EventReport, FileChange, Report, Target, doctor, install, uninstall};
 pub use native::NativeStatus;

@@ -1,7 +1,11 @@
-//! The installer's own record, `$DSH_HOME/hooks/<agent>/install.json`: what
+//! The installer's own record, `$DSH_HOME/installer/<agent>.json` (earlier
+//! versions: `$DSH_HOME/hooks/<agent>/install.json`, still read): what
 //! each native-loading setting was before `install` changed it, so
 //! `uninstall` can put it back (R-HOOK-5), and which files `install`
-//! created, so `uninstall` can remove them again when they end up empty.
+//! created, so `uninstall` can remove them again when they end up empty,
+//! and per file its bytes before the first install with a digest of what
+//! the last install wrote: a file nobody changed since gets exactly its
+//! original bytes back (R-HOOK-10).
 //! It lives outside the agents' files because none of the three documents a
 //! key it promises to ignore.
 
@@ -28,6 +32,33 @@ pub(crate) struct InstallState {
     /// Files `install` created (absolute paths).
     #[serde(default)]
     pub created: Vec<String>,
+    /// Per file install changed (absolute path): its original bytes.
+    #[serde(default)]
+    pub files: BTreeMap<String, FileRecord>,
+}
+
+/// One file as it was before the first install, and who changed it since.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct FileRecord {
+    /// Its text before the first install (`None`: it did not exist).
+    pub original: Option<String>,
+    /// SHA-256 (hex) of the text the last install left there.
+    pub installed: String,
+    /// The installations that changed it (`user`, `project:<dir>`): the
+    /// original comes back only when the last of them is uninstalled.
+    pub owners: Vec<String>,
+}
+
+/// The hex SHA-256 of a file's text (`None`: absent).
+pub(crate) fn digest(text: Option<&str>) -> String {
+    use sha2::Digest as _;
+    match text {
+        None => "absent".to_owned(),
+        Some(t) => sha2::Sha256::digest(t.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+    }
 }
 
 /// A native-loading setting as it was before the first install, and what
@@ -65,7 +96,7 @@ impl InstallState {
 
     /// Whether nothing is recorded any more.
     pub(crate) fn is_empty(&self) -> bool {
-        self.native.is_empty() && self.created.is_empty()
+        self.native.is_empty() && self.created.is_empty() && self.files.is_empty()
     }
 
     /// The record as text.
@@ -94,11 +125,27 @@ impl InstallState {
     }
 }
 
-/// Reads the record at `path`.
-pub(crate) fn load(path: &Path) -> Result<(Option<String>, InstallState), HookError> {
+/// Reads the record at `path`, or (when absent) at `legacy`, the layout of
+/// earlier versions. Returns the text of each (for the run to remove the
+/// legacy one once the record moved) and the record. A directory at the
+/// legacy path — an old hook store for a session named `install.json` —
+/// is not a record.
+pub(crate) fn load(
+    path: &Path,
+    legacy: &Path,
+) -> Result<(Option<String>, Option<String>, InstallState), HookError> {
     let text = files::read_optional(path)?;
-    let state = InstallState::parse(path, text.as_deref())?;
-    Ok((text, state))
+    let legacy_text = if legacy.is_dir() {
+        None
+    } else {
+        files::read_optional(legacy)?
+    };
+    let state = match (&text, &legacy_text) {
+        (Some(t), _) => InstallState::parse(path, Some(t))?,
+        (None, Some(t)) => InstallState::parse(legacy, Some(t))?,
+        (None, None) => InstallState::parse(path, None)?,
+    };
+    Ok((text, legacy_text, state))
 }
 
 #[cfg(test)]
@@ -120,9 +167,33 @@ mod tests {
             },
         );
         s.mark_created(Path::new("/h/.claude/settings.json"));
+        s.files.insert(
+            "/h/.claude/settings.json".into(),
+            FileRecord {
+                original: Some("{\"a\": \"\\u00e9\"}".into()),
+                installed: digest(Some("x")),
+                owners: vec!["user".into()],
+            },
+        );
         let back = InstallState::parse(Path::new("x"), Some(&s.render())).expect("parses");
         assert_eq!(back, s);
         assert!(back.was_created(Path::new("/h/.claude/settings.json")));
+    }
+
+    #[test]
+    fn the_legacy_record_is_read_and_a_directory_there_is_none() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let new = tmp.path().join("installer/claude.json");
+        let old = tmp.path().join("hooks/claude/install.json");
+        std::fs::create_dir_all(old.parent().expect("p")).expect("mkdir");
+        std::fs::write(&old, r#"{"version":1,"created":["/x"]}"#).expect("write");
+        let (t, lt, s) = load(&new, &old).expect("loads");
+        assert!(t.is_none() && lt.is_some());
+        assert!(s.was_created(Path::new("/x")));
+        std::fs::remove_file(&old).expect("rm");
+        std::fs::create_dir_all(old.join("session")).expect("mkdir");
+        let (_, lt, s) = load(&new, &old).expect("a directory is no record");
+        assert!(lt.is_none() && s.is_empty());
     }
 
     #[test]

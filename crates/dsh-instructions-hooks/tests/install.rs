@@ -7,8 +7,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use dsh_instructions_hooks::{
-    Agent, EventStatus, HookError, Locations, NativeStatus, Scope, Target, Trust, doctor, install,
-    trust_hash, uninstall,
+    Agent, EventStatus, HookError, Locations, NativeStatus, PARTS, Scope, Target, Trust, doctor,
+    install, trust_hash, uninstall,
 };
 use rstest::rstest;
 use serde_json::{Value, json};
@@ -62,7 +62,9 @@ impl Machine {
             let mut entries: Vec<_> = rd.map(|e| e.expect("entry").path()).collect();
             entries.sort();
             for p in entries {
-                if p.is_dir() {
+                if let Ok(to) = fs::read_link(&p) {
+                    out.push((p.clone(), format!("-> {}", to.display())));
+                } else if p.is_dir() {
                     walk(&p, out);
                 } else {
                     out.push((p.clone(), fs::read_to_string(&p).expect("read")));
@@ -106,10 +108,13 @@ fn fresh_install_makes_doctor_healthy(#[case] agent: Agent) {
     let files = m.user(agent).files();
     let hooks = json_of(&files.hooks);
     for spec in agent.events() {
-        let group = &hooks["hooks"][spec.name][0];
-        assert_eq!(group["hooks"][0]["command"], cmd(agent), "{}", spec.name);
-        assert_eq!(group["hooks"][0]["timeout"], agent.timeout_value());
-        assert_eq!(group.get("matcher").and_then(Value::as_str), spec.matcher);
+        let list = hooks["hooks"][spec.name].as_array().expect("list");
+        assert_eq!(list.len(), agent.parts() as usize, "{}", spec.name);
+        for (group, command) in list.iter().zip(agent.commands(&cmd(agent))) {
+            assert_eq!(group["hooks"][0]["command"], command, "{}", spec.name);
+            assert_eq!(group["hooks"][0]["timeout"], agent.timeout_value());
+            assert_eq!(group.get("matcher").and_then(Value::as_str), spec.matcher);
+        }
     }
     let d = doctor(&m.user(agent), &cmd(agent)).expect("doctor");
     assert!(d.healthy(), "{}", d.render());
@@ -145,7 +150,7 @@ fn claude_merge_keeps_other_hooks_keys_order_and_indent() {
     );
     assert_eq!(
         v["hooks"]["PostToolUse"][1]["hooks"][0]["command"],
-        cmd(Agent::Claude)
+        format!("{} --part 1", cmd(Agent::Claude))
     );
     assert_eq!(
         v["claudeMdExcludes"],
@@ -267,11 +272,14 @@ fn codex_trust_is_written_for_each_handler_at_its_position() {
     );
     install(&t, &cmd(Agent::Codex), false).expect("install");
     let config: toml_edit::DocumentMut = read(&files.native).parse().expect("toml");
-    let key = format!("{}:post_tool_use:1:0", files.hooks.display());
-    assert_eq!(
-        config["hooks"]["state"][key.as_str()]["trusted_hash"].as_str(),
-        Some(trust_hash("PostToolUse", Some("apply_patch"), &cmd(Agent::Codex), 10).as_str())
-    );
+    for k in 1..=PARTS {
+        let key = format!("{}:post_tool_use:{k}:0", files.hooks.display());
+        let command = format!("{} --part {k}", cmd(Agent::Codex));
+        assert_eq!(
+            config["hooks"]["state"][key.as_str()]["trusted_hash"].as_str(),
+            Some(trust_hash("PostToolUse", Some("apply_patch|Bash"), &command, 10).as_str())
+        );
+    }
     let d = doctor(&t, &cmd(Agent::Codex)).expect("doctor");
     assert!(
         d.events.iter().all(|e| e.trust == Some(Trust::Trusted)),
@@ -297,7 +305,7 @@ fn codex_uninstall_moves_the_trust_of_handlers_that_shift() {
         &serde_json::to_string_pretty(&hooks).expect("json"),
     );
     let mut config = read(&files.native);
-    let theirs = format!("{}:user_prompt_submit:1:0", files.hooks.display());
+    let theirs = format!("{}:user_prompt_submit:{PARTS}:0", files.hooks.display());
     config.push_str(&format!(
         "\n[hooks.state.\"{theirs}\"]\ntrusted_hash = \"sha256:theirs\"\n"
     ));
@@ -412,7 +420,7 @@ fn dry_run_writes_nothing_and_shows_the_diff(#[case] agent: Agent) {
     assert_eq!(m.snapshot(), before);
     let diff = report.diff();
     assert!(
-        diff.contains(&format!("+            \"command\": \"{}\",", cmd(agent))),
+        diff.contains(&format!("\"command\": \"{}", cmd(agent))),
         "{diff}"
     );
     install(&m.user(agent), &cmd(agent), false).expect("install");
@@ -421,7 +429,7 @@ fn dry_run_writes_nothing_and_shows_the_diff(#[case] agent: Agent) {
     assert!(
         report
             .diff()
-            .contains(&format!("-            \"command\": \"{}\",", cmd(agent)))
+            .contains(&format!("-            \"command\": \"{}", cmd(agent)))
     );
     assert_eq!(m.snapshot(), installed);
 }
@@ -492,4 +500,304 @@ fn uninstall_keeps_native_settings_the_user_changed_since() {
         report.notes
     );
     assert!(read(&native).contains("project_doc_max_bytes = 123"));
+}
+
+// ---- R-HOOK-10: the round-trip table (issue 18, closing note) ----
+
+/// What a case puts where the agent's settings file goes.
+#[derive(Debug, Clone, Copy)]
+enum Setup {
+    /// A file with these bytes.
+    Text(&'static str),
+    /// No file.
+    Absent,
+    /// A symlink to a file with these bytes.
+    Link(&'static str),
+    /// A symlink to nothing.
+    Dangling,
+    /// A read-only file with these bytes (its directory too).
+    ReadOnly(&'static str),
+}
+
+const COMPACT: &str = r#"{"env": {"A": "1"}}"#;
+const CRLF: &str = "{\r\n  \"model\": \"x\",\r\n  \"env\": {\"A\": \"1\"}\r\n}\r\n";
+const ESCAPES: &str = "{\n  \"name\": \"caf\\u00e9 \\/ \\\"q\\\"\",\n  \"n\": 1.50\n}";
+const COMMENTS: &str = "{\n  // my theme\n  \"theme\": \"dark\", /* inline */\n  \"context\": {\"fileName\": [\"X.md\"],},\n}\n";
+
+/// The file whose bytes a case is about: the settings (Claude, Gemini) or
+/// the config.toml (Codex), and what to write there per case.
+fn subject(agent: Agent, files: &dsh_instructions_hooks::Files) -> PathBuf {
+    match agent {
+        Agent::Codex => files.native.clone(),
+        _ => files.hooks.clone(),
+    }
+}
+
+fn toml_of(json_case: &'static str) -> &'static str {
+    match json_case {
+        COMPACT => "model=\"m\"\nhooks={foo=1}",
+        CRLF => "# mine\r\nmodel = \"x\"\r\n\r\n[tui]\r\ntheme = \"dark\"\r\n",
+        ESCAPES => "name = \"caf\\u00e9\"\nn = 1.50\n",
+        COMMENTS => "# top\nproject_doc_max_bytes = 32768 # big\n\n[hooks]\n# none yet\n",
+        other => other,
+    }
+}
+
+#[rstest]
+fn install_then_uninstall_gives_back_every_byte(
+    #[values(Agent::Claude, Agent::Codex, Agent::Gemini)] agent: Agent,
+    #[values(
+        Setup::Text(COMPACT),
+        Setup::Text(CRLF),
+        Setup::Text(ESCAPES),
+        Setup::Text(COMMENTS),
+        Setup::Text(""),
+        Setup::Absent,
+        Setup::Link(COMPACT),
+        Setup::Dangling,
+        Setup::ReadOnly(COMPACT)
+    )]
+    setup: Setup,
+) {
+    let m = Machine::new();
+    let t = m.user(agent);
+    let files = t.files();
+    let path = subject(agent, &files);
+    let conv = |s: &'static str| if agent == Agent::Codex { toml_of(s) } else { s };
+    let real = m.tmp.path().join("dotfiles/settings");
+    match setup {
+        Setup::Text(s) | Setup::ReadOnly(s) => m.write(&path, conv(s)),
+        Setup::Absent => {}
+        Setup::Link(_) | Setup::Dangling => {
+            fs::create_dir_all(path.parent().expect("p")).expect("mkdir");
+            if let Setup::Link(s) = setup {
+                m.write(&real, conv(s));
+            }
+            std::os::unix::fs::symlink(&real, &path).expect("link");
+        }
+    }
+    if let Setup::ReadOnly(_) = setup {
+        let mut p = fs::metadata(&path).expect("meta").permissions();
+        p.set_readonly(true);
+        fs::set_permissions(&path, p).expect("chmod");
+    }
+    let before = m.snapshot();
+    let result = install(&t, &cmd(agent), false);
+    if let Setup::Dangling = setup {
+        let e = result.expect_err("a dangling link is refused").to_string();
+        assert!(
+            e.contains(&path.display().to_string()) && e.contains("dotfiles/settings"),
+            "{e}"
+        );
+        assert_eq!(m.snapshot(), before, "nothing written");
+        assert!(
+            fs::symlink_metadata(&path)
+                .expect("link")
+                .file_type()
+                .is_symlink()
+        );
+        return;
+    }
+    result.expect("install");
+    let d = doctor(&t, &cmd(agent)).expect("doctor");
+    assert!(d.healthy(), "{}", d.render());
+    if let Setup::Link(_) = setup {
+        assert!(
+            fs::symlink_metadata(&path)
+                .expect("link")
+                .file_type()
+                .is_symlink()
+        );
+        assert!(read(&real).contains("dsh-instructions") || agent == Agent::Codex);
+    }
+    if let Setup::ReadOnly(_) = setup {
+        assert!(
+            fs::metadata(&path).expect("meta").permissions().readonly(),
+            "mode kept"
+        );
+    }
+    uninstall(&t, false).expect("uninstall");
+    // Backups stay (they are the user's safety net); every other byte is back.
+    let after: Vec<_> = m
+        .snapshot()
+        .into_iter()
+        .filter(|(p, _)| !p.to_string_lossy().ends_with(".dsh-backup"))
+        .collect();
+    assert_eq!(after, before, "{setup:?}");
+    if let Setup::Link(_) = setup {
+        assert!(
+            fs::symlink_metadata(&path)
+                .expect("link")
+                .file_type()
+                .is_symlink()
+        );
+    }
+}
+
+#[test]
+fn uninstall_after_a_user_edit_keeps_the_edit_and_comments() {
+    let m = Machine::new();
+    let t = m.user(Agent::Gemini);
+    let path = t.files().hooks;
+    m.write(&path, COMMENTS);
+    install(&t, &cmd(Agent::Gemini), false).expect("install");
+    let edited = read(&path).replacen("\"dark\"", "\"light\"", 1);
+    m.write(&path, &edited);
+    uninstall(&t, false).expect("uninstall");
+    assert_eq!(read(&path), COMMENTS.replacen("\"dark\"", "\"light\"", 1));
+}
+
+#[test]
+fn the_first_backup_is_never_overwritten() {
+    let m = Machine::new();
+    let t = m.user(Agent::Claude);
+    let path = t.files().hooks;
+    m.write(&path, COMPACT);
+    install(&t, &cmd(Agent::Claude), false).expect("install");
+    install(&t, "/moved/dsh-instructions hook --agent claude", false).expect("reinstall");
+    uninstall(&t, false).expect("uninstall");
+    assert_eq!(read(&backup(&path)), COMPACT);
+    assert_eq!(read(&path), COMPACT);
+}
+
+#[rstest]
+#[case(Agent::Claude)]
+#[case(Agent::Codex)]
+#[case(Agent::Gemini)]
+fn a_failing_state_write_leaves_every_file_as_it_was(#[case] agent: Agent) {
+    let m = Machine::new();
+    let t = m.user(agent);
+    let files = t.files();
+    m.write(
+        &subject(agent, &files),
+        if agent == Agent::Codex {
+            "model = \"m\"\n"
+        } else {
+            COMPACT
+        },
+    );
+    // A non-empty directory where the installer's record goes: staging
+    // works, the final rename fails after the settings were renamed.
+    fs::create_dir_all(files.state.join("blocker")).expect("mkdir");
+    let before = m.snapshot();
+    let e = install(&t, &cmd(agent), false).expect_err("the record cannot be written");
+    assert!(
+        e.to_string().contains(&files.state.display().to_string()),
+        "{e}"
+    );
+    assert_eq!(m.snapshot(), before);
+    // Doctor never calls this healthy: it refuses the blocked record.
+    assert!(
+        doctor(&t, &cmd(agent)).is_ok_and(|d| !d.healthy()) || doctor(&t, &cmd(agent)).is_err()
+    );
+}
+
+#[test]
+fn doctor_is_not_healthy_over_entries_without_a_record() {
+    let m = Machine::new();
+    let t = m.user(Agent::Claude);
+    install(&t, &cmd(Agent::Claude), false).expect("install");
+    fs::remove_file(t.files().state).expect("rm record");
+    let d = doctor(&t, &cmd(Agent::Claude)).expect("doctor");
+    assert!(!d.healthy());
+    assert!(d.render().contains("incomplete"), "{}", d.render());
+}
+
+#[rstest]
+#[case("install.json")]
+#[case("config.json")]
+#[case("claude.json")]
+fn session_ids_cannot_break_the_installer(#[case] id: &str) {
+    let m = Machine::new();
+    let t = m.user(Agent::Claude);
+    let files = t.files();
+    // What an older hook did with such a session id: a store directory at
+    // the old record path.
+    fs::create_dir_all(files.legacy_state.join("log")).expect("mkdir");
+    let cwd = m.loc.project.to_string_lossy().into_owned();
+    let event = json!({"session_id": id, "hook_event_name": "SessionStart", "cwd": cwd, "source": "startup"});
+    let env = dsh_home_paths::HomeEnv {
+        home: Some(m.loc.home.clone().into_os_string()),
+        dsh_home: Some(m.loc.dsh_home.clone().into_os_string()),
+        cwd: m.loc.project.clone(),
+        account_home: None,
+    };
+    let _ = dsh_instructions_hooks::respond(Agent::Claude, event.to_string().as_bytes(), &env);
+    install(&t, &cmd(Agent::Claude), false).expect("install");
+    assert!(doctor(&t, &cmd(Agent::Claude)).expect("doctor").healthy());
+    uninstall(&t, false).expect("uninstall");
+    assert!(!files.hooks.exists());
+    assert!(
+        files.legacy_state.is_dir(),
+        "the hook's directory is not ours to remove"
+    );
+}
+
+#[test]
+fn a_legacy_record_is_read_and_moved() {
+    let m = Machine::new();
+    let t = m.user(Agent::Claude);
+    let files = t.files();
+    install(&t, &cmd(Agent::Claude), false).expect("install");
+    fs::create_dir_all(files.legacy_state.parent().expect("p")).expect("mkdir");
+    fs::rename(&files.state, &files.legacy_state).expect("to the old place");
+    uninstall(&t, false).expect("uninstall");
+    assert!(!files.hooks.exists());
+    assert!(!files.legacy_state.exists() && !files.state.exists());
+}
+
+#[test]
+fn comments_and_inline_tables_are_accepted_and_errors_name_the_line() {
+    let m = Machine::new();
+    let t = m.user(Agent::Gemini);
+    m.write(&t.files().hooks, "{\n  // c\n  \"a\": 1\n  \"b\": 2\n}\n");
+    let e = install(&t, &cmd(Agent::Gemini), false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 3") || e.contains("line 2"), "{e}");
+    assert!(e.contains("comments") && e.contains("settings.json"), "{e}");
+    let c = m.user(Agent::Codex);
+    m.write(&c.files().native, "hooks = { foo = 1 }\n");
+    install(&c, &cmd(Agent::Codex), false).expect("an inline table is a table");
+    assert!(doctor(&c, &cmd(Agent::Codex)).expect("doctor").healthy());
+    uninstall(&c, false).expect("uninstall");
+    assert_eq!(read(&c.files().native), "hooks = { foo = 1 }\n");
+}
+
+// ---- The settings editors never corrupt (the fuzz target's property, on stable) ----
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    #[test]
+    fn prop_install_uninstall_round_trips_or_refuses(
+        agent in proptest::prop_oneof![
+            proptest::strategy::Just(Agent::Claude),
+            proptest::strategy::Just(Agent::Codex),
+            proptest::strategy::Just(Agent::Gemini)
+        ],
+        text in proptest::prop_oneof![
+            "[ -~\r\n\t]{0,60}",
+            proptest::string::string_regex(r#"\{(\s|//[a-z ]*\n)*("[a-z]{1,3}"\s*:\s*(1|"x\\u00e9"|\[\]|\{\}|null)\s*,?\s*)*\}\r?\n?"#).expect("regex"),
+            proptest::string::string_regex(r#"([a-z]{1,4} = (1|"v"|\{ a = 1 \})\r?\n|# c\n|\[hooks\]\n|\n){0,5}"#).expect("regex"),
+        ],
+    ) {
+        let m = Machine::new();
+        let t = m.user(agent);
+        let path = subject(agent, &t.files());
+        m.write(&path, &text);
+        let before = m.snapshot();
+        match install(&t, &cmd(agent), false) {
+            Err(_) => proptest::prop_assert_eq!(m.snapshot(), before),
+            Ok(_) => {
+                proptest::prop_assert!(doctor(&t, &cmd(agent)).is_ok());
+                uninstall(&t, false).expect("uninstall after install");
+                let after: Vec<_> = m
+                    .snapshot()
+                    .into_iter()
+                    .filter(|(p, _)| !p.to_string_lossy().ends_with(".dsh-backup"))
+                    .collect();
+                proptest::prop_assert_eq!(after, before);
+            }
+        }
+    }
 }
