@@ -357,7 +357,11 @@ fn empty_file_budget_boundary(#[case] short: u64, #[case] intro: IntroUsed) {
     let compact = frame(&format!("{COMPACT}\n\nInstructions from: AGENTS.md\n\n"));
     let max = whole.len() as u64 - short;
     let out = render_baseline(BaselineKind::Normal, &files, max);
-    let want = if intro == IntroUsed::Normal { &whole } else { &compact };
+    let want = if intro == IntroUsed::Normal {
+        &whole
+    } else {
+        &compact
+    };
     assert_eq!(out.text, *want);
     assert_eq!(out.fates, [Fate::Included]);
     assert_eq!(out.notice, None);
