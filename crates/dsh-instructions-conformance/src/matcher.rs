@@ -223,14 +223,8 @@ fn outcome_name(o: Outcome) -> &'static str {
 /// assert_eq!(section_lines(t), vec!["Instructions from: AGENTS.md"]);
 /// ```
 pub fn section_lines(text: &str) -> Vec<&str> {
-    const PREFIXES: [&str; 4] = [
-        "Instructions from: ",
-        "Additional instructions from: ",
-        "Updated instructions from: ",
-        "Instructions removed: ",
-    ];
     text.lines()
-        .filter(|l| PREFIXES.iter().any(|p| l.starts_with(p)))
+        .filter(|l| SECTION_HEADERS.iter().any(|p| l.starts_with(p)))
         .collect()
 }
 
@@ -309,12 +303,24 @@ pub fn classify_intro(part: &str) -> Intro {
         match rest {
             INTRO_NORMAL => Intro::Replacement,
             INTRO_COMPACT => Intro::ReplacementCompact,
-            _ => Intro::None,
+            _ => Intro::Unrecognised,
         }
-    } else {
+    } else if SECTION_HEADERS.iter().any(|h| block.starts_with(h)) {
+        // FORMAT.md: `none` is "no intro block" — the first block is already
+        // a section (a dynamic batch, or a baseline without intro).
         Intro::None
+    } else {
+        Intro::Unrecognised
     }
 }
+
+/// The section header prefixes of R-REN-1 and R-REN-3, typed from SPEC.
+const SECTION_HEADERS: [&str; 4] = [
+    "Instructions from: ",
+    "Additional instructions from: ",
+    "Updated instructions from: ",
+    "Instructions removed: ",
+];
 
 /// Checks one message against its matcher, pushing reasons prefixed by `at`.
 pub fn check_message(at: &str, m: &MessageMatcher, got: &ObservedMessage, out: &mut Vec<String>) {
@@ -598,6 +604,11 @@ mod tests {
     )]
     #[case::replacement_notice_only(frame(&format!("{SUPERSEDE}Workspace instruction budget 5 bytes: omitted AGENTS.md")), Intro::None)]
     #[case::empty(String::new(), Intro::None)]
+    #[case::unknown_first_block(
+        frame("Some other text\n\nInstructions from: A\n\nx"),
+        Intro::Unrecognised
+    )]
+    #[case::supersede_then_unknown(frame(&format!("{SUPERSEDE}something else\n\nInstructions from: A\n\nx")), Intro::Unrecognised)]
     fn intro_classification(#[case] text: String, #[case] want: Intro) {
         assert_eq!(classify_intro(&text), want);
     }

@@ -599,8 +599,13 @@ pub enum Intro {
     Compact,
     /// SUPERSEDE + compact.
     ReplacementCompact,
-    /// No intro block.
+    /// No intro block: the part has no block after any notice, or that block
+    /// is a section header.
     None,
+    /// An observed first block that is neither an intro nor a section (never
+    /// written in a scenario: `#[serde(skip)]`), so it matches no `intro:`.
+    #[serde(skip)]
+    Unrecognised,
 }
 
 impl Intro {
@@ -613,6 +618,7 @@ impl Intro {
             Self::Compact => "compact",
             Self::ReplacementCompact => "replacement_compact",
             Self::None => "none",
+            Self::Unrecognised => "an unrecognised block",
         }
     }
 }

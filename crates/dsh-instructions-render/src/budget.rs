@@ -73,7 +73,12 @@ const UNREAD_LEN: u64 = 1 << 48;
 impl<'a> Prep<'a> {
     pub(crate) fn baseline(file: &BaselineFile<'a>) -> Self {
         let path = crate::escape(file.path);
-        let fixed = [HEADER_BASELINE, &path].concat();
+        // R-REN-1: a section is heading + blank line + content, and an empty
+        // file is a section too, so its heading keeps the blank line after it
+        // (`Instructions from: <path>\n\n`). The blank line is part of the
+        // fixed text here, because the empty content is no block of its own.
+        let trailer = if file.content.is_empty() { SEP } else { "" };
+        let fixed = [HEADER_BASELINE, &path, trailer].concat();
         Self::new(fixed, path, file.content)
     }
 
@@ -130,7 +135,8 @@ impl<'a> Prep<'a> {
     }
 
     /// Escaped length of the whole section. Empty content is an empty block
-    /// and is skipped, so the section is then just its fixed part.
+    /// and is skipped, so the section is then just its fixed part (which for
+    /// an empty baseline file already ends in the blank line of R-REN-1).
     fn full_len(&self) -> u64 {
         if self.unread {
             UNREAD_LEN

@@ -77,11 +77,18 @@ fn constants_match_spec_texts() {
     format!("{SUPER}{NORMAL}\n\nInstructions from: $DSH_HOME/AGENTS.md\n\nG"),
     IntroUsed::Replacement
 )]
-// An empty content is an empty block: the section is the header alone.
+// R-REN-1: an empty file is a section too, heading and blank line with no
+// content; the next block then follows after the usual blank line.
 #[case::empty_content(
     BaselineKind::Normal,
     vec![file("AGENTS.md", ""), file("pkg/AGENTS.md", "x")],
-    format!("{NORMAL}\n\nInstructions from: AGENTS.md\n\nInstructions from: pkg/AGENTS.md\n\nx"),
+    format!("{NORMAL}\n\nInstructions from: AGENTS.md\n\n\n\nInstructions from: pkg/AGENTS.md\n\nx"),
+    IntroUsed::Normal
+)]
+#[case::empty_content_last(
+    BaselineKind::Normal,
+    vec![file("AGENTS.md", "x"), file("pkg/AGENTS.md", "")],
+    format!("{NORMAL}\n\nInstructions from: AGENTS.md\n\nx\n\nInstructions from: pkg/AGENTS.md\n\n"),
     IntroUsed::Normal
 )]
 #[case::escaped_path_and_content(
@@ -334,6 +341,36 @@ fn step3_compact_whole_file_has_no_notice() {
     assert_eq!(out.fates, [Fate::Included]);
     assert_eq!(out.notice, None);
     assert_eq!(out.intro, IntroUsed::Compact);
+}
+
+/// R-REN-1 for an empty file at the budget boundary: the smallest budget
+/// that renders it whole is the frame with heading *and* blank line; one
+/// byte less moves to the compact intro (the empty file is still represented,
+/// step 3), and one byte below the compact frame leaves only the notice frame
+/// or nothing.
+#[rstest]
+#[case::normal_exact(0, IntroUsed::Normal)]
+#[case::compact_exact(1, IntroUsed::Compact)]
+fn empty_file_budget_boundary(#[case] short: u64, #[case] intro: IntroUsed) {
+    let files = [file("AGENTS.md", "")];
+    let whole = frame(&format!("{NORMAL}\n\nInstructions from: AGENTS.md\n\n"));
+    let compact = frame(&format!("{COMPACT}\n\nInstructions from: AGENTS.md\n\n"));
+    let max = whole.len() as u64 - short;
+    let out = render_baseline(BaselineKind::Normal, &files, max);
+    let want = if intro == IntroUsed::Normal {
+        &whole
+    } else {
+        &compact
+    };
+    assert_eq!(out.text, *want);
+    assert_eq!(out.fates, [Fate::Included]);
+    assert_eq!(out.notice, None);
+    assert_eq!(out.intro, intro);
+    // The compact render is also the smallest budget that still holds it.
+    let smallest = render_baseline(BaselineKind::Normal, &files, compact.len() as u64);
+    assert_eq!(smallest.text, compact);
+    let below = render_baseline(BaselineKind::Normal, &files, compact.len() as u64 - 1);
+    assert_eq!(below.fates, [Fate::Omitted]);
 }
 
 #[test]

@@ -145,11 +145,9 @@ fn check_baseline_sections(
                 &content[..kept]
             }
         };
-        let section = if shown.is_empty() {
-            header
-        } else {
-            format!("{header}\n\n{}", escape(shown))
-        };
+        // R-REN-1 literally: heading, blank line, content — also when the
+        // content is empty.
+        let section = format!("{header}\n\n{}", escape(shown));
         prop_assert!(out.text.contains(&section), "missing section {section:?}");
     }
     Ok(())
@@ -214,7 +212,10 @@ fn naive(
     }
     let section = |item: &Item, kept: usize| {
         let c = escape(&item.2[..kept]).into_owned();
-        if c.is_empty() {
+        // A baseline section is heading + blank line + content, an empty
+        // file included (R-REN-1); a dynamic section's empty content is an
+        // empty block and is skipped (R-REN-3 says nothing else).
+        if c.is_empty() && !item.0.starts_with("Instructions from: ") {
             item.0.clone()
         } else {
             format!("{}\n\n{c}", item.0)

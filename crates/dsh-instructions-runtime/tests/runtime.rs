@@ -662,7 +662,13 @@ async fn dispose_during_a_blocked_projection_writes_nothing_r_disc_8() {
     .expect("the projection reaches the gate");
     w.instance.dispose();
     w.fs.release("/repo/pkg/AGENTS.md".into());
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    // The lane runs one request at a time: `settle` resolves only once the
+    // released projection has returned (its reply is sent after it, or
+    // dropped when the cancelled lane exits), so the check below sees the
+    // projection's final effect, not a moment picked by a timer.
+    tokio::time::timeout(std::time::Duration::from_secs(10), w.instance.settle())
+        .await
+        .expect("the lane finishes the released projection");
     assert!(w.host.inbox().is_empty());
 }
 

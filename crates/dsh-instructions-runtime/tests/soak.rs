@@ -536,16 +536,24 @@ impl Soak {
             }]),
             &cancel,
         );
-        let canceller = async {
-            // The pre-step may never touch this path (pending message reused,
-            // version cache): then it finishes on its own.
-            let _ =
-                tokio::time::timeout(Duration::from_millis(100), self.fs.wait_blocked(&path)).await;
-            cancel.cancel();
-        };
-        let (out, ()) = tokio::time::timeout(LIMIT, async { tokio::join!(run, canceller) })
-            .await
-            .unwrap_or_else(|_| panic!("{}: cancellation did not return", self.ctx()));
+        // The pre-step may never touch this path (pending message reused,
+        // version cache): then it finishes on its own. Otherwise it parks on
+        // the gate, and the cancel comes exactly then. Which of the two
+        // happens is decided by the pre-step's own progress, not by a timer.
+        let fs = &self.fs;
+        let out = tokio::time::timeout(LIMIT, async {
+            let mut run = std::pin::pin!(run);
+            tokio::select! {
+                biased;
+                out = &mut run => out,
+                () = fs.wait_blocked(&path) => {
+                    cancel.cancel();
+                    run.await
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{}: cancellation did not return", self.ctx()));
         self.fs.release(&path);
         match out {
             Err(_) => {

@@ -119,6 +119,81 @@ fn source() -> impl Strategy<Value = Value> {
         })
 }
 
+/// A source whose header is valid (ours) and whose changes are noisy.
+fn valid_source() -> impl Strategy<Value = Value> {
+    (any::<bool>(), prop::collection::vec(change(), 0..8)).prop_map(|(baseline, changes)| {
+        json!({
+            "kind": "agent-instructions",
+            "form": "instructions",
+            "schema": 1,
+            "baseline": baseline,
+            "changes": changes,
+        })
+    })
+}
+
+/// A change as the oracle expects the parser to keep it.
+#[derive(Debug, PartialEq)]
+struct Expected {
+    action: &'static str,
+    scope: String,
+    path: String,
+    previous_path: Option<String>,
+    digest: Option<String>,
+}
+
+/// Independent oracle of R-STATE-1's change rules, written from the parser's
+/// documented contract: exact action names, a scope of one of the two
+/// shapes with a clean relative directory and a slot, a non-empty string
+/// path, a 40-digit lowercase hex digest for `set`/`replace` (dropped on a
+/// `remove`), a `previousPath` kept only when it is a string.
+fn well_formed(v: &Value) -> Option<Expected> {
+    let action = match v.get("action")?.as_str()? {
+        "set" => "set",
+        "replace" => "replace",
+        "remove" => "remove",
+        _ => return None,
+    };
+    let scope = v.get("scope")?.as_str()?;
+    let scope_ok = scope == "user\u{0}AGENTS.md"
+        || scope.strip_prefix("project\u{0}").is_some_and(|rest| {
+            rest.split_once('\u{0}').is_some_and(|(dir, slot)| {
+                (dir == "."
+                    || dir
+                        .split('/')
+                        .all(|c| !c.is_empty() && c != "." && c != ".."))
+                    && !slot.is_empty()
+                    && !slot.contains(['\u{0}', '/'])
+            })
+        });
+    if !scope_ok {
+        return None;
+    }
+    let path = v.get("path")?.as_str().filter(|p| !p.is_empty())?;
+    let digest = if action == "remove" {
+        None
+    } else {
+        let d = v.get("digest")?.as_str()?;
+        let hex = d.len() == 40
+            && d.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !hex {
+            return None;
+        }
+        Some(d.to_owned())
+    };
+    Some(Expected {
+        action,
+        scope: scope.to_owned(),
+        path: path.to_owned(),
+        previous_path: v
+            .get("previousPath")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        digest,
+    })
+}
+
 fn accepted_is_stable(v: &Value) -> Result<(), TestCaseError> {
     let Some(parsed) = TypedSource::from_json(v) else {
         return Ok(());
@@ -155,12 +230,53 @@ proptest! {
     }
 
     #[test]
-    fn near_valid_sources_keep_every_well_formed_change(v in source()) {
+    fn near_valid_sources_keep_every_well_formed_change(v in valid_source()) {
+        // Always ours: the interesting branch (which changes survive) runs
+        // in every case, not only when the header happens to be valid.
+        let parsed = TypedSource::from_json(&v);
+        prop_assert!(parsed.is_some(), "a valid header is ours: {v}");
+        let parsed = parsed.unwrap_or_else(|| unreachable!());
+        let offered = v["changes"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let want: Vec<Expected> = offered.iter().filter_map(well_formed).collect();
+        let got: Vec<Expected> = parsed
+            .changes
+            .iter()
+            .map(|c| Expected {
+                action: match c.action {
+                    Action::Set => "set",
+                    Action::Replace => "replace",
+                    Action::Remove => "remove",
+                },
+                scope: c.scope.as_str().to_owned(),
+                path: c.path.clone(),
+                previous_path: c.previous_path.clone(),
+                digest: c.digest.as_ref().map(|d| d.to_hex()),
+            })
+            .collect();
+        prop_assert_eq!(got, want);
         accepted_is_stable(&v)?;
-        if let Some(parsed) = TypedSource::from_json(&v) {
-            let offered = v["changes"].as_array().map_or(0, Vec::len);
-            prop_assert!(parsed.changes.len() <= offered);
-        }
+    }
+
+    #[test]
+    fn arbitrary_fields_under_a_valid_header_round_trip(
+        extra in prop::collection::btree_map(key(), any_json(), 0..6),
+        changes in prop::collection::vec(any_json(), 0..6),
+    ) {
+        // Random JSON alone practically never says `kind: agent-instructions`,
+        // so the round trip of `accepted_is_stable` is forced to run here.
+        let mut m: Map<String, Value> = extra.into_iter().collect();
+        m.insert("kind".into(), json!("agent-instructions"));
+        m.insert("form".into(), json!("instructions"));
+        m.insert("schema".into(), json!(1));
+        m.insert("changes".into(), Value::Array(changes));
+        let v = Value::Object(m);
+        prop_assert!(TypedSource::from_json(&v).is_some());
+        accepted_is_stable(&v)?;
+    }
+
+    #[test]
+    fn near_valid_headers_never_panic_and_round_trip(v in source()) {
+        accepted_is_stable(&v)?;
     }
 
     #[test]
