@@ -45,6 +45,10 @@ pub struct EventSpec {
 /// an agent that hits it goes on without the context (harness README).
 pub const TIMEOUT_SECONDS: u64 = 10;
 
+/// How many `--part K` entries are registered per context event of Claude
+/// Code and Codex: ceil(65,536 / 9,000) (R-HOOK-4, contract 3).
+pub const PARTS: u32 = 8;
+
 /// Claude Code's path-bearing tools (R-HOOK-3). Claude matchers are regular
 /// expressions over the tool name, so `A|B` matches either.
 const CLAUDE_TOOLS: &str = "Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|LS";

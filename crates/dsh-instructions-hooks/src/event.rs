@@ -59,6 +59,8 @@ pub enum Action {
     },
     /// Gemini CLI's advisory `PreCompress`.
     PreCompress,
+    /// Gemini CLI's `BeforeModel`: a main-chat model request (R-HOOK-9).
+    Model,
     /// Any other event: no context (R-HOOK-1).
     NoContext,
 }
@@ -154,6 +156,7 @@ fn classify(agent: Agent, name: &str) -> Kind {
         }
         (Agent::Claude | Agent::Codex, "PostToolUse") | (Agent::Gemini, "AfterTool") => Kind::Tool,
         (Agent::Gemini, "PreCompress") => Kind::PreCompress,
+        (Agent::Gemini, "BeforeModel") => Kind::Model,
         _ => Kind::Other,
     }
 }
@@ -163,6 +166,7 @@ enum Kind {
     Prompt,
     Tool,
     PreCompress,
+    Model,
     Other,
 }
 
@@ -220,6 +224,7 @@ pub fn event_from_value(agent: Agent, v: &Value, tools: &ToolMap) -> Result<Hook
         ),
         Kind::Prompt => Action::Prompt,
         Kind::PreCompress => Action::PreCompress,
+        Kind::Model => Action::Model,
         Kind::Other => Action::NoContext,
         Kind::Tool => {
             let tool = v
@@ -352,6 +357,8 @@ mod tests {
     #[case::codex_prompt(Agent::Codex, "UserPromptSubmit", None, Action::Prompt)]
     #[case::gemini_prompt(Agent::Gemini, "BeforeAgent", None, Action::Prompt)]
     #[case::gemini_precompress(Agent::Gemini, "PreCompress", None, Action::PreCompress)]
+    #[case::gemini_before_model(Agent::Gemini, "BeforeModel", None, Action::Model)]
+    #[case::claude_before_model(Agent::Claude, "BeforeModel", None, Action::NoContext)]
     #[case::claude_stop(Agent::Claude, "Stop", None, Action::NoContext)]
     #[case::claude_precompact(Agent::Claude, "PreCompact", None, Action::NoContext)]
     #[case::gemini_before_tool(Agent::Gemini, "BeforeTool", None, Action::NoContext)]

@@ -46,18 +46,22 @@ mod diff;
 mod error;
 mod event;
 mod files;
+mod gemini;
 mod hooks;
 mod install;
+mod lean;
 mod native;
+mod parts;
+mod record;
 mod state;
 
 pub use adapter::{
-    AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HookConfig, LOCK_WAIT, MAX_EVENT_BYTES, hook_preset,
-    load_config, respond, store_id,
+    AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, LOCK_WAIT, MAX_EVENT_BYTES,
+    hook_preset, load_config, respond, respond_part, store_id,
 };
 pub use agent::{
-    Agent, CLAUDE_EXCLUDES, EventSpec, Files, Locations, ParseNameError, Scope, TIMEOUT_SECONDS,
-    hook_command, is_our_command,
+    Agent, CLAUDE_EXCLUDES, EventSpec, Files, Locations, PARTS, ParseNameError, Scope,
+    TIMEOUT_SECONDS, hook_command, is_our_command,
 };
 pub use codex::{Trust, trust_hash, trust_key};
 pub use error::HookError;
@@ -69,3 +73,4 @@ pub use files::BACKUP_SUFFIX;
 pub use hooks::EventStatus;
 pub use install::{Diagnosis, EventReport, FileChange, Report, Target, doctor, install, uninstall};
 pub use native::NativeStatus;
+pub use parts::{CONTINUED, PART_BYTES, Part, part_label, render_part, split, unframe};
