@@ -1111,3 +1111,224 @@ fn a_lock_held_too_long_answers_nothing_and_logs_busy() {
         replaced("AGENTS.md", "ROOT-RULES v2")
     );
 }
+
+/// The registered entries per context event (contract 3, R-HOOK-4).
+const PARTS: u32 = dsh_instructions_hooks::PARTS;
+
+impl Tree {
+    /// Starts `hook --agent A --part K` on one fixture event.
+    fn start_part(&self, agent: &str, fixture_name: &str, session: &str, k: u32) -> Running {
+        let input = fill(&fixture(agent, fixture_name), session, &self.ws(), "");
+        let k = k.to_string();
+        self.spawn(
+            &["hook", "--agent", agent, "--part", &k],
+            input.into_bytes(),
+        )
+    }
+}
+
+/// The text of every answered part, by K; `None` for `{}`.
+fn part_answers(outs: Vec<Out>, event: &str) -> Vec<Option<String>> {
+    outs.into_iter()
+        .map(|o| {
+            if o.stdout.trim_end() == "{}" {
+                o.assert_clean();
+                None
+            } else {
+                Some(o.context(event))
+            }
+        })
+        .collect()
+}
+
+/// A root file of `len` bytes in numbered lines, so a lost or doubled
+/// piece shows.
+fn lines_of(len: usize) -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while s.len() < len {
+        s.push_str(&format!("rule {i:06}\n"));
+        i += 1;
+    }
+    s.trim_end().to_owned()
+}
+
+/// The content of the parts put back together: each part's sections after
+/// its label, a continued header dropped (R-HOOK-4).
+fn rejoin(parts: &[String]) -> String {
+    parts
+        .iter()
+        .map(|p| {
+            let body = p
+                .strip_prefix("<system-reminder>\n")
+                .and_then(|b| b.strip_suffix("\n</system-reminder>"))
+                .unwrap_or(p);
+            let (_label, rest) = body.split_once("\n\n").expect("a label first");
+            rest.replace("Instructions from: AGENTS.md (continued)\n\n", "")
+        })
+        .collect()
+}
+
+/// R-HOOK-4: a 30 KB root file at session start arrives as parts of at most
+/// 9,000 bytes, each naming its place, the long section continued under its
+/// repeated header, together the whole file once; the parts beyond the
+/// message answer `{}`; the session log holds the one message.
+#[rstest]
+#[case::claude("claude")]
+#[case::codex("codex")]
+fn a_large_message_comes_in_parts_in_composed_order(#[case] agent: &str) {
+    let t = Tree::new();
+    let root = lines_of(30_000);
+    t.write("ws/AGENTS.md", &root);
+    let outs: Vec<Out> = (1..=PARTS)
+        .map(|k| t.start_part(agent, "SessionStart-startup", "p", k).finish())
+        .collect();
+    let answers = part_answers(outs, "SessionStart");
+    let given: Vec<String> = answers.iter().flatten().cloned().collect();
+    let n = given.len();
+    assert!((4..=5).contains(&n), "{n} parts");
+    assert!(
+        answers[..n].iter().all(Option::is_some),
+        "parts 1..={n} answer"
+    );
+    assert!(
+        answers[n..].iter().all(Option::is_none),
+        "the rest answer {{}}"
+    );
+    for (i, p) in given.iter().enumerate() {
+        assert!(p.len() <= dsh_instructions_hooks::PART_BYTES, "{}", p.len());
+        let body = shown_part(agent, p);
+        assert!(
+            body.starts_with(&format!("Workspace instructions, part {} of {n}.", i + 1)),
+            "{body:.120}"
+        );
+        if i > 0 {
+            assert!(body.contains("\n\nInstructions from: AGENTS.md (continued)\n\n"));
+        }
+    }
+    let framed: Vec<String> = given
+        .iter()
+        .map(|p| {
+            format!(
+                "<system-reminder>\n{}\n</system-reminder>",
+                shown_part(agent, p)
+            )
+        })
+        .collect();
+    let all = rejoin(&framed);
+    assert_eq!(
+        all.matches(&root).count(),
+        1,
+        "the whole file, once, in order"
+    );
+    assert_eq!(all.matches(GLOBAL).count(), 1);
+    assert_eq!(messages(&t, agent, "p").len(), 1, "composed once");
+}
+
+/// A part's text without the frame the agent gets or not (decision 0019).
+fn shown_part(agent: &str, p: &str) -> String {
+    if agent == "claude" {
+        assert!(!p.contains("<system-reminder>"), "{p:.80}");
+        p.to_owned()
+    } else {
+        shown("claude", p)
+    }
+}
+
+/// R-HOOK-4 with R-LOG-4: the 8 part processes of one event started
+/// together, as the agents run them: one composition, each piece in exactly
+/// one answer, none lost, whatever order they take the lock in.
+#[test]
+fn concurrent_parts_give_each_piece_exactly_once() {
+    let t = Tree::new();
+    let root = lines_of(40_000);
+    t.write("ws/AGENTS.md", &root);
+    for round in 0..3 {
+        let s = format!("c{round}");
+        let running: Vec<Running> = (1..=PARTS)
+            .map(|k| t.start_part("codex", "SessionStart-startup", &s, k))
+            .collect();
+        let answers = part_answers(
+            running.into_iter().map(Running::finish).collect(),
+            "SessionStart",
+        );
+        let given: Vec<String> = answers.iter().flatten().cloned().collect();
+        let n = given.len();
+        assert!(answers[..n].iter().all(Option::is_some), "{answers:?}");
+        for (i, p) in given.iter().enumerate() {
+            assert!(p.contains(&format!("part {} of {n}.", i + 1)));
+        }
+        assert_eq!(rejoin(&given).matches(&root).count(), 1);
+        assert_eq!(messages(&t, "codex", &s).len(), 1, "composed once");
+    }
+}
+
+/// R-HOOK-4, R-REN-4: beyond the 65,536-byte budget the message says so —
+/// the notice in part 1 — and still comes in parts.
+#[test]
+fn a_message_over_the_budget_carries_the_notice() {
+    let t = Tree::new();
+    t.write("ws/AGENTS.md", &lines_of(80_000));
+    let first = t
+        .start_part("codex", "SessionStart-startup", "big", 1)
+        .finish()
+        .context("SessionStart");
+    assert!(
+        first.contains("Workspace instruction budget 65536 bytes: "),
+        "{first:.600}"
+    );
+    let total: usize = (2..=PARTS)
+        .map(|k| {
+            t.start_part("codex", "SessionStart-startup", "big", k)
+                .finish()
+        })
+        .filter(|o| o.stdout.trim_end() != "{}")
+        .map(|o| o.context("SessionStart").len())
+        .sum::<usize>()
+        + first.len();
+    assert!(total > 60_000, "{total}");
+}
+
+/// R-HOOK-6 and R-HOOK-4: a tool call with nothing to give answers `{}` in
+/// every part and commits nothing.
+#[test]
+fn a_tool_call_with_nothing_to_give_is_empty_in_every_part() {
+    let t = Tree::new();
+    t.event("claude", "SessionStart-startup", "q", "")
+        .context("SessionStart");
+    let before = messages(&t, "claude", "q").len();
+    let file = format!("{}/AGENTS.md", t.ws());
+    for k in 1..=PARTS {
+        let input = fill(&fixture("claude", "PostToolUse-Read"), "q", &t.ws(), &file);
+        let k = k.to_string();
+        t.spawn(
+            &["hook", "--agent", "claude", "--part", &k],
+            input.into_bytes(),
+        )
+        .finish()
+        .assert_nothing();
+    }
+    assert_eq!(messages(&t, "claude", "q").len(), before);
+}
+
+/// A part that cannot be delivered (fewer entries registered than parts,
+/// an entry that did not run) is given with the next event, never dropped.
+#[test]
+fn an_unclaimed_part_is_given_with_the_next_event() {
+    let t = Tree::new();
+    let root = lines_of(15_000);
+    t.write("ws/AGENTS.md", &root);
+    let p1 = t
+        .start_part("codex", "SessionStart-startup", "u", 1)
+        .finish()
+        .context("SessionStart");
+    assert!(p1.contains("part 1 of 2."), "{p1:.200}");
+    // Part 2 never ran. The next event's part 1 carries it, first.
+    t.write("ws/AGENTS.md", &root);
+    let next = t
+        .start_part("codex", "UserPromptSubmit", "u", 1)
+        .finish()
+        .context("UserPromptSubmit");
+    assert!(next.contains("part 1 of 1."), "{next:.200}");
+    assert_eq!(rejoin(&[p1, next]).matches(&root).count(), 1);
+}
