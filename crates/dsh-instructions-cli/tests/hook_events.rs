@@ -616,18 +616,20 @@ fn claude_path_tools_touch(#[case] fixture_name: &str, #[case] rel: &str) {
     );
 }
 
-/// A shell command is not a touch (R-DISC-9), even when it names a file
-/// below a directory with instructions.
-#[test]
-fn codex_bash_is_not_a_touch() {
+/// Codex reads through its shell: a `Bash` call is forwarded as a shell
+/// touch (R-DISC-10, contract 1) with the event's cwd as its workdir, and
+/// the nested file arrives once with the tool result.
+#[rstest]
+#[case::cat("pkg/lib/src/main.rs")]
+#[case::cd_then_cat("/dev/null && cd pkg && cat lib/src/main.rs")]
+fn codex_shell_reads_touch(#[case] arg: &str) {
     let t = Tree::new();
     t.event("codex", "SessionStart-startup", "s", "")
         .context("SessionStart");
-    t.assert_no_context("codex", "PostToolUse-Bash", "s");
-    assert!(
-        !String::from_utf8_lossy(&t.log_bytes("codex", "s")).contains(LIB),
-        "the Bash call must not have loaded pkg/lib/AGENTS.md"
-    );
+    let out = t.event("codex", "PostToolUse-Bash", "s", arg);
+    assert_eq!(out.context("PostToolUse"), nested("pkg/lib", LIB));
+    t.event("codex", "PostToolUse-Bash", "s", arg)
+        .assert_nothing();
 }
 
 /// Gemini CLI through `BeforeModel` (R-HOOK-9, decision 0020): session

@@ -107,8 +107,11 @@ pub fn hook_preset(agent: Agent) -> ConfigInput {
         Agent::Codex => (names(&["AGENTS.override.md", "AGENTS.md"]), None),
         Agent::Gemini => (None, None),
     };
+    let shell = crate::event::shell_tool(agent).to_owned();
     ConfigInput {
         max_bytes: Some(NumberInput::Int(HOOK_MAX_BYTES)),
+        // R-CFG-11: the agent's shell tool's `command` is a shell call.
+        shell_tools: Some([(shell, vec!["command".to_owned()])].into_iter().collect()),
         instruction_file_candidates: base,
         local_instruction_file_candidates: local,
         imports: Some(matches!(agent, Agent::Claude | Agent::Gemini)),
@@ -550,9 +553,31 @@ async fn apply(
         Action::Tool { touched, .. } => {
             touch(session, touched, false).await?;
         }
+        Action::Shell { name, command } => {
+            session
+                .tool(&shell_call(event, name, command), false)
+                .await?;
+        }
         _ => {}
     }
     Ok(())
+}
+
+/// A shell call as the runtime reads it (contract 1): the command, and the
+/// event's cwd as its workdir (Codex sends the call's workdir there).
+pub(crate) fn shell_call(
+    event: &crate::event::HookEvent,
+    name: &str,
+    command: &str,
+) -> ToolExecution {
+    ToolExecution {
+        name: name.to_owned(),
+        arguments: json!({ "command": command, "workdir": event.cwd.as_str() }),
+        token: "hook-shell".to_owned(),
+        parent: None,
+        is_error: false,
+        cancelled: false,
+    }
 }
 
 /// Reports each touched path to the runtime through the internal touch

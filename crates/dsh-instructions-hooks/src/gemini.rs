@@ -39,6 +39,13 @@ pub(crate) async fn handle(
             touch(&session, touched, true).await?;
             Ok((Given::Nothing, "touch recorded".to_owned()))
         }
+        Action::Shell { name, command } => {
+            let session = Session::mount(log, settings, env, &fs, &cancel).await?;
+            session
+                .tool(&super::adapter::shell_call(event, name, command), true)
+                .await?;
+            Ok((Given::Nothing, "shell touch recorded".to_owned()))
+        }
         Action::Model => {
             let Some(mut leading) = leading.filter(|m| !m.is_empty()) else {
                 return Ok((Given::Nothing, "no llm_request messages".to_owned()));

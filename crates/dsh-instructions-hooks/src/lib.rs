@@ -67,7 +67,7 @@ pub use codex::{Trust, trust_hash, trust_key};
 pub use error::HookError;
 pub use event::{
     Action, EventError, HookEvent, PathArg, StartSource, ToolMap, Touched, default_tools,
-    event_from_value, parse_event, touched_paths,
+    event_from_value, parse_event, shell_tool, touched_paths,
 };
 pub use files::BACKUP_SUFFIX;
 pub use hooks::EventStatus;
