@@ -72,7 +72,8 @@ Example:
     /// Run as an agent's hook, or install, remove and check that hook.
     #[command(after_help = "\
 Without a subcommand, reads one hook event on stdin and answers on stdout in
-the agent's format (SPEC §12). `install` registers this binary as the hook of
+the agent's format (SPEC §12); with `--part K`, only the K-th piece of at
+most 9,000 bytes of the event's message (one registered entry per piece). `install` registers this binary as the hook of
 the agent and switches the agent's own instruction loading off; `uninstall`
 undoes both; `doctor` reports what is installed.
 
@@ -87,6 +88,10 @@ pub(crate) struct HookArgs {
     /// The agent: claude, codex or gemini.
     #[arg(long, value_name = "AGENT", global = true)]
     pub agent: Option<dsh_instructions_hooks::Agent>,
+    /// Answer only piece K (1..=8) of the event's composed message, `{}`
+    /// when it has none; without it, the whole message in one answer.
+    #[arg(long, value_name = "K")]
+    pub part: Option<u32>,
     /// Install, uninstall or check; none: handle one event from stdin.
     #[command(subcommand)]
     pub action: Option<HookAction>,

@@ -17,7 +17,7 @@ use crate::setup;
 /// Runs `hook …`.
 pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
     let Some(action) = &args.action else {
-        return Ok(handle_event(args.agent));
+        return Ok(handle_event(args.agent, args.part));
     };
     let agent = args
         .agent
@@ -65,14 +65,14 @@ pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
 
 /// The event handler (R-HOOK-1): one event from stdin, the answer on
 /// stdout, exit 0 whatever happens — an agent never sees the adapter fail.
-fn handle_event(agent: Option<Agent>) -> ExitCode {
+fn handle_event(agent: Option<Agent>, part: Option<u32>) -> ExitCode {
     use std::io::Read as _;
     let mut input = Vec::new();
     // One byte more than the bound tells an oversized event from a full one.
     let limit = hooks::MAX_EVENT_BYTES as u64 + 1;
     let read = std::io::stdin().take(limit).read_to_end(&mut input);
     let answer = match (agent, read, setup::process_env()) {
-        (Some(agent), Ok(_), Ok(env)) => hooks::respond(agent, &input, &env),
+        (Some(agent), Ok(_), Ok(env)) => hooks::respond_part(agent, part, &input, &env),
         // No agent, unreadable stdin or cwd: nothing to give.
         _ => "{}".to_owned(),
     };

@@ -75,6 +75,7 @@ const FIXTURES: &[(&str, &[&str])] = &[
             "AfterTool-read_file",
             "AfterTool-list_directory",
             "AfterTool-read_many_files",
+            "BeforeModel",
             "BeforeTool",
             "AfterAgent",
             "PreCompress",
@@ -139,6 +140,27 @@ impl Out {
             .as_str()
             .unwrap_or_else(|| panic!("no additionalContext: {self:?}"))
             .to_owned()
+    }
+}
+
+impl Out {
+    /// The texts of the `llm_request.messages` of a Gemini CLI `BeforeModel`
+    /// answer (R-HOOK-9).
+    fn request(&self, event: &str) -> Vec<String> {
+        self.assert_clean();
+        let v: Value = serde_json::from_str(self.stdout.trim_end())
+            .unwrap_or_else(|e| panic!("answer is not JSON ({e}): {self:?}"));
+        let out = &v["hookSpecificOutput"];
+        assert_eq!(out["hookEventName"], event, "{self:?}");
+        out["llm_request"]["messages"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no messages: {self:?}"))
+            .iter()
+            .map(|m| {
+                assert_eq!(m["role"], "user", "{m}");
+                m["content"].as_str().expect("text content").to_owned()
+            })
+            .collect()
     }
 }
 
@@ -373,6 +395,21 @@ fn baseline(root: &str) -> String {
     )
 }
 
+/// What the agent's answer shows of a composed `text` (decision 0019):
+/// Claude Code wraps hook context in its own `<system-reminder>` and
+/// HTML-escapes ours, so its answer carries the text without our frame;
+/// Codex and Gemini CLI get it framed.
+fn shown(agent: &str, text: &str) -> String {
+    if agent == "claude" {
+        text.strip_prefix("<system-reminder>\n")
+            .and_then(|t| t.strip_suffix("\n</system-reminder>"))
+            .unwrap_or_else(|| panic!("not one frame: {text}"))
+            .to_owned()
+    } else {
+        text.to_owned()
+    }
+}
+
 /// A nested file entering after a touch (R-REN-3 `set`).
 fn nested(dir: &str, content: &str) -> String {
     format!(
@@ -427,7 +464,10 @@ fn start_touch_edit_resume_compact(
     let s = "9f0c2e7a-1b2c-4d5e-8f90-0123456789ab";
 
     let start = t.event(agent, "SessionStart-startup", s, "");
-    assert_eq!(start.context("SessionStart"), baseline(ROOT_V1));
+    assert_eq!(
+        start.context("SessionStart"),
+        shown(agent, &baseline(ROOT_V1))
+    );
 
     let deep = if absolute_touch {
         format!("{}/pkg/lib/src/main.rs", t.ws())
@@ -435,7 +475,10 @@ fn start_touch_edit_resume_compact(
         "pkg/lib/src/main.rs".to_owned()
     };
     let touched = t.event(agent, touch, s, &deep);
-    assert_eq!(touched.context("PostToolUse"), nested("pkg/lib", LIB));
+    assert_eq!(
+        touched.context("PostToolUse"),
+        shown(agent, &nested("pkg/lib", LIB))
+    );
 
     // Touching the same file again gives nothing new (R-HOOK-2: nothing
     // twice), and it is not an error.
@@ -445,7 +488,7 @@ fn start_touch_edit_resume_compact(
     let prompt = t.event(agent, "UserPromptSubmit", s, "");
     assert_eq!(
         prompt.context("UserPromptSubmit"),
-        replaced("AGENTS.md", "ROOT-RULES v2")
+        shown(agent, &replaced("AGENTS.md", "ROOT-RULES v2"))
     );
 
     let quiet: &[&str] = if agent == "claude" {
@@ -463,7 +506,10 @@ fn start_touch_edit_resume_compact(
     let resume = t
         .event(agent, "SessionStart-resume", s, "")
         .context("SessionStart");
-    assert_eq!(resume, replaced("AGENTS.md", "ROOT-RULES v3"));
+    assert_eq!(
+        resume,
+        shown(agent, &replaced("AGENTS.md", "ROOT-RULES v3"))
+    );
     assert!(!resume.contains(INTRO));
 
     // Compaction hides everything given so far: a complete baseline again,
@@ -471,12 +517,15 @@ fn start_touch_edit_resume_compact(
     let compact = t
         .event(agent, "SessionStart-compact", s, "")
         .context("SessionStart");
-    assert_eq!(compact, baseline("ROOT-RULES v3"));
+    assert_eq!(compact, shown(agent, &baseline("ROOT-RULES v3")));
     assert!(!compact.contains(SUPERSEDE));
     // The nested file went with the compacted history: the next touch
     // gives it again.
     let retouched = t.event(agent, touch, s, &deep);
-    assert_eq!(retouched.context("PostToolUse"), nested("pkg/lib", LIB));
+    assert_eq!(
+        retouched.context("PostToolUse"),
+        shown(agent, &nested("pkg/lib", LIB))
+    );
 
     // The log holds exactly what the model was given, in order.
     let given: Vec<String> = messages(&t, agent, s)
@@ -521,17 +570,23 @@ fn edits_of_instruction_files_enter_with_the_tool_result(
     let edit = t.event(agent, tool, "s", &arg("AGENTS.md"));
     assert_eq!(
         edit.context("PostToolUse"),
-        replaced("AGENTS.md", "ROOT-RULES v2")
+        shown(agent, &replaced("AGENTS.md", "ROOT-RULES v2"))
     );
     t.write("ws/made/AGENTS.md", "MADE-RULES");
     let made = t.event(agent, tool, "s", &arg("made/AGENTS.md"));
-    assert_eq!(made.context("PostToolUse"), nested("made", "MADE-RULES"));
+    assert_eq!(
+        made.context("PostToolUse"),
+        shown(agent, &nested("made", "MADE-RULES"))
+    );
     std::fs::remove_file(t.path("ws/made/AGENTS.md")).expect("rm");
     let gone = t.event(agent, tool, "s", &arg("made/AGENTS.md"));
     assert_eq!(
         gone.context("PostToolUse"),
-        "<system-reminder>\nInstructions removed: made/AGENTS.md\n\nThe instructions \
-         previously loaded from this file no longer apply.\n</system-reminder>"
+        shown(
+            agent,
+            "<system-reminder>\nInstructions removed: made/AGENTS.md\n\nThe instructions \
+             previously loaded from this file no longer apply.\n</system-reminder>"
+        )
     );
     // Nothing left to say: the next prompt gives nothing.
     t.event(agent, "UserPromptSubmit", "s", "").assert_nothing();
@@ -555,80 +610,131 @@ fn claude_path_tools_touch(#[case] fixture_name: &str, #[case] rel: &str) {
     t.event("claude", "SessionStart-startup", "s", "")
         .context("SessionStart");
     let out = t.event("claude", fixture_name, "s", &format!("{}/{rel}", t.ws()));
-    assert_eq!(out.context("PostToolUse"), nested(&dir, "TOOL-RULES"));
-}
-
-/// A shell command is not a touch (R-DISC-9), even when it names a file
-/// below a directory with instructions.
-#[test]
-fn codex_bash_is_not_a_touch() {
-    let t = Tree::new();
-    t.event("codex", "SessionStart-startup", "s", "")
-        .context("SessionStart");
-    t.assert_no_context("codex", "PostToolUse-Bash", "s");
-    assert!(
-        !String::from_utf8_lossy(&t.log_bytes("codex", "s")).contains(LIB),
-        "the Bash call must not have loaded pkg/lib/AGENTS.md"
+    assert_eq!(
+        out.context("PostToolUse"),
+        shown("claude", &nested(&dir, "TOOL-RULES"))
     );
 }
 
-/// Gemini CLI (adapter comments, docs/hooks.md): session start gives
-/// nothing, every prompt (BeforeAgent) a complete baseline, a read or
-/// listing after the tool the nested file; advisory events `{}`.
+/// Codex reads through its shell: a `Bash` call is forwarded as a shell
+/// touch (R-DISC-10, contract 1) with the event's cwd as its workdir, and
+/// the nested file arrives once with the tool result.
+#[rstest]
+#[case::cat("pkg/lib/src/main.rs")]
+#[case::cd_then_cat("/dev/null && cd pkg && cat lib/src/main.rs")]
+fn codex_shell_reads_touch(#[case] arg: &str) {
+    let t = Tree::new();
+    t.event("codex", "SessionStart-startup", "s", "")
+        .context("SessionStart");
+    let out = t.event("codex", "PostToolUse-Bash", "s", arg);
+    assert_eq!(out.context("PostToolUse"), nested("pkg/lib", LIB));
+    t.event("codex", "PostToolUse-Bash", "s", arg)
+        .assert_nothing();
+}
+
+/// Gemini CLI through `BeforeModel` (R-HOOK-9, decision 0020): session
+/// start, prompts and tools answer `{}` (tools only record their touches);
+/// every model request gets the current composition — the baseline and
+/// every nested file touched so far, current versions — once, prefixed to
+/// the first user message and ended with a blank line; nothing is kept in
+/// Gemini's history, so nothing is given twice, and the session log does
+/// not grow per request.
 #[test]
-fn gemini_baseline_every_prompt_and_nested_after_tools() {
+fn gemini_every_request_carries_the_current_composition_once() {
     let t = Tree::new();
     let s = "83c8193c-ac79-4044-83f5-b9b2d829734f";
     t.event("gemini", "SessionStart-startup", s, "")
         .assert_nothing();
-    assert!(
-        !t.session_log("gemini", s).exists(),
-        "session start creates nothing"
-    );
+    t.event("gemini", "BeforeAgent", s, "").assert_nothing();
 
-    let first = t
-        .event("gemini", "BeforeAgent", s, "")
-        .context("BeforeAgent");
-    assert_eq!(first, baseline(ROOT_V1));
+    let first = t.event("gemini", "BeforeModel", s, "PROMPT-1");
+    assert_eq!(
+        first.request("BeforeModel"),
+        [format!("{}\n\nPROMPT-1", baseline(ROOT_V1))],
+        "only the first user message, prefixed"
+    );
+    let log_before = t.log_bytes("gemini", s);
+    let again = t.event("gemini", "BeforeModel", s, "PROMPT-1");
+    assert_eq!(
+        again.request("BeforeModel"),
+        first.request("BeforeModel"),
+        "the same composition on the next request: nothing persisted, nothing twice"
+    );
+    assert_eq!(
+        t.log_bytes("gemini", s),
+        log_before,
+        "the log grows not per request"
+    );
 
     // Relative paths, as Gemini CLI passes them (harness fixture).
-    let read = t.event("gemini", "AfterTool-read_file", s, "pkg/lib/src/main.rs");
-    assert_eq!(read.context("AfterTool"), nested("pkg/lib", LIB));
+    t.event("gemini", "AfterTool-read_file", s, "pkg/lib/src/main.rs")
+        .assert_nothing();
     t.write("ws/pkg/listed/AGENTS.md", "LISTED-RULES");
-    let list = t.event("gemini", "AfterTool-list_directory", s, "pkg/listed");
-    assert_eq!(
-        list.context("AfterTool"),
-        nested("pkg/listed", "LISTED-RULES")
-    );
-    t.write("ws/pkg/many/AGENTS.md", "MANY-RULES");
-    let many = t.event("gemini", "AfterTool-read_many_files", s, "pkg/many/a.rs");
-    assert_eq!(many.context("AfterTool"), nested("pkg/many", "MANY-RULES"));
-
+    t.event("gemini", "AfterTool-list_directory", s, "pkg/listed")
+        .assert_nothing();
     for name in ["BeforeTool", "AfterAgent", "PreCompress", "SessionEnd"] {
         t.assert_no_context("gemini", name, s);
     }
+    let with_nested = t.event("gemini", "BeforeModel", s, "PROMPT-2");
+    let text = &with_nested.request("BeforeModel")[0];
+    for piece in [
+        baseline(ROOT_V1),
+        "Additional instructions from: pkg/lib/AGENTS.md\n".to_owned(),
+        format!("\n\n{LIB}\n"),
+        "Additional instructions from: pkg/listed/AGENTS.md\n".to_owned(),
+        "\n\nLISTED-RULES\n".to_owned(),
+    ] {
+        assert_eq!(text.matches(&piece).count(), 1, "{piece:?} once in {text}");
+    }
+    assert!(text.ends_with("\n\nPROMPT-2"), "{text}");
 
-    // Edited, then resumed: start still gives nothing; the next prompt a
-    // complete current baseline.
+    // Edited, resumed: the next request holds the current version only —
+    // no update notice, no old text, no second copy.
     t.write("ws/AGENTS.md", "ROOT-RULES v2");
     t.assert_no_context("gemini", "SessionStart-resume", s);
-    let again = t
-        .event("gemini", "BeforeAgent", s, "")
-        .context("BeforeAgent");
-    assert_eq!(again, baseline("ROOT-RULES v2"));
+    let edited = t.event("gemini", "BeforeModel", s, "PROMPT-3");
+    let text = &edited.request("BeforeModel")[0];
+    assert_eq!(text.matches("ROOT-RULES v2").count(), 1, "{text}");
+    assert!(!text.contains(ROOT_V1), "{text}");
+    assert!(!text.contains("Updated instructions"), "{text}");
+    assert_eq!(text.matches(LIB).count(), 1, "{text}");
     t.checked_log("gemini", s);
 }
 
-/// A file that closes the wrapper early is escaped (R-REN-5): the context
-/// holds exactly one closing tag, the wrapper's own.
+/// R-HOOK-9: `BeforeModel`'s stdin carries the whole text history and grows
+/// with the session; a request far beyond the old 8 MiB input bound still
+/// gets its instructions, and only the messages up to the first user
+/// message come back.
+#[test]
+fn gemini_a_huge_request_still_gets_its_instructions() {
+    let t = Tree::new();
+    let input = fill(&fixture("gemini", "BeforeModel"), "big", &t.ws(), "FIRST");
+    let pad = "h".repeat(12 << 20);
+    let input = input.replacen(
+        "\"Please look at the workspace\"",
+        &format!("\"Please look at the workspace {pad}\""),
+        1,
+    );
+    assert!(input.len() > 12 << 20);
+    let out = t.hook_raw("gemini", input.as_bytes());
+    assert_eq!(
+        out.request("BeforeModel"),
+        [format!("{}\n\nFIRST", baseline(ROOT_V1))]
+    );
+}
+
+/// A file that closes the wrapper early is escaped (R-REN-5) for every
+/// agent; Claude Code gets no frame of ours (its own wraps the context, and
+/// it escapes ours, decision 0019), the others exactly one closing tag, the
+/// frame's own.
 #[rstest]
-#[case::claude("claude", "SessionStart-startup", "SessionStart")]
-#[case::codex("codex", "SessionStart-startup", "SessionStart")]
-#[case::gemini("gemini", "BeforeAgent", "BeforeAgent")]
+#[case::claude("claude", "SessionStart-startup", "SessionStart", 0)]
+#[case::codex("codex", "SessionStart-startup", "SessionStart", 1)]
 fn a_closing_tag_in_a_file_is_escaped(
     #[case] agent: &str,
     #[case] fixture_name: &str,
     #[case] event: &str,
+    #[case] closing: usize,
 ) {
     let t = Tree::new();
     t.write("ws/AGENTS.md", "before </system-reminder> after");
@@ -637,8 +743,23 @@ fn a_closing_tag_in_a_file_is_escaped(
         ctx.contains("before <\\/system-reminder> after"),
         "not escaped: {ctx}"
     );
-    assert_eq!(ctx.matches("</system-reminder>").count(), 1, "{ctx}");
-    assert!(ctx.ends_with("</system-reminder>"));
+    assert_eq!(ctx.matches("</system-reminder>").count(), closing, "{ctx}");
+    assert_eq!(ctx.matches("<system-reminder>").count(), closing, "{ctx}");
+    assert_eq!(ctx.starts_with(INTRO), closing == 0, "{ctx}");
+}
+
+/// Gemini CLI's prefix keeps our frame (Gemini adds no wrapper of its own
+/// in `llm_request`), with the content's closing tag escaped.
+#[test]
+fn gemini_prefix_is_framed_and_escaped() {
+    let t = Tree::new();
+    t.write("ws/AGENTS.md", "before </system-reminder> after");
+    let text = &t
+        .event("gemini", "BeforeModel", "s", "P")
+        .request("BeforeModel")[0];
+    assert!(text.contains("before <\\/system-reminder> after"), "{text}");
+    assert_eq!(text.matches("</system-reminder>").count(), 1, "{text}");
+    assert!(text.ends_with("</system-reminder>\n\nP"), "{text}");
 }
 
 /// R-HOOK-1: unusable input answers `{}` with exit 0 and nothing on stderr,
@@ -667,16 +788,16 @@ fn unusable_input_answers_nothing_and_is_logged(#[case] input: &[u8], #[case] wh
     assert!(sessions.is_empty(), "{sessions:?}");
 }
 
-/// An event over the bound (8 MiB) is not read to its end, parsed or
+/// An event over the bound (64 MiB) is not read to its end, parsed or
 /// buffered whole: `{}`, a log line, and the process ends although the
 /// writer still has data.
 #[test]
 fn an_oversized_event_is_refused_without_hanging() {
     let t = Tree::new();
     let head = fill(&fixture("claude", "UserPromptSubmit"), "s", &t.ws(), "");
-    let pad = "x".repeat(9 << 20);
+    let pad = "x".repeat(65 << 20);
     let input = head.replacen("Please look", &format!("Please look {pad}"), 1);
-    assert!(input.len() > 9 << 20);
+    assert!(input.len() > dsh_instructions_hooks::MAX_EVENT_BYTES);
     serde_json::from_str::<Value>(&input).expect("still a valid event, only too big");
     t.hook_raw("claude", input.as_bytes()).assert_nothing();
     let log = t.hook_log("claude");
@@ -696,7 +817,10 @@ fn an_oversized_event_is_refused_without_hanging() {
 fn a_session_id_with_path_characters_stays_in_the_store(#[case] id: &str) {
     let t = Tree::new();
     let out = t.event("claude", "SessionStart-startup", id, "");
-    assert_eq!(out.context("SessionStart"), baseline(ROOT_V1));
+    assert_eq!(
+        out.context("SessionStart"),
+        shown("claude", &baseline(ROOT_V1))
+    );
     let entries: Vec<String> = std::fs::read_dir(t.agent_dir("claude"))
         .expect("agent dir")
         .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
@@ -728,7 +852,7 @@ fn a_session_id_with_path_characters_stays_in_the_store(#[case] id: &str) {
     let prompt = t.event("claude", "UserPromptSubmit", id, "");
     assert_eq!(
         prompt.context("UserPromptSubmit"),
-        replaced("AGENTS.md", "ROOT-RULES v2")
+        shown("claude", &replaced("AGENTS.md", "ROOT-RULES v2"))
     );
 }
 
@@ -743,9 +867,15 @@ fn a_session_id_with_path_characters_stays_in_the_store(#[case] id: &str) {
 fn a_session_id_naming_the_adapters_own_files_breaks_nothing(#[case] id: &str) {
     let t = Tree::new();
     let out = t.event("claude", "SessionStart-startup", id, "");
-    assert_eq!(out.context("SessionStart"), baseline(ROOT_V1));
+    assert_eq!(
+        out.context("SessionStart"),
+        shown("claude", &baseline(ROOT_V1))
+    );
     let other = t.event("claude", "SessionStart-startup", "other", "");
-    assert_eq!(other.context("SessionStart"), baseline(ROOT_V1));
+    assert_eq!(
+        other.context("SessionStart"),
+        shown("claude", &baseline(ROOT_V1))
+    );
     let dir = t.agent_dir("claude");
     assert!(!dir.join(id).is_dir(), "{id} became a session directory");
     assert_eq!(t.hook_log("claude").len(), 2, "{:?}", t.hook_log("claude"));
@@ -811,7 +941,10 @@ fn parallel_tool_calls_give_each_file_exactly_once() {
             .collect();
         for (i, answer) in answers.iter().enumerate() {
             let dir = format!("par/r{round}/d{i}");
-            assert_eq!(answer, &nested(&dir, &format!("PAR-{round}-{i}")));
+            assert_eq!(
+                answer,
+                &shown("claude", &nested(&dir, &format!("PAR-{round}-{i}")))
+            );
             let heading = format!("from: {dir}/AGENTS.md\n");
             let n = answers.iter().filter(|a| a.contains(&heading)).count();
             assert_eq!(n, 1, "{dir} given {n} times");
@@ -890,7 +1023,7 @@ fn a_torn_append_is_repaired_by_the_next_event(#[case] torn: &[u8]) {
     let prompt = t.event("claude", "UserPromptSubmit", s, "");
     assert_eq!(
         prompt.context("UserPromptSubmit"),
-        replaced("AGENTS.md", "ROOT-RULES v2")
+        shown("claude", &replaced("AGENTS.md", "ROOT-RULES v2"))
     );
     let after = t.log_bytes("claude", s);
     assert!(
@@ -936,7 +1069,10 @@ fn an_invocation_killed_while_waiting_leaves_the_log_untouched() {
     );
 
     let again = t.event("claude", "PostToolUse-Read", s, &deep);
-    assert_eq!(again.context("PostToolUse"), nested("pkg/lib", LIB));
+    assert_eq!(
+        again.context("PostToolUse"),
+        shown("claude", &nested("pkg/lib", LIB))
+    );
     t.checked_log("claude", s);
 }
 
@@ -991,4 +1127,225 @@ fn a_lock_held_too_long_answers_nothing_and_logs_busy() {
         next.context("UserPromptSubmit"),
         replaced("AGENTS.md", "ROOT-RULES v2")
     );
+}
+
+/// The registered entries per context event (contract 3, R-HOOK-4).
+const PARTS: u32 = dsh_instructions_hooks::PARTS;
+
+impl Tree {
+    /// Starts `hook --agent A --part K` on one fixture event.
+    fn start_part(&self, agent: &str, fixture_name: &str, session: &str, k: u32) -> Running {
+        let input = fill(&fixture(agent, fixture_name), session, &self.ws(), "");
+        let k = k.to_string();
+        self.spawn(
+            &["hook", "--agent", agent, "--part", &k],
+            input.into_bytes(),
+        )
+    }
+}
+
+/// The text of every answered part, by K; `None` for `{}`.
+fn part_answers(outs: Vec<Out>, event: &str) -> Vec<Option<String>> {
+    outs.into_iter()
+        .map(|o| {
+            if o.stdout.trim_end() == "{}" {
+                o.assert_clean();
+                None
+            } else {
+                Some(o.context(event))
+            }
+        })
+        .collect()
+}
+
+/// A root file of `len` bytes in numbered lines, so a lost or doubled
+/// piece shows.
+fn lines_of(len: usize) -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while s.len() < len {
+        s.push_str(&format!("rule {i:06}\n"));
+        i += 1;
+    }
+    s.trim_end().to_owned()
+}
+
+/// The content of the parts put back together: each part's sections after
+/// its label, a continued header dropped (R-HOOK-4).
+fn rejoin(parts: &[String]) -> String {
+    parts
+        .iter()
+        .map(|p| {
+            let body = p
+                .strip_prefix("<system-reminder>\n")
+                .and_then(|b| b.strip_suffix("\n</system-reminder>"))
+                .unwrap_or(p);
+            let (_label, rest) = body.split_once("\n\n").expect("a label first");
+            rest.replace("Instructions from: AGENTS.md (continued)\n\n", "")
+        })
+        .collect()
+}
+
+/// R-HOOK-4: a 30 KB root file at session start arrives as parts of at most
+/// 9,000 bytes, each naming its place, the long section continued under its
+/// repeated header, together the whole file once; the parts beyond the
+/// message answer `{}`; the session log holds the one message.
+#[rstest]
+#[case::claude("claude")]
+#[case::codex("codex")]
+fn a_large_message_comes_in_parts_in_composed_order(#[case] agent: &str) {
+    let t = Tree::new();
+    let root = lines_of(30_000);
+    t.write("ws/AGENTS.md", &root);
+    let outs: Vec<Out> = (1..=PARTS)
+        .map(|k| t.start_part(agent, "SessionStart-startup", "p", k).finish())
+        .collect();
+    let answers = part_answers(outs, "SessionStart");
+    let given: Vec<String> = answers.iter().flatten().cloned().collect();
+    let n = given.len();
+    assert!((4..=5).contains(&n), "{n} parts");
+    assert!(
+        answers[..n].iter().all(Option::is_some),
+        "parts 1..={n} answer"
+    );
+    assert!(
+        answers[n..].iter().all(Option::is_none),
+        "the rest answer {{}}"
+    );
+    for (i, p) in given.iter().enumerate() {
+        assert!(p.len() <= dsh_instructions_hooks::PART_BYTES, "{}", p.len());
+        let body = shown_part(agent, p);
+        assert!(
+            body.starts_with(&format!("Workspace instructions, part {} of {n}.", i + 1)),
+            "{body:.120}"
+        );
+        if i > 0 {
+            assert!(body.contains("\n\nInstructions from: AGENTS.md (continued)\n\n"));
+        }
+    }
+    let framed: Vec<String> = given
+        .iter()
+        .map(|p| {
+            format!(
+                "<system-reminder>\n{}\n</system-reminder>",
+                shown_part(agent, p)
+            )
+        })
+        .collect();
+    let all = rejoin(&framed);
+    assert_eq!(
+        all.matches(&root).count(),
+        1,
+        "the whole file, once, in order"
+    );
+    assert_eq!(all.matches(GLOBAL).count(), 1);
+    assert_eq!(messages(&t, agent, "p").len(), 1, "composed once");
+}
+
+/// A part's text without the frame the agent gets or not (decision 0019).
+fn shown_part(agent: &str, p: &str) -> String {
+    if agent == "claude" {
+        assert!(!p.contains("<system-reminder>"), "{p:.80}");
+        p.to_owned()
+    } else {
+        shown("claude", p)
+    }
+}
+
+/// R-HOOK-4 with R-LOG-4: the 8 part processes of one event started
+/// together, as the agents run them: one composition, each piece in exactly
+/// one answer, none lost, whatever order they take the lock in.
+#[test]
+fn concurrent_parts_give_each_piece_exactly_once() {
+    let t = Tree::new();
+    let root = lines_of(40_000);
+    t.write("ws/AGENTS.md", &root);
+    for round in 0..3 {
+        let s = format!("c{round}");
+        let running: Vec<Running> = (1..=PARTS)
+            .map(|k| t.start_part("codex", "SessionStart-startup", &s, k))
+            .collect();
+        let answers = part_answers(
+            running.into_iter().map(Running::finish).collect(),
+            "SessionStart",
+        );
+        let given: Vec<String> = answers.iter().flatten().cloned().collect();
+        let n = given.len();
+        assert!(answers[..n].iter().all(Option::is_some), "{answers:?}");
+        for (i, p) in given.iter().enumerate() {
+            assert!(p.contains(&format!("part {} of {n}.", i + 1)));
+        }
+        assert_eq!(rejoin(&given).matches(&root).count(), 1);
+        assert_eq!(messages(&t, "codex", &s).len(), 1, "composed once");
+    }
+}
+
+/// R-HOOK-4, R-REN-4: beyond the 65,536-byte budget the message says so —
+/// the notice in part 1 — and still comes in parts.
+#[test]
+fn a_message_over_the_budget_carries_the_notice() {
+    let t = Tree::new();
+    t.write("ws/AGENTS.md", &lines_of(80_000));
+    let first = t
+        .start_part("codex", "SessionStart-startup", "big", 1)
+        .finish()
+        .context("SessionStart");
+    assert!(
+        first.contains("Workspace instruction budget 65536 bytes: "),
+        "{first:.600}"
+    );
+    let total: usize = (2..=PARTS)
+        .map(|k| {
+            t.start_part("codex", "SessionStart-startup", "big", k)
+                .finish()
+        })
+        .filter(|o| o.stdout.trim_end() != "{}")
+        .map(|o| o.context("SessionStart").len())
+        .sum::<usize>()
+        + first.len();
+    assert!(total > 60_000, "{total}");
+}
+
+/// R-HOOK-6 and R-HOOK-4: a tool call with nothing to give answers `{}` in
+/// every part and commits nothing.
+#[test]
+fn a_tool_call_with_nothing_to_give_is_empty_in_every_part() {
+    let t = Tree::new();
+    t.event("claude", "SessionStart-startup", "q", "")
+        .context("SessionStart");
+    let before = messages(&t, "claude", "q").len();
+    let file = format!("{}/AGENTS.md", t.ws());
+    for k in 1..=PARTS {
+        let input = fill(&fixture("claude", "PostToolUse-Read"), "q", &t.ws(), &file);
+        let k = k.to_string();
+        t.spawn(
+            &["hook", "--agent", "claude", "--part", &k],
+            input.into_bytes(),
+        )
+        .finish()
+        .assert_nothing();
+    }
+    assert_eq!(messages(&t, "claude", "q").len(), before);
+}
+
+/// A part that cannot be delivered (fewer entries registered than parts,
+/// an entry that did not run) is given with the next event, never dropped.
+#[test]
+fn an_unclaimed_part_is_given_with_the_next_event() {
+    let t = Tree::new();
+    let root = lines_of(15_000);
+    t.write("ws/AGENTS.md", &root);
+    let p1 = t
+        .start_part("codex", "SessionStart-startup", "u", 1)
+        .finish()
+        .context("SessionStart");
+    assert!(p1.contains("part 1 of 2."), "{p1:.200}");
+    // Part 2 never ran. The next event's part 1 carries it, first.
+    t.write("ws/AGENTS.md", &root);
+    let next = t
+        .start_part("codex", "UserPromptSubmit", "u", 1)
+        .finish()
+        .context("UserPromptSubmit");
+    assert!(next.contains("part 1 of 1."), "{next:.200}");
+    assert_eq!(rejoin(&[p1, next]).matches(&root).count(), 1);
 }

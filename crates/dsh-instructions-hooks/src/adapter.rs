@@ -16,15 +16,21 @@ use dsh_home_paths::{DshHome, HomeEnv, resolve_dsh_home};
 use dsh_instructions_discovery::{CancellationToken, ambient_authority};
 use dsh_instructions_runtime::{CapStd, ToolExecution, WorkspaceMessage};
 use dsh_instructions_session::{Session, SessionError, SessionSettings, SessionStore};
-use dsh_instructions_state::{ConfigInput, Digest, NumberInput};
+use dsh_instructions_state::{ConfigInput, ContentTransform, Digest, FallbackScope, NumberInput};
 use dsh_session_log::{LockWait, LogError};
 use serde_json::{Map, Value, json};
 
-use crate::agent::Agent;
+use crate::agent::{Agent, PARTS};
 use crate::event::{Action, PathArg, StartSource, ToolMap, default_tools, event_from_value};
+use crate::parts::PART_BYTES;
+use crate::record::Records;
 
-/// The largest event the adapter reads; a larger one is answered `{}`.
-pub const MAX_EVENT_BYTES: usize = 8 << 20;
+/// The largest event the adapter reads; a larger one is answered `{}` and
+/// logged (docs/hooks.md). Gemini CLI's `BeforeModel` stdin carries the
+/// whole text history, so the bound sits far above what its 1M-token window
+/// can hold (about 4 MB of text): no session loses its instructions to it.
+/// Only what the adapter needs is parsed ([`crate::lean`]).
+pub const MAX_EVENT_BYTES: usize = 64 << 20;
 
 /// How long an invocation waits for its session's lock: well inside the
 /// agents' hook timeout (10 s as installed), so a stuck peer never makes
@@ -32,8 +38,11 @@ pub const MAX_EVENT_BYTES: usize = 8 << 20;
 pub const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// Claude Code and Codex keep about 10,000 characters of one context whole
-/// (harness README); their preset budget stays below (R-HOOK-4).
+/// (harness README): parts stay below it ([`crate::PART_BYTES`]).
 pub const AGENT_CONTEXT_LIMIT: i64 = 10_000;
+
+/// The hook budget for the whole message, every agent (R-HOOK-4).
+pub const HOOK_MAX_BYTES: i64 = 65_536;
 
 /// The diagnostic log is rotated (one old copy kept) past this size.
 const LOG_ROTATE_BYTES: u64 = 1 << 20;
@@ -65,31 +74,64 @@ pub struct HookConfig {
     pub warnings: Vec<String>,
 }
 
-/// The hook preset of `agent` (R-HOOK-4): the default candidate lists
-/// (`AGENTS.md` before `CLAUDE.md`, the overlays), 9,000 bytes for Claude
-/// Code and Codex, imports on for Claude Code and Gemini CLI. Gemini CLI
-/// always loads `GEMINI.md` itself, whatever its settings say, so the
-/// adapter leaves that name to it (decision 0012, R-HOOK-5).
+/// The hook preset of `agent` (R-HOOK-4, R-HOOK-8): 65,536 bytes for the
+/// whole message (delivered in parts, [`crate::split`]), each agent's own
+/// precedence, imports on for Claude Code and Gemini CLI.
+///
+/// - Claude Code: `CLAUDE.md` first, `AGENTS.md` where a directory has no
+///   `CLAUDE.md`, overlay `CLAUDE.local.md` (then ours, `AGENTS.local.md`).
+/// - Codex: `AGENTS.override.md`, `AGENTS.md`, the overlays; Codex keeps
+///   loading `~/.codex/AGENTS.md` itself.
+/// - Gemini CLI: `AGENTS.md`, `CLAUDE.md`; it always loads `GEMINI.md`
+///   itself, so the adapter leaves that name to it (decision 0012).
 ///
 /// ```
 /// use dsh_instructions_hooks::{hook_preset, Agent};
 /// let claude = hook_preset(Agent::Claude);
 /// assert_eq!(claude.imports, Some(true));
+/// assert_eq!(claude.instruction_file_candidates.as_deref(), Some(&["CLAUDE.md".to_owned()][..]));
+/// assert_eq!(claude.fallback_instruction_file_candidates.as_deref(), Some(&["AGENTS.md".to_owned()][..]));
+/// assert_eq!(claude.user_instruction_files.as_deref(), Some(&["~/.claude/CLAUDE.md".to_owned()][..]));
 /// assert_eq!(hook_preset(Agent::Codex).imports, Some(false));
 /// ```
 pub fn hook_preset(agent: Agent) -> ConfigInput {
-    let budget = match agent {
-        Agent::Claude | Agent::Codex => 9_000,
-        Agent::Gemini => 65_536,
+    let names = |n: &[&str]| Some(n.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+    let (base, local) = match agent {
+        // Claude Code's own selection (the `claude` preset, R-HOOK-8) with
+        // the fallback per directory: `AGENTS.md` loads wherever a directory
+        // has no `CLAUDE.md` — a superset of Claude's path-wide fallback
+        // (R-HOOK-4). Both overlays stay (R-HOOK-4: "the .local.md overlays").
+        Agent::Claude => (
+            names(&["CLAUDE.md"]),
+            names(&["CLAUDE.local.md", "AGENTS.local.md"]),
+        ),
+        Agent::Codex => (names(&["AGENTS.override.md", "AGENTS.md"]), None),
+        Agent::Gemini => (None, None),
     };
+    let claude = agent == Agent::Claude;
+    let shell = crate::event::shell_tool(agent).to_owned();
     ConfigInput {
-        max_bytes: Some(NumberInput::Int(budget)),
+        max_bytes: Some(NumberInput::Int(HOOK_MAX_BYTES)),
+        // R-CFG-11: the agent's shell tool's `command` is a shell call.
+        shell_tools: Some([(shell, vec!["command".to_owned()])].into_iter().collect()),
+        instruction_file_candidates: base,
+        local_instruction_file_candidates: local,
         imports: Some(matches!(agent, Agent::Claude | Agent::Gemini)),
         touch_tools: Some(
             [(TOUCH_TOOL.to_owned(), vec![TOUCH_ARG.to_owned()])]
                 .into_iter()
                 .collect(),
         ),
+        // Claude Code's rules (contract 2): `.claude/CLAUDE.md`, its own
+        // transformations, imports to depth 4, and its user file — which
+        // `claudeMdExcludes` switches off natively, so the adapter delivers
+        // it (never lost, never twice).
+        fallback_instruction_file_candidates: claude.then(|| vec!["AGENTS.md".to_owned()]),
+        fallback_scope: claude.then_some(FallbackScope::Directory),
+        claude_dir: claude.then_some(true),
+        content_transform: claude.then_some(ContentTransform::Claude),
+        user_instruction_files: claude.then(|| vec!["~/.claude/CLAUDE.md".to_owned()]),
+        max_import_depth: claude.then_some(4),
         ..ConfigInput::default()
     }
 }
@@ -139,11 +181,11 @@ pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, String> {
     }
     if matches!(agent, Agent::Claude | Agent::Codex)
         && let Some(NumberInput::Int(n)) = input.max_bytes
-        && n > AGENT_CONTEXT_LIMIT
+        && n > HOOK_MAX_BYTES
     {
         warnings.push(format!(
-            "max_bytes {n} is above the {AGENT_CONTEXT_LIMIT} characters {agent} keeps whole: \
-             the agent, not the budget, will cut what does not fit"
+            "max_bytes {n} is above the {HOOK_MAX_BYTES} bytes {PARTS} parts of {PART_BYTES} hold: \
+             what the registered parts cannot hold is given with the next event"
         ));
     }
     Ok(HookConfig {
@@ -242,18 +284,9 @@ pub fn store_id(session_id: &str) -> String {
     }
 }
 
-/// What one invocation did, for the diagnostic log.
-#[derive(Debug)]
-enum Outcome {
-    /// Context given: the summary of its changes.
-    Gave(String),
-    /// Nothing to give.
-    Nothing(&'static str),
-}
-
 /// Why an invocation gave nothing although it should have tried.
 #[derive(Debug, thiserror::Error)]
-enum AdapterError {
+pub(crate) enum AdapterError {
     #[error("{0}")]
     Event(#[from] crate::event::EventError),
     #[error("{0}")]
@@ -262,44 +295,79 @@ enum AdapterError {
     Config(String),
 }
 
+/// What an invocation answers.
+#[derive(Debug)]
+pub(crate) enum Given {
+    /// `additionalContext` text.
+    Context(String),
+    /// Gemini CLI `BeforeModel`: the modified leading messages.
+    Request(Vec<Value>),
+    /// `{}`.
+    Nothing,
+}
+
 /// Handles one event and returns what to print on stdout (R-HOOK-1): the
 /// agent's JSON with the context, or `{}`. It never fails: every problem is
 /// written to the adapter's own log (`$DSH_HOME/hooks/<agent>/hook.log`),
-/// never to the model.
+/// never to the model. The whole message in one answer; see
+/// [`respond_part`] for the parts.
 pub fn respond(agent: Agent, input: &[u8], env: &HomeEnv) -> String {
+    respond_part(agent, None, input, env)
+}
+
+/// [`respond`] for the `--part K` entry of an event (R-HOOK-4, decision
+/// 0018): piece `part` (1-based) of the event's one composition, or `{}`
+/// when there is none. `None` = the whole message. Gemini CLI has no parts:
+/// part 1 answers as the whole, the others `{}`.
+pub fn respond_part(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv) -> String {
     let started = Instant::now();
     let home = resolve_dsh_home(None, env).ok();
-    // Parsed once, here: the name answers and logs even an event the
-    // adapter then refuses. An oversized event is not parsed at all.
+    // Parsed once, keeping only what the adapter reads. An oversized event
+    // is not parsed at all.
     let parsed = (input.len() <= MAX_EVENT_BYTES).then(|| {
-        serde_json::from_slice::<Value>(input)
-            .map_err(|e| crate::event::EventError::NotJson(e.to_string()))
+        let object = input
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|b| *b == b'{');
+        if !object {
+            return Err(crate::event::EventError::NotJson("not an object".into()));
+        }
+        crate::lean::parse(input).map_err(|e| crate::event::EventError::NotJson(e.to_string()))
     });
     let event_name = parsed
         .as_ref()
         .and_then(|p| p.as_ref().ok())
-        .map_or_else(|| "-".to_owned(), event_name);
+        .map_or_else(|| "-".to_owned(), |l| event_name(&l.to_value()));
     let result = match (&home, parsed) {
         (None, _) => Err(AdapterError::Config(
             "the DSH home cannot be resolved".into(),
         )),
         (Some(_), None) => Ok((
-            None,
+            Given::Nothing,
             format!("ignored: event larger than {MAX_EVENT_BYTES} bytes"),
         )),
         (Some(_), Some(Err(e))) => Err(e.into()),
-        (Some(home), Some(Ok(parsed))) => run_blocking(agent, &parsed, env, home),
+        (Some(home), Some(Ok(lean))) => {
+            let ctx = Call {
+                agent,
+                part,
+                input,
+                env,
+                home,
+            };
+            run_blocking(&ctx, lean)
+        }
     };
     let (stdout, line) = match result {
-        Ok((Some(message), outcome)) => (answer(&event_name, &message), outcome),
-        Ok((None, outcome)) => ("{}".to_owned(), outcome),
+        Ok((given, outcome)) => (answer(agent, &event_name, given), outcome),
         Err(e) => ("{}".to_owned(), format!("error: {e}")),
     };
     if let Some(home) = &home {
+        let part = part.map_or_else(String::new, |k| format!(" part {k}"));
         log_line(
             &agent_dir(home, agent),
             &format!(
-                "{} {event_name} {line} {}ms",
+                "{} {event_name}{part} {line} {}ms",
                 dsh_session_log::rfc3339_utc(std::time::SystemTime::now()),
                 started.elapsed().as_millis()
             ),
@@ -308,16 +376,34 @@ pub fn respond(agent: Agent, input: &[u8], env: &HomeEnv) -> String {
     stdout
 }
 
-/// The agent's answer carrying `message` (all three agents read
-/// `hookSpecificOutput.additionalContext`, harness README).
-fn answer(event_name: &str, message: &WorkspaceMessage) -> String {
-    json!({
-        "hookSpecificOutput": {
-            "hookEventName": event_name,
-            "additionalContext": message.joined_text(),
+/// The agent's answer (all three read `hookSpecificOutput.additionalContext`,
+/// harness README; Gemini CLI's `BeforeModel` reads `llm_request`).
+/// Claude Code wraps hook context in its own `<system-reminder>` and
+/// escapes ours, so it gets the text without our frame (decision 0019).
+fn answer(agent: Agent, event_name: &str, given: Given) -> String {
+    match given {
+        Given::Nothing => "{}".to_owned(),
+        Given::Context(text) => {
+            let text = match agent {
+                Agent::Claude => crate::parts::unframe(&text),
+                Agent::Codex | Agent::Gemini => text,
+            };
+            json!({
+                "hookSpecificOutput": {
+                    "hookEventName": event_name,
+                    "additionalContext": text,
+                }
+            })
+            .to_string()
         }
-    })
-    .to_string()
+        Given::Request(messages) => json!({
+            "hookSpecificOutput": {
+                "hookEventName": event_name,
+                "llm_request": { "messages": messages },
+            }
+        })
+        .to_string(),
+    }
 }
 
 /// `hook_event_name`, for the answer and the log, before full parsing
@@ -334,66 +420,151 @@ fn agent_dir(home: &DshHome, agent: Agent) -> Utf8PathBuf {
     home.path.join("hooks").join(agent.to_string())
 }
 
-type Handled = (Option<WorkspaceMessage>, String);
-
-fn run_blocking(
+/// One invocation's inputs.
+struct Call<'a> {
     agent: Agent,
-    input: &Value,
-    env: &HomeEnv,
-    home: &DshHome,
-) -> Result<Handled, AdapterError> {
-    let dir = agent_dir(home, agent);
-    let config = load_config(agent, &dir).map_err(AdapterError::Config)?;
-    let event = event_from_value(agent, input, &config.tools)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| AdapterError::Config(format!("cannot start the async runtime: {e}")))?;
-    let (message, outcome) = runtime.block_on(handle(agent, &event, &config, env, &dir))?;
+    part: Option<u32>,
+    input: &'a [u8],
+    env: &'a HomeEnv,
+    home: &'a DshHome,
+}
+
+type Handled = (Given, String);
+
+fn run_blocking(call: &Call<'_>, lean: crate::lean::LeanEvent) -> Result<Handled, AdapterError> {
+    let dir = agent_dir(call.home, call.agent);
+    let config = load_config(call.agent, &dir).map_err(AdapterError::Config)?;
+    let event = event_from_value(call.agent, &lean.to_value(), &config.tools)?;
     let mut line = format!("session {} ", store_id(&event.session_id));
-    match outcome {
-        Outcome::Gave(summary) => line.push_str(&summary),
-        Outcome::Nothing(why) => line.push_str(why),
-    }
+    let (given, why) = match &event.action {
+        // Cheap for every part: no lock, no session (R-HOOK-6).
+        Action::NoContext => (Given::Nothing, "no context for this event".to_owned()),
+        Action::PreCompress => (Given::Nothing, "advisory".to_owned()),
+        _ => {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| {
+                    AdapterError::Config(format!("cannot start the async runtime: {e}"))
+                })?;
+            let req = lean.llm_request.map(|r| r.messages.0);
+            runtime.block_on(handle(call, &event, &config, &dir, req))?
+        }
+    };
+    line.push_str(&why);
     for w in &config.warnings {
         line.push_str("; warning: ");
         line.push_str(w);
     }
-    Ok((message, line))
+    Ok((given, line))
 }
 
 async fn handle(
-    agent: Agent,
+    call: &Call<'_>,
     event: &crate::event::HookEvent,
     config: &HookConfig,
-    env: &HomeEnv,
     dir: &Utf8Path,
-) -> Result<(Option<WorkspaceMessage>, Outcome), AdapterError> {
-    let gemini = agent == Agent::Gemini;
-    match &event.action {
-        Action::NoContext => return Ok((None, Outcome::Nothing("no context for this event"))),
-        Action::PreCompress => return Ok((None, Outcome::Nothing("advisory"))),
-        // Gemini CLI drops the contexts it merged into earlier prompts on
-        // resume and gives no signal after compressing, so its context
-        // comes with every prompt instead (docs/hooks.md).
-        Action::Start(_) if gemini => {
-            return Ok((
-                None,
-                Outcome::Nothing("gemini: context comes with the prompt"),
-            ));
-        }
-        _ => {}
-    }
+    leading: Option<Vec<Value>>,
+) -> Result<(Given, String), AdapterError> {
     let store = SessionStore::new(dir.to_owned()).with_lock_wait(LockWait::up_to(LOCK_WAIT));
     let id = store_id(&event.session_id);
     let (log, settings, fresh) = open_or_create(&store, &id, &event.cwd, &config.input)?;
+    if call.agent == Agent::Gemini {
+        return crate::gemini::handle(call.env, event, log, &settings, leading).await;
+    }
+    let records_path = dsh_session_log::session_dir(store.dir(), &id)
+        .map_err(SessionError::from)?
+        .join(crate::record::RECORDS_FILE_NAME);
+    let key = crate::record::event_key(call.input);
+    let mut records = None;
+    if let Some(k) = call.part {
+        let (mut recs, warn) = Records::load(&records_path);
+        if let Some(r) = recs.find_mut(&key) {
+            // A peer part of this event composed already: answer our piece
+            // of its composition (never compose twice).
+            let n = r.parts.len();
+            let given = match r.claim(k as usize) {
+                Some(i) => Given::Context(crate::parts::render_part(&r.parts[i], k as usize, n)),
+                None => Given::Nothing,
+            };
+            let why = match &given {
+                Given::Context(_) => format!("gave part {k} of {n} of the event's composition"),
+                _ => format!("no part {k} (the event has {n})"),
+            };
+            recs.save(&records_path).map_err(AdapterError::Config)?;
+            drop(log);
+            return Ok((given, why));
+        }
+        records = Some((recs, warn));
+    }
     let cancel = CancellationToken::new();
-    // The one grant of ambient authority in the adapter: open the trusted
-    // roots by path (R-RT-11). Inline: this process runs one invocation and
-    // nothing else, so handing each filesystem batch to the blocking pool
-    // only adds thread start-ups and wake-ups (R-HOOK-6, docs/performance.md).
     let fs = CapStd::new(ambient_authority()).inline();
-    let session = Session::mount(log, &settings, env, &fs, &cancel).await?;
+    let session = Session::mount(log, &settings, call.env, &fs, &cancel).await?;
+    apply(&session, event, fresh).await?;
+    let mut note = Map::new();
+    note.insert(DELIVERED_BY.into(), Value::String(event.name.clone()));
+    let message = session.deliver(&note, &cancel).await?;
+    let mut why = match &message {
+        Some(m) => summary(m),
+        None => "nothing new".to_owned(),
+    };
+    let Some((mut recs, warn)) = records else {
+        drop(session);
+        return Ok((
+            message.map_or(Given::Nothing, |m| Given::Context(m.joined_text())),
+            why,
+        ));
+    };
+    // The first part of this event to hold the lock: record the split so
+    // the peers answer from it; pieces earlier events left unclaimed come
+    // first (given again, never dropped).
+    let k = call.part.unwrap_or(1) as usize;
+    let mut parts = recs.take_unclaimed();
+    let carried = parts.len();
+    if let Some(m) = &message {
+        parts.extend(crate::parts::split(&m.joined_text(), PART_BYTES));
+    }
+    let n = parts.len();
+    let mut record = crate::record::Record {
+        key,
+        claimed: vec![false; n],
+        parts,
+    };
+    let given = match record.claim(k) {
+        Some(i) => Given::Context(crate::parts::render_part(&record.parts[i], k, n)),
+        None => Given::Nothing,
+    };
+    if n > 0 {
+        why.push_str(&format!("; {n} parts"));
+    }
+    if carried > 0 {
+        why.push_str(&format!(", {carried} carried from earlier events"));
+    }
+    if n > PARTS as usize {
+        why.push_str(&format!(
+            "; {} parts beyond the {PARTS} registered are given with the next event",
+            n - PARTS as usize
+        ));
+    }
+    if let Some(w) = warn {
+        why.push_str(&format!("; unreadable records replaced: {w}"));
+    }
+    recs.push(record);
+    if let Err(e) = recs.save(&records_path) {
+        why.push_str(&format!(
+            "; the parts record was not saved ({e}): the other parts of this event are lost"
+        ));
+    }
+    drop(session);
+    Ok((given, why))
+}
+
+/// The event's effect on the session before delivering (R-HOOK-3).
+async fn apply(
+    session: &Session,
+    event: &crate::event::HookEvent,
+    fresh: bool,
+) -> Result<(), AdapterError> {
     match &event.action {
         // History is gone (compaction, clear) or new while we have a log for
         // this id: every earlier workspace message is hidden, so the next
@@ -403,46 +574,67 @@ async fn handle(
         {
             session.compact_workspace()?;
         }
-        Action::Prompt if gemini => {
-            session.compact_where(|s| {
-                s.get(DELIVERED_BY).and_then(Value::as_str) == Some("BeforeAgent")
-            })?;
-        }
         Action::Tool { touched, .. } => {
-            for (i, t) in touched.iter().enumerate() {
-                let path = if t.dir {
-                    // A directory touches down to itself (R-HOOK-3): the
-                    // runtime reconciles the parents of a touched file, so
-                    // the touch names a (never opened) entry inside it.
-                    format!("{}/{DIR_ENTRY}", t.path.trim_end_matches('/'))
-                } else {
-                    t.path.clone()
-                };
-                let exec = ToolExecution {
-                    name: TOUCH_TOOL.into(),
-                    arguments: json!({ TOUCH_ARG: path }),
-                    token: format!("hook-{i}"),
-                    parent: None,
-                    is_error: false,
-                    cancelled: false,
-                };
-                session.tool(&exec, false).await?;
-            }
+            touch(session, touched, false).await?;
+        }
+        Action::Shell { name, command } => {
+            session
+                .tool(&shell_call(event, name, command), false)
+                .await?;
         }
         _ => {}
     }
-    let mut note = Map::new();
-    note.insert(DELIVERED_BY.into(), Value::String(event.name.clone()));
-    let message = session.deliver(&note, &cancel).await?;
-    let outcome = match &message {
-        Some(m) => Outcome::Gave(summary(m)),
-        None => Outcome::Nothing("nothing new"),
-    };
-    Ok((message, outcome))
+    Ok(())
+}
+
+/// A shell call as the runtime reads it (contract 1): the command, and the
+/// event's cwd as its workdir (Codex sends the call's workdir there).
+pub(crate) fn shell_call(
+    event: &crate::event::HookEvent,
+    name: &str,
+    command: &str,
+) -> ToolExecution {
+    ToolExecution {
+        name: name.to_owned(),
+        arguments: json!({ "command": command, "workdir": event.cwd.as_str() }),
+        token: "hook-shell".to_owned(),
+        parent: None,
+        is_error: false,
+        cancelled: false,
+    }
+}
+
+/// Reports each touched path to the runtime through the internal touch
+/// tool; with `record`, the touch is kept in the log for later mounts.
+pub(crate) async fn touch(
+    session: &Session,
+    touched: &[crate::event::Touched],
+    record: bool,
+) -> Result<(), SessionError> {
+    for (i, t) in touched.iter().enumerate() {
+        let path = if t.dir {
+            // A directory touches down to itself (R-HOOK-3): the runtime
+            // reconciles the parents of a touched file, so the touch names
+            // a (never opened) entry inside it.
+            format!("{}/{DIR_ENTRY}", t.path.trim_end_matches('/'))
+        } else {
+            t.path.clone()
+        };
+        let exec = ToolExecution {
+            name: TOUCH_TOOL.into(),
+            arguments: json!({ TOUCH_ARG: path }),
+            token: format!("hook-{i}"),
+            parent: None,
+            is_error: false,
+            cancelled: false,
+        };
+        session.tool(&exec, record).await?;
+    }
+    Ok(())
 }
 
 /// `baseline: set AGENTS.md, …` for the log.
-fn summary(m: &WorkspaceMessage) -> String {
+pub(crate) fn summary(m: &WorkspaceMessage) -> String {
     dsh_instructions_state::describe::source_summary(
         m.source.baseline,
         m.source.changes.iter().map(|c| {
@@ -567,12 +759,12 @@ mod tests {
         assert!(e.contains("config.json"), "{e}");
     }
 
-    /// R-HOOK-4: above what the agent keeps whole, a warning; Gemini CLI has
-    /// no such limit.
+    /// R-HOOK-4: above what the registered parts hold, a warning; Gemini
+    /// CLI has no parts and no such limit.
     #[rstest]
-    #[case::claude_over(Agent::Claude, 12_000, true)]
-    #[case::claude_at(Agent::Claude, 10_000, false)]
-    #[case::codex_over(Agent::Codex, 10_001, true)]
+    #[case::claude_over(Agent::Claude, 70_000, true)]
+    #[case::claude_at(Agent::Claude, 65_536, false)]
+    #[case::codex_over(Agent::Codex, 65_537, true)]
     #[case::gemini_over(Agent::Gemini, 100_000, false)]
     fn a_budget_above_the_agent_limit_warns(
         #[case] agent: Agent,

@@ -61,7 +61,7 @@ const CODEX_TOOLS: &str = "apply_patch|Bash";
 /// How many parts one context answer is split into for Claude Code and
 /// Codex: each registered entry `… hook --agent A --part K` answers the
 /// K-th slice, so no single answer passes the agents' per-hook limit
-/// (ceil(65,536 / 9,000), R-HOOK-4, contract 3).
+/// (ceil(65,536 / 9,000), R-HOOK-4).
 pub const PARTS: u32 = 8;
 
 const fn ev(name: &'static str, matcher: Option<&'static str>) -> EventSpec {

@@ -57,8 +57,19 @@ pub enum Action {
         /// marked so the touch reaches down to the directory itself.
         touched: Vec<Touched>,
     },
+    /// A shell tool call (Claude Code and Codex `Bash`, Gemini CLI
+    /// `run_shell_command`): its command, forwarded to the runtime's shell
+    /// touches (R-DISC-10, contract 1) with the event's cwd as workdir.
+    Shell {
+        /// The agent's tool name.
+        name: String,
+        /// The command exactly as the model wrote it.
+        command: String,
+    },
     /// Gemini CLI's advisory `PreCompress`.
     PreCompress,
+    /// Gemini CLI's `BeforeModel`: a main-chat model request (R-HOOK-9).
+    Model,
     /// Any other event: no context (R-HOOK-1).
     NoContext,
 }
@@ -145,6 +156,15 @@ pub fn default_tools(agent: Agent) -> ToolMap {
         .collect()
 }
 
+/// The agent's shell tool, as its hook events name it (harness README:
+/// Codex reports `exec_command` as `Bash`).
+pub fn shell_tool(agent: Agent) -> &'static str {
+    match agent {
+        Agent::Claude | Agent::Codex => "Bash",
+        Agent::Gemini => "run_shell_command",
+    }
+}
+
 /// Event names per agent for the actions the adapter takes.
 fn classify(agent: Agent, name: &str) -> Kind {
     match (agent, name) {
@@ -154,6 +174,7 @@ fn classify(agent: Agent, name: &str) -> Kind {
         }
         (Agent::Claude | Agent::Codex, "PostToolUse") | (Agent::Gemini, "AfterTool") => Kind::Tool,
         (Agent::Gemini, "PreCompress") => Kind::PreCompress,
+        (Agent::Gemini, "BeforeModel") => Kind::Model,
         _ => Kind::Other,
     }
 }
@@ -163,6 +184,7 @@ enum Kind {
     Prompt,
     Tool,
     PreCompress,
+    Model,
     Other,
 }
 
@@ -220,6 +242,7 @@ pub fn event_from_value(agent: Agent, v: &Value, tools: &ToolMap) -> Result<Hook
         ),
         Kind::Prompt => Action::Prompt,
         Kind::PreCompress => Action::PreCompress,
+        Kind::Model => Action::Model,
         Kind::Other => Action::NoContext,
         Kind::Tool => {
             let tool = v
@@ -228,6 +251,19 @@ pub fn event_from_value(agent: Agent, v: &Value, tools: &ToolMap) -> Result<Hook
                 .unwrap_or_default()
                 .to_owned();
             let input = v.get("tool_input").cloned().unwrap_or(Value::Null);
+            if tool == shell_tool(agent)
+                && let Some(command) = input.get("command").and_then(Value::as_str)
+            {
+                return Ok(HookEvent {
+                    name,
+                    session_id,
+                    cwd,
+                    action: Action::Shell {
+                        name: tool,
+                        command: command.to_owned(),
+                    },
+                });
+            }
             let touched = touched_paths(agent, &tool, &input, tools);
             if touched.is_empty() {
                 Action::NoContext
@@ -352,6 +388,8 @@ mod tests {
     #[case::codex_prompt(Agent::Codex, "UserPromptSubmit", None, Action::Prompt)]
     #[case::gemini_prompt(Agent::Gemini, "BeforeAgent", None, Action::Prompt)]
     #[case::gemini_precompress(Agent::Gemini, "PreCompress", None, Action::PreCompress)]
+    #[case::gemini_before_model(Agent::Gemini, "BeforeModel", None, Action::Model)]
+    #[case::claude_before_model(Agent::Claude, "BeforeModel", None, Action::NoContext)]
     #[case::claude_stop(Agent::Claude, "Stop", None, Action::NoContext)]
     #[case::claude_precompact(Agent::Claude, "PreCompact", None, Action::NoContext)]
     #[case::gemini_before_tool(Agent::Gemini, "BeforeTool", None, Action::NoContext)]
@@ -407,11 +445,9 @@ mod tests {
     #[case::notebook(Agent::Claude, "NotebookEdit", json!({"notebook_path": "n/x.ipynb"}), vec![t("n/x.ipynb", false)])]
     #[case::grep_dir(Agent::Claude, "Grep", json!({"pattern": "x", "path": "/w/src/"}), vec![t("/w/src", true)])]
     #[case::grep_without_path(Agent::Claude, "Grep", json!({"pattern": "x"}), vec![])]
-    #[case::bash_is_not_a_touch(Agent::Claude, "Bash", json!({"command": "cat a/AGENTS.md"}), vec![])]
     #[case::gemini_relative(Agent::Gemini, "read_file", json!({"file_path": "sub/file.txt"}), vec![t("sub/file.txt", false)])]
     #[case::gemini_many(Agent::Gemini, "read_many_files", json!({"paths": ["a/x.md", "src/**/*.ts", "*.md"]}), vec![t("a/x.md", false), t("src", true), t(".", true)])]
     #[case::gemini_list(Agent::Gemini, "list_directory", json!({"dir_path": "/w/pkg"}), vec![t("/w/pkg", true)])]
-    #[case::codex_shell(Agent::Codex, "Bash", json!({"command": "cat sub/file.txt"}), vec![])]
     #[case::codex_patch(Agent::Codex, "apply_patch", json!({"command": "*** Begin Patch\n*** Add File: x/new.txt\n+hi\n*** Update File: y/old.txt\n*** Move to: z/moved.txt\n*** End Patch\n"}), vec![t("x/new.txt", false), t("y/old.txt", false), t("z/moved.txt", false)])]
     fn tools_touch_their_paths(
         #[case] agent: Agent,

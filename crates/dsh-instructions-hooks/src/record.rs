@@ -1,0 +1,162 @@
+//! The event records that let the `--part K` invocations of one event give
+//! pieces of ONE composition (R-HOOK-4, decision 0018).
+//!
+//! The first part invocation of an event to take the session lock composes,
+//! commits the message to the session log and records its split here under
+//! the event's key (a digest of the stdin bytes, which the agent sends
+//! alike to every entry of the event); the others find the record and
+//! answer their piece without composing. Each piece is claimed once. Pieces
+//! nobody claimed — more parts than registered entries, or an entry that
+//! never ran — are carried to the front of the next event's split: given
+//! again later, never dropped. The file is only read and written under the
+//! session lock.
+
+use camino::{Utf8Path, Utf8PathBuf};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+
+use crate::parts::Part;
+
+/// The records file inside a session's directory.
+pub(crate) const RECORDS_FILE_NAME: &str = "parts.json";
+
+/// How many recent events keep their record (late part invocations of a
+/// recent event find it; older records only hold claimed pieces).
+const KEEP: usize = 32;
+
+/// The record of one event's split.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Record {
+    /// The event key ([`event_key`]).
+    pub key: String,
+    /// The pieces, in composed order (carried pieces of earlier events first).
+    pub parts: Vec<Part>,
+    /// Which pieces have been answered.
+    pub claimed: Vec<bool>,
+}
+
+/// Every recent record of a session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Records {
+    /// Oldest first.
+    pub records: Vec<Record>,
+}
+
+/// The key of an event: the SHA-256 of its stdin bytes.
+pub(crate) fn event_key(input: &[u8]) -> String {
+    let d = Sha256::digest(input);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Records {
+    /// The session's records; an absent or unreadable file is none (a
+    /// torn file cannot give a piece twice: its pieces were claimed or are
+    /// in the log as committed — the loss is logged by the caller).
+    pub(crate) fn load(path: &Utf8Path) -> (Self, Option<String>) {
+        match std::fs::read(path) {
+            Ok(bytes) => match serde_json::from_slice(&bytes) {
+                Ok(r) => (r, None),
+                Err(e) => (Self::default(), Some(format!("{path}: {e}"))),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Self::default(), None),
+            Err(e) => (Self::default(), Some(format!("{path}: {e}"))),
+        }
+    }
+
+    /// Writes the records atomically (temporary file, then rename).
+    pub(crate) fn save(&self, path: &Utf8Path) -> Result<(), String> {
+        let tmp = Utf8PathBuf::from(format!("{path}.tmp"));
+        let text = serde_json::to_vec(self).map_err(|e| e.to_string())?;
+        std::fs::write(&tmp, text).map_err(|e| format!("{tmp}: {e}"))?;
+        std::fs::rename(&tmp, path).map_err(|e| format!("{path}: {e}"))
+    }
+
+    /// The record of `key`, if recorded.
+    pub(crate) fn find_mut(&mut self, key: &str) -> Option<&mut Record> {
+        self.records.iter_mut().rev().find(|r| r.key == key)
+    }
+
+    /// Takes every unclaimed piece of the earlier records (they are given
+    /// with the next event instead), marking them claimed.
+    pub(crate) fn take_unclaimed(&mut self) -> Vec<Part> {
+        let mut out = Vec::new();
+        for r in &mut self.records {
+            for (i, p) in r.parts.iter().enumerate() {
+                if !r.claimed.get(i).copied().unwrap_or(true) {
+                    out.push(p.clone());
+                    if let Some(c) = r.claimed.get_mut(i) {
+                        *c = true;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Adds a record, dropping the oldest beyond [`KEEP`].
+    pub(crate) fn push(&mut self, record: Record) {
+        self.records.push(record);
+        let extra = self.records.len().saturating_sub(KEEP);
+        self.records.drain(..extra);
+    }
+}
+
+impl Record {
+    /// Claims piece `k` (1-based): its index, unless it does not exist or
+    /// was claimed already.
+    pub(crate) fn claim(&mut self, k: usize) -> Option<usize> {
+        let i = k.checked_sub(1)?;
+        let c = self.claimed.get_mut(i)?;
+        if *c {
+            return None;
+        }
+        *c = true;
+        Some(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(key: &str, n: usize) -> Record {
+        Record {
+            key: key.into(),
+            parts: (0..n).map(|i| Part::Whole(format!("{key}{i}"))).collect(),
+            claimed: vec![false; n],
+        }
+    }
+
+    #[test]
+    fn each_piece_is_claimed_once() {
+        let mut r = rec("a", 2);
+        assert_eq!(r.claim(2), Some(1));
+        assert_eq!(r.claim(2), None);
+        assert_eq!(r.claim(3), None);
+        assert_eq!(r.claim(0), None);
+        assert_eq!(r.claim(1), Some(0));
+    }
+
+    #[test]
+    fn unclaimed_pieces_are_carried_once() {
+        let mut rs = Records::default();
+        rs.push(rec("a", 3));
+        rs.find_mut("a").expect("a").claim(1);
+        let carried = rs.take_unclaimed();
+        assert_eq!(
+            carried,
+            [Part::Whole("a1".into()), Part::Whole("a2".into())]
+        );
+        assert!(rs.take_unclaimed().is_empty());
+    }
+
+    #[test]
+    fn only_recent_records_are_kept() {
+        let mut rs = Records::default();
+        for i in 0..(KEEP + 5) {
+            rs.push(rec(&format!("k{i}"), 0));
+        }
+        assert_eq!(rs.records.len(), KEEP);
+        assert_eq!(rs.records[0].key, "k5");
+    }
+}
