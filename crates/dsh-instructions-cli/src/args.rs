@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand};
     name = "dsh-instructions",
     version,
     after_help = "\
-Exit status: 0 success, 1 `check` (or `replay`, `hook doctor`) found a problem, 2 any error.
+Exit status: 0 success, 1 `check` (or `hook doctor`) found a problem, 2 any error.
 Configuration: flags win over $DSH_HOME/settings.yaml (section
 agent_instructions), which wins over presets and defaults.
 
@@ -61,14 +61,6 @@ Example:
     /// Drive a persisted session and watch workspace messages appear.
     #[command(subcommand)]
     Session(SessionCommand),
-    /// Print the transcript a conformance scenario produces.
-    #[command(after_help = "\
-Runs the scenario on the in-memory provider and prints, step by step, what
-the model would see: batches, entered workspace messages and the inbox.
-
-Example:
-  dsh-instructions replay conformance/scenarios/first-wins-basic.yaml")]
-    Replay(ReplayArgs),
     /// Run as an agent's hook, or install, remove and check that hook.
     #[command(after_help = "\
 Without a subcommand, reads one hook event on stdin and answers on stdout in
@@ -321,13 +313,6 @@ Example:
         #[arg(long)]
         full: bool,
     },
-}
-
-/// Arguments of `replay`.
-#[derive(Debug, Clone, Args)]
-pub(crate) struct ReplayArgs {
-    /// The scenario file.
-    pub scenario: PathBuf,
 }
 
 #[cfg(test)]

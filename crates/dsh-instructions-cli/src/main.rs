@@ -36,7 +36,6 @@ mod describe;
 mod error;
 mod hook_cmd;
 mod inspect_cmd;
-mod replay;
 mod session;
 mod settings;
 mod setup;
@@ -73,7 +72,6 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Explain(a) => inspect_cmd::explain(&a),
         Command::Check(a) => inspect_cmd::check(&a),
         Command::Session(s) => session::run(s),
-        Command::Replay(r) => replay::run(&r),
         Command::Hook(h) => hook_cmd::run(&h),
     }
 }

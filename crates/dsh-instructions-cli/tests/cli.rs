@@ -705,7 +705,6 @@ fn every_subcommand_help_shows_an_example() {
         &["show"][..],
         &["explain"][..],
         &["check"][..],
-        &["replay"][..],
         &["session", "new"][..],
         &["session", "prompt"][..],
         &["session", "touch"][..],
@@ -762,72 +761,6 @@ fn odd_inputs_never_panic() {
         );
     }
     assert!(Path::new(BIN).is_file());
-}
-
-const SCENARIO: &str = "name: replay-demo
-cwd: /work/repo
-config: {max_bytes: 65536}
-fs:
-  /work/repo/.git: dir
-  /work/repo/AGENTS.md: \"root rule\"
-steps:
-  - pre_step: {claimed: [hi]}
-    expect:
-      batch: [hi, workspace]
-  - write: {/work/repo/AGENTS.md: \"new rule\"}
-  - tool: {name: read, path: AGENTS.md}
-    expect:
-      inbox:
-        - sections: [\"Updated instructions from: AGENTS.md\"]
-";
-
-#[test]
-fn replay_prints_each_step_and_the_result() {
-    let t = Tree::new();
-    t.write("s.yaml", SCENARIO);
-    let path = t.path("s.yaml");
-    let out = t.run(&["replay", path.to_str().expect("utf-8")]);
-    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    let text = stdout(&out);
-    let order = [
-        "scenario replay-demo [memory]",
-        "step 1: pre_step",
-        "  batch: [hi, workspace]",
-        "  entered: baseline: set AGENTS.md",
-        "  | root rule",
-        "step 2: write /work/repo/AGENTS.md",
-        "step 3: tool read \"AGENTS.md\" ok",
-        "  inbox[0]: dynamic: replace AGENTS.md",
-        "  | new rule",
-        "result   ok",
-    ];
-    let mut at = 0;
-    for want in order {
-        let found = text[at..]
-            .find(want)
-            .unwrap_or_else(|| panic!("{want:?} missing after byte {at}:\n{text}"));
-        at += found + want.len();
-    }
-}
-
-#[test]
-fn replay_exits_1_when_an_expectation_fails_and_2_on_a_bad_file() {
-    let t = Tree::new();
-    t.write("s.yaml", &SCENARIO.replace("[hi, workspace]", "[hi]"));
-    let path = t.path("s.yaml");
-    let out = t.run(&["replay", path.to_str().expect("utf-8")]);
-    assert_eq!(code(&out), 1);
-    assert!(
-        stdout(&out)
-            .lines()
-            .last()
-            .is_some_and(|l| l.starts_with("result   FAIL "))
-    );
-    t.write("bad.yaml", "name: x\nsteps: 7\n");
-    let bad = t.path("bad.yaml");
-    let out = t.run(&["replay", bad.to_str().expect("utf-8")]);
-    assert_eq!(code(&out), 2);
-    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
 }
 
 /// Issue 12: `session new --preset claude` then `session prompt` without the

@@ -9,7 +9,7 @@
 //!   `ok`/`FAIL` lines.
 //! * [`driver`] implements that seam over the runtime and its reference host.
 //! * [`transcript`] prints a run step by step from a [`runner::Observer`]
-//!   (`dsh-instructions replay`, R-CLI-4).
+//!   (`dsh-instructions-replay`, R-CLI-4).
 #![forbid(unsafe_code)]
 
 pub mod driver;

@@ -1,4 +1,4 @@
-//! The transcript of one scenario run (R-CLI-4, `dsh-instructions replay`):
+//! The transcript of one scenario run (R-CLI-4, `dsh-instructions-replay`):
 //! each step as the scenario wrote it, what the runtime returned, and — where
 //! the scenario checks — what the model would see.
 //!

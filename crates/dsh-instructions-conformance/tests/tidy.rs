@@ -646,3 +646,85 @@ fn a_stale_doc_path_is_reported() {
     );
     assert!(missing[1].contains("no crate is called `nosuch`"));
 }
+
+/// The binary every agent runs as its hook must not link the test harness
+/// (issue 19 item 3, decision 0024). From `cargo metadata --no-deps` (the
+/// workspace's own manifests, no download, so it works offline): the
+/// workspace crates reachable from `root_name` through normal dependencies,
+/// on every platform (dev and build dependencies are not linked into it). An
+/// internal crate can only be reached through workspace crates, so the walk
+/// stays inside the workspace.
+fn normal_closure(
+    metadata: &serde_json::Value,
+    root_name: &str,
+) -> Result<BTreeSet<String>, String> {
+    let packages = metadata["packages"].as_array().ok_or("no packages")?;
+    let by_name: BTreeMap<&str, &serde_json::Value> = packages
+        .iter()
+        .filter_map(|p| Some((p["name"].as_str()?, p)))
+        .collect();
+    if !by_name.contains_key(root_name) {
+        return Err(format!("no workspace package {root_name}"));
+    }
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![root_name.to_owned()];
+    while let Some(name) = todo.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        let Some(pkg) = by_name.get(name.as_str()) else {
+            continue; // an external crate: it cannot name a workspace crate
+        };
+        for dep in pkg["dependencies"].as_array().into_iter().flatten() {
+            if dep["kind"].is_null()
+                && let Some(n) = dep["name"].as_str()
+            {
+                todo.push(n.to_owned());
+            }
+        }
+    }
+    Ok(seen)
+}
+
+#[test]
+fn the_shipped_binary_does_not_link_the_conformance_harness() {
+    let root = workspace_root();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+            "--manifest-path",
+        ])
+        .arg(root.join("Cargo.toml"))
+        .output()
+        .expect("run cargo metadata");
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("cargo metadata JSON");
+    let linked = normal_closure(&metadata, "dsh-instructions-cli").expect("closure");
+    // The walk must reach what the binary does link, or it proves nothing:
+    // runtime only through hooks/session, and the YAML parser for settings.yaml.
+    for needed in [
+        "dsh-instructions-hooks",
+        "dsh-instructions-runtime",
+        "dsh-instructions-render",
+        "serde-saphyr",
+    ] {
+        assert!(linked.contains(needed), "{needed} missing from {linked:?}");
+    }
+    assert!(
+        !linked.contains("dsh-instructions-conformance"),
+        "dsh-instructions (the shipped binary) links dsh-instructions-conformance: {linked:?}"
+    );
+    // And it would notice: xtask links the harness through a normal dependency.
+    let xtask = normal_closure(&metadata, "xtask").expect("closure");
+    assert!(xtask.contains("dsh-instructions-conformance"));
+}
