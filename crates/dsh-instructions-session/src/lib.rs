@@ -304,7 +304,9 @@ impl Session {
     /// Reports a finished tool execution (R-RT-3) and waits for its
     /// projection; returns the pending workspace message. With `record`,
     /// the execution is appended to the log first, so a later process
-    /// composes its pending message again ([`Session::mount`]).
+    /// composes its pending message again ([`Session::mount`]); when nothing
+    /// is pending afterwards a `settled` event follows it, so later mounts
+    /// do not replay tool events that produced nothing.
     ///
     /// # Errors
     /// Log errors while recording.
@@ -325,7 +327,15 @@ impl Session {
         }
         self.instance.tool_result(exec);
         self.instance.settle().await;
-        Ok(self.pending())
+        let pending = self.pending();
+        if record && pending.is_none() {
+            // Nothing is pending, so no recorded tool event has a message a
+            // later process could lose: mark them settled, and the next
+            // mount replays none of them (R-LOG-5, issue 18 item 7). A crash
+            // before this line only means they are replayed once more.
+            self.host.append(EventKind::Settled)?;
+        }
+        Ok(pending)
     }
 
     /// The workspace message pending in the inbox, if any.

@@ -223,3 +223,63 @@ async fn a_relative_header_cwd_is_refused() {
         .expect_err("refused");
     assert!(matches!(err, SessionError::RelativeCwd(_)), "{err:?}");
 }
+
+/// R-LOG-5, issue 18 item 7: a `session touch` that finds nothing new costs
+/// the same number of provider operations at the 60th touch as at the 3rd:
+/// a mount replays no tool event that produced nothing.
+#[tokio::test]
+async fn touches_that_find_nothing_are_not_replayed_r_log_5() {
+    let w = world();
+    let cancel = CancellationToken::new();
+    let s = w.create("/w/repo").await;
+    s.enter(1, Some("hi".into()), &cancel)
+        .await
+        .expect("enter")
+        .expect("baseline");
+    drop(s);
+    // One "process" per touch of an already known directory, as the CLI runs.
+    let mut cost = Vec::new();
+    for n in 0..60 {
+        w.fs.reset_counters();
+        let s = w.reopen().await;
+        let pending = s
+            .tool(&read("x.ts", &format!("t{n}")), true)
+            .await
+            .expect("tool");
+        assert_eq!(pending, None, "the root is known: nothing new");
+        cost.push(w.fs.counters());
+        drop(s);
+    }
+    assert_eq!(cost[59].probes, cost[2].probes, "probes per touch");
+    assert_eq!(cost[59].reads, cost[2].reads, "reads per touch");
+    let s = w.reopen().await;
+    assert!(s.host().tools_since_last_message().is_empty());
+}
+
+/// A touch whose message is still pending is replayed by the next process,
+/// even after later touches found nothing (the `settled` mark never hides
+/// a pending message).
+#[tokio::test]
+async fn a_pending_touch_survives_later_empty_touches() {
+    let w = world();
+    let cancel = CancellationToken::new();
+    let s = w.create("/w/repo").await;
+    s.enter(1, Some("hi".into()), &cancel)
+        .await
+        .expect("enter")
+        .expect("baseline");
+    let pending = s
+        .tool(&read("pkg/x.ts", "t1"), true)
+        .await
+        .expect("tool")
+        .expect("pending");
+    drop(s);
+    let s = w.reopen().await;
+    assert_eq!(
+        s.tool(&read("x.ts", "t2"), true).await.expect("tool"),
+        Some(pending.clone())
+    );
+    drop(s);
+    let s = w.reopen().await;
+    assert_eq!(s.pending(), Some(pending));
+}

@@ -95,6 +95,11 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         parent: Option<String>,
     },
+    /// Every `tool` event before this one was projected and left nothing
+    /// pending: a later process need not report them again (R-LOG-5, a
+    /// resume costs the same at the 2,000th touch as at the 10th). Older
+    /// builds read it as an unknown event, which changes nothing for them.
+    Settled,
     /// Hides the listed earlier sequence numbers from the surface (R-LOG-1).
     Compaction {
         /// Sequence numbers to hide.
@@ -115,6 +120,7 @@ const KNOWN_TYPES: &[&str] = &[
     "turn_end",
     "interrupted",
     "tool",
+    "settled",
     "compaction",
 ];
 
@@ -143,6 +149,7 @@ impl EventKind {
             Self::TurnEnd => Some("turn_end"),
             Self::Interrupted => Some("interrupted"),
             Self::Tool { .. } => Some("tool"),
+            Self::Settled => Some("settled"),
             Self::Compaction { .. } => Some("compaction"),
             Self::Unknown(value) => value.get("type").and_then(Value::as_str),
         }

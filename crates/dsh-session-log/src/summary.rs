@@ -50,7 +50,7 @@ pub struct SurfaceSummary {
     events: u64,
     /// Visible workspace messages, oldest first.
     workspace: Vec<VisibleSource>,
-    /// `tool` events after the last `message` event (hidden or not).
+    /// `tool` events after the last `message` or `settled` event (hidden or not).
     #[serde(with = "event_values")]
     tools_since_message: Vec<Event>,
     /// Last of `step_start` (open) vs `step_end`/`turn_end`/`interrupted`.
@@ -77,6 +77,7 @@ impl SurfaceSummary {
                 }
             }
             EventKind::Tool { .. } => self.tools_since_message.push(event.clone()),
+            EventKind::Settled => self.tools_since_message.clear(),
             EventKind::TurnStart => self.turn_open = true,
             EventKind::StepStart => {
                 self.turn_open = true;
@@ -135,9 +136,9 @@ impl SurfaceSummary {
         self.turn_open
     }
 
-    /// The `tool` events after the last `message` event (hidden by a
-    /// compaction or not), in order: the touches whose message a previous
-    /// process composed but never entered.
+    /// The `tool` events after the last `message` or `settled` event
+    /// (hidden by a compaction or not), in order: the touches whose message
+    /// a previous process composed but never entered.
     pub fn tools_since_message(&self) -> &[Event] {
         &self.tools_since_message
     }
@@ -235,6 +236,25 @@ mod tests {
     ) {
         let s = of(kinds);
         assert_eq!((s.step_open(), s.turn_open()), (step, turn));
+    }
+
+    #[test]
+    fn settled_drops_the_tools_before_it_r_log_5() {
+        let s = of(vec![tool("a"), EventKind::Settled, tool("b")]);
+        let tokens: Vec<_> = s
+            .tools_since_message()
+            .iter()
+            .map(|e| match &e.kind {
+                EventKind::Tool { token, .. } => token.clone(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tokens, [Some("b".to_owned())]);
+        assert!(
+            of(vec![tool("a"), EventKind::Settled])
+                .tools_since_message()
+                .is_empty()
+        );
     }
 
     #[test]

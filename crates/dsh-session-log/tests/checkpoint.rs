@@ -37,6 +37,7 @@ fn kind() -> impl Strategy<Value = EventKind> {
         Just(EventKind::StepEnd),
         Just(EventKind::TurnEnd),
         Just(EventKind::Interrupted),
+        Just(EventKind::Settled),
         ("[a-z]{0,12}", any::<bool>()).prop_map(|(t, s)| message(&t, s)),
         ("[a-z]{1,6}", any::<bool>()).prop_map(|(p, ok)| EventKind::Tool {
             name: "read".into(),

@@ -15,6 +15,7 @@ fn kind() -> impl Strategy<Value = EventKind> {
         Just(EventKind::StepEnd),
         Just(EventKind::TurnEnd),
         Just(EventKind::Interrupted),
+        Just(EventKind::Settled),
         (
             any::<String>(),
             prop::collection::vec(any::<String>(), 0..3)
