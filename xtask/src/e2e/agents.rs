@@ -463,6 +463,8 @@ impl Session {
                 // Write/Edit in the workspace without asking; root may not
                 // use the bypass mode.
                 a.extend(["--permission-mode", "acceptEdits"].map(String::from));
+                // The scripted shell calls (`[mock:shell=…]`) without a prompt.
+                a.extend(["--allowedTools", "Bash"].map(String::from));
                 if self.started {
                     a.push("--resume".into());
                     a.push(self.id.clone().unwrap_or_default());
