@@ -220,6 +220,15 @@ stream_max_retries = 0\n\n[analytics]\nenabled = false\n\n\
     }
 }
 
+/// Gemini CLI's own loading of `AGENTS.md` (`context.fileName`), for the
+/// native runs: by default it loads `GEMINI.md` only.
+pub(crate) fn enable_gemini_agents_md(dirs: &Dirs) -> Result<()> {
+    let path = dirs.home.join(".gemini/settings.json");
+    let mut s = read_json(&path)?;
+    s["context"] = json!({"fileName": ["AGENTS.md", "GEMINI.md"]});
+    write_json(&path, &s)
+}
+
 fn write_json(path: &Path, v: &Value) -> Result<()> {
     if let Some(p) = path.parent() {
         fs::create_dir_all(p)?;

@@ -16,6 +16,7 @@
 
 pub(crate) mod agents;
 pub(crate) mod assertions;
+pub(crate) mod compare;
 pub(crate) mod http;
 pub(crate) mod mock;
 pub(crate) mod scenarios;
@@ -34,7 +35,7 @@ use serde_json::{Value, json};
 use agents::{Agent, Dirs, HookSetup, Installed, Session};
 use assertions::{Expect, check_all, visible_text};
 use mock::Mock;
-use scenarios::{CASES, Case, Change, Needs, PLUMBING, Plan};
+use scenarios::{CASES, COMPARED, Case, Change, Needs, PLUMBING, Plan};
 
 /// Usage line for the xtask help.
 pub(crate) const USAGE: &str =
@@ -97,7 +98,12 @@ fn parse(args: &[String]) -> Result<Options> {
     if o.agents.is_empty() {
         o.agents = Agent::ALL.to_vec();
     }
-    let known: Vec<&str> = CASES.iter().chain([&PLUMBING]).map(|c| c.name).collect();
+    let known: Vec<&str> = CASES
+        .iter()
+        .chain(COMPARED)
+        .chain([&PLUMBING])
+        .map(|c| c.name)
+        .collect();
     for c in &o.cases {
         if !known.contains(&c.as_str()) {
             bail!("unknown case `{c}` (known: {})", known.join(", "));
@@ -131,6 +137,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         HookMode::Marker => vec![PLUMBING],
         HookMode::Product => CASES
             .iter()
+            .chain(COMPARED)
             .chain([&PLUMBING])
             .filter(|c| {
                 if o.cases.is_empty() {
@@ -146,13 +153,18 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         // What `.ci/run` reports as skipped when it cannot run the e2e.
         let n: usize = cases
             .iter()
-            .map(|c| o.agents.iter().filter(|a| c.only.is_none_or(|x| x == **a)).count())
+            .map(|c| {
+                o.agents
+                    .iter()
+                    .filter(|a| c.only.is_none_or(|x| x == **a))
+                    .count()
+            })
             .sum();
         println!("{n}");
         return Ok(ExitCode::SUCCESS);
     }
     if o.list {
-        for c in CASES.iter().chain([&PLUMBING]) {
+        for c in CASES.iter().chain(COMPARED).chain([&PLUMBING]) {
             println!("{:<15} {}", c.name, c.about);
         }
         return Ok(ExitCode::SUCCESS);
@@ -194,6 +206,14 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             }
         }
     }
+    let table = lock_table();
+    if !table.is_empty() {
+        println!("bytes delivered vs native (issue 17 item 7a):");
+        for l in table.iter() {
+            println!("  {l}");
+        }
+    }
+    drop(table);
     println!("e2e: {:.0}s in all", t0.elapsed().as_secs_f64());
     // No case skips (issue 21 item 2): a case that cannot show its event
     // fails. Only `.ci/run` may skip the whole e2e, and only when the agents
@@ -319,6 +339,11 @@ fn probe_imports(bin: &Path) -> Result<(), String> {
     }
 }
 
+/// The `bytes` lines collected by the comparisons.
+fn lock_table() -> std::sync::MutexGuard<'static, Vec<String>> {
+    compare::TABLE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn git(ws: &Path, args: &[&str]) -> Result<()> {
     let ok = Command::new("git")
         .args([
@@ -418,7 +443,10 @@ user installs them (the xtask never writes them itself)"
         Err(e) => return Outcome::Fail(format!("temp dir: {e}")),
     };
     let run = tmp.path().to_owned();
-    let result = drive(&plan, agent, installed, product, hook, marker, &run);
+    let result = match case.layout {
+        Some(layout) => compare::run(agent, layout, installed, &product.bin, &run),
+        None => drive(&plan, agent, installed, product, hook, marker, &run),
+    };
     match result {
         Ok(()) => {
             if keep {
@@ -507,7 +535,8 @@ fn drive(
                 s.action
             );
         }
-        prove_event(step, &records[before..]).with_context(|| format!("step {n} ({})", step.label))?;
+        prove_event(step, &records[before..])
+            .with_context(|| format!("step {n} ({})", step.label))?;
         if !step.expect.is_empty() {
             let Some(last) = records[before..].iter().rev().find(|r| r.is_turn()) else {
                 bail!("step {n} ({}): no model turn request", step.label);

@@ -83,6 +83,9 @@ pub(crate) struct Case {
     /// The one agent the case is about (`None`: all three). Other agents do
     /// not run it at all (it is not counted), rather than skipping it.
     pub only: Option<Agent>,
+    /// A native-vs-hooked comparison on this layout (`compare.rs`) instead
+    /// of the plan's steps.
+    pub layout: Option<&'static super::compare::Layout>,
 }
 
 /// An instruction file's content for a marker.
@@ -604,72 +607,127 @@ pub(crate) const CASES: &[Case] = &[
         about: "baseline at start: user-global + root file, cwd = root",
         plan: start_root,
         only: None,
+        layout: None,
     },
     Case {
         name: "start-sub",
         about: "baseline at start: the chain root → a/, cwd = ws/a",
         plan: start_sub,
         only: None,
+        layout: None,
     },
     Case {
         name: "read-deep",
         about: "a read deep below cwd sets x/ and x/y/z/ (Codex: its cat is a shell touch)",
         plan: read_deep,
         only: None,
+        layout: None,
     },
     Case {
         name: "write",
         about: "a write into a new directory sets its AGENTS.md",
         plan: write,
         only: None,
+        layout: None,
     },
     Case {
         name: "edit",
         about: "an edit in a new directory sets its AGENTS.md",
         plan: edit,
         only: None,
+        layout: None,
     },
     Case {
         name: "external-edit",
         about: "AGENTS.md edited between prompts → replace text",
         plan: external_edit,
         only: None,
+        layout: None,
     },
     Case {
         name: "offline-resume",
         about: "edit + removal while no agent runs, then resume → replace/remove, no second baseline",
         plan: offline_resume,
         only: None,
+        layout: None,
     },
     Case {
         name: "parallel",
         about: "parallel reads of two new directories: both set once",
         plan: parallel,
         only: None,
+        layout: None,
     },
     Case {
         name: "shell-reads",
         about: "cat, sed -n and cd x && cat y of nested files: each AGENTS.md once",
         plan: shell_reads,
         only: None,
+        layout: None,
     },
     Case {
         name: "compaction",
         about: "after compaction the next turn has a complete baseline again",
         plan: compaction,
         only: None,
+        layout: None,
     },
     Case {
         name: "escape",
         about: "</system-reminder> in a file reaches the model escaped",
         plan: escape,
         only: None,
+        layout: None,
     },
     Case {
         name: "imports",
         about: "Claude: CLAUDE.md \"See @AGENTS.md\" → AGENTS.md once",
         plan: imports,
         only: Some(Agent::Claude),
+        layout: None,
+    },
+];
+
+fn compared(_: Agent) -> Result<Plan, String> {
+    Ok(plan(Vec::new(), ".", Vec::new()))
+}
+
+/// The native-vs-hooked comparisons (issue 17 item 7a; `compare.rs`).
+pub(crate) const COMPARED: &[Case] = &[
+    Case {
+        name: "native-sentry",
+        about: "sentry-like layout: every file the agent loads natively arrives whole, once, in order",
+        plan: compared,
+        only: None,
+        layout: Some(&super::compare::SENTRY),
+    },
+    Case {
+        name: "native-airflow",
+        about: "airflow-like layout: every file the agent loads natively arrives whole, once, in order",
+        plan: compared,
+        only: None,
+        layout: Some(&super::compare::AIRFLOW),
+    },
+    Case {
+        name: "claude-user",
+        about: "~/.claude/CLAUDE.md reaches the model once with the hook, as natively; preset = native",
+        plan: compared,
+        only: Some(Agent::Claude),
+        layout: Some(&super::compare::CLAUDE_USER),
+    },
+    Case {
+        name: "claude-mixed",
+        about: "CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md over an AGENTS.md: as natively; preset = native",
+        plan: compared,
+        only: Some(Agent::Claude),
+        layout: Some(&super::compare::CLAUDE_MIXED),
+    },
+    Case {
+        name: "parts-order",
+        about: "a message of 5 parts of unequal work is read in the composed order",
+        plan: compared,
+        only: None,
+        layout: Some(&super::compare::PARTS),
     },
 ];
 
@@ -679,6 +737,7 @@ pub(crate) const PLUMBING: Case = Case {
     about: "marker hook: offline agent, hooks fire, native loading off",
     plan: plumbing,
     only: None,
+    layout: None,
 };
 
 #[cfg(test)]
