@@ -110,6 +110,15 @@ fn installed_version(modules: &Path, package: &str) -> Option<String> {
     v["version"].as_str().map(str::to_owned)
 }
 
+/// Whether every pinned agent is in `cache` at its pinned version (then
+/// `install` needs no registry).
+pub(crate) fn all_cached(cache: &Path) -> bool {
+    let modules = cache.join("node_modules");
+    PACKAGES
+        .iter()
+        .all(|(p, v)| installed_version(&modules, p).as_deref() == Some(*v))
+}
+
 /// Installs the pinned agents into `cache` unless every one is already there
 /// at its pinned version (idempotent; no registry traffic then).
 pub(crate) fn install(cache: &Path) -> Result<Installed> {

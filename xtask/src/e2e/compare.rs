@@ -264,6 +264,7 @@ fn one_turn(
         expect_turn: Vec::new(),
         file_contains: Vec::new(),
         compacts: false,
+        expect_each: Vec::new(),
     };
     super::prove_event(&step, &records)?;
     let last = records

@@ -39,7 +39,7 @@ use scenarios::{CASES, COMPARED, Case, Change, Needs, PLUMBING, Plan};
 
 /// Usage line for the xtask help.
 pub(crate) const USAGE: &str =
-    "  e2e [--agent claude|codex|gemini]… [--case NAME]… [--hook product|marker] [--keep] [--list] [--count]
+    "  e2e [--agent claude|codex|gemini]… [--case NAME]… [--hook product|marker] [--keep] [--list] [--count] [--cached]
       the hook adapter inside the real agents (installed pinned from npm into
       ${XDG_CACHE_HOME:-~/.cache}/dsh-e2e/agents), offline against a mock model";
 
@@ -62,6 +62,7 @@ struct Options {
     keep: bool,
     list: bool,
     count: bool,
+    cached: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -72,6 +73,7 @@ fn parse(args: &[String]) -> Result<Options> {
         keep: false,
         list: false,
         count: false,
+        cached: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -92,6 +94,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--keep" => o.keep = true,
             "--list" => o.list = true,
             "--count" => o.count = true,
+            "--cached" => o.cached = true,
             other => bail!("unknown e2e option `{other}`\n{USAGE}"),
         }
     }
@@ -149,6 +152,14 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             .copied()
             .collect(),
     };
+    if o.cached {
+        // For `.ci/run`: exit 0 when the pinned agents need no registry.
+        return Ok(if agents::all_cached(&agents::cache_dir()?) {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
+    }
     if o.count {
         // What `.ci/run` reports as skipped when it cannot run the e2e.
         let n: usize = cases
@@ -537,6 +548,22 @@ fn drive(
         }
         prove_event(step, &records[before..])
             .with_context(|| format!("step {n} ({})", step.label))?;
+        for r in records[before..].iter().filter(|r| r.is_turn()) {
+            // Main chat only: Gemini's side calls use `:generateContent`.
+            if step.expect_each.is_empty() || r.target.contains(":generateContent") {
+                continue;
+            }
+            let text = r.body.as_ref().map(visible_text).unwrap_or_default();
+            let failures = check_all(&step.expect_each, &text);
+            if !failures.is_empty() {
+                bail!(
+                    "step {n} ({}), request #{} (every request): {}",
+                    step.label,
+                    r.seq,
+                    failures.join("; ")
+                );
+            }
+        }
         if !step.expect.is_empty() {
             let Some(last) = records[before..].iter().rev().find(|r| r.is_turn()) else {
                 bail!("step {n} ({}): no model turn request", step.label);

@@ -46,6 +46,9 @@ pub(crate) struct Step {
     pub file_contains: Vec<(String, String)>,
     /// The step must make the agent compact: a summary request is recorded.
     pub compacts: bool,
+    /// On EVERY main-chat request of the step (tool-loop continuations and
+    /// the turns after a compression included), not only the last.
+    pub expect_each: Vec<Expect>,
 }
 
 /// What a case needs from the product beyond the adapter.
@@ -113,6 +116,7 @@ fn step(label: &'static str, prompt: &str, expect: Vec<Expect>) -> Step {
         expect_turn: Vec::new(),
         file_contains: Vec::new(),
         compacts: false,
+        expect_each: Vec::new(),
     }
 }
 
@@ -549,6 +553,57 @@ fn shell_reads(_: Agent) -> Result<Plan, String> {
     ))
 }
 
+/// Gemini CLI through `BeforeModel` (R-HOOK-9, issue 17 item 7c): a
+/// five-prompt session with a read, a model edit, an external edit of the
+/// root file, a compression and a turn after it. Every main-chat request
+/// holds each current file exactly once and never the old root version.
+fn gemini_session(_: Agent) -> Result<Plan, String> {
+    let base = |root: &str| vec![once("E2E-HOME-V1"), once(root)];
+    let mut p1 = step(
+        "read",
+        "Look [p:t1] [mock:read=n/f.txt]",
+        vec![once("E2E-N-V1")],
+    );
+    p1.expect_each = base("E2E-ROOT-V1");
+    let mut p2 = step(
+        "edit",
+        "Change it [p:t2] [mock:edit=e/f.txt]",
+        vec![once("E2E-E-V1")],
+    );
+    p2.expect_each = base("E2E-ROOT-V1");
+    p2.expect_each.push(once("E2E-N-V1"));
+    p2.file_contains = vec![("ws/e/f.txt".into(), EDIT_AFTER.into())];
+    let current = || {
+        let mut v = base("E2E-ROOT-V2");
+        v.extend([once("E2E-N-V1"), once("E2E-E-V1"), absent("E2E-ROOT-V1")]);
+        v
+    };
+    let mut p3 = step("after-edit", "Again [p:t3] [mock:text]", Vec::new());
+    p3.before = vec![Change::Write("ws/AGENTS.md".into(), instr("E2E-ROOT-V2"))];
+    p3.expect_each = current();
+    let mut p4 = step(
+        "compress",
+        "Big [p:t4] [mock:usage=900000] [mock:read=n/f.txt]",
+        Vec::new(),
+    );
+    p4.compacts = true;
+    p4.expect_each = current();
+    let mut p5 = step("after", "Anything left? [p:t5] [mock:text]", Vec::new());
+    p5.expect_each = current();
+    Ok(plan(
+        vec![
+            f("home/.dsh/AGENTS.md", instr("E2E-HOME-V1")),
+            f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
+            f("ws/n/AGENTS.md", instr("E2E-N-V1")),
+            f("ws/n/f.txt", "plain n\n"),
+            f("ws/e/AGENTS.md", instr("E2E-E-V1")),
+            f("ws/e/f.txt", format!("{EDIT_BEFORE}\n")),
+        ],
+        ".",
+        vec![p1, p2, p3, p4, p5],
+    ))
+}
+
 /// Plumbing check with the marker hook (`--hook marker`): the mock, the
 /// agent's offline config, hook registration and native loading switched off.
 fn plumbing(agent: Agent) -> Result<Plan, String> {
@@ -670,6 +725,13 @@ pub(crate) const CASES: &[Case] = &[
         about: "after compaction the next turn has a complete baseline again",
         plan: compaction,
         only: None,
+        layout: None,
+    },
+    Case {
+        name: "gemini-session",
+        about: "Gemini: 5 prompts, edit, resume, compression: every request each current file once",
+        plan: gemini_session,
+        only: Some(Agent::Gemini),
         layout: None,
     },
     Case {
