@@ -44,7 +44,7 @@ use crate::dircache::{Batch, DirCache, STAMP_MARGIN};
 use crate::paths::{link_target, normalize, normalized};
 use crate::provider::MAX_LINK_HOPS;
 use crate::provider::{
-    BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe,
+    BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe, PathKind,
     PresentFile, Probe, ReadOutcome, Unavailable,
 };
 use crate::text::decode_owned;
@@ -493,6 +493,21 @@ impl Inner {
         })
     }
 
+    /// Classifies `path` by the metadata of its resolved target (no open).
+    fn path_kind(
+        &self,
+        path: &Utf8Path,
+        cancel: &CancellationToken,
+    ) -> Result<PathKind, Cancelled> {
+        Ok(match self.resolve(path, cancel)? {
+            Resolution::Found { metadata, .. } if metadata.is_file() => PathKind::File,
+            Resolution::Found { metadata, .. } if metadata.is_dir() => PathKind::Directory,
+            Resolution::Found { .. } => PathKind::Other,
+            Resolution::Absent => PathKind::Absent,
+            Resolution::Unavailable(reason) => PathKind::Unavailable(reason),
+        })
+    }
+
     /// Probes `names` in `dir` through one handle on the directory when it
     /// opens plainly inside a root: a miss then costs one `statat`. A name
     /// cap-std refuses from that handle (a link with an absolute target or
@@ -824,6 +839,22 @@ impl FsProvider for CapStdProvider {
         let paths = paths.to_vec();
         Box::pin(run_blocking(self.inline, cancel, move |token| {
             paths.iter().map(|path| inner.probe(path, token)).collect()
+        }))
+    }
+
+    /// One blocking task for the whole list, metadata only.
+    fn path_kinds<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<PathKind>, Cancelled>> {
+        let inner = Arc::clone(&self.inner);
+        let paths = paths.to_vec();
+        Box::pin(run_blocking(self.inline, cancel, move |token| {
+            paths
+                .iter()
+                .map(|path| inner.path_kind(path, token))
+                .collect()
         }))
     }
 

@@ -36,7 +36,7 @@ pub use memory::{
 };
 pub use provider::{
     BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MAX_LINK_HOPS,
-    MarkerProbe, PresentFile, Probe, ReadOutcome, Unavailable,
+    MarkerProbe, PathKind, PresentFile, Probe, ReadOutcome, Unavailable,
 };
 pub use root::{ProjectRoot, RootReason, chain, display_path, find_project_root, relative_dir};
 pub use text::decode_text;

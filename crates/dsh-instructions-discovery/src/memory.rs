@@ -47,7 +47,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::paths::{link_target, normalize};
 use crate::provider::{
-    BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe,
+    BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe, PathKind,
     PresentFile, Probe, ReadOutcome, Unavailable,
 };
 use crate::text::decode_text;
@@ -342,6 +342,10 @@ trait Request {
     const FOLLOW: bool;
     fn absent(&self) -> Self::Output;
     fn not_a_file(&self) -> Self::Output;
+    /// The target is a directory (only path-kind requests tell it apart).
+    fn directory(&self) -> Self::Output {
+        self.not_a_file()
+    }
     fn unavailable(&self, reason: Unavailable) -> Self::Output;
     /// The last stage, once the target is a regular file.
     fn file(
@@ -355,6 +359,8 @@ trait Request {
 
 struct ProbeRequest;
 struct MarkerRequest;
+/// A shell-touch classification (metadata only, links followed, confined).
+struct KindRequest;
 struct ReadRequest {
     cap: u64,
 }
@@ -391,6 +397,32 @@ impl Request for ProbeRequest {
         meta: PresentFile,
     ) -> Step<Probe> {
         Step::Done(Probe::Present(meta))
+    }
+}
+
+impl Request for KindRequest {
+    type Output = PathKind;
+    const FOLLOW: bool = true;
+    fn absent(&self) -> PathKind {
+        PathKind::Absent
+    }
+    fn not_a_file(&self) -> PathKind {
+        PathKind::Other
+    }
+    fn directory(&self) -> PathKind {
+        PathKind::Directory
+    }
+    fn unavailable(&self, reason: Unavailable) -> PathKind {
+        PathKind::Unavailable(reason)
+    }
+    fn file(
+        &self,
+        _: &mut State,
+        _: &[Utf8PathBuf],
+        _: &Utf8Path,
+        _: PresentFile,
+    ) -> Step<PathKind> {
+        Step::Done(PathKind::File)
     }
 }
 
@@ -765,7 +797,16 @@ impl MemoryProvider {
             ..
         }) = state.nodes.get(&target)
         else {
-            return Step::Done(request.not_a_file());
+            let dir = target.parent().is_none()
+                || matches!(
+                    state.nodes.get(&target).map(|e| &e.kind),
+                    Some(MemKind::Dir)
+                );
+            return Step::Done(if dir {
+                request.directory()
+            } else {
+                request.not_a_file()
+            });
         };
         let meta = PresentFile {
             size: stale_size.unwrap_or(bytes.len() as u64),
@@ -972,6 +1013,22 @@ impl FsProvider for MemoryProvider {
                 }),
                 Err(reason) => ReadOutcome::Unavailable(reason),
             })
+        })
+    }
+
+    /// One counted probe per path, like [`FsProvider::probe`].
+    fn path_kinds<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<PathKind>, Cancelled>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(paths.len());
+            for path in paths {
+                self.begin(cancel, true).await?;
+                out.push(self.execute(path, &KindRequest, cancel).await?);
+            }
+            Ok(out)
         })
     }
 

@@ -152,6 +152,22 @@ pub enum MarkerProbe {
     Failed(Unavailable),
 }
 
+/// What a path names, for shell touches (R-DISC-10): its kind after
+/// following symlinks inside the trusted roots, from metadata alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Directory,
+    /// Something else that exists (FIFO, socket, device).
+    Other,
+    /// Nothing there (`ENOENT`, `ENOTDIR`, a dangling link).
+    Absent,
+    /// Could not be classified (outside every trusted root included).
+    Unavailable(Unavailable),
+}
+
 /// A filesystem as the instruction loader sees it.
 ///
 /// Paths are absolute and lexically normalized. Implementations must observe
@@ -272,6 +288,34 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
             let mut out = Vec::with_capacity(paths.len());
             for path in paths {
                 out.push(self.read_text(path, max_source_bytes, cancel).await?);
+            }
+            Ok(out)
+        })
+    }
+
+    /// Classifies several paths, in order, one result each, by metadata
+    /// only: never opens a file (shell touches, R-DISC-10). Links are
+    /// followed inside the trusted roots like [`FsProvider::probe`]; a path
+    /// outside every root is [`PathKind::Unavailable`].
+    ///
+    /// The default knows only what [`FsProvider::probe`] tells: a regular
+    /// file, or absent (a directory reads as absent, which errs on the side
+    /// of touching less). Providers override it to recognise directories
+    /// and to classify the whole list in one blocking task; decorators must
+    /// forward it (see [`FsProvider::probe_dirs`]).
+    fn path_kinds<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<PathKind>, Cancelled>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(paths.len());
+            for path in paths {
+                out.push(match self.probe(path, cancel).await? {
+                    Probe::Present(_) => PathKind::File,
+                    Probe::Absent => PathKind::Absent,
+                    Probe::Unavailable(reason) => PathKind::Unavailable(reason),
+                });
             }
             Ok(out)
         })

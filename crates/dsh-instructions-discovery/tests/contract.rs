@@ -10,7 +10,7 @@ use std::time::Duration;
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::{
     CancellationToken, Cancelled, CapStdProvider, FileIdentity, FsProvider, LoadedText,
-    MarkerProbe, MemNode, MemoryProvider, PresentFile, Probe, ReadOutcome, Unavailable,
+    MarkerProbe, MemNode, MemoryProvider, PathKind, PresentFile, Probe, ReadOutcome, Unavailable,
     ambient_authority,
 };
 
@@ -673,6 +673,58 @@ async fn markers_until_found_stops_at_the_first_hit<F: Fixture>() {
     );
 }
 
+/// Shell touches classify by metadata (R-DISC-10): files, directories (also
+/// through links, across roots), the rest; never a read; outside every root
+/// is unavailable whatever exists there.
+async fn path_kinds_classify_without_reading<F: Fixture>() {
+    let fx = F::new();
+    fx.file("/r1/a/f.rs", b"x");
+    fx.dir("/r1/a/sub");
+    fx.link("/r1/a/to_dir", "sub");
+    fx.link("/r1/a/to_r2", "/r2/g.rs");
+    fx.file("/r2/g.rs", b"y");
+    fx.fifo("/r1/a/pipe");
+    fx.file("/outside/h.rs", b"z");
+    fx.link("/r1/a/escape", "/outside/h.rs");
+    let paths: Vec<Utf8PathBuf> = [
+        "/r1/a/f.rs",
+        "/r1/a/sub",
+        "/r1/a/to_dir",
+        "/r1/a/to_r2",
+        "/r1/a/pipe",
+        "/r1/a/missing",
+        "/r1/a/f.rs/below",
+        "/outside/h.rs",
+        "/r1/a/escape",
+        "/r1",
+    ]
+    .iter()
+    .map(|p| fx.path(p))
+    .collect();
+    let kinds = fx.provider().path_kinds(&paths, &token()).await.unwrap();
+    assert_eq!(
+        kinds,
+        [
+            PathKind::File,
+            PathKind::Directory,
+            PathKind::Directory,
+            PathKind::File,
+            PathKind::Other,
+            PathKind::Absent,
+            PathKind::Absent,
+            PathKind::Unavailable(Unavailable::OutsideTrustedRoots),
+            PathKind::Unavailable(Unavailable::OutsideTrustedRoots),
+            PathKind::Directory,
+        ]
+    );
+    let cancelled = token();
+    cancelled.cancel();
+    assert_eq!(
+        fx.provider().path_kinds(&paths, &cancelled).await,
+        Err(Cancelled)
+    );
+}
+
 macro_rules! contract {
     ($module:ident, $fixture:ty) => {
         contract!(@tests $module, $fixture;
@@ -685,7 +737,8 @@ macro_rules! contract {
             many_chunks_read_whole, bom_is_dropped, invalid_utf8_is_replaced,
             markers_check_existence_only, probe_many_matches_probe, probe_many_through_a_linked_directory, probe_dirs_matches_probe_many, probe_paths_matches_probe,
             read_many_matches_read_text, markers_until_found_stops_at_the_first_hit, version_tracks_content,
-            distinct_files_have_distinct_identities, cancelled_token_cancels_every_operation);
+            distinct_files_have_distinct_identities, cancelled_token_cancels_every_operation,
+            path_kinds_classify_without_reading);
     };
     (@tests $module:ident, $fixture:ty; $($name:ident),* $(,)?) => {
         mod $module {

@@ -164,6 +164,7 @@ fn overlay(input: &mut ConfigInput, over: ConfigInput) {
         candidate_policy,
         dsh_home,
         touch_tools: _,
+        shell_tools,
         preset,
         imports,
     } = over;
@@ -189,6 +190,7 @@ fn overlay(input: &mut ConfigInput, over: ConfigInput) {
         project_root_markers,
         candidate_policy,
         dsh_home,
+        shell_tools,
         imports
     );
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, FileVersion, FsProvider, ProjectRoot, find_project_root,
+    CancellationToken, Cancelled, FileVersion, FsProvider, PathKind, ProjectRoot, find_project_root,
 };
 use dsh_instructions_state::{Config, ScopeKey, VersionCache};
 use tokio::sync::{mpsc, oneshot};
@@ -19,6 +19,7 @@ use crate::error::MountError;
 use crate::host::{
     BatchEntry, Decision, Host, InboxId, SessionEvent, ToolExecution, WorkspaceMessage,
 };
+use crate::shell::command_paths;
 use crate::view::VisibleView;
 
 /// What a product mounts (R-CFG-1, R-RT-9).
@@ -63,9 +64,21 @@ enum Slot {
     Abandoned,
 }
 
+/// One touch as the front door stages it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Touch {
+    /// A touch tool's path (R-RT-3): it touches its directory, existing or
+    /// not.
+    File(Utf8PathBuf),
+    /// A shell command's candidate paths (R-DISC-10): only those the
+    /// provider finds, by metadata, to be a file (its directory) or a
+    /// directory (itself) inside the trusted roots touch anything.
+    Shell(Vec<Utf8PathBuf>),
+}
+
 #[derive(Debug)]
 enum Request {
-    Project(Vec<Utf8PathBuf>),
+    Project(Vec<Touch>),
     PreStep {
         step: u32,
         kind: DecisionKind,
@@ -85,7 +98,7 @@ pub(crate) const MAX_WAITING_PARENTS: usize = 1024;
 #[derive(Debug, Default)]
 struct Front {
     step_open: bool,
-    staged: Vec<Utf8PathBuf>,
+    staged: Vec<Touch>,
     /// Touches bubbled to a parent token, waiting for it to settle (R-RT-4).
     /// Dropped when the parent settles, when the turn ends, and oldest first
     /// beyond [`MAX_WAITING_PARENTS`] (decision 0011).
@@ -99,13 +112,13 @@ struct Front {
 struct Waiting {
     /// When the parent first received a touch (smaller = older).
     since: u64,
-    touches: Vec<Utf8PathBuf>,
+    touches: Vec<Touch>,
 }
 
 impl Front {
     /// Adds `touches` to what waits for `parent`, evicting the oldest waiting
     /// parent when the bound is exceeded.
-    fn bubble(&mut self, parent: &str, touches: impl IntoIterator<Item = Utf8PathBuf>) {
+    fn bubble(&mut self, parent: &str, touches: impl IntoIterator<Item = Touch>) {
         let next = &mut self.next_parent;
         let entry = self.children.entry(parent.to_owned()).or_insert_with(|| {
             *next += 1;
@@ -311,7 +324,7 @@ impl Instance {
     /// discovery: touches are queued for the lane.
     pub fn tool_result(&self, exec: &ToolExecution) {
         let Some(active) = &self.active else { return };
-        let own = touch_path(&active.config, &active.cwd, exec);
+        let own = touch_of(&active.config, &active.cwd, exec);
         let mut front = lock(&active.front);
         let bubbled = front
             .children
@@ -429,10 +442,15 @@ fn fold<M>(decision: Decision<M>, message: Option<WorkspaceMessage>) -> PreStepO
     }
 }
 
-/// The touched path of a successful touch-tool execution (R-RT-3, R-CFG-8).
-fn touch_path(config: &Config, cwd: &Utf8Path, exec: &ToolExecution) -> Option<Utf8PathBuf> {
+/// The touch of a successful execution: a shell tool's candidate paths
+/// (R-CFG-11, R-DISC-10; a tool in both maps is a shell tool), else a touch
+/// tool's path (R-RT-3, R-CFG-8).
+fn touch_of(config: &Config, cwd: &Utf8Path, exec: &ToolExecution) -> Option<Touch> {
     if exec.is_error || exec.cancelled {
         return None;
+    }
+    if let Some(args) = config.shell_tools.get(&exec.name) {
+        return shell_touch(args, cwd, exec);
     }
     let args = config.touch_tools.get(&exec.name)?;
     let raw = args.iter().find_map(|a| {
@@ -442,7 +460,39 @@ fn touch_path(config: &Config, cwd: &Utf8Path, exec: &ToolExecution) -> Option<U
             .map(str::trim)
             .filter(|s| !s.is_empty())
     })?;
-    Some(dsh_home_paths::normalize_lexically(&cwd.join(raw)))
+    Some(Touch::File(dsh_home_paths::normalize_lexically(
+        &cwd.join(raw),
+    )))
+}
+
+/// A shell call's candidate paths, absolute and normalized: each listed
+/// argument holding a string is a command; relative words resolve against
+/// the `workdir` argument (absolute, or relative to the instance cwd) when
+/// it is a non-blank string, else the cwd. Pure text work: whether a
+/// candidate exists is asked later, on the lane.
+fn shell_touch(args: &[String], cwd: &Utf8Path, exec: &ToolExecution) -> Option<Touch> {
+    let base = match exec.arguments.get("workdir").and_then(|w| w.as_str()) {
+        Some(dir) if !dir.trim().is_empty() => cwd.join(dir),
+        _ => cwd.to_owned(),
+    };
+    let mut paths = Vec::new();
+    for arg in args {
+        let Some(command) = exec.arguments.get(arg).and_then(|c| c.as_str()) else {
+            continue;
+        };
+        for word in command_paths(command) {
+            // `~/…` needs the OS home, which an instance does not know;
+            // touching less is the conservative side (decision 0015).
+            if word.as_str().starts_with("~/") {
+                continue;
+            }
+            let path = dsh_home_paths::normalize_lexically(&base.join(&word));
+            if !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    (!paths.is_empty()).then_some(Touch::Shell(paths))
 }
 
 /// The serial lane: owns the plugin state of one loop instance.
@@ -551,13 +601,19 @@ impl Lane {
     /// the pending message with the result (R-RT-3, R-RT-6).
     async fn project(
         &mut self,
-        touches: &[Utf8PathBuf],
+        touches: &[Touch],
         cancel: &CancellationToken,
     ) -> Result<(), Cancelled> {
+        let dirs = self.touched(touches, cancel).await?;
+        if dirs.is_empty() {
+            // Only shell words that name nothing: no reconciliation, no
+            // read (R-HOOK-6).
+            return Ok(());
+        }
         let root = self.root(cancel).await?;
         let mut extra = BTreeSet::new();
-        for path in touches {
-            touched_dirs(&root, &self.cwd, path, &mut extra);
+        for dir in &dirs {
+            touched_dirs(&root, &self.cwd, dir, &mut extra);
         }
         for (_, pending) in self.host.pending() {
             for change in &pending.source.changes {
@@ -575,6 +631,36 @@ impl Lane {
         sync_inbox(self.host.as_ref(), composition.message.take());
         self.commit(root, &mut composition);
         Ok(())
+    }
+
+    /// The directories `touches` touch: a touch tool's file its parent; a
+    /// shell candidate only when the provider classifies it (one batch,
+    /// metadata only) as a file (its parent) or a directory (itself).
+    async fn touched(
+        &self,
+        touches: &[Touch],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Utf8PathBuf>, Cancelled> {
+        let mut dirs = Vec::new();
+        let mut candidates = Vec::new();
+        for touch in touches {
+            match touch {
+                Touch::File(path) => dirs.extend(path.parent().map(Utf8Path::to_owned)),
+                Touch::Shell(paths) => candidates.extend(paths.iter().cloned()),
+            }
+        }
+        if candidates.is_empty() {
+            return Ok(dirs);
+        }
+        let kinds = self.provider.path_kinds(&candidates, cancel).await?;
+        for (path, kind) in candidates.into_iter().zip(kinds) {
+            match kind {
+                PathKind::File => dirs.extend(path.parent().map(Utf8Path::to_owned)),
+                PathKind::Directory => dirs.push(path),
+                PathKind::Other | PathKind::Absent | PathKind::Unavailable(_) => {}
+            }
+        }
+        Ok(dirs)
     }
 
     async fn pre_step(
@@ -654,11 +740,11 @@ fn sync_inbox(host: &dyn Host, desired: Option<WorkspaceMessage>) {
     }
 }
 
-/// Directories strictly below the cwd down to the touched file's parent,
-/// when the file lies under the cwd (R-RT-3 a), as root-relative keys.
-fn touched_dirs(root: &Utf8Path, cwd: &Utf8Path, path: &Utf8Path, out: &mut BTreeSet<String>) {
-    let Some(parent) = path.parent() else { return };
-    let Ok(below) = parent.strip_prefix(cwd) else {
+/// Directories strictly below the cwd down to the touched directory (a
+/// touched file's parent), when it lies under the cwd (R-RT-3 a), as
+/// root-relative keys.
+fn touched_dirs(root: &Utf8Path, cwd: &Utf8Path, dir: &Utf8Path, out: &mut BTreeSet<String>) {
+    let Ok(below) = dir.strip_prefix(cwd) else {
         return;
     };
     let Ok(cwd_rel) = cwd.strip_prefix(root) else {
@@ -706,6 +792,10 @@ mod tests {
             is_error: false,
             cancelled: false,
         }
+    }
+
+    fn file(path: &str) -> Touch {
+        Touch::File(path.into())
     }
 
     /// Mounting from plain synchronous code is an embedding mistake reported
@@ -758,26 +848,140 @@ mod tests {
         assert_eq!(instance.waiting_parents(), 0);
     }
 
+    fn bash(command: &str, workdir: Option<&str>) -> ToolExecution {
+        let mut arguments = serde_json::json!({ "command": command });
+        if let Some(dir) = workdir {
+            arguments["workdir"] = dir.into();
+        }
+        ToolExecution {
+            name: "Bash".into(),
+            arguments,
+            token: "b1".into(),
+            parent: None,
+            is_error: false,
+            cancelled: false,
+        }
+    }
+
+    fn shell_config(also_a_touch_tool: bool) -> Config {
+        let mut config = Config::with_max_bytes(4096);
+        let command = vec!["command".to_owned()];
+        config.shell_tools.insert("Bash".into(), command.clone());
+        if also_a_touch_tool {
+            config.touch_tools.insert("Bash".into(), command);
+        }
+        config
+    }
+
+    /// Runs one Bash call after the baseline entered, on a memory tree with
+    /// `pkg/src/x.ts` and `/outside/o.ts`; returns the paths the projected
+    /// message changes and the reads the projection made.
+    async fn shell_run(config: Config, exec: ToolExecution) -> (Vec<String>, u64) {
+        let fs = Arc::new(MemoryProvider::new(vec![
+            "/repo".into(),
+            "/home/u/.dsh".into(),
+        ]));
+        fs.insert("/repo/.git".into(), MemNode::dir());
+        fs.insert("/repo/AGENTS.md".into(), MemNode::file("root rule"));
+        fs.insert("/repo/pkg/AGENTS.md".into(), MemNode::file("pkg rule"));
+        fs.insert("/repo/pkg/src/x.ts".into(), MemNode::file("code"));
+        fs.insert("/outside/pkg/AGENTS.md".into(), MemNode::file("no"));
+        fs.insert("/outside/o.ts".into(), MemNode::file("no"));
+        let mount = Mount {
+            config: Some(config),
+            provider: Some(fs.clone()),
+            home: DshHome {
+                path: "/home/u/.dsh".into(),
+                label: HomeLabel::Default,
+            },
+            root: None,
+        };
+        let host = Arc::new(MemoryHost::new("/repo".into()));
+        let instance = Instance::mount(mount, host.clone() as Arc<dyn Host>).unwrap();
+        let entered = instance
+            .pre_step(
+                1,
+                Decision::Enter(vec![crate::host::BatchItem {
+                    message: "prompt".to_owned(),
+                    claimed: true,
+                }]),
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap();
+        assert!(entered.entered.is_some(), "the baseline entered");
+        host.append_batch(&entered.batch.expect("entered"));
+        fs.reset_counters();
+        instance.tool_result(&exec);
+        instance.settle().await;
+        let paths = host
+            .inbox()
+            .iter()
+            .flat_map(|m| m.source.changes.iter().map(|c| c.path.clone()))
+            .collect();
+        (paths, fs.counters().reads)
+    }
+
+    /// R-DISC-10 / R-CFG-11: which shell calls touch which directories.
+    #[rstest]
+    #[case::file_word(shell_config(false), bash("cat pkg/src/x.ts", None), &["pkg/AGENTS.md"])]
+    #[case::directory_word(shell_config(false), bash("ls pkg", None), &["pkg/AGENTS.md"])]
+    #[case::cd_then_file(shell_config(false), bash("cd pkg && cat src/x.ts", None), &["pkg/AGENTS.md"])]
+    #[case::workdir_relative(shell_config(false), bash("cat src/x.ts", Some("pkg")), &["pkg/AGENTS.md"])]
+    #[case::workdir_absolute(shell_config(false), bash("cat x.ts", Some("/repo/pkg/src")), &["pkg/AGENTS.md"])]
+    #[case::in_both_maps_is_a_shell_tool(shell_config(true), bash("cat pkg/src/x.ts", None), &["pkg/AGENTS.md"])]
+    #[case::off_by_default(Config::with_max_bytes(4096), bash("cat pkg/src/x.ts", None), &[])]
+    #[case::missing_path(shell_config(false), bash("cat pkg/nope.ts", None), &[])]
+    #[case::glob_is_no_path(shell_config(false), bash("cat pkg/*", None), &[])]
+    #[case::outside_the_roots(shell_config(false), bash("cat /outside/o.ts /outside/pkg", None), &[])]
+    #[tokio::test]
+    async fn shell_touches(
+        #[case] config: Config,
+        #[case] exec: ToolExecution,
+        #[case] expected: &[&str],
+    ) {
+        let (paths, reads) = shell_run(config, exec).await;
+        assert_eq!(paths, expected);
+        if expected.is_empty() {
+            // R-HOOK-6: words that name nothing cost no read.
+            assert_eq!(reads, 0);
+        }
+    }
+
+    /// A failed or cancelled shell call touches nothing, like any tool
+    /// (R-RT-3).
+    #[rstest]
+    #[case::error(true, false)]
+    #[case::cancelled(false, true)]
+    #[tokio::test]
+    async fn failed_shell_calls_touch_nothing(#[case] is_error: bool, #[case] cancelled: bool) {
+        let mut exec = bash("cat pkg/src/x.ts", None);
+        exec.is_error = is_error;
+        exec.cancelled = cancelled;
+        let (paths, _) = shell_run(shell_config(false), exec).await;
+        assert!(paths.is_empty(), "{paths:?}");
+    }
+
     #[rstest]
     fn the_oldest_waiting_parent_goes_beyond_the_bound() {
         let mut front = Front::default();
         for i in 0..MAX_WAITING_PARENTS {
-            front.bubble(&format!("p{i}"), [Utf8PathBuf::from(format!("/r/{i}"))]);
+            front.bubble(&format!("p{i}"), [file(&format!("/r/{i}"))]);
         }
         // A later touch for p0 does not make it younger: age is first bubble.
-        front.bubble("p0", [Utf8PathBuf::from("/r/again")]);
+        front.bubble("p0", [file("/r/again")]);
         assert_eq!(front.children.len(), MAX_WAITING_PARENTS);
-        front.bubble("newest", [Utf8PathBuf::from("/r/n")]);
+        front.bubble("newest", [file("/r/n")]);
         assert_eq!(front.children.len(), MAX_WAITING_PARENTS);
         assert!(!front.children.contains_key("p0"));
         assert!(front.children.contains_key("p1"));
-        assert_eq!(front.children["newest"].touches, ["/r/n"]);
+        assert_eq!(front.children["newest"].touches, [file("/r/n")]);
     }
 
     #[rstest]
     fn turn_end_forgets_every_waiting_parent() {
         let mut front = Front::default();
-        front.bubble("p", [Utf8PathBuf::from("/r/a")]);
+        front.bubble("p", [file("/r/a")]);
         front.bubble("q", []);
         front.end_turn();
         assert!(front.children.is_empty());

@@ -79,6 +79,7 @@ mod memory_host;
 mod open;
 mod pointer;
 mod scan;
+mod shell;
 mod view;
 
 pub use error::MountError;
@@ -92,3 +93,4 @@ pub use instance::{Instance, Mount, PreStepOutcome};
 pub use memory_host::{HistoryItem, Inbox, MemoryHost};
 pub use open::{CapStd, OpenError, Opened, ProviderFactory, SessionSpec, open_mount};
 pub use pointer::{POINTER_MAX_BYTES, is_pointer_to};
+pub use shell::{MAX_SHELL_TOUCHES, command_paths};

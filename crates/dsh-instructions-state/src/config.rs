@@ -142,6 +142,11 @@ pub struct Config {
     pub dsh_home: Option<String>,
     /// Tool name → argument names that hold a touched path (R-CFG-8).
     pub touch_tools: BTreeMap<String, Vec<String>>,
+    /// Tool name → argument names that hold a shell command whose paths are
+    /// touches (R-CFG-11, R-DISC-10); empty (the default) = shell touches
+    /// off. A tool listed here and in [`Config::touch_tools`] is a shell
+    /// tool ([`Config::is_shell_tool`]).
+    pub shell_tools: BTreeMap<String, Vec<String>>,
     /// Expand `@path` imports inside instruction files (R-CFG-10, SPEC §13);
     /// off by default, on in the `claude` and `gemini` presets.
     pub imports: bool,
@@ -182,6 +187,7 @@ impl Config {
             candidate_policy: CandidatePolicy::FirstWins,
             dsh_home: None,
             touch_tools: default_touch_tools(),
+            shell_tools: BTreeMap::new(),
             imports: false,
         }
     }
@@ -214,6 +220,21 @@ impl Config {
         c.max_bytes = max_bytes;
         c.imports = matches!(p, Preset::Claude | Preset::Gemini);
         c
+    }
+
+    /// Whether executions of `tool` carry shell commands (R-CFG-11): it is
+    /// a key of [`Config::shell_tools`], whatever [`Config::touch_tools`]
+    /// says about it.
+    ///
+    /// ```
+    /// use dsh_instructions_state::Config;
+    /// let mut c = Config::with_max_bytes(1);
+    /// assert!(!c.is_shell_tool("Bash")); // off by default (R-DISC-9)
+    /// c.shell_tools.insert("Bash".into(), vec!["command".into()]);
+    /// assert!(c.is_shell_tool("Bash"));
+    /// ```
+    pub fn is_shell_tool(&self, tool: &str) -> bool {
+        self.shell_tools.contains_key(tool)
     }
 
     /// The byte budget, or `None` when loading is disabled (`max_bytes <= 0`,
@@ -434,6 +455,10 @@ pub struct ConfigInput {
     /// See [`Config::touch_tools`]; a given map replaces the default whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub touch_tools: Option<BTreeMap<String, Vec<String>>>,
+    /// See [`Config::shell_tools`]; a given map replaces the default (empty)
+    /// one whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_tools: Option<BTreeMap<String, Vec<String>>>,
     /// Start from this preset; explicit fields win over it (R-CFG-9).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<Preset>,
@@ -687,6 +712,9 @@ impl ConfigInput {
         if let Some(tools) = &self.touch_tools {
             config.touch_tools = tools.clone();
         }
+        if let Some(tools) = &self.shell_tools {
+            config.shell_tools = tools.clone();
+        }
         if let Some(imports) = self.imports {
             config.imports = imports;
         }
@@ -819,6 +847,40 @@ mod tests {
                 .config;
         assert_eq!(c.touch_tools.keys().collect::<Vec<_>>(), ["grep"]);
         assert_eq!(c.dsh_home.as_deref(), Some("~/x"));
+    }
+
+    // R-CFG-11 / R-DISC-9: off by default; a configured map replaces the
+    // default whole and wins over the touch-tool reading of the same tool.
+    #[rstest]
+    #[case::default_off(json!({"max_bytes": 1}), &[], false)]
+    #[case::hook_style(json!({"max_bytes": 1, "shell_tools": {"Bash": ["command"]}}), &["Bash"], true)]
+    #[case::also_a_touch_tool(
+        json!({"max_bytes": 1, "touch_tools": {"Bash": ["command"]}, "shell_tools": {"Bash": ["command"]}}),
+        &["Bash"],
+        true
+    )]
+    #[case::explicit_empty(json!({"preset": "codex", "shell_tools": {}}), &[], false)]
+    fn shell_tools_key(
+        #[case] input: serde_json::Value,
+        #[case] keys: &[&str],
+        #[case] bash_is_shell: bool,
+    ) {
+        let c = parse(input).resolve().unwrap().config;
+        assert_eq!(
+            c.shell_tools.keys().map(String::as_str).collect::<Vec<_>>(),
+            keys
+        );
+        assert_eq!(c.is_shell_tool("Bash"), bash_is_shell);
+    }
+
+    #[test]
+    fn shell_tools_must_map_to_lists() {
+        assert!(
+            serde_json::from_value::<ConfigInput>(
+                json!({"max_bytes": 1, "shell_tools": {"Bash": "command"}})
+            )
+            .is_err()
+        );
     }
 
     #[rstest]

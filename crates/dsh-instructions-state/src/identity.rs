@@ -19,8 +19,9 @@ fn json_list(items: &[String]) -> String {
 /// (`root`, `markers`, `max_bytes`, `max_source_bytes`,
 /// `instruction_file_candidates`, `local_instruction_file_candidates`,
 /// `policy`, `schema`), no white space. Two compositions whose identities
-/// differ must not share a baseline (R-RT-7); `dsh_home` and `touch_tools`
-/// are deliberately not part of it. With imports on (R-IMP-4) an
+/// differ must not share a baseline (R-RT-7); `dsh_home`, `touch_tools` and
+/// `shell_tools` are deliberately not part of it (they decide which tool
+/// calls touch, never what a baseline holds; decision 0015). With imports on (R-IMP-4) an
 /// `"imports":true` member follows `policy`; with them off the text is
 /// byte-identical to schema 1's, so sessions recorded before imports existed
 /// keep their baseline.
@@ -194,10 +195,12 @@ mod tests {
         c.imports = true;
         variants.push(id(&c, "."));
 
-        // Not part of the identity: home and touch tools.
+        // Not part of the identity: home, touch tools and shell tools (so
+        // turning shell touches on keeps every recorded baseline, 0015).
         let mut c = base.clone();
         c.dsh_home = Some("/elsewhere".into());
         c.touch_tools.clear();
+        c.shell_tools.insert("Bash".into(), vec!["command".into()]);
         assert_eq!(id(&c, "."), reference);
     }
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::{
-    BoxFuture, CancellationToken, Cancelled, FsProvider, MarkerProbe, Probe, ReadOutcome,
+    BoxFuture, CancellationToken, Cancelled, FsProvider, MarkerProbe, PathKind, Probe, ReadOutcome,
 };
 
 /// Counts, shared between clones.
@@ -131,6 +131,15 @@ impl FsProvider for Counting {
     ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
         add(&self.counts.probes, paths.len() as u64);
         self.inner.probe_paths(paths, cancel)
+    }
+
+    fn path_kinds<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<PathKind>, Cancelled>> {
+        add(&self.counts.probes, paths.len() as u64);
+        self.inner.path_kinds(paths, cancel)
     }
 
     fn markers_until_found<'a>(
