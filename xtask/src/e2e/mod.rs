@@ -732,6 +732,45 @@ mod tests {
         assert_eq!(current_turn(&body, "/compact"), None);
     }
 
+    fn rec(seq: u64, action: &str) -> mock::Record {
+        mock::Record {
+            seq,
+            method: "POST".into(),
+            target: "/v1/messages".into(),
+            body: None,
+            action: action.into(),
+            stray: false,
+        }
+    }
+
+    fn st(prompt: &str, compacts: bool) -> scenarios::Step {
+        scenarios::Step {
+            label: "s",
+            before: Vec::new(),
+            prompt: prompt.into(),
+            expect: Vec::new(),
+            expect_turn: Vec::new(),
+            file_contains: Vec::new(),
+            compacts,
+            expect_each: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_step_that_cannot_show_its_event_fails() {
+        let two = st("x [p:t1] [mock:read=a] [mock:shell=cat b]", false);
+        let ok = [rec(1, "tool"), rec(2, "tool"), rec(3, "final")];
+        assert!(prove_event(&two, &ok).is_ok());
+        // One round missing, a tool not offered, no final answer.
+        assert!(prove_event(&two, &[rec(1, "tool"), rec(2, "final")]).is_err());
+        assert!(prove_event(&two, &[rec(1, "tool"), rec(2, "no-tool")]).is_err());
+        assert!(prove_event(&two, &[rec(1, "tool"), rec(2, "tool")]).is_err());
+        assert!(prove_event(&two, &[]).is_err());
+        let compact = st("/compact", true);
+        assert!(prove_event(&compact, &[rec(1, "plain")]).is_err());
+        assert!(prove_event(&compact, &[rec(1, "summary")]).is_ok());
+    }
+
     #[test]
     fn options_parse_and_reject_unknowns() {
         let args: Vec<String> = ["--agent", "codex", "--case", "write", "--keep"]
