@@ -110,6 +110,15 @@ fn installed_version(modules: &Path, package: &str) -> Option<String> {
     v["version"].as_str().map(str::to_owned)
 }
 
+/// Whether every pinned agent is in `cache` at its pinned version (then
+/// `install` needs no registry).
+pub(crate) fn all_cached(cache: &Path) -> bool {
+    let modules = cache.join("node_modules");
+    PACKAGES
+        .iter()
+        .all(|(p, v)| installed_version(&modules, p).as_deref() == Some(*v))
+}
+
 /// Installs the pinned agents into `cache` unless every one is already there
 /// at its pinned version (idempotent; no registry traffic then).
 pub(crate) fn install(cache: &Path) -> Result<Installed> {
@@ -218,6 +227,15 @@ stream_max_retries = 0\n\n[analytics]\nenabled = false\n\n\
             }),
         ),
     }
+}
+
+/// Gemini CLI's own loading of `AGENTS.md` (`context.fileName`), for the
+/// native runs: by default it loads `GEMINI.md` only.
+pub(crate) fn enable_gemini_agents_md(dirs: &Dirs) -> Result<()> {
+    let path = dirs.home.join(".gemini/settings.json");
+    let mut s = read_json(&path)?;
+    s["context"] = json!({"fileName": ["AGENTS.md", "GEMINI.md"]});
+    write_json(&path, &s)
 }
 
 fn write_json(path: &Path, v: &Value) -> Result<()> {
@@ -463,6 +481,8 @@ impl Session {
                 // Write/Edit in the workspace without asking; root may not
                 // use the bypass mode.
                 a.extend(["--permission-mode", "acceptEdits"].map(String::from));
+                // The scripted shell calls (`[mock:shell=…]`) without a prompt.
+                a.extend(["--allowedTools", "Bash"].map(String::from));
                 if self.started {
                     a.push("--resume".into());
                     a.push(self.id.clone().unwrap_or_default());

@@ -44,6 +44,11 @@ pub(crate) struct Step {
     pub expect_turn: Vec<Expect>,
     /// `(path, text)`: after the step, the file (run-dir relative) contains text.
     pub file_contains: Vec<(String, String)>,
+    /// The step must make the agent compact: a summary request is recorded.
+    pub compacts: bool,
+    /// On EVERY main-chat request of the step (tool-loop continuations and
+    /// the turns after a compression included), not only the last.
+    pub expect_each: Vec<Expect>,
 }
 
 /// What a case needs from the product beyond the adapter.
@@ -68,8 +73,8 @@ pub(crate) struct Plan {
     pub needs: Needs,
 }
 
-/// A case: a name, what it proves, and its plan per agent (`Err` = SKIP and
-/// why).
+/// A case: a name, what it proves, and its plan per agent (`Err` = FAIL and
+/// why: a case never skips).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Case {
     /// Name for `--case`.
@@ -78,6 +83,12 @@ pub(crate) struct Case {
     pub about: &'static str,
     /// The plan for an agent.
     pub plan: fn(Agent) -> Result<Plan, String>,
+    /// The one agent the case is about (`None`: all three). Other agents do
+    /// not run it at all (it is not counted), rather than skipping it.
+    pub only: Option<Agent>,
+    /// A native-vs-hooked comparison on this layout (`compare.rs`) instead
+    /// of the plan's steps.
+    pub layout: Option<&'static super::compare::Layout>,
 }
 
 /// An instruction file's content for a marker.
@@ -104,6 +115,8 @@ fn step(label: &'static str, prompt: &str, expect: Vec<Expect>) -> Step {
         expect,
         expect_turn: Vec::new(),
         file_contains: Vec::new(),
+        compacts: false,
+        expect_each: Vec::new(),
     }
 }
 
@@ -117,9 +130,10 @@ fn plan(files: Vec<(String, String)>, cwd: &str, steps: Vec<Step>) -> Plan {
 }
 
 /// Whether a Read-like tool call is a touch for this agent (R-HOOK-3): Codex
-/// reads with `cat` in a shell, which never is (R-DISC-9).
-fn reads_touch(agent: Agent) -> bool {
-    agent != Agent::Codex
+/// reads with `cat` in its shell, a touch since shell touches (R-DISC-10,
+/// issue 17 item 4), so for every agent.
+fn reads_touch(_: Agent) -> bool {
+    true
 }
 
 /// Gemini CLI 0.61 drops earlier prompts (and the contexts merged into them)
@@ -389,7 +403,7 @@ fn parallel(agent: Agent) -> Result<Plan, String> {
 }
 
 fn compaction(agent: Agent) -> Result<Plan, String> {
-    let compact = match agent {
+    let mut compact = match agent {
         Agent::Claude => step("compact", "/compact", Vec::new()),
         // Codex compacts mid-turn once the reported usage passes
         // model_auto_compact_token_limit, so the turn needs a second call.
@@ -406,6 +420,8 @@ fn compaction(agent: Agent) -> Result<Plan, String> {
             Vec::new(),
         ),
     };
+    // The event itself first (issue 21 item 1): a summary request was made.
+    compact.compacts = true;
     // A complete baseline again (R-RT-8): every chain file once, one intro.
     // x/ was known only through hidden state, so it may come back or not,
     // but never twice.
@@ -505,6 +521,89 @@ fn imports(agent: Agent) -> Result<Plan, String> {
     Ok(p)
 }
 
+/// Shell reads of nested files (R-DISC-10, issue 17 item 7b): `cat`,
+/// `sed -n` and `cd x && cat y`, each in its own tool round, bring each
+/// directory's `AGENTS.md` exactly once.
+fn shell_reads(_: Agent) -> Result<Plan, String> {
+    Ok(plan(
+        vec![
+            f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
+            f("ws/s1/AGENTS.md", instr("E2E-S1-V1")),
+            f("ws/s1/f.txt", "plain s1\n"),
+            f("ws/s2/AGENTS.md", instr("E2E-S2-V1")),
+            f("ws/s2/f.txt", "plain s2\n"),
+            f("ws/s3/AGENTS.md", instr("E2E-S3-V1")),
+            f("ws/s3/f.txt", "plain s3\n"),
+        ],
+        ".",
+        vec![step(
+            "shell",
+            "Shell reads [p:t1] [mock:shell=cat s1/f.txt] [mock:shell=sed -n '1,2p' s2/f.txt] \
+[mock:shell=cd s3 && cat f.txt]",
+            vec![
+                once("E2E-ROOT-V1"),
+                once("E2E-S1-V1"),
+                once("E2E-S2-V1"),
+                once("E2E-S3-V1"),
+                once("Additional instructions from: s1/AGENTS.md"),
+                once("Additional instructions from: s2/AGENTS.md"),
+                once("Additional instructions from: s3/AGENTS.md"),
+            ],
+        )],
+    ))
+}
+
+/// Gemini CLI through `BeforeModel` (R-HOOK-9, issue 17 item 7c): a
+/// five-prompt session with a read, a model edit, an external edit of the
+/// root file, a compression and a turn after it. Every main-chat request
+/// holds each current file exactly once and never the old root version.
+fn gemini_session(_: Agent) -> Result<Plan, String> {
+    let base = |root: &str| vec![once("E2E-HOME-V1"), once(root)];
+    let mut p1 = step(
+        "read",
+        "Look [p:t1] [mock:read=n/f.txt]",
+        vec![once("E2E-N-V1")],
+    );
+    p1.expect_each = base("E2E-ROOT-V1");
+    let mut p2 = step(
+        "edit",
+        "Change it [p:t2] [mock:edit=e/f.txt]",
+        vec![once("E2E-E-V1")],
+    );
+    p2.expect_each = base("E2E-ROOT-V1");
+    p2.expect_each.push(once("E2E-N-V1"));
+    p2.file_contains = vec![("ws/e/f.txt".into(), EDIT_AFTER.into())];
+    let current = || {
+        let mut v = base("E2E-ROOT-V2");
+        v.extend([once("E2E-N-V1"), once("E2E-E-V1"), absent("E2E-ROOT-V1")]);
+        v
+    };
+    let mut p3 = step("after-edit", "Again [p:t3] [mock:text]", Vec::new());
+    p3.before = vec![Change::Write("ws/AGENTS.md".into(), instr("E2E-ROOT-V2"))];
+    p3.expect_each = current();
+    let mut p4 = step(
+        "compress",
+        "Big [p:t4] [mock:usage=900000] [mock:read=n/f.txt]",
+        Vec::new(),
+    );
+    p4.compacts = true;
+    p4.expect_each = current();
+    let mut p5 = step("after", "Anything left? [p:t5] [mock:text]", Vec::new());
+    p5.expect_each = current();
+    Ok(plan(
+        vec![
+            f("home/.dsh/AGENTS.md", instr("E2E-HOME-V1")),
+            f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
+            f("ws/n/AGENTS.md", instr("E2E-N-V1")),
+            f("ws/n/f.txt", "plain n\n"),
+            f("ws/e/AGENTS.md", instr("E2E-E-V1")),
+            f("ws/e/f.txt", format!("{EDIT_BEFORE}\n")),
+        ],
+        ".",
+        vec![p1, p2, p3, p4, p5],
+    ))
+}
+
 /// Plumbing check with the marker hook (`--hook marker`): the mock, the
 /// agent's offline config, hook registration and native loading switched off.
 fn plumbing(agent: Agent) -> Result<Plan, String> {
@@ -562,56 +661,135 @@ pub(crate) const CASES: &[Case] = &[
         name: "start-root",
         about: "baseline at start: user-global + root file, cwd = root",
         plan: start_root,
+        only: None,
+        layout: None,
     },
     Case {
         name: "start-sub",
         about: "baseline at start: the chain root → a/, cwd = ws/a",
         plan: start_sub,
+        only: None,
+        layout: None,
     },
     Case {
         name: "read-deep",
-        about: "a read deep below cwd sets x/ and x/y/z/ (Codex: cat is no touch)",
+        about: "a read deep below cwd sets x/ and x/y/z/ (Codex: its cat is a shell touch)",
         plan: read_deep,
+        only: None,
+        layout: None,
     },
     Case {
         name: "write",
         about: "a write into a new directory sets its AGENTS.md",
         plan: write,
+        only: None,
+        layout: None,
     },
     Case {
         name: "edit",
         about: "an edit in a new directory sets its AGENTS.md",
         plan: edit,
+        only: None,
+        layout: None,
     },
     Case {
         name: "external-edit",
         about: "AGENTS.md edited between prompts → replace text",
         plan: external_edit,
+        only: None,
+        layout: None,
     },
     Case {
         name: "offline-resume",
         about: "edit + removal while no agent runs, then resume → replace/remove, no second baseline",
         plan: offline_resume,
+        only: None,
+        layout: None,
     },
     Case {
         name: "parallel",
         about: "parallel reads of two new directories: both set once",
         plan: parallel,
+        only: None,
+        layout: None,
+    },
+    Case {
+        name: "shell-reads",
+        about: "cat, sed -n and cd x && cat y of nested files: each AGENTS.md once",
+        plan: shell_reads,
+        only: None,
+        layout: None,
     },
     Case {
         name: "compaction",
         about: "after compaction the next turn has a complete baseline again",
         plan: compaction,
+        only: None,
+        layout: None,
+    },
+    Case {
+        name: "gemini-session",
+        about: "Gemini: 5 prompts, edit, resume, compression: every request each current file once",
+        plan: gemini_session,
+        only: Some(Agent::Gemini),
+        layout: None,
     },
     Case {
         name: "escape",
         about: "</system-reminder> in a file reaches the model escaped",
         plan: escape,
+        only: None,
+        layout: None,
     },
     Case {
         name: "imports",
         about: "Claude: CLAUDE.md \"See @AGENTS.md\" → AGENTS.md once",
         plan: imports,
+        only: Some(Agent::Claude),
+        layout: None,
+    },
+];
+
+fn compared(_: Agent) -> Result<Plan, String> {
+    Ok(plan(Vec::new(), ".", Vec::new()))
+}
+
+/// The native-vs-hooked comparisons (issue 17 item 7a; `compare.rs`).
+pub(crate) const COMPARED: &[Case] = &[
+    Case {
+        name: "native-sentry",
+        about: "sentry-like layout: every file the agent loads natively arrives whole, once, in order",
+        plan: compared,
+        only: None,
+        layout: Some(&super::compare::SENTRY),
+    },
+    Case {
+        name: "native-airflow",
+        about: "airflow-like layout: every file the agent loads natively arrives whole, once, in order",
+        plan: compared,
+        only: None,
+        layout: Some(&super::compare::AIRFLOW),
+    },
+    Case {
+        name: "claude-user",
+        about: "~/.claude/CLAUDE.md reaches the model once with the hook, as natively; preset = native",
+        plan: compared,
+        only: Some(Agent::Claude),
+        layout: Some(&super::compare::CLAUDE_USER),
+    },
+    Case {
+        name: "claude-mixed",
+        about: "CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md over an AGENTS.md: as natively; preset = native",
+        plan: compared,
+        only: Some(Agent::Claude),
+        layout: Some(&super::compare::CLAUDE_MIXED),
+    },
+    Case {
+        name: "parts-order",
+        about: "a message of 5 parts of unequal work is read in the composed order",
+        plan: compared,
+        only: None,
+        layout: Some(&super::compare::PARTS),
     },
 ];
 
@@ -620,6 +798,8 @@ pub(crate) const PLUMBING: Case = Case {
     name: "plumbing",
     about: "marker hook: offline agent, hooks fire, native loading off",
     plan: plumbing,
+    only: None,
+    layout: None,
 };
 
 #[cfg(test)]
@@ -655,6 +835,7 @@ mod tests {
                             crate::e2e::script::Op::Write(p) | crate::e2e::script::Op::Edit(p) => {
                                 vec![p]
                             }
+                            crate::e2e::script::Op::Shell(_) => Vec::new(),
                         };
                         for path in paths {
                             assert!(
@@ -700,14 +881,18 @@ mod tests {
     }
 
     #[test]
-    fn codex_cases_never_expect_touch_sets_from_reads() {
-        let p = read_deep(Agent::Codex).unwrap();
-        assert!(
-            p.steps[0]
-                .expect
-                .contains(&Expect::Absent("E2E-X-V1".into()))
-        );
-        let p = read_deep(Agent::Claude).unwrap();
-        assert!(p.steps[0].expect.contains(&Expect::Once("E2E-X-V1".into())));
+    fn codex_shell_reads_expect_touch_sets_like_the_other_agents() {
+        for agent in Agent::ALL {
+            let p = read_deep(agent).unwrap();
+            assert!(p.steps[0].expect.contains(&Expect::Once("E2E-X-V1".into())));
+        }
+    }
+
+    #[test]
+    fn compaction_steps_must_show_a_summary_request() {
+        for agent in Agent::ALL {
+            let p = compaction(agent).unwrap();
+            assert_eq!(p.steps.iter().filter(|s| s.compacts).count(), 1);
+        }
     }
 }

@@ -6,7 +6,10 @@
 //! - `[mock:read=a/x.txt,b/y.txt]` read these workspace-relative files (one
 //!   parallel call per path where the agent can, one `cat` for Codex);
 //! - `[mock:write=d/new.txt]` create this file with [`WRITE_CONTENT`];
-//! - `[mock:edit=d/f.txt]` replace [`EDIT_BEFORE`] by [`EDIT_AFTER`] in it.
+//! - `[mock:edit=d/f.txt]` replace [`EDIT_BEFORE`] by [`EDIT_AFTER`] in it;
+//! - `[mock:shell=CMD]` run this shell command line in the agent's shell tool
+//!   (Claude Code `Bash`, Codex `exec_command`, Gemini CLI
+//!   `run_shell_command`), from the agent's cwd.
 //!
 //! After the last round the answer is the text `MOCK-FINAL <id>`.
 //! `[mock:usage=N]` reports N input tokens in the first answer to that prompt
@@ -50,6 +53,8 @@ pub(crate) enum Op {
     Write(String),
     /// Edit this workspace-relative file.
     Edit(String),
+    /// Run this command line in the agent's shell tool.
+    Shell(String),
 }
 
 /// What the mock answers.
@@ -145,6 +150,7 @@ pub(crate) fn ops(prompt: &str) -> Vec<Op> {
                 )),
                 "write" => Some(Op::Write(v.to_owned())),
                 "edit" => Some(Op::Edit(v.to_owned())),
+                "shell" => Some(Op::Shell(v.to_owned())),
                 _ => None,
             }
         })
@@ -251,6 +257,14 @@ mod tests {
     #[case("[p:] [p:x y]", None)]
     fn tags(#[case] text: &str, #[case] want: Option<&str>) {
         assert_eq!(prompt_tag(text), want);
+    }
+
+    #[test]
+    fn shell_directives_keep_the_command_line_whole() {
+        assert_eq!(
+            ops("x [mock:shell=cd s3 && sed -n '1,2p' f.txt]"),
+            vec![Op::Shell("cd s3 && sed -n '1,2p' f.txt".into())]
+        );
     }
 
     #[test]

@@ -131,6 +131,9 @@ pub(crate) fn anthropic_reply(
             Op::Write(p) => names.contains(&"Write").then(|| {
                 vec![("Write", json!({"file_path": place.abs(p), "content": WRITE_CONTENT}))]
             }),
+            Op::Shell(cmd) => names.contains(&"Bash").then(|| {
+                vec![("Bash", json!({"command": cmd, "description": "e2e scripted shell call"}))]
+            }),
             Op::Edit(p) => names.contains(&"Edit").then(|| {
                 vec![(
                     "Edit",
@@ -275,6 +278,14 @@ pub(crate) fn responses_tool(tools: &Value, name: &str) -> Option<ToolKind> {
     })
 }
 
+/// The command line of a shell op (empty for other ops).
+fn shell_line(op: &Op) -> String {
+    match op {
+        Op::Shell(c) => c.clone(),
+        _ => String::new(),
+    }
+}
+
 /// An `apply_patch` body adding or editing one file.
 pub(crate) fn patch_for(op: &Op, path: &str) -> String {
     match op {
@@ -302,9 +313,15 @@ pub(crate) fn responses_reply(
     if let Action::Tool { op, .. } = &d.action {
         let n = ids();
         match op {
-            Op::Read(paths) => {
-                let cmd = format!("cat {}", paths.join(" "));
-                let ws = place.workspace.display().to_string();
+            Op::Read(_) | Op::Shell(_) => {
+                let (cmd, ws) = match op {
+                    Op::Read(paths) => (
+                        format!("cat {}", paths.join(" ")),
+                        place.workspace.display().to_string(),
+                    ),
+                    // The agent's cwd, as a model's own shell calls would.
+                    _ => (shell_line(op), place.cwd.display().to_string()),
+                };
                 let call = if responses_tool(tools, "exec_command").is_some() {
                     Some(("exec_command", json!({"cmd": cmd, "workdir": ws})))
                 } else if responses_tool(tools, "shell_command").is_some() {
@@ -502,6 +519,10 @@ pub(crate) fn gemini_reply(
                     json!({"functionCall": {"name": "write_file", "args": gemini_args(
                     decl, place.abs(p), &[("content", json!(WRITE_CONTENT))])}}),
                 ]
+            }),
+            Op::Shell(cmd) => find("run_shell_command").map(|_| {
+                vec![json!({"functionCall": {"name": "run_shell_command",
+                    "args": {"command": cmd, "description": "e2e scripted shell call"}}})]
             }),
             Op::Edit(p) => find("replace").map(|decl| {
                 vec![
