@@ -157,6 +157,12 @@ pub(crate) struct ConfigArgs {
     /// the path, ~/.claude/CLAUDE.md, imports to depth 4).
     #[arg(long, value_name = "P")]
     pub preset: Option<String>,
+    /// Use the hook adapter's configuration for this agent (claude, codex
+    /// or gemini; `$DSH_HOME/hooks/<agent>/config.json` included) instead of
+    /// `settings.yaml`: shows exactly what that agent's hook delivers here
+    /// (R-HOOK-8). Other flags still win over it.
+    #[arg(long, value_name = "AGENT", conflicts_with = "preset")]
+    pub agent: Option<dsh_instructions_hooks::Agent>,
     /// Candidate policy: first-wins or all-distinct.
     #[arg(long, value_name = "POLICY")]
     pub policy: Option<String>,

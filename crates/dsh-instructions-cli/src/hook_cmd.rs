@@ -54,6 +54,19 @@ pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
             };
             let d = hooks::doctor(&target, &command).map_err(hook_error)?;
             out_raw!("{}", d.render());
+            // R-HOOK-8: say where the hook's budget gives the model less than
+            // every file here (a warning: the installation itself is fine).
+            match crate::inspect_cmd::hook_budget_problems(agent) {
+                Ok(lines) if lines.is_empty() => {
+                    out!("budget: every instruction file at this directory fits whole");
+                }
+                Ok(lines) => {
+                    for l in lines {
+                        out!("warning: budget: {l}");
+                    }
+                }
+                Err(e) => out!("budget: not checked here ({e})"),
+            }
             Ok(if d.healthy() {
                 ExitCode::SUCCESS
             } else {

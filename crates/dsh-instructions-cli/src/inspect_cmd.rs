@@ -143,6 +143,30 @@ pub(crate) fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
     }
 }
 
+/// For `hook doctor` (R-HOOK-8): one line per file the hook of `agent`
+/// would omit or truncate at the process cwd because of its budget — the
+/// same inspection `check --agent` runs.
+pub(crate) fn hook_budget_problems(
+    agent: dsh_instructions_hooks::Agent,
+) -> Result<Vec<String>, CliError> {
+    let flags = ConfigArgs {
+        agent: Some(agent),
+        ..ConfigArgs::default()
+    };
+    let seen = run_inspect(None, &flags)?.inspection;
+    Ok(check_lines(&seen)
+        .into_iter()
+        .zip(seen.candidates.iter().filter(|c| c.fate.is_problem()))
+        .filter(|(_, c)| {
+            matches!(
+                c.fate,
+                CandidateFate::OmittedByBudget { .. } | CandidateFate::Truncated { .. }
+            )
+        })
+        .map(|(line, _)| line)
+        .collect())
+}
+
 /// One line per candidate whose fate fails `check` (R-CLI-6), then one per
 /// import that should expand and does not (R-IMP-5).
 fn check_lines(seen: &Inspection) -> Vec<String> {

@@ -39,6 +39,29 @@ pub(crate) struct Settings {
     text: String,
 }
 
+impl Settings {
+    /// The hook adapter's configuration for `agent` in place of the file
+    /// (`--agent`, R-HOOK-8): the same preset and `config.json` the hook
+    /// mounts its sessions with, so `show`/`explain`/`check` see what the
+    /// hook delivers.
+    pub(crate) fn of_hook(
+        agent: dsh_instructions_hooks::Agent,
+        home: &camino::Utf8Path,
+    ) -> Result<Self, CliError> {
+        let dir = home.join("hooks").join(agent.as_str());
+        let config = dsh_instructions_hooks::load_config(agent, &dir)
+            .map_err(|e| CliError::new(format!("--agent {agent}: {e}")))?;
+        Ok(Self {
+            path: Some(
+                dir.join(dsh_instructions_hooks::CONFIG_FILE_NAME)
+                    .into_string(),
+            ),
+            input: Some(config.input),
+            text: String::new(),
+        })
+    }
+}
+
 /// Reads `path` when it exists. A missing file is no settings; anything
 /// unreadable or invalid is an error naming the file, line and key.
 pub(crate) fn load(path: &Utf8Path) -> Result<Settings, CliError> {

@@ -65,7 +65,10 @@ pub(crate) fn flag_home(env: &HomeEnv, home: Option<&Path>) -> Result<DshHome, C
 pub(crate) fn load(flags: &ConfigArgs) -> Result<Setup, CliError> {
     let env = process_env()?;
     let start = flag_home(&env, flags.home.as_deref())?;
-    let settings = settings::load(&start.path.join(settings::SETTINGS_FILE))?;
+    let settings = match flags.agent {
+        Some(agent) => settings::Settings::of_hook(agent, &start.path)?,
+        None => settings::load(&start.path.join(settings::SETTINGS_FILE))?,
+    };
     let resolved = settings::resolve(&settings, flags)?;
     let input = settings::merged_input(&settings, flags)?;
     for w in &resolved.warnings {

@@ -955,3 +955,64 @@ fn a_shadowed_copy_of_an_importing_winner_is_the_same_content() {
         "{explain}"
     );
 }
+
+/// R-HOOK-8: `--agent claude` shows what the Claude Code hook delivers —
+/// `AGENTS.md` as a per-directory fallback (a superset of Claude's own
+/// path-wide rule, which `--preset claude` follows) and the budget of the
+/// hook's `config.json`.
+#[test]
+fn show_with_agent_uses_the_hook_configuration() {
+    let t = Tree::new();
+    t.write("repo/CLAUDE.md", "root claude rule");
+    t.write(
+        "repo/AGENTS.md",
+        "root agents rule, written for other agents",
+    );
+    t.write("repo/pkg/AGENTS.md", "pkg agents rule");
+    let cwd = t.path("repo/pkg");
+    let cwd = cwd.to_str().expect("utf-8");
+
+    let hook = t.run(&["show", "--agent", "claude", "--cwd", cwd]);
+    assert_eq!(code(&hook), 0, "{}", stderr(&hook));
+    let hook = stdout(&hook);
+    assert!(hook.contains("root claude rule"), "{hook}");
+    assert!(hook.contains("pkg agents rule"), "{hook}");
+    assert!(!hook.contains("written for other agents"), "{hook}");
+
+    let native = stdout(&t.run(&["show", "--preset", "claude", "--cwd", cwd]));
+    assert!(native.contains("root claude rule"), "{native}");
+    assert!(
+        !native.contains("pkg agents rule"),
+        "path-wide fallback: {native}"
+    );
+
+    // The hook's own configuration file is what `--agent` reads.
+    t.write("dsh/hooks/claude/config.json", r#"{"max_bytes": 40}"#);
+    let small = stdout(&t.run(&["show", "--agent", "claude", "--cwd", cwd]));
+    assert!(
+        !small.contains("root claude rule"),
+        "budget of config.json: {small}"
+    );
+
+    let both = t.run(&["show", "--agent", "claude", "--preset", "claude"]);
+    assert_eq!(code(&both), 2, "--agent and --preset conflict");
+}
+
+/// R-HOOK-8: `hook doctor` says where the hook's budget gives the model
+/// less than a whole file at the current directory, and says nothing of the
+/// kind where everything fits.
+#[test]
+fn hook_doctor_warns_where_the_budget_cuts_a_file() {
+    let t = Tree::new();
+    t.write("repo/CLAUDE.md", "small rule");
+    let fits = stdout(&t.run(&["hook", "doctor", "--agent", "claude"]));
+    assert!(fits.contains("fits whole"), "{fits}");
+    assert!(!fits.contains("warning: budget"), "{fits}");
+
+    t.write("repo/CLAUDE.md", &"a".repeat(70_000));
+    let cut = stdout(&t.run(&["hook", "doctor", "--agent", "claude"]));
+    assert!(
+        cut.contains("warning: budget: CLAUDE.md: truncated from 70000"),
+        "{cut}"
+    );
+}

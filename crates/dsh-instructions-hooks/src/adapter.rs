@@ -581,6 +581,15 @@ async fn apply(
             session
                 .tool(&shell_call(event, name, command), false)
                 .await?;
+            // Claude Code reports the shell's cwd *after* the command, so a
+            // `cd s3 && cat f.txt` arrives with cwd `s3` already: read the
+            // same words once more from the session's cwd. Only existing
+            // paths inside the trusted roots touch, so the second reading
+            // can add a touch the agent's own loading would have made, never
+            // a wrong one (R-DISC-10, R-HOOK-8).
+            let mut from_session = shell_call(event, name, command);
+            from_session.arguments = json!({ "command": command });
+            session.tool(&from_session, false).await?;
         }
         _ => {}
     }

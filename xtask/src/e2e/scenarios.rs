@@ -145,17 +145,14 @@ fn keeps_history_on_resume(agent: Agent) -> bool {
     agent != Agent::Gemini
 }
 
-/// Gemini CLI: the adapter gives a complete baseline with every prompt and
-/// earlier turns keep their older copies until Gemini compresses
-/// (docs/hooks.md, "Gemini CLI: the safest course"). So the current turn
-/// holds each current file once, one intro and no old version; the whole
-/// request holds an old version at most once (its earlier copy).
-fn gemini_turn_baseline(step: &mut Step, current: &[&str], old: &[&str]) {
-    step.expect_turn.extend(current.iter().map(|m| once(m)));
-    step.expect_turn.push(once(INTRO));
-    step.expect_turn.extend(old.iter().map(|m| absent(m)));
-    step.expect
-        .extend(old.iter().map(|m| Expect::AtMostOnce((*m).to_owned())));
+/// Gemini CLI through `BeforeModel` (R-HOOK-9, decision 0020): every
+/// request carries the current composition prefixed to its first user
+/// message and nothing of it persists, so the whole request holds each
+/// current file once, one intro and no old version.
+fn gemini_request_baseline(step: &mut Step, current: &[&str], old: &[&str]) {
+    step.expect.extend(current.iter().map(|m| once(m)));
+    step.expect.push(once(INTRO));
+    step.expect.extend(old.iter().map(|m| absent(m)));
 }
 
 fn start_files() -> Vec<(String, String)> {
@@ -303,7 +300,7 @@ fn external_edit(agent: Agent) -> Result<Plan, String> {
             absent(SUPERSEDE),
         ]);
     } else {
-        gemini_turn_baseline(&mut second, &["E2E-ROOT-V2"], &["E2E-ROOT-V1"]);
+        gemini_request_baseline(&mut second, &["E2E-ROOT-V2"], &["E2E-ROOT-V1"]);
     }
     second.before = vec![Change::Write("ws/AGENTS.md".into(), instr("E2E-ROOT-V2"))];
     Ok(plan(
@@ -340,13 +337,11 @@ fn offline_resume(agent: Agent) -> Result<Plan, String> {
     let mut resume = step(
         "resume",
         "Back again [p:t2] [mock:text]",
-        vec![
-            once("E2E-ROOT-V2"),
-            once("Instructions removed: a/AGENTS.md"),
-        ],
+        vec![once("E2E-ROOT-V2")],
     );
     if keeps_history_on_resume(agent) {
         resume.expect.extend([
+            once("Instructions removed: a/AGENTS.md"),
             once("Updated instructions from: AGENTS.md"),
             // Nothing lost: the unchanged user-global file is still seen once.
             once("E2E-HOME-V1"),
@@ -356,14 +351,14 @@ fn offline_resume(agent: Agent) -> Result<Plan, String> {
             absent(SUPERSEDE),
         ]);
     } else {
-        gemini_turn_baseline(
+        gemini_request_baseline(
             &mut resume,
             &["E2E-HOME-V1", "E2E-ROOT-V2"],
             &["E2E-ROOT-V1"],
         );
-        // a/AGENTS.md came inside a tool result, which Gemini keeps (and
-        // repeats on resume); the removed file is not in the new baseline.
-        resume.expect_turn.push(absent("E2E-A-V1"));
+        // The removed file is in no request any more: nothing of an earlier
+        // composition stays in Gemini's history.
+        resume.expect.push(absent("E2E-A-V1"));
     }
     resume.before = vec![
         Change::Write("ws/AGENTS.md".into(), instr("E2E-ROOT-V2")),
@@ -436,13 +431,9 @@ fn compaction(agent: Agent) -> Result<Plan, String> {
         once("Instructions from: AGENTS.md"),
         once(INTRO),
     ];
-    if agent == Agent::Gemini {
-        // The compressed turn keeps its own baseline next to this turn's
-        // (docs/hooks.md, "Gemini CLI: the safest course").
-        after.expect_turn.extend(baseline);
-    } else {
-        after.expect.extend(baseline);
-    }
+    // Gemini included: its composition comes with every request and never
+    // persists, so the compressed history holds no second copy (R-HOOK-9).
+    after.expect.extend(baseline);
     Ok(plan(
         vec![
             f("home/.dsh/AGENTS.md", instr("E2E-HOME-V1")),
@@ -463,21 +454,14 @@ fn compaction(agent: Agent) -> Result<Plan, String> {
     ))
 }
 
-fn escape(agent: Agent) -> Result<Plan, String> {
-    // Gemini CLI 0.61 HTML-escapes `<` and `>` inside `<hook_context>`
-    // (measured), so the model there reads the adapter's escape as
-    // `&lt;\/system-reminder&gt;`; never the closing tag itself.
-    let (escaped, wrong) = if agent == Agent::Gemini {
-        (
-            "E2E-ESC-V1 before &lt;\\/system-reminder&gt; after",
-            "E2E-ESC-V1 before &lt;/system-reminder",
-        )
-    } else {
-        (
-            "E2E-ESC-V1 before <\\/system-reminder> after",
-            "E2E-ESC-V1 before <\\\\/system-reminder",
-        )
-    };
+fn escape(_: Agent) -> Result<Plan, String> {
+    // Gemini CLI gets its composition through `BeforeModel` (R-HOOK-9),
+    // which it does not wrap or HTML-escape, so all three agents read the
+    // adapter's own escape of the closing tag.
+    let (escaped, wrong) = (
+        "E2E-ESC-V1 before <\\/system-reminder> after",
+        "E2E-ESC-V1 before <\\\\/system-reminder",
+    );
     Ok(plan(
         vec![f(
             "ws/AGENTS.md",
