@@ -53,9 +53,9 @@ pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
                 locations: &loc,
             };
             let d = hooks::doctor(&target, &command).map_err(hook_error)?;
-            out_raw!("{}", d.render());
             // R-HOOK-8: say where the hook's budget gives the model less than
-            // every file here (a warning: the installation itself is fine).
+            // every file here (a warning: the installation itself is fine),
+            // before the report, whose last line stays its verdict.
             match crate::inspect_cmd::hook_budget_problems(agent) {
                 Ok(lines) if lines.is_empty() => {
                     out!("budget: every instruction file at this directory fits whole");
@@ -67,6 +67,7 @@ pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
                 }
                 Err(e) => out!("budget: not checked here ({e})"),
             }
+            out_raw!("{}", d.render());
             Ok(if d.healthy() {
                 ExitCode::SUCCESS
             } else {
