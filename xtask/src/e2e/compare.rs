@@ -318,6 +318,23 @@ fn explain_loaded(bin: &Path, run: &Path, cwd: &str) -> Result<Vec<String>> {
     Ok(names)
 }
 
+/// The label every part of a message in several parts starts with
+/// (`hook --agent A --part K`, decision 0018).
+const PART_LABEL: &str = "Workspace instructions, part ";
+
+/// The number of the part whose text holds byte `at` of `text`: the label
+/// nearest before it; 0 for a message in one part (no label).
+fn part_at(text: &str, at: usize) -> u32 {
+    let before = &text[..text.floor_char_boundary(at)];
+    before.rfind(PART_LABEL).map_or(0, |i| {
+        before[i + PART_LABEL.len()..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|k| k.parse().ok())
+            .unwrap_or(0)
+    })
+}
+
 /// Runs the comparison of one layout for one agent.
 pub(crate) fn run(
     agent: Agent,
@@ -369,11 +386,14 @@ pub(crate) fn run(
         }
     }
     // The composed order: delivered files sorted by where they start must
-    // keep the layout's order.
-    let mut order: Vec<(usize, usize)> = h
+    // keep the layout's order. A message in several parts is read in the
+    // order of the parts' own labels ("part K of N", decision 0018): Claude
+    // Code places hook answers in the order they finished, so the order of
+    // the blocks in the request is not the order the model is told to read.
+    let mut order: Vec<((u32, usize), usize)> = h
         .iter()
         .enumerate()
-        .filter_map(|(i, s)| s.at.map(|at| (at, i)))
+        .filter_map(|(i, s)| s.at.map(|at| ((part_at(&hooked, at), at), i)))
         .collect();
     order.sort();
     let idx: Vec<usize> = order.iter().map(|(_, i)| *i).collect();
@@ -428,6 +448,22 @@ pub(crate) fn run(
         bail!("{}", problems.join("; "));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod part_order_tests {
+    use super::*;
+
+    /// Blocks that arrived 2, 1 are read 1, 2: the label decides.
+    #[test]
+    fn the_part_label_decides_the_reading_order() {
+        let text = "x Workspace instructions, part 2 of 2. B-FILE y Workspace instructions, part 1 of 2. A-FILE";
+        let b = text.find("B-FILE").unwrap();
+        let a = text.find("A-FILE").unwrap();
+        assert_eq!(part_at(text, b), 2);
+        assert_eq!(part_at(text, a), 1);
+        assert_eq!(part_at("one part only A-FILE", 10), 0);
+    }
 }
 
 #[cfg(test)]
