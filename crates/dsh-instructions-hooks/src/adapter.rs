@@ -500,7 +500,7 @@ async fn handle(
     let cancel = CancellationToken::new();
     let fs = CapStd::new(ambient_authority()).inline();
     let session = Session::mount(log, &settings, call.env, &fs, &cancel).await?;
-    apply(&session, event, fresh).await?;
+    apply(&session, call.agent, event, fresh).await?;
     let mut note = Map::new();
     note.insert(DELIVERED_BY.into(), Value::String(event.name.clone()));
     let message = session.deliver(&note, &cancel).await?;
@@ -562,6 +562,7 @@ async fn handle(
 /// The event's effect on the session before delivering (R-HOOK-3).
 async fn apply(
     session: &Session,
+    agent: Agent,
     event: &crate::event::HookEvent,
     fresh: bool,
 ) -> Result<(), AdapterError> {
@@ -582,18 +583,30 @@ async fn apply(
                 .tool(&shell_call(event, name, command), false)
                 .await?;
             // Claude Code reports the shell's cwd *after* the command, so a
-            // `cd s3 && cat f.txt` arrives with cwd `s3` already: read the
-            // same words once more from the session's cwd. Only existing
-            // paths inside the trusted roots touch, so the second reading
-            // can add a touch the agent's own loading would have made, never
-            // a wrong one (R-DISC-10, R-HOOK-8).
-            let mut from_session = shell_call(event, name, command);
-            from_session.arguments = json!({ "command": command });
-            session.tool(&from_session, false).await?;
+            // `cd s3 && cat f.txt` arrives with cwd `s3` already and its
+            // words must be read from where the command started. That is
+            // unknown (Claude keeps a `cd` across calls); the session's cwd
+            // is the usual start. Only a command that changes directory needs
+            // the second reading, and only existing paths inside the trusted
+            // roots touch, so it can add a touch, never a wrong one
+            // (R-DISC-10, R-HOOK-8). Codex gives the call's own workdir.
+            if agent == Agent::Claude && changes_directory(command) {
+                let mut from_session = shell_call(event, name, command);
+                from_session.arguments = json!({ "command": command });
+                session.tool(&from_session, false).await?;
+            }
         }
         _ => {}
     }
     Ok(())
+}
+
+/// Whether `command` has a `cd` word, so the shell's cwd after it differs
+/// from the one it started in.
+fn changes_directory(command: &str) -> bool {
+    command
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '\'' | '"'))
+        .any(|w| w == "cd")
 }
 
 /// A shell call as the runtime reads it (contract 1): the command, and the
@@ -741,6 +754,18 @@ mod tests {
             assert_eq!(store_id(id), s, "stable");
         }
         assert!(dsh_session_log::session_dir(Utf8Path::new("/store"), &s).is_ok());
+    }
+
+    /// Only a command that changes directory is read a second time from
+    /// the session's cwd (Claude Code's post-command cwd).
+    #[rstest]
+    #[case::cd_then_cat("cd s3 && cat f.txt", true)]
+    #[case::wrapped("bash -lc 'cd s3; cat f.txt'", true)]
+    #[case::subshell("(cd s3 && ls)", true)]
+    #[case::plain("cat s3/f.txt", false)]
+    #[case::word_with_cd("abcd cdrom/cd.txt", false)]
+    fn only_a_cd_changes_directory(#[case] command: &str, #[case] changes: bool) {
+        assert_eq!(changes_directory(command), changes);
     }
 
     #[test]
