@@ -308,16 +308,19 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
         paths: &'a [Utf8PathBuf],
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Vec<PathKind>, Cancelled>> {
+        // Through `probe_paths`, so a provider that batches that list
+        // batches this one too.
         Box::pin(async move {
-            let mut out = Vec::with_capacity(paths.len());
-            for path in paths {
-                out.push(match self.probe(path, cancel).await? {
+            Ok(self
+                .probe_paths(paths, cancel)
+                .await?
+                .into_iter()
+                .map(|probe| match probe {
                     Probe::Present(_) => PathKind::File,
                     Probe::Absent => PathKind::Absent,
                     Probe::Unavailable(reason) => PathKind::Unavailable(reason),
-                });
-            }
-            Ok(out)
+                })
+                .collect())
         })
     }
 
