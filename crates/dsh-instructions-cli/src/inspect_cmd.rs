@@ -154,16 +154,16 @@ pub(crate) fn hook_budget_problems(
         ..ConfigArgs::default()
     };
     let seen = run_inspect(None, &flags)?.inspection;
-    Ok(check_lines(&seen)
-        .into_iter()
-        .zip(seen.candidates.iter().filter(|c| c.fate.is_problem()))
-        .filter(|(_, c)| {
+    Ok(seen
+        .candidates
+        .iter()
+        .filter(|c| {
             matches!(
                 c.fate,
                 CandidateFate::OmittedByBudget { .. } | CandidateFate::Truncated { .. }
             )
         })
-        .map(|(line, _)| line)
+        .map(|c| candidate_line(&seen, c))
         .collect())
 }
 
@@ -187,21 +187,24 @@ fn check_lines(seen: &Inspection) -> Vec<String> {
     seen.candidates
         .iter()
         .filter(|c| c.fate.is_problem())
-        .map(|c| {
-            let why = fate_text(&c.fate);
-            match &c.fate {
-                CandidateFate::OmittedByBudget { .. } | CandidateFate::Truncated { .. } => {
-                    format!(
-                        "{}: {why} ({})",
-                        shown_path(seen, c),
-                        budget_text(seen.baseline.max_bytes)
-                    )
-                }
-                _ => format!("{}: {why}", shown_path(seen, c)),
-            }
-        })
+        .map(|c| candidate_line(seen, c))
         .chain(imports)
         .collect()
+}
+
+/// `check`'s line for a candidate whose fate is a problem.
+fn candidate_line(seen: &Inspection, c: &InspectedCandidate) -> String {
+    let why = fate_text(&c.fate);
+    match &c.fate {
+        CandidateFate::OmittedByBudget { .. } | CandidateFate::Truncated { .. } => {
+            format!(
+                "{}: {why} ({})",
+                shown_path(seen, c),
+                budget_text(seen.baseline.max_bytes)
+            )
+        }
+        _ => format!("{}: {why}", shown_path(seen, c)),
+    }
 }
 
 /// An import's fate, for people (the vocabulary of R-IMP-5).
