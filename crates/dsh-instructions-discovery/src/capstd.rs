@@ -205,10 +205,31 @@ fn nanos(secs: i64, nsec: i64) -> u64 {
         .wrapping_add(nsec as u64)
 }
 
+/// How long a file must have stood unchanged before the moment it was
+/// looked at for its version to be settled ([`FileVersion::settled`]): far
+/// above any file system's timestamp tick, as for the directory stamps
+/// (decision 0007).
+const SETTLED_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// (dev, ino, size, mtime, ctime) folded into four words; equal versions of a
-/// real file imply none of these changed on one device.
-fn version_of(metadata: &Metadata) -> FileVersion {
-    FileVersion::new([
+/// real file imply none of these changed on one device. Settled when both
+/// timestamps lie [`SETTLED_AFTER`] before `seen` (a clock reading taken at
+/// the stat), so no later change can share them.
+fn version_of(metadata: &Metadata, seen: std::time::SystemTime) -> FileVersion {
+    let latest = metadata.mtime().max(metadata.ctime());
+    let settled = seen
+        .checked_sub(SETTLED_AFTER)
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_secs()).ok())
+        // Whole seconds, rounded down on both sides: a change in the same
+        // second as the bound is never settled.
+        .is_some_and(|bound| latest < bound);
+    let build = if settled {
+        FileVersion::settled
+    } else {
+        FileVersion::new
+    };
+    build([
         metadata.ino(),
         metadata.size(),
         nanos(metadata.mtime(), metadata.mtime_nsec()),
@@ -228,7 +249,7 @@ fn classify_metadata(metadata: &Metadata) -> Probe {
     if metadata.is_file() {
         Probe::Present(PresentFile {
             size: metadata.len(),
-            version: version_of(metadata),
+            version: version_of(metadata, std::time::SystemTime::now()),
             identity: identity_of(metadata),
         })
     } else {
@@ -529,8 +550,19 @@ impl Inner {
 
     /// A handle on `dir` opened plainly inside its root, if it opens.
     fn open_dir(&self, dir: &Utf8Path) -> Option<Dir> {
-        self.locate(dir)
-            .and_then(|(root, rel)| root.handle()?.open_dir(rel.as_std_path()).ok())
+        self.open_dir_classified(dir).ok()
+    }
+
+    /// [`Self::open_dir`], saying why it did not open: [`Class::Absent`]
+    /// only when the OS said there is no such directory.
+    fn open_dir_classified(&self, dir: &Utf8Path) -> Result<Dir, Class> {
+        let (root, rel) = self
+            .locate(dir)
+            .ok_or(Class::Unavailable(Unavailable::OutsideTrustedRoots))?;
+        let handle = root
+            .handle()
+            .ok_or(Class::Unavailable(Unavailable::OutsideTrustedRoots))?;
+        handle.open_dir(rel.as_std_path()).map_err(|e| classify(&e))
     }
 
     /// Probes `names` in `dir`, through `handle` where it can: a miss then
@@ -672,7 +704,23 @@ impl Inner {
                 let meta = handle.symlink_metadata(name).ok()?;
                 meta.is_dir().then(|| handle.open_dir(name).ok()).flatten()
             });
-            let handle = child.or_else(|| self.open_dir(&dir));
+            let handle = match child {
+                Some(handle) => Some(handle),
+                None => match self.open_dir_classified(&dir) {
+                    Ok(handle) => Some(handle),
+                    // No such directory (or a component is no directory):
+                    // every name in it probes absent, as the full probe of
+                    // each would say (ENOENT/ENOTDIR) — without paying one
+                    // root-relative walk per name (Claude Code's absent
+                    // `.claude/` in every known directory, R-HOOK-6).
+                    Err(Class::Absent) => {
+                        out.push(vec![Probe::Absent; names.len()]);
+                        previous = None;
+                        continue;
+                    }
+                    Err(_) => None,
+                },
+            };
             out.push(self.probe_names(&dir, handle.as_ref(), names, cancel)?);
             previous = handle.map(|h| (dir, h));
         }
@@ -716,6 +764,7 @@ impl Inner {
             }
         };
         check(cancel)?;
+        let seen = std::time::SystemTime::now();
         let metadata = match file.metadata() {
             Ok(metadata) => metadata,
             Err(error) => return Ok(ReadOutcome::Unavailable(Unavailable::Io(error.to_string()))),
@@ -765,7 +814,7 @@ impl Inner {
         let bytes_read = bytes.len() as u64;
         Ok(ReadOutcome::Loaded(LoadedText {
             text: decode_owned(bytes),
-            version: version_of(&metadata),
+            version: version_of(&metadata, seen),
             identity: identity_of(&metadata),
             bytes_read,
         }))

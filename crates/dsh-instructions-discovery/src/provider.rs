@@ -30,12 +30,33 @@ pub struct Cancelled;
 /// provider vouches that the content did not change (R-STATE-8).
 ///
 /// Providers build it from whatever they have (inode, size, timestamps, a
-/// counter); callers only compare it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FileVersion([u64; 4]);
+/// counter); callers only compare it. A provider may also mark a version
+/// *settled*: the file had not changed for a while when it was looked at,
+/// so no later change can share its timestamps (the "racy timestamp" rule).
+/// Only a settled version may be remembered beyond the process that saw it
+/// ([`FileVersion::is_settled`]); the mark is not part of equality.
+#[derive(Debug, Clone, Copy)]
+pub struct FileVersion {
+    words: [u64; 4],
+    settled: bool,
+}
+
+impl PartialEq for FileVersion {
+    fn eq(&self, other: &Self) -> bool {
+        self.words == other.words
+    }
+}
+
+impl Eq for FileVersion {}
+
+impl std::hash::Hash for FileVersion {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.words.hash(state);
+    }
+}
 
 impl FileVersion {
-    /// Builds a version from four provider-chosen words.
+    /// Builds a version from four provider-chosen words (not settled).
     ///
     /// ```
     /// use dsh_instructions_discovery::FileVersion;
@@ -43,7 +64,38 @@ impl FileVersion {
     /// assert_ne!(FileVersion::new([1, 2, 3, 4]), FileVersion::new([1, 2, 3, 5]));
     /// ```
     pub const fn new(words: [u64; 4]) -> Self {
-        Self(words)
+        Self {
+            words,
+            settled: false,
+        }
+    }
+
+    /// A version the provider vouches for beyond this process: the file's
+    /// last change lies far enough before the moment it was looked at that
+    /// any later change gets other words.
+    ///
+    /// ```
+    /// use dsh_instructions_discovery::FileVersion;
+    /// let settled = FileVersion::settled([1, 2, 3, 4]);
+    /// assert!(settled.is_settled() && !FileVersion::new([1, 2, 3, 4]).is_settled());
+    /// assert_eq!(settled, FileVersion::new([1, 2, 3, 4]), "the mark is not compared");
+    /// ```
+    pub const fn settled(words: [u64; 4]) -> Self {
+        Self {
+            words,
+            settled: true,
+        }
+    }
+
+    /// Whether it may be remembered beyond the process that saw it.
+    pub const fn is_settled(&self) -> bool {
+        self.settled
+    }
+
+    /// The four words, for a host that persists versions (with
+    /// [`FileVersion::settled`] to read them back).
+    pub const fn words(&self) -> [u64; 4] {
+        self.words
     }
 }
 

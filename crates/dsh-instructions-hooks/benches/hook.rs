@@ -44,6 +44,10 @@ use serde_json::json;
 
 /// Directories with an `AGENTS.md` below the repo root (R-HOOK-6).
 const DIRS: usize = 200;
+/// Directories of the widest session: 1,000 visible messages, each one
+/// directory's `AGENTS.md` (R-HOOK-6: flat in the number of visible
+/// messages, at most 1.5x the 10-event session).
+const WIDE_DIRS: usize = 1_000;
 /// Timed invocations per side and case.
 const RUNS: usize = 200;
 
@@ -64,7 +68,7 @@ impl Fixture {
         std::fs::create_dir_all(repo.join(".git")).expect("repo");
         std::fs::create_dir_all(&dsh_home).expect("dsh home");
         std::fs::write(repo.join("AGENTS.md"), "# Root\n\nBe brief.\n").expect("root file");
-        for d in 0..DIRS {
+        for d in 0..WIDE_DIRS {
             let dir = repo.join(dir_name(d));
             std::fs::create_dir_all(&dir).expect("dir");
             std::fs::write(dir.join("AGENTS.md"), agents_text(d, 0)).expect("AGENTS.md");
@@ -154,7 +158,7 @@ impl Fixture {
     /// The session's (events, visible workspace messages).
     fn events(&self, session: &str) -> (u64, usize) {
         let store = SessionStore::new(
-            camino::Utf8PathBuf::from_path_buf(self.dsh_home.join("hooks/claude"))
+            camino::Utf8PathBuf::from_path_buf(self.dsh_home.join("hooks/claude/sessions"))
                 .expect("utf-8 temp dir"),
         );
         match store.open(session) {
@@ -264,7 +268,7 @@ impl Fixture {
         let env = self.env();
         let input = self.prompt_event(session);
         let store = SessionStore::new(
-            camino::Utf8PathBuf::from_path_buf(self.dsh_home.join("hooks/claude"))
+            camino::Utf8PathBuf::from_path_buf(self.dsh_home.join("hooks/claude/sessions"))
                 .expect("utf-8 temp dir"),
         );
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -331,7 +335,8 @@ fn main() {
     // (tag, directories, events, compacted at the end): the compacted one
     // has the long log but a short visible surface, which separates the
     // cost of history (R-LOG-5) from the cost of what the model still sees.
-    let sessions: [(&str, usize, u64, bool); 4] = [
+    let sessions: [(&str, usize, u64, bool); 5] = [
+        ("1000vis", WIDE_DIRS, (WIDE_DIRS + 1) as u64, false),
         ("1000ev", DIRS, 1_000, false),
         ("1000ev-compacted", DIRS, 1_000, true),
         ("200ev", DIRS, (DIRS + 1) as u64, false),

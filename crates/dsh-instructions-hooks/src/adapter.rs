@@ -37,6 +37,18 @@ pub const MAX_EVENT_BYTES: usize = 64 << 20;
 /// the agent kill us.
 pub const LOCK_WAIT: Duration = Duration::from_secs(5);
 
+/// Overrides [`LOCK_WAIT`] in milliseconds (at most 60 s), for the process
+/// tests that count deliveries under a slow debug build and for people
+/// whose agents allow their hooks more time (docs/hooks.md).
+pub const LOCK_WAIT_ENV: &str = "DSH_HOOK_LOCK_WAIT_MS";
+
+fn lock_wait() -> Duration {
+    std::env::var(LOCK_WAIT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(LOCK_WAIT, |ms| Duration::from_millis(ms.min(60_000)))
+}
+
 /// Claude Code and Codex keep about 10,000 characters of one context whole
 /// (harness README): parts stay below it ([`crate::PART_BYTES`]).
 pub const AGENT_CONTEXT_LIMIT: i64 = 10_000;
@@ -420,6 +432,34 @@ fn agent_dir(home: &DshHome, agent: Agent) -> Utf8PathBuf {
     home.path.join("hooks").join(agent.to_string())
 }
 
+/// The agent's session stores: `sessions/` below its directory, apart from
+/// the adapter's `config.json` and `hook.log` (R-HOOK-10, the same place as
+/// [`crate::sessions_dir`]).
+fn sessions_dir(agent_dir: &Utf8Path) -> Utf8PathBuf {
+    agent_dir.join(SESSIONS_DIR_NAME)
+}
+
+/// The folder of the agent's session stores.
+const SESSIONS_DIR_NAME: &str = "sessions";
+
+/// A session an earlier version kept directly in the agent's directory
+/// (`hooks/<agent>/<id>/`) moves into `sessions/` on its next event, so an
+/// upgrade in the middle of a session neither loses its state nor gives its
+/// files a second time. A rename is atomic: of two invocations racing, one
+/// moves it and the other finds it moved. The old place is only a session
+/// when it holds a log (never the adapter's own files).
+fn adopt_old_store(agent_dir: &Utf8Path, sessions: &Utf8Path, id: &str) {
+    if id == SESSIONS_DIR_NAME {
+        return;
+    }
+    let old = agent_dir.join(id);
+    let new = sessions.join(id);
+    if old.join(dsh_session_log::LOG_FILE_NAME).is_file() && !new.exists() {
+        let _ = std::fs::create_dir_all(sessions);
+        let _ = std::fs::rename(&old, &new);
+    }
+}
+
 /// One invocation's inputs.
 struct Call<'a> {
     agent: Agent,
@@ -466,9 +506,19 @@ async fn handle(
     dir: &Utf8Path,
     leading: Option<Vec<Value>>,
 ) -> Result<(Given, String), AdapterError> {
-    let store = SessionStore::new(dir.to_owned()).with_lock_wait(LockWait::up_to(LOCK_WAIT));
+    let sessions = sessions_dir(dir);
+    let store = SessionStore::new(sessions.clone()).with_lock_wait(LockWait::up_to(lock_wait()));
     let id = store_id(&event.session_id);
+    adopt_old_store(dir, &sessions, &id);
     let (log, settings, fresh) = open_or_create(&store, &id, &event.cwd, &config.input)?;
+    if matches!(event.action, Action::Start(_)) {
+        // A session start is a new loop instance in the agent (startup,
+        // resume, clear, compact): its version cache starts empty
+        // (R-STATE-8); the events after it share what it read (decision
+        // 0036). Without the file every known file is read once more.
+        let dir = dsh_session_log::session_dir(store.dir(), &id).map_err(SessionError::from)?;
+        let _ = dsh_instructions_session::forget_versions(&dir);
+    }
     if call.agent == Agent::Gemini {
         return crate::gemini::handle(call.env, event, log, &settings, leading).await;
     }
@@ -710,7 +760,9 @@ fn log_line(dir: &Utf8Path, line: &str) {
         // One write per line: `writeln!` issues the text and the newline
         // as two writes, which concurrent invocations interleave; a single
         // append-mode write of a short line lands whole.
-        let mut whole = line.replace('\n', " ");
+        // Control characters (a NUL or newline in a cwd, an id) are
+        // escaped, so every entry stays one readable line (R-HOOK-10).
+        let mut whole = crate::files::escape_control(line).into_owned();
         whole.push('\n');
         let _ = f.write_all(whole.as_bytes());
     }

@@ -57,8 +57,8 @@ mod record;
 mod state;
 
 pub use adapter::{
-    AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, LOCK_WAIT, MAX_EVENT_BYTES,
-    hook_preset, load_config, respond, respond_part, store_id,
+    AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, LOCK_WAIT, LOCK_WAIT_ENV,
+    MAX_EVENT_BYTES, hook_preset, load_config, respond, respond_part, store_id,
 };
 pub use agent::{
     Agent, CLAUDE_EXCLUDES, EventSpec, Files, Locations, PARTS, ParseNameError, Scope,

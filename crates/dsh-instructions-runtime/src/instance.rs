@@ -11,7 +11,7 @@ use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{
     CancellationToken, Cancelled, FileVersion, FsProvider, PathKind, ProjectRoot, find_project_root,
 };
-use dsh_instructions_state::{Config, ScopeKey, VersionCache};
+use dsh_instructions_state::{CacheEntry, Config, ScopeKey, VersionCache};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::compose::{ComposeInput, Composition, compose};
@@ -190,6 +190,33 @@ pub struct Instance {
     /// Held while the lane applies effects; dispose takes it so nothing is
     /// applied after it returns.
     apply: Arc<Mutex<()>>,
+    /// What of the lane's version cache may outlive this process
+    /// ([`Instance::remembered_versions`]).
+    remembered: Arc<Mutex<Remembered>>,
+}
+
+/// The version-cache entries a host may persist for the next loop instance
+/// over the same session (decision 0036): settled versions only, and only
+/// scopes whose content depends on no import (an import's version would
+/// need the same care). Kept beside the lane's cache, updated when it is.
+#[derive(Debug, Default)]
+struct Remembered {
+    entries: HashMap<ScopeKey, CacheEntry<FileVersion>>,
+    /// Changed since the instance was mounted.
+    changed: bool,
+}
+
+impl Remembered {
+    fn update(&mut self, scope: &ScopeKey, entry: &CacheEntry<FileVersion>) {
+        if entry.version.is_settled() && entry.imports.is_empty() {
+            if self.entries.get(scope) != Some(entry) {
+                self.entries.insert(scope.clone(), entry.clone());
+                self.changed = true;
+            }
+        } else if self.entries.remove(scope).is_some() {
+            self.changed = true;
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -208,14 +235,42 @@ impl Instance {
     /// [`MountError::NoRuntime`] when no Tokio runtime is current — also for
     /// a no-op mount, so an embedding mistake shows up whatever the config.
     pub fn mount(mount: Mount, host: Arc<dyn Host>) -> Result<Self, MountError> {
+        Self::mount_remembering(mount, host, Vec::new())
+    }
+
+    /// [`Instance::mount`] with a version cache seeded from `versions`: what
+    /// an earlier loop instance over the same session gave
+    /// ([`Instance::remembered_versions`]) and its host persisted. A seed
+    /// only lets a read be skipped when the file still probes with that
+    /// version *and* the model still sees that scope with that digest
+    /// (R-STATE-8), so a stale or foreign entry costs a read, never context.
+    /// Entries that are not settled or depend on imports are ignored.
+    ///
+    /// # Errors
+    /// As [`Instance::mount`].
+    pub fn mount_remembering(
+        mount: Mount,
+        host: Arc<dyn Host>,
+        versions: Vec<(ScopeKey, CacheEntry<FileVersion>)>,
+    ) -> Result<Self, MountError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| MountError::NoRuntime)?;
         let cancel = CancellationToken::new();
         let apply = Arc::new(Mutex::new(()));
+        let mut cache = VersionCache::new();
+        let mut remembered = Remembered::default();
+        for (scope, entry) in versions {
+            if entry.version.is_settled() && entry.imports.is_empty() {
+                remembered.entries.insert(scope.clone(), entry.clone());
+                cache.insert(scope, entry);
+            }
+        }
+        let remembered = Arc::new(Mutex::new(remembered));
         let (Some(config), Some(provider)) = (mount.config, mount.provider) else {
             return Ok(Self {
                 active: None,
                 cancel,
                 apply,
+                remembered,
             });
         };
         // The fields of a `Config` are public: enforce its invariants again
@@ -233,6 +288,7 @@ impl Instance {
                     active: None,
                     cancel,
                     apply,
+                    remembered,
                 });
             }
         };
@@ -241,6 +297,7 @@ impl Instance {
                 active: None,
                 cancel,
                 apply,
+                remembered,
             });
         };
         let cwd = host.cwd();
@@ -260,7 +317,8 @@ impl Instance {
             home: mount.home,
             cwd: cwd.clone(),
             root: mount.root.map(|r| r.root),
-            cache: VersionCache::new(),
+            cache,
+            remembered: remembered.clone(),
             excluded: None,
             view: VisibleView::default(),
             cancel: cancel.clone(),
@@ -280,7 +338,23 @@ impl Instance {
             }),
             cancel,
             apply,
+            remembered,
         })
+    }
+
+    /// The version-cache entries a host may persist for the next loop
+    /// instance over this session ([`Instance::mount_remembering`]), in
+    /// scope order, and whether they changed since the mount (so a host
+    /// writes only when there is news). Never instruction text (R-STATE-8).
+    pub fn remembered_versions(&self) -> (Vec<(ScopeKey, CacheEntry<FileVersion>)>, bool) {
+        let r = lock(&self.remembered);
+        let mut all: Vec<_> = r
+            .entries
+            .iter()
+            .map(|(k, e)| (k.clone(), e.clone()))
+            .collect();
+        all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        (all, r.changed)
     }
 
     /// Whether the adapter does anything (config, budget and provider present).
@@ -529,6 +603,8 @@ struct Lane {
     /// Frozen at the first composition (R-DISC-2).
     root: Option<Utf8PathBuf>,
     cache: VersionCache<FileVersion>,
+    /// The persistable part of `cache`, shared with the [`Instance`].
+    remembered: Arc<Mutex<Remembered>>,
     excluded: Option<BTreeSet<ScopeKey>>,
     /// The visible surface as of the last composition (advanced by appends).
     view: VisibleView,
@@ -612,8 +688,12 @@ impl Lane {
     /// inbox).
     fn commit(&mut self, root: Utf8PathBuf, composition: &mut Composition) {
         self.root = Some(root);
-        for (scope, entry) in composition.cache_updates.drain(..) {
-            self.cache.insert(scope, entry);
+        if !composition.cache_updates.is_empty() {
+            let mut remembered = lock(&self.remembered);
+            for (scope, entry) in composition.cache_updates.drain(..) {
+                remembered.update(&scope, &entry);
+                self.cache.insert(scope, entry);
+            }
         }
         if let Some(excluded) = composition.excluded.take() {
             self.excluded = Some(excluded);

@@ -79,6 +79,7 @@
 
 mod host;
 mod store;
+mod versions;
 
 use std::sync::Arc;
 
@@ -93,6 +94,7 @@ use dsh_session_log::{EventKind, LogError, SessionLog};
 
 pub use host::{LogHost, typed_source};
 pub use store::{SETTINGS_FILE_NAME, SessionSettings, SessionStore};
+pub use versions::{VERSIONS_FILE_NAME, forget_versions};
 
 /// Why a session operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -136,6 +138,9 @@ pub struct Session {
     host: Arc<LogHost>,
     instance: Instance,
     opened: Opened,
+    /// Where the settled versions of this loop instance's reads are kept for
+    /// the next one ([`forget_versions`], decision 0036).
+    versions_path: Utf8PathBuf,
 }
 
 impl Session {
@@ -165,8 +170,14 @@ impl Session {
             extra_roots: settings.trust.clone(),
         };
         let opened = open_mount(&spec, factory, cancel).await?;
+        let versions_path = versions::path_for(log.path());
+        let remembered = versions::load(&versions_path);
         let host = Arc::new(LogHost::new(log));
-        let instance = Instance::mount(opened.mount.clone(), host.clone() as Arc<dyn Host>)?;
+        let instance = Instance::mount_remembering(
+            opened.mount.clone(),
+            host.clone() as Arc<dyn Host>,
+            remembered,
+        )?;
         let replay = host.tools_since_last_message();
         for exec in &replay {
             instance.tool_result(exec);
@@ -178,6 +189,7 @@ impl Session {
             host,
             instance,
             opened,
+            versions_path,
         })
     }
 
@@ -393,10 +405,17 @@ impl Session {
 
 impl Drop for Session {
     /// Releases the session lock deterministically: the instance is disposed
-    /// (nothing more is applied) and the log closed, whatever still holds a
-    /// handle on the host.
+    /// (nothing more is applied), the remembered versions saved, and the log
+    /// closed, whatever still holds a handle on the host.
     fn drop(&mut self) {
         self.instance.dispose();
+        // Still under the session lock: the next process over this session
+        // probes what this one read instead of reading it again (decision
+        // 0036). Only when there is news; a failure only costs reads.
+        let (versions, changed) = self.instance.remembered_versions();
+        if changed && let Err(error) = versions::store(&self.versions_path, &versions) {
+            tracing::debug!(%error, "the remembered versions were not saved");
+        }
         self.host.close();
     }
 }
