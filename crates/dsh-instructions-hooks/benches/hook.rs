@@ -74,6 +74,15 @@ impl Fixture {
             std::fs::write(dir.join("AGENTS.md"), agents_text(d, 0)).expect("AGENTS.md");
             std::fs::write(dir.join("lib.rs"), "fn main() {}\n").expect("file");
         }
+        for d in 0..CONCURRENT {
+            let dir = repo.join(fresh_dir_name(d));
+            std::fs::create_dir_all(&dir).expect("dir");
+            std::fs::write(
+                dir.join("AGENTS.md"),
+                format!("# Fresh {d}\n\nFRESH-{d}-END\n"),
+            )
+            .expect("AGENTS.md");
+        }
         Self {
             tmp,
             home,
@@ -186,6 +195,14 @@ impl Fixture {
 fn dir_name(d: usize) -> String {
     format!("pkg{d:03}")
 }
+
+/// Directories no session knows yet: the targets of the concurrent calls.
+fn fresh_dir_name(d: usize) -> String {
+    format!("fresh{d:03}")
+}
+
+/// Concurrent hook calls of one session (issue 18 item 6).
+const CONCURRENT: usize = 200;
 
 /// An `AGENTS.md` of a few hundred bytes; `round` makes an edit.
 fn agents_text(d: usize, round: usize) -> String {
@@ -308,6 +325,65 @@ impl Fixture {
     }
 }
 
+impl Fixture {
+    /// [`CONCURRENT`] `PostToolUse Read` calls of `session` at once, each
+    /// into a directory nobody knows yet, with the real lock bound: how
+    /// many answers carry their file, how many files were given other
+    /// than exactly once, how many calls answered `{}` (the lock bound,
+    /// R-LOG-4), and the wall time until the last answer.
+    fn concurrent(&self, cli: &Path, session: &str) -> (usize, usize, usize, f64) {
+        let start = Instant::now();
+        let children: Vec<_> = (0..CONCURRENT)
+            .map(|d| {
+                let file = self
+                    .repo
+                    .join(fresh_dir_name(d))
+                    .join("lib.rs")
+                    .to_string_lossy()
+                    .into_owned();
+                let input = self.event(
+                    session,
+                    "PostToolUse",
+                    json!({"tool_name": "Read", "tool_input": {"file_path": file}, "tool_response": {}}),
+                );
+                let mut child = Command::new(cli)
+                    .args(["hook", "--agent", "claude"])
+                    .current_dir(&self.repo)
+                    .env("HOME", &self.home)
+                    .env("DSH_HOME", &self.dsh_home)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("spawn the CLI");
+                if let Some(mut stdin) = child.stdin.take() {
+                    stdin.write_all(&input).expect("write the event");
+                }
+                child
+            })
+            .collect();
+        let answers: Vec<String> = children
+            .into_iter()
+            .map(|c| {
+                let out = c.wait_with_output().expect("wait for the CLI");
+                String::from_utf8_lossy(&out.stdout).into_owned()
+            })
+            .collect();
+        let wall = start.elapsed().as_secs_f64() * 1e3;
+        let own = (0..CONCURRENT)
+            .filter(|d| answers[*d].contains(&format!("FRESH-{d}-END")))
+            .count();
+        let not_once = (0..CONCURRENT)
+            .filter(|d| {
+                let marker = format!("FRESH-{d}-END");
+                answers.iter().filter(|a| a.contains(&marker)).count() != 1
+            })
+            .count();
+        let empty = answers.iter().filter(|a| a.trim() == "{}").count();
+        (own, not_once, empty, wall)
+    }
+}
+
 /// (median, p99) in milliseconds.
 fn stats(mut v: Vec<Duration>) -> (f64, f64) {
     v.sort();
@@ -343,7 +419,9 @@ fn main() {
         ("10ev", 9, 10, false),
     ];
     if !sessions.iter().any(|(tag, _, _, _)| {
-        wanted(&format!("hook/prompt/{tag}")) || wanted(&format!("hook/read-known/{tag}"))
+        wanted(&format!("hook/prompt/{tag}"))
+            || wanted(&format!("hook/read-known/{tag}"))
+            || wanted(&format!("hook/concurrent-{CONCURRENT}/{tag}"))
     }) {
         return;
     }
@@ -370,7 +448,9 @@ fn main() {
             (format!("hook/prompt/{tag}"), fx.prompt_event(&session)),
             (format!("hook/read-known/{tag}"), fx.read_event(&session, 0)),
         ];
-        if !cases.iter().any(|(c, _)| wanted(c)) {
+        if !cases.iter().any(|(c, _)| wanted(c))
+            && !wanted(&format!("hook/concurrent-{CONCURRENT}/{tag}"))
+        {
             continue;
         }
         fx.build(&session, dirs, events);
@@ -404,6 +484,15 @@ fn main() {
             println!(
                 "{case:<34} {m:>9.3} {p:>9.3} {fm:>9.3} {fp:>9.3} {:>6.2} {count:>6} {visible:>7} {dirs:>4}",
                 m / fm
+            );
+        }
+        let case = format!("hook/concurrent-{CONCURRENT}/{tag}");
+        if tag == "1000vis" && wanted(&case) {
+            let (own, not_once, empty, wall) = fx.concurrent(&cli, &session);
+            println!(
+                "# {case}: {own}/{CONCURRENT} files in their own answer, {not_once} not given exactly once, \
+                 {empty} answered {{}} (lock bound {} s), last answer after {wall:.0} ms",
+                dsh_instructions_hooks::LOCK_WAIT.as_secs()
             );
         }
     }
