@@ -85,6 +85,21 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     if !cargo(&log_args, None)? {
         return Ok(ExitCode::FAILURE);
     }
+    // The CLI session case of the same table (issue 18 item 7): whole
+    // `session touch` processes of the release CLI, late against early.
+    let mut touch_args = vec![
+        "bench",
+        "--quiet",
+        "-p",
+        "dsh-instructions-cli",
+        "--bench",
+        "session_touch",
+        "--",
+    ];
+    touch_args.extend(filters.iter().map(String::as_str));
+    if !cargo(&touch_args, Some(&cli))? {
+        return Ok(ExitCode::FAILURE);
+    }
     // The hook cases (R-HOOK-6): whole processes of the release CLI built
     // above; `cargo xtask bench hook` selects only them.
     let mut hook_args = vec![
