@@ -1496,3 +1496,41 @@ fn two_hundred_concurrent_tool_calls_lose_nothing() {
     );
     assert_eq!(messages(&t, "claude", s).len(), 1 + KNOWN + PARALLEL);
 }
+
+/// A tool call that cannot get the session lock within the bound answers
+/// `{}` but does not lose its touch: the next invocation holding the lock
+/// gives the nested file with its own event (issue 18 item 6, R-HOOK-8).
+#[test]
+fn a_touch_past_the_lock_bound_is_given_by_the_next_event() {
+    let t = Tree::new();
+    let s = "deferred";
+    t.event("claude", "SessionStart-startup", s, "")
+        .context("SessionStart");
+    let held = t.hold_lock("claude", s);
+    let deep = format!("{}/pkg/lib/src/main.rs", t.ws());
+    let input = fill(&fixture("claude", "PostToolUse-Read"), s, &t.ws(), &deep);
+    let busy = t
+        .spawn_env(
+            &["hook", "--agent", "claude"],
+            input.into_bytes(),
+            &[(dsh_instructions_hooks::LOCK_WAIT_ENV, "50")],
+        )
+        .finish();
+    drop(held);
+    busy.assert_nothing();
+    let log = t.hook_log("claude");
+    assert!(
+        log.last()
+            .is_some_and(|l| l.contains("1 touches deferred to the next event")),
+        "{log:?}"
+    );
+    // The next event touches nothing new itself; it gives the deferred file.
+    let prompt = t.event("claude", "UserPromptSubmit", s, "");
+    assert_eq!(
+        prompt.context("UserPromptSubmit"),
+        shown("claude", &nested("pkg/lib", LIB))
+    );
+    // Once only.
+    t.event("claude", "UserPromptSubmit", s, "")
+        .assert_nothing();
+}

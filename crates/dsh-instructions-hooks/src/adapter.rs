@@ -510,7 +510,24 @@ async fn handle(
     let store = SessionStore::new(sessions.clone()).with_lock_wait(LockWait::up_to(lock_wait()));
     let id = store_id(&event.session_id);
     adopt_old_store(dir, &sessions, &id);
-    let (log, settings, fresh) = open_or_create(&store, &id, &event.cwd, &config.input)?;
+    let session_dir = dsh_session_log::session_dir(store.dir(), &id).map_err(SessionError::from)?;
+    let (log, settings, fresh) = match open_or_create(&store, &id, &event.cwd, &config.input) {
+        Err(busy @ SessionError::Log(LogError::LockTimeout { .. })) => {
+            // A peer holds the lock past the bound: keep this event's
+            // touches for the next invocation instead of losing them.
+            let items = deferrable(event);
+            let why = match crate::deferred::push(&session_dir, &items) {
+                Ok(()) if items.is_empty() => format!("error: {busy}"),
+                Ok(()) => format!(
+                    "error: {busy}; {} touches deferred to the next event",
+                    items.len()
+                ),
+                Err(e) => format!("error: {busy}; its touches are lost: {e}"),
+            };
+            return Ok((Given::Nothing, why));
+        }
+        other => other?,
+    };
     if matches!(event.action, Action::Start(_)) {
         // A session start is a new loop instance in the agent (startup,
         // resume, clear, compact): its version cache starts empty
@@ -520,7 +537,7 @@ async fn handle(
         let _ = dsh_instructions_session::forget_versions(&dir);
     }
     if call.agent == Agent::Gemini {
-        return crate::gemini::handle(call.env, event, log, &settings, leading).await;
+        return crate::gemini::handle(call.env, event, log, &settings, leading, &session_dir).await;
     }
     let records_path = dsh_session_log::session_dir(store.dir(), &id)
         .map_err(SessionError::from)?
@@ -550,6 +567,7 @@ async fn handle(
     let cancel = CancellationToken::new();
     let fs = CapStd::new(ambient_authority()).inline();
     let session = Session::mount(log, &settings, call.env, &fs, &cancel).await?;
+    let deferred = apply_deferred(&session, &session_dir, false).await?;
     apply(&session, call.agent, event, fresh).await?;
     let mut note = Map::new();
     note.insert(DELIVERED_BY.into(), Value::String(event.name.clone()));
@@ -558,6 +576,9 @@ async fn handle(
         Some(m) => summary(m),
         None => "nothing new".to_owned(),
     };
+    if deferred > 0 {
+        why.push_str(&format!("; {deferred} deferred touches reconciled"));
+    }
     let Some((mut recs, warn)) = records else {
         drop(session);
         return Ok((
@@ -649,6 +670,70 @@ async fn apply(
         _ => {}
     }
     Ok(())
+}
+
+/// What of `event` a busy session keeps for later ([`crate::deferred`]).
+fn deferrable(event: &crate::event::HookEvent) -> Vec<crate::deferred::Deferred> {
+    use crate::deferred::Deferred;
+    match &event.action {
+        Action::Tool { touched, .. } => touched
+            .iter()
+            .map(|t| Deferred::Path {
+                path: t.path.clone(),
+                dir: t.dir,
+            })
+            .collect(),
+        Action::Shell { name, command } => vec![Deferred::Shell {
+            name: name.clone(),
+            command: command.clone(),
+            workdir: event.cwd.to_string(),
+        }],
+        _ => Vec::new(),
+    }
+}
+
+/// Reconciles the touches earlier invocations deferred while the session
+/// was busy ([`crate::deferred`]); returns how many. With `record`, they
+/// are kept in the log as the event's own would be (Gemini CLI).
+pub(crate) async fn apply_deferred(
+    session: &Session,
+    session_dir: &Utf8Path,
+    record: bool,
+) -> Result<usize, SessionError> {
+    use crate::deferred::Deferred;
+    let items = match crate::deferred::take(session_dir) {
+        Ok(items) => items,
+        // Unreadable: the touches are as lost as without the file; the
+        // event itself still goes on.
+        Err(_) => return Ok(0),
+    };
+    for item in &items {
+        match item {
+            Deferred::Path { path, dir } => {
+                let t = crate::event::Touched {
+                    path: path.clone(),
+                    dir: *dir,
+                };
+                touch(session, std::slice::from_ref(&t), record).await?;
+            }
+            Deferred::Shell {
+                name,
+                command,
+                workdir,
+            } => {
+                let exec = ToolExecution {
+                    name: name.clone(),
+                    arguments: json!({ "command": command, "workdir": workdir }),
+                    token: "hook-deferred-shell".to_owned(),
+                    parent: None,
+                    is_error: false,
+                    cancelled: false,
+                };
+                session.tool(&exec, record).await?;
+            }
+        }
+    }
+    Ok(items.len())
 }
 
 /// Whether `command` has a `cd` word, so the shell's cwd after it differs

@@ -30,17 +30,20 @@ pub(crate) async fn handle(
     log: SessionLog,
     settings: &SessionSettings,
     leading: Option<Vec<Value>>,
+    session_dir: &camino::Utf8Path,
 ) -> Result<(Given, String), AdapterError> {
     let cancel = CancellationToken::new();
     let fs = CapStd::new(ambient_authority()).inline();
     match &event.action {
         Action::Tool { touched, .. } => {
             let session = Session::mount(log, settings, env, &fs, &cancel).await?;
+            super::adapter::apply_deferred(&session, session_dir, true).await?;
             touch(&session, touched, true).await?;
             Ok((Given::Nothing, "touch recorded".to_owned()))
         }
         Action::Shell { name, command } => {
             let session = Session::mount(log, settings, env, &fs, &cancel).await?;
+            super::adapter::apply_deferred(&session, session_dir, true).await?;
             session
                 .tool(&super::adapter::shell_call(event, name, command), true)
                 .await?;
@@ -51,6 +54,7 @@ pub(crate) async fn handle(
                 return Ok((Given::Nothing, "no llm_request messages".to_owned()));
             };
             let session = Session::mount(log, settings, env, &fs, &cancel).await?;
+            super::adapter::apply_deferred(&session, session_dir, true).await?;
             // A session an earlier adapter version delivered into keeps
             // those messages visible: hide them once, so the composition is
             // complete again (nothing is committed after this).

@@ -43,6 +43,7 @@
 mod adapter;
 mod agent;
 mod codex;
+mod deferred;
 mod diff;
 mod error;
 mod event;

@@ -1,0 +1,159 @@
+//! Touches of invocations that could not get their session's lock within
+//! the bound (R-LOG-4): instead of being lost, they wait in
+//! `deferred.jsonl` beside the log and the next invocation that holds the
+//! lock reconciles them with its own event, so their files reach the model
+//! one event later rather than never (R-HOOK-8, issue 18 item 6).
+//!
+//! The file has its own short lock (std `File::lock`, held only while one
+//! line is appended or the file is drained), so an appender never waits
+//! for the session lock and a drain never misses a line appended during it.
+
+use std::fs::OpenOptions;
+use std::io::{Read as _, Seek as _, Write as _};
+
+use camino::Utf8Path;
+use serde::{Deserialize, Serialize};
+
+/// File name beside `session.jsonl`.
+pub(crate) const DEFERRED_FILE_NAME: &str = "deferred.jsonl";
+
+/// One deferred touch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum Deferred {
+    /// A tool's path argument (`dir`: it names a directory).
+    Path { path: String, dir: bool },
+    /// A shell command and the directory it ran in.
+    Shell {
+        name: String,
+        command: String,
+        workdir: String,
+    },
+}
+
+/// Appends `items` to the session's deferred touches (one write).
+pub(crate) fn push(session_dir: &Utf8Path, items: &[Deferred]) -> std::io::Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let mut text = String::new();
+    for item in items {
+        text.push_str(&serde_json::to_string(item).map_err(std::io::Error::other)?);
+        text.push('\n');
+    }
+    std::fs::create_dir_all(session_dir)?;
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(session_dir.join(DEFERRED_FILE_NAME))?;
+    file.lock()?;
+    file.write_all(text.as_bytes())
+}
+
+/// Takes every deferred touch of the session, leaving the file empty. A
+/// line that does not parse (a torn write of a killed appender) is skipped.
+pub(crate) fn take(session_dir: &Utf8Path) -> std::io::Result<Vec<Deferred>> {
+    let path = session_dir.join(DEFERRED_FILE_NAME);
+    let mut file = match OpenOptions::new().read(true).write(true).open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    file.lock()?;
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    file.set_len(0)?;
+    file.rewind()?;
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir() -> (tempfile::TempDir, camino::Utf8PathBuf) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = camino::Utf8PathBuf::from_path_buf(tmp.path().join("s")).expect("utf-8");
+        (tmp, dir)
+    }
+
+    #[test]
+    fn pushed_touches_are_taken_once_in_order() {
+        let (_tmp, dir) = dir();
+        assert!(take(&dir).expect("nothing yet").is_empty());
+        let a = Deferred::Path {
+            path: "/w/a/f.rs".into(),
+            dir: false,
+        };
+        let b = Deferred::Shell {
+            name: "Bash".into(),
+            command: "cat b/x".into(),
+            workdir: "/w".into(),
+        };
+        push(&dir, std::slice::from_ref(&a)).expect("push");
+        push(&dir, std::slice::from_ref(&b)).expect("push");
+        assert_eq!(take(&dir).expect("take"), [a.clone(), b]);
+        assert!(take(&dir).expect("again").is_empty(), "taken once");
+        push(&dir, std::slice::from_ref(&a)).expect("push after a take");
+        assert_eq!(take(&dir).expect("take"), [a]);
+    }
+
+    #[test]
+    fn a_torn_line_is_skipped_alone() {
+        let (_tmp, dir) = dir();
+        let a = Deferred::Path {
+            path: "/w/a".into(),
+            dir: true,
+        };
+        push(&dir, std::slice::from_ref(&a)).expect("push");
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(dir.join(DEFERRED_FILE_NAME))
+            .expect("open");
+        f.write_all(b"{\"kind\":\"pa").expect("torn");
+        assert_eq!(take(&dir).expect("take"), [a]);
+    }
+
+    /// Appenders racing a drain: every line is taken exactly once.
+    #[test]
+    fn concurrent_pushes_and_takes_lose_nothing() {
+        let (_tmp, dir) = dir();
+        std::fs::create_dir_all(&dir).expect("dir");
+        let writers: Vec<_> = (0..4)
+            .map(|w| {
+                let dir = dir.clone();
+                std::thread::spawn(move || {
+                    for i in 0..200 {
+                        let item = Deferred::Path {
+                            path: format!("/w/{w}/{i}"),
+                            dir: false,
+                        };
+                        push(&dir, &[item]).expect("push");
+                    }
+                })
+            })
+            .collect();
+        let mut taken = Vec::new();
+        while writers.iter().any(|w| !w.is_finished()) {
+            taken.extend(take(&dir).expect("take"));
+        }
+        for w in writers {
+            w.join().expect("writer");
+        }
+        taken.extend(take(&dir).expect("last take"));
+        let mut paths: Vec<String> = taken
+            .into_iter()
+            .map(|d| match d {
+                Deferred::Path { path, .. } => path,
+                Deferred::Shell { .. } => unreachable!("only paths pushed"),
+            })
+            .collect();
+        paths.sort();
+        let before = paths.len();
+        paths.dedup();
+        assert_eq!((before, paths.len()), (800, 800));
+    }
+}
