@@ -40,7 +40,7 @@ impl From<SessionError> for CliError {
 /// tool and its first path argument.
 fn touch_tool(config: &Config) -> Option<(String, String)> {
     let arg_of = |args: &Vec<String>| args.first().cloned();
-    if let Some(arg) = config.touch_tools.get("read").and_then(arg_of) {
+    if let Some(arg) = config.touch_tools().get("read").and_then(arg_of) {
         return Some(("read".into(), arg));
     }
     config
@@ -462,11 +462,11 @@ mod tests {
             touch_tool(&config),
             Some(("read".into(), "file_path".into()))
         );
-        config.touch_tools = [("grep".to_owned(), vec!["path".to_owned()])]
+        config.touch_tools() = [("grep".to_owned(), vec!["path".to_owned()])]
             .into_iter()
             .collect();
         assert_eq!(touch_tool(&config), Some(("grep".into(), "path".into())));
-        config.touch_tools.clear();
+        config.touch_tools().clear();
         assert_eq!(touch_tool(&config), None);
     }
 }

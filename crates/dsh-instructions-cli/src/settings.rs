@@ -293,8 +293,8 @@ mod tests {
         let s =
             settings("agent_instructions:\n  max_bytes: 100\n  candidate_policy: all-distinct\n");
         let r = resolve(&s, &ConfigArgs::default()).expect("valid");
-        assert_eq!(r.config.max_bytes, 100);
-        assert_eq!(r.config.candidate_policy, CandidatePolicy::AllDistinct);
+        assert_eq!(r.config.max_bytes(), 100);
+        assert_eq!(r.config.candidate_policy(), CandidatePolicy::AllDistinct);
     }
 
     #[test]
@@ -329,7 +329,7 @@ mod tests {
     #[case("", ConfigArgs { preset: Some("codex".into()), ..ConfigArgs::default() }, 32_768)]
     fn precedence(#[case] text: &str, #[case] flags: ConfigArgs, #[case] want: i64) {
         let s = settings(text);
-        assert_eq!(resolve(&s, &flags).expect("valid").config.max_bytes, want);
+        assert_eq!(resolve(&s, &flags).expect("valid").config.max_bytes(), want);
     }
 
     // R-CFG-10: the settings key, the preset and the flags, flags winning.
@@ -342,7 +342,7 @@ mod tests {
     #[case("", ConfigArgs { preset: Some("gemini".into()), no_imports: true, ..ConfigArgs::default() }, false)]
     fn imports_precedence(#[case] text: &str, #[case] flags: ConfigArgs, #[case] on: bool) {
         let r = resolve(&settings(text), &flags).unwrap();
-        assert_eq!(r.config.imports, on);
+        assert_eq!(r.config.imports(), on);
     }
 
     #[test]
@@ -353,8 +353,8 @@ mod tests {
             ..ConfigArgs::default()
         };
         let r = resolve(&Settings::default(), &flags).expect("valid");
-        assert!(r.config.local_instruction_file_candidates.is_empty());
-        assert_eq!(r.config.instruction_file_candidates, ["A.md", "B.md"]);
+        assert!(r.config.local_instruction_file_candidates().is_empty());
+        assert_eq!(r.config.instruction_file_candidates(), ["A.md", "B.md"]);
         assert_eq!(r.warnings.len(), 1, "the empty entry is reported");
     }
 

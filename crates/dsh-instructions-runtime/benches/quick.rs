@@ -307,7 +307,7 @@ fn revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
 /// The configuration of the import cases: the defaults with imports on.
 fn imports_config() -> dsh_instructions_state::Config {
     let mut c = drive::config(65_536);
-    c.imports = true;
+    c.imports() = true;
     c
 }
 

@@ -232,7 +232,7 @@ fn render_transitions(
     if sections.is_empty() {
         return (String::new(), Vec::new());
     }
-    let rendered = render_dynamic(&sections, budget);
+    let rendered = render_dynamic(&sections, Budget::bytes(budget));
     let committed = pending
         .iter()
         .zip(&rendered.fates)
@@ -278,7 +278,7 @@ impl BaselinePlan {
                 content: f.text.as_deref().unwrap_or(""),
             })
             .collect();
-        let rendered = render_baseline_skipping(kind, &unread_paths, &inputs, budget);
+        let rendered = render_baseline_skipping(kind, &unread_paths, &inputs, Budget::bytes(budget));
         Self {
             unread,
             files,
@@ -521,7 +521,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 .collect();
             removes.sort_by(|a, b| section_order(&a.scope, &b.scope, config));
             let rendered = if nothing_remains {
-                render_empty_replacement(budget)
+                render_empty_replacement(Budget::bytes(budget))
             } else {
                 plan.rendered.clone()
             };

@@ -205,7 +205,7 @@ async fn gather_baseline(
     let found = find_project_root(
         gather.provider,
         cwd,
-        &config.project_root_markers,
+        &config.project_root_markers(),
         gather.cancel,
     )
     .await?;
@@ -559,7 +559,7 @@ async fn shadowed_fate(
     }
     let read = gather
         .provider
-        .read_text(abs, gather.config.max_source_bytes, gather.cancel)
+        .read_text(abs, gather.config.max_source_bytes(), gather.cancel)
         .await?;
     Ok(match read {
         ReadOutcome::Loaded(t) if is_pointer_to(&t.text, t.bytes_read, winner_name) => {

@@ -36,7 +36,7 @@ pub struct Mount {
     /// the instance then never walks for markers itself (R-DISC-2, R-RT-11).
     /// `None`: the instance finds it at its first composition.
     pub root: Option<ProjectRoot>,
-    /// The agent user-level files of `config.user_instruction_files`,
+    /// The agent user-level files of `config.user_instruction_files()`,
     /// resolved against the OS home ([`crate::open_mount`] does this and
     /// trusts their directories); a file not listed here is not loaded.
     pub user_files: Vec<UserFile>,
@@ -470,10 +470,10 @@ fn touch_of(config: &Config, cwd: &Utf8Path, exec: &ToolExecution) -> Option<Tou
     if exec.is_error || exec.cancelled {
         return None;
     }
-    if let Some(args) = config.shell_tools.get(&exec.name) {
+    if let Some(args) = config.shell_tools().get(&exec.name) {
         return shell_touch(args, cwd, exec);
     }
-    let args = config.touch_tools.get(&exec.name)?;
+    let args = config.touch_tools().get(&exec.name)?;
     let raw = args.iter().find_map(|a| {
         exec.arguments
             .get(a)?
@@ -577,7 +577,7 @@ impl Lane {
         let found = find_project_root(
             self.provider.as_ref(),
             &self.cwd,
-            &self.config.project_root_markers,
+            &self.config.project_root_markers(),
             cancel,
         )
         .await?;
@@ -890,9 +890,9 @@ mod tests {
     fn shell_config(also_a_touch_tool: bool) -> Config {
         let mut config = Config::with_max_bytes(4096);
         let command = vec!["command".to_owned()];
-        config.shell_tools.insert("Bash".into(), command.clone());
+        config.shell_tools().insert("Bash".into(), command.clone());
         if also_a_touch_tool {
-            config.touch_tools.insert("Bash".into(), command);
+            config.touch_tools().insert("Bash".into(), command);
         }
         config
     }

@@ -162,19 +162,19 @@ pub(crate) struct Layout {
 impl Layout {
     /// The layout of `config`'s lists.
     pub(crate) fn new(config: &Config) -> Self {
-        let mut names: Vec<String> = config.instruction_file_candidates.clone();
+        let mut names: Vec<String> = config.instruction_file_candidates().clone();
         let base = 0..names.len();
-        if config.claude_dir {
+        if config.claude_dir() {
             names.push(CLAUDE_DIR_FILE.to_owned());
         }
         let rule = base.end..names.len();
-        names.extend(config.fallback_instruction_file_candidates.iter().cloned());
+        names.extend(config.fallback_instruction_file_candidates().iter().cloned());
         let fallback = rule.end..names.len();
-        names.extend(config.local_instruction_file_candidates.iter().cloned());
+        names.extend(config.local_instruction_file_candidates().iter().cloned());
         let local = fallback.end..names.len();
         let blockers = 0..rule.end;
         let mut slots: Vec<(String, Rule)> = Vec::new();
-        match config.candidate_policy {
+        match config.candidate_policy() {
             CandidatePolicy::FirstWins => {
                 if !base.is_empty() || !fallback.is_empty() {
                     slots.push((
@@ -249,7 +249,7 @@ impl Layout {
     /// fallback list).
     pub(crate) fn path_gated(&self, config: &Config) -> bool {
         !self.fallback.is_empty()
-            && config.fallback_scope == dsh_instructions_state::FallbackScope::Path
+            && config.fallback_scope() == dsh_instructions_state::FallbackScope::Path
     }
 }
 
@@ -375,10 +375,10 @@ mod tests {
     #[case::every_base_loads([P, P, P, P, A], &[("AGENTS.md", "AGENTS.md"), ("CLAUDE.md", "CLAUDE.md"), ("claude-dir", ".claude/CLAUDE.md"), ("GEMINI.md", "-"), ("CLAUDE.local.md", "-")])]
     fn all_distinct_with_fallback(#[case] classes: [ProbeClass; 5], #[case] want: &[(&str, &str)]) {
         let mut c = Config::with_max_bytes(1);
-        c.candidate_policy = CandidatePolicy::AllDistinct;
-        c.claude_dir = true;
-        c.fallback_instruction_file_candidates = vec!["GEMINI.md".into()];
-        c.local_instruction_file_candidates = vec!["CLAUDE.local.md".into()];
+        c.candidate_policy() = CandidatePolicy::AllDistinct;
+        c.claude_dir() = true;
+        c.fallback_instruction_file_candidates() = vec!["GEMINI.md".into()];
+        c.local_instruction_file_candidates() = vec!["CLAUDE.local.md".into()];
         assert_eq!(winners(&c, &classes, Gate::Open), w(want));
     }
 
@@ -405,11 +405,11 @@ mod tests {
     #[case::empty(&[])]
     fn slot_order_is_the_section_order(#[case] base: &[&str], #[values(false, true)] fw: bool) {
         let mut c = Config::with_max_bytes(1);
-        c.instruction_file_candidates = base.iter().map(|s| (*s).to_owned()).collect();
-        c.claude_dir = true;
-        c.fallback_instruction_file_candidates = vec!["AGENTS.override.md".into()];
+        c.instruction_file_candidates() = base.iter().map(|s| (*s).to_owned()).collect();
+        c.claude_dir() = true;
+        c.fallback_instruction_file_candidates() = vec!["AGENTS.override.md".into()];
         if !fw {
-            c.candidate_policy = CandidatePolicy::AllDistinct;
+            c.candidate_policy() = CandidatePolicy::AllDistinct;
         }
         let keys: Vec<dsh_instructions_state::ScopeKey> = Layout::new(&c)
             .slots
@@ -424,7 +424,7 @@ mod tests {
     #[test]
     fn directory_scope_is_not_path_gated() {
         let mut c = claude();
-        c.fallback_scope = FallbackScope::Directory;
+        c.fallback_scope() = FallbackScope::Directory;
         assert!(!Layout::new(&c).path_gated(&c));
     }
 }

@@ -207,7 +207,7 @@ async fn a_small_budget_baseline_reads_at_most_budget_plus_one_file_per_candidat
     let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
     let dirs = chain(&fs, 31, 4096);
     let mut config = Config::with_max_bytes(8192);
-    config.max_source_bytes = 8192;
+    config.max_source_bytes() = 8192;
     let mut s = Session::mount(&fs, dirs[31].as_str(), config);
     s.prompt().await.expect("a budgeted baseline enters");
     let bytes = fs.counters().bytes_read;
@@ -222,7 +222,7 @@ async fn show_under_a_small_budget_reads_at_most_budget_plus_one_file_per_candid
     let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
     let dirs = chain(&fs, 31, 4096);
     let mut config = Config::with_max_bytes(8192);
-    config.max_source_bytes = 8192;
+    config.max_source_bytes() = 8192;
     let seen = dsh_instructions_runtime::inspect(
         &fs,
         &config,
@@ -264,7 +264,7 @@ async fn a_stale_probe_size_changes_nothing_a_budgeted_baseline_shows() {
             );
         }
         let mut config = Config::with_max_bytes(6144);
-        config.max_source_bytes = 8192;
+        config.max_source_bytes() = 8192;
         dsh_instructions_runtime::inspect(
             &fs,
             &config,
@@ -350,7 +350,7 @@ async fn a_shadowed_sibling_is_read_only_when_it_can_be_a_pointer(
 /// The defaults with `@path` imports on (R-CFG-10).
 fn with_imports(max_bytes: i64) -> Config {
     let mut c = Config::with_max_bytes(max_bytes);
-    c.imports = true;
+    c.imports() = true;
     c
 }
 

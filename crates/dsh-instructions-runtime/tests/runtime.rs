@@ -541,7 +541,7 @@ async fn cancelled_pre_step_returns_promptly_and_changes_nothing_r_disc_8() {
 #[tokio::test]
 async fn all_distinct_loads_every_candidate_and_dedups_links_r_cfg_7_r_disc_3() {
     let mut config = Config::with_max_bytes(65_536);
-    config.candidate_policy = dsh_instructions_state::CandidatePolicy::AllDistinct;
+    config.candidate_policy() = dsh_instructions_state::CandidatePolicy::AllDistinct;
     let mut w = World::with_config(
         &[
             ("/repo/AGENTS.md", "agents"),
@@ -747,7 +747,7 @@ async fn a_budgeted_baseline_reads_only_what_it_can_keep_issue_7() {
         .map(|(p, c)| (p.as_str(), c.as_str()))
         .collect();
     let mut config = Config::with_max_bytes(8_192);
-    config.max_source_bytes = 8_192;
+    config.max_source_bytes() = 8_192;
     let mut w = World::with_config(&refs, &dir, Some(config));
     let m = w
         .prompt("hi")

@@ -287,7 +287,7 @@ impl Soak {
     fn faulted(&self) -> bool {
         self.files
             .values()
-            .any(|n| n.unavailable(self.config.max_source_bytes))
+            .any(|n| n.unavailable(self.config.max_source_bytes()))
             || self.links.keys().any(|l| self.resolve(l).is_err())
     }
 
@@ -368,7 +368,7 @@ impl Soak {
         let mut node = self.files[&path].clone();
         node.stale = Some(if self.rng.chance(30) {
             // Over the cap by metadata: unavailable.
-            self.config.max_source_bytes + 1 + self.rng.below(100) as u64
+            self.config.max_source_bytes() + 1 + self.rng.below(100) as u64
         } else {
             self.rng.below(node.bytes.len() + 5) as u64
         });
@@ -614,7 +614,7 @@ impl Soak {
     /// First-wins (R-DISC-5): the slot is unavailable when a candidate
     /// before the first cleanly present one cannot be classified.
     fn slot_unavailable(&self, scope: &ScopeKey) -> bool {
-        let cap = self.config.max_source_bytes;
+        let cap = self.config.max_source_bytes();
         for member in self.slot_members(scope) {
             match self.resolve(&member) {
                 Err(()) => return true,
@@ -802,7 +802,7 @@ impl Soak {
                     .collect();
                 eprintln!(
                     "step {step} op {op} cfg {} files {files:?} links {:?} inbox {:?}",
-                    self.config.max_bytes,
+                    self.config.max_bytes(),
                     self.links,
                     self.host.inbox().first().map(|m| &m.source.changes)
                 );
