@@ -33,7 +33,11 @@ impl Budget {
 
     /// The configuration's signed reading (R-CFG-2): `<= 0` disables.
     pub const fn from_signed(n: i64) -> Self {
-        if n <= 0 { Self::DISABLED } else { Self(n as u64) }
+        if n <= 0 {
+            Self::DISABLED
+        } else {
+            Self(n as u64)
+        }
     }
 
     /// The byte count, or `None` when loading is disabled.

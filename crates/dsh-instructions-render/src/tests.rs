@@ -200,7 +200,10 @@ fn empty_inputs(#[case] kind: BaselineKind, #[case] max: u64, #[case] want: &str
 
 #[test]
 fn dynamic_empty_list_renders_nothing() {
-    assert_eq!(render_dynamic(&[], Budget::bytes(10_000)), budget::nothing(0));
+    assert_eq!(
+        render_dynamic(&[], Budget::bytes(10_000)),
+        budget::nothing(0)
+    );
 }
 
 #[rstest]
@@ -336,7 +339,11 @@ fn step3_compact_whole_file_has_no_notice() {
     let expected = frame(&format!(
         "{COMPACT}\n\nInstructions from: AGENTS.md\n\ntiny"
     ));
-    let out = render_baseline(BaselineKind::Normal, &files, Budget::bytes(expected.len() as u64));
+    let out = render_baseline(
+        BaselineKind::Normal,
+        &files,
+        Budget::bytes(expected.len() as u64),
+    );
     assert_eq!(out.text, expected);
     assert_eq!(out.fates, [Fate::Included]);
     assert_eq!(out.notice, None);
@@ -367,9 +374,17 @@ fn empty_file_budget_boundary(#[case] short: u64, #[case] intro: IntroUsed) {
     assert_eq!(out.notice, None);
     assert_eq!(out.intro, intro);
     // The compact render is also the smallest budget that still holds it.
-    let smallest = render_baseline(BaselineKind::Normal, &files, Budget::bytes(compact.len() as u64));
+    let smallest = render_baseline(
+        BaselineKind::Normal,
+        &files,
+        Budget::bytes(compact.len() as u64),
+    );
     assert_eq!(smallest.text, compact);
-    let below = render_baseline(BaselineKind::Normal, &files, Budget::bytes(compact.len() as u64 - 1));
+    let below = render_baseline(
+        BaselineKind::Normal,
+        &files,
+        Budget::bytes(compact.len() as u64 - 1),
+    );
     assert_eq!(below.fates, [Fate::Omitted]);
 }
 
@@ -518,7 +533,10 @@ fn cuts_on_char_boundaries(
     let content = unit.repeat(100);
     let content = content.as_str();
     let (max, _) = replace_cut(content, kept);
-    let out = render_dynamic(&[Section::Replace { path: "p", content }], Budget::bytes(max + slack));
+    let out = render_dynamic(
+        &[Section::Replace { path: "p", content }],
+        Budget::bytes(max + slack),
+    );
     assert_eq!(
         out.fates,
         [Fate::Truncated {
@@ -540,7 +558,10 @@ fn single_multibyte_char_that_does_not_fit_is_omitted() {
     let content = content.as_str();
     let (max, _) = replace_cut(content, 4);
     for budget in [max - 3, max - 2, max - 1] {
-        let out = render_dynamic(&[Section::Replace { path: "p", content }], Budget::bytes(budget));
+        let out = render_dynamic(
+            &[Section::Replace { path: "p", content }],
+            Budget::bytes(budget),
+        );
         assert_eq!(out.fates, [Fate::Omitted]);
         assert!(out.text.contains("omitted p"), "{}", out.text);
         assert!(!out.text.contains("Updated instructions"));
@@ -554,7 +575,13 @@ fn escape_inside_cut_costs_one_byte_only_when_whole() {
     let content = content.as_str();
     let (max, text) = replace_cut(content, 18);
     assert!(text.contains("\n\nab</system-reminde\n</system-reminder>"));
-    let cut = |budget| render_dynamic(&[Section::Replace { path: "p", content }], Budget::bytes(budget)).fates[0];
+    let cut = |budget| {
+        render_dynamic(
+            &[Section::Replace { path: "p", content }],
+            Budget::bytes(budget),
+        )
+        .fates[0]
+    };
     assert_eq!(
         cut(max + 1),
         Fate::Truncated {
@@ -569,7 +596,10 @@ fn escape_inside_cut_costs_one_byte_only_when_whole() {
             kept: 19
         }
     );
-    let out = render_dynamic(&[Section::Replace { path: "p", content }], Budget::bytes(max + 2));
+    let out = render_dynamic(
+        &[Section::Replace { path: "p", content }],
+        Budget::bytes(max + 2),
+    );
     assert!(
         out.text
             .ends_with("\n\nab<\\/system-reminder\n</system-reminder>")
@@ -582,7 +612,10 @@ fn kept_digit_count_is_accounted_exactly() {
     // keeping 9, so the longest fitting prefix is 9, one byte under B.
     let content = LONG;
     let (max9, _) = replace_cut(content, 9);
-    let out = render_dynamic(&[Section::Replace { path: "p", content }], Budget::bytes(max9 + 1));
+    let out = render_dynamic(
+        &[Section::Replace { path: "p", content }],
+        Budget::bytes(max9 + 1),
+    );
     assert_eq!(
         out.fates,
         [Fate::Truncated {
@@ -591,7 +624,10 @@ fn kept_digit_count_is_accounted_exactly() {
         }]
     );
     assert_eq!(out.len() as u64, max9);
-    let out = render_dynamic(&[Section::Replace { path: "p", content }], Budget::bytes(max9 + 2));
+    let out = render_dynamic(
+        &[Section::Replace { path: "p", content }],
+        Budget::bytes(max9 + 2),
+    );
     assert_eq!(
         out.fates,
         [Fate::Truncated {

@@ -3,8 +3,8 @@
 //! describes.
 
 use dsh_instructions_render::{
-    Budget,
-    BaselineFile, BaselineKind, Section, render_baseline, render_dynamic, render_empty_replacement,
+    BaselineFile, BaselineKind, Budget, Section, render_baseline, render_dynamic,
+    render_empty_replacement,
 };
 
 const DOC: &str = include_str!("../../../docs/prompt-shape.md");
@@ -32,8 +32,9 @@ fn text_blocks(doc: &str) -> Vec<&str> {
 
 /// The doc's examples, in the doc's order.
 fn examples() -> Vec<String> {
-    let normal =
-        |files: &[BaselineFile<'_>], max| render_baseline(BaselineKind::Normal, files, Budget::bytes(max)).text;
+    let normal = |files: &[BaselineFile<'_>], max| {
+        render_baseline(BaselineKind::Normal, files, Budget::bytes(max)).text
+    };
     let dynamic = |sections: &[Section<'_>]| render_dynamic(sections, Budget::bytes(65_536)).text;
     let set_pkg = Section::SetProject {
         path: P.path,

@@ -8,8 +8,8 @@
 //! (R-REN-7).
 
 use dsh_instructions_render::{
-    Budget,
-    BaselineFile, BaselineKind, Fate, Rendered, Section, escape, render_baseline, render_dynamic,
+    BaselineFile, BaselineKind, Budget, Fate, Rendered, Section, escape, render_baseline,
+    render_dynamic,
 };
 use proptest::prelude::*;
 

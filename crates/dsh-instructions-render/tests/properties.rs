@@ -3,9 +3,8 @@
 //! it) that the linear implementation must agree with exactly.
 
 use dsh_instructions_render::{
-    Budget,
-    BaselineFile, BaselineKind, Fate, IntroUsed, Rendered, Section, escape, render_baseline,
-    render_dynamic,
+    BaselineFile, BaselineKind, Budget, Fate, IntroUsed, Rendered, Section, escape,
+    render_baseline, render_dynamic,
 };
 use proptest::prelude::*;
 

@@ -444,9 +444,11 @@ mod tests {
         for (path, text) in files {
             fs.insert((*path).into(), MemNode::file(*text));
         }
-        let mut config = dsh_instructions_state::Config::with_max_bytes(65_536);
-        config.imports() = true;
-        config.max_source_bytes() = max_source_bytes;
+        let config: dsh_instructions_state::ConfigInput = serde_json::from_value(
+            serde_json::json!({"max_bytes": 65_536, "imports": true, "max_source_bytes": max_source_bytes}),
+        )
+        .expect("config input");
+        let config = config.resolve().expect("valid").config;
         let cancel = CancellationToken::new();
         let c = ctx(HomeLabel::Default);
         let g = Gather {

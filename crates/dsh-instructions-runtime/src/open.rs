@@ -243,9 +243,14 @@ pub async fn open_mount(
     // A zero budget (R-CFG-2) still opens the provider: the instance is a
     // no-op (R-RT-9), while `inspect` can report what would have loaded.
     let walker = factory.marker_walker()?;
-    let root = find_project_root(walker.as_ref(), &cwd, &config.project_root_markers(), cancel)
-        .await
-        .map_err(|_| OpenError::Cancelled)?;
+    let root = find_project_root(
+        walker.as_ref(),
+        &cwd,
+        &config.project_root_markers(),
+        cancel,
+    )
+    .await
+    .map_err(|_| OpenError::Cancelled)?;
     let user_files = user_files(&config.user_instruction_files(), &spec.env);
     // Each user-level file's directory is trusted, for that file and its
     // imports (R-DISC-7, R-HOOK-4): nothing else of the OS home is.
@@ -383,7 +388,7 @@ mod tests {
     #[tokio::test]
     async fn home_comes_from_the_configured_dsh_home() {
         let mut config = input(&[".git"]);
-        config.dsh_home() = Some("~/rules".into());
+        config.dsh_home = Some("~/rules".into());
         let mut spec = SessionSpec::new("/w/repo", Some(config), env());
         spec.extra_roots = vec!["/opt/shared".into(), "/w/repo".into()];
         let opened = open(&spec).await.expect("opens");

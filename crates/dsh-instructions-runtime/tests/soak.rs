@@ -120,11 +120,17 @@ fn home() -> DshHome {
 
 fn configs() -> Vec<Config> {
     let big = Config::with_max_bytes(65_536);
-    let mut tight = Config::with_max_bytes(700);
-    tight.max_source_bytes = 64;
+    let resolve = |v: serde_json::Value| {
+        serde_json::from_value::<dsh_instructions_state::ConfigInput>(v)
+            .expect("config input")
+            .resolve()
+            .expect("valid config")
+            .config
+    };
+    let tight = resolve(serde_json::json!({"max_bytes": 700, "max_source_bytes": 64}));
     let tiny = Config::with_max_bytes(200);
-    let mut distinct = Config::with_max_bytes(65_536);
-    distinct.candidate_policy = dsh_instructions_state::CandidatePolicy::AllDistinct;
+    let distinct =
+        resolve(serde_json::json!({"max_bytes": 65_536, "candidate_policy": "all-distinct"}));
     vec![big, tight, tiny, distinct]
 }
 
@@ -633,7 +639,7 @@ impl Soak {
             return;
         }
         let ctx = self.ctx();
-        let budget = self.config.budget().unwrap_or(0) as usize;
+        let budget = self.config.max_bytes().max_bytes() as usize;
         assert!(!m.parts.is_empty(), "{ctx}: empty workspace message");
         for part in &m.parts {
             assert!(

@@ -527,7 +527,7 @@ impl NumberInput {
 /// let input: ConfigInput =
 ///     serde_json::from_str(r#"{"preset": "claude", "max_bytes": 1000}"#).unwrap();
 /// let resolved = input.resolve().unwrap();
-/// assert_eq!(resolved.config.max_bytes, 1000); // explicit wins over the preset
+/// assert_eq!(resolved.config.instruction_file_candidates(), ["CLAUDE.md"]);
 /// assert_eq!(resolved.config.max_bytes(), dsh_instructions_state::Budget::bytes(1000)); // explicit wins over the preset
 /// assert!(resolved.warnings.is_empty());
 /// ```
@@ -795,9 +795,11 @@ fn resolve_max_bytes(n: NumberInput) -> Result<Budget, ConfigError> {
         .ok_or_else(|| invalid("max_bytes", EXPECTED, n))?;
     // A budget above i64::MAX can never be exhausted; saturating keeps the
     // meaning ("effectively unlimited but explicit") without an error.
-    Ok(Budget::from_signed(
-        i64::try_from(v).unwrap_or(if v > 0 { i64::MAX } else { i64::MIN }),
-    ))
+    Ok(Budget::from_signed(i64::try_from(v).unwrap_or(if v > 0 {
+        i64::MAX
+    } else {
+        i64::MIN
+    })))
 }
 
 /// R-CFG-3: a positive integer, anything else is an error.
@@ -1296,7 +1298,10 @@ mod tests {
     ) {
         let c = parse(input).resolve().unwrap().config;
         assert_eq!(
-            c.shell_tools().keys().map(String::as_str).collect::<Vec<_>>(),
+            c.shell_tools()
+                .keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
             keys
         );
         assert_eq!(c.is_shell_tool("Bash"), bash_is_shell);
@@ -1350,7 +1355,10 @@ mod tests {
             max_bytes: Some(n),
             ..ConfigInput::default()
         };
-        assert_eq!(input.resolve().unwrap().config.max_bytes().enabled(), budget);
+        assert_eq!(
+            input.resolve().unwrap().config.max_bytes().enabled(),
+            budget
+        );
     }
 
     #[rstest]

@@ -38,10 +38,10 @@ mod visible;
 pub use cache::{CacheEntry, ImportKey, VersionCache};
 pub use claude::claude_transform;
 pub use config::{
-    CLAUDE_DIR_FILE, CLAUDE_MAX_IMPORT_DEPTH, CandidatePolicy, Config, ConfigError,
-    ConfigInput, ConfigWarning, ContentTransform, DEFAULT_MAX_IMPORT_DEPTH,
-    DEFAULT_MAX_SOURCE_BYTES, DEFAULT_PRESET_MAX_BYTES, FallbackScope, NumberInput, Preset,
-    ResolvedConfig, default_touch_tools, reasons, validate_names, validate_user_files,
+    CLAUDE_DIR_FILE, CLAUDE_MAX_IMPORT_DEPTH, CandidatePolicy, Config, ConfigError, ConfigInput,
+    ConfigWarning, ContentTransform, DEFAULT_MAX_IMPORT_DEPTH, DEFAULT_MAX_SOURCE_BYTES,
+    DEFAULT_PRESET_MAX_BYTES, FallbackScope, NumberInput, Preset, ResolvedConfig,
+    default_touch_tools, reasons, validate_names, validate_user_files,
 };
 pub use digest::Digest;
 /// The byte budget, defined where it is rendered and re-used here so one
