@@ -171,7 +171,7 @@ pub(crate) fn hook_budget_problems(
 /// import that should expand and does not (R-IMP-5).
 fn check_lines(seen: &Inspection) -> Vec<String> {
     let imports = seen.candidates.iter().flat_map(|c| {
-        c.imports()
+        c.imports
             .iter()
             .filter(|i| i.fate.is_problem())
             .map(move |i| {
@@ -200,7 +200,7 @@ fn candidate_line(seen: &Inspection, c: &InspectedCandidate) -> String {
             format!(
                 "{}: {why} ({})",
                 shown_path(seen, c),
-                budget_text(seen.baseline.max_bytes)
+                budget_text(seen.baseline.max_bytes.max_bytes())
             )
         }
         _ => format!("{}: {why}", shown_path(seen, c)),
@@ -348,7 +348,7 @@ fn explain_text(seen: &Inspection, config: &Config) -> String {
             let dir = c.dir.clone().unwrap_or_else(|| "(user-global)".to_owned());
             // Each loaded file's import tree follows it (R-IMP-5).
             std::iter::once((dir, shown_path(seen, c), fate_text(&c.fate))).chain(
-                c.imports()
+                c.imports
                     .iter()
                     .map(|i| (String::new(), import_row(i), import_fate_text(&i.fate))),
             )
@@ -361,7 +361,7 @@ fn explain_text(seen: &Inspection, config: &Config) -> String {
         let _ = writeln!(out, "{dir:w_dir$}  {file:w_file$}  {fate}");
     }
     out.push('\n');
-    if seen.baseline.max_bytes == 0 {
+    if seen.baseline.max_bytes.is_disabled() {
         let _ = writeln!(out, "bytes         0 ({})", budget_text(0));
     } else {
         let _ = writeln!(
@@ -428,7 +428,7 @@ fn explain_json(seen: &Inspection, config: &Config, warnings: &[String]) -> Valu
                 "local": c.local,
                 "fate": fate_json(&c.fate),
                 "problem": c.is_problem(),
-                "imports": c.imports().iter().map(|i| json!({
+                "imports": c.imports.iter().map(|i| json!({
                     "depth": i.depth,
                     "token": i.token,
                     "path": i.path,
@@ -444,7 +444,7 @@ fn explain_json(seen: &Inspection, config: &Config, warnings: &[String]) -> Valu
         "root": {"path": seen.baseline.root.as_str(), "reason": root_reason_json(&seen.baseline.root_reason)},
         "home": {"path": seen.baseline.home.path.as_str(), "label": seen.baseline.home.label.as_str()},
         "config": {
-            "max_bytes": config.max_bytes(),
+            "max_bytes": config.max_bytes().max_bytes(),
             "max_source_bytes": config.max_source_bytes(),
             "candidate_policy": config.candidate_policy().as_str(),
             "instruction_file_candidates": config.instruction_file_candidates(),
@@ -454,7 +454,7 @@ fn explain_json(seen: &Inspection, config: &Config, warnings: &[String]) -> Valu
         },
         "identity": seen.baseline.identity,
         "budget": {
-            "max_bytes": seen.baseline.max_bytes,
+            "max_bytes": seen.baseline.max_bytes.max_bytes(),
             "rendered_bytes": seen.baseline.text.len(),
             "notice": seen.baseline.notice,
         },

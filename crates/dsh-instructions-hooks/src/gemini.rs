@@ -21,7 +21,10 @@ use serde_json::Value;
 
 use crate::event::{Action, HookEvent};
 
-use super::adapter::{AdapterError, Given, summary, touch};
+use dsh_instructions_session::Record;
+
+use super::adapter::{AdapterError, Given, summary};
+use crate::touch::{shell, touch};
 
 /// Handles one Gemini CLI event over the session's log (held locked).
 pub(crate) async fn handle(
@@ -36,14 +39,12 @@ pub(crate) async fn handle(
     match &event.action {
         Action::Tool { touched, .. } => {
             let session = Session::mount(log, settings, env, &fs, &cancel).await?;
-            touch(&session, touched, true).await?;
+            touch(&session, touched, Record::Keep).await?;
             Ok((Given::Nothing, "touch recorded".to_owned()))
         }
         Action::Shell { name, command } => {
             let session = Session::mount(log, settings, env, &fs, &cancel).await?;
-            session
-                .tool(&super::adapter::shell_call(event, name, command), true)
-                .await?;
+            shell(&session, event, name, command, Record::Keep).await?;
             Ok((Given::Nothing, "shell touch recorded".to_owned()))
         }
         Action::Model => {
