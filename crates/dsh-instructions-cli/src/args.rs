@@ -366,7 +366,7 @@ mod tests {
         let Command::Show(a) = cli.command else {
             panic!("not show")
         };
-        assert_eq!(a.config.max_bytes(), want);
+        assert_eq!(a.config.max_bytes, want);
     }
 
     #[test]
@@ -389,7 +389,7 @@ mod tests {
         let (Command::Show(a) | Command::Explain(a)) = cli.command else {
             panic!("not show/explain")
         };
-        assert_eq!((a.config.imports(), a.config.no_imports), (on, off));
+        assert_eq!((a.config.imports, a.config.no_imports), (on, off));
     }
 
     #[test]

@@ -232,7 +232,7 @@ struct Mounting {
 fn rewrite_config(config: &Option<ConfigInput>, paths: &PathMap) -> Option<ConfigInput> {
     config.as_ref().map(|c| {
         let mut c = c.clone();
-        c.dsh_home() = c.dsh_home().map(|h| paths.map_home_value(&h));
+        c.dsh_home = c.dsh_home.map(|h| paths.map_home_value(&h));
         c
     })
 }

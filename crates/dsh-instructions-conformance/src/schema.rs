@@ -1615,15 +1615,15 @@ steps:
         assert_eq!(sc.providers, vec![ProviderKind::Memory]);
         let cfg = sc.config.as_ref().unwrap();
         // `.inf` reaches the state crate as written (R-CFG-2 disables loading).
-        assert!(matches!(cfg.max_bytes(), Some(NumberInput::Float(f)) if f.is_infinite()));
-        assert_eq!(cfg.max_source_bytes(), Some(NumberInput::Int(10)));
-        assert_eq!(cfg.candidate_policy(), Some(CandidatePolicy::AllDistinct));
+        assert!(matches!(cfg.max_bytes, Some(NumberInput::Float(f)) if f.is_infinite()));
+        assert_eq!(cfg.max_source_bytes, Some(NumberInput::Int(10)));
+        assert_eq!(cfg.candidate_policy, Some(CandidatePolicy::AllDistinct));
         assert_eq!(cfg.preset, Some(Preset::Codex));
-        assert_eq!(cfg.dsh_home().as_deref(), Some("~/.dsh"));
+        assert_eq!(cfg.dsh_home.as_deref(), Some("~/.dsh"));
         // R-CFG-10: the imports switch is a config key like any other.
-        assert_eq!(cfg.imports(), Some(true));
+        assert_eq!(cfg.imports, Some(true));
         assert_eq!(
-            cfg.touch_tools().as_ref().and_then(|t| t.get("grep")),
+            cfg.touch_tools.as_ref().and_then(|t| t.get("grep")),
             Some(&vec!["path".to_owned(), "glob".to_owned()])
         );
         let fs: Vec<_> = sc

@@ -464,6 +464,12 @@ mod tests {
         assert_ne!(store_id(&"x".repeat(300)), store_id(&"x".repeat(301)));
     }
 
+    fn tmp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
+        (tmp, dir)
+    }
+
     /// Concurrent invocations append to one diagnostic log: each line must
     /// reach it whole (one write per line), never interleaved with another.
     #[test]

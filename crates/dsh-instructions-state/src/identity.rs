@@ -44,11 +44,11 @@ pub fn baseline_identity(config: &Config, root_relative_to_cwd: &str) -> String 
         s,
         r#"{{"root":{},"markers":{},"max_bytes":{},"max_source_bytes":{},"instruction_file_candidates":{},"local_instruction_file_candidates":{},"policy":{},{}"schema":{}}}"#,
         json_str(root_relative_to_cwd),
-        json_list(&config.project_root_markers()),
+        json_list(config.project_root_markers()),
         config.max_bytes(),
         config.max_source_bytes(),
-        json_list(&config.instruction_file_candidates()),
-        json_list(&config.local_instruction_file_candidates()),
+        json_list(config.instruction_file_candidates()),
+        json_list(config.local_instruction_file_candidates()),
         json_str(config.candidate_policy().as_str()),
         extra_members(config),
         SCHEMA,
@@ -77,7 +77,7 @@ fn extra_members(config: &Config) -> String {
         let _ = write!(
             s,
             r#""fallback_instruction_file_candidates":{},"fallback_scope":{},"#,
-            json_list(&config.fallback_instruction_file_candidates()),
+            json_list(config.fallback_instruction_file_candidates()),
             json_str(config.fallback_scope().as_str()),
         );
     }
@@ -92,7 +92,7 @@ fn extra_members(config: &Config) -> String {
         let _ = write!(
             s,
             r#""user_instruction_files":{},"#,
-            json_list(&config.user_instruction_files())
+            json_list(config.user_instruction_files())
         );
     }
     s
