@@ -4,8 +4,7 @@
 #![no_main]
 
 use dsh_instructions_render::{
-    Budget,
-    BaselineFile, BaselineKind, Rendered, Section, render_baseline, render_dynamic,
+    BaselineFile, BaselineKind, Budget, Rendered, Section, render_baseline, render_dynamic,
 };
 use libfuzzer_sys::fuzz_target;
 
