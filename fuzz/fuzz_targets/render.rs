@@ -4,7 +4,7 @@
 #![no_main]
 
 use dsh_instructions_render::{
-    BaselineFile, BaselineKind, Rendered, Section, render_baseline, render_dynamic,
+    BaselineFile, BaselineKind, Budget, Rendered, Section, render_baseline, render_dynamic,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -49,7 +49,7 @@ fuzz_target!(|data: &[u8]| {
     } else {
         BaselineKind::Replacement
     };
-    check(&render_baseline(kind, &files, max), max, files.len());
+    check(&render_baseline(kind, &files, Budget::bytes(max)), max, files.len());
 
     let sections: Vec<Section<'_>> = pairs
         .iter()
@@ -72,5 +72,5 @@ fuzz_target!(|data: &[u8]| {
             },
         )
         .collect();
-    check(&render_dynamic(&sections, max), max, sections.len());
+    check(&render_dynamic(&sections, Budget::bytes(max)), max, sections.len());
 });

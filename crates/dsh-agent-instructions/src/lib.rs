@@ -7,10 +7,10 @@
 //!
 //! | to | use |
 //! |---|---|
-//! | keep a persisted session (the production path) | [`SessionStore`], [`SessionSettings`], [`Session`] |
+//! | keep a persisted session (the production path) | [`SessionStore`], [`SessionSettings`], [`Session`], [`Record`] |
 //! | mount on a real directory (R-RT-11) | [`open_mount`] with a [`SessionSpec`], [`CapStd`] and [`ambient_authority`] |
-//! | run the adapter over your own host | [`Instance`], [`Host`], [`Decision`], [`BatchItem`], [`ToolExecution`], [`SessionEvent`] |
-//! | configure | [`ConfigInput`], [`Preset`], [`Config`] |
+//! | run the adapter over your own host | [`Instance`], [`Host`], [`Decision`], [`BatchItem`], [`ToolExecution`], [`TouchKind`], [`SessionEvent`] |
+//! | configure | [`ConfigInput`], [`Preset`], [`Config`], [`Budget`] |
 //! | show a person what loads and why | [`inspect`], [`preview`] |
 //! | test without a filesystem | [`MemoryProvider`], [`MemNode`], [`MemoryHost`] |
 //!
@@ -23,8 +23,8 @@
 //!
 //! ```
 //! use dsh_agent_instructions::{
-//!     ambient_authority, CancellationToken, CapStd, ConfigInput, HomeEnv, Preset, Session,
-//!     SessionSettings, SessionStore, ToolExecution,
+//!     ambient_authority, CancellationToken, CapStd, ConfigInput, HomeEnv, Preset, Record, Session,
+//!     SessionSettings, SessionStore, TouchKind,
 //! };
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
@@ -50,15 +50,7 @@
 //! assert!(baseline.joined_text().contains("Instructions from: AGENTS.md\n\nRun the tests."));
 //!
 //! // A tool read below the cwd: the nested file enters at the continuation.
-//! let read = ToolExecution {
-//!     name: "read".into(),
-//!     arguments: serde_json::json!({ "file_path": "pkg/index.ts" }),
-//!     token: "t1".into(),
-//!     parent: None,
-//!     is_error: false,
-//!     cancelled: false,
-//! };
-//! session.tool(&read, true).await?;
+//! session.touch("pkg/index.ts".into(), TouchKind::Read, Record::Keep).await?;
 //! let set = session.step_end(&cancel).await?.expect("a set");
 //! assert_eq!(set.source.changes[0].path, "pkg/AGENTS.md");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -114,11 +106,13 @@ pub use dsh_instructions_discovery::{
 pub use dsh_instructions_runtime::{
     BatchEntry, BatchItem, CandidateFate, CapStd, Decision, Host, InspectedCandidate, Inspection,
     Instance, MemoryHost, Mount, MountError, OpenError, Opened, PreStepOutcome, Preview,
-    ProviderFactory, SessionEvent, SessionSpec, ToolExecution, WorkspaceMessage, inspect,
-    open_mount, preview,
+    ProviderFactory, SessionEvent, SessionSpec, ToolExecution, TouchKind, WorkspaceMessage,
+    inspect, open_mount, preview,
 };
-pub use dsh_instructions_session::{LogHost, Session, SessionError, SessionSettings, SessionStore};
+pub use dsh_instructions_session::{
+    LogHost, Record, Session, SessionError, SessionSettings, SessionStore,
+};
 pub use dsh_instructions_state::{
-    Action, CandidatePolicy, Change, Config, ConfigError, ConfigInput, ConfigWarning, Preset,
-    TypedSource,
+    Action, Budget, CandidatePolicy, Change, Config, ConfigError, ConfigInput, ConfigWarning,
+    Preset, TypedSource,
 };

@@ -200,7 +200,7 @@ fn candidate_line(seen: &Inspection, c: &InspectedCandidate) -> String {
             format!(
                 "{}: {why} ({})",
                 shown_path(seen, c),
-                budget_text(seen.baseline.max_bytes)
+                budget_text(seen.baseline.max_bytes.max_bytes())
             )
         }
         _ => format!("{}: {why}", shown_path(seen, c)),
@@ -334,10 +334,10 @@ fn explain_text(seen: &Inspection, config: &Config) -> String {
     let _ = writeln!(
         out,
         "policy        {}; candidates [{}]; local [{}]{}",
-        config.candidate_policy,
-        config.instruction_file_candidates.join(", "),
-        config.local_instruction_file_candidates.join(", "),
-        if config.imports { "; imports on" } else { "" }
+        config.candidate_policy(),
+        config.instruction_file_candidates().join(", "),
+        config.local_instruction_file_candidates().join(", "),
+        if config.imports() { "; imports on" } else { "" }
     );
     out.push('\n');
 
@@ -361,7 +361,7 @@ fn explain_text(seen: &Inspection, config: &Config) -> String {
         let _ = writeln!(out, "{dir:w_dir$}  {file:w_file$}  {fate}");
     }
     out.push('\n');
-    if seen.baseline.max_bytes == 0 {
+    if seen.baseline.max_bytes.is_disabled() {
         let _ = writeln!(out, "bytes         0 ({})", budget_text(0));
     } else {
         let _ = writeln!(
@@ -444,17 +444,17 @@ fn explain_json(seen: &Inspection, config: &Config, warnings: &[String]) -> Valu
         "root": {"path": seen.baseline.root.as_str(), "reason": root_reason_json(&seen.baseline.root_reason)},
         "home": {"path": seen.baseline.home.path.as_str(), "label": seen.baseline.home.label.as_str()},
         "config": {
-            "max_bytes": config.max_bytes,
-            "max_source_bytes": config.max_source_bytes,
-            "candidate_policy": config.candidate_policy.as_str(),
-            "instruction_file_candidates": config.instruction_file_candidates,
-            "local_instruction_file_candidates": config.local_instruction_file_candidates,
-            "project_root_markers": config.project_root_markers,
-            "imports": config.imports,
+            "max_bytes": config.max_bytes().max_bytes(),
+            "max_source_bytes": config.max_source_bytes(),
+            "candidate_policy": config.candidate_policy().as_str(),
+            "instruction_file_candidates": config.instruction_file_candidates(),
+            "local_instruction_file_candidates": config.local_instruction_file_candidates(),
+            "project_root_markers": config.project_root_markers(),
+            "imports": config.imports(),
         },
         "identity": seen.baseline.identity,
         "budget": {
-            "max_bytes": seen.baseline.max_bytes,
+            "max_bytes": seen.baseline.max_bytes.max_bytes(),
             "rendered_bytes": seen.baseline.text.len(),
             "notice": seen.baseline.notice,
         },

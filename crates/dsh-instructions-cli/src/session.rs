@@ -11,14 +11,15 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use camino::Utf8Path;
 use dsh_instructions_discovery::{CancellationToken, ambient_authority};
-use dsh_instructions_runtime::{CapStd, ToolExecution, WorkspaceMessage};
+use dsh_instructions_runtime::{CapStd, TouchKind, WorkspaceMessage};
 use dsh_instructions_session::{
-    Session, SessionError, SessionSettings, SessionStore, typed_source,
+    Record, Session, SessionError, SessionSettings, SessionStore, typed_source,
 };
-use dsh_instructions_state::{Config, TypedSource};
+use dsh_instructions_state::TypedSource;
 use dsh_session_log::{self as slog, Event, EventKind, OpenReport};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::args::{ConfigArgs, SessionCommand};
 use crate::describe::{source_summary, tool_outcome};
@@ -33,20 +34,6 @@ impl From<SessionError> for CliError {
             other => Self::new(other.to_string()),
         }
     }
-}
-
-/// The tool and argument a `touch` records: `read`/`file_path` when the
-/// configured touch tools have it (the default), else the first configured
-/// tool and its first path argument.
-fn touch_tool(config: &Config) -> Option<(String, String)> {
-    let arg_of = |args: &Vec<String>| args.first().cloned();
-    if let Some(arg) = config.touch_tools.get("read").and_then(arg_of) {
-        return Some(("read".into(), arg));
-    }
-    config
-        .touch_tools
-        .iter()
-        .find_map(|(tool, args)| arg_of(args).map(|a| (tool.clone(), a)))
 }
 
 fn print_repairs(report: &OpenReport) {
@@ -71,10 +58,9 @@ fn print_repairs(report: &OpenReport) {
     }
 }
 
-/// An open session and the configuration it runs under.
+/// An open session.
 struct Open {
     session: Session,
-    config: Config,
 }
 
 async fn open(setup: &Setup, id: &str, flags: &ConfigArgs) -> Result<Open, CliError> {
@@ -94,7 +80,8 @@ async fn open(setup: &Setup, id: &str, flags: &ConfigArgs) -> Result<Open, CliEr
         // A session from before settings were kept: the flags and settings.yaml.
         None => setup.input.clone(),
     };
-    let config = settings::resolve_input(input.clone())?.config;
+    // Validated here so a bad flag is named as one (R-CLI-5).
+    settings::resolve_input(input.clone())?;
     let mut trust = stored.trust;
     trust.extend(setup::extra_roots(&setup.env, flags)?);
     let (log, report) = store.open(id)?;
@@ -117,7 +104,7 @@ async fn open(setup: &Setup, id: &str, flags: &ConfigArgs) -> Result<Open, CliEr
         &CancellationToken::new(),
     )
     .await?;
-    Ok(Open { session, config })
+    Ok(Open { session })
 }
 
 fn print_message(message: Option<&WorkspaceMessage>, what: &str) {
@@ -207,22 +194,13 @@ async fn prompt(o: Open, text: String) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Records a successful read of `path` and prints the pending message.
+/// Records a successful read of `path` (a typed touch kept in the log,
+/// whatever `touch_tools` says) and prints the pending message.
 async fn touch(o: Open, path: String) -> Result<(), CliError> {
-    let Some((tool, arg)) = touch_tool(&o.config) else {
-        return Err(CliError::new(
-            "touch_tools is empty: no tool counts as a touch",
-        ));
-    };
-    let exec = ToolExecution {
-        name: tool,
-        arguments: json!({ arg: path }),
-        token: format!("cli-{}", slog::new_session_id()),
-        parent: None,
-        is_error: false,
-        cancelled: false,
-    };
-    let pending = o.session.tool(&exec, true).await?;
+    let pending = o
+        .session
+        .touch(Utf8Path::new(&path), TouchKind::Read, Record::Keep)
+        .await?;
     print_message(pending.as_ref(), "pending");
     Ok(())
 }
@@ -398,6 +376,7 @@ fn log(id: &str, home: Option<&Path>, full: bool) -> Result<ExitCode, CliError> 
 mod tests {
     use super::*;
     use rstest::rstest;
+    use serde_json::json;
 
     fn ev(seq: u64, kind: EventKind) -> Event {
         Event { seq, kind }
@@ -453,20 +432,5 @@ mod tests {
         let events = vec![ev(1, ws(true)), ev(2, foreign)];
         assert_eq!(typed_source(&events[1]), None);
         assert_eq!(compaction_targets(&events, false, false), vec![1]);
-    }
-
-    #[test]
-    fn touch_prefers_read() {
-        let mut config = Config::with_max_bytes(10);
-        assert_eq!(
-            touch_tool(&config),
-            Some(("read".into(), "file_path".into()))
-        );
-        config.touch_tools = [("grep".to_owned(), vec!["path".to_owned()])]
-            .into_iter()
-            .collect();
-        assert_eq!(touch_tool(&config), Some(("grep".into(), "path".into())));
-        config.touch_tools.clear();
-        assert_eq!(touch_tool(&config), None);
     }
 }

@@ -226,7 +226,16 @@ fn flag_of(field: &str) -> String {
     }
 }
 
-fn overlay(mut input: ConfigInput, flags: &ConfigArgs) -> Result<ConfigInput, CliError> {
+/// The flags as a configuration layer, laid over `input` with the state
+/// crate's one overlay ([`ConfigInput::overlay`]: a given flag replaces the
+/// field; `--preset` resets no field of the file, decision 0026).
+fn overlay(input: ConfigInput, flags: &ConfigArgs) -> Result<ConfigInput, CliError> {
+    Ok(input.overlay(flags_input(flags)?))
+}
+
+/// The configuration fields the flags set.
+fn flags_input(flags: &ConfigArgs) -> Result<ConfigInput, CliError> {
+    let mut input = ConfigInput::default();
     if let Some(n) = flags.max_bytes {
         input.max_bytes = Some(NumberInput::Int(n));
     }
@@ -272,6 +281,7 @@ fn overlay(mut input: ConfigInput, flags: &ConfigArgs) -> Result<ConfigInput, Cl
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dsh_instructions_state::Budget;
     use rstest::rstest;
 
     fn settings(text: &str) -> Settings {
@@ -293,8 +303,8 @@ mod tests {
         let s =
             settings("agent_instructions:\n  max_bytes: 100\n  candidate_policy: all-distinct\n");
         let r = resolve(&s, &ConfigArgs::default()).expect("valid");
-        assert_eq!(r.config.max_bytes, 100);
-        assert_eq!(r.config.candidate_policy, CandidatePolicy::AllDistinct);
+        assert_eq!(r.config.max_bytes(), Budget::bytes(100));
+        assert_eq!(r.config.candidate_policy(), CandidatePolicy::AllDistinct);
     }
 
     #[test]
@@ -329,7 +339,10 @@ mod tests {
     #[case("", ConfigArgs { preset: Some("codex".into()), ..ConfigArgs::default() }, 32_768)]
     fn precedence(#[case] text: &str, #[case] flags: ConfigArgs, #[case] want: i64) {
         let s = settings(text);
-        assert_eq!(resolve(&s, &flags).expect("valid").config.max_bytes, want);
+        assert_eq!(
+            resolve(&s, &flags).expect("valid").config.max_bytes(),
+            Budget::from_signed(want)
+        );
     }
 
     // R-CFG-10: the settings key, the preset and the flags, flags winning.
@@ -342,7 +355,7 @@ mod tests {
     #[case("", ConfigArgs { preset: Some("gemini".into()), no_imports: true, ..ConfigArgs::default() }, false)]
     fn imports_precedence(#[case] text: &str, #[case] flags: ConfigArgs, #[case] on: bool) {
         let r = resolve(&settings(text), &flags).unwrap();
-        assert_eq!(r.config.imports, on);
+        assert_eq!(r.config.imports(), on);
     }
 
     #[test]
@@ -353,8 +366,8 @@ mod tests {
             ..ConfigArgs::default()
         };
         let r = resolve(&Settings::default(), &flags).expect("valid");
-        assert!(r.config.local_instruction_file_candidates.is_empty());
-        assert_eq!(r.config.instruction_file_candidates, ["A.md", "B.md"]);
+        assert!(r.config.local_instruction_file_candidates().is_empty());
+        assert_eq!(r.config.instruction_file_candidates(), ["A.md", "B.md"]);
         assert_eq!(r.warnings.len(), 1, "the empty entry is reported");
     }
 

@@ -74,7 +74,7 @@ pub(crate) fn load(flags: &ConfigArgs) -> Result<Setup, CliError> {
     for w in &resolved.warnings {
         err!("dsh-instructions: warning: {w}");
     }
-    let home = resolve_dsh_home(resolved.config.dsh_home.as_deref(), &env)?;
+    let home = resolve_dsh_home(resolved.config.dsh_home(), &env)?;
     Ok(Setup {
         env,
         config: resolved.config,

@@ -636,7 +636,8 @@ fn a_touch_finds_a_new_directory_and_step_end_enters_it() {
     let log = t.run(&["session", "log", &id]);
     let text = stdout(&log);
     assert!(
-        text.contains("tool read {\"file_path\":\"sub/main.rs\"} ok"),
+        // A typed touch kept in the log (decision 0027).
+        text.contains("tool touch {\"path\":\"sub/main.rs\",\"kind\":\"read\"} ok"),
         "{text}"
     );
     assert!(

@@ -110,7 +110,7 @@ async fn runtime_mount(spec: &MountSpec) -> Result<(Mount, BTreeMap<String, Vec<
     let touch_tools = mount
         .config
         .as_ref()
-        .map(|c| c.touch_tools.clone())
+        .map(|c| c.touch_tools().clone())
         .unwrap_or_default();
     Ok((mount, touch_tools))
 }

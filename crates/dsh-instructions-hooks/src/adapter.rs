@@ -14,16 +14,19 @@ use std::time::{Duration, Instant};
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeEnv, resolve_dsh_home};
 use dsh_instructions_discovery::{CancellationToken, ambient_authority};
-use dsh_instructions_runtime::{CapStd, ToolExecution, WorkspaceMessage};
-use dsh_instructions_session::{Session, SessionError, SessionSettings, SessionStore};
-use dsh_instructions_state::{ConfigInput, ContentTransform, Digest, FallbackScope, NumberInput};
+use dsh_instructions_runtime::{CapStd, WorkspaceMessage};
+use dsh_instructions_session::{Record, Session};
+use dsh_instructions_session::{SessionError, SessionSettings, SessionStore};
+use dsh_instructions_state::{ConfigInput, Digest};
 use dsh_session_log::{LockWait, LogError};
 use serde_json::{Map, Value, json};
 
 use crate::agent::{Agent, PARTS};
-use crate::event::{Action, PathArg, StartSource, ToolMap, default_tools, event_from_value};
+use crate::event::{Action, event_from_value};
 use crate::parts::PART_BYTES;
+use crate::preset::{CONFIG_FILE_NAME, HookConfig, load_config};
 use crate::record::Records;
+use crate::touch::apply;
 
 /// The largest event the adapter reads; a larger one is answered `{}` and
 /// logged (docs/hooks.md). Gemini CLI's `BeforeModel` stdin carries the
@@ -49,217 +52,12 @@ fn lock_wait() -> Duration {
         .map_or(LOCK_WAIT, |ms| Duration::from_millis(ms.min(60_000)))
 }
 
-/// Claude Code and Codex keep about 10,000 characters of one context whole
-/// (harness README): parts stay below it ([`crate::PART_BYTES`]).
-pub const AGENT_CONTEXT_LIMIT: i64 = 10_000;
-
-/// The hook budget for the whole message, every agent (R-HOOK-4).
-pub const HOOK_MAX_BYTES: i64 = 65_536;
-
 /// The diagnostic log is rotated (one old copy kept) past this size.
 const LOG_ROTATE_BYTES: u64 = 1 << 20;
-
-/// File name of the per-agent configuration overrides.
-pub const CONFIG_FILE_NAME: &str = "config.json";
-
-/// The internal touch tool the adapter reports to the runtime: agent tools
-/// are mapped to paths here, in [`crate::event`].
-const TOUCH_TOOL: &str = "touch";
-const TOUCH_ARG: &str = "path";
-/// The entry name a directory touch is reported with (only its parent
-/// matters to the runtime).
-const DIR_ENTRY: &str = ".dsh-touch";
 
 /// The source-JSON field that records which hook event delivered a message
 /// (ignored by the typed source, R-STATE-1).
 const DELIVERED_BY: &str = "hookEvent";
-
-/// The adapter's configuration for one agent (R-HOOK-4): the hook preset,
-/// with what `$DSH_HOME/hooks/<agent>/config.json` overrides.
-#[derive(Debug, Clone)]
-pub struct HookConfig {
-    /// The configuration sessions are created with.
-    pub input: ConfigInput,
-    /// Agent tool → path arguments (R-HOOK-3, configurable like R-CFG-8).
-    pub tools: ToolMap,
-    /// Warnings about the configuration, for the diagnostic log.
-    pub warnings: Vec<String>,
-}
-
-/// The hook preset of `agent` (R-HOOK-4, R-HOOK-8): 65,536 bytes for the
-/// whole message (delivered in parts, [`crate::split`]), each agent's own
-/// precedence, imports on for Claude Code and Gemini CLI.
-///
-/// - Claude Code: `CLAUDE.md` first, `AGENTS.md` where a directory has no
-///   `CLAUDE.md`, overlay `CLAUDE.local.md` (then ours, `AGENTS.local.md`).
-/// - Codex: `AGENTS.override.md`, `AGENTS.md`, the overlays; Codex keeps
-///   loading `~/.codex/AGENTS.md` itself.
-/// - Gemini CLI: `AGENTS.md`, `CLAUDE.md`; it always loads `GEMINI.md`
-///   itself, so the adapter leaves that name to it (decision 0012).
-///
-/// ```
-/// use dsh_instructions_hooks::{hook_preset, Agent};
-/// let claude = hook_preset(Agent::Claude);
-/// assert_eq!(claude.imports, Some(true));
-/// assert_eq!(claude.instruction_file_candidates.as_deref(), Some(&["CLAUDE.md".to_owned()][..]));
-/// assert_eq!(claude.fallback_instruction_file_candidates.as_deref(), Some(&["AGENTS.md".to_owned()][..]));
-/// assert_eq!(claude.user_instruction_files.as_deref(), Some(&["~/.claude/CLAUDE.md".to_owned()][..]));
-/// assert_eq!(hook_preset(Agent::Codex).imports, Some(false));
-/// ```
-pub fn hook_preset(agent: Agent) -> ConfigInput {
-    let names = |n: &[&str]| Some(n.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
-    let (base, local) = match agent {
-        // Claude Code's own selection (the `claude` preset, R-HOOK-8) with
-        // the fallback per directory: `AGENTS.md` loads wherever a directory
-        // has no `CLAUDE.md` — a superset of Claude's path-wide fallback
-        // (R-HOOK-4). Both overlays stay (R-HOOK-4: "the .local.md overlays").
-        Agent::Claude => (
-            names(&["CLAUDE.md"]),
-            names(&["CLAUDE.local.md", "AGENTS.local.md"]),
-        ),
-        Agent::Codex => (names(&["AGENTS.override.md", "AGENTS.md"]), None),
-        Agent::Gemini => (None, None),
-    };
-    let claude = agent == Agent::Claude;
-    let shell = crate::event::shell_tool(agent).to_owned();
-    ConfigInput {
-        max_bytes: Some(NumberInput::Int(HOOK_MAX_BYTES)),
-        // R-CFG-11: the agent's shell tool's `command` is a shell call.
-        shell_tools: Some([(shell, vec!["command".to_owned()])].into_iter().collect()),
-        instruction_file_candidates: base,
-        local_instruction_file_candidates: local,
-        imports: Some(matches!(agent, Agent::Claude | Agent::Gemini)),
-        touch_tools: Some(
-            [(TOUCH_TOOL.to_owned(), vec![TOUCH_ARG.to_owned()])]
-                .into_iter()
-                .collect(),
-        ),
-        // Claude Code's rules (contract 2): `.claude/CLAUDE.md`, its own
-        // transformations, imports to depth 4, and its user file — which
-        // `claudeMdExcludes` switches off natively, so the adapter delivers
-        // it (never lost, never twice).
-        fallback_instruction_file_candidates: claude.then(|| vec!["AGENTS.md".to_owned()]),
-        fallback_scope: claude.then_some(FallbackScope::Directory),
-        claude_dir: claude.then_some(true),
-        content_transform: claude.then_some(ContentTransform::Claude),
-        user_instruction_files: claude.then(|| vec!["~/.claude/CLAUDE.md".to_owned()]),
-        max_import_depth: claude.then_some(4),
-        ..ConfigInput::default()
-    }
-}
-
-/// The agent's configuration: the preset, overlaid with the fields
-/// `config.json` in `dir` sets (a `touch_tools` there is the agent's tool
-/// map: tool → argument names, a trailing `/` marking a directory
-/// argument).
-///
-/// # Errors
-/// A malformed `config.json` (named with the problem).
-pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, String> {
-    let mut input = hook_preset(agent);
-    let mut tools = default_tools(agent);
-    let mut warnings = Vec::new();
-    let path = dir.join(CONFIG_FILE_NAME);
-    match std::fs::read(&path) {
-        Ok(bytes) => {
-            let value: Value =
-                serde_json::from_slice(&bytes).map_err(|e| format!("{path}: {e}"))?;
-            // serde reads a struct from an array too (`[]` is "no fields"):
-            // a file that is not an object is a mistake, said as one.
-            if !value.is_object() {
-                return Err(format!("{path}: not a JSON object"));
-            }
-            let over: ConfigInput =
-                serde_json::from_value(value).map_err(|e| format!("{path}: {e}"))?;
-            if let Some(map) = &over.touch_tools {
-                tools = map
-                    .iter()
-                    .map(|(tool, keys)| {
-                        let args = keys
-                            .iter()
-                            .map(|k| PathArg {
-                                key: k.trim_end_matches('/').to_owned(),
-                                dir: k.ends_with('/'),
-                            })
-                            .collect();
-                        (tool.clone(), args)
-                    })
-                    .collect();
-            }
-            overlay(&mut input, over);
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("{path}: {e}")),
-    }
-    if matches!(agent, Agent::Claude | Agent::Codex)
-        && let Some(NumberInput::Int(n)) = input.max_bytes
-        && n > HOOK_MAX_BYTES
-    {
-        warnings.push(format!(
-            "max_bytes {n} is above the {HOOK_MAX_BYTES} bytes {PARTS} parts of {PART_BYTES} hold: \
-             what the registered parts cannot hold is given with the next event"
-        ));
-    }
-    Ok(HookConfig {
-        input,
-        tools,
-        warnings,
-    })
-}
-
-/// Explicit fields of `over` win (the internal touch tool stays).
-fn overlay(input: &mut ConfigInput, over: ConfigInput) {
-    let ConfigInput {
-        max_bytes,
-        max_source_bytes,
-        instruction_file_candidates,
-        local_instruction_file_candidates,
-        project_root_markers,
-        candidate_policy,
-        dsh_home,
-        touch_tools: _,
-        shell_tools,
-        preset,
-        imports,
-        fallback_instruction_file_candidates,
-        fallback_scope,
-        claude_dir,
-        content_transform,
-        user_instruction_files,
-        max_import_depth,
-    } = over;
-    if preset.is_some() {
-        // A preset names candidate lists and a budget; explicit fields of
-        // the file still win over it below.
-        let keep_tools = input.touch_tools.take();
-        *input = ConfigInput {
-            preset,
-            touch_tools: keep_tools,
-            imports: input.imports,
-            ..ConfigInput::default()
-        };
-    }
-    macro_rules! set {
-        ($($f:ident),*) => { $( if $f.is_some() { input.$f = $f; } )* };
-    }
-    set!(
-        max_bytes,
-        max_source_bytes,
-        instruction_file_candidates,
-        local_instruction_file_candidates,
-        project_root_markers,
-        candidate_policy,
-        dsh_home,
-        shell_tools,
-        imports,
-        fallback_instruction_file_candidates,
-        fallback_scope,
-        claude_dir,
-        content_transform,
-        user_instruction_files,
-        max_import_depth
-    );
-}
 
 /// The diagnostic log and its one rotated copy, next to the sessions.
 const LOG_FILE_NAME: &str = "hook.log";
@@ -567,7 +365,7 @@ async fn handle(
     let cancel = CancellationToken::new();
     let fs = CapStd::new(ambient_authority()).inline();
     let session = Session::mount(log, &settings, call.env, &fs, &cancel).await?;
-    let deferred = apply_deferred(&session, &session_dir, false).await?;
+    let deferred = apply_deferred(&session, &session_dir, Record::Transient).await?;
     apply(&session, call.agent, event, fresh).await?;
     let mut note = Map::new();
     note.insert(DELIVERED_BY.into(), Value::String(event.name.clone()));
@@ -630,164 +428,47 @@ async fn handle(
     Ok((given, why))
 }
 
-/// The event's effect on the session before delivering (R-HOOK-3).
-async fn apply(
-    session: &Session,
-    agent: Agent,
-    event: &crate::event::HookEvent,
-    fresh: bool,
-) -> Result<(), AdapterError> {
-    match &event.action {
-        // History is gone (compaction, clear) or new while we have a log for
-        // this id: every earlier workspace message is hidden, so the next
-        // composition is a complete baseline (R-RT-8).
-        Action::Start(StartSource::Compact | StartSource::Clear | StartSource::Startup)
-            if !fresh =>
-        {
-            session.compact_workspace()?;
-        }
-        Action::Tool { touched, .. } => {
-            touch(session, touched, false).await?;
-        }
-        Action::Shell { name, command } => {
-            session
-                .tool(&shell_call(event, name, command), false)
-                .await?;
-            // Claude Code reports the shell's cwd *after* the command, so a
-            // `cd s3 && cat f.txt` arrives with cwd `s3` already and its
-            // words must be read from where the command started. That is
-            // unknown (Claude keeps a `cd` across calls); the session's cwd
-            // is the usual start. Only a command that changes directory needs
-            // the second reading, and only existing paths inside the trusted
-            // roots touch, so it can add a touch, never a wrong one
-            // (R-DISC-10, R-HOOK-8). Codex gives the call's own workdir.
-            if agent == Agent::Claude && changes_directory(command) {
-                let mut from_session = shell_call(event, name, command);
-                from_session.arguments = json!({ "command": command });
-                session.tool(&from_session, false).await?;
-            }
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
 /// What of `event` a busy session keeps for later ([`crate::deferred`]).
 fn deferrable(event: &crate::event::HookEvent) -> Vec<crate::deferred::Deferred> {
     use crate::deferred::Deferred;
     match &event.action {
         Action::Tool { touched, .. } => touched
             .iter()
-            .map(|t| Deferred::Path {
+            .map(|t| Deferred {
                 path: t.path.clone(),
-                dir: t.dir,
+                kind: t.kind.clone(),
             })
             .collect(),
-        Action::Shell { name, command } => vec![Deferred::Shell {
-            name: name.clone(),
-            command: command.clone(),
-            workdir: event.cwd.to_string(),
+        Action::Shell { command, .. } => vec![Deferred {
+            path: event.cwd.to_string(),
+            kind: dsh_instructions_runtime::TouchKind::Shell {
+                command: command.clone(),
+            },
         }],
         _ => Vec::new(),
     }
 }
 
 /// Reconciles the touches earlier invocations deferred while the session
-/// was busy ([`crate::deferred`]); returns how many. With `record`, they
-/// are kept in the log as the event's own would be (Gemini CLI).
+/// was busy ([`crate::deferred`]); returns how many. With
+/// [`Record::Keep`], they are kept in the log as the event's own would be
+/// (Gemini CLI).
 pub(crate) async fn apply_deferred(
     session: &Session,
     session_dir: &Utf8Path,
-    record: bool,
+    record: Record,
 ) -> Result<usize, SessionError> {
-    use crate::deferred::Deferred;
-    let items = match crate::deferred::take(session_dir) {
-        Ok(items) => items,
-        // Unreadable: the touches are as lost as without the file; the
-        // event itself still goes on.
-        Err(_) => return Ok(0),
+    // Unreadable: the touches are as lost as without the file; the event
+    // itself still goes on.
+    let Ok(items) = crate::deferred::take(session_dir) else {
+        return Ok(0);
     };
     for item in &items {
-        match item {
-            Deferred::Path { path, dir } => {
-                let t = crate::event::Touched {
-                    path: path.clone(),
-                    dir: *dir,
-                };
-                touch(session, std::slice::from_ref(&t), record).await?;
-            }
-            Deferred::Shell {
-                name,
-                command,
-                workdir,
-            } => {
-                let exec = ToolExecution {
-                    name: name.clone(),
-                    arguments: json!({ "command": command, "workdir": workdir }),
-                    token: "hook-deferred-shell".to_owned(),
-                    parent: None,
-                    is_error: false,
-                    cancelled: false,
-                };
-                session.tool(&exec, record).await?;
-            }
-        }
+        session
+            .touch(Utf8Path::new(&item.path), item.kind.clone(), record)
+            .await?;
     }
     Ok(items.len())
-}
-
-/// Whether `command` has a `cd` word, so the shell's cwd after it differs
-/// from the one it started in.
-fn changes_directory(command: &str) -> bool {
-    command
-        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '\'' | '"'))
-        .any(|w| w == "cd")
-}
-
-/// A shell call as the runtime reads it (contract 1): the command, and the
-/// event's cwd as its workdir (Codex sends the call's workdir there).
-pub(crate) fn shell_call(
-    event: &crate::event::HookEvent,
-    name: &str,
-    command: &str,
-) -> ToolExecution {
-    ToolExecution {
-        name: name.to_owned(),
-        arguments: json!({ "command": command, "workdir": event.cwd.as_str() }),
-        token: "hook-shell".to_owned(),
-        parent: None,
-        is_error: false,
-        cancelled: false,
-    }
-}
-
-/// Reports each touched path to the runtime through the internal touch
-/// tool; with `record`, the touch is kept in the log for later mounts.
-pub(crate) async fn touch(
-    session: &Session,
-    touched: &[crate::event::Touched],
-    record: bool,
-) -> Result<(), SessionError> {
-    for (i, t) in touched.iter().enumerate() {
-        let path = if t.dir {
-            // A directory touches down to itself (R-HOOK-3): the runtime
-            // reconciles the parents of a touched file, so the touch names
-            // a (never opened) entry inside it.
-            format!("{}/{DIR_ENTRY}", t.path.trim_end_matches('/'))
-        } else {
-            t.path.clone()
-        };
-        let exec = ToolExecution {
-            name: TOUCH_TOOL.into(),
-            arguments: json!({ TOUCH_ARG: path }),
-            token: format!("hook-{i}"),
-            parent: None,
-            is_error: false,
-            cancelled: false,
-        };
-        session.tool(&exec, record).await?;
-    }
-    Ok(())
 }
 
 /// `baseline: set AGENTS.md, …` for the log.
@@ -893,18 +574,6 @@ mod tests {
         assert!(dsh_session_log::session_dir(Utf8Path::new("/store"), &s).is_ok());
     }
 
-    /// Only a command that changes directory is read a second time from
-    /// the session's cwd (Claude Code's post-command cwd).
-    #[rstest]
-    #[case::cd_then_cat("cd s3 && cat f.txt", true)]
-    #[case::wrapped("bash -lc 'cd s3; cat f.txt'", true)]
-    #[case::subshell("(cd s3 && ls)", true)]
-    #[case::plain("cat s3/f.txt", false)]
-    #[case::word_with_cd("abcd cdrom/cd.txt", false)]
-    fn only_a_cd_changes_directory(#[case] command: &str, #[case] changes: bool) {
-        assert_eq!(changes_directory(command), changes);
-    }
-
     #[test]
     fn different_unsafe_ids_get_different_directories() {
         assert_ne!(store_id("a/b"), store_id("a/c"));
@@ -915,70 +584,6 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
         (tmp, dir)
-    }
-
-    #[rstest]
-    #[case::truncated("{\"max_bytes\": ")]
-    #[case::array("[]")]
-    #[case::array_of_fields("[9000]")]
-    #[case::string("\"max_bytes\"")]
-    #[case::unknown_field(r#"{"max_byte": 9000}"#)]
-    fn a_malformed_config_is_an_error_naming_the_file(#[case] text: &str) {
-        let (_tmp, dir) = tmp_dir();
-        std::fs::write(dir.join(CONFIG_FILE_NAME), text).expect("write");
-        let e = load_config(Agent::Claude, &dir).expect_err("malformed");
-        assert!(e.contains("config.json"), "{e}");
-    }
-
-    /// R-HOOK-4: above what the registered parts hold, a warning; Gemini
-    /// CLI has no parts and no such limit.
-    #[rstest]
-    #[case::claude_over(Agent::Claude, 70_000, true)]
-    #[case::claude_at(Agent::Claude, 65_536, false)]
-    #[case::codex_over(Agent::Codex, 65_537, true)]
-    #[case::gemini_over(Agent::Gemini, 100_000, false)]
-    fn a_budget_above_the_agent_limit_warns(
-        #[case] agent: Agent,
-        #[case] max: i64,
-        #[case] warns: bool,
-    ) {
-        let (_tmp, dir) = tmp_dir();
-        std::fs::write(
-            dir.join(CONFIG_FILE_NAME),
-            format!("{{\"max_bytes\": {max}}}"),
-        )
-        .expect("write");
-        let c = load_config(agent, &dir).expect("valid");
-        assert_eq!(c.input.max_bytes, Some(NumberInput::Int(max)));
-        assert_eq!(!c.warnings.is_empty(), warns, "{:?}", c.warnings);
-    }
-
-    /// A configured tool map replaces the default; a trailing `/` marks a
-    /// directory argument, and the internal touch tool stays.
-    #[test]
-    fn configured_tools_replace_the_defaults() {
-        let (_tmp, dir) = tmp_dir();
-        std::fs::write(
-            dir.join(CONFIG_FILE_NAME),
-            r#"{"touch_tools": {"open": ["target"], "scan": ["root/"]}}"#,
-        )
-        .expect("write");
-        let c = load_config(Agent::Claude, &dir).expect("valid");
-        let keys: Vec<&str> = c.tools.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["open", "scan"]);
-        assert_eq!(
-            c.tools["scan"],
-            [PathArg {
-                key: "root".into(),
-                dir: true
-            }]
-        );
-        assert!(
-            c.input
-                .touch_tools
-                .as_ref()
-                .is_some_and(|m| m.contains_key(TOUCH_TOOL))
-        );
     }
 
     /// Concurrent invocations append to one diagnostic log: each line must

@@ -45,18 +45,11 @@ pub struct EventSpec {
 /// an agent that hits it goes on without the context (harness README).
 pub const TIMEOUT_SECONDS: u64 = 10;
 
-/// Claude Code's path-bearing tools (R-HOOK-3). Claude matchers are regular
-/// expressions over the tool name, so `A|B` matches either.
-/// `Bash` is matched too: the adapter forwards shell commands as shell
-/// touches (contract 1, R-DISC-10).
-const CLAUDE_TOOLS: &str = "Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|LS|Bash";
-/// Gemini CLI's path-bearing tools (R-HOOK-3); its matchers are regexes too.
-const GEMINI_TOOLS: &str =
-    "read_file|write_file|replace|read_many_files|list_directory|run_shell_command";
-/// Codex reports file edits as `apply_patch` (with `Write` and `Edit` as
-/// matcher aliases); shell commands arrive as `Bash` and are shell touches
-/// (R-DISC-10).
-const CODEX_TOOLS: &str = "apply_patch|Bash";
+// The tool matchers are generated from the one tool table
+// (`crate::tools`), which the event parser reads too (R-HOOK-3).
+use crate::tools::{
+    CLAUDE_MATCHER as CLAUDE_TOOLS, CODEX_MATCHER as CODEX_TOOLS, GEMINI_MATCHER as GEMINI_TOOLS,
+};
 
 /// How many parts one context answer is split into for Claude Code and
 /// Codex: each registered entry `… hook --agent A --part K` answers the

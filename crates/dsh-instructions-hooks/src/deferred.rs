@@ -12,23 +12,58 @@ use std::fs::OpenOptions;
 use std::io::{Read as _, Seek as _, Write as _};
 
 use camino::Utf8Path;
+use dsh_instructions_runtime::TouchKind;
 use serde::{Deserialize, Serialize};
 
 /// File name beside `session.jsonl`.
 pub(crate) const DEFERRED_FILE_NAME: &str = "deferred.jsonl";
 
-/// One deferred touch.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub(crate) enum Deferred {
-    /// A tool's path argument (`dir`: it names a directory).
-    Path { path: String, dir: bool },
-    /// A shell command and the directory it ran in.
-    Shell {
-        name: String,
-        command: String,
-        workdir: String,
-    },
+/// One deferred touch: the path and what was done there (a shell touch's
+/// path is its working directory).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Deferred {
+    pub path: String,
+    pub kind: TouchKind,
+}
+
+/// A deferred touch as one line of the file.
+#[derive(Serialize, Deserialize)]
+struct Line {
+    path: String,
+    /// [`TouchKind::as_str`].
+    kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    command: Option<String>,
+}
+
+impl Line {
+    fn of(d: &Deferred) -> Self {
+        Self {
+            path: d.path.clone(),
+            kind: d.kind.as_str().to_owned(),
+            command: match &d.kind {
+                TouchKind::Shell { command } => Some(command.clone()),
+                _ => None,
+            },
+        }
+    }
+
+    fn deferred(self) -> Option<Deferred> {
+        let kind = match self.kind.as_str() {
+            "read" => TouchKind::Read,
+            "write" => TouchKind::Write,
+            "list" => TouchKind::List,
+            "search" => TouchKind::Search,
+            "shell" => TouchKind::Shell {
+                command: self.command?,
+            },
+            _ => return None,
+        };
+        Some(Deferred {
+            path: self.path,
+            kind,
+        })
+    }
 }
 
 /// Appends `items` to the session's deferred touches (one write).
@@ -38,7 +73,7 @@ pub(crate) fn push(session_dir: &Utf8Path, items: &[Deferred]) -> std::io::Resul
     }
     let mut text = String::new();
     for item in items {
-        text.push_str(&serde_json::to_string(item).map_err(std::io::Error::other)?);
+        text.push_str(&serde_json::to_string(&Line::of(item)).map_err(std::io::Error::other)?);
         text.push('\n');
     }
     std::fs::create_dir_all(session_dir)?;
@@ -66,7 +101,7 @@ pub(crate) fn take(session_dir: &Utf8Path) -> std::io::Result<Vec<Deferred>> {
     file.rewind()?;
     Ok(text
         .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter_map(|l| serde_json::from_str::<Line>(l).ok()?.deferred())
         .collect())
 }
 
@@ -84,14 +119,15 @@ mod tests {
     fn pushed_touches_are_taken_once_in_order() {
         let (_tmp, dir) = dir();
         assert!(take(&dir).expect("nothing yet").is_empty());
-        let a = Deferred::Path {
+        let a = Deferred {
             path: "/w/a/f.rs".into(),
-            dir: false,
+            kind: TouchKind::Read,
         };
-        let b = Deferred::Shell {
-            name: "Bash".into(),
-            command: "cat b/x".into(),
-            workdir: "/w".into(),
+        let b = Deferred {
+            path: "/w".into(),
+            kind: TouchKind::Shell {
+                command: "cat b/x".into(),
+            },
         };
         push(&dir, std::slice::from_ref(&a)).expect("push");
         push(&dir, std::slice::from_ref(&b)).expect("push");
@@ -104,16 +140,17 @@ mod tests {
     #[test]
     fn a_torn_line_is_skipped_alone() {
         let (_tmp, dir) = dir();
-        let a = Deferred::Path {
+        let a = Deferred {
             path: "/w/a".into(),
-            dir: true,
+            kind: TouchKind::List,
         };
         push(&dir, std::slice::from_ref(&a)).expect("push");
         let mut f = OpenOptions::new()
             .append(true)
             .open(dir.join(DEFERRED_FILE_NAME))
             .expect("open");
-        f.write_all(b"{\"kind\":\"pa").expect("torn");
+        f.write_all(b"{\"path\":\"/w/b\",\"kind\":\"sea")
+            .expect("torn");
         assert_eq!(take(&dir).expect("take"), [a]);
     }
 
@@ -127,9 +164,9 @@ mod tests {
                 let dir = dir.clone();
                 std::thread::spawn(move || {
                     for i in 0..200 {
-                        let item = Deferred::Path {
+                        let item = Deferred {
                             path: format!("/w/{w}/{i}"),
-                            dir: false,
+                            kind: TouchKind::Write,
                         };
                         push(&dir, &[item]).expect("push");
                     }
@@ -144,13 +181,7 @@ mod tests {
             w.join().expect("writer");
         }
         taken.extend(take(&dir).expect("last take"));
-        let mut paths: Vec<String> = taken
-            .into_iter()
-            .map(|d| match d {
-                Deferred::Path { path, .. } => path,
-                Deferred::Shell { .. } => unreachable!("only paths pushed"),
-            })
-            .collect();
+        let mut paths: Vec<String> = taken.into_iter().map(|d| d.path).collect();
         paths.sort();
         let before = paths.len();
         paths.dedup();

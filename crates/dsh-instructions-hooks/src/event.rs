@@ -9,9 +9,11 @@
 use std::collections::BTreeMap;
 
 use camino::Utf8PathBuf;
+use dsh_instructions_runtime::TouchKind;
 use serde_json::Value;
 
 use crate::agent::Agent;
+use crate::tools::{ToolTouch, agent_tools};
 
 /// Why an event was not understood; the adapter answers `{}` and logs it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -53,8 +55,7 @@ pub enum Action {
     Tool {
         /// The agent's tool name.
         name: String,
-        /// The paths it touched (as the agent wrote them), directories
-        /// marked so the touch reaches down to the directory itself.
+        /// The paths it touched (as the agent wrote them) and how.
         touched: Vec<Touched>,
     },
     /// A shell tool call (Claude Code and Codex `Bash`, Gemini CLI
@@ -79,8 +80,10 @@ pub enum Action {
 pub struct Touched {
     /// The path, absolute or relative to the session cwd.
     pub path: String,
-    /// Whether the path names a directory (a listing, a search root).
-    pub dir: bool,
+    /// What the call did there: a file kind (read, write) touches the
+    /// file's directory, a directory kind (list, search) the directory
+    /// itself ([`TouchKind`]); never a shell touch ([`Action::Shell`]).
+    pub kind: TouchKind,
 }
 
 /// A parsed hook event.
@@ -96,73 +99,81 @@ pub struct HookEvent {
     pub action: Action,
 }
 
-/// Which argument of a tool holds a touched path, and whether it names a
-/// directory (R-CFG-8 for agents: configurable per agent).
+/// Which argument of a tool holds a touched path, and what the tool does
+/// there (R-CFG-8 for agents: configurable per agent).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathArg {
     /// The key in `tool_input`; its value is a string or an array of strings.
     pub key: String,
-    /// The value names a directory (or a glob whose literal prefix is one).
-    pub dir: bool,
+    /// What the tool does at the path; a glob's literal prefix is a
+    /// searched directory whatever the kind.
+    pub kind: TouchKind,
+}
+
+impl PathArg {
+    /// A `touch_tools` argument name as configured (R-CFG-8, the one
+    /// meaning of decision 0027): a trailing `/` marks a directory (a
+    /// listing), any other name a file that is read.
+    ///
+    /// ```
+    /// use dsh_instructions_hooks::PathArg;
+    /// use dsh_instructions_runtime::TouchKind;
+    /// assert_eq!(PathArg::configured("path/"), PathArg { key: "path".into(), kind: TouchKind::List });
+    /// assert_eq!(PathArg::configured("file_path").kind, TouchKind::Read);
+    /// ```
+    pub fn configured(name: &str) -> Self {
+        match name.strip_suffix('/') {
+            Some(key) => Self {
+                key: key.to_owned(),
+                kind: TouchKind::List,
+            },
+            None => Self {
+                key: name.to_owned(),
+                kind: TouchKind::Read,
+            },
+        }
+    }
 }
 
 /// Tool name → path arguments.
 pub type ToolMap = BTreeMap<String, Vec<PathArg>>;
 
-fn arg(key: &str, dir: bool) -> PathArg {
-    PathArg {
-        key: key.to_owned(),
-        dir,
-    }
-}
-
-/// The built-in tool map of an agent (SPEC R-HOOK-3). Codex's `apply_patch`
-/// is handled apart: its paths are in the patch text.
+/// The built-in tool map of an agent (SPEC R-HOOK-3): the path-bearing
+/// tools of its tool table ([`crate::tools`]). Codex's `apply_patch` and
+/// the shell tool are handled apart: their paths are in a patch text or a
+/// command.
 pub fn default_tools(agent: Agent) -> ToolMap {
-    let file = |k: &str| vec![arg(k, false)];
-    let dir = |k: &str| vec![arg(k, true)];
-    let entries: Vec<(&str, Vec<PathArg>)> = match agent {
-        Agent::Claude => vec![
-            ("Read", file("file_path")),
-            ("Write", file("file_path")),
-            ("Edit", file("file_path")),
-            ("MultiEdit", file("file_path")),
-            ("NotebookEdit", file("notebook_path")),
-            ("Grep", dir("path")),
-            ("Glob", dir("path")),
-            ("LS", dir("path")),
-        ],
-        Agent::Gemini => vec![
-            (
-                "read_file",
-                vec![arg("file_path", false), arg("absolute_path", false)],
-            ),
-            ("write_file", file("file_path")),
-            ("replace", file("file_path")),
-            (
-                "read_many_files",
-                vec![arg("paths", false), arg("include", false)],
-            ),
-            (
-                "list_directory",
-                vec![arg("dir_path", true), arg("path", true)],
-            ),
-        ],
-        Agent::Codex => Vec::new(),
-    };
-    entries
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v))
+    agent_tools(agent)
+        .iter()
+        .filter_map(|t| match &t.touch {
+            ToolTouch::Paths { kind, keys } => Some((
+                t.name.to_owned(),
+                keys.iter()
+                    .map(|k| PathArg {
+                        key: (*k).to_owned(),
+                        kind: kind.clone(),
+                    })
+                    .collect(),
+            )),
+            ToolTouch::Patch | ToolTouch::Shell => None,
+        })
         .collect()
 }
 
 /// The agent's shell tool, as its hook events name it (harness README:
-/// Codex reports `exec_command` as `Bash`).
+/// Codex reports `exec_command` as `Bash`): the table's shell entry.
 pub fn shell_tool(agent: Agent) -> &'static str {
-    match agent {
-        Agent::Claude | Agent::Codex => "Bash",
-        Agent::Gemini => "run_shell_command",
-    }
+    agent_tools(agent)
+        .iter()
+        .find(|t| t.touch == ToolTouch::Shell)
+        .map_or("", |t| t.name)
+}
+
+/// Whether `tool` is the agent's patch tool (Codex `apply_patch`).
+fn is_patch_tool(agent: Agent, tool: &str) -> bool {
+    agent_tools(agent)
+        .iter()
+        .any(|t| t.name == tool && t.touch == ToolTouch::Patch)
 }
 
 /// Event names per agent for the actions the adapter takes.
@@ -288,7 +299,7 @@ pub fn event_from_value(agent: Agent, v: &Value, tools: &ToolMap) -> Result<Hook
 /// `apply_patch` adds, updates, deletes or moves to.
 pub fn touched_paths(agent: Agent, tool: &str, input: &Value, tools: &ToolMap) -> Vec<Touched> {
     let mut out = Vec::new();
-    if agent == Agent::Codex && tool == "apply_patch" {
+    if is_patch_tool(agent, tool) {
         collect_patch_paths(input, &mut out);
     }
     for a in tools.get(tool).map(Vec::as_slice).unwrap_or_default() {
@@ -309,7 +320,11 @@ pub fn touched_paths(agent: Agent, tool: &str, input: &Value, tools: &ToolMap) -
             };
             out.push(Touched {
                 path: path.to_owned(),
-                dir: a.dir || glob,
+                kind: if glob {
+                    TouchKind::Search
+                } else {
+                    a.kind.clone()
+                },
             });
         }
     }
@@ -345,7 +360,7 @@ fn collect_patch_paths(input: &Value, out: &mut Vec<Touched>) {
                     if !path.is_empty() {
                         out.push(Touched {
                             path: path.to_owned(),
-                            dir: false,
+                            kind: TouchKind::Write,
                         });
                     }
                 }
@@ -433,22 +448,28 @@ mod tests {
         }
     }
 
-    fn t(path: &str, dir: bool) -> Touched {
+    fn t(path: &str, kind: TouchKind) -> Touched {
         Touched {
             path: path.into(),
-            dir,
+            kind,
         }
     }
+    const R: TouchKind = TouchKind::Read;
+    const W: TouchKind = TouchKind::Write;
+    const S: TouchKind = TouchKind::Search;
+    const L: TouchKind = TouchKind::List;
 
     #[rstest]
-    #[case::read(Agent::Claude, "Read", json!({"file_path": "/w/a/b.rs"}), vec![t("/w/a/b.rs", false)])]
-    #[case::notebook(Agent::Claude, "NotebookEdit", json!({"notebook_path": "n/x.ipynb"}), vec![t("n/x.ipynb", false)])]
-    #[case::grep_dir(Agent::Claude, "Grep", json!({"pattern": "x", "path": "/w/src/"}), vec![t("/w/src", true)])]
+    #[case::read(Agent::Claude, "Read", json!({"file_path": "/w/a/b.rs"}), vec![t("/w/a/b.rs", R)])]
+    #[case::edit(Agent::Claude, "Edit", json!({"file_path": "a/b.rs"}), vec![t("a/b.rs", W)])]
+    #[case::notebook(Agent::Claude, "NotebookEdit", json!({"notebook_path": "n/x.ipynb"}), vec![t("n/x.ipynb", W)])]
+    #[case::grep_dir(Agent::Claude, "Grep", json!({"pattern": "x", "path": "/w/src/"}), vec![t("/w/src", S)])]
+    #[case::ls(Agent::Claude, "LS", json!({"path": "/w/src"}), vec![t("/w/src", L)])]
     #[case::grep_without_path(Agent::Claude, "Grep", json!({"pattern": "x"}), vec![])]
-    #[case::gemini_relative(Agent::Gemini, "read_file", json!({"file_path": "sub/file.txt"}), vec![t("sub/file.txt", false)])]
-    #[case::gemini_many(Agent::Gemini, "read_many_files", json!({"paths": ["a/x.md", "src/**/*.ts", "*.md"]}), vec![t("a/x.md", false), t("src", true), t(".", true)])]
-    #[case::gemini_list(Agent::Gemini, "list_directory", json!({"dir_path": "/w/pkg"}), vec![t("/w/pkg", true)])]
-    #[case::codex_patch(Agent::Codex, "apply_patch", json!({"command": "*** Begin Patch\n*** Add File: x/new.txt\n+hi\n*** Update File: y/old.txt\n*** Move to: z/moved.txt\n*** End Patch\n"}), vec![t("x/new.txt", false), t("y/old.txt", false), t("z/moved.txt", false)])]
+    #[case::gemini_relative(Agent::Gemini, "read_file", json!({"file_path": "sub/file.txt"}), vec![t("sub/file.txt", R)])]
+    #[case::gemini_many(Agent::Gemini, "read_many_files", json!({"paths": ["a/x.md", "src/**/*.ts", "*.md"]}), vec![t("a/x.md", R), t("src", S), t(".", S)])]
+    #[case::gemini_list(Agent::Gemini, "list_directory", json!({"dir_path": "/w/pkg"}), vec![t("/w/pkg", L)])]
+    #[case::codex_patch(Agent::Codex, "apply_patch", json!({"command": "*** Begin Patch\n*** Add File: x/new.txt\n+hi\n*** Update File: y/old.txt\n*** Move to: z/moved.txt\n*** End Patch\n"}), vec![t("x/new.txt", W), t("y/old.txt", W), t("z/moved.txt", W)])]
     fn tools_touch_their_paths(
         #[case] agent: Agent,
         #[case] name: &str,
@@ -461,13 +482,13 @@ mod tests {
     #[test]
     fn a_configured_map_replaces_the_default() {
         let mut tools = ToolMap::new();
-        tools.insert("open".into(), vec![arg("target", false)]);
+        tools.insert("open".into(), vec![PathArg::configured("target")]);
         let mut v = base("PostToolUse");
         v["tool_name"] = json!("open");
         v["tool_input"] = json!({"target": "q/r.txt"});
         let e = parse_event(Agent::Claude, v.to_string().as_bytes(), &tools).expect("parses");
         assert!(
-            matches!(e.action, Action::Tool { ref touched, .. } if touched == &[t("q/r.txt", false)])
+            matches!(e.action, Action::Tool { ref touched, .. } if touched == &[t("q/r.txt", R)])
         );
         v["tool_name"] = json!("Read");
         v["tool_input"] = json!({"file_path": "q/r.txt"});

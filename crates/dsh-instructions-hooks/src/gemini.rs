@@ -21,7 +21,10 @@ use serde_json::Value;
 
 use crate::event::{Action, HookEvent};
 
-use super::adapter::{AdapterError, Given, summary, touch};
+use dsh_instructions_session::Record;
+
+use super::adapter::{AdapterError, Given, summary};
+use crate::touch::{shell, touch};
 
 /// Handles one Gemini CLI event over the session's log (held locked).
 pub(crate) async fn handle(
@@ -37,16 +40,14 @@ pub(crate) async fn handle(
     match &event.action {
         Action::Tool { touched, .. } => {
             let session = Session::mount(log, settings, env, &fs, &cancel).await?;
-            super::adapter::apply_deferred(&session, session_dir, true).await?;
-            touch(&session, touched, true).await?;
+            super::adapter::apply_deferred(&session, session_dir, Record::Keep).await?;
+            touch(&session, touched, Record::Keep).await?;
             Ok((Given::Nothing, "touch recorded".to_owned()))
         }
         Action::Shell { name, command } => {
             let session = Session::mount(log, settings, env, &fs, &cancel).await?;
-            super::adapter::apply_deferred(&session, session_dir, true).await?;
-            session
-                .tool(&super::adapter::shell_call(event, name, command), true)
-                .await?;
+            super::adapter::apply_deferred(&session, session_dir, Record::Keep).await?;
+            shell(&session, event, name, command, Record::Keep).await?;
             Ok((Given::Nothing, "shell touch recorded".to_owned()))
         }
         Action::Model => {
@@ -54,7 +55,7 @@ pub(crate) async fn handle(
                 return Ok((Given::Nothing, "no llm_request messages".to_owned()));
             };
             let session = Session::mount(log, settings, env, &fs, &cancel).await?;
-            super::adapter::apply_deferred(&session, session_dir, true).await?;
+            super::adapter::apply_deferred(&session, session_dir, Record::Keep).await?;
             // A session an earlier adapter version delivered into keeps
             // those messages visible: hide them once, so the composition is
             // complete again (nothing is committed after this).

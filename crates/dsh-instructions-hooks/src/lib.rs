@@ -54,13 +54,13 @@ mod install;
 mod lean;
 mod native;
 mod parts;
+mod preset;
 mod record;
 mod state;
+mod tools;
+mod touch;
 
-pub use adapter::{
-    AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, LOCK_WAIT, LOCK_WAIT_ENV,
-    MAX_EVENT_BYTES, hook_preset, load_config, respond, respond_part, store_id,
-};
+pub use adapter::{LOCK_WAIT, LOCK_WAIT_ENV, MAX_EVENT_BYTES, respond, respond_part, store_id};
 pub use agent::{
     Agent, CLAUDE_EXCLUDES, EventSpec, Files, Locations, PARTS, ParseNameError, Scope,
     TIMEOUT_SECONDS, hook_command, installer_dir, is_our_command, sessions_dir,
@@ -76,3 +76,7 @@ pub use hooks::EventStatus;
 pub use install::{Diagnosis, EventReport, FileChange, Report, Target, doctor, install, uninstall};
 pub use native::NativeStatus;
 pub use parts::{CONTINUED, PART_BYTES, Part, part_label, render_part, split, unframe};
+pub use preset::{
+    AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, hook_preset, load_config,
+};
+pub use tools::{AgentTool, ToolTouch, agent_tools, is_installed_tool};

@@ -6,7 +6,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use dsh_instructions_render::{
-    BaselineFile, BaselineKind, Section, render_baseline, render_dynamic,
+    BaselineFile, BaselineKind, Budget, Section, render_baseline, render_dynamic,
 };
 
 const FILE_BYTES: usize = 16 * 1024;
@@ -45,15 +45,33 @@ fn fixed_64(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(total as u64));
     // Everything fits: step 1.
     group.bench_function("baseline_under_budget", |b| {
-        b.iter(|| render_baseline(BaselineKind::Normal, black_box(&files), 4 << 20));
+        b.iter(|| {
+            render_baseline(
+                BaselineKind::Normal,
+                black_box(&files),
+                Budget::bytes(4 << 20),
+            )
+        });
     });
     // About half fits: step 2 walks the drops.
     group.bench_function("baseline_over_budget_drop", |b| {
-        b.iter(|| render_baseline(BaselineKind::Normal, black_box(&files), (total / 2) as u64));
+        b.iter(|| {
+            render_baseline(
+                BaselineKind::Normal,
+                black_box(&files),
+                Budget::bytes((total / 2) as u64),
+            )
+        });
     });
     // Less than one file fits: step 3 cuts the most specific file.
     group.bench_function("baseline_over_budget_cut", |b| {
-        b.iter(|| render_baseline(BaselineKind::Normal, black_box(&files), 8 * 1024));
+        b.iter(|| {
+            render_baseline(
+                BaselineKind::Normal,
+                black_box(&files),
+                Budget::bytes(8 * 1024),
+            )
+        });
     });
     let sections: Vec<Section<'_>> = paths
         .iter()
@@ -61,7 +79,7 @@ fn fixed_64(c: &mut Criterion) {
         .map(|(path, content)| Section::Replace { path, content })
         .collect();
     group.bench_function("dynamic_over_budget_cut", |b| {
-        b.iter(|| render_dynamic(black_box(&sections), 8 * 1024));
+        b.iter(|| render_dynamic(black_box(&sections), Budget::bytes(8 * 1024)));
     });
     group.finish();
 }
@@ -77,7 +95,13 @@ fn scaling(c: &mut Criterion) {
             BenchmarkId::new("under_budget", files),
             &input,
             |b, input| {
-                b.iter(|| render_baseline(BaselineKind::Normal, black_box(input), u64::MAX));
+                b.iter(|| {
+                    render_baseline(
+                        BaselineKind::Normal,
+                        black_box(input),
+                        Budget::bytes(u64::MAX),
+                    )
+                });
             },
         );
         // Only the most specific file fits, cut: the worst case for steps 2+3.
@@ -85,7 +109,13 @@ fn scaling(c: &mut Criterion) {
             BenchmarkId::new("over_budget", files),
             &input,
             |b, input| {
-                b.iter(|| render_baseline(BaselineKind::Normal, black_box(input), 8 * 1024));
+                b.iter(|| {
+                    render_baseline(
+                        BaselineKind::Normal,
+                        black_box(input),
+                        Budget::bytes(8 * 1024),
+                    )
+                });
             },
         );
     }

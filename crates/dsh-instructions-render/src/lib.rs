@@ -9,10 +9,10 @@
 //! `max_bytes`, together with a per-input [`Fate`] report.
 //!
 //! ```
-//! use dsh_instructions_render::{render_baseline, BaselineFile, BaselineKind, Fate, IntroUsed};
+//! use dsh_instructions_render::{Budget, render_baseline, BaselineFile, BaselineKind, Fate, IntroUsed};
 //!
 //! let files = [BaselineFile { path: "AGENTS.md", content: "Use tabs." }];
-//! let out = render_baseline(BaselineKind::Normal, &files, 65_536);
+//! let out = render_baseline(BaselineKind::Normal, &files, Budget::bytes(65_536));
 //! assert!(out.text.starts_with("<system-reminder>\nThe following workspace instructions"));
 //! assert!(out.text.ends_with("Instructions from: AGENTS.md\n\nUse tabs.\n</system-reminder>"));
 //! assert_eq!(out.fates, [Fate::Included]);
@@ -21,10 +21,12 @@
 //! ```
 
 mod budget;
+mod bytes;
 mod escape;
 #[cfg(test)]
 mod tests;
 
+pub use bytes::Budget;
 pub use escape::escape;
 
 // The texts are defined once as literal macros so the combined intros can be
@@ -79,9 +81,9 @@ pub const HEADER_REMOVE: &str = "Instructions removed: ";
 /// section header (what the conformance `sections:` matcher lists).
 ///
 /// ```
-/// use dsh_instructions_render::{render_dynamic, Section, SECTION_HEADER_PREFIXES};
+/// use dsh_instructions_render::{Budget, render_dynamic, Section, SECTION_HEADER_PREFIXES};
 ///
-/// let out = render_dynamic(&[Section::Remove { path: "a/AGENTS.md" }], 1_000);
+/// let out = render_dynamic(&[Section::Remove { path: "a/AGENTS.md" }], Budget::bytes(1_000));
 /// let headers: Vec<&str> = out
 ///     .text
 ///     .lines()
@@ -274,8 +276,8 @@ impl Rendered {
     /// Whether nothing was rendered.
     ///
     /// ```
-    /// use dsh_instructions_render::render_dynamic;
-    /// assert!(render_dynamic(&[], 100).is_empty());
+    /// use dsh_instructions_render::{Budget, render_dynamic};
+    /// assert!(render_dynamic(&[], Budget::bytes(100)).is_empty());
     /// ```
     #[must_use]
     pub fn is_empty(&self) -> bool {
@@ -285,8 +287,8 @@ impl Rendered {
     /// Byte length of the rendered text (what the budget counts).
     ///
     /// ```
-    /// use dsh_instructions_render::render_empty_replacement;
-    /// let out = render_empty_replacement(1_000);
+    /// use dsh_instructions_render::{Budget, render_empty_replacement};
+    /// let out = render_empty_replacement(Budget::bytes(1_000));
     /// assert_eq!(out.len(), out.text.len());
     /// ```
     #[must_use]
@@ -302,7 +304,7 @@ impl Rendered {
 /// nothing.
 ///
 /// ```
-/// use dsh_instructions_render::{render_baseline, BaselineFile, BaselineKind, Fate, IntroUsed};
+/// use dsh_instructions_render::{Budget, render_baseline, BaselineFile, BaselineKind, Fate, IntroUsed};
 ///
 /// let root = "Root rule. ".repeat(20);
 /// let files = [
@@ -310,7 +312,7 @@ impl Rendered {
 ///     BaselineFile { path: "pkg/AGENTS.md", content: "pkg" },
 /// ];
 /// // Too small for both files: the broadest one is dropped and named.
-/// let out = render_baseline(BaselineKind::Normal, &files, 420);
+/// let out = render_baseline(BaselineKind::Normal, &files, Budget::bytes(420));
 /// assert_eq!(out.fates, [Fate::Omitted, Fate::Included]);
 /// assert_eq!(out.intro, IntroUsed::Normal);
 /// assert_eq!(
@@ -320,11 +322,12 @@ impl Rendered {
 /// assert!(out.len() <= 420);
 /// ```
 #[must_use]
-pub fn render_baseline(kind: BaselineKind, files: &[BaselineFile<'_>], max_bytes: u64) -> Rendered {
+pub fn render_baseline(kind: BaselineKind, files: &[BaselineFile<'_>], budget: Budget) -> Rendered {
+    let max_bytes = budget.max_bytes();
     if files.is_empty() {
         return match kind {
             BaselineKind::Normal => budget::nothing(0),
-            BaselineKind::Replacement => render_empty_replacement(max_bytes),
+            BaselineKind::Replacement => render_empty_replacement(budget),
         };
     }
     let preps: Vec<_> = files.iter().map(budget::Prep::baseline).collect();
@@ -343,12 +346,12 @@ pub fn render_baseline(kind: BaselineKind, files: &[BaselineFile<'_>], max_bytes
 /// `unread` first, then `files`.
 ///
 /// ```
-/// use dsh_instructions_render::{render_baseline_skipping, BaselineFile, BaselineKind, Fate};
+/// use dsh_instructions_render::{Budget, render_baseline_skipping, BaselineFile, BaselineKind, Fate};
 ///
 /// // The specific file alone is over the budget: the broad one cannot fit.
 /// let near = "n".repeat(500);
 /// let files = [BaselineFile { path: "pkg/AGENTS.md", content: &near }];
-/// let out = render_baseline_skipping(BaselineKind::Normal, &["AGENTS.md"], &files, 400);
+/// let out = render_baseline_skipping(BaselineKind::Normal, &["AGENTS.md"], &files, Budget::bytes(400));
 /// assert_eq!(out.fates[0], Fate::Omitted);
 /// assert!(matches!(out.fates[1], Fate::Truncated { original: 500, .. }));
 /// assert!(out.notice.unwrap().starts_with(
@@ -359,11 +362,12 @@ pub fn render_baseline_skipping(
     kind: BaselineKind,
     unread: &[&str],
     files: &[BaselineFile<'_>],
-    max_bytes: u64,
+    budget: Budget,
 ) -> Rendered {
     if unread.is_empty() {
-        return render_baseline(kind, files, max_bytes);
+        return render_baseline(kind, files, budget);
     }
+    let max_bytes = budget.max_bytes();
     let preps: Vec<_> = unread
         .iter()
         .map(|p| budget::Prep::unread(p))
@@ -396,15 +400,16 @@ fn render_baseline_preps(
 /// holding [`EMPTY_REPLACEMENT`], or nothing when that does not fit.
 ///
 /// ```
-/// use dsh_instructions_render::{render_empty_replacement, IntroUsed, EMPTY_REPLACEMENT};
+/// use dsh_instructions_render::{Budget, render_empty_replacement, IntroUsed, EMPTY_REPLACEMENT};
 ///
-/// let out = render_empty_replacement(1_000);
+/// let out = render_empty_replacement(Budget::bytes(1_000));
 /// assert_eq!(out.text, format!("<system-reminder>\n{EMPTY_REPLACEMENT}\n</system-reminder>"));
 /// assert_eq!(out.intro, IntroUsed::EmptyReplacement);
-/// assert!(render_empty_replacement(out.len() as u64 - 1).is_empty());
+/// assert!(render_empty_replacement(Budget::bytes(out.len() as u64 - 1)).is_empty());
 /// ```
 #[must_use]
-pub fn render_empty_replacement(max_bytes: u64) -> Rendered {
+pub fn render_empty_replacement(budget: Budget) -> Rendered {
+    let max_bytes = budget.max_bytes();
     let len = FRAME_OPEN.len() + EMPTY_REPLACEMENT.len() + FRAME_CLOSE.len();
     if budget::fits(len as u64, max_bytes) {
         Rendered {
@@ -422,9 +427,9 @@ pub fn render_empty_replacement(max_bytes: u64) -> Rendered {
 /// section order (broadest first).
 ///
 /// ```
-/// use dsh_instructions_render::{render_dynamic, Section, Fate};
+/// use dsh_instructions_render::{Budget, render_dynamic, Section, Fate};
 ///
-/// let out = render_dynamic(&[Section::Remove { path: "old/AGENTS.md" }], 1_000);
+/// let out = render_dynamic(&[Section::Remove { path: "old/AGENTS.md" }], Budget::bytes(1_000));
 /// assert_eq!(
 ///     out.text,
 ///     "<system-reminder>\nInstructions removed: old/AGENTS.md\n\n\
@@ -433,7 +438,8 @@ pub fn render_empty_replacement(max_bytes: u64) -> Rendered {
 /// assert_eq!(out.fates, [Fate::Included]);
 /// ```
 #[must_use]
-pub fn render_dynamic(sections: &[Section<'_>], max_bytes: u64) -> Rendered {
+pub fn render_dynamic(sections: &[Section<'_>], budget: Budget) -> Rendered {
+    let max_bytes = budget.max_bytes();
     if sections.is_empty() {
         return budget::nothing(0);
     }

@@ -106,7 +106,7 @@ fn baseline_templates(
     let expected = frame(&body);
     // Step 1 at the exact size, and with room to spare.
     for max in [expected.len() as u64, 1 << 20] {
-        let out = render_baseline(kind, &files, max);
+        let out = render_baseline(kind, &files, Budget::bytes(max));
         assert_eq!(out.text, expected);
         assert_eq!(out.fates, vec![Fate::Included; files.len()]);
         assert_eq!(out.notice, None);
@@ -153,7 +153,7 @@ fn baseline_templates(
 )]
 fn dynamic_templates(#[case] section: Section<'static>, #[case] body: &str) {
     let expected = frame(body);
-    let out = render_dynamic(&[section], expected.len() as u64);
+    let out = render_dynamic(&[section], Budget::bytes(expected.len() as u64));
     assert_eq!(out.text, expected);
     assert_eq!(out.fates, [Fate::Included]);
     assert_eq!(out.intro, IntroUsed::None);
@@ -171,7 +171,7 @@ fn dynamic_batch_joins_sections_in_given_order() {
             content: "B",
         },
     ];
-    let out = render_dynamic(&sections, 10_000);
+    let out = render_dynamic(&sections, Budget::bytes(10_000));
     assert_eq!(
         out.text,
         frame(
@@ -186,7 +186,7 @@ fn dynamic_batch_joins_sections_in_given_order() {
 #[case::replacement_empty_list_too_small(BaselineKind::Replacement, 18 + 116 + 18, "")]
 #[case::replacement_empty_list_exact(BaselineKind::Replacement, 18 + 116 + 19, "frame")]
 fn empty_inputs(#[case] kind: BaselineKind, #[case] max: u64, #[case] want: &str) {
-    let out = render_baseline(kind, &[], max);
+    let out = render_baseline(kind, &[], Budget::bytes(max));
     assert!(out.fates.is_empty());
     assert_eq!(out.notice, None);
     if want.is_empty() {
@@ -200,7 +200,10 @@ fn empty_inputs(#[case] kind: BaselineKind, #[case] max: u64, #[case] want: &str
 
 #[test]
 fn dynamic_empty_list_renders_nothing() {
-    assert_eq!(render_dynamic(&[], 10_000), budget::nothing(0));
+    assert_eq!(
+        render_dynamic(&[], Budget::bytes(10_000)),
+        budget::nothing(0)
+    );
 }
 
 #[rstest]
@@ -208,14 +211,14 @@ fn dynamic_empty_list_renders_nothing() {
 #[case::dynamic(false)]
 fn zero_budget_renders_nothing(#[case] baseline: bool) {
     let out = if baseline {
-        render_baseline(BaselineKind::Normal, &[file("a", "x")], 0)
+        render_baseline(BaselineKind::Normal, &[file("a", "x")], Budget::bytes(0))
     } else {
-        render_dynamic(&[Section::Remove { path: "a" }], 0)
+        render_dynamic(&[Section::Remove { path: "a" }], Budget::bytes(0))
     };
     assert_eq!(out.text, "");
     assert_eq!(out.fates, [Fate::Omitted]);
     assert_eq!(out.notice, None);
-    assert_eq!(render_empty_replacement(0).text, "");
+    assert_eq!(render_empty_replacement(Budget::bytes(0)).text, "");
 }
 
 const LONG: &str = "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789";
@@ -247,7 +250,7 @@ fn step2_drops_from_the_broad_end(#[case] dropped: usize) {
         };
         frame(&format!("{notice}\n\n{NORMAL}\n\n{sections}"))
     });
-    let out = render_baseline(BaselineKind::Normal, &files, max);
+    let out = render_baseline(BaselineKind::Normal, &files, Budget::bytes(max));
     assert_eq!(out.text, expected);
     let mut fates = vec![Fate::Omitted; dropped];
     fates.resize(3, Fate::Included);
@@ -266,7 +269,7 @@ fn step3_cuts_with_own_intro_first() {
             &LONG[..40]
         ))
     });
-    let out = render_baseline(BaselineKind::Normal, &files, max);
+    let out = render_baseline(BaselineKind::Normal, &files, Budget::bytes(max));
     assert_eq!(out.text, expected);
     assert_eq!(
         out.fates,
@@ -287,7 +290,7 @@ fn step3_cuts_with_own_intro_first() {
         )
     );
     // One byte more keeps one byte more.
-    let more = render_baseline(BaselineKind::Normal, &files, max + 1);
+    let more = render_baseline(BaselineKind::Normal, &files, Budget::bytes(max + 1));
     assert_eq!(
         more.fates[1],
         Fate::Truncated {
@@ -314,7 +317,7 @@ fn step3_falls_back_to_compact_intro(
     });
     // Far too small for the normal intro, so only the compact try can keep a byte.
     assert!(max < (lead.len() + NORMAL.len()) as u64);
-    let out = render_baseline(kind, &files, max);
+    let out = render_baseline(kind, &files, Budget::bytes(max));
     assert_eq!(out.text, expected);
     assert_eq!(
         out.fates,
@@ -336,7 +339,11 @@ fn step3_compact_whole_file_has_no_notice() {
     let expected = frame(&format!(
         "{COMPACT}\n\nInstructions from: AGENTS.md\n\ntiny"
     ));
-    let out = render_baseline(BaselineKind::Normal, &files, expected.len() as u64);
+    let out = render_baseline(
+        BaselineKind::Normal,
+        &files,
+        Budget::bytes(expected.len() as u64),
+    );
     assert_eq!(out.text, expected);
     assert_eq!(out.fates, [Fate::Included]);
     assert_eq!(out.notice, None);
@@ -356,7 +363,7 @@ fn empty_file_budget_boundary(#[case] short: u64, #[case] intro: IntroUsed) {
     let whole = frame(&format!("{NORMAL}\n\nInstructions from: AGENTS.md\n\n"));
     let compact = frame(&format!("{COMPACT}\n\nInstructions from: AGENTS.md\n\n"));
     let max = whole.len() as u64 - short;
-    let out = render_baseline(BaselineKind::Normal, &files, max);
+    let out = render_baseline(BaselineKind::Normal, &files, Budget::bytes(max));
     let want = if intro == IntroUsed::Normal {
         &whole
     } else {
@@ -367,9 +374,17 @@ fn empty_file_budget_boundary(#[case] short: u64, #[case] intro: IntroUsed) {
     assert_eq!(out.notice, None);
     assert_eq!(out.intro, intro);
     // The compact render is also the smallest budget that still holds it.
-    let smallest = render_baseline(BaselineKind::Normal, &files, compact.len() as u64);
+    let smallest = render_baseline(
+        BaselineKind::Normal,
+        &files,
+        Budget::bytes(compact.len() as u64),
+    );
     assert_eq!(smallest.text, compact);
-    let below = render_baseline(BaselineKind::Normal, &files, compact.len() as u64 - 1);
+    let below = render_baseline(
+        BaselineKind::Normal,
+        &files,
+        Budget::bytes(compact.len() as u64 - 1),
+    );
     assert_eq!(below.fates, [Fate::Omitted]);
 }
 
@@ -384,7 +399,7 @@ fn step3_single_file_truncated_notice_alone() {
             &LONG[..60]
         ))
     });
-    let out = render_baseline(BaselineKind::Normal, &files, max);
+    let out = render_baseline(BaselineKind::Normal, &files, Budget::bytes(max));
     assert_eq!(out.text, expected);
     assert_eq!(
         out.fates,
@@ -405,7 +420,7 @@ fn step4_notice_only_and_step5_empty(#[case] kind: BaselineKind, #[case] lead: &
             "{lead}Workspace instruction budget {max} bytes: omitted AGENTS.md, pkg/AGENTS.md"
         ))
     });
-    let out = render_baseline(kind, &files, max);
+    let out = render_baseline(kind, &files, Budget::bytes(max));
     assert_eq!(out.text, expected);
     assert_eq!(out.fates, [Fate::Omitted, Fate::Omitted]);
     assert_eq!(out.intro, IntroUsed::None);
@@ -416,7 +431,7 @@ fn step4_notice_only_and_step5_empty(#[case] kind: BaselineKind, #[case] lead: &
         ))
     );
 
-    let none = render_baseline(kind, &files, max - 1);
+    let none = render_baseline(kind, &files, Budget::bytes(max - 1));
     assert_eq!(none.text, "");
     assert_eq!(none.fates, [Fate::Omitted, Fate::Omitted]);
     assert_eq!(none.notice, None);
@@ -439,7 +454,7 @@ fn dynamic_step3_cuts_without_intro() {
             "Workspace instruction budget {max} bytes: omitted a/AGENTS.md; truncated AGENTS.md from 100 to 7 bytes\n\nUpdated instructions from: AGENTS.md\n\nThis file changed after it was loaded. Use the content below instead of the instructions previously loaded from it.\n\n0123456"
         ))
     });
-    let out = render_dynamic(&sections, max);
+    let out = render_dynamic(&sections, Budget::bytes(max));
     assert_eq!(out.text, expected);
     assert_eq!(
         out.fates,
@@ -471,11 +486,11 @@ fn dynamic_remove_is_never_cut() {
             "Workspace instruction budget {max} bytes: omitted AGENTS.md\n\nInstructions removed: a/AGENTS.md\n\nThe instructions previously loaded from this file no longer apply."
         ))
     });
-    let out = render_dynamic(&sections, max);
+    let out = render_dynamic(&sections, Budget::bytes(max));
     assert_eq!(out.text, whole);
     assert_eq!(out.fates, [Fate::Omitted, Fate::Included]);
 
-    let out = render_dynamic(&sections, max - 1);
+    let out = render_dynamic(&sections, Budget::bytes(max - 1));
     assert_eq!(
         out.text,
         frame(&format!(
@@ -518,7 +533,10 @@ fn cuts_on_char_boundaries(
     let content = unit.repeat(100);
     let content = content.as_str();
     let (max, _) = replace_cut(content, kept);
-    let out = render_dynamic(&[Section::Replace { path: "p", content }], max + slack);
+    let out = render_dynamic(
+        &[Section::Replace { path: "p", content }],
+        Budget::bytes(max + slack),
+    );
     assert_eq!(
         out.fates,
         [Fate::Truncated {
@@ -540,7 +558,10 @@ fn single_multibyte_char_that_does_not_fit_is_omitted() {
     let content = content.as_str();
     let (max, _) = replace_cut(content, 4);
     for budget in [max - 3, max - 2, max - 1] {
-        let out = render_dynamic(&[Section::Replace { path: "p", content }], budget);
+        let out = render_dynamic(
+            &[Section::Replace { path: "p", content }],
+            Budget::bytes(budget),
+        );
         assert_eq!(out.fates, [Fate::Omitted]);
         assert!(out.text.contains("omitted p"), "{}", out.text);
         assert!(!out.text.contains("Updated instructions"));
@@ -554,7 +575,13 @@ fn escape_inside_cut_costs_one_byte_only_when_whole() {
     let content = content.as_str();
     let (max, text) = replace_cut(content, 18);
     assert!(text.contains("\n\nab</system-reminde\n</system-reminder>"));
-    let cut = |budget| render_dynamic(&[Section::Replace { path: "p", content }], budget).fates[0];
+    let cut = |budget| {
+        render_dynamic(
+            &[Section::Replace { path: "p", content }],
+            Budget::bytes(budget),
+        )
+        .fates[0]
+    };
     assert_eq!(
         cut(max + 1),
         Fate::Truncated {
@@ -569,7 +596,10 @@ fn escape_inside_cut_costs_one_byte_only_when_whole() {
             kept: 19
         }
     );
-    let out = render_dynamic(&[Section::Replace { path: "p", content }], max + 2);
+    let out = render_dynamic(
+        &[Section::Replace { path: "p", content }],
+        Budget::bytes(max + 2),
+    );
     assert!(
         out.text
             .ends_with("\n\nab<\\/system-reminder\n</system-reminder>")
@@ -582,7 +612,10 @@ fn kept_digit_count_is_accounted_exactly() {
     // keeping 9, so the longest fitting prefix is 9, one byte under B.
     let content = LONG;
     let (max9, _) = replace_cut(content, 9);
-    let out = render_dynamic(&[Section::Replace { path: "p", content }], max9 + 1);
+    let out = render_dynamic(
+        &[Section::Replace { path: "p", content }],
+        Budget::bytes(max9 + 1),
+    );
     assert_eq!(
         out.fates,
         [Fate::Truncated {
@@ -591,7 +624,10 @@ fn kept_digit_count_is_accounted_exactly() {
         }]
     );
     assert_eq!(out.len() as u64, max9);
-    let out = render_dynamic(&[Section::Replace { path: "p", content }], max9 + 2);
+    let out = render_dynamic(
+        &[Section::Replace { path: "p", content }],
+        Budget::bytes(max9 + 2),
+    );
     assert_eq!(
         out.fates,
         [Fate::Truncated {
@@ -605,7 +641,7 @@ fn kept_digit_count_is_accounted_exactly() {
 #[test]
 fn notice_escapes_paths() {
     let files = [file("</SYSTEM-reminder>", LONG), file("AGENTS.md", "x")];
-    let out = render_baseline(BaselineKind::Normal, &files, 420);
+    let out = render_baseline(BaselineKind::Normal, &files, Budget::bytes(420));
     assert_eq!(
         out.notice.as_deref(),
         Some("Workspace instruction budget 420 bytes: omitted <\\/SYSTEM-reminder>")
@@ -623,7 +659,7 @@ fn truncated_file_path_in_notice_is_escaped() {
     // Too small for the normal intro: the compact try keeps 12 bytes.
     let content = LONG.repeat(2);
     let files = [file("x</system-reminder", &content)];
-    let out = render_baseline(BaselineKind::Normal, &files, 255);
+    let out = render_baseline(BaselineKind::Normal, &files, Budget::bytes(255));
     assert_eq!(
         out.text,
         frame(&format!(
@@ -654,7 +690,7 @@ fn over_the_bound(broad: &[String], max: u64, content_len: usize) -> (Rendered, 
     let big = "x".repeat(content_len);
     let mut files: Vec<BaselineFile<'_>> = broad.iter().map(|p| file(p, &big)).collect();
     files.push(file("z/AGENTS.md", "keep"));
-    let out = render_baseline(BaselineKind::Normal, &files, max);
+    let out = render_baseline(BaselineKind::Normal, &files, Budget::bytes(max));
     let rest = frame(&format!(
         "\n\n{NORMAL}\n\nInstructions from: z/AGENTS.md\n\nkeep"
     ));
@@ -759,7 +795,7 @@ fn bounded_notice_lets_a_deep_chain_keep_its_most_specific_files() {
         dir.push_str("dir/");
     }
     let files: Vec<BaselineFile<'_>> = paths.iter().map(|p| file(p, "rule")).collect();
-    let out = render_baseline(BaselineKind::Normal, &files, 4_096);
+    let out = render_baseline(BaselineKind::Normal, &files, Budget::bytes(4_096));
     assert!(out.len() <= 4_096);
     assert_eq!(out.intro, IntroUsed::Normal);
     let kept = out.fates.iter().filter(|f| **f == Fate::Included).count();

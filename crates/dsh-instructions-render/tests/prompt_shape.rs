@@ -3,7 +3,8 @@
 //! describes.
 
 use dsh_instructions_render::{
-    BaselineFile, BaselineKind, Section, render_baseline, render_dynamic, render_empty_replacement,
+    BaselineFile, BaselineKind, Budget, Section, render_baseline, render_dynamic,
+    render_empty_replacement,
 };
 
 const DOC: &str = include_str!("../../../docs/prompt-shape.md");
@@ -31,9 +32,10 @@ fn text_blocks(doc: &str) -> Vec<&str> {
 
 /// The doc's examples, in the doc's order.
 fn examples() -> Vec<String> {
-    let normal =
-        |files: &[BaselineFile<'_>], max| render_baseline(BaselineKind::Normal, files, max).text;
-    let dynamic = |sections: &[Section<'_>]| render_dynamic(sections, 65_536).text;
+    let normal = |files: &[BaselineFile<'_>], max| {
+        render_baseline(BaselineKind::Normal, files, Budget::bytes(max)).text
+    };
+    let dynamic = |sections: &[Section<'_>]| render_dynamic(sections, Budget::bytes(65_536)).text;
     let set_pkg = Section::SetProject {
         path: P.path,
         dir: "pkg",
@@ -46,12 +48,12 @@ fn examples() -> Vec<String> {
     let remove_pkg = Section::Remove { path: P.path };
     vec![
         normal(&[G, R, P], 65_536),
-        render_baseline(BaselineKind::Replacement, &[R, P], 65_536).text,
-        render_empty_replacement(65_536).text,
+        render_baseline(BaselineKind::Replacement, &[R, P], Budget::bytes(65_536)).text,
+        render_empty_replacement(Budget::bytes(65_536)).text,
         normal(&[G, R, P], 580),
         normal(&[G, R], 270),
         normal(&[G, R, P], 150),
-        render_baseline(BaselineKind::Replacement, &[R, P], 220).text,
+        render_baseline(BaselineKind::Replacement, &[R, P], Budget::bytes(220)).text,
         dynamic(&[set_pkg]),
         dynamic(&[Section::SetUserGlobal {
             path: G.path,

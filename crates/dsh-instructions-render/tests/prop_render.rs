@@ -8,7 +8,8 @@
 //! (R-REN-7).
 
 use dsh_instructions_render::{
-    BaselineFile, BaselineKind, Fate, Rendered, Section, escape, render_baseline, render_dynamic,
+    BaselineFile, BaselineKind, Budget, Fate, Rendered, Section, escape, render_baseline,
+    render_dynamic,
 };
 use proptest::prelude::*;
 
@@ -122,7 +123,7 @@ proptest! {
             .iter()
             .map(|(path, content)| BaselineFile { path, content })
             .collect();
-        let out = render_baseline(kind, &inputs, max);
+        let out = render_baseline(kind, &inputs, Budget::bytes(max));
         frame_ok(&out, max)?;
         let contents: Vec<&str> = files.iter().map(|(_, c)| c.as_str()).collect();
         content_ok(&out, &contents)?;
@@ -147,7 +148,7 @@ proptest! {
                 _ => Section::Remove { path },
             })
             .collect();
-        let out = render_dynamic(&inputs, max);
+        let out = render_dynamic(&inputs, Budget::bytes(max));
         frame_ok(&out, max)?;
         let contents: Vec<&str> = inputs.iter().map(|s| s.content().unwrap_or("")).collect();
         content_ok(&out, &contents)?;

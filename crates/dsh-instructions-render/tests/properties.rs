@@ -3,8 +3,8 @@
 //! it) that the linear implementation must agree with exactly.
 
 use dsh_instructions_render::{
-    BaselineFile, BaselineKind, Fate, IntroUsed, Rendered, Section, escape, render_baseline,
-    render_dynamic,
+    BaselineFile, BaselineKind, Budget, Fate, IntroUsed, Rendered, Section, escape,
+    render_baseline, render_dynamic,
 };
 use proptest::prelude::*;
 
@@ -329,7 +329,7 @@ proptest! {
         let kind = if replacement { BaselineKind::Replacement } else { BaselineKind::Normal };
         let input: Vec<BaselineFile<'_>> =
             files.iter().map(|(p, c)| BaselineFile { path: p, content: c }).collect();
-        let out = render_baseline(kind, &input, max);
+        let out = render_baseline(kind, &input, Budget::bytes(max));
         check_shape(&out, files.len(), max)?;
         if !files.is_empty() {
             check_baseline_sections(&out, &files)?;
@@ -350,7 +350,7 @@ proptest! {
             .iter()
             .map(|(p, c)| (format!("Instructions from: {}", escape(p)), p.clone(), c.clone()))
             .collect();
-        let out = render_baseline(kind, &input, max);
+        let out = render_baseline(kind, &input, Budget::bytes(max));
         let (text, fates) = naive(&items, &intro, Some(&compact), lead, max);
         prop_assert_eq!(out.text, text);
         prop_assert_eq!(out.fates, fates);
@@ -368,7 +368,7 @@ proptest! {
         let kind = if replacement { BaselineKind::Replacement } else { BaselineKind::Normal };
         let input: Vec<BaselineFile<'_>> =
             files.iter().map(|(p, c)| BaselineFile { path: p, content: c }).collect();
-        let full = render_baseline(kind, &input, u64::MAX).len() as f64;
+        let full = render_baseline(kind, &input, Budget::bytes(u64::MAX)).len() as f64;
         let max = (full * (1.0 - shortfall)) as u64;
         let (intro, compact, lead) = if replacement {
             (format!("{SUPER}{NORMAL}"), format!("{SUPER}{COMPACT}"), SUPER)
@@ -379,7 +379,7 @@ proptest! {
             .iter()
             .map(|(p, c)| (format!("Instructions from: {}", escape(p)), p.clone(), c.clone()))
             .collect();
-        let out = render_baseline(kind, &input, max);
+        let out = render_baseline(kind, &input, Budget::bytes(max));
         check_shape(&out, files.len(), max)?;
         let (text, fates) = naive(&items, &intro, Some(&compact), lead, max);
         prop_assert_eq!(out.text, text);
@@ -393,7 +393,7 @@ proptest! {
     ) {
         let input: Vec<Section<'_>> = sections.iter().map(to_section).collect();
         let items: Vec<Item> = sections.iter().map(naive_item).collect();
-        let out = render_dynamic(&input, max);
+        let out = render_dynamic(&input, Budget::bytes(max));
         check_shape(&out, sections.len(), max)?;
         prop_assert_eq!(out.intro, IntroUsed::None);
         let (text, fates) = naive(&items, "", None, "", max);
@@ -414,8 +414,8 @@ proptest! {
         let kind = if replacement { BaselineKind::Replacement } else { BaselineKind::Normal };
         let input: Vec<BaselineFile<'_>> =
             files.iter().map(|(p, c)| BaselineFile { path: p, content: c }).collect();
-        let small = render_baseline(kind, &input, max);
-        let large = render_baseline(kind, &input, max + more);
+        let small = render_baseline(kind, &input, Budget::bytes(max));
+        let large = render_baseline(kind, &input, Budget::bytes(max + more));
         prop_assert!(represented(&small) <= represented(&large));
     }
 
@@ -468,8 +468,8 @@ proptest! {
         }
         prop_assume!(suffix > max && split > 0);
         let unread: Vec<&str> = input[..split].iter().map(|f| f.path).collect();
-        let full = render_baseline(kind, &input, max);
-        let skipped = dsh_instructions_render::render_baseline_skipping(kind, &unread, &input[split..], max);
+        let full = render_baseline(kind, &input, Budget::bytes(max));
+        let skipped = dsh_instructions_render::render_baseline_skipping(kind, &unread, &input[split..], Budget::bytes(max));
         prop_assert_eq!(skipped, full);
     }
 }
@@ -542,10 +542,10 @@ proptest! {
             files.iter().map(|(p, c)| BaselineFile { path: p, content: c }).collect();
         // Either an absolute budget or one just under the full size.
         let max = match shortfall {
-            Some(s) => (render_baseline(kind, &input, u64::MAX).len() as f64 * (1.0 - s)) as u64,
+            Some(s) => (render_baseline(kind, &input, Budget::bytes(u64::MAX)).len() as f64 * (1.0 - s)) as u64,
             None => max,
         };
-        let out = render_baseline(kind, &input, max);
+        let out = render_baseline(kind, &input, Budget::bytes(max));
         check_shape(&out, files.len(), max)?;
         check_baseline_sections(&out, &files)?;
         let (text, fates) = naive(&baseline_items(&files), &intro, Some(&compact), lead, max);
@@ -560,7 +560,7 @@ proptest! {
     ) {
         let input: Vec<Section<'_>> = sections.iter().map(to_section).collect();
         let items: Vec<Item> = sections.iter().map(naive_item).collect();
-        let out = render_dynamic(&input, max);
+        let out = render_dynamic(&input, Budget::bytes(max));
         check_shape(&out, sections.len(), max)?;
         let (text, fates) = naive(&items, "", None, "", max);
         prop_assert_eq!(out.text, text);
@@ -573,7 +573,7 @@ proptest! {
     fn deep_notice_omitted_part_is_bounded(files in deep_files(), max in deep_budget()) {
         let input: Vec<BaselineFile<'_>> =
             files.iter().map(|(p, c)| BaselineFile { path: p, content: c }).collect();
-        let out = render_baseline(BaselineKind::Normal, &input, max);
+        let out = render_baseline(BaselineKind::Normal, &input, Budget::bytes(max));
         let bound = 512u64.max(max / 16) as usize;
         if let Some(notice) = &out.notice {
             let head = format!("Workspace instruction budget {max} bytes: ");

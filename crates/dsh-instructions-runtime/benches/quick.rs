@@ -20,7 +20,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dsh_instructions_render::{BaselineFile, BaselineKind, render_baseline};
+use dsh_instructions_render::{BaselineFile, BaselineKind, Budget, render_baseline};
 use support::counting::{Counting, Snapshot};
 use support::drive::{self, Session};
 use support::floor::{self, NaiveSession};
@@ -306,9 +306,12 @@ fn revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
 
 /// The configuration of the import cases: the defaults with imports on.
 fn imports_config() -> dsh_instructions_state::Config {
-    let mut c = drive::config(65_536);
-    c.imports = true;
-    c
+    let input = dsh_instructions_state::ConfigInput {
+        max_bytes: Some(dsh_instructions_state::NumberInput::Int(65_536)),
+        imports: Some(true),
+        ..Default::default()
+    };
+    input.resolve().expect("a valid configuration").config
 }
 
 fn import_targets() -> Vec<String> {
@@ -445,7 +448,7 @@ fn render_case(over: bool) -> Row {
                 black_box(render_baseline(
                     BaselineKind::Normal,
                     black_box(&files),
-                    budget,
+                    Budget::bytes(budget),
                 ));
             }
             t.elapsed() / 20

@@ -14,8 +14,8 @@ use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{CancellationToken, Cancelled, FileVersion, FsProvider};
 use dsh_instructions_render::{
-    BaselineFile, BaselineKind, Fate, Rendered, Section, render_baseline_skipping, render_dynamic,
-    render_empty_replacement,
+    BaselineFile, BaselineKind, Budget, Fate, Rendered, Section, render_baseline_skipping,
+    render_dynamic, render_empty_replacement,
 };
 use dsh_instructions_state::{
     Action, CacheEntry, Change, Config, Digest, Observation, ScopeKey, ScopeKind, TypedSource,
@@ -37,7 +37,7 @@ use crate::view::{self, DirKey, VisibleView, dir_key};
 pub(crate) struct ComposeInput<'a> {
     pub provider: &'a dyn FsProvider,
     pub config: &'a Config,
-    pub budget: u64,
+    pub budget: Budget,
     pub home: &'a DshHome,
     /// The agent user-level files, after the user-global file.
     pub user_files: &'a [UserFile],
@@ -185,7 +185,7 @@ fn directory_transitions(
 fn render_transitions(
     mut pending: Vec<Pending>,
     config: &Config,
-    budget: u64,
+    budget: Budget,
 ) -> (String, Vec<Change>) {
     pending.sort_by(|a, b| section_order(&a.change.scope, &b.change.scope, config));
     // A set/replace whose content was not read cannot be rendered; the cache
@@ -255,7 +255,7 @@ pub(crate) struct BaselinePlan {
 }
 
 impl BaselinePlan {
-    pub(crate) fn new(scans: &[DirScan], kind: BaselineKind, budget: u64) -> Self {
+    pub(crate) fn new(scans: &[DirScan], kind: BaselineKind, budget: Budget) -> Self {
         let slots = || scans.iter().flat_map(|d| d.slots.iter());
         let mut unread = Vec::new();
         let mut unread_paths: Vec<&str> = Vec::new();
@@ -349,7 +349,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
 
     // Built only with imports on: the off path stays as it was (R-CFG-10).
     let import_ctx = config
-        .imports
+        .imports()
         .then(|| ImportContext::new(input.root, input.home));
     let layout = Layout::new(config);
     let mut full = Gather {
@@ -382,7 +382,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 input.home,
                 input.root,
                 &chain,
-                Some(budget),
+                Some(budget.max_bytes()),
                 &mut seen,
             )
             .await?;
@@ -414,7 +414,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                         input.home,
                         input.root,
                         &chain,
-                        Some(budget),
+                        Some(budget.max_bytes()),
                         &mut seen,
                     )
                     .await?;
@@ -492,7 +492,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 input.home,
                 input.root,
                 &chain,
-                Some(budget),
+                Some(budget.max_bytes()),
                 &mut seen,
             )
             .await?;

@@ -163,9 +163,9 @@ pub(crate) async fn expand_all(
     items: &[Candidate<'_>],
 ) -> Result<Vec<Expansion>, Cancelled> {
     let mut targets: HashMap<Utf8PathBuf, ReadOutcome> = HashMap::new();
-    let max = g.config.max_source_bytes;
-    let max_depth = usize::try_from(g.config.max_import_depth).unwrap_or(usize::MAX);
-    let transform = g.config.content_transform;
+    let max = g.config.max_source_bytes();
+    let max_depth = usize::try_from(g.config.max_import_depth()).unwrap_or(usize::MAX);
+    let transform = g.config.content_transform();
     loop {
         let mut needed = Vec::new();
         let mut out = Vec::with_capacity(items.len());
@@ -444,9 +444,11 @@ mod tests {
         for (path, text) in files {
             fs.insert((*path).into(), MemNode::file(*text));
         }
-        let mut config = dsh_instructions_state::Config::with_max_bytes(65_536);
-        config.imports = true;
-        config.max_source_bytes = max_source_bytes;
+        let config: dsh_instructions_state::ConfigInput = serde_json::from_value(
+            serde_json::json!({"max_bytes": 65_536, "imports": true, "max_source_bytes": max_source_bytes}),
+        )
+        .expect("config input");
+        let config = config.resolve().expect("valid").config;
         let cancel = CancellationToken::new();
         let c = ctx(HomeLabel::Default);
         let g = Gather {

@@ -10,7 +10,7 @@ use dsh_instructions_discovery::{
     CancellationToken, Cancelled, FsProvider, Probe, ProjectRoot, ReadOutcome, RootReason,
     Unavailable, find_project_root,
 };
-use dsh_instructions_render::{BaselineKind, Fate};
+use dsh_instructions_render::{BaselineKind, Budget, Fate};
 use dsh_instructions_state::{
     Action, Change, Config, Digest, ProbeClass, ScopeKey, ScopeKind, SlotOutcome, TypedSource,
     baseline_identity, root_relative_to_cwd, select_first_wins,
@@ -150,7 +150,7 @@ pub struct Preview {
     /// The baseline identity (R-STATE-4).
     pub identity: String,
     /// The byte budget.
-    pub max_bytes: u64,
+    pub max_bytes: Budget,
     /// The exact baseline text the model would receive ("" when none).
     pub text: String,
     /// The budget notice line, if any.
@@ -173,7 +173,7 @@ fn user_files_of(config: &Config, home: &DshHome) -> Vec<UserFile> {
         return Vec::new();
     };
     config
-        .user_instruction_files
+        .user_instruction_files()
         .iter()
         .filter_map(|label| {
             let rest = label.strip_prefix("~/")?;
@@ -188,7 +188,7 @@ fn user_files_of(config: &Config, home: &DshHome) -> Vec<UserFile> {
 /// The gathered chain and its render, shared by [`preview`] and [`inspect`].
 struct Gathered {
     found: ProjectRoot,
-    budget: u64,
+    budget: Budget,
     identity: String,
     scans: Vec<DirScan>,
     plan: BaselinePlan,
@@ -205,14 +205,14 @@ async fn gather_baseline(
     let found = find_project_root(
         gather.provider,
         cwd,
-        &config.project_root_markers,
+        config.project_root_markers(),
         gather.cancel,
     )
     .await?;
-    let budget = config.budget().unwrap_or(0);
+    let budget = config.max_bytes();
     let chain = chain_rel(&found.root, cwd);
     let import_ctx = config
-        .imports
+        .imports()
         .then(|| ImportContext::new(&found.root, home));
     let mut gather = Gather {
         imports: import_ctx.as_ref(),
@@ -225,7 +225,7 @@ async fn gather_baseline(
         home,
         &found.root,
         &chain,
-        Some(budget),
+        Some(budget.max_bytes()),
         &mut SeenFiles::default(),
     )
     .await?;
@@ -559,7 +559,7 @@ async fn shadowed_fate(
     }
     let read = gather
         .provider
-        .read_text(abs, gather.config.max_source_bytes, gather.cancel)
+        .read_text(abs, gather.config.max_source_bytes(), gather.cancel)
         .await?;
     Ok(match read {
         ReadOutcome::Loaded(t) if is_pointer_to(&t.text, t.bytes_read, winner_name) => {

@@ -11,7 +11,7 @@ use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{
     CancellationToken, Cancelled, FileVersion, FsProvider, PathKind, ProjectRoot, find_project_root,
 };
-use dsh_instructions_state::{CacheEntry, Config, ScopeKey, VersionCache};
+use dsh_instructions_state::{Budget, CacheEntry, Config, ScopeKey, VersionCache};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::compose::{ComposeInput, Composition, compose};
@@ -20,6 +20,7 @@ use crate::host::{
     BatchEntry, Decision, Host, InboxId, SessionEvent, ToolExecution, WorkspaceMessage,
 };
 use crate::shell::command_paths;
+use crate::touch::TouchKind;
 use crate::view::VisibleView;
 
 /// What a product mounts (R-CFG-1, R-RT-9).
@@ -81,9 +82,12 @@ enum Slot {
 /// One touch as the front door stages it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Touch {
-    /// A touch tool's path (R-RT-3): it touches its directory, existing or
-    /// not.
+    /// A file's path (a read, a write, a touch tool's path; R-RT-3): it
+    /// touches its directory, existing or not.
     File(Utf8PathBuf),
+    /// A directory's path (a listing, a search root): it touches the
+    /// directory itself, existing or not.
+    Dir(Utf8PathBuf),
     /// A shell command's candidate paths (R-DISC-10): only those the
     /// provider finds, by metadata, to be a file (its directory) or a
     /// directory (itself) inside the trusted roots touch anything.
@@ -273,37 +277,22 @@ impl Instance {
                 remembered,
             });
         };
-        // The fields of a `Config` are public: enforce its invariants again
-        // so an invalid name never reaches a probe (R-RT-11).
-        let config = match config.revalidated() {
-            Ok(resolved) => {
-                for warning in &resolved.warnings {
-                    tracing::warn!(%warning, "configuration entry ignored");
-                }
-                resolved.config
-            }
-            Err(error) => {
-                tracing::warn!(%error, "configuration refused: the adapter is disabled");
-                return Ok(Self {
-                    active: None,
-                    cancel,
-                    apply,
-                    remembered,
-                });
-            }
-        };
-        let Some(budget) = config.budget() else {
+        // A `Config` is valid by construction (only `ConfigInput::resolve`
+        // and the default constructors build one): nothing to check again
+        // before a name reaches a probe (R-RT-11).
+        let budget = config.max_bytes();
+        if budget.is_disabled() {
             return Ok(Self {
                 active: None,
                 cancel,
                 apply,
                 remembered,
             });
-        };
+        }
         let cwd = host.cwd();
         // Only the entries the validated config still lists, in its order.
         let user_files: Vec<UserFile> = config
-            .user_instruction_files
+            .user_instruction_files()
             .iter()
             .filter_map(|label| mount.user_files.iter().find(|f| &f.label == label).cloned())
             .collect();
@@ -420,35 +409,90 @@ impl Instance {
     pub fn tool_result(&self, exec: &ToolExecution) {
         let Some(active) = &self.active else { return };
         let own = touch_of(&active.config, &active.cwd, exec);
+        stage_tool(active, exec, own);
+    }
+
+    /// Reports what a tool did at `path` (absolute, or relative to the
+    /// instance's cwd), as the host knows it ([`TouchKind`], R-RT-3,
+    /// R-DISC-10). Like a top-level [`Instance::tool_result`] it never
+    /// blocks on discovery: the touch is staged while a step is open and
+    /// queued for the lane otherwise. It needs no `touch_tools` or
+    /// `shell_tools` entry: the kind says what those maps say for tool
+    /// executions.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::sync::Arc;
+    /// use dsh_home_paths::{DshHome, HomeLabel};
+    /// use dsh_instructions_discovery::{MemNode, MemoryProvider};
+    /// use dsh_instructions_runtime::{Host, Instance, MemoryHost, Mount, TouchKind};
+    /// use dsh_instructions_state::Config;
+    ///
+    /// let fs = MemoryProvider::new(vec!["/repo".into(), "/home/me/.dsh".into()]);
+    /// fs.insert("/repo/.git".into(), MemNode::dir());
+    /// fs.insert("/repo/pkg/AGENTS.md".into(), MemNode::file("Use pnpm."));
+    /// let host = Arc::new(MemoryHost::new("/repo".into()));
+    /// let mount = Mount {
+    ///     config: Some(Config::with_max_bytes(65_536)),
+    ///     provider: Some(Arc::new(fs)),
+    ///     home: DshHome { path: "/home/me/.dsh".into(), label: HomeLabel::Default },
+    ///     root: None,
+    ///     user_files: Vec::new(),
+    /// };
+    /// let instance = Instance::mount(mount, host.clone() as Arc<dyn Host>).unwrap();
+    /// // Listing `pkg` touches `pkg` itself: its rule is pending.
+    /// instance.touch("pkg".into(), TouchKind::List);
+    /// instance.settle().await;
+    /// assert_eq!(host.inbox()[0].source.changes[0].path, "pkg/AGENTS.md");
+    /// # });
+    /// ```
+    pub fn touch(&self, path: &Utf8Path, kind: TouchKind) {
+        let Some(active) = &self.active else { return };
+        let Some(touch) = typed_touch(&active.cwd, path, &kind) else {
+            return;
+        };
         let mut front = lock(&active.front);
-        let bubbled = front
-            .children
-            .remove(&exec.token)
-            .map(|w| w.touches)
-            .unwrap_or_default();
-        match &exec.parent {
-            Some(parent) => {
-                // A failed or cancelled child contributes nothing.
-                if exec.is_error || exec.cancelled {
-                    return;
-                }
-                front.bubble(parent, bubbled.into_iter().chain(own));
+        if front.step_open {
+            front.staged.push(touch);
+        } else {
+            let _ = active.tx.send(Request::Project(vec![touch]));
+        }
+    }
+}
+
+/// Stages (or queues) an execution's own touch with what its children
+/// bubbled to it (R-RT-4).
+fn stage_tool(active: &Active, exec: &ToolExecution, own: Option<Touch>) {
+    let mut front = lock(&active.front);
+    let bubbled = front
+        .children
+        .remove(&exec.token)
+        .map(|w| w.touches)
+        .unwrap_or_default();
+    match &exec.parent {
+        Some(parent) => {
+            // A failed or cancelled child contributes nothing.
+            if exec.is_error || exec.cancelled {
+                return;
             }
-            None => {
-                let mut touches = bubbled;
-                touches.extend(own);
-                if touches.is_empty() {
-                    return;
-                }
-                if front.step_open {
-                    front.staged.extend(touches);
-                } else {
-                    let _ = active.tx.send(Request::Project(touches));
-                }
+            front.bubble(parent, bubbled.into_iter().chain(own));
+        }
+        None => {
+            let mut touches = bubbled;
+            touches.extend(own);
+            if touches.is_empty() {
+                return;
+            }
+            if front.step_open {
+                front.staged.extend(touches);
+            } else {
+                let _ = active.tx.send(Request::Project(touches));
             }
         }
     }
+}
 
+impl Instance {
     /// Reports a session event after the host appended it (R-RT-5).
     pub fn session_event(&self, event: SessionEvent) {
         let Some(active) = &self.active else { return };
@@ -539,42 +583,65 @@ fn fold<M>(decision: Decision<M>, message: Option<WorkspaceMessage>) -> PreStepO
 
 /// The touch of a successful execution: a shell tool's candidate paths
 /// (R-CFG-11, R-DISC-10; a tool in both maps is a shell tool), else a touch
-/// tool's path (R-RT-3, R-CFG-8).
+/// tool's path (R-RT-3, R-CFG-8): the first listed argument holding a
+/// non-blank string; an argument listed with a trailing `/` holds a
+/// directory, touched itself.
 fn touch_of(config: &Config, cwd: &Utf8Path, exec: &ToolExecution) -> Option<Touch> {
     if exec.is_error || exec.cancelled {
         return None;
     }
-    if let Some(args) = config.shell_tools.get(&exec.name) {
-        return shell_touch(args, cwd, exec);
+    if let Some(args) = config.shell_tools().get(&exec.name) {
+        // The optional `workdir` argument is the base for relative words.
+        let base = match exec.arguments.get("workdir").and_then(|w| w.as_str()) {
+            Some(dir) if !dir.trim().is_empty() => cwd.join(dir),
+            _ => cwd.to_owned(),
+        };
+        let commands = args
+            .iter()
+            .filter_map(|arg| exec.arguments.get(arg).and_then(|c| c.as_str()));
+        return shell_touch(&base, commands);
     }
-    let args = config.touch_tools.get(&exec.name)?;
-    let raw = args.iter().find_map(|a| {
-        exec.arguments
-            .get(a)?
-            .as_str()
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
+    let args = config.touch_tools().get(&exec.name)?;
+    let (raw, kind) = args.iter().find_map(|a| {
+        let (key, kind) = match a.strip_suffix('/') {
+            Some(key) => (key, TouchKind::List),
+            None => (a.as_str(), TouchKind::Read),
+        };
+        let raw = exec.arguments.get(key)?.as_str()?;
+        (!raw.trim().is_empty()).then_some((raw, kind))
     })?;
-    Some(Touch::File(dsh_home_paths::normalize_lexically(
-        &cwd.join(raw),
-    )))
+    typed_touch(cwd, Utf8Path::new(raw), &kind)
 }
 
-/// A shell call's candidate paths, absolute and normalized: each listed
-/// argument holding a string is a command; relative words resolve against
-/// the `workdir` argument (absolute, or relative to the instance cwd) when
-/// it is a non-blank string, else the cwd. Pure text work: whether a
-/// candidate exists is asked later, on the lane.
-fn shell_touch(args: &[String], cwd: &Utf8Path, exec: &ToolExecution) -> Option<Touch> {
-    let base = match exec.arguments.get("workdir").and_then(|w| w.as_str()) {
-        Some(dir) if !dir.trim().is_empty() => cwd.join(dir),
-        _ => cwd.to_owned(),
-    };
-    let mut paths = Vec::new();
-    for arg in args {
-        let Some(command) = exec.arguments.get(arg).and_then(|c| c.as_str()) else {
-            continue;
+/// A typed touch as the front door stages it; `None` for a blank path of a
+/// file or directory kind (it names nothing).
+fn typed_touch(cwd: &Utf8Path, path: &Utf8Path, kind: &TouchKind) -> Option<Touch> {
+    let raw = path.as_str().trim();
+    if let TouchKind::Shell { command } = kind {
+        let base = if raw.is_empty() {
+            cwd.to_owned()
+        } else {
+            cwd.join(raw)
         };
+        return shell_touch(&base, [command.as_str()]);
+    }
+    if raw.is_empty() {
+        return None;
+    }
+    let abs = dsh_home_paths::normalize_lexically(&cwd.join(raw));
+    Some(if kind.names_a_directory() {
+        Touch::Dir(abs)
+    } else {
+        Touch::File(abs)
+    })
+}
+
+/// Shell commands' candidate paths, absolute and normalized: relative
+/// words resolve against `base` (the call's working directory). Pure text
+/// work: whether a candidate exists is asked later, on the lane.
+fn shell_touch<'a>(base: &Utf8Path, commands: impl IntoIterator<Item = &'a str>) -> Option<Touch> {
+    let mut paths = Vec::new();
+    for command in commands {
         for word in command_paths(command) {
             // `~/…` needs the OS home, which an instance does not know;
             // touching less is the conservative side (decision 0015).
@@ -596,7 +663,7 @@ struct Lane {
     host: Arc<dyn Host>,
     provider: Arc<dyn FsProvider>,
     config: Config,
-    budget: u64,
+    budget: Budget,
     home: DshHome,
     user_files: Vec<UserFile>,
     cwd: Utf8PathBuf,
@@ -653,7 +720,7 @@ impl Lane {
         let found = find_project_root(
             self.provider.as_ref(),
             &self.cwd,
-            &self.config.project_root_markers,
+            self.config.project_root_markers(),
             cancel,
         )
         .await?;
@@ -736,8 +803,8 @@ impl Lane {
         Ok(())
     }
 
-    /// The directories `touches` touch: a touch tool's file its parent; a
-    /// shell candidate only when the provider classifies it (one batch,
+    /// The directories `touches` touch: a file its parent, a directory
+    /// itself; a shell candidate only when the provider classifies it (one batch,
     /// metadata only) as a file (its parent) or a directory (itself).
     async fn touched(
         &self,
@@ -749,6 +816,7 @@ impl Lane {
         for touch in touches {
             match touch {
                 Touch::File(path) => dirs.extend(path.parent().map(Utf8Path::to_owned)),
+                Touch::Dir(path) => dirs.push(path.clone()),
                 Touch::Shell(paths) => candidates.extend(paths.iter().cloned()),
             }
         }
@@ -968,19 +1036,30 @@ mod tests {
     }
 
     fn shell_config(also_a_touch_tool: bool) -> Config {
-        let mut config = Config::with_max_bytes(4096);
-        let command = vec!["command".to_owned()];
-        config.shell_tools.insert("Bash".into(), command.clone());
+        let mut input =
+            serde_json::json!({"max_bytes": 4096, "shell_tools": {"Bash": ["command"]}});
         if also_a_touch_tool {
-            config.touch_tools.insert("Bash".into(), command);
+            input["touch_tools"] = serde_json::json!({"Bash": ["command"]});
         }
-        config
+        serde_json::from_value::<dsh_instructions_state::ConfigInput>(input)
+            .expect("config input")
+            .resolve()
+            .expect("valid")
+            .config
     }
 
     /// Runs one Bash call after the baseline entered, on a memory tree with
     /// `pkg/src/x.ts` and `/outside/o.ts`; returns the paths the projected
     /// message changes and the reads the projection made.
     async fn shell_run(config: Config, exec: ToolExecution) -> (Vec<String>, u64) {
+        run_after_baseline(config, |i| i.tool_result(&exec)).await
+    }
+
+    /// [`shell_run`] for any report the instance gets.
+    async fn run_after_baseline(
+        config: Config,
+        report: impl FnOnce(&Instance),
+    ) -> (Vec<String>, u64) {
         let fs = Arc::new(MemoryProvider::new(vec![
             "/repo".into(),
             "/home/u/.dsh".into(),
@@ -1017,7 +1096,7 @@ mod tests {
         assert!(entered.entered.is_some(), "the baseline entered");
         host.append_batch(&entered.batch.expect("entered"));
         fs.reset_counters();
-        instance.tool_result(&exec);
+        report(&instance);
         instance.settle().await;
         let paths = host
             .inbox()
@@ -1051,6 +1130,86 @@ mod tests {
             // R-HOOK-6: words that name nothing cost no read.
             assert_eq!(reads, 0);
         }
+    }
+
+    fn shell(command: &str) -> TouchKind {
+        TouchKind::Shell {
+            command: command.to_owned(),
+        }
+    }
+
+    /// Typed touches (issue 19): a file kind touches the file's directory,
+    /// existing or not; a directory kind the directory itself; a shell
+    /// touch reads its words from the path as workdir — none of them needs
+    /// a `touch_tools` or `shell_tools` entry.
+    #[rstest]
+    #[case::read_missing_file("pkg/new.ts", TouchKind::Read, &["pkg/AGENTS.md"])]
+    #[case::write_absolute("/repo/pkg/src/x.ts", TouchKind::Write, &["pkg/AGENTS.md"])]
+    #[case::read_of_a_directory_is_its_parent("pkg", TouchKind::Read, &[])]
+    #[case::list_directory("pkg", TouchKind::List, &["pkg/AGENTS.md"])]
+    #[case::search_missing_directory("pkg/gone", TouchKind::Search, &["pkg/AGENTS.md"])]
+    #[case::list_normalized("pkg/src/..", TouchKind::List, &["pkg/AGENTS.md"])]
+    #[case::shell_in_workdir("pkg", shell("cat src/x.ts"), &["pkg/AGENTS.md"])]
+    #[case::shell_blank_workdir_is_the_cwd("", shell("ls pkg"), &["pkg/AGENTS.md"])]
+    #[case::shell_missing_word("pkg", shell("cat nope.ts"), &[])]
+    #[case::blank_path("  ", TouchKind::Read, &[])]
+    #[case::outside_the_cwd("/outside/pkg", TouchKind::List, &[])]
+    #[tokio::test]
+    async fn typed_touches(#[case] path: &str, #[case] kind: TouchKind, #[case] expected: &[&str]) {
+        // The default config: no shell tools, no tool named for the kind.
+        let (paths, reads) = run_after_baseline(Config::with_max_bytes(4096), |i| {
+            i.touch(Utf8Path::new(path), kind)
+        })
+        .await;
+        assert_eq!(paths, expected);
+        if expected.is_empty() {
+            assert_eq!(reads, 0);
+        }
+    }
+
+    /// R-CFG-8: a `touch_tools` argument listed with a trailing `/` holds a
+    /// directory, touched itself; without it, the path is a file's.
+    #[rstest]
+    #[case::directory_argument(&["path/"], "pkg", &["pkg/AGENTS.md"])]
+    #[case::file_argument(&["path"], "pkg", &[])]
+    #[case::first_argument_that_holds_a_string(&["dir/", "path"], "pkg/src/x.ts", &["pkg/AGENTS.md"])]
+    #[tokio::test]
+    async fn touch_tool_directory_arguments(
+        #[case] args: &[&str],
+        #[case] value: &str,
+        #[case] expected: &[&str],
+    ) {
+        let input = serde_json::json!({"max_bytes": 4096, "touch_tools": {"ls": args}});
+        let config = serde_json::from_value::<dsh_instructions_state::ConfigInput>(input)
+            .expect("input")
+            .resolve()
+            .expect("valid")
+            .config;
+        let exec = ToolExecution {
+            name: "ls".into(),
+            arguments: serde_json::json!({ "path": value }),
+            token: "l1".into(),
+            parent: None,
+            is_error: false,
+            cancelled: false,
+        };
+        let (paths, _) = shell_run(config, exec).await;
+        assert_eq!(paths, expected);
+    }
+
+    /// A touch while a step is open waits for the step's end (R-RT-5), as a
+    /// tool result does.
+    #[tokio::test]
+    async fn typed_touches_wait_for_the_step_end() {
+        let (mount, host) = mount_of(Some(Config::with_max_bytes(4096)));
+        let instance = Instance::mount(mount, host.clone() as Arc<dyn Host>).unwrap();
+        instance.session_event(SessionEvent::StepStart);
+        instance.touch(Utf8Path::new("pkg"), TouchKind::List);
+        instance.settle().await;
+        assert!(host.inbox().is_empty(), "staged while the step is open");
+        instance.session_event(SessionEvent::StepEnd);
+        instance.settle().await;
+        assert_eq!(host.inbox().len(), 1);
     }
 
     /// A failed or cancelled shell call touches nothing, like any tool

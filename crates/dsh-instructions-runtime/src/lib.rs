@@ -82,6 +82,7 @@ mod pointer;
 mod scan;
 mod shell;
 mod slots;
+mod touch;
 mod view;
 
 pub use error::MountError;
@@ -96,3 +97,4 @@ pub use memory_host::{HistoryItem, Inbox, MemoryHost};
 pub use open::{CapStd, OpenError, Opened, ProviderFactory, SessionSpec, open_mount};
 pub use pointer::{POINTER_MAX_BYTES, is_pointer_to};
 pub use shell::{MAX_SHELL_TOUCHES, command_paths};
+pub use touch::TouchKind;

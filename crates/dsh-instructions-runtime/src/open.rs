@@ -239,14 +239,14 @@ pub async fn open_mount(
     };
     let resolved = input.resolve()?;
     let config = resolved.config;
-    let home = resolve_dsh_home(config.dsh_home.as_deref(), &spec.env)?;
+    let home = resolve_dsh_home(config.dsh_home(), &spec.env)?;
     // A zero budget (R-CFG-2) still opens the provider: the instance is a
     // no-op (R-RT-9), while `inspect` can report what would have loaded.
     let walker = factory.marker_walker()?;
-    let root = find_project_root(walker.as_ref(), &cwd, &config.project_root_markers, cancel)
+    let root = find_project_root(walker.as_ref(), &cwd, config.project_root_markers(), cancel)
         .await
         .map_err(|_| OpenError::Cancelled)?;
-    let user_files = user_files(&config.user_instruction_files, &spec.env);
+    let user_files = user_files(config.user_instruction_files(), &spec.env);
     // Each user-level file's directory is trusted, for that file and its
     // imports (R-DISC-7, R-HOOK-4): nothing else of the OS home is.
     let user_dirs: Vec<Utf8PathBuf> = user_files
@@ -377,7 +377,7 @@ mod tests {
         );
         assert_eq!(opened.trusted_roots, [root, "/home/u/.dsh"]);
         let config = opened.mount.config.expect("config");
-        assert!(config.project_root_markers.iter().all(|m| m != ".git/"));
+        assert!(config.project_root_markers().iter().all(|m| m != ".git/"));
     }
 
     #[tokio::test]

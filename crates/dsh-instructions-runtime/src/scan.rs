@@ -431,7 +431,7 @@ impl Gather<'_> {
         }
         let mut read_now: Vec<(usize, usize, FileIdentity)> = Vec::new();
         if !paths.is_empty() {
-            let max = self.config.max_source_bytes;
+            let max = self.config.max_source_bytes();
             let mut outcomes = self
                 .provider
                 .read_many(&paths, max, self.cancel)
@@ -448,7 +448,7 @@ impl Gather<'_> {
                     ReadOutcome::Unavailable(Unavailable::Io("no read result".into()))
                 });
                 let identity = file.present.identity.clone();
-                slot.state = loaded(file, outcome, path, self.config.content_transform);
+                slot.state = loaded(file, outcome, path, self.config.content_transform());
                 match &slot.state {
                     SlotState::Unavailable(reason) => {
                         seen.failed.insert(identity, reason.clone());
@@ -608,7 +608,7 @@ impl Gather<'_> {
                 own_trimmed: None,
             }));
         }
-        let max = self.config.max_source_bytes;
+        let max = self.config.max_source_bytes();
         if present.size > max {
             return Vouch::Known(SlotState::Unavailable(Unavailable::TooLarge { limit: max }));
         }

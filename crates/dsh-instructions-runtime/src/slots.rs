@@ -162,19 +162,24 @@ pub(crate) struct Layout {
 impl Layout {
     /// The layout of `config`'s lists.
     pub(crate) fn new(config: &Config) -> Self {
-        let mut names: Vec<String> = config.instruction_file_candidates.clone();
+        let mut names: Vec<String> = config.instruction_file_candidates().to_vec();
         let base = 0..names.len();
-        if config.claude_dir {
+        if config.claude_dir() {
             names.push(CLAUDE_DIR_FILE.to_owned());
         }
         let rule = base.end..names.len();
-        names.extend(config.fallback_instruction_file_candidates.iter().cloned());
+        names.extend(
+            config
+                .fallback_instruction_file_candidates()
+                .iter()
+                .cloned(),
+        );
         let fallback = rule.end..names.len();
-        names.extend(config.local_instruction_file_candidates.iter().cloned());
+        names.extend(config.local_instruction_file_candidates().iter().cloned());
         let local = fallback.end..names.len();
         let blockers = 0..rule.end;
         let mut slots: Vec<(String, Rule)> = Vec::new();
-        match config.candidate_policy {
+        match config.candidate_policy() {
             CandidatePolicy::FirstWins => {
                 if !base.is_empty() || !fallback.is_empty() {
                     slots.push((
@@ -249,19 +254,27 @@ impl Layout {
     /// fallback list).
     pub(crate) fn path_gated(&self, config: &Config) -> bool {
         !self.fallback.is_empty()
-            && config.fallback_scope == dsh_instructions_state::FallbackScope::Path
+            && config.fallback_scope() == dsh_instructions_state::FallbackScope::Path
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dsh_instructions_state::{FallbackScope, Preset};
+    use dsh_instructions_state::Preset;
     use rstest::rstest;
 
     const P: ProbeClass = ProbeClass::Present;
     const A: ProbeClass = ProbeClass::Absent;
     const U: ProbeClass = ProbeClass::Unavailable;
+
+    fn config_of(v: serde_json::Value) -> Config {
+        serde_json::from_value::<dsh_instructions_state::ConfigInput>(v)
+            .expect("config input")
+            .resolve()
+            .expect("valid config")
+            .config
+    }
 
     fn claude() -> Config {
         Config::preset(Preset::Claude)
@@ -374,11 +387,13 @@ mod tests {
     #[case::rule_blocks([A, A, P, P, P], &[("AGENTS.md", "-"), ("CLAUDE.md", "-"), ("claude-dir", ".claude/CLAUDE.md"), ("GEMINI.md", "-"), ("CLAUDE.local.md", "CLAUDE.local.md")])]
     #[case::every_base_loads([P, P, P, P, A], &[("AGENTS.md", "AGENTS.md"), ("CLAUDE.md", "CLAUDE.md"), ("claude-dir", ".claude/CLAUDE.md"), ("GEMINI.md", "-"), ("CLAUDE.local.md", "-")])]
     fn all_distinct_with_fallback(#[case] classes: [ProbeClass; 5], #[case] want: &[(&str, &str)]) {
-        let mut c = Config::with_max_bytes(1);
-        c.candidate_policy = CandidatePolicy::AllDistinct;
-        c.claude_dir = true;
-        c.fallback_instruction_file_candidates = vec!["GEMINI.md".into()];
-        c.local_instruction_file_candidates = vec!["CLAUDE.local.md".into()];
+        let c = config_of(serde_json::json!({
+            "max_bytes": 1,
+            "candidate_policy": CandidatePolicy::AllDistinct,
+            "claude_dir": true,
+            "fallback_instruction_file_candidates": ["GEMINI.md"],
+            "local_instruction_file_candidates": ["CLAUDE.local.md"],
+        }));
         assert_eq!(winners(&c, &classes, Gate::Open), w(want));
     }
 
@@ -404,13 +419,18 @@ mod tests {
     #[case::no_claude_md(&["GEMINI.md"])]
     #[case::empty(&[])]
     fn slot_order_is_the_section_order(#[case] base: &[&str], #[values(false, true)] fw: bool) {
-        let mut c = Config::with_max_bytes(1);
-        c.instruction_file_candidates = base.iter().map(|s| (*s).to_owned()).collect();
-        c.claude_dir = true;
-        c.fallback_instruction_file_candidates = vec!["AGENTS.override.md".into()];
-        if !fw {
-            c.candidate_policy = CandidatePolicy::AllDistinct;
-        }
+        let policy = if fw {
+            CandidatePolicy::FirstWins
+        } else {
+            CandidatePolicy::AllDistinct
+        };
+        let c = config_of(serde_json::json!({
+            "max_bytes": 1,
+            "instruction_file_candidates": base,
+            "claude_dir": true,
+            "fallback_instruction_file_candidates": ["AGENTS.override.md"],
+            "candidate_policy": policy,
+        }));
         let keys: Vec<dsh_instructions_state::ScopeKey> = Layout::new(&c)
             .slots
             .iter()
@@ -423,8 +443,7 @@ mod tests {
 
     #[test]
     fn directory_scope_is_not_path_gated() {
-        let mut c = claude();
-        c.fallback_scope = FallbackScope::Directory;
+        let c = config_of(serde_json::json!({"preset": "claude", "fallback_scope": "directory"}));
         assert!(!Layout::new(&c).path_gated(&c));
     }
 }

@@ -133,6 +133,14 @@ impl Tree {
 // Recording decorator.
 // ---------------------------------------------------------------------------
 
+fn config_of(v: serde_json::Value) -> Config {
+    serde_json::from_value::<dsh_instructions_state::ConfigInput>(v)
+        .expect("config input")
+        .resolve()
+        .expect("valid config")
+        .config
+}
+
 #[derive(Debug, Default)]
 struct Record {
     /// Every candidate path probed (probe and probe_many alike).
@@ -826,7 +834,7 @@ async fn a_sparse_gigabyte_candidate_is_rejected_without_being_read_r_disc_6() {
         fate(&seen, "AGENTS.md"),
         &CandidateFate::Unavailable {
             reason: Unavailable::TooLarge {
-                limit: config.max_source_bytes
+                limit: config.max_source_bytes()
             }
         }
     );
@@ -834,7 +842,7 @@ async fn a_sparse_gigabyte_candidate_is_rejected_without_being_read_r_disc_6() {
         fate(&seen, "AGENTS.local.md"),
         &CandidateFate::Loaded { bytes: 5 }
     );
-    assert!(fs.max_bytes_read() <= config.max_source_bytes);
+    assert!(fs.max_bytes_read() <= config.max_source_bytes());
     if let (Some(before), Some(after)) = (before, after) {
         // Process-wide count: other tests read too, but nowhere near 1 GiB.
         assert!(after - before < 64 << 20, "read {} bytes", after - before);
@@ -846,8 +854,7 @@ async fn a_file_that_grows_between_probe_and_read_is_cut_at_the_cap_r_disc_6() {
     let tree = Tree::new();
     tree.write("AGENTS.md", "small at probe time");
     let path = tree.repo.join("AGENTS.md");
-    let mut config = Config::with_max_bytes(65_536);
-    config.max_source_bytes = 4096;
+    let config = config_of(serde_json::json!({"max_bytes": 65_536, "max_source_bytes": 4096}));
     let fs = tree.provider().with_hook(Hook::Grow(path.clone(), 1 << 30));
     let before = rchar();
     let seen = tree.inspect_with(&fs, &config, &tree.repo).await;
@@ -987,8 +994,7 @@ async fn a_proc_pseudo_file_reports_size_zero_and_the_read_count_enforces_the_ca
             vec!["/".into()],
         )
     };
-    let mut config = Config::with_max_bytes(65_536);
-    config.max_source_bytes = 16;
+    let config = config_of(serde_json::json!({"max_bytes": 65_536, "max_source_bytes": 16}));
     let fs = all();
     let seen = tree.inspect_with(&fs, &config, &tree.repo).await;
     assert_eq!(

@@ -20,6 +20,14 @@ use rstest::rstest;
 /// Candidate names per directory with the default lists.
 const C: u64 = 4;
 
+fn config_of(v: serde_json::Value) -> Config {
+    serde_json::from_value::<dsh_instructions_state::ConfigInput>(v)
+        .expect("config input")
+        .resolve()
+        .expect("valid config")
+        .config
+}
+
 fn home() -> DshHome {
     DshHome {
         path: "/home/u/.dsh".into(),
@@ -206,8 +214,7 @@ async fn a_touch_probes_each_candidate_of_each_reconciled_directory_once() {
 async fn a_small_budget_baseline_reads_at_most_budget_plus_one_file_per_candidate() {
     let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
     let dirs = chain(&fs, 31, 4096);
-    let mut config = Config::with_max_bytes(8192);
-    config.max_source_bytes = 8192;
+    let config = config_of(serde_json::json!({"max_bytes": 8192, "max_source_bytes": 8192}));
     let mut s = Session::mount(&fs, dirs[31].as_str(), config);
     s.prompt().await.expect("a budgeted baseline enters");
     let bytes = fs.counters().bytes_read;
@@ -221,8 +228,7 @@ async fn a_small_budget_baseline_reads_at_most_budget_plus_one_file_per_candidat
 async fn show_under_a_small_budget_reads_at_most_budget_plus_one_file_per_candidate() {
     let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
     let dirs = chain(&fs, 31, 4096);
-    let mut config = Config::with_max_bytes(8192);
-    config.max_source_bytes = 8192;
+    let config = config_of(serde_json::json!({"max_bytes": 8192, "max_source_bytes": 8192}));
     let seen = dsh_instructions_runtime::inspect(
         &fs,
         &config,
@@ -263,8 +269,7 @@ async fn a_stale_probe_size_changes_nothing_a_budgeted_baseline_shows() {
                 MemNode::file(&text.as_bytes()[..4096]).with_stale_size(10),
             );
         }
-        let mut config = Config::with_max_bytes(6144);
-        config.max_source_bytes = 8192;
+        let config = config_of(serde_json::json!({"max_bytes": 6144, "max_source_bytes": 8192}));
         dsh_instructions_runtime::inspect(
             &fs,
             &config,
@@ -349,9 +354,7 @@ async fn a_shadowed_sibling_is_read_only_when_it_can_be_a_pointer(
 
 /// The defaults with `@path` imports on (R-CFG-10).
 fn with_imports(max_bytes: i64) -> Config {
-    let mut c = Config::with_max_bytes(max_bytes);
-    c.imports = true;
-    c
+    config_of(serde_json::json!({"max_bytes": max_bytes, "imports": true}))
 }
 
 #[rstest]

@@ -23,6 +23,14 @@ struct World {
     step: u32,
 }
 
+fn config_of(v: serde_json::Value) -> Config {
+    serde_json::from_value::<dsh_instructions_state::ConfigInput>(v)
+        .expect("config input")
+        .resolve()
+        .expect("valid config")
+        .config
+}
+
 fn home() -> DshHome {
     DshHome {
         path: "/home/u/.dsh".into(),
@@ -436,8 +444,9 @@ async fn remount_with_new_config_supersedes_the_baseline_r_rt_7() {
         "/repo",
     );
     w.prompt("hi").await.unwrap();
-    let mut claude_only = Config::with_max_bytes(65_536);
-    claude_only.instruction_file_candidates = vec!["CLAUDE.md".into()];
+    let claude_only = config_of(
+        serde_json::json!({"max_bytes": 65_536, "instruction_file_candidates": ["CLAUDE.md"]}),
+    );
     w.remount(Some(claude_only));
     let m = w.prompt("after").await.expect("replacement baseline");
     assert!(m.source.baseline);
@@ -540,8 +549,8 @@ async fn cancelled_pre_step_returns_promptly_and_changes_nothing_r_disc_8() {
 
 #[tokio::test]
 async fn all_distinct_loads_every_candidate_and_dedups_links_r_cfg_7_r_disc_3() {
-    let mut config = Config::with_max_bytes(65_536);
-    config.candidate_policy = dsh_instructions_state::CandidatePolicy::AllDistinct;
+    let config =
+        config_of(serde_json::json!({"max_bytes": 65_536, "candidate_policy": "all-distinct"}));
     let mut w = World::with_config(
         &[
             ("/repo/AGENTS.md", "agents"),
@@ -746,8 +755,7 @@ async fn a_budgeted_baseline_reads_only_what_it_can_keep_issue_7() {
         .iter()
         .map(|(p, c)| (p.as_str(), c.as_str()))
         .collect();
-    let mut config = Config::with_max_bytes(8_192);
-    config.max_source_bytes = 8_192;
+    let config = config_of(serde_json::json!({"max_bytes": 8_192, "max_source_bytes": 8_192}));
     let mut w = World::with_config(&refs, &dir, Some(config));
     let m = w
         .prompt("hi")

@@ -120,11 +120,17 @@ fn home() -> DshHome {
 
 fn configs() -> Vec<Config> {
     let big = Config::with_max_bytes(65_536);
-    let mut tight = Config::with_max_bytes(700);
-    tight.max_source_bytes = 64;
+    let resolve = |v: serde_json::Value| {
+        serde_json::from_value::<dsh_instructions_state::ConfigInput>(v)
+            .expect("config input")
+            .resolve()
+            .expect("valid config")
+            .config
+    };
+    let tight = resolve(serde_json::json!({"max_bytes": 700, "max_source_bytes": 64}));
     let tiny = Config::with_max_bytes(200);
-    let mut distinct = Config::with_max_bytes(65_536);
-    distinct.candidate_policy = dsh_instructions_state::CandidatePolicy::AllDistinct;
+    let distinct =
+        resolve(serde_json::json!({"max_bytes": 65_536, "candidate_policy": "all-distinct"}));
     vec![big, tight, tiny, distinct]
 }
 
@@ -287,7 +293,7 @@ impl Soak {
     fn faulted(&self) -> bool {
         self.files
             .values()
-            .any(|n| n.unavailable(self.config.max_source_bytes))
+            .any(|n| n.unavailable(self.config.max_source_bytes()))
             || self.links.keys().any(|l| self.resolve(l).is_err())
     }
 
@@ -368,7 +374,7 @@ impl Soak {
         let mut node = self.files[&path].clone();
         node.stale = Some(if self.rng.chance(30) {
             // Over the cap by metadata: unavailable.
-            self.config.max_source_bytes + 1 + self.rng.below(100) as u64
+            self.config.max_source_bytes() + 1 + self.rng.below(100) as u64
         } else {
             self.rng.below(node.bytes.len() + 5) as u64
         });
@@ -614,7 +620,7 @@ impl Soak {
     /// First-wins (R-DISC-5): the slot is unavailable when a candidate
     /// before the first cleanly present one cannot be classified.
     fn slot_unavailable(&self, scope: &ScopeKey) -> bool {
-        let cap = self.config.max_source_bytes;
+        let cap = self.config.max_source_bytes();
         for member in self.slot_members(scope) {
             match self.resolve(&member) {
                 Err(()) => return true,
@@ -633,7 +639,7 @@ impl Soak {
             return;
         }
         let ctx = self.ctx();
-        let budget = self.config.budget().unwrap_or(0) as usize;
+        let budget = self.config.max_bytes().max_bytes() as usize;
         assert!(!m.parts.is_empty(), "{ctx}: empty workspace message");
         for part in &m.parts {
             assert!(
@@ -802,7 +808,7 @@ impl Soak {
                     .collect();
                 eprintln!(
                     "step {step} op {op} cfg {} files {files:?} links {:?} inbox {:?}",
-                    self.config.max_bytes,
+                    self.config.max_bytes(),
                     self.links,
                     self.host.inbox().first().map(|m| &m.source.changes)
                 );

@@ -5,7 +5,8 @@
 //! and the settings it was created with); [`Session::mount`] opens a fresh
 //! loop instance over the log through the one entry point
 //! ([`dsh_instructions_runtime::open_mount`]) with a [`LogHost`] as the
-//! runtime's host; the operations ([`Session::enter`], [`Session::tool`],
+//! runtime's host; the operations ([`Session::enter`], [`Session::touch`],
+//! [`Session::tool`],
 //! [`Session::step_end`], [`Session::compact_workspace`]) compose and append
 //! exactly what entered. The CLI's `session` commands and the agent hook
 //! adapter are both thin callers.
@@ -19,8 +20,8 @@
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
 //! use dsh_instructions_discovery::{ambient_authority, CancellationToken};
-//! use dsh_instructions_runtime::{CapStd, ToolExecution};
-//! use dsh_instructions_session::{Session, SessionSettings, SessionStore};
+//! use dsh_instructions_runtime::{CapStd, TouchKind};
+//! use dsh_instructions_session::{Record, Session, SessionSettings, SessionStore};
 //! use dsh_instructions_state::{Action, ConfigInput, Preset};
 //!
 //! // A repository on disk, and a home for the sessions.
@@ -51,14 +52,7 @@
 //!
 //! // A read below the cwd discovers pkg/AGENTS.md; the tool continuation
 //! // enters it alone.
-//! session.tool(&ToolExecution {
-//!     name: "read".into(),
-//!     arguments: serde_json::json!({ "file_path": "pkg/index.ts" }),
-//!     token: "t1".into(),
-//!     parent: None,
-//!     is_error: false,
-//!     cancelled: false,
-//! }, false).await?;
+//! session.touch("pkg/index.ts".into(), TouchKind::Read, Record::Transient).await?;
 //! let set = session.enter(2, None, &cancel).await?.expect("a set");
 //! assert_eq!(set.source.changes[0].path, "pkg/AGENTS.md");
 //! drop(session);
@@ -79,21 +73,23 @@
 
 mod host;
 mod store;
+mod touch;
 mod versions;
 
 use std::sync::Arc;
 
-use camino::Utf8PathBuf;
+use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::HomeEnv;
 use dsh_instructions_discovery::CancellationToken;
 use dsh_instructions_runtime::{
     BatchItem, Decision, Host, Instance, MountError, OpenError, Opened, ProviderFactory,
-    SessionEvent, SessionSpec, ToolExecution, WorkspaceMessage, open_mount,
+    SessionEvent, SessionSpec, ToolExecution, TouchKind, WorkspaceMessage, open_mount,
 };
 use dsh_session_log::{EventKind, LogError, SessionLog};
 
 pub use host::{LogHost, typed_source};
 pub use store::{SETTINGS_FILE_NAME, SessionSettings, SessionStore};
+pub use touch::{Record, TOUCH_RECORD};
 pub use versions::{VERSIONS_FILE_NAME, forget_versions};
 
 /// Why a session operation failed.
@@ -180,7 +176,12 @@ impl Session {
         )?;
         let replay = host.tools_since_last_message();
         for exec in &replay {
-            instance.tool_result(exec);
+            // A kept typed touch goes back the typed way; any other tool
+            // event through the configured maps (R-CFG-8, R-CFG-11).
+            match touch::recorded_touch(exec) {
+                Some((path, kind)) => instance.touch(&path, kind),
+                None => instance.tool_result(exec),
+            }
         }
         if !replay.is_empty() {
             instance.settle().await;
@@ -314,20 +315,21 @@ impl Session {
     }
 
     /// Reports a finished tool execution (R-RT-3) and waits for its
-    /// projection; returns the pending workspace message. With `record`,
-    /// the execution is appended to the log first, so a later process
-    /// composes its pending message again ([`Session::mount`]); when nothing
-    /// is pending afterwards a `settled` event follows it, so later mounts
-    /// do not replay tool events that produced nothing.
+    /// projection; returns the pending workspace message. With
+    /// [`Record::Keep`], the execution is appended to the log first, so a
+    /// later process composes its pending message again
+    /// ([`Session::mount`]); when nothing is pending afterwards a `settled`
+    /// event follows it, so later mounts do not replay tool events that
+    /// produced nothing.
     ///
     /// # Errors
     /// Log errors while recording.
     pub async fn tool(
         &self,
         exec: &ToolExecution,
-        record: bool,
+        record: Record,
     ) -> Result<Option<WorkspaceMessage>, SessionError> {
-        if record {
+        if record == Record::Keep {
             self.host.append(EventKind::Tool {
                 name: exec.name.clone(),
                 args: exec.arguments.clone(),
@@ -338,9 +340,37 @@ impl Session {
             })?;
         }
         self.instance.tool_result(exec);
+        self.settle_after(record).await
+    }
+
+    /// Reports what a tool did at `path` (absolute, or relative to the
+    /// session's cwd; [`TouchKind`]) and waits for its projection; returns
+    /// the pending workspace message. [`Record::Keep`] appends it to the
+    /// log first (a `tool` event named [`TOUCH_RECORD`]) and a `settled`
+    /// event after it when nothing is pending, as [`Session::tool`] does.
+    ///
+    /// # Errors
+    /// Log errors while recording.
+    pub async fn touch(
+        &self,
+        path: &Utf8Path,
+        kind: TouchKind,
+        record: Record,
+    ) -> Result<Option<WorkspaceMessage>, SessionError> {
+        if record == Record::Keep {
+            let token = format!("touch-{}", dsh_session_log::new_session_id());
+            self.host.append(touch::touch_event(path, &kind, token))?;
+        }
+        self.instance.touch(path, kind);
+        self.settle_after(record).await
+    }
+
+    /// Waits for the projections queued so far; after a kept report with
+    /// nothing pending, marks the recorded tool events settled.
+    async fn settle_after(&self, record: Record) -> Result<Option<WorkspaceMessage>, SessionError> {
         self.instance.settle().await;
         let pending = self.pending();
-        if record && pending.is_none() {
+        if record == Record::Keep && pending.is_none() {
             // Nothing is pending, so no recorded tool event has a message a
             // later process could lose: mark them settled, and the next
             // mount replays none of them (R-LOG-5, issue 18 item 7). A crash

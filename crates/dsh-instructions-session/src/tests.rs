@@ -99,7 +99,7 @@ async fn a_recorded_touch_is_composed_again_by_the_next_process() {
         .expect("enter")
         .expect("baseline");
     let pending = first
-        .tool(&read("pkg/x.ts", "t1"), true)
+        .tool(&read("pkg/x.ts", "t1"), Record::Keep)
         .await
         .expect("tool")
         .expect("a pending set");
@@ -127,7 +127,9 @@ async fn an_unrecorded_touch_that_enters_leaves_nothing_to_replay() {
         .await
         .expect("enter")
         .expect("baseline");
-    s.tool(&read("pkg/x.ts", "t1"), false).await.expect("tool");
+    s.tool(&read("pkg/x.ts", "t1"), Record::Transient)
+        .await
+        .expect("tool");
     let set = s
         .enter(2, None, &cancel)
         .await
@@ -243,7 +245,7 @@ async fn touches_that_find_nothing_are_not_replayed_r_log_5() {
         w.fs.reset_counters();
         let s = w.reopen().await;
         let pending = s
-            .tool(&read("x.ts", &format!("t{n}")), true)
+            .tool(&read("x.ts", &format!("t{n}")), Record::Keep)
             .await
             .expect("tool");
         assert_eq!(pending, None, "the root is known: nothing new");
@@ -269,17 +271,99 @@ async fn a_pending_touch_survives_later_empty_touches() {
         .expect("enter")
         .expect("baseline");
     let pending = s
-        .tool(&read("pkg/x.ts", "t1"), true)
+        .tool(&read("pkg/x.ts", "t1"), Record::Keep)
         .await
         .expect("tool")
         .expect("pending");
     drop(s);
     let s = w.reopen().await;
     assert_eq!(
-        s.tool(&read("x.ts", "t2"), true).await.expect("tool"),
+        s.tool(&read("x.ts", "t2"), Record::Keep)
+            .await
+            .expect("tool"),
         Some(pending.clone())
     );
     drop(s);
     let s = w.reopen().await;
     assert_eq!(s.pending(), Some(pending));
+}
+
+/// A kept typed touch is composed again by the next process, whatever the
+/// configured tool maps say (none of them names it).
+#[rstest::rstest]
+#[case::list("pkg", TouchKind::List)]
+#[case::read("pkg/x.ts", TouchKind::Read)]
+#[case::shell("/w/repo", TouchKind::Shell { command: "ls pkg".into() })]
+#[tokio::test]
+async fn a_kept_typed_touch_is_composed_again(#[case] path: &str, #[case] kind: TouchKind) {
+    let mut w = world();
+    // No touch tool at all: only the typed record can bring the touch back.
+    w.settings.config = Some(ConfigInput {
+        max_bytes: Some(NumberInput::Int(65_536)),
+        touch_tools: Some(Default::default()),
+        ..ConfigInput::default()
+    });
+    let cancel = CancellationToken::new();
+    let first = w.create("/w/repo").await;
+    first
+        .enter(1, Some("hi".into()), &cancel)
+        .await
+        .expect("enter");
+    let pending = first
+        .touch(Utf8Path::new(path), kind, Record::Keep)
+        .await
+        .expect("touch")
+        .expect("a pending set");
+    assert_eq!(changes(&pending), [(Action::Set, "pkg/AGENTS.md".into())]);
+    drop(first);
+    let second = w.reopen().await;
+    assert_eq!(second.pending(), Some(pending), "re-derived from the log");
+}
+
+/// A transient touch leaves nothing in the log.
+#[tokio::test]
+async fn a_transient_touch_records_nothing() {
+    let w = world();
+    let cancel = CancellationToken::new();
+    let s = w.create("/w/repo").await;
+    s.enter(1, Some("hi".into()), &cancel).await.expect("enter");
+    let before = s.host().events().expect("events").len();
+    s.touch(Utf8Path::new("pkg"), TouchKind::List, Record::Transient)
+        .await
+        .expect("touch")
+        .expect("pending");
+    assert_eq!(s.host().events().expect("events").len(), before);
+}
+
+/// Decision 0027: a log the previous version wrote — the hook's internal
+/// `touch` tool, a directory as a `.dsh-touch` entry inside it — still
+/// mounts and composes the touches it kept, under a configuration that
+/// (as new sessions') has no `touch` tool.
+#[rstest::rstest]
+#[case::directory_entry("/w/repo/pkg/.dsh-touch")]
+#[case::file("/w/repo/pkg/x.ts")]
+#[tokio::test]
+async fn a_previous_versions_touch_records_still_mount(#[case] path: &str) {
+    let w = world();
+    let cancel = CancellationToken::new();
+    let first = w.create("/w/repo").await;
+    first
+        .enter(1, Some("hi".into()), &cancel)
+        .await
+        .expect("enter");
+    first
+        .host()
+        .append(EventKind::Tool {
+            name: "touch".into(),
+            args: json!({ "path": path }),
+            ok: true,
+            cancelled: false,
+            token: Some("hook-0".into()),
+            parent: None,
+        })
+        .expect("append");
+    drop(first);
+    let second = w.reopen().await;
+    let pending = second.pending().expect("composed from the old record");
+    assert_eq!(changes(&pending), [(Action::Set, "pkg/AGENTS.md".into())]);
 }

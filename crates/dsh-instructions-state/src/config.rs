@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
 
+use dsh_instructions_render::Budget;
 use serde::{Deserialize, Serialize};
 
 /// Default per-file cap of R-CFG-3 (1 MiB).
@@ -194,53 +195,33 @@ impl FromStr for Preset {
 
 /// The validated configuration shared by every crate (SPEC §3).
 ///
-/// There is deliberately no `Default`: R-CFG-2 allows no implicit budget, so a
-/// value is built with [`Config::with_max_bytes`], [`Config::preset`] or
-/// [`ConfigInput::resolve`].
+/// Its fields are private to this crate and read through accessors, so
+/// every value another crate holds keeps
+/// the invariants [`ConfigInput::resolve`] establishes (validated name
+/// lists, a positive per-file cap, no blank home): the runtime mounts it as
+/// it is, without checking it again (R-RT-11). There is deliberately no
+/// `Default`: R-CFG-2 allows no implicit budget, so a value comes from
+/// [`ConfigInput::resolve`], or from [`Config::with_max_bytes`] and
+/// [`Config::preset`], which build the SPEC §3 defaults and a preset (valid
+/// by construction; `resolve` starts from them).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
-    /// Byte budget of one baseline or one dynamic batch; `<= 0` disables all
-    /// loading (R-CFG-2).
-    pub max_bytes: i64,
-    /// Per-file cap, always positive (R-CFG-3).
-    pub max_source_bytes: u64,
-    /// Base candidate names, validated (R-CFG-4).
-    pub instruction_file_candidates: Vec<String>,
-    /// Overlay candidate names, validated; empty disables overlays (R-CFG-4).
-    pub local_instruction_file_candidates: Vec<String>,
-    /// Project root markers, validated (R-CFG-5).
-    pub project_root_markers: Vec<String>,
-    /// Candidate policy (R-CFG-7).
-    pub candidate_policy: CandidatePolicy,
-    /// Explicit DSH home as configured, unexpanded (`~` allowed; R-CFG-6).
-    pub dsh_home: Option<String>,
-    /// Tool name → argument names that hold a touched path (R-CFG-8).
-    pub touch_tools: BTreeMap<String, Vec<String>>,
-    /// Tool name → argument names that hold a shell command whose paths are
-    /// touches (R-CFG-11, R-DISC-10); empty (the default) = shell touches
-    /// off. A tool listed here and in [`Config::touch_tools`] is a shell
-    /// tool ([`Config::is_shell_tool`]).
-    pub shell_tools: BTreeMap<String, Vec<String>>,
-    /// Expand `@path` imports inside instruction files (R-CFG-10, SPEC §13);
-    /// off by default, on in the `claude` and `gemini` presets.
-    pub imports: bool,
-    /// Names that load only where no base candidate exists (validated like
-    /// the candidate lists); empty by default (R-HOOK-4).
-    pub fallback_instruction_file_candidates: Vec<String>,
-    /// Where the fallback applies: per directory (default) or path-wide.
-    pub fallback_scope: FallbackScope,
-    /// Read [`CLAUDE_DIR_FILE`] right after a directory's `CLAUDE.md` (its
-    /// own slot, [`crate::SLOT_CLAUDE_DIR`]); off by default.
-    pub claude_dir: bool,
-    /// Transformation applied to every loaded file's text (and import).
-    pub content_transform: ContentTransform,
-    /// Agent user-level files (`~/…` paths, expanded against the OS home
-    /// at mount), rendered right after the user-global file and before the
-    /// project files, in this order; empty by default. Entries that are not
-    /// `~/…` paths to a file are ignored with a warning.
-    pub user_instruction_files: Vec<String>,
-    /// Import depth below a candidate (R-IMP-2); 5 by default, 4 for Claude.
-    pub max_import_depth: u32,
+    pub(crate) max_bytes: Budget,
+    pub(crate) max_source_bytes: u64,
+    pub(crate) instruction_file_candidates: Vec<String>,
+    pub(crate) local_instruction_file_candidates: Vec<String>,
+    pub(crate) project_root_markers: Vec<String>,
+    pub(crate) candidate_policy: CandidatePolicy,
+    pub(crate) dsh_home: Option<String>,
+    pub(crate) touch_tools: BTreeMap<String, Vec<String>>,
+    pub(crate) shell_tools: BTreeMap<String, Vec<String>>,
+    pub(crate) imports: bool,
+    pub(crate) fallback_instruction_file_candidates: Vec<String>,
+    pub(crate) fallback_scope: FallbackScope,
+    pub(crate) claude_dir: bool,
+    pub(crate) content_transform: ContentTransform,
+    pub(crate) user_instruction_files: Vec<String>,
+    pub(crate) max_import_depth: u32,
 }
 
 fn strings(items: &[&str]) -> Vec<String> {
@@ -256,21 +237,23 @@ pub fn default_touch_tools() -> BTreeMap<String, Vec<String>> {
 }
 
 impl Config {
-    /// The SPEC §3 defaults with the given budget.
+    /// The SPEC §3 defaults with the given budget (R-CFG-2's signed
+    /// reading: `<= 0` disables loading).
     ///
     /// ```
-    /// use dsh_instructions_state::{CandidatePolicy, Config};
+    /// use dsh_instructions_state::{Budget, CandidatePolicy, Config};
     /// let c = Config::with_max_bytes(4096);
-    /// assert_eq!(c.budget(), Some(4096));
-    /// assert_eq!(c.instruction_file_candidates, ["AGENTS.md", "CLAUDE.md"]);
-    /// assert_eq!(c.local_instruction_file_candidates, ["AGENTS.local.md", "CLAUDE.local.md"]);
-    /// assert_eq!(c.project_root_markers, [".git"]);
-    /// assert_eq!(c.candidate_policy, CandidatePolicy::FirstWins);
-    /// assert_eq!(c.max_source_bytes, 1_048_576);
+    /// assert_eq!(c.max_bytes(), Budget::bytes(4096));
+    /// assert_eq!(c.instruction_file_candidates(), ["AGENTS.md", "CLAUDE.md"]);
+    /// assert_eq!(c.local_instruction_file_candidates(), ["AGENTS.local.md", "CLAUDE.local.md"]);
+    /// assert_eq!(c.project_root_markers(), [".git"]);
+    /// assert_eq!(c.candidate_policy(), CandidatePolicy::FirstWins);
+    /// assert_eq!(c.max_source_bytes(), 1_048_576);
+    /// assert_eq!(Config::with_max_bytes(-5).max_bytes(), Budget::DISABLED);
     /// ```
     pub fn with_max_bytes(max_bytes: i64) -> Self {
         Self {
-            max_bytes,
+            max_bytes: Budget::from_signed(max_bytes),
             max_source_bytes: DEFAULT_MAX_SOURCE_BYTES,
             instruction_file_candidates: strings(&["AGENTS.md", "CLAUDE.md"]),
             local_instruction_file_candidates: strings(&["AGENTS.local.md", "CLAUDE.local.md"]),
@@ -294,13 +277,13 @@ impl Config {
     /// (R-CFG-10): the agents they imitate expand `@path` natively.
     ///
     /// ```
-    /// use dsh_instructions_state::{Config, Preset};
+    /// use dsh_instructions_state::{Budget, Config, Preset};
     /// let codex = Config::preset(Preset::Codex);
-    /// assert_eq!(codex.instruction_file_candidates, ["AGENTS.override.md", "AGENTS.md"]);
-    /// assert!(codex.local_instruction_file_candidates.is_empty());
-    /// assert_eq!(codex.budget(), Some(32_768));
-    /// assert!(!codex.imports);
-    /// assert!(Config::preset(Preset::Claude).imports);
+    /// assert_eq!(codex.instruction_file_candidates(), ["AGENTS.override.md", "AGENTS.md"]);
+    /// assert!(codex.local_instruction_file_candidates().is_empty());
+    /// assert_eq!(codex.max_bytes(), Budget::bytes(32_768));
+    /// assert!(!codex.imports());
+    /// assert!(Config::preset(Preset::Claude).imports());
     /// ```
     pub fn preset(p: Preset) -> Self {
         let mut c = Self::with_max_bytes(DEFAULT_PRESET_MAX_BYTES);
@@ -314,7 +297,7 @@ impl Config {
         c.instruction_file_candidates = strings(base);
         c.local_instruction_file_candidates = strings(local);
         c.candidate_policy = CandidatePolicy::FirstWins;
-        c.max_bytes = max_bytes;
+        c.max_bytes = Budget::from_signed(max_bytes);
         c.imports = matches!(p, Preset::Claude | Preset::Gemini);
         if p == Preset::Claude {
             c.claude_dir = true;
@@ -332,91 +315,106 @@ impl Config {
     /// says about it.
     ///
     /// ```
-    /// use dsh_instructions_state::Config;
-    /// let mut c = Config::with_max_bytes(1);
-    /// assert!(!c.is_shell_tool("Bash")); // off by default (R-DISC-9)
-    /// c.shell_tools.insert("Bash".into(), vec!["command".into()]);
-    /// assert!(c.is_shell_tool("Bash"));
+    /// use dsh_instructions_state::{Config, ConfigInput};
+    /// assert!(!Config::with_max_bytes(1).is_shell_tool("Bash")); // off by default (R-DISC-9)
+    /// let c: ConfigInput = serde_json::from_str(r#"{"max_bytes": 1, "shell_tools": {"Bash": ["command"]}}"#)?;
+    /// assert!(c.resolve()?.config.is_shell_tool("Bash"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn is_shell_tool(&self, tool: &str) -> bool {
         self.shell_tools.contains_key(tool)
     }
 
-    /// The byte budget, or `None` when loading is disabled (`max_bytes <= 0`,
-    /// R-CFG-2).
-    ///
-    /// ```
-    /// use dsh_instructions_state::Config;
-    /// assert_eq!(Config::with_max_bytes(0).budget(), None);
-    /// assert_eq!(Config::with_max_bytes(-5).budget(), None);
-    /// assert_eq!(Config::with_max_bytes(10).budget(), Some(10));
-    /// ```
-    pub fn budget(&self) -> Option<u64> {
-        u64::try_from(self.max_bytes).ok().filter(|&b| b > 0)
+    /// Byte budget of one baseline or one dynamic batch; disabled when the
+    /// configured `max_bytes` is `<= 0` or non-finite (R-CFG-2).
+    pub fn max_bytes(&self) -> Budget {
+        self.max_bytes
     }
 
-    /// The same configuration with every invariant of [`ConfigInput::resolve`]
-    /// enforced again: the name lists validated (R-CFG-4/5), a blank
-    /// `dsh_home` dropped, a zero `max_source_bytes` refused (R-CFG-3).
-    ///
-    /// The fields are public so products can build a value in code; this is
-    /// what the runtime applies at mount (R-RT-11), so an invalid candidate
-    /// or marker name never reaches a probe whatever the caller assembled.
-    ///
-    /// # Errors
-    /// [`ConfigError::InvalidNumber`] for `max_source_bytes == 0`.
-    ///
-    /// ```
-    /// use dsh_instructions_state::Config;
-    /// let mut c = Config::with_max_bytes(1024);
-    /// c.project_root_markers = vec![".git/".into(), "../x".into(), ".hg".into()];
-    /// let resolved = c.revalidated()?;
-    /// assert_eq!(resolved.config.project_root_markers, [".hg"]);
-    /// assert_eq!(resolved.warnings.len(), 2);
-    /// c.max_source_bytes = 0;
-    /// assert!(c.revalidated().is_err());
-    /// # Ok::<(), dsh_instructions_state::ConfigError>(())
-    /// ```
-    pub fn revalidated(&self) -> Result<ResolvedConfig, ConfigError> {
-        if self.max_source_bytes == 0 {
-            return Err(invalid(
-                "max_source_bytes",
-                "a positive integer",
-                NumberInput::Int(0),
-            ));
-        }
-        let mut config = self.clone();
-        let mut warnings = Vec::new();
-        for (field, list) in [
-            (
-                "instruction_file_candidates",
-                &mut config.instruction_file_candidates,
-            ),
-            (
-                "local_instruction_file_candidates",
-                &mut config.local_instruction_file_candidates,
-            ),
-            ("project_root_markers", &mut config.project_root_markers),
-            (
-                "fallback_instruction_file_candidates",
-                &mut config.fallback_instruction_file_candidates,
-            ),
-        ] {
-            let (kept, w) = validate_names(field, list);
-            *list = kept;
-            warnings.extend(w);
-        }
-        let (kept, w) = validate_user_files(&config.user_instruction_files);
-        config.user_instruction_files = kept;
-        warnings.extend(w);
-        if let Some(home) = config.dsh_home.take_if(|h| h.trim().is_empty()) {
-            warnings.push(ConfigWarning {
-                field: "dsh_home",
-                entry: home,
-                reason: reasons::BLANK_HOME,
-            });
-        }
-        Ok(ResolvedConfig { config, warnings })
+    /// Per-file cap, always positive (R-CFG-3).
+    pub fn max_source_bytes(&self) -> u64 {
+        self.max_source_bytes
+    }
+
+    /// Base candidate names, validated (R-CFG-4).
+    pub fn instruction_file_candidates(&self) -> &[String] {
+        &self.instruction_file_candidates
+    }
+
+    /// Overlay candidate names, validated; empty disables overlays (R-CFG-4).
+    pub fn local_instruction_file_candidates(&self) -> &[String] {
+        &self.local_instruction_file_candidates
+    }
+
+    /// Project root markers, validated (R-CFG-5).
+    pub fn project_root_markers(&self) -> &[String] {
+        &self.project_root_markers
+    }
+
+    /// Candidate policy (R-CFG-7).
+    pub fn candidate_policy(&self) -> CandidatePolicy {
+        self.candidate_policy
+    }
+
+    /// Explicit DSH home as configured, unexpanded (`~` allowed; R-CFG-6);
+    /// never blank.
+    pub fn dsh_home(&self) -> Option<&str> {
+        self.dsh_home.as_deref()
+    }
+
+    /// Tool name → argument names that hold a touched path (R-CFG-8); an
+    /// argument name ending in `/` holds a directory, which is touched
+    /// itself (as a listing is).
+    pub fn touch_tools(&self) -> &BTreeMap<String, Vec<String>> {
+        &self.touch_tools
+    }
+
+    /// Tool name → argument names that hold a shell command whose paths are
+    /// touches (R-CFG-11, R-DISC-10); empty (the default) = shell touches
+    /// off. A tool listed here and in [`Config::touch_tools`] is a shell
+    /// tool ([`Config::is_shell_tool`]).
+    pub fn shell_tools(&self) -> &BTreeMap<String, Vec<String>> {
+        &self.shell_tools
+    }
+
+    /// Expand `@path` imports inside instruction files (R-CFG-10, SPEC §13);
+    /// off by default, on in the `claude` and `gemini` presets.
+    pub fn imports(&self) -> bool {
+        self.imports
+    }
+
+    /// Names that load only where no base candidate exists (validated like
+    /// the candidate lists); empty by default (R-HOOK-4).
+    pub fn fallback_instruction_file_candidates(&self) -> &[String] {
+        &self.fallback_instruction_file_candidates
+    }
+
+    /// Where the fallback applies: per directory (default) or path-wide.
+    pub fn fallback_scope(&self) -> FallbackScope {
+        self.fallback_scope
+    }
+
+    /// Read [`CLAUDE_DIR_FILE`] right after a directory's `CLAUDE.md` (its
+    /// own slot, [`crate::SLOT_CLAUDE_DIR`]); off by default.
+    pub fn claude_dir(&self) -> bool {
+        self.claude_dir
+    }
+
+    /// Transformation applied to every loaded file's text (and import).
+    pub fn content_transform(&self) -> ContentTransform {
+        self.content_transform
+    }
+
+    /// Agent user-level files (`~/…` paths to a file, validated; expanded
+    /// against the OS home at mount), rendered right after the user-global
+    /// file and before the project files, in this order; empty by default.
+    pub fn user_instruction_files(&self) -> &[String] {
+        &self.user_instruction_files
+    }
+
+    /// Import depth below a candidate (R-IMP-2); 5 by default, 4 for Claude.
+    pub fn max_import_depth(&self) -> u32 {
+        self.max_import_depth
     }
 }
 
@@ -432,9 +430,6 @@ pub enum NumberInput {
     /// A floating-point number, possibly non-finite.
     Float(f64),
 }
-
-/// The input type of `max_bytes` (same number forms as [`NumberInput`]).
-pub type BudgetInput = NumberInput;
 
 impl From<i64> for NumberInput {
     fn from(v: i64) -> Self {
@@ -532,8 +527,8 @@ impl NumberInput {
 /// let input: ConfigInput =
 ///     serde_json::from_str(r#"{"preset": "claude", "max_bytes": 1000}"#).unwrap();
 /// let resolved = input.resolve().unwrap();
-/// assert_eq!(resolved.config.max_bytes, 1000); // explicit wins over the preset
-/// assert_eq!(resolved.config.instruction_file_candidates, ["CLAUDE.md"]);
+/// assert_eq!(resolved.config.instruction_file_candidates(), ["CLAUDE.md"]);
+/// assert_eq!(resolved.config.max_bytes(), dsh_instructions_state::Budget::bytes(1000)); // explicit wins over the preset
 /// assert!(resolved.warnings.is_empty());
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -545,7 +540,7 @@ pub struct ConfigInput {
         deserialize_with = "deserialize_budget",
         skip_serializing_if = "Option::is_none"
     )]
-    pub max_bytes: Option<BudgetInput>,
+    pub max_bytes: Option<NumberInput>,
     /// See [`Config::max_source_bytes`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_source_bytes: Option<NumberInput>,
@@ -786,20 +781,25 @@ fn invalid(field: &'static str, expected: &'static str, got: NumberInput) -> Con
     }
 }
 
-/// R-CFG-2: an integer; non-finite disables; a fractional number is an error.
-fn resolve_max_bytes(n: NumberInput) -> Result<i64, ConfigError> {
+/// R-CFG-2: an integer; `<= 0` and non-finite disable; a fractional
+/// number is an error.
+fn resolve_max_bytes(n: NumberInput) -> Result<Budget, ConfigError> {
     const EXPECTED: &str = "an integer number of bytes";
     if let NumberInput::Float(v) = n
         && !v.is_finite()
     {
-        return Ok(0);
+        return Ok(Budget::DISABLED);
     }
     let v = n
         .as_integer()
         .ok_or_else(|| invalid("max_bytes", EXPECTED, n))?;
     // A budget above i64::MAX can never be exhausted; saturating keeps the
     // meaning ("effectively unlimited but explicit") without an error.
-    Ok(i64::try_from(v).unwrap_or(if v > 0 { i64::MAX } else { i64::MIN }))
+    Ok(Budget::from_signed(i64::try_from(v).unwrap_or(if v > 0 {
+        i64::MAX
+    } else {
+        i64::MIN
+    })))
 }
 
 /// R-CFG-3: a positive integer, anything else is an error.
@@ -811,6 +811,75 @@ fn resolve_max_source_bytes(n: NumberInput) -> Result<u64, ConfigError> {
 }
 
 impl ConfigInput {
+    /// `self` with every field `over` sets laid over it, the one overlay of
+    /// configuration layers (CLI flags over `settings.yaml` over a session's
+    /// stored input; a hook's `config.json` over its preset): a field `over`
+    /// gives replaces this one whole (a list or tool map is not merged), a
+    /// field it leaves out keeps this one.
+    ///
+    /// `preset` is a field like the others: a `preset` in `over` replaces
+    /// this layer's preset and resets none of its fields. Explicit fields of
+    /// every layer win over any preset (R-CFG-9, decision 0026), so a lower
+    /// layer's `max_bytes` survives a higher layer's `preset`.
+    ///
+    /// ```
+    /// use dsh_instructions_state::{Budget, ConfigInput, NumberInput, Preset};
+    /// let file = ConfigInput { max_bytes: Some(NumberInput::Int(500)), ..Default::default() };
+    /// let flags = ConfigInput { preset: Some(Preset::Codex), ..Default::default() };
+    /// let merged = file.overlay(flags);
+    /// assert_eq!(merged.preset, Some(Preset::Codex));
+    /// let config = merged.resolve()?.config;
+    /// assert_eq!(config.max_bytes(), Budget::bytes(500));
+    /// assert_eq!(config.instruction_file_candidates(), ["AGENTS.override.md", "AGENTS.md"]);
+    /// # Ok::<(), dsh_instructions_state::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn overlay(mut self, over: ConfigInput) -> ConfigInput {
+        // Destructured so a new field cannot be forgotten here.
+        let ConfigInput {
+            max_bytes,
+            max_source_bytes,
+            instruction_file_candidates,
+            local_instruction_file_candidates,
+            project_root_markers,
+            candidate_policy,
+            dsh_home,
+            touch_tools,
+            shell_tools,
+            preset,
+            imports,
+            fallback_instruction_file_candidates,
+            fallback_scope,
+            claude_dir,
+            content_transform,
+            user_instruction_files,
+            max_import_depth,
+        } = over;
+        macro_rules! set {
+            ($($f:ident),*) => { $( if $f.is_some() { self.$f = $f; } )* };
+        }
+        set!(
+            max_bytes,
+            max_source_bytes,
+            instruction_file_candidates,
+            local_instruction_file_candidates,
+            project_root_markers,
+            candidate_policy,
+            dsh_home,
+            touch_tools,
+            shell_tools,
+            preset,
+            imports,
+            fallback_instruction_file_candidates,
+            fallback_scope,
+            claude_dir,
+            content_transform,
+            user_instruction_files,
+            max_import_depth
+        );
+        self
+    }
+
     /// Validates the input into a [`Config`]: starts from the preset (or the
     /// defaults), lets explicit fields win (R-CFG-9), validates the name lists
     /// (R-CFG-4/5) and the numbers (R-CFG-2/3).
@@ -832,7 +901,7 @@ impl ConfigInput {
         let max_bytes = self.max_bytes.map(resolve_max_bytes).transpose()?;
         let mut config = match (self.preset, max_bytes) {
             (Some(p), _) => Config::preset(p),
-            (None, Some(b)) => Config::with_max_bytes(b),
+            (None, Some(_)) => Config::with_max_bytes(0),
             (None, None) => return Err(ConfigError::MissingMaxBytes),
         };
         if let Some(b) = max_bytes {
@@ -936,18 +1005,18 @@ mod tests {
         // R-CFG-3..8
         let c = parse(json!({"max_bytes": 65536})).resolve().unwrap().config;
         assert_eq!(c, Config::with_max_bytes(65_536));
-        assert_eq!(c.max_source_bytes, 1_048_576);
+        assert_eq!(c.max_source_bytes(), 1_048_576);
         assert_eq!(
-            c.instruction_file_candidates,
+            c.instruction_file_candidates(),
             v(&["AGENTS.md", "CLAUDE.md"])
         );
         assert_eq!(
-            c.local_instruction_file_candidates,
+            c.local_instruction_file_candidates(),
             v(&["AGENTS.local.md", "CLAUDE.local.md"])
         );
-        assert_eq!(c.project_root_markers, v(&[".git"]));
-        assert_eq!(c.candidate_policy, CandidatePolicy::FirstWins);
-        assert_eq!(c.dsh_home, None);
+        assert_eq!(c.project_root_markers(), v(&[".git"]));
+        assert_eq!(c.candidate_policy(), CandidatePolicy::FirstWins);
+        assert_eq!(c.dsh_home(), None);
         let tools: Vec<(&str, Vec<&str>)> = c
             .touch_tools
             .iter()
@@ -973,23 +1042,23 @@ mod tests {
     fn presets(#[case] p: Preset, #[case] base: &[&str], #[case] local: &[&str], #[case] max: i64) {
         let c = Config::preset(p);
         // R-CFG-10: imports on exactly for the agents that expand them.
-        assert_eq!(c.imports, matches!(p, Preset::Claude | Preset::Gemini));
-        assert_eq!(c.instruction_file_candidates, v(base));
-        assert_eq!(c.local_instruction_file_candidates, v(local));
-        assert_eq!(c.candidate_policy, CandidatePolicy::FirstWins);
-        assert_eq!(c.max_bytes, max);
-        assert_eq!(c.project_root_markers, v(&[".git"]));
-        assert_eq!(c.max_source_bytes, DEFAULT_MAX_SOURCE_BYTES);
+        assert_eq!(c.imports(), matches!(p, Preset::Claude | Preset::Gemini));
+        assert_eq!(c.instruction_file_candidates(), v(base));
+        assert_eq!(c.local_instruction_file_candidates(), v(local));
+        assert_eq!(c.candidate_policy(), CandidatePolicy::FirstWins);
+        assert_eq!(c.max_bytes(), Budget::from_signed(max));
+        assert_eq!(c.project_root_markers(), v(&[".git"]));
+        assert_eq!(c.max_source_bytes(), DEFAULT_MAX_SOURCE_BYTES);
         // R-HOOK-8: `claude` is Claude Code's native selection; every other
         // preset keeps the new fields at their defaults.
         let claude = p == Preset::Claude;
-        assert_eq!(c.claude_dir, claude);
+        assert_eq!(c.claude_dir(), claude);
         assert_eq!(
-            c.fallback_instruction_file_candidates,
+            c.fallback_instruction_file_candidates(),
             if claude { v(&["AGENTS.md"]) } else { v(&[]) }
         );
         assert_eq!(
-            c.fallback_scope,
+            c.fallback_scope(),
             if claude {
                 FallbackScope::Path
             } else {
@@ -997,7 +1066,7 @@ mod tests {
             }
         );
         assert_eq!(
-            c.content_transform,
+            c.content_transform(),
             if claude {
                 ContentTransform::Claude
             } else {
@@ -1005,20 +1074,78 @@ mod tests {
             }
         );
         assert_eq!(
-            c.user_instruction_files,
+            c.user_instruction_files(),
             if claude {
                 v(&["~/.claude/CLAUDE.md"])
             } else {
                 v(&[])
             }
         );
-        assert_eq!(c.max_import_depth, if claude { 4 } else { 5 });
+        assert_eq!(c.max_import_depth(), if claude { 4 } else { 5 });
         // The preset alone satisfies the max_bytes requirement (R-CFG-1).
         let name = p.to_string();
         let resolved = parse(json!({"preset": name})).resolve().unwrap();
         assert_eq!(resolved.config, c);
         assert_eq!(name.parse::<Preset>(), Ok(p));
         assert_eq!(name.to_uppercase().parse::<Preset>(), Ok(p));
+    }
+
+    /// The one overlay (decision 0026): a field the upper layer gives
+    /// replaces the lower one whole; a field it leaves out stays; a preset
+    /// is one field among the others and resets nothing.
+    #[rstest]
+    #[case::upper_field_wins(json!({"max_bytes": 100}), json!({"max_bytes": 500}), json!({"max_bytes": 500}))]
+    #[case::absent_field_stays(
+        json!({"max_bytes": 100, "instruction_file_candidates": ["A.md"]}),
+        json!({"imports": true}),
+        json!({"max_bytes": 100, "instruction_file_candidates": ["A.md"], "imports": true})
+    )]
+    #[case::preset_resets_nothing(
+        json!({"max_bytes": 500, "instruction_file_candidates": ["A.md"]}),
+        json!({"preset": "codex"}),
+        json!({"max_bytes": 500, "instruction_file_candidates": ["A.md"], "preset": "codex"})
+    )]
+    #[case::preset_replaces_preset(json!({"preset": "claude"}), json!({"preset": "codex"}), json!({"preset": "codex"}))]
+    #[case::maps_replace_whole(
+        json!({"touch_tools": {"read": ["file_path"]}, "shell_tools": {"Bash": ["command"]}}),
+        json!({"touch_tools": {"open": ["target"]}}),
+        json!({"touch_tools": {"open": ["target"]}, "shell_tools": {"Bash": ["command"]}})
+    )]
+    #[case::empty_list_replaces(
+        json!({"local_instruction_file_candidates": ["X.local.md"]}),
+        json!({"local_instruction_file_candidates": []}),
+        json!({"local_instruction_file_candidates": []})
+    )]
+    #[case::empty_upper_is_identity(
+        json!({"preset": "gemini", "max_import_depth": 2, "claude_dir": true}),
+        json!({}),
+        json!({"preset": "gemini", "max_import_depth": 2, "claude_dir": true})
+    )]
+    fn overlay_cases(
+        #[case] lower: serde_json::Value,
+        #[case] upper: serde_json::Value,
+        #[case] want: serde_json::Value,
+    ) {
+        assert_eq!(parse(lower).overlay(parse(upper)), parse(want));
+    }
+
+    /// Every field of the upper layer reaches the result: overlaying a
+    /// fully set input on the empty one gives it back, and on any other
+    /// input too.
+    #[test]
+    fn overlay_carries_every_field() {
+        let full = parse(json!({
+            "max_bytes": 7, "max_source_bytes": 9, "instruction_file_candidates": ["A.md"],
+            "local_instruction_file_candidates": ["A.local.md"], "project_root_markers": [".hg"],
+            "candidate_policy": "all-distinct", "dsh_home": "~/d", "touch_tools": {"t": ["p"]},
+            "shell_tools": {"s": ["c"]}, "preset": "opencode", "imports": true,
+            "fallback_instruction_file_candidates": ["F.md"], "fallback_scope": "path",
+            "claude_dir": true, "content_transform": "claude",
+            "user_instruction_files": ["~/u.md"], "max_import_depth": 3,
+        }));
+        assert_eq!(ConfigInput::default().overlay(full.clone()), full);
+        let other = parse(json!({"preset": "claude", "max_bytes": 1, "imports": false}));
+        assert_eq!(other.overlay(full.clone()), full);
     }
 
     #[test]
@@ -1033,12 +1160,12 @@ mod tests {
         .resolve()
         .unwrap()
         .config;
-        assert_eq!(c.max_bytes, 100);
-        assert_eq!(c.local_instruction_file_candidates, v(&["X.local.md"]));
-        assert_eq!(c.candidate_policy, CandidatePolicy::AllDistinct);
+        assert_eq!(c.max_bytes(), Budget::bytes(100));
+        assert_eq!(c.local_instruction_file_candidates(), v(&["X.local.md"]));
+        assert_eq!(c.candidate_policy(), CandidatePolicy::AllDistinct);
         // Not given: the preset's value stays.
         assert_eq!(
-            c.instruction_file_candidates,
+            c.instruction_file_candidates(),
             v(&["AGENTS.override.md", "AGENTS.md"])
         );
     }
@@ -1053,7 +1180,7 @@ mod tests {
     #[case::claude_switched_off(json!({"preset": "claude", "imports": false}), false)]
     #[case::codex_switched_on(json!({"preset": "codex", "imports": true}), true)]
     fn imports_key(#[case] input: serde_json::Value, #[case] on: bool) {
-        assert_eq!(parse(input).resolve().unwrap().config.imports, on);
+        assert_eq!(parse(input).resolve().unwrap().config.imports(), on);
     }
 
     #[test]
@@ -1082,23 +1209,23 @@ mod tests {
             ]
         );
         let c = c.config;
-        assert_eq!(c.fallback_scope, FallbackScope::Directory);
+        assert_eq!(c.fallback_scope(), FallbackScope::Directory);
         assert_eq!(
-            c.fallback_instruction_file_candidates,
+            c.fallback_instruction_file_candidates(),
             v(&["AGENTS.md", "GEMINI.md"])
         );
-        assert!(!c.claude_dir);
-        assert_eq!(c.content_transform, ContentTransform::None);
+        assert!(!c.claude_dir());
+        assert_eq!(c.content_transform(), ContentTransform::None);
         assert_eq!(
-            c.user_instruction_files,
+            c.user_instruction_files(),
             v(&["~/.claude/CLAUDE.md", "~/x.md"])
         );
-        assert_eq!(c.max_import_depth, 2);
+        assert_eq!(c.max_import_depth(), 2);
         // Defaults without a preset: today's behaviour.
         let d = parse(json!({"max_bytes": 1})).resolve().unwrap().config;
         assert_eq!(d, Config::with_max_bytes(1));
-        assert!(d.fallback_instruction_file_candidates.is_empty() && !d.claude_dir);
-        assert_eq!(d.max_import_depth, 5);
+        assert!(d.fallback_instruction_file_candidates().is_empty() && !d.claude_dir());
+        assert_eq!(d.max_import_depth(), 5);
     }
 
     #[rstest]
@@ -1123,11 +1250,11 @@ mod tests {
         let (kept, w) = validate_user_files(&[entry.to_owned()]);
         assert_eq!(w.first().map(|w| w.reason), problem);
         assert_eq!(kept.is_empty(), problem.is_some());
-        let mut c = Config::with_max_bytes(1);
-        c.user_instruction_files = vec![entry.to_owned(), entry.to_owned()];
-        let r = c.revalidated().unwrap();
+        let r = parse(json!({"max_bytes": 1, "user_instruction_files": [entry, entry]}))
+            .resolve()
+            .unwrap();
         assert_eq!(
-            r.config.user_instruction_files.len(),
+            r.config.user_instruction_files().len(),
             usize::from(problem.is_none())
         );
         assert_eq!(r.warnings.len(), if problem.is_some() { 2 } else { 1 });
@@ -1149,8 +1276,8 @@ mod tests {
                 .resolve()
                 .unwrap()
                 .config;
-        assert_eq!(c.touch_tools.keys().collect::<Vec<_>>(), ["grep"]);
-        assert_eq!(c.dsh_home.as_deref(), Some("~/x"));
+        assert_eq!(c.touch_tools().keys().collect::<Vec<_>>(), ["grep"]);
+        assert_eq!(c.dsh_home(), Some("~/x"));
     }
 
     // R-CFG-11 / R-DISC-9: off by default; a configured map replaces the
@@ -1171,7 +1298,10 @@ mod tests {
     ) {
         let c = parse(input).resolve().unwrap().config;
         assert_eq!(
-            c.shell_tools.keys().map(String::as_str).collect::<Vec<_>>(),
+            c.shell_tools()
+                .keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
             keys
         );
         assert_eq!(c.is_shell_tool("Bash"), bash_is_shell);
@@ -1194,7 +1324,7 @@ mod tests {
         let r = parse(json!({"max_bytes": 1, "dsh_home": home}))
             .resolve()
             .unwrap();
-        assert_eq!(r.config.dsh_home, None);
+        assert_eq!(r.config.dsh_home(), None);
         assert_eq!(r.warnings.len(), 1);
         assert_eq!(r.warnings[0].field, "dsh_home");
     }
@@ -1225,7 +1355,10 @@ mod tests {
             max_bytes: Some(n),
             ..ConfigInput::default()
         };
-        assert_eq!(input.resolve().unwrap().config.budget(), budget);
+        assert_eq!(
+            input.resolve().unwrap().config.max_bytes().enabled(),
+            budget
+        );
     }
 
     #[rstest]
@@ -1282,7 +1415,7 @@ mod tests {
             .resolve()
             .unwrap()
             .config;
-        assert_eq!(c.max_source_bytes, expected);
+        assert_eq!(c.max_source_bytes(), expected);
     }
 
     #[rstest]
@@ -1315,11 +1448,11 @@ mod tests {
                 .resolve()
                 .unwrap();
             let got = match field {
-                "instruction_file_candidates" => &resolved.config.instruction_file_candidates,
+                "instruction_file_candidates" => &resolved.config.instruction_file_candidates(),
                 "local_instruction_file_candidates" => {
-                    &resolved.config.local_instruction_file_candidates
+                    &resolved.config.local_instruction_file_candidates()
                 }
-                _ => &resolved.config.project_root_markers,
+                _ => &resolved.config.project_root_markers(),
             };
             assert_eq!(*got, v(&["AGENTS.md", "CLAUDE.md"]));
             assert_eq!(
@@ -1346,7 +1479,7 @@ mod tests {
         let c = parse(json!({"max_bytes": 1, "local_instruction_file_candidates": []}))
             .resolve()
             .unwrap();
-        assert!(c.config.local_instruction_file_candidates.is_empty());
+        assert!(c.config.local_instruction_file_candidates().is_empty());
         assert!(c.warnings.is_empty());
     }
 
@@ -1422,7 +1555,7 @@ mod tests {
                 ..ConfigInput::default()
             };
             if let Ok(r) = input.resolve() {
-                prop_assert!(r.config.max_source_bytes > 0);
+                prop_assert!(r.config.max_source_bytes() > 0);
             }
         }
     }

@@ -44,12 +44,12 @@ pub fn baseline_identity(config: &Config, root_relative_to_cwd: &str) -> String 
         s,
         r#"{{"root":{},"markers":{},"max_bytes":{},"max_source_bytes":{},"instruction_file_candidates":{},"local_instruction_file_candidates":{},"policy":{},{}"schema":{}}}"#,
         json_str(root_relative_to_cwd),
-        json_list(&config.project_root_markers),
-        config.max_bytes,
-        config.max_source_bytes,
-        json_list(&config.instruction_file_candidates),
-        json_list(&config.local_instruction_file_candidates),
-        json_str(config.candidate_policy.as_str()),
+        json_list(config.project_root_markers()),
+        config.max_bytes(),
+        config.max_source_bytes(),
+        json_list(config.instruction_file_candidates()),
+        json_list(config.local_instruction_file_candidates()),
+        json_str(config.candidate_policy().as_str()),
         extra_members(config),
         SCHEMA,
     );
@@ -64,35 +64,35 @@ pub fn baseline_identity(config: &Config, root_relative_to_cwd: &str) -> String 
 /// the list is not empty), `content_transform`, `user_instruction_files`.
 fn extra_members(config: &Config) -> String {
     let mut s = String::new();
-    if config.imports {
+    if config.imports() {
         s.push_str(r#""imports":true,"#);
-        if config.max_import_depth != DEFAULT_MAX_IMPORT_DEPTH {
-            let _ = write!(s, r#""max_import_depth":{},"#, config.max_import_depth);
+        if config.max_import_depth() != DEFAULT_MAX_IMPORT_DEPTH {
+            let _ = write!(s, r#""max_import_depth":{},"#, config.max_import_depth());
         }
     }
-    if config.claude_dir {
+    if config.claude_dir() {
         s.push_str(r#""claude_dir":true,"#);
     }
-    if !config.fallback_instruction_file_candidates.is_empty() {
+    if !config.fallback_instruction_file_candidates().is_empty() {
         let _ = write!(
             s,
             r#""fallback_instruction_file_candidates":{},"fallback_scope":{},"#,
-            json_list(&config.fallback_instruction_file_candidates),
-            json_str(config.fallback_scope.as_str()),
+            json_list(config.fallback_instruction_file_candidates()),
+            json_str(config.fallback_scope().as_str()),
         );
     }
-    if config.content_transform != ContentTransform::None {
+    if config.content_transform() != ContentTransform::None {
         let _ = write!(
             s,
             r#""content_transform":{},"#,
-            json_str(config.content_transform.as_str())
+            json_str(config.content_transform().as_str())
         );
     }
-    if !config.user_instruction_files.is_empty() {
+    if !config.user_instruction_files().is_empty() {
         let _ = write!(
             s,
             r#""user_instruction_files":{},"#,
-            json_list(&config.user_instruction_files)
+            json_list(config.user_instruction_files())
         );
     }
     s
@@ -142,6 +142,7 @@ pub fn root_relative_to_cwd(root: &str, cwd: &str) -> String {
 mod tests {
     use super::*;
     use crate::config::{CandidatePolicy, Preset};
+    use dsh_instructions_render::Budget;
     use rstest::rstest;
 
     #[rstest]
@@ -213,7 +214,7 @@ mod tests {
         c.project_root_markers.push(".hg".into());
         variants.push(id(&c, "."));
         let mut c = base.clone();
-        c.max_bytes = 1;
+        c.max_bytes = Budget::bytes(1);
         variants.push(id(&c, "."));
         let mut c = base.clone();
         c.max_source_bytes = 1;

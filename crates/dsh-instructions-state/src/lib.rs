@@ -38,12 +38,15 @@ mod visible;
 pub use cache::{CacheEntry, ImportKey, VersionCache};
 pub use claude::claude_transform;
 pub use config::{
-    BudgetInput, CLAUDE_DIR_FILE, CLAUDE_MAX_IMPORT_DEPTH, CandidatePolicy, Config, ConfigError,
-    ConfigInput, ConfigWarning, ContentTransform, DEFAULT_MAX_IMPORT_DEPTH,
-    DEFAULT_MAX_SOURCE_BYTES, DEFAULT_PRESET_MAX_BYTES, FallbackScope, NumberInput, Preset,
-    ResolvedConfig, default_touch_tools, reasons, validate_names, validate_user_files,
+    CLAUDE_DIR_FILE, CLAUDE_MAX_IMPORT_DEPTH, CandidatePolicy, Config, ConfigError, ConfigInput,
+    ConfigWarning, ContentTransform, DEFAULT_MAX_IMPORT_DEPTH, DEFAULT_MAX_SOURCE_BYTES,
+    DEFAULT_PRESET_MAX_BYTES, FallbackScope, NumberInput, Preset, ResolvedConfig,
+    default_touch_tools, reasons, validate_names, validate_user_files,
 };
 pub use digest::Digest;
+/// The byte budget, defined where it is rendered and re-used here so one
+/// type goes from the configuration to the render (R-CFG-2).
+pub use dsh_instructions_render::Budget;
 pub use identity::{baseline_identity, root_relative_to_cwd};
 pub use imports::{
     IMPORT_MAX_COUNT, IMPORT_MAX_DEPTH, ImportBlock, ImportToken, assemble_imports, import_tokens,

@@ -200,10 +200,10 @@ fn components(dir: &str) -> impl Iterator<Item = &str> + Clone {
 /// before local; `all-distinct` follows candidate position, base list then
 /// local list. `None` = unknown slot, sorted after the known ones by name.
 fn slot_rank(slot: &str, config: &Config) -> Option<usize> {
-    match config.candidate_policy {
+    match config.candidate_policy() {
         CandidatePolicy::FirstWins => match slot {
             SLOT_BASE => Some(0),
-            SLOT_CLAUDE_DIR if config.claude_dir => Some(1),
+            SLOT_CLAUDE_DIR if config.claude_dir() => Some(1),
             SLOT_LOCAL => Some(2),
             _ => None,
         },
@@ -216,12 +216,12 @@ fn slot_rank(slot: &str, config: &Config) -> Option<usize> {
 /// base list when it has no `CLAUDE.md`), the fallback list, the local
 /// list.
 pub(crate) fn all_distinct_slots(config: &Config) -> impl Iterator<Item = &str> {
-    let base = &config.instruction_file_candidates;
+    let base = &config.instruction_file_candidates();
     let at = base
         .iter()
         .position(|c| c == "CLAUDE.md")
         .map_or(base.len(), |i| i + 1);
-    let claude = config.claude_dir.then_some(SLOT_CLAUDE_DIR);
+    let claude = config.claude_dir().then_some(SLOT_CLAUDE_DIR);
     base[..at]
         .iter()
         .map(String::as_str)
@@ -229,13 +229,13 @@ pub(crate) fn all_distinct_slots(config: &Config) -> impl Iterator<Item = &str> 
         .chain(base[at..].iter().map(String::as_str))
         .chain(
             config
-                .fallback_instruction_file_candidates
+                .fallback_instruction_file_candidates()
                 .iter()
                 .map(String::as_str),
         )
         .chain(
             config
-                .local_instruction_file_candidates
+                .local_instruction_file_candidates()
                 .iter()
                 .map(String::as_str),
         )
@@ -249,7 +249,7 @@ fn user_rank(key: &ScopeKey, config: &Config) -> (usize, usize) {
         ScopeKind::UserFile { path } => (
             1,
             config
-                .user_instruction_files
+                .user_instruction_files()
                 .iter()
                 .position(|p| p == path)
                 .unwrap_or(usize::MAX),

@@ -1,0 +1,305 @@
+//! The hook's configuration for one agent (R-HOOK-4, R-HOOK-8): the hook
+//! preset, and what `$DSH_HOME/hooks/<agent>/config.json` lays over it
+//! through the state crate's one overlay ([`ConfigInput::overlay`]).
+
+use camino::Utf8Path;
+use dsh_instructions_state::{ConfigInput, ContentTransform, FallbackScope, NumberInput};
+use serde_json::Value;
+
+use crate::agent::{Agent, PARTS};
+use crate::event::{PathArg, ToolMap, default_tools};
+use crate::parts::PART_BYTES;
+use crate::tools::is_installed_tool;
+
+/// Claude Code and Codex keep about 10,000 characters of one context whole
+/// (harness README): parts stay below it ([`crate::PART_BYTES`]).
+pub const AGENT_CONTEXT_LIMIT: i64 = 10_000;
+
+/// The hook budget for the whole message, every agent (R-HOOK-4).
+pub const HOOK_MAX_BYTES: i64 = 65_536;
+
+/// File name of the per-agent configuration overrides.
+pub const CONFIG_FILE_NAME: &str = "config.json";
+
+/// The adapter's configuration for one agent (R-HOOK-4): the hook preset,
+/// with what `$DSH_HOME/hooks/<agent>/config.json` overrides.
+#[derive(Debug, Clone)]
+pub struct HookConfig {
+    /// The configuration sessions are created with.
+    pub input: ConfigInput,
+    /// Agent tool → path arguments (R-HOOK-3, configurable like R-CFG-8).
+    pub tools: ToolMap,
+    /// Warnings about the configuration, for the diagnostic log.
+    pub warnings: Vec<String>,
+}
+
+/// The hook preset of `agent` (R-HOOK-4, R-HOOK-8): 65,536 bytes for the
+/// whole message (delivered in parts, [`crate::split`]), each agent's own
+/// precedence, imports on for Claude Code and Gemini CLI.
+///
+/// - Claude Code: `CLAUDE.md` first, `AGENTS.md` where a directory has no
+///   `CLAUDE.md`, overlay `CLAUDE.local.md` (then ours, `AGENTS.local.md`).
+/// - Codex: `AGENTS.override.md`, `AGENTS.md`, the overlays; Codex keeps
+///   loading `~/.codex/AGENTS.md` itself.
+/// - Gemini CLI: `AGENTS.md`, `CLAUDE.md`; it always loads `GEMINI.md`
+///   itself, so the adapter leaves that name to it (decision 0012).
+///
+/// The agent's tools are no `touch_tools` here: the hook reports them as
+/// typed touches ([`crate::tools`]).
+///
+/// ```
+/// use dsh_instructions_hooks::{hook_preset, Agent};
+/// let claude = hook_preset(Agent::Claude);
+/// assert_eq!(claude.imports, Some(true));
+/// assert_eq!(claude.instruction_file_candidates.as_deref(), Some(&["CLAUDE.md".to_owned()][..]));
+/// assert_eq!(claude.fallback_instruction_file_candidates.as_deref(), Some(&["AGENTS.md".to_owned()][..]));
+/// assert_eq!(claude.user_instruction_files.as_deref(), Some(&["~/.claude/CLAUDE.md".to_owned()][..]));
+/// assert_eq!(claude.touch_tools, None);
+/// assert_eq!(hook_preset(Agent::Codex).imports, Some(false));
+/// ```
+pub fn hook_preset(agent: Agent) -> ConfigInput {
+    let names = |n: &[&str]| Some(n.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+    let (base, local) = match agent {
+        // Claude Code's own selection (the `claude` preset, R-HOOK-8) with
+        // the fallback per directory: `AGENTS.md` loads wherever a directory
+        // has no `CLAUDE.md` — a superset of Claude's path-wide fallback
+        // (R-HOOK-4). Both overlays stay (R-HOOK-4: "the .local.md overlays").
+        Agent::Claude => (
+            names(&["CLAUDE.md"]),
+            names(&["CLAUDE.local.md", "AGENTS.local.md"]),
+        ),
+        Agent::Codex => (names(&["AGENTS.override.md", "AGENTS.md"]), None),
+        Agent::Gemini => (None, None),
+    };
+    let claude = agent == Agent::Claude;
+    let shell = crate::event::shell_tool(agent).to_owned();
+    ConfigInput {
+        max_bytes: Some(NumberInput::Int(HOOK_MAX_BYTES)),
+        // R-CFG-11: the agent's shell tool's `command` is a shell call; the
+        // adapter gives shell touches only while the session's config says
+        // so (a `config.json` with `"shell_tools": {}` turns them off).
+        shell_tools: Some([(shell, vec!["command".to_owned()])].into_iter().collect()),
+        instruction_file_candidates: base,
+        local_instruction_file_candidates: local,
+        imports: Some(matches!(agent, Agent::Claude | Agent::Gemini)),
+        // Claude Code's rules (contract 2): `.claude/CLAUDE.md`, its own
+        // transformations, imports to depth 4, and its user file — which
+        // `claudeMdExcludes` switches off natively, so the adapter delivers
+        // it (never lost, never twice).
+        fallback_instruction_file_candidates: claude.then(|| vec!["AGENTS.md".to_owned()]),
+        fallback_scope: claude.then_some(FallbackScope::Directory),
+        claude_dir: claude.then_some(true),
+        content_transform: claude.then_some(ContentTransform::Claude),
+        user_instruction_files: claude.then(|| vec!["~/.claude/CLAUDE.md".to_owned()]),
+        max_import_depth: claude.then_some(4),
+        ..ConfigInput::default()
+    }
+}
+
+/// The agent's configuration: the preset, overlaid with the fields
+/// `config.json` in `dir` sets ([`ConfigInput::overlay`]: a field given
+/// there replaces the preset's). Two keys read differently:
+///
+/// - `preset`: names the base instead of the hook preset (the hook preset
+///   is the agent's preset; a named one replaces it, keeping the agent's
+///   `imports` unless the file sets it, decision 0026);
+/// - `touch_tools`: the agent's tool map (R-CFG-8's one meaning: tool →
+///   argument names holding a touched path, a trailing `/` marking a
+///   directory), replacing the built-in path tools of the agent's tool
+///   table; the shell and patch tools stay. A tool the installed matcher
+///   does not list is warned about: the agent never reports it.
+///
+/// # Errors
+/// A malformed `config.json` (named with the problem).
+pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, String> {
+    let mut input = hook_preset(agent);
+    let mut tools = default_tools(agent);
+    let mut warnings = Vec::new();
+    let path = dir.join(CONFIG_FILE_NAME);
+    match std::fs::read(&path) {
+        Ok(bytes) => {
+            let value: Value =
+                serde_json::from_slice(&bytes).map_err(|e| format!("{path}: {e}"))?;
+            // serde reads a struct from an array too (`[]` is "no fields"):
+            // a file that is not an object is a mistake, said as one.
+            if !value.is_object() {
+                return Err(format!("{path}: not a JSON object"));
+            }
+            let mut over: ConfigInput =
+                serde_json::from_value(value).map_err(|e| format!("{path}: {e}"))?;
+            if let Some(map) = over.touch_tools.take() {
+                for tool in map.keys().filter(|t| !is_installed_tool(agent, t)) {
+                    warnings.push(format!(
+                        "touch_tools: {tool} is not in the installed tool matcher ({}), \
+                         so {agent} never reports it to the hook",
+                        crate::tools::tool_matcher(agent)
+                    ));
+                }
+                tools = map
+                    .into_iter()
+                    .map(|(tool, keys)| {
+                        let args = keys.iter().map(|k| PathArg::configured(k)).collect();
+                        (tool, args)
+                    })
+                    .collect();
+            }
+            if over.preset.is_some() {
+                input = ConfigInput {
+                    imports: input.imports,
+                    ..ConfigInput::default()
+                };
+            }
+            input = input.overlay(over);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("{path}: {e}")),
+    }
+    if matches!(agent, Agent::Claude | Agent::Codex)
+        && let Some(NumberInput::Int(n)) = input.max_bytes
+        && n > HOOK_MAX_BYTES
+    {
+        warnings.push(format!(
+            "max_bytes {n} is above the {HOOK_MAX_BYTES} bytes {PARTS} parts of {PART_BYTES} hold: \
+             what the registered parts cannot hold is given with the next event"
+        ));
+    }
+    Ok(HookConfig {
+        input,
+        tools,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use camino::Utf8PathBuf;
+    use dsh_instructions_runtime::TouchKind;
+    use dsh_instructions_state::Preset;
+    use rstest::rstest;
+
+    fn tmp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
+        (tmp, dir)
+    }
+
+    fn load(agent: Agent, text: &str) -> HookConfig {
+        let (_tmp, dir) = tmp_dir();
+        std::fs::write(dir.join(CONFIG_FILE_NAME), text).expect("write");
+        load_config(agent, &dir).expect("valid")
+    }
+
+    #[rstest]
+    #[case::truncated("{\"max_bytes\": ")]
+    #[case::array("[]")]
+    #[case::array_of_fields("[9000]")]
+    #[case::string("\"max_bytes\"")]
+    #[case::unknown_field(r#"{"max_byte": 9000}"#)]
+    fn a_malformed_config_is_an_error_naming_the_file(#[case] text: &str) {
+        let (_tmp, dir) = tmp_dir();
+        std::fs::write(dir.join(CONFIG_FILE_NAME), text).expect("write");
+        let e = load_config(Agent::Claude, &dir).expect_err("malformed");
+        assert!(e.contains("config.json"), "{e}");
+    }
+
+    /// R-HOOK-4: above what the registered parts hold, a warning; Gemini
+    /// CLI has no parts and no such limit.
+    #[rstest]
+    #[case::claude_over(Agent::Claude, 70_000, true)]
+    #[case::claude_at(Agent::Claude, 65_536, false)]
+    #[case::codex_over(Agent::Codex, 65_537, true)]
+    #[case::gemini_over(Agent::Gemini, 100_000, false)]
+    fn a_budget_above_the_agent_limit_warns(
+        #[case] agent: Agent,
+        #[case] max: i64,
+        #[case] warns: bool,
+    ) {
+        let c = load(agent, &format!("{{\"max_bytes\": {max}}}"));
+        assert_eq!(c.input.max_bytes, Some(NumberInput::Int(max)));
+        assert_eq!(!c.warnings.is_empty(), warns, "{:?}", c.warnings);
+    }
+
+    /// A configured tool map replaces the default; a trailing `/` marks a
+    /// directory argument; the map stays out of the sessions' configuration
+    /// (no internal touch tool either).
+    #[test]
+    fn configured_tools_replace_the_defaults() {
+        let c = load(
+            Agent::Claude,
+            r#"{"touch_tools": {"Read": ["target"], "LS": ["root/"]}}"#,
+        );
+        let keys: Vec<&str> = c.tools.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["LS", "Read"]);
+        assert_eq!(
+            c.tools["LS"],
+            [PathArg {
+                key: "root".into(),
+                kind: TouchKind::List,
+            }]
+        );
+        assert_eq!(c.input.touch_tools, None);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    }
+
+    /// A tool the installed matcher lacks never reaches the hook: said in
+    /// the log, once per tool.
+    #[rstest]
+    #[case::claude_unknown(Agent::Claude, r#"{"touch_tools": {"open": ["p"], "Read": ["file_path"]}}"#, &["open"])]
+    #[case::gemini_claude_name(Agent::Gemini, r#"{"touch_tools": {"Read": ["file_path"]}}"#, &["Read"])]
+    #[case::codex_shell_is_installed(Agent::Codex, r#"{"touch_tools": {"Bash": ["command"]}}"#, &[])]
+    fn tools_outside_the_matcher_warn(
+        #[case] agent: Agent,
+        #[case] text: &str,
+        #[case] missing: &[&str],
+    ) {
+        let c = load(agent, text);
+        assert_eq!(c.warnings.len(), missing.len(), "{:?}", c.warnings);
+        for (w, tool) in c.warnings.iter().zip(missing) {
+            assert!(
+                w.starts_with(&format!("touch_tools: {tool} is not in")),
+                "{w}"
+            );
+        }
+    }
+
+    /// Decision 0026: fields of `config.json` win over the hook preset; a
+    /// `preset` there replaces the hook preset (keeping the agent's
+    /// imports unless the file sets them), its own fields still winning.
+    #[rstest]
+    #[case::field_wins(r#"{"max_bytes": 9000}"#, Some(9000), Some(vec!["CLAUDE.md"]), None, Some(true))]
+    #[case::preset_replaces_the_hook_preset(
+        r#"{"preset": "codex"}"#,
+        None,
+        None,
+        Some(Preset::Codex),
+        Some(true)
+    )]
+    #[case::preset_with_a_field(
+        r#"{"preset": "codex", "max_bytes": 100, "imports": false}"#,
+        Some(100),
+        None,
+        Some(Preset::Codex),
+        Some(false)
+    )]
+    fn config_json_over_the_hook_preset(
+        #[case] text: &str,
+        #[case] max: Option<i64>,
+        #[case] base: Option<Vec<&str>>,
+        #[case] preset: Option<Preset>,
+        #[case] imports: Option<bool>,
+    ) {
+        let c = load(Agent::Claude, text);
+        assert_eq!(
+            c.input.max_bytes,
+            max.or(c.input.preset.is_none().then_some(HOOK_MAX_BYTES))
+                .map(NumberInput::Int)
+        );
+        assert_eq!(
+            c.input.instruction_file_candidates,
+            base.map(|b| b.into_iter().map(str::to_owned).collect())
+        );
+        assert_eq!(c.input.preset, preset);
+        assert_eq!(c.input.imports, imports);
+    }
+}

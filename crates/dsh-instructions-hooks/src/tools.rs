@@ -1,0 +1,197 @@
+//! The one table of each agent's tools the hook touches with (R-HOOK-3):
+//! the installed `PostToolUse`/`AfterTool` matcher is generated from it
+//! (byte for byte what earlier versions wrote, so Codex's trust hashes and
+//! the installer's status stay the same), and so is the event parser's
+//! tool map ([`crate::default_tools`]).
+
+use dsh_instructions_runtime::TouchKind;
+
+/// How a call of one agent tool touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolTouch {
+    /// Each listed argument holds a path (a string or an array of strings)
+    /// touched with `kind`; a glob's literal prefix is a searched directory.
+    Paths {
+        /// What the tool does at the path.
+        kind: TouchKind,
+        /// The `tool_input` keys, tried all.
+        keys: &'static [&'static str],
+    },
+    /// Codex `apply_patch`: the files the patch text adds, updates,
+    /// deletes or moves to are written.
+    Patch,
+    /// The agent's shell tool: its `command` is a shell touch (R-DISC-10)
+    /// with the event's cwd as workdir.
+    Shell,
+}
+
+/// One agent tool and how it touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentTool {
+    /// The tool name as the agent's hook events (and matchers) spell it.
+    pub name: &'static str,
+    /// What its calls touch.
+    pub touch: ToolTouch,
+}
+
+const fn paths(kind: TouchKind, keys: &'static [&'static str]) -> ToolTouch {
+    ToolTouch::Paths { kind, keys }
+}
+
+/// Declares an agent's tool table and the matcher holding exactly its
+/// names, in table order, joined by `|` (the agents' matchers are regular
+/// expressions over the tool name).
+macro_rules! tool_table {
+    ($table:ident, $matcher:ident, $first:literal => $first_touch:expr $(, $name:literal => $touch:expr)* $(,)?) => {
+        const $table: &[AgentTool] = &[
+            AgentTool { name: $first, touch: $first_touch }
+            $(, AgentTool { name: $name, touch: $touch })*
+        ];
+        /// The installed tool matcher: every name of the table.
+        pub(crate) const $matcher: &str = concat!($first $(, "|", $name)*);
+    };
+}
+
+// Claude Code: `Bash` is matched too, for shell touches (contract 1).
+tool_table!(CLAUDE_TOOLS, CLAUDE_MATCHER,
+    "Read" => paths(TouchKind::Read, &["file_path"]),
+    "Write" => paths(TouchKind::Write, &["file_path"]),
+    "Edit" => paths(TouchKind::Write, &["file_path"]),
+    "MultiEdit" => paths(TouchKind::Write, &["file_path"]),
+    "NotebookEdit" => paths(TouchKind::Write, &["notebook_path"]),
+    "Grep" => paths(TouchKind::Search, &["path"]),
+    "Glob" => paths(TouchKind::Search, &["path"]),
+    "LS" => paths(TouchKind::List, &["path"]),
+    "Bash" => ToolTouch::Shell,
+);
+
+// Codex reports file edits as `apply_patch` (with `Write` and `Edit` as
+// matcher aliases); shell commands arrive as `Bash` (harness README).
+tool_table!(CODEX_TOOLS, CODEX_MATCHER,
+    "apply_patch" => ToolTouch::Patch,
+    "Bash" => ToolTouch::Shell,
+);
+
+// Gemini CLI.
+tool_table!(GEMINI_TOOLS, GEMINI_MATCHER,
+    "read_file" => paths(TouchKind::Read, &["file_path", "absolute_path"]),
+    "write_file" => paths(TouchKind::Write, &["file_path"]),
+    "replace" => paths(TouchKind::Write, &["file_path"]),
+    "read_many_files" => paths(TouchKind::Read, &["paths", "include"]),
+    "list_directory" => paths(TouchKind::List, &["dir_path", "path"]),
+    "run_shell_command" => ToolTouch::Shell,
+);
+
+/// The tools of `agent` the hook is installed for, in matcher order.
+pub fn agent_tools(agent: crate::Agent) -> &'static [AgentTool] {
+    match agent {
+        crate::Agent::Claude => CLAUDE_TOOLS,
+        crate::Agent::Codex => CODEX_TOOLS,
+        crate::Agent::Gemini => GEMINI_TOOLS,
+    }
+}
+
+/// The installed tool matcher of `agent` (generated from [`agent_tools`]).
+pub(crate) fn tool_matcher(agent: crate::Agent) -> &'static str {
+    match agent {
+        crate::Agent::Claude => CLAUDE_MATCHER,
+        crate::Agent::Codex => CODEX_MATCHER,
+        crate::Agent::Gemini => GEMINI_MATCHER,
+    }
+}
+
+/// Whether the installed matcher of `agent` lets calls of `tool` reach the
+/// hook: `tool` is one of its alternatives.
+pub fn is_installed_tool(agent: crate::Agent, tool: &str) -> bool {
+    tool_matcher(agent).split('|').any(|t| t == tool)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Agent;
+    use crate::event::{Action, default_tools, parse_event};
+    use rstest::rstest;
+    use serde_json::json;
+
+    /// The installed matcher and the table hold the same tools, in order,
+    /// and every other tool the parser knows (the path map, the shell) is
+    /// in the matcher: no tool the parser handles is one the agent never
+    /// reports, and none the agent reports is one the parser drops.
+    #[rstest]
+    #[case(Agent::Claude)]
+    #[case(Agent::Codex)]
+    #[case(Agent::Gemini)]
+    fn the_matcher_and_the_parser_hold_the_same_tools(#[case] agent: Agent) {
+        let names: Vec<&str> = agent_tools(agent).iter().map(|t| t.name).collect();
+        let matcher: Vec<&str> = tool_matcher(agent).split('|').collect();
+        assert_eq!(matcher, names);
+        let tool_event = agent
+            .events()
+            .iter()
+            .find_map(|e| e.matcher)
+            .expect("a tool event");
+        assert_eq!(tool_event, tool_matcher(agent), "installed as generated");
+        for name in default_tools(agent).keys() {
+            assert!(
+                is_installed_tool(agent, name),
+                "{name} is parsed, never reported"
+            );
+        }
+        assert!(is_installed_tool(agent, crate::shell_tool(agent)));
+    }
+
+    /// Every tool of the table, called with its arguments, is an event the
+    /// adapter acts on; a tool outside the matcher is none.
+    #[rstest]
+    #[case(Agent::Claude)]
+    #[case(Agent::Codex)]
+    #[case(Agent::Gemini)]
+    fn every_table_tool_parses_to_a_touch(#[case] agent: Agent) {
+        let event = if agent == Agent::Gemini {
+            "AfterTool"
+        } else {
+            "PostToolUse"
+        };
+        let call = |name: &str, input: serde_json::Value| {
+            let v = json!({"session_id": "s", "cwd": "/w", "hook_event_name": event,
+                "tool_name": name, "tool_input": input});
+            parse_event(agent, v.to_string().as_bytes(), &default_tools(agent))
+                .expect("parses")
+                .action
+        };
+        for tool in agent_tools(agent) {
+            let input = match &tool.touch {
+                ToolTouch::Paths { keys, .. } => json!({ keys[0]: "a/b" }),
+                ToolTouch::Patch => json!({"command": "*** Add File: a/b\n"}),
+                ToolTouch::Shell => json!({"command": "cat a/b"}),
+            };
+            let action = call(tool.name, input);
+            assert!(
+                matches!(action, Action::Tool { .. } | Action::Shell { .. }),
+                "{}: {action:?}",
+                tool.name
+            );
+        }
+        assert_eq!(
+            call("WebFetch", json!({"file_path": "a/b"})),
+            Action::NoContext
+        );
+    }
+
+    /// The generated matchers are the strings earlier versions installed
+    /// (Codex hashes them for trust; a change would re-ask every user).
+    #[rstest]
+    #[case(
+        Agent::Claude,
+        "Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|LS|Bash"
+    )]
+    #[case(Agent::Codex, "apply_patch|Bash")]
+    #[case(
+        Agent::Gemini,
+        "read_file|write_file|replace|read_many_files|list_directory|run_shell_command"
+    )]
+    fn matchers_are_unchanged(#[case] agent: Agent, #[case] want: &str) {
+        assert_eq!(tool_matcher(agent), want);
+    }
+}

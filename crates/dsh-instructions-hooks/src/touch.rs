@@ -1,0 +1,122 @@
+//! What a tool event does to the session before the adapter delivers
+//! (R-HOOK-3): typed touches through [`Session::touch`], no fake tool
+//! executions.
+
+use camino::Utf8Path;
+use dsh_instructions_runtime::{Host as _, TouchKind};
+use dsh_instructions_session::{Record, Session, SessionError};
+
+use crate::agent::Agent;
+use crate::event::{Action, HookEvent, StartSource, Touched};
+
+/// The event's effect on the session before delivering (R-HOOK-3).
+pub(crate) async fn apply(
+    session: &Session,
+    agent: Agent,
+    event: &HookEvent,
+    fresh: bool,
+) -> Result<(), SessionError> {
+    match &event.action {
+        // History is gone (compaction, clear) or new while we have a log for
+        // this id: every earlier workspace message is hidden, so the next
+        // composition is a complete baseline (R-RT-8).
+        Action::Start(StartSource::Compact | StartSource::Clear | StartSource::Startup)
+            if !fresh =>
+        {
+            session.compact_workspace()?;
+        }
+        Action::Tool { touched, .. } => {
+            touch(session, touched, Record::Transient).await?;
+        }
+        Action::Shell { name, command } => {
+            shell(session, event, name, command, Record::Transient).await?;
+            // Claude Code reports the shell's cwd *after* the command, so a
+            // `cd s3 && cat f.txt` arrives with cwd `s3` already and its
+            // words must be read from where the command started. That is
+            // unknown (Claude keeps a `cd` across calls); the session's cwd
+            // is the usual start. Only a command that changes directory needs
+            // the second reading, and only existing paths inside the trusted
+            // roots touch, so it can add a touch, never a wrong one
+            // (R-DISC-10, R-HOOK-8). Codex gives the call's own workdir.
+            if agent == Agent::Claude && changes_directory(command) && shell_on(session, name) {
+                let start = session.host().cwd();
+                let kind = TouchKind::Shell {
+                    command: command.clone(),
+                };
+                session.touch(&start, kind, Record::Transient).await?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Whether the session's configuration makes `tool` a shell tool
+/// (R-CFG-11: the hook preset does for the agent's shell tool; a
+/// `config.json` can switch it off).
+fn shell_on(session: &Session, tool: &str) -> bool {
+    session
+        .opened()
+        .mount
+        .config
+        .as_ref()
+        .is_some_and(|c| c.is_shell_tool(tool))
+}
+
+/// A shell call as the runtime reads it (contract 1): the command, with
+/// the event's cwd as its workdir (Codex sends the call's workdir there).
+pub(crate) async fn shell(
+    session: &Session,
+    event: &HookEvent,
+    name: &str,
+    command: &str,
+    record: Record,
+) -> Result<(), SessionError> {
+    if shell_on(session, name) {
+        let kind = TouchKind::Shell {
+            command: command.to_owned(),
+        };
+        session.touch(&event.cwd, kind, record).await?;
+    }
+    Ok(())
+}
+
+/// Reports each touched path to the session as what the tool did there.
+pub(crate) async fn touch(
+    session: &Session,
+    touched: &[Touched],
+    record: Record,
+) -> Result<(), SessionError> {
+    for t in touched {
+        session
+            .touch(Utf8Path::new(&t.path), t.kind.clone(), record)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Whether `command` has a `cd` word, so the shell's cwd after it differs
+/// from the one it started in.
+fn changes_directory(command: &str) -> bool {
+    command
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '\'' | '"'))
+        .any(|w| w == "cd")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    /// Only a command that changes directory is read a second time from
+    /// the session's cwd (Claude Code's post-command cwd).
+    #[rstest]
+    #[case::cd_then_cat("cd s3 && cat f.txt", true)]
+    #[case::wrapped("bash -lc 'cd s3; cat f.txt'", true)]
+    #[case::subshell("(cd s3 && ls)", true)]
+    #[case::plain("cat s3/f.txt", false)]
+    #[case::word_with_cd("abcd cdrom/cd.txt", false)]
+    fn only_a_cd_changes_directory(#[case] command: &str, #[case] changes: bool) {
+        assert_eq!(changes_directory(command), changes);
+    }
+}
