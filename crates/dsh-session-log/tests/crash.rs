@@ -241,19 +241,19 @@ fn check_round(path: &Utf8Path, acked: &[u64], round: u64) -> Option<Seen> {
     }
     // Before repair: the header is always whole (atomic create) and the
     // bytes parse whatever the tail holds.
-    let bytes = std::fs::read(&path).expect("read log");
+    let bytes = std::fs::read(path).expect("read log");
     let raw = read_log(&bytes).unwrap_or_else(|e| panic!("round {round}: {e}"));
-    check_events(&raw.events, &acked, round);
+    check_events(&raw.events, acked, round);
     let torn = raw.torn_tail.is_some();
 
-    let (log, report) = SessionLog::open(&path).expect("reopen");
+    let (log, report) = SessionLog::open(path).expect("reopen");
     let interrupted = report.interrupted.is_some();
     let events = log.events().expect("events");
-    check_events(&events, &acked, round);
+    check_events(&events, acked, round);
     assert!(report.skipped.is_empty(), "round {round}: {report:?}");
 
     // After repair: the tail is whole and nothing is left to repair.
-    let bytes = std::fs::read(&path).expect("read repaired log");
+    let bytes = std::fs::read(path).expect("read repaired log");
     assert_eq!(bytes.last(), Some(&b'\n'), "round {round}: tail not whole");
     let repaired = read_log(&bytes).expect("repaired log parses");
     assert_eq!(repaired.torn_tail, None, "round {round}");
