@@ -200,6 +200,34 @@ impl Running {
 
     /// Kills the process (SIGKILL on Unix) and reaps it; it must still be
     /// running.
+    /// Waits until the process has `file` open (Linux: a `/proc/<pid>/fd`
+    /// entry links to it). An observable state, polled with a short backoff
+    /// and bounded by [`DEADLINE`] only as a hang guard; fails if the process
+    /// ends first.
+    fn wait_until_open(&mut self, file: &Path) {
+        let fds = PathBuf::from(format!("/proc/{}/fd", self.child.id()));
+        loop {
+            let open = std::fs::read_dir(&fds).is_ok_and(|dir| {
+                dir.flatten()
+                    .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == file))
+            });
+            if open {
+                return;
+            }
+            assert!(
+                self.child.try_wait().expect("try_wait").is_none(),
+                "the process ended before opening {}",
+                file.display()
+            );
+            assert!(
+                self.started.elapsed() < DEADLINE,
+                "the process did not open {} within {DEADLINE:?}",
+                file.display()
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     fn kill(mut self) {
         assert!(
             self.child.try_wait().expect("try_wait").is_none(),
@@ -1072,9 +1100,15 @@ fn a_torn_append_is_repaired_by_the_next_event(#[case] torn: &[u8]) {
 
 /// A real SIGKILL of an invocation waiting for the session lock (held here,
 /// in-process): the log is untouched, and the next event gives what the
-/// killed one never acknowledged. Deterministic: whenever the kill lands,
-/// the child cannot have written, since the lock is held throughout.
+/// killed one never acknowledged. The kill comes once the child has the
+/// session's lock file open — it opens it only to take the lock, which this
+/// test holds — so it provably lands during the wait, not before the child
+/// got there. Needs `/proc` to see the child's open files.
 #[test]
+#[cfg_attr(
+    not(target_os = "linux"),
+    ignore = "sees the child waiting through /proc/<pid>/fd"
+)]
 fn an_invocation_killed_while_waiting_leaves_the_log_untouched() {
     let t = Tree::new();
     let s = "killed";
@@ -1082,9 +1116,12 @@ fn an_invocation_killed_while_waiting_leaves_the_log_untouched() {
         .context("SessionStart");
     let before = t.log_bytes("claude", s);
     let held = t.hold_lock("claude", s);
+    let lock = t
+        .session_log("claude", s)
+        .with_file_name(dsh_session_log::LOCK_FILE_NAME);
     let deep = format!("{}/pkg/lib/src/main.rs", t.ws());
-    let child = t.start_event("claude", "PostToolUse-Read", s, &deep);
-    std::thread::sleep(Duration::from_millis(300));
+    let mut child = t.start_event("claude", "PostToolUse-Read", s, &deep);
+    child.wait_until_open(&lock.canonicalize().expect("lock file"));
     child.kill();
     drop(held);
     assert_eq!(t.log_bytes("claude", s), before);

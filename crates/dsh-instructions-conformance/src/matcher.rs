@@ -8,8 +8,8 @@ use serde::Serialize;
 use sha1::{Digest, Sha1};
 
 use crate::schema::{
-    ChangeAction, ChangeExpect, Expect, IdentityExpect, Intro, MessageMatcher, Outcome,
-    SourceExpect, VisibleExpect,
+    ChangeAction, ChangeExpect, DigestExpect, Expect, IdentityExpect, Intro, MessageMatcher,
+    Outcome, SourceExpect, VisibleExpect,
 };
 
 /// Lowercase hex SHA-1 of `bytes` (sha1 0.11 output has no `LowerHex`).
@@ -456,8 +456,10 @@ fn check_change(at: &str, e: &ChangeExpect, g: &ObservedChange, out: &mut Vec<St
     {
         out.push(mismatch(&format!("{at}.path"), p, &g.path));
     }
+    // `Some(None)` (written `null`) asserts the field is absent: a `set`
+    // names no previous path, a `remove` carries no digest.
     if let Some(p) = &e.previous_path
-        && Some(p) != g.previous_path.as_ref()
+        && p.as_ref() != g.previous_path.as_ref()
     {
         out.push(mismatch(
             &format!("{at}.previous_path"),
@@ -466,8 +468,8 @@ fn check_change(at: &str, e: &ChangeExpect, g: &ObservedChange, out: &mut Vec<St
         ));
     }
     if let Some(d) = &e.digest {
-        let hex = d.hex();
-        if Some(&hex) != g.digest.as_ref() {
+        let hex = d.as_ref().map(DigestExpect::hex);
+        if hex != g.digest {
             out.push(mismatch(&format!("{at}.digest"), &hex, &g.digest));
         }
     }
@@ -784,14 +786,14 @@ mod tests {
                         action: Some(ChangeAction::Set),
                         path: Some("AGENTS.md".into()),
                         previous_path: None,
-                        digest: Some(DigestExpect::Of("root rule".into())),
+                        digest: Some(Some(DigestExpect::Of("root rule".into()))),
                         scope: Some("project\0.\0base".into()),
                     },
                     ChangeExpect {
                         action: Some(ChangeAction::Replace),
                         path: None,
-                        previous_path: Some("AGENTS.md".into()),
-                        digest: Some(DigestExpect::Literal(sha1_hex(b"c"))),
+                        previous_path: Some(Some("AGENTS.md".into())),
+                        digest: Some(Some(DigestExpect::Literal(sha1_hex(b"c")))),
                         scope: None,
                     },
                 ]),
@@ -813,13 +815,13 @@ mod tests {
                         action: Some(ChangeAction::Remove),
                         path: Some("B.md".into()),
                         previous_path: None,
-                        digest: Some(DigestExpect::Of("other".into())),
+                        digest: Some(Some(DigestExpect::Of("other".into()))),
                         scope: Some("user\0AGENTS.md".into()),
                     },
                     ChangeExpect {
                         action: None,
                         path: None,
-                        previous_path: Some("X.md".into()),
+                        previous_path: Some(Some("X.md".into())),
                         digest: None,
                         scope: None,
                     },
@@ -855,6 +857,85 @@ mod tests {
         assert!(
             reasons(&count, &got)[0]
                 .starts_with("inbox[0].source.changes: expected 0 entries, got 2")
+        );
+    }
+
+    /// `null` asserts absence: it passes on an absent field, fails on a
+    /// present one; a value fails on an absent field or another value; a
+    /// key left out passes whatever the field holds.
+    #[rstest]
+    #[case::prev_absent_expected_absent(Some(None), None, None, None, None)]
+    #[case::prev_present_expected_absent(
+        Some(None),
+        None,
+        Some("AGENTS.md"),
+        None,
+        Some(r#"c.previous_path: expected null, got "AGENTS.md""#)
+    )]
+    #[case::prev_absent_expected_value(
+        Some(Some("AGENTS.md")),
+        None,
+        None,
+        None,
+        Some(r#"c.previous_path: expected "AGENTS.md", got null"#)
+    )]
+    #[case::prev_other_value(
+        Some(Some("AGENTS.md")),
+        None,
+        Some("CLAUDE.md"),
+        None,
+        Some(r#"c.previous_path: expected "AGENTS.md", got "CLAUDE.md""#)
+    )]
+    #[case::prev_same_value(Some(Some("AGENTS.md")), None, Some("AGENTS.md"), None, None)]
+    #[case::prev_unchecked(None, None, Some("AGENTS.md"), None, None)]
+    #[case::digest_absent_expected_absent(None, Some(None), None, None, None)]
+    #[case::digest_present_expected_absent(
+        None,
+        Some(None),
+        None,
+        Some("x"),
+        Some(r#"c.digest: expected null, got "11f6ad8ec52a2984abaafd7c3b516503785c2072""#)
+    )]
+    #[case::digest_absent_expected_value(
+        None,
+        Some(Some("x")),
+        None,
+        None,
+        Some(r#"c.digest: expected "11f6ad8ec52a2984abaafd7c3b516503785c2072", got null"#)
+    )]
+    #[case::digest_same_value(None, Some(Some("x")), None, Some("x"), None)]
+    #[case::digest_unchecked(None, None, None, Some("x"), None)]
+    fn null_asserts_absence_of_previous_path_and_digest(
+        #[case] want_prev: Option<Option<&str>>,
+        #[case] want_digest_of: Option<Option<&str>>,
+        #[case] got_prev: Option<&str>,
+        #[case] got_digest_of: Option<&str>,
+        #[case] reason: Option<&str>,
+    ) {
+        // SHA-1 of "x", from the published test vectors of that input, so
+        // the reasons above do not come from `sha1_hex` itself.
+        assert_eq!(sha1_hex(b"x"), "11f6ad8ec52a2984abaafd7c3b516503785c2072");
+        let e = ChangeExpect {
+            action: None,
+            path: None,
+            previous_path: want_prev.map(|p| p.map(str::to_owned)),
+            digest: want_digest_of.map(|d| d.map(|t| DigestExpect::Of(t.to_owned()))),
+            scope: None,
+        };
+        let g = ObservedChange {
+            previous_path: got_prev.map(str::to_owned),
+            ..change(
+                ChangeActionObs::Replace,
+                "project\0.\0base",
+                "CLAUDE.md",
+                got_digest_of.map(|t| sha1_hex(t.as_bytes())).as_deref(),
+            )
+        };
+        let mut out = Vec::new();
+        check_change("c", &e, &g, &mut out);
+        assert_eq!(
+            out,
+            reason.into_iter().map(str::to_owned).collect::<Vec<_>>()
         );
     }
 

@@ -306,6 +306,26 @@ async fn let_background_run() {
     }
 }
 
+/// A `blocked` step: some operation on `path` is blocked on its gate now,
+/// or becomes so while background work advances as far as it can without
+/// time (the same bounded yields as after a step without `expect`). Fails
+/// at once otherwise, so a scenario that relies on work parked at a gate
+/// cannot pass when that work never started or never got there.
+async fn await_blocked(fixture: &dyn FsFixture, path: &str) -> Result<(), String> {
+    let reached = tokio::select! {
+        biased;
+        () = fixture.wait_blocked(path) => true,
+        () = let_background_run() => false,
+    };
+    if reached {
+        Ok(())
+    } else {
+        Err(format!(
+            "no operation on {path} is blocked on its gate: the gate was never reached"
+        ))
+    }
+}
+
 /// Runs one scenario on one provider. Must be called inside a tokio runtime
 /// with time enabled.
 pub async fn run_scenario<D: Driver>(sc: &Scenario, kind: ProviderKind, driver: D) -> Verdict {
@@ -417,6 +437,7 @@ async fn run_action<D: Driver>(
             }
         }
         Action::Release(path) => fixture.release(path)?,
+        Action::Blocked(path) => await_blocked(fixture, path).await?,
         Action::Compact(c) => timed("compact", driver.compact(c)).await?,
         Action::Resume => timed("resume", driver.resume()).await?,
         Action::Remount(r) => {

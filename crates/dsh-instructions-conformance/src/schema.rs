@@ -545,6 +545,9 @@ pub enum Action {
     Remove(Vec<String>),
     /// Open a gate.
     Release(String),
+    /// Extension (README, decision 0030): assert that an operation on this
+    /// path is blocked on its gate, i.e. the work under test reached it.
+    Blocked(String),
     /// Hide events from the visible surface.
     Compact(Compact),
     /// New loop instance over the same history.
@@ -568,6 +571,7 @@ impl Action {
             Self::Write(_) => "write",
             Self::Remove(_) => "remove",
             Self::Release(_) => "release",
+            Self::Blocked(_) => "blocked",
             Self::Compact(_) => "compact",
             Self::Resume => "resume",
             Self::Remount(_) => "remount",
@@ -693,17 +697,19 @@ fn digest_pair(
     }
 }
 
-/// One expected change entry of a message source.
+/// One expected change entry of a message source. For the optional wire
+/// fields, `None` = not checked, `Some(None)` = must be absent (written
+/// `previous_path: null`, `digest: null`), `Some(Some(x))` = must equal `x`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChangeExpect {
     /// Expected action.
     pub action: Option<ChangeAction>,
     /// Expected display path.
     pub path: Option<String>,
-    /// Expected previous path.
-    pub previous_path: Option<String>,
-    /// Expected digest.
-    pub digest: Option<DigestExpect>,
+    /// Expected previous path, or its absence.
+    pub previous_path: Option<Option<String>>,
+    /// Expected digest, or its absence.
+    pub digest: Option<Option<DigestExpect>>,
     /// Expected exact scope key.
     pub scope: Option<String>,
 }
@@ -713,10 +719,32 @@ pub struct ChangeExpect {
 struct RawChange {
     action: Option<ChangeAction>,
     path: Option<String>,
-    previous_path: Option<String>,
-    digest_of: Option<String>,
-    digest: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    previous_path: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    digest_of: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    digest: Option<Option<String>>,
     scope: Option<String>,
+}
+
+/// `digest: null` asserts absence; `digest_of: null` is refused rather than
+/// read as "not checked", since a reader would take it for an absence check.
+fn change_digest(
+    digest_of: Option<Option<String>>,
+    digest: Option<Option<String>>,
+) -> Result<Option<Option<DigestExpect>>, String> {
+    match (digest_of, digest) {
+        (Some(None), _) => Err(
+            "`digest_of: null` hashes nothing; write `digest: null` for an absent digest"
+                .to_owned(),
+        ),
+        (Some(Some(_)), Some(None)) => {
+            Err("give either `digest_of` or `digest`, not both".to_owned())
+        }
+        (None, Some(None)) => Ok(Some(None)),
+        (of, lit) => Ok(digest_pair(of.flatten(), lit.flatten())?.map(Some)),
+    }
 }
 
 impl<'de> Deserialize<'de> for ChangeExpect {
@@ -726,7 +754,7 @@ impl<'de> Deserialize<'de> for ChangeExpect {
             action: raw.action,
             path: raw.path,
             previous_path: raw.previous_path,
-            digest: digest_pair(raw.digest_of, raw.digest).map_err(de::Error::custom)?,
+            digest: change_digest(raw.digest_of, raw.digest).map_err(de::Error::custom)?,
             scope: raw.scope,
         })
     }
@@ -982,6 +1010,7 @@ struct RawStep {
     write: Option<FsMap>,
     remove: Option<Vec<String>>,
     release: Option<String>,
+    blocked: Option<String>,
     compact: Option<Compact>,
     #[serde(default, deserialize_with = "nullable")]
     resume: Option<Option<Resume>>,
@@ -1011,6 +1040,9 @@ impl RawStep {
         if let Some(r) = self.release {
             actions.push(Action::Release(r));
         }
+        if let Some(b) = self.blocked {
+            actions.push(Action::Blocked(b));
+        }
         if let Some(c) = self.compact {
             actions.push(Action::Compact(c));
         }
@@ -1033,6 +1065,13 @@ impl RawStep {
             ));
         }
         let action = actions.remove(0);
+        if matches!(action, Action::Blocked(_)) && self.expect.is_some() {
+            // Settling would wait for the very projection held at the gate.
+            return Err((
+                "blocked".to_owned(),
+                "a `blocked` step takes no `expect` (settling would wait on the gate)".to_owned(),
+            ));
+        }
         Ok(Step {
             action,
             expect: self.expect,
@@ -1340,6 +1379,7 @@ impl Scenario {
                     out.push(format!("step {n} (pre_step): cancel_when_blocked"));
                 }
                 Action::Release(_) => out.push(format!("step {n} (release)")),
+                Action::Blocked(_) => out.push(format!("step {n} (blocked)")),
                 _ => {}
             }
             if let Some(e) = &step.expect {
@@ -1508,9 +1548,54 @@ mod tests {
     #[case::disabled_with_config("cwd: /r\ndisabled: true\nconfig: {max_bytes: 1}\n", "disabled")]
     #[case::bad_provider("cwd: /r\nproviders: [ram]\n", "unknown variant `ram`")]
     #[case::not_yaml("cwd: [\n", "")]
+    #[case::blocked_with_expect(
+        "cwd: /r\nsteps:\n  - blocked: /r/A.md\n    expect: {}\n",
+        "takes no `expect`"
+    )]
+    #[case::digest_of_null(
+        "cwd: /r\nsteps:\n  - pre_step: {}\n    expect: {entered: {source: {changes: [{digest_of: null}]}}}\n",
+        "write `digest: null`"
+    )]
+    #[case::digest_of_and_null_digest(
+        "cwd: /r\nsteps:\n  - pre_step: {}\n    expect: {entered: {source: {changes: [{digest_of: a, digest: null}]}}}\n",
+        "not both"
+    )]
     fn invalid_scenarios_are_errors(#[case] src: &str, #[case] message: &str) {
         let err = parse(src).unwrap_err();
         assert!(err.to_string().contains(message), "{err}");
+    }
+
+    /// A change key left out is not checked, `null` asserts the field is
+    /// absent, a value asserts it equals that value.
+    #[rstest]
+    #[case::unchecked("{action: set}", None, None)]
+    #[case::absent("{previous_path: null, digest: null}", Some(None), Some(None))]
+    #[case::exact(
+        "{previous_path: A.md, digest_of: x}",
+        Some(Some("A.md")),
+        Some(Some(DigestExpect::Of("x".into())))
+    )]
+    #[case::literal(
+        "{digest: \"0123456789abcdef0123456789abcdef01234567\"}",
+        None,
+        Some(Some(DigestExpect::Literal("0123456789abcdef0123456789abcdef01234567".into())))
+    )]
+    fn change_keys_are_unchecked_absent_or_exact(
+        #[case] change: &str,
+        #[case] previous_path: Option<Option<&str>>,
+        #[case] digest: Option<Option<DigestExpect>>,
+    ) {
+        let src = format!(
+            "cwd: /r\nsteps:\n  - pre_step: {{}}\n    expect: {{entered: {{source: {{changes: [{change}]}}}}}}\n"
+        );
+        let sc = parse(&src).unwrap();
+        let entered = sc.steps[0].expect.as_ref().unwrap().entered.clone();
+        let changes = entered.flatten().unwrap().source.unwrap().changes.unwrap();
+        assert_eq!(
+            changes[0].previous_path,
+            previous_path.map(|p| p.map(str::to_owned))
+        );
+        assert_eq!(changes[0].digest, digest);
     }
 
     #[test]
@@ -1605,6 +1690,7 @@ steps:
   - write: {/w/r/AGENTS.md: {text: new, keep_version: true}}
   - remove: [/w/r/CLAUDE.md]
   - release: /w/r/x.md
+  - blocked: /w/r/x.md
   - compact: {hide: [0, 2]}
   - compact: all
   - resume: {}
@@ -1653,7 +1739,7 @@ steps:
         let changes = m.source.as_ref().unwrap().changes.as_ref().unwrap();
         assert_eq!(changes[0].scope.as_deref(), Some("project\0.\0base"));
         assert_eq!(
-            changes[0].digest.as_ref().unwrap().hex(),
+            changes[0].digest.clone().flatten().unwrap().hex(),
             crate::matcher::sha1_hex(b"root rule")
         );
         assert_eq!(
@@ -1664,12 +1750,13 @@ steps:
         assert_eq!(
             names,
             [
-                "pre_step", "tool", "event", "write", "remove", "release", "compact", "compact",
-                "resume", "remount"
+                "pre_step", "tool", "event", "write", "remove", "release", "blocked", "compact",
+                "compact", "resume", "remount"
             ]
         );
+        assert_eq!(sc.steps[6].action, Action::Blocked("/w/r/x.md".into()));
         assert_eq!(
-            sc.steps[6].action,
+            sc.steps[7].action,
             Action::Compact(Compact::Hide(vec![0, 2]))
         );
         let uses = sc.memory_only_uses();
@@ -1678,6 +1765,7 @@ steps:
             "cancel_when_blocked",
             "keep_version",
             "release",
+            "(blocked)",
             "expect.reads",
             "expect.probes_max",
         ] {

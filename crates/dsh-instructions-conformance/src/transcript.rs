@@ -198,6 +198,7 @@ fn describe(action: &Action) -> String {
         ),
         Action::Remove(paths) => format!("remove {}", paths.join(", ")),
         Action::Release(p) => format!("release {p}"),
+        Action::Blocked(p) => format!("blocked {p}"),
         Action::Compact(c) => format!("compact {}", compact_name(c)),
         Action::Resume => "resume".to_owned(),
         Action::Remount(_) => "remount".to_owned(),

@@ -91,3 +91,48 @@ fn a_config_the_state_crate_refuses_fails_the_mount() {
     );
     assert!(lines[0].contains("max_source_bytes"), "{lines:?}");
 }
+
+/// A touch whose projection parks at a read gate, with the `blocked` step
+/// between the touch and the release: `{TOUCH}` is the touched path.
+const GATED: &str = r#"
+name: blocked-step
+cwd: /work/repo
+providers: [memory]
+config: {max_bytes: 65536}
+fs:
+  /work/repo/.git: dir
+  /work/repo/pkg/AGENTS.md: {text: pkg rule, gate: read}
+  /work/repo/other/AGENTS.md: other rule
+steps:
+  - pre_step: {}
+  - tool: {name: read, path: "{TOUCH}"}
+  - blocked: /work/repo/pkg/AGENTS.md
+  - release: /work/repo/pkg/AGENTS.md
+"#;
+
+/// `blocked` passes when the projection is parked at the gate, and fails
+/// at once (no timeout) when the work under test never got there — here a
+/// touch elsewhere, so nothing reads the gated file.
+#[rstest::rstest]
+#[case::reached("pkg/lib.rs", None)]
+#[case::never_reached(
+    "other/lib.rs",
+    Some(
+        "FAIL blocked-step [memory]: step 3 (blocked): no operation on /work/repo/pkg/AGENTS.md is blocked on its gate: the gate was never reached"
+    )
+)]
+fn a_blocked_step_fails_unless_the_gate_was_reached(
+    #[case] touch: &str,
+    #[case] failure: Option<&str>,
+) {
+    let (lines, ok) = run(&GATED.replace("{TOUCH}", touch));
+    assert_eq!(ok, failure.is_none(), "{lines:?}");
+    let want = match failure {
+        None => vec![
+            "ok   blocked-step [memory]".to_owned(),
+            "1 passed, 0 failed".to_owned(),
+        ],
+        Some(f) => vec![f.to_owned(), "0 passed, 1 failed".to_owned()],
+    };
+    assert_eq!(lines, want);
+}

@@ -9,6 +9,7 @@
 //! (removing it would let two writers lock two different files).
 
 use std::fs::{File, OpenOptions, TryLockError};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use camino::Utf8Path;
@@ -24,10 +25,27 @@ use crate::LogError;
 /// assert_eq!(LockWait::no_wait().bound(), Duration::ZERO);
 /// assert_eq!(LockWait::up_to(Duration::from_millis(250)).bound().as_millis(), 250);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub struct LockWait {
     bound: Duration,
+    /// Counts attempts that found the lock held (see [`LockWait::counting_busy`]).
+    busy: Option<&'static AtomicU64>,
 }
+
+/// Two waits are equal when their bounds are and they count into the same
+/// counter (or neither counts).
+impl PartialEq for LockWait {
+    fn eq(&self, other: &Self) -> bool {
+        self.bound == other.bound
+            && match (self.busy, other.busy) {
+                (None, None) => true,
+                (Some(a), Some(b)) => std::ptr::eq(a, b),
+                _ => false,
+            }
+    }
+}
+
+impl Eq for LockWait {}
 
 impl LockWait {
     /// The default bound: long enough for dozens of queued writers, short
@@ -36,13 +54,32 @@ impl LockWait {
 
     /// Wait at most `bound`.
     pub const fn up_to(bound: Duration) -> Self {
-        Self { bound }
+        Self { bound, busy: None }
     }
 
     /// Try once; fail at once when another process holds the lock.
     pub const fn no_wait() -> Self {
+        Self::up_to(Duration::ZERO)
+    }
+
+    /// The same wait, adding one to `counter` for every attempt that finds
+    /// the lock held by another handle. Changes nothing about the wait; it
+    /// makes "this waiter tried and is now waiting" an observable state, so a
+    /// test can act on it instead of guessing with a sleep.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use dsh_session_log::LockWait;
+    /// static BUSY: AtomicU64 = AtomicU64::new(0);
+    /// let wait = LockWait::no_wait().counting_busy(&BUSY);
+    /// assert_eq!(wait.bound(), LockWait::no_wait().bound());
+    /// assert_ne!(wait, LockWait::no_wait());
+    /// assert_eq!(BUSY.load(Ordering::SeqCst), 0);
+    /// ```
+    pub const fn counting_busy(self, counter: &'static AtomicU64) -> Self {
         Self {
-            bound: Duration::ZERO,
+            busy: Some(counter),
+            ..self
         }
     }
 
@@ -89,7 +126,11 @@ pub(crate) fn acquire(lock_path: &Utf8Path, wait: LockWait) -> Result<File, LogE
     loop {
         match file.try_lock() {
             Ok(()) => return Ok(file),
-            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::WouldBlock) => {
+                if let Some(busy) = wait.busy {
+                    busy.fetch_add(1, Ordering::SeqCst);
+                }
+            }
             Err(TryLockError::Error(source)) => return Err(io("lock")(source)),
         }
         let waited = start.elapsed();
@@ -127,6 +168,26 @@ mod tests {
         }
         drop(held);
         acquire(&path, LockWait::no_wait()).expect("free after drop");
+    }
+
+    #[test]
+    fn counting_busy_counts_attempts_on_a_held_lock_only() {
+        static BUSY: AtomicU64 = AtomicU64::new(0);
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = Utf8Path::from_path(tmp.path())
+            .expect("utf-8")
+            .join("session.lock");
+        let wait = LockWait::no_wait().counting_busy(&BUSY);
+        let held = acquire(&path, wait).expect("free lock");
+        assert_eq!(BUSY.load(Ordering::SeqCst), 0, "a free lock is not busy");
+        assert!(matches!(
+            acquire(&path, wait),
+            Err(LogError::LockTimeout { .. })
+        ));
+        assert_eq!(BUSY.load(Ordering::SeqCst), 1, "one attempt, found held");
+        drop(held);
+        acquire(&path, wait).expect("free after drop");
+        assert_eq!(BUSY.load(Ordering::SeqCst), 1);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! each kill the log is reopened and must hold every event the writer had
 //! acknowledged, with a whole tail and a derivable surface.
 //!
-//! The writer is this test binary re-invoked with `DSH_CRASH_WRITER` set: it
+//! The writer is this test binary re-invoked with `DSH_CRASH_WRITER` set
+//! (`--ignored --exact writer_child`; ignored in a normal run): it
 //! creates or reopens the log, then appends events forever, printing
 //! `ACK <seq>` (flushed) after each `append` returned `Ok`. An ACK line that
 //! reached the parent is therefore an acknowledged event.
@@ -24,6 +25,8 @@ use dsh_session_log::{
 
 const WRITER_ENV: &str = "DSH_CRASH_WRITER";
 const KILLS: u64 = 30;
+/// Limits tried by the forced-tear rounds before the test gives up.
+const FORCED_TRIES: u64 = 4;
 
 /// The event the writer appends as sequence number `seq`, so the parent can
 /// check content, not just presence. Some lines are large, so that a kill
@@ -82,12 +85,16 @@ fn writer(dir: &Utf8Path) {
     }
 }
 
-/// When this binary was started as the writer, run it and skip the test.
+/// The writer process, not a test of its own: ignored in a normal run (so
+/// it is not counted as a pass), and run by [`run_and_kill`] with
+/// `--ignored --exact writer_child` and the log directory in
+/// `DSH_CRASH_WRITER`. Without that variable it fails.
 #[test]
+#[ignore = "writer child of acknowledged_events_survive_sigkill_r_log_2; started by it"]
 fn writer_child() {
-    if let Ok(dir) = std::env::var(WRITER_ENV) {
-        writer(Utf8Path::new(&dir));
-    }
+    let dir = std::env::var(WRITER_ENV)
+        .expect("the writer child: started by acknowledged_events_survive_sigkill_r_log_2");
+    writer(Utf8Path::new(&dir));
 }
 
 /// splitmix64, seeded, for kill timing.
@@ -114,11 +121,35 @@ enum KillAt {
 }
 
 /// Runs one writer, kills it at `at` plus `extra_us` microseconds, and
-/// returns the acknowledged sequence numbers.
-fn run_and_kill(dir: &Utf8Path, at: KillAt, extra_us: u64) -> Vec<u64> {
+/// returns the acknowledged sequence numbers. With `fsize_blocks` the writer
+/// runs under `ulimit -f` (512- or 1024-byte blocks, as the shell counts):
+/// the append that crosses the limit is cut short by the kernel and the
+/// writer dies of SIGXFSZ, leaving the line it was writing torn.
+fn run_and_kill(dir: &Utf8Path, at: KillAt, extra_us: u64, fsize_blocks: Option<u64>) -> Vec<u64> {
     let exe = std::env::current_exe().expect("test binary");
-    let mut child = Command::new(exe)
-        .args(["--exact", "writer_child", "--nocapture", "--test-threads=1"])
+    let mut command = match fsize_blocks {
+        None => Command::new(exe),
+        Some(blocks) => {
+            let mut c = Command::new("sh");
+            // `ulimit -c 0`: the signal would otherwise leave a core file.
+            c.args([
+                "-c",
+                r#"ulimit -c 0; ulimit -f "$1" || exit 99; shift; exec "$@""#,
+                "sh",
+            ])
+            .arg(blocks.to_string())
+            .arg(exe);
+            c
+        }
+    };
+    let mut child = command
+        .args([
+            "--ignored",
+            "--exact",
+            "writer_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(WRITER_ENV, dir.as_str())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -193,11 +224,74 @@ fn check_events(events: &[Event], acked: &[u64], round: u64) {
     }
 }
 
+/// What one round left behind, before repair.
+struct Seen {
+    torn: bool,
+    interrupted: bool,
+}
+
+/// Checks the log after a kill: every acknowledged event is there, before
+/// and after repair, and the repaired log is whole. `None`: no log yet.
+fn check_round(path: &Utf8Path, acked: &[u64], round: u64) -> Option<Seen> {
+    if !path.exists() {
+        // Killed before the log was linked into place: nothing was
+        // acknowledged, and no partial log is visible.
+        assert!(acked.is_empty(), "round {round}: log vanished");
+        return None;
+    }
+    // Before repair: the header is always whole (atomic create) and the
+    // bytes parse whatever the tail holds.
+    let bytes = std::fs::read(path).expect("read log");
+    let raw = read_log(&bytes).unwrap_or_else(|e| panic!("round {round}: {e}"));
+    check_events(&raw.events, acked, round);
+    let torn = raw.torn_tail.is_some();
+
+    let (log, report) = SessionLog::open(path).expect("reopen");
+    let interrupted = report.interrupted.is_some();
+    let events = log.events().expect("events");
+    check_events(&events, acked, round);
+    assert!(report.skipped.is_empty(), "round {round}: {report:?}");
+
+    // After repair: the tail is whole and nothing is left to repair.
+    let bytes = std::fs::read(path).expect("read repaired log");
+    assert_eq!(bytes.last(), Some(&b'\n'), "round {round}: tail not whole");
+    let repaired = read_log(&bytes).expect("repaired log parses");
+    assert_eq!(repaired.torn_tail, None, "round {round}");
+    assert_eq!(repaired.valid_len, bytes.len() as u64);
+    assert!(!repaired.has_open_turn(), "round {round}: turn left open");
+    assert_eq!(repaired.events, events);
+    // The summary kept through checkpoint + tail equals a whole fold
+    // (R-LOG-5).
+    assert_eq!(
+        log.summary(),
+        &dsh_session_log::SurfaceSummary::of(&events),
+        "round {round}"
+    );
+
+    // The surface derives, and hides exactly what compactions list.
+    let shown: Vec<u64> = surface(&events).iter().map(|e| e.seq).collect();
+    assert_eq!(
+        shown,
+        repaired.surface().iter().map(|e| e.seq).collect::<Vec<_>>()
+    );
+    for event in &events {
+        let hidden = events.iter().any(|c| {
+            matches!(&c.kind, EventKind::Compaction { hide } if c.seq > event.seq && hide.contains(&event.seq))
+        });
+        let compaction = matches!(event.kind, EventKind::Compaction { .. });
+        assert_eq!(
+            shown.contains(&event.seq),
+            !hidden && !compaction,
+            "round {round}: surface of {}",
+            event.seq
+        );
+    }
+    drop(log);
+    Some(Seen { torn, interrupted })
+}
+
 #[test]
 fn acknowledged_events_survive_sigkill_r_log_2() {
-    if std::env::var_os(WRITER_ENV).is_some() {
-        return;
-    }
     // tmpfs where there is one: its 4 KiB pages let a kill land between
     // pages of a large write (a torn tail), and it spares the disk.
     let shm = std::path::Path::new("/dev/shm");
@@ -225,7 +319,7 @@ fn acknowledged_events_survive_sigkill_r_log_2() {
             KillAt::BeforeBigLine => 3_000_000,
             KillAt::Acks(_) => rng.next() % 3_000,
         };
-        let acked = run_and_kill(&dir, at, extra_us);
+        let acked = run_and_kill(&dir, at, extra_us, None);
         if std::env::var_os("DSH_CRASH_DEBUG").is_some() {
             eprintln!(
                 "round {round}: {at:?} +{extra_us}us acked {:?} len {:?}",
@@ -235,68 +329,53 @@ fn acknowledged_events_survive_sigkill_r_log_2() {
         }
         acked_total.extend(&acked);
 
-        if !path.exists() {
-            // Killed before the log was linked into place: nothing was
-            // acknowledged, and no partial log is visible.
-            assert!(acked_total.is_empty(), "round {round}: log vanished");
+        let Some(seen) = check_round(&path, &acked_total, round) else {
             continue;
-        }
-        // Before repair: the header is always whole (atomic create) and the
-        // bytes parse whatever the tail holds.
-        let bytes = std::fs::read(&path).expect("read log");
-        let raw = read_log(&bytes).unwrap_or_else(|e| panic!("round {round}: {e}"));
-        check_events(&raw.events, &acked_total, round);
-        torn += u64::from(raw.torn_tail.is_some());
-
-        let (log, report) = SessionLog::open(&path).expect("reopen");
-        interrupted += u64::from(report.interrupted.is_some());
-        let events = log.events().expect("events");
-        check_events(&events, &acked_total, round);
-        assert!(report.skipped.is_empty(), "round {round}: {report:?}");
-
-        // After repair: the tail is whole and nothing is left to repair.
-        let bytes = std::fs::read(&path).expect("read repaired log");
-        assert_eq!(bytes.last(), Some(&b'\n'), "round {round}: tail not whole");
-        let repaired = read_log(&bytes).expect("repaired log parses");
-        assert_eq!(repaired.torn_tail, None, "round {round}");
-        assert_eq!(repaired.valid_len, bytes.len() as u64);
-        assert!(!repaired.has_open_turn(), "round {round}: turn left open");
-        assert_eq!(repaired.events, events);
-        // The summary kept through checkpoint + tail equals a whole fold
-        // (R-LOG-5).
-        assert_eq!(
-            log.summary(),
-            &dsh_session_log::SurfaceSummary::of(&events),
-            "round {round}"
-        );
-
-        // The surface derives, and hides exactly what compactions list.
-        let shown: Vec<u64> = surface(&events).iter().map(|e| e.seq).collect();
-        assert_eq!(
-            shown,
-            repaired.surface().iter().map(|e| e.seq).collect::<Vec<_>>()
-        );
-        for event in &events {
-            let hidden = events.iter().any(|c| {
-                matches!(&c.kind, EventKind::Compaction { hide } if c.seq > event.seq && hide.contains(&event.seq))
-            });
-            let compaction = matches!(event.kind, EventKind::Compaction { .. });
-            assert_eq!(
-                shown.contains(&event.seq),
-                !hidden && !compaction,
-                "round {round}: surface of {}",
-                event.seq
-            );
-        }
-        drop(log);
+        };
+        torn += u64::from(seen.torn);
+        interrupted += u64::from(seen.interrupted);
     }
     assert!(
         acked_total.len() as u64 > KILLS,
         "the writers acknowledged almost nothing: {}",
         acked_total.len()
     );
+    let random_torn = torn;
+
+    // A random kill tears a tail only when it lands inside a write, which is
+    // rare. These rounds tear one by construction: the writer runs under a
+    // file-size limit a few KiB above the log's size, so the append that
+    // crosses it is cut short by the kernel and the writer dies of SIGXFSZ
+    // mid-line. A line that happens to end exactly on the limit tears
+    // nothing, so a few limits are tried; each round is checked like the
+    // random ones.
+    let mut forced = 0;
+    for attempt in 0..FORCED_TRIES {
+        let round = KILLS + attempt;
+        let size = std::fs::metadata(&path).expect("log exists by now").len();
+        let blocks = size.div_ceil(512) + 8 + 3 * attempt;
+        let acked = run_and_kill(&dir, KillAt::Acks(usize::MAX), 0, Some(blocks));
+        assert!(
+            !acked.is_empty(),
+            "round {round}: the limited writer wrote nothing"
+        );
+        acked_total.extend(&acked);
+        let seen = check_round(&path, &acked_total, round).expect("the log exists");
+        interrupted += u64::from(seen.interrupted);
+        if seen.torn {
+            forced += 1;
+            break;
+        }
+    }
+    torn += forced;
+    assert_eq!(
+        forced, 1,
+        "no append cut short by the file-size limit left a torn tail in {FORCED_TRIES} tries"
+    );
+    assert!(torn > 0);
     eprintln!(
-        "{KILLS} kills, {} acknowledged events, {torn} torn tails, {interrupted} interrupted turns",
+        "{KILLS} kills + {forced} forced tear, {} acknowledged events, {torn} torn tails \
+         ({random_torn} from random kills), {interrupted} interrupted turns",
         acked_total.len()
     );
 }
