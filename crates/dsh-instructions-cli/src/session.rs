@@ -11,8 +11,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use dsh_instructions_discovery::{CancellationToken, ambient_authority};
-use dsh_instructions_runtime::{CapStd, ToolExecution, WorkspaceMessage};
+use dsh_instructions_discovery::CancellationToken;
+use dsh_instructions_runtime::{ToolExecution, WorkspaceMessage};
 use dsh_instructions_session::{
     Session, SessionError, SessionSettings, SessionStore, typed_source,
 };
@@ -107,8 +107,7 @@ async fn open(setup: &Setup, id: &str, flags: &ConfigArgs) -> Result<Open, CliEr
         config: Some(input),
         trust,
     };
-    // The one grant of ambient authority for session commands.
-    let fs = CapStd::new(ambient_authority());
+    let fs = setup::disk();
     let session = Session::mount(
         log,
         &run_settings,

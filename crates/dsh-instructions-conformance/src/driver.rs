@@ -11,9 +11,9 @@ use camino::Utf8PathBuf;
 use dsh_home_paths::HomeEnv;
 use dsh_instructions_discovery::{CancellationToken, FsProvider, ambient_authority};
 use dsh_instructions_runtime::{
-    BatchEntry, BatchItem, CapStd, Decision as RtDecision, HistoryItem, Host, Instance, MemoryHost,
-    Mount, OpenError, ProviderFactory, SessionEvent, SessionSpec, ToolExecution, WorkspaceMessage,
-    open_mount,
+    BatchEntry, BatchItem, CapStdFactory, Decision as RtDecision, HistoryItem, Host, Instance,
+    MemoryHost, Mount, OpenError, ProviderFactory, SessionEvent, SessionSpec, ToolExecution,
+    WorkspaceMessage, open_mount,
 };
 use dsh_instructions_state as state;
 
@@ -83,7 +83,7 @@ async fn runtime_mount(spec: &MountSpec) -> Result<(Mount, BTreeMap<String, Vec<
         account_home: None,
     };
     let session = SessionSpec::new(spec.cwd.clone(), spec.config.clone(), env);
-    let disk = CapStd::new(ambient_authority());
+    let disk = CapStdFactory::new(ambient_authority());
     let base: &dyn ProviderFactory = match &spec.provider {
         ProviderHandle::Memory(p) => p,
         ProviderHandle::Disk | ProviderHandle::None => &disk,

@@ -12,6 +12,7 @@
 //!   (`dsh-instructions-replay`, R-CLI-4).
 #![forbid(unsafe_code)]
 
+pub mod digest;
 pub mod driver;
 pub mod fsmodel;
 pub mod matcher;

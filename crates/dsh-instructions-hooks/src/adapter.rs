@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeEnv, resolve_dsh_home};
 use dsh_instructions_discovery::{CancellationToken, ambient_authority};
-use dsh_instructions_runtime::{CapStd, ToolExecution, WorkspaceMessage};
+use dsh_instructions_runtime::{CapStdFactory, ToolExecution, WorkspaceMessage};
 use dsh_instructions_session::{Session, SessionError, SessionSettings, SessionStore};
 use dsh_instructions_state::{ConfigInput, ContentTransform, Digest, FallbackScope, NumberInput};
 use dsh_session_log::{LockWait, LogError};
@@ -498,7 +498,7 @@ async fn handle(
         records = Some((recs, warn));
     }
     let cancel = CancellationToken::new();
-    let fs = CapStd::new(ambient_authority()).inline();
+    let fs = CapStdFactory::new(ambient_authority()).inline();
     let session = Session::mount(log, &settings, call.env, &fs, &cancel).await?;
     apply(&session, call.agent, event, fresh).await?;
     let mut note = Map::new();

@@ -11,7 +11,6 @@
 //!   temporary file next to its target first, then all are renamed into
 //!   place; a failure at any step puts back every file already replaced.
 
-use std::borrow::Cow;
 use std::fs;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
@@ -24,38 +23,6 @@ use crate::error::HookError;
 
 /// Suffix of the backup written next to a file before it is first changed.
 pub const BACKUP_SUFFIX: &str = ".dsh-backup";
-
-/// `s` with control characters (and backslashes) escaped as `\n`, `\t`,
-/// `\u{1b}`…, so a path or id from an event or the file system cannot
-/// break a log line or a terminal. Text without them is returned as is.
-///
-/// ```
-/// use dsh_instructions_hooks::escape_control;
-/// assert_eq!(escape_control("/tmp/a\0b\nc"), r"/tmp/a\u{0}b\nc");
-/// assert_eq!(escape_control("/plain/ü"), "/plain/ü");
-/// ```
-pub fn escape_control(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(|c| c.is_control() || c == '\\') {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str(r"\\"),
-            '\n' => out.push_str(r"\n"),
-            '\r' => out.push_str(r"\r"),
-            '\t' => out.push_str(r"\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// A path for a message: lossy UTF-8 with control characters escaped.
-pub(crate) fn shown(path: &Path) -> String {
-    escape_control(&path.to_string_lossy()).into_owned()
-}
 
 /// Where a settings path really is: the path itself, or for a symlink (a
 /// chain of them) the file it finally names. A dangling link is an error
@@ -607,15 +574,6 @@ mod tests {
     fn toml_errors_name_the_line() {
         let e = parse_toml(Path::new("/c.toml"), Some("a = 1\nb = = 2\n")).unwrap_err();
         assert!(e.to_string().contains("(line 2)"), "{e}");
-    }
-
-    #[rstest]
-    #[case("plain", "plain")]
-    #[case("a\0b", r"a\u{0}b")]
-    #[case("a\nb\x1b", r"a\nb\u{1b}")]
-    #[case(r"a\b", r"a\\b")]
-    fn control_characters_are_escaped(#[case] s: &str, #[case] want: &str) {
-        assert_eq!(escape_control(s), want);
     }
 
     #[test]

@@ -50,11 +50,12 @@ mod files;
 mod gemini;
 mod hooks;
 mod install;
+mod install_record;
 mod lean;
 mod native;
 mod parts;
 mod record;
-mod state;
+mod shown;
 
 pub use adapter::{
     AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, LOCK_WAIT, MAX_EVENT_BYTES,
@@ -70,8 +71,9 @@ pub use event::{
     Action, EventError, HookEvent, PathArg, StartSource, ToolMap, Touched, default_tools,
     event_from_value, parse_event, shell_tool, touched_paths,
 };
-pub use files::{BACKUP_SUFFIX, escape_control};
+pub use files::BACKUP_SUFFIX;
 pub use hooks::EventStatus;
 pub use install::{Diagnosis, EventReport, FileChange, Report, Target, doctor, install, uninstall};
 pub use native::NativeStatus;
 pub use parts::{CONTINUED, PART_BYTES, Part, part_label, render_part, split, unframe};
+pub use shown::escape_control;

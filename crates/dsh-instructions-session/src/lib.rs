@@ -19,7 +19,7 @@
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
 //! use dsh_instructions_discovery::{ambient_authority, CancellationToken};
-//! use dsh_instructions_runtime::{CapStd, ToolExecution};
+//! use dsh_instructions_runtime::{CapStdFactory, ToolExecution};
 //! use dsh_instructions_session::{Session, SessionSettings, SessionStore};
 //! use dsh_instructions_state::{Action, ConfigInput, Preset};
 //!
@@ -40,7 +40,7 @@
 //!     config: Some(ConfigInput { preset: Some(Preset::Dsh), ..Default::default() }),
 //!     ..Default::default()
 //! };
-//! let fs = CapStd::new(ambient_authority());
+//! let fs = CapStdFactory::new(ambient_authority());
 //! let cancel = CancellationToken::new();
 //!
 //! // First process: create the session and run a turn's first pre-step.
