@@ -14,6 +14,7 @@
 
 pub mod digest;
 pub mod driver;
+pub mod error;
 pub mod fsmodel;
 pub mod matcher;
 pub mod runner;

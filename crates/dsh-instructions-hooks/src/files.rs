@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstRootNode};
 use serde_json::{Map, Value};
+use tempfile::NamedTempFile;
 
 use crate::error::HookError;
 
@@ -357,14 +358,15 @@ pub(crate) struct Write {
     pub after: Option<String>,
 }
 
-/// A hidden sibling of `path` for staging (`tmp`) or setting aside (`old`).
-fn tmp_name(path: &Path, tag: &str) -> PathBuf {
+/// A hidden sibling of `path` a file to remove is moved to until the
+/// commit succeeds.
+fn aside_name(path: &Path) -> PathBuf {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    dir.join(format!(".{name}.dsh-{tag}.{}", std::process::id()))
+    dir.join(format!(".{name}.dsh-old.{}", std::process::id()))
 }
 
 fn werr(path: &Path) -> impl Fn(io::Error) -> HookError + '_ {
@@ -376,22 +378,20 @@ fn werr(path: &Path) -> impl Fn(io::Error) -> HookError + '_ {
 
 /// Writes every change all-or-nothing. Stage: each new content goes to a
 /// synced temporary file in its target's directory (created if needed,
-/// keeping an existing file's permissions). Commit: the temporary files are
-/// renamed over their targets, files to remove are moved aside. On any
-/// failure, every target already replaced gets its previous content back,
-/// staged files and created directories are removed, and the error names
-/// the file that failed.
+/// keeping an existing file's permissions; `tempfile` picks a fresh name
+/// and removes it again if it is never persisted). Commit: the temporary
+/// files are persisted over their targets (a rename), files to remove are
+/// moved aside. On any failure, every target already replaced gets its
+/// previous content back, staged files and created directories are
+/// removed, and the error names the file that failed.
 pub(crate) fn commit(writes: &[Write]) -> Result<(), HookError> {
     let mut made_dirs: Vec<PathBuf> = Vec::new();
-    let mut staged: Vec<Option<PathBuf>> = Vec::new();
-    let cleanup = |staged: &[Option<PathBuf>], made_dirs: &[PathBuf]| {
-        for t in staged.iter().flatten() {
-            let _ = fs::remove_file(t);
-        }
+    let remove_dirs = |made_dirs: &[PathBuf]| {
         for d in made_dirs.iter().rev() {
             let _ = fs::remove_dir(d);
         }
     };
+    let mut staged: Vec<Option<NamedTempFile>> = Vec::new();
     for w in writes {
         let Some(text) = &w.after else {
             staged.push(None);
@@ -400,17 +400,20 @@ pub(crate) fn commit(writes: &[Write]) -> Result<(), HookError> {
         match stage(&w.path, text, &mut made_dirs) {
             Ok(t) => staged.push(Some(t)),
             Err(e) => {
-                cleanup(&staged, &made_dirs);
+                // Dropping the staged files deletes them.
+                drop(staged);
+                remove_dirs(&made_dirs);
                 return Err(e);
             }
         }
     }
     let mut done: Vec<(usize, Option<PathBuf>)> = Vec::new();
+    let mut staged = staged.into_iter();
     for (i, w) in writes.iter().enumerate() {
-        let step = match (&staged[i], &w.before) {
-            (Some(tmp), _) => fs::rename(tmp, &w.path).map(|()| None),
+        let step = match (staged.next().flatten(), &w.before) {
+            (Some(tmp), _) => tmp.persist(&w.path).map(|_| None).map_err(|e| e.error),
             (None, Some(_)) => {
-                let aside = tmp_name(&w.path, "old");
+                let aside = aside_name(&w.path);
                 fs::rename(&w.path, &aside).map(|()| Some(aside))
             }
             (None, None) => Ok(None),
@@ -432,7 +435,8 @@ pub(crate) fn commit(writes: &[Write]) -> Result<(), HookError> {
                         }
                     }
                 }
-                cleanup(&staged[i..], &made_dirs);
+                drop(staged);
+                remove_dirs(&made_dirs);
                 return Err(HookError::Write {
                     path: w.path.clone(),
                     source,
@@ -453,7 +457,14 @@ pub(crate) fn commit(writes: &[Write]) -> Result<(), HookError> {
     Ok(())
 }
 
-fn stage(path: &Path, text: &str, made_dirs: &mut Vec<PathBuf>) -> Result<PathBuf, HookError> {
+/// The new content of `path` in a synced temporary file beside it, with
+/// the permissions `path` has now (a new file gets what `File::create`
+/// would give it: `0o666` less the umask).
+fn stage(
+    path: &Path,
+    text: &str,
+    made_dirs: &mut Vec<PathBuf>,
+) -> Result<NamedTempFile, HookError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut missing = Vec::new();
     let mut d = dir;
@@ -468,27 +479,41 @@ fn stage(path: &Path, text: &str, made_dirs: &mut Vec<PathBuf>) -> Result<PathBu
         fs::create_dir(&m).map_err(werr(&m))?;
         made_dirs.push(m);
     }
-    let tmp = tmp_name(path, "tmp");
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let prefix = format!(".{name}.dsh-tmp.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    #[cfg(unix)]
+    let new_file_mode = {
+        use std::os::unix::fs::PermissionsExt as _;
+        fs::Permissions::from_mode(0o666)
+    };
+    #[cfg(unix)]
+    builder.permissions(new_file_mode);
     let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
+        let mut f = builder.tempfile_in(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        })?;
         f.write_all(text.as_bytes())?;
         if let Ok(meta) = fs::metadata(path) {
-            f.set_permissions(meta.permissions())?;
+            f.as_file().set_permissions(meta.permissions())?;
         }
-        f.sync_all()
+        f.as_file().sync_all()?;
+        Ok(f)
     })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(werr(path)(e));
-    }
-    Ok(tmp)
+    result.map_err(werr(path))
 }
 
 /// Writes one file atomically (a rollback step).
 fn write_now(path: &Path, text: &str) -> Result<(), HookError> {
     let mut dirs = Vec::new();
     let tmp = stage(path, text, &mut dirs)?;
-    fs::rename(&tmp, path).map_err(werr(path))
+    tmp.persist(path).map(drop).map_err(|e| werr(path)(e.error))
 }
 
 #[cfg(test)]
