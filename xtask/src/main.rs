@@ -1,6 +1,7 @@
 //! Project automation: `cargo xtask conformance | ci | bench | fuzz | e2e`.
 //!
 //! Arguments are parsed by hand to keep this binary's dependencies small.
+#![forbid(unsafe_code)]
 
 mod bench;
 mod e2e;

@@ -8,7 +8,7 @@
 //! | to | use |
 //! |---|---|
 //! | keep a persisted session (the production path) | [`SessionStore`], [`SessionSettings`], [`Session`], [`Record`] |
-//! | mount on a real directory (R-RT-11) | [`open_mount`] with a [`SessionSpec`], [`CapStd`] and [`ambient_authority`] |
+//! | mount on a real directory (R-RT-11) | [`open_mount`] with a [`SessionSpec`], [`CapStdFactory`] and [`ambient_authority`] |
 //! | run the adapter over your own host | [`Instance`], [`Host`], [`Decision`], [`BatchItem`], [`ToolExecution`], [`TouchKind`], [`SessionEvent`] |
 //! | configure | [`ConfigInput`], [`Preset`], [`Config`], [`Budget`] |
 //! | show a person what loads and why | [`inspect`], [`preview`] |
@@ -23,7 +23,7 @@
 //!
 //! ```
 //! use dsh_agent_instructions::{
-//!     ambient_authority, CancellationToken, CapStd, ConfigInput, HomeEnv, Preset, Record, Session,
+//!     ambient_authority, CancellationToken, CapStdFactory, ConfigInput, HomeEnv, Preset, Record, Session,
 //!     SessionSettings, SessionStore, TouchKind,
 //! };
 //!
@@ -41,7 +41,7 @@
 //!     config: Some(ConfigInput { preset: Some(Preset::Dsh), ..Default::default() }),
 //!     ..Default::default()
 //! };
-//! let (fs, cancel) = (CapStd::new(ambient_authority()), CancellationToken::new());
+//! let (fs, cancel) = (CapStdFactory::new(ambient_authority()), CancellationToken::new());
 //!
 //! // A turn's first step: the baseline is folded in after the prompt.
 //! let log = store.create("s1", base.join("repo"), &settings)?;
@@ -100,14 +100,16 @@
 
 pub use dsh_home_paths::{DshHome, HomeEnv, HomeError, HomeLabel};
 pub use dsh_instructions_discovery::{
-    AmbientAuthority, CancellationToken, Cancelled, CapStdProvider, FsProvider, MemNode,
-    MemoryProvider, ProjectRoot, RootReason, ambient_authority,
+    AmbientAuthority, CancellationToken, Cancelled, CapStdProvider, FsProvider, ProjectRoot,
+    RootReason, ambient_authority,
 };
+#[cfg(feature = "test-support")]
+pub use dsh_instructions_discovery::{MemNode, MemoryProvider};
 pub use dsh_instructions_runtime::{
-    BatchEntry, BatchItem, CandidateFate, CapStd, Decision, Host, InspectedCandidate, Inspection,
-    Instance, MemoryHost, Mount, MountError, OpenError, Opened, PreStepOutcome, Preview,
-    ProviderFactory, SessionEvent, SessionSpec, ToolExecution, TouchKind, WorkspaceMessage,
-    inspect, open_mount, preview,
+    BatchEntry, BatchItem, CandidateFate, CapStdFactory, Decision, Host, InspectedCandidate,
+    Inspection, Instance, MemoryHost, Mount, MountError, OpenError, Opened, PreStepOutcome,
+    Preview, ProviderFactory, SessionEvent, SessionSpec, ToolExecution, TouchKind,
+    WorkspaceMessage, inspect, open_mount, preview,
 };
 pub use dsh_instructions_session::{
     LogHost, Record, Session, SessionError, SessionSettings, SessionStore,
@@ -116,3 +118,29 @@ pub use dsh_instructions_state::{
     Action, Budget, CandidatePolicy, Change, Config, ConfigError, ConfigInput, ConfigWarning,
     Preset, TypedSource,
 };
+
+/// Everything an implementation of [`FsProvider`] names (its methods'
+/// arguments and results, and what those are built from), so an embedder
+/// can bring its own filesystem with this crate alone. The in-memory
+/// provider (feature `test-support`) is one such implementation.
+pub mod fs {
+    pub use camino::{Utf8Path, Utf8PathBuf};
+    pub use dsh_instructions_discovery::{
+        BoxFuture, CancellationToken, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText,
+        MAX_LINK_HOPS, MarkerProbe, PathKind, PresentFile, Probe, ProviderError, ReadOutcome,
+        Unavailable,
+    };
+    pub use dsh_instructions_runtime::{OpenError, ProviderFactory};
+}
+
+/// Everything an implementation of [`Host`] names: the inbox, the visible
+/// surface and its marks, and the typed source a workspace message carries,
+/// so an embedder can keep history in its own store with this crate alone
+/// ([`MemoryHost`] is the reference implementation).
+pub mod host {
+    pub use camino::Utf8PathBuf;
+    pub use dsh_instructions_runtime::{
+        Host, InboxId, VisibleMark, VisibleUpdate, WorkspaceMessage,
+    };
+    pub use dsh_instructions_state::{Action, Change, Digest, TypedSource};
+}

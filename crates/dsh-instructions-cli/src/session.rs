@@ -12,8 +12,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use camino::Utf8Path;
-use dsh_instructions_discovery::{CancellationToken, ambient_authority};
-use dsh_instructions_runtime::{CapStd, TouchKind, WorkspaceMessage};
+use dsh_instructions_discovery::CancellationToken;
+use dsh_instructions_runtime::{TouchKind, WorkspaceMessage};
 use dsh_instructions_session::{
     Record, Session, SessionError, SessionSettings, SessionStore, typed_source,
 };
@@ -94,8 +94,7 @@ async fn open(setup: &Setup, id: &str, flags: &ConfigArgs) -> Result<Open, CliEr
         config: Some(input),
         trust,
     };
-    // The one grant of ambient authority for session commands.
-    let fs = CapStd::new(ambient_authority());
+    let fs = setup::disk();
     let session = Session::mount(
         log,
         &run_settings,

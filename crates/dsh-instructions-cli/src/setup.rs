@@ -7,7 +7,7 @@ use std::path::Path;
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeEnv, normalize_lexically, resolve_dsh_home};
 use dsh_instructions_discovery::{CancellationToken, ambient_authority};
-use dsh_instructions_runtime::{CapStd, Opened, SessionSpec, open_mount};
+use dsh_instructions_runtime::{CapStdFactory, Opened, SessionSpec, open_mount};
 use dsh_instructions_state::{Config, ConfigInput};
 
 use crate::args::ConfigArgs;
@@ -118,6 +118,16 @@ pub(crate) fn extra_roots(env: &HomeEnv, flags: &ConfigArgs) -> Result<Vec<Utf8P
     Ok(roots)
 }
 
+/// The CLI's one grant of ambient authority: every command that mounts on
+/// the real filesystem (`show`/`explain`/`check` and the `session`
+/// commands) opens its provider through this factory, so the place the
+/// binary may open paths by name is this one line (docs/architecture.md).
+/// The agent hook (`hook`) mounts inside the hooks crate, which grants its
+/// own for its inline provider.
+pub(crate) fn disk() -> CapStdFactory {
+    CapStdFactory::new(ambient_authority())
+}
+
 /// Mounts `cwd` through the library's one entry point (R-RT-11): the same
 /// root, home and trusted roots every other caller gets.
 pub(crate) async fn mount(
@@ -131,9 +141,7 @@ pub(crate) async fn mount(
         env: setup.env.clone(),
         extra_roots,
     };
-    // The one grant of ambient authority in the binary.
-    let fs = CapStd::new(ambient_authority());
-    open_mount(&spec, &fs, &CancellationToken::new())
+    open_mount(&spec, &disk(), &CancellationToken::new())
         .await
         .map_err(|e| CliError::new(e.to_string()))
 }

@@ -11,12 +11,13 @@ use camino::Utf8PathBuf;
 use dsh_home_paths::HomeEnv;
 use dsh_instructions_discovery::{CancellationToken, FsProvider, ambient_authority};
 use dsh_instructions_runtime::{
-    BatchEntry, BatchItem, CapStd, Decision as RtDecision, HistoryItem, Host, Instance, MemoryHost,
-    Mount, OpenError, ProviderFactory, SessionEvent, SessionSpec, ToolExecution, WorkspaceMessage,
-    open_mount,
+    BatchEntry, BatchItem, CapStdFactory, Decision as RtDecision, HistoryItem, Host, Instance,
+    MemoryHost, Mount, OpenError, ProviderFactory, SessionEvent, SessionSpec, ToolExecution,
+    WorkspaceMessage, open_mount,
 };
 use dsh_instructions_state as state;
 
+use crate::error::DriverError;
 use crate::matcher::{ChangeActionObs, ObservedChange, ObservedMessage, ObservedSource};
 use crate::runner::{
     CancelSignal, Driver, DriverFactory, HostState, MountSpec, PreStepInput, PreStepResult,
@@ -75,7 +76,9 @@ impl ProviderFactory for ExplicitRoots<'_> {
 /// (R-RT-11), so the root and trusted roots are the ones every product
 /// gets; a config the state crate refuses or an unresolvable home fails the
 /// scenario with that message.
-async fn runtime_mount(spec: &MountSpec) -> Result<(Mount, BTreeMap<String, Vec<String>>), String> {
+async fn runtime_mount(
+    spec: &MountSpec,
+) -> Result<(Mount, BTreeMap<String, Vec<String>>), DriverError> {
     let env = HomeEnv {
         home: Some(spec.env.home.clone().into()),
         dsh_home: spec.env.dsh_home.clone().map(Into::into),
@@ -83,7 +86,7 @@ async fn runtime_mount(spec: &MountSpec) -> Result<(Mount, BTreeMap<String, Vec<
         account_home: None,
     };
     let session = SessionSpec::new(spec.cwd.clone(), spec.config.clone(), env);
-    let disk = CapStd::new(ambient_authority());
+    let disk = CapStdFactory::new(ambient_authority());
     let base: &dyn ProviderFactory = match &spec.provider {
         ProviderHandle::Memory(p) => p,
         ProviderHandle::Disk | ProviderHandle::None => &disk,
@@ -96,13 +99,7 @@ async fn runtime_mount(spec: &MountSpec) -> Result<(Mount, BTreeMap<String, Vec<
         }
         None => base,
     };
-    let opened = open_mount(&session, factory, &CancellationToken::new())
-        .await
-        .map_err(|e| match e {
-            OpenError::Config(e) => format!("config: {e}"),
-            OpenError::Home(e) => format!("home: {e}"),
-            other => other.to_string(),
-        })?;
+    let opened = open_mount(&session, factory, &CancellationToken::new()).await?;
     let mut mount = opened.mount;
     if matches!(spec.provider, ProviderHandle::None) {
         mount.provider = None;
@@ -144,20 +141,18 @@ fn observed(m: &WorkspaceMessage) -> ObservedMessage {
     }
 }
 
-const NOT_MOUNTED: &str = "driver used before mount";
-
 impl RuntimeDriver {
-    fn host(&self) -> Result<&Arc<MemoryHost>, String> {
-        self.host.as_ref().ok_or_else(|| NOT_MOUNTED.to_owned())
+    fn host(&self) -> Result<&Arc<MemoryHost>, DriverError> {
+        self.host.as_ref().ok_or(DriverError::NotMounted)
     }
 
-    fn instance(&self) -> Result<&Instance, String> {
-        self.instance.as_ref().ok_or_else(|| NOT_MOUNTED.to_owned())
+    fn instance(&self) -> Result<&Instance, DriverError> {
+        self.instance.as_ref().ok_or(DriverError::NotMounted)
     }
 
-    fn start(&mut self, mount: Mount) -> Result<(), String> {
+    fn start(&mut self, mount: Mount) -> Result<(), DriverError> {
         let host: Arc<dyn Host> = self.host()?.clone();
-        self.instance = Some(Instance::mount(mount, host).map_err(|e| e.to_string())?);
+        self.instance = Some(Instance::mount(mount, host)?);
         Ok(())
     }
 
@@ -169,7 +164,7 @@ impl RuntimeDriver {
 }
 
 impl Driver for RuntimeDriver {
-    async fn mount(&mut self, spec: &MountSpec) -> Result<(), String> {
+    async fn mount(&mut self, spec: &MountSpec) -> Result<(), DriverError> {
         let (mount, tools) = runtime_mount(spec).await?;
         self.spec = Some(spec.clone());
         self.host = Some(Arc::new(MemoryHost::new(spec.cwd.clone())));
@@ -177,7 +172,7 @@ impl Driver for RuntimeDriver {
         self.start(mount)
     }
 
-    async fn pre_step(&mut self, input: PreStepInput<'_>) -> Result<PreStepResult, String> {
+    async fn pre_step(&mut self, input: PreStepInput<'_>) -> Result<PreStepResult, DriverError> {
         let decision = match input.decision {
             Decision::Reject => RtDecision::Reject,
             Decision::Empty => RtDecision::Enter(Vec::new()),
@@ -240,7 +235,7 @@ impl Driver for RuntimeDriver {
         })
     }
 
-    async fn tool(&mut self, input: &ToolInput) -> Result<(), String> {
+    async fn tool(&mut self, input: &ToolInput) -> Result<(), DriverError> {
         // Explicit arguments as given; the path fills the first argument
         // name configured for the tool (`file_path` for tools outside
         // touch_tools), so the scenario needs no knowledge of names.
@@ -268,7 +263,7 @@ impl Driver for RuntimeDriver {
         Ok(())
     }
 
-    async fn event(&mut self, event: EventKind) -> Result<(), String> {
+    async fn event(&mut self, event: EventKind) -> Result<(), DriverError> {
         let e = match event {
             EventKind::StepStart => SessionEvent::StepStart,
             EventKind::StepEnd => SessionEvent::StepEnd,
@@ -279,7 +274,7 @@ impl Driver for RuntimeDriver {
         Ok(())
     }
 
-    async fn compact(&mut self, compact: &Compact) -> Result<(), String> {
+    async fn compact(&mut self, compact: &Compact) -> Result<(), DriverError> {
         let host = self.host()?;
         match compact {
             Compact::Baseline => host.compact_baseline(),
@@ -290,18 +285,18 @@ impl Driver for RuntimeDriver {
         Ok(())
     }
 
-    async fn resume(&mut self) -> Result<(), String> {
+    async fn resume(&mut self) -> Result<(), DriverError> {
         self.dispose();
         // The inbox is not persisted (R-RT-7).
         self.host()?.clear_inbox();
         // A new loop instance finds its root again (R-DISC-2): mount through
         // the entry point, so the provider is opened for the root it finds.
-        let spec = self.spec.clone().ok_or_else(|| NOT_MOUNTED.to_owned())?;
+        let spec = self.spec.clone().ok_or(DriverError::NotMounted)?;
         let (mount, _) = runtime_mount(&spec).await?;
         self.start(mount)
     }
 
-    async fn remount(&mut self, spec: &MountSpec) -> Result<(), String> {
+    async fn remount(&mut self, spec: &MountSpec) -> Result<(), DriverError> {
         self.dispose();
         let (mount, tools) = runtime_mount(spec).await?;
         self.spec = Some(spec.clone());
@@ -309,12 +304,12 @@ impl Driver for RuntimeDriver {
         self.start(mount)
     }
 
-    async fn settle(&mut self) -> Result<(), String> {
+    async fn settle(&mut self) -> Result<(), DriverError> {
         self.instance()?.settle().await;
         Ok(())
     }
 
-    async fn observe(&mut self) -> Result<HostState, String> {
+    async fn observe(&mut self) -> Result<HostState, DriverError> {
         let host = self.host()?;
         Ok(HostState {
             inbox: host.inbox().iter().map(observed).collect(),

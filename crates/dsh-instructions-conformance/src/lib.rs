@@ -12,7 +12,9 @@
 //!   (`dsh-instructions-replay`, R-CLI-4).
 #![forbid(unsafe_code)]
 
+pub mod digest;
 pub mod driver;
+pub mod error;
 pub mod fsmodel;
 pub mod matcher;
 pub mod runner;

@@ -5,29 +5,11 @@
 //! prefixes `step N (action): `.
 
 use serde::Serialize;
-use sha1::{Digest, Sha1};
 
 use crate::schema::{
     ChangeAction, ChangeExpect, DigestExpect, Expect, IdentityExpect, Intro, MessageMatcher,
     Outcome, SourceExpect, VisibleExpect,
 };
-
-/// Lowercase hex SHA-1 of `bytes` (sha1 0.11 output has no `LowerHex`).
-///
-/// ```
-/// use dsh_instructions_conformance::matcher::sha1_hex;
-/// assert_eq!(sha1_hex(b""), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
-/// ```
-pub fn sha1_hex(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha1::digest(bytes);
-    let mut out = String::with_capacity(40);
-    for b in digest.iter() {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 0x0f)]));
-    }
-    out
-}
 
 /// One change of an observed message source (R-STATE-1).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -545,6 +527,7 @@ fn check_visible(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::digest::sha1_hex;
     use crate::schema::{ChangeExpect, DigestExpect, Expect, VisibleMap};
     use rstest::rstest;
 
@@ -1112,6 +1095,7 @@ mod tests {
 
     mod props {
         use super::super::*;
+        use crate::digest::sha1_hex;
         use proptest::prelude::*;
 
         proptest! {

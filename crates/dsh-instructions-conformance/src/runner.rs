@@ -15,6 +15,7 @@ use std::time::Duration;
 use camino::Utf8PathBuf;
 use dsh_instructions_discovery::MemoryProvider;
 
+use crate::error::{DriverError, StepError};
 use crate::fsmodel::{DiskFixture, FsFixture, LocalFuture, MemoryFixture, PathMap};
 use crate::matcher::{self, Observation, ObservedMessage, ObservedSource};
 use crate::schema::{
@@ -124,29 +125,29 @@ pub struct HostState {
 }
 
 /// Drives a host + runtime through scenario steps. Errors are driver or
-/// runtime failures and fail the scenario.
+/// runtime failures ([`DriverError`]) and fail the scenario.
 pub trait Driver {
     /// Mounts the first plugin instance over an empty session.
-    fn mount(&mut self, spec: &MountSpec) -> impl Future<Output = Result<(), String>>;
+    fn mount(&mut self, spec: &MountSpec) -> impl Future<Output = Result<(), DriverError>>;
     /// Runs a pre-step.
     fn pre_step(
         &mut self,
         input: PreStepInput<'_>,
-    ) -> impl Future<Output = Result<PreStepResult, String>>;
+    ) -> impl Future<Output = Result<PreStepResult, DriverError>>;
     /// Delivers a tool result.
-    fn tool(&mut self, input: &ToolInput) -> impl Future<Output = Result<(), String>>;
+    fn tool(&mut self, input: &ToolInput) -> impl Future<Output = Result<(), DriverError>>;
     /// Appends a session event.
-    fn event(&mut self, event: EventKind) -> impl Future<Output = Result<(), String>>;
+    fn event(&mut self, event: EventKind) -> impl Future<Output = Result<(), DriverError>>;
     /// Hides events from the visible surface.
-    fn compact(&mut self, compact: &Compact) -> impl Future<Output = Result<(), String>>;
+    fn compact(&mut self, compact: &Compact) -> impl Future<Output = Result<(), DriverError>>;
     /// New loop instance over the same history (inbox and plugin state gone).
-    fn resume(&mut self) -> impl Future<Output = Result<(), String>>;
+    fn resume(&mut self) -> impl Future<Output = Result<(), DriverError>>;
     /// Disposes the plugin instance and mounts a new one (inbox kept).
-    fn remount(&mut self, spec: &MountSpec) -> impl Future<Output = Result<(), String>>;
+    fn remount(&mut self, spec: &MountSpec) -> impl Future<Output = Result<(), DriverError>>;
     /// Awaits the runtime's `settle()`.
-    fn settle(&mut self) -> impl Future<Output = Result<(), String>>;
+    fn settle(&mut self) -> impl Future<Output = Result<(), DriverError>>;
     /// Reports inbox, history and visible sources.
-    fn observe(&mut self) -> impl Future<Output = Result<HostState, String>>;
+    fn observe(&mut self) -> impl Future<Output = Result<HostState, DriverError>>;
 }
 
 /// What one scenario step did, as the runner saw it.
@@ -275,20 +276,23 @@ fn mount_spec(
 }
 
 /// Applies `fs` or a `write` step to the provider's tree.
-fn write_entries(fixture: &dyn FsFixture, entries: &FsMap) -> Result<(), String> {
+fn write_entries(fixture: &dyn FsFixture, entries: &FsMap) -> Result<(), StepError> {
     for (path, entry) in &entries.0 {
-        fixture.insert(path, entry)?;
+        fixture.insert(path, entry).map_err(StepError::Fixture)?;
     }
     Ok(())
 }
 
-async fn timed<T>(what: &str, f: impl Future<Output = Result<T, String>>) -> Result<T, String> {
+async fn timed<T>(
+    what: &'static str,
+    f: impl Future<Output = Result<T, DriverError>>,
+) -> Result<T, StepError> {
     match tokio::time::timeout(STEP_TIMEOUT, f).await {
-        Ok(r) => r,
-        Err(_) => Err(format!(
-            "{what} did not finish within {} s (blocked on a gate?)",
-            STEP_TIMEOUT.as_secs()
-        )),
+        Ok(r) => Ok(r?),
+        Err(_) => Err(StepError::Timeout {
+            what,
+            secs: STEP_TIMEOUT.as_secs(),
+        }),
     }
 }
 
@@ -396,7 +400,7 @@ async fn run_action<D: Driver>(
     step: &Step,
     n: usize,
     number: Option<u32>,
-) -> Result<Option<PreStepResult>, String> {
+) -> Result<Option<PreStepResult>, StepError> {
     let fixture = cx.fixture;
     match &step.action {
         Action::PreStep(p) => {
@@ -433,11 +437,13 @@ async fn run_action<D: Driver>(
         Action::Write(w) => write_entries(fixture, w)?,
         Action::Remove(paths) => {
             for path in paths {
-                fixture.remove(path)?;
+                fixture.remove(path).map_err(StepError::Fixture)?;
             }
         }
-        Action::Release(path) => fixture.release(path)?,
-        Action::Blocked(path) => await_blocked(fixture, path).await?,
+        Action::Release(path) => fixture.release(path).map_err(StepError::Fixture)?,
+        Action::Blocked(path) => await_blocked(fixture, path)
+            .await
+            .map_err(StepError::Fixture)?,
         Action::Compact(c) => timed("compact", driver.compact(c)).await?,
         Action::Resume => timed("resume", driver.resume()).await?,
         Action::Remount(r) => {
@@ -458,7 +464,7 @@ async fn run_action<D: Driver>(
 }
 
 /// Settles and observes after a step with an `expect`.
-async fn settle_and_observe<D: Driver>(driver: &mut D) -> Result<HostState, String> {
+async fn settle_and_observe<D: Driver>(driver: &mut D) -> Result<HostState, StepError> {
     timed("settle", driver.settle()).await?;
     timed("observe", driver.observe()).await
 }
@@ -514,14 +520,14 @@ async fn run_inner<D: Driver>(
         let (number, next) = step_numbers(&step.action, next_step);
         next_step = next;
         let (pre, host, error) = match run_action(driver, &mut cx, step, n, number).await {
-            Err(e) => (None, None, Some(e)),
+            Err(e) => (None, None, Some(e.to_string())),
             Ok(pre) if step.expect.is_none() => {
                 let_background_run().await;
                 (pre, None, None)
             }
             Ok(pre) => match settle_and_observe(driver).await {
                 Ok(host) => (pre, Some(host), None),
-                Err(e) => (pre, None, Some(e)),
+                Err(e) => (pre, None, Some(e.to_string())),
             },
         };
         observer.step(&StepRecord {
@@ -756,12 +762,15 @@ mod tests {
     }
 
     impl Driver for Scripted {
-        async fn mount(&mut self, spec: &MountSpec) -> Result<(), String> {
+        async fn mount(&mut self, spec: &MountSpec) -> Result<(), DriverError> {
             self.push("mount".into());
             self.0.borrow_mut().specs.push(spec.clone());
             Ok(())
         }
-        async fn pre_step(&mut self, input: PreStepInput<'_>) -> Result<PreStepResult, String> {
+        async fn pre_step(
+            &mut self,
+            input: PreStepInput<'_>,
+        ) -> Result<PreStepResult, DriverError> {
             self.push(format!("pre_step {}", input.step));
             if let Some(CancelSignal(signal)) = input.cancel {
                 signal.await;
@@ -779,11 +788,11 @@ mod tests {
                 entered: None,
             })
         }
-        async fn tool(&mut self, input: &ToolInput) -> Result<(), String> {
+        async fn tool(&mut self, input: &ToolInput) -> Result<(), DriverError> {
             self.push("tool".into());
             self.0.borrow_mut().tools.push(input.clone());
             if self.0.borrow().fail_tools {
-                return Err("tool refused".into());
+                return Err(DriverError::NotMounted);
             }
             // Background work that needs a few polls, like a projection.
             let flag = self.1.clone();
@@ -795,29 +804,29 @@ mod tests {
             });
             Ok(())
         }
-        async fn event(&mut self, event: EventKind) -> Result<(), String> {
+        async fn event(&mut self, event: EventKind) -> Result<(), DriverError> {
             self.push(format!("event {event:?}"));
             Ok(())
         }
-        async fn compact(&mut self, _: &Compact) -> Result<(), String> {
+        async fn compact(&mut self, _: &Compact) -> Result<(), DriverError> {
             self.push("compact".into());
             Ok(())
         }
-        async fn resume(&mut self) -> Result<(), String> {
+        async fn resume(&mut self) -> Result<(), DriverError> {
             self.push("resume".into());
             Ok(())
         }
-        async fn remount(&mut self, spec: &MountSpec) -> Result<(), String> {
+        async fn remount(&mut self, spec: &MountSpec) -> Result<(), DriverError> {
             let ran = self.1.load(std::sync::atomic::Ordering::SeqCst);
             self.push(format!("remount (background ran: {ran})"));
             self.0.borrow_mut().specs.push(spec.clone());
             Ok(())
         }
-        async fn settle(&mut self) -> Result<(), String> {
+        async fn settle(&mut self) -> Result<(), DriverError> {
             self.push("settle".into());
             Ok(())
         }
-        async fn observe(&mut self) -> Result<HostState, String> {
+        async fn observe(&mut self) -> Result<HostState, DriverError> {
             Ok(HostState::default())
         }
     }
@@ -899,12 +908,15 @@ mod tests {
         let driver = Scripted::default();
         driver.0.borrow_mut().fail_tools = true;
         let (v, seen) = observed(src, driver);
-        assert_eq!(v, Verdict::Fail("step 1 (tool): tool refused".into()));
+        assert_eq!(
+            v,
+            Verdict::Fail("step 1 (tool): driver used before mount".into())
+        );
         assert_eq!(
             seen,
             [
                 "mounting /w",
-                "0 tool number=None pre=None host=false error=Some(\"tool refused\")",
+                "0 tool number=None pre=None host=false error=Some(\"driver used before mount\")",
             ]
         );
     }

@@ -672,7 +672,7 @@ impl DigestExpect {
     /// ```
     pub fn hex(&self) -> String {
         match self {
-            Self::Of(text) => crate::matcher::sha1_hex(text.as_bytes()),
+            Self::Of(text) => crate::digest::sha1_hex(text.as_bytes()),
             Self::Literal(d) => d.clone(),
         }
     }
@@ -1740,7 +1740,7 @@ steps:
         assert_eq!(changes[0].scope.as_deref(), Some("project\0.\0base"));
         assert_eq!(
             changes[0].digest.clone().flatten().unwrap().hex(),
-            crate::matcher::sha1_hex(b"root rule")
+            crate::digest::sha1_hex(b"root rule")
         );
         assert_eq!(
             m.source.as_ref().unwrap().identity,

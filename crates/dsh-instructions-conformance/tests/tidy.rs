@@ -7,22 +7,35 @@
 //!   non-test sources, and list no I/O crate as a dependency.
 //! * Every `<crate>/src/….rs` file the doc names exists.
 //!
+//!
 //! It lives in the conformance crate because that crate is a default member
-//! (xtask is not), so `cargo test --workspace` runs it. Parsing is by hand:
-//! the formats it reads are small and fixed, and the checks must not need a
-//! TOML or Rust parser to be trusted.
+//! (xtask is not), so `cargo test --workspace` runs it. Manifests come from
+//! `cargo metadata` (`tidy/workspace.rs`); Rust sources are read by a small
+//! lexer (`tidy/source.rs`) that blanks comments and literals, enough for
+//! the paths and item keywords the checks look for.
+
+// The crate root of a test target resolves `mod` next to itself, where
+// Cargo would take each file for a test target of its own: hence `#[path]`.
+#[path = "tidy/doc.rs"]
+mod doc;
+#[path = "tidy/modules.rs"]
+mod modules;
+#[path = "tidy/source.rs"]
+mod source;
+#[path = "tidy/surface.rs"]
+mod surface;
+#[path = "tidy/workspace.rs"]
+mod workspace;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// What one row of the dependency table allows.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Rule {
-    allowed: BTreeSet<String>,
-    pure: bool,
-}
-
-const RULES_HEADING: &str = "## Dependency rules";
+use doc::{
+    FS_HEADING, ROOT_NAMES_HEADING, Rule, invariant_tests, parse_diagram, parse_fs_table,
+    parse_root_names, parse_rules,
+};
+use source::{code_only, is_ident, rust_files, shipped_files, strip_test_items};
+use workspace::{Kind, Package};
 
 /// Crates a pure crate must not list among its normal dependencies.
 const IO_CRATES: &[&str] = &[
@@ -69,122 +82,40 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
-/// The dependency table under [`RULES_HEADING`]: `| crate | may depend on |
-/// pure |`, crate names in backticks, `—` for none.
-fn parse_rules(doc: &str) -> Result<BTreeMap<String, Rule>, String> {
-    let mut lines = doc.lines().skip_while(|l| !l.starts_with(RULES_HEADING));
-    if lines.next().is_none() {
-        return Err(format!("no `{RULES_HEADING}` section"));
-    }
-    let mut rules = BTreeMap::new();
-    for line in lines.take_while(|l| !l.starts_with("## ")) {
-        let cells: Vec<&str> = line.trim().split('|').map(str::trim).collect();
-        // `| a | b | c |` splits into ["", a, b, c, ""].
-        let [_, name, deps, pure, _] = cells[..] else {
-            continue;
-        };
-        let Some(name) = name.strip_prefix('`').and_then(|n| n.strip_suffix('`')) else {
-            continue; // the header and separator rows
-        };
-        let allowed = deps
-            .split(',')
-            .map(|d| d.trim().trim_matches('`'))
-            .filter(|d| !d.is_empty() && *d != "—")
-            .map(str::to_owned)
-            .collect();
-        let pure = match pure {
-            "yes" => true,
-            "no" => false,
-            other => {
-                return Err(format!(
-                    "row `{name}`: pure must be yes or no, not `{other}`"
-                ));
-            }
-        };
-        if rules
-            .insert(name.to_owned(), Rule { allowed, pure })
-            .is_some()
-        {
-            return Err(format!("row `{name}` appears twice"));
-        }
-    }
-    if rules.is_empty() {
-        return Err(format!("the `{RULES_HEADING}` section has no table rows"));
-    }
-    Ok(rules)
-}
-
-/// A manifest's package name and dependencies as `(section, name)`.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Manifest {
-    name: String,
-    deps: Vec<(String, String)>,
-}
-
-fn is_dependency_table(section: &str) -> bool {
-    let last = section.rsplit('.').next().unwrap_or(section);
-    matches!(
-        last,
-        "dependencies" | "dev-dependencies" | "build-dependencies"
-    )
-}
-
-fn parse_manifest(text: &str) -> Manifest {
-    let mut m = Manifest::default();
-    let mut section = String::new();
-    for line in text.lines() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if let Some(header) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            section = header.trim().to_owned();
-            // `[dependencies.foo]` names one dependency.
-            if let Some((table, dep)) = section.rsplit_once('.')
-                && is_dependency_table(table)
-            {
-                m.deps.push((table.to_owned(), dep.to_owned()));
-            }
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
-        };
-        let key = key.trim();
-        if section == "package" && key == "name" {
-            m.name = value.trim().trim_matches('"').to_owned();
-        } else if is_dependency_table(&section) {
-            // `foo.workspace = true`, `foo = "1"`, `foo = { package = "bar" }`.
-            let dep = key.split('.').next().unwrap_or(key).trim();
-            let renamed = value
-                .split_once("package")
-                .and_then(|(_, rest)| rest.split('"').nth(1));
-            m.deps
-                .push((section.clone(), renamed.unwrap_or(dep).to_owned()));
-        }
-    }
-    m
-}
-
-/// Violations of one manifest against the rules, one line each.
-fn check_manifest(path: &str, m: &Manifest, rules: &BTreeMap<String, Rule>) -> Vec<String> {
-    let Some(rule) = rules.get(&m.name) else {
+/// Violations of one package's dependencies against the rules, one line
+/// each. `members` are the workspace's crates: a dependency on one of them
+/// is internal. A crate may dev-depend on itself (to turn on its own
+/// `test-support` feature for its tests).
+fn check_package(
+    p: &Package,
+    members: &BTreeSet<String>,
+    rules: &BTreeMap<String, Rule>,
+) -> Vec<String> {
+    let Some(rule) = rules.get(&p.name) else {
         return vec![format!(
-            "{} ({path}) has no row in the docs/architecture.md dependency table",
-            m.name
+            "{} has no row in the docs/architecture.md dependency table",
+            p.name
         )];
     };
     let mut out = Vec::new();
-    for (section, dep) in &m.deps {
-        let internal = dep.starts_with("dsh-") || rules.contains_key(dep);
-        if internal && !rule.allowed.contains(dep) {
+    for dep in &p.deps {
+        let internal = dep.name.starts_with("dsh-")
+            || members.contains(&dep.name)
+            || rules.contains_key(&dep.name);
+        let own_tests = dep.name == p.name && dep.kind == Kind::Dev;
+        if internal && !own_tests && !rule.allowed.contains(&dep.name) {
             out.push(format!(
-                "{} ({path}) depends on {dep} in [{section}], which docs/architecture.md does not allow (allowed: {})",
-                m.name,
+                "{} depends on {} in [{}], which docs/architecture.md does not allow (allowed: {})",
+                p.name,
+                dep.name,
+                dep.section(),
                 list(&rule.allowed)
             ));
         }
-        if rule.pure && section == "dependencies" && IO_CRATES.contains(&dep.as_str()) {
+        if rule.pure && dep.kind == Kind::Normal && IO_CRATES.contains(&dep.name.as_str()) {
             out.push(format!(
-                "{} ({path}) is pure but depends on the I/O crate {dep}",
-                m.name
+                "{} is pure but depends on the I/O crate {}",
+                p.name, dep.name
             ));
         }
     }
@@ -199,157 +130,15 @@ fn list(set: &BTreeSet<String>) -> String {
     }
 }
 
-fn blank(out: &mut String, c: char) {
-    out.push(if c == '\n' { '\n' } else { ' ' });
-}
-
-fn is_ident(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
-
-/// The source with comments and the contents of string and character
-/// literals replaced by spaces, newlines kept (so line numbers still hold).
-fn code_only(src: &str) -> String {
-    let chars: Vec<char> = src.chars().collect();
-    let mut out = String::with_capacity(src.len());
-    let mut i = 0;
-    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
-    while i < chars.len() {
-        let c = chars[i];
-        let prev_ident = i > 0 && is_ident(chars[i - 1]);
-        if c == '/' && at(i + 1) == '/' {
-            while i < chars.len() && chars[i] != '\n' {
-                blank(&mut out, chars[i]);
-                i += 1;
-            }
-        } else if c == '/' && at(i + 1) == '*' {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && at(i + 1) == '*' {
-                    depth += 1;
-                    out.push_str("  ");
-                    i += 2;
-                } else if chars[i] == '*' && at(i + 1) == '/' {
-                    depth -= 1;
-                    out.push_str("  ");
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    blank(&mut out, chars[i]);
-                    i += 1;
-                }
-            }
-        } else if c == 'r' && !prev_ident && (at(i + 1) == '"' || at(i + 1) == '#') {
-            let mut j = i + 1;
-            while at(j) == '#' {
-                j += 1;
-            }
-            if at(j) != '"' {
-                out.push(c);
-                i += 1;
-                continue;
-            }
-            let hashes = j - i - 1;
-            for &k in &chars[i..=j] {
-                blank(&mut out, k);
-            }
-            i = j + 1;
-            while i < chars.len() {
-                let closes = chars[i] == '"' && (1..=hashes).all(|h| at(i + h) == '#');
-                if closes {
-                    for _ in 0..=hashes {
-                        out.push(' ');
-                    }
-                    i += hashes + 1;
-                    break;
-                }
-                blank(&mut out, chars[i]);
-                i += 1;
-            }
-        } else if c == '"' {
-            out.push(' ');
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                if chars[i] == '\\' {
-                    blank(&mut out, chars[i]);
-                    i += 1;
-                }
-                if i < chars.len() {
-                    blank(&mut out, chars[i]);
-                    i += 1;
-                }
-            }
-            out.push(' ');
-            i += 1;
-        } else if c == '\'' && (at(i + 1) == '\\' || at(i + 2) == '\'') {
-            // A character literal (a lifetime has no closing quote).
-            out.push(' ');
-            i += 1;
-            if at(i) == '\\' {
-                out.push(' ');
-                i += 1;
-            }
-            while i < chars.len() && chars[i] != '\'' {
-                blank(&mut out, chars[i]);
-                i += 1;
-            }
-            out.push(' ');
-            i += 1;
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
-    out
-}
-
-/// Blanks every `#[cfg(test)]` item of code from [`code_only`]; returns the
-/// names of test modules declared without a body (`mod tests;`).
-fn strip_test_items(code: &mut String) -> Vec<String> {
-    const ATTR: &str = "#[cfg(test)]";
-    let mut files = Vec::new();
-    while let Some(start) = code.find(ATTR) {
-        let bytes = code.as_bytes();
-        let mut end = start + ATTR.len();
-        let mut depth = 0usize;
-        let mut header = String::new();
-        while end < bytes.len() {
-            let b = bytes[end];
-            end += 1;
-            match b {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                b';' if depth == 0 => break,
-                _ if depth == 0 => header.push(b as char),
-                _ => {}
-            }
-        }
-        let words: Vec<&str> = header.split_whitespace().collect();
-        if let [.., "mod", name] = words[..]
-            && code.as_bytes()[end - 1] == b';'
-        {
-            files.push(name.to_owned());
-        }
-        let blanked: String = code[start..end]
-            .chars()
-            .map(|c| if c == '\n' { '\n' } else { ' ' })
-            .collect();
-        code.replace_range(start..end, &blanked);
-    }
-    files
-}
-
 /// Offending uses in one pure source file, as `(line, what)`.
 fn impure_uses(src: &str) -> (Vec<(usize, String)>, Vec<String>) {
     let mut code = code_only(src);
     let test_files = strip_test_items(&mut code);
+    (impure_code(&code), test_files)
+}
+
+/// Offending uses in shipped code (see [`impure_uses`]).
+fn impure_code(code: &str) -> Vec<(usize, String)> {
     let mut found = Vec::new();
     for (n, line) in code.lines().enumerate() {
         for pat in IMPURE_PATHS {
@@ -380,57 +169,17 @@ fn impure_uses(src: &str) -> (Vec<(usize, String)>, Vec<String>) {
         from = e;
     }
     found.sort();
-    (found, test_files)
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "rs") {
-            out.push(p);
-        }
-    }
+    found
 }
 
 /// Violations of a pure crate's sources, one line each naming file and line.
 fn check_pure_sources(root: &Path, crate_dir: &Path, name: &str) -> Vec<String> {
-    let mut files = Vec::new();
-    rust_files(&crate_dir.join("src"), &mut files);
-    let mut results = Vec::new();
-    let mut test_files: BTreeSet<PathBuf> = BTreeSet::new();
-    for file in &files {
-        let (found, tests) = impure_uses(&read(file));
-        let dir = match file.file_stem().and_then(|s| s.to_str()) {
-            Some("lib" | "main" | "mod") => file.parent().map(Path::to_owned),
-            _ => file.with_extension("").into(),
-        };
-        if let Some(dir) = dir {
-            for t in tests {
-                test_files.insert(dir.join(format!("{t}.rs")));
-                test_files.insert(dir.join(&t).join("mod.rs"));
-            }
-        }
-        results.push((file.clone(), found));
-    }
     let mut out = Vec::new();
-    for (file, found) in results {
-        if test_files.contains(&file) {
-            continue;
-        }
-        let shown = file
-            .strip_prefix(root)
-            .unwrap_or(&file)
-            .display()
-            .to_string();
-        for (line, what) in found {
+    for (file, code) in shipped_files(&crate_dir.join("src")) {
+        for (line, what) in impure_code(&code) {
             out.push(format!(
-                "{shown}:{line}: `{what}` in {name}, which docs/architecture.md marks pure"
+                "{}:{line}: `{what}` in {name}, which docs/architecture.md marks pure",
+                relative(root, &file)
             ));
         }
     }
@@ -487,21 +236,19 @@ fn assert_none(problems: Vec<String>) {
 
 #[test]
 fn crate_dependencies_follow_the_layer_table() {
-    let root = workspace_root();
-    let rules = rules(&root);
-    let mut manifests: Vec<PathBuf> = crate_dirs(&root)
-        .iter()
-        .map(|d| d.join("Cargo.toml"))
-        .collect();
-    manifests.push(root.join("xtask/Cargo.toml"));
+    let rules = rules(&workspace_root());
+    let packages = workspace::packages();
+    let members = workspace::member_names(&packages);
+    // The check must see the crates it is about, xtask included.
+    for needed in ["dsh-instructions-cli", "dsh-instructions-render", "xtask"] {
+        assert!(
+            members.contains(needed),
+            "{needed} missing from {members:?}"
+        );
+    }
     let mut problems = Vec::new();
-    for path in manifests.iter().filter(|p| p.is_file()) {
-        let shown = path
-            .strip_prefix(&root)
-            .unwrap_or(path)
-            .display()
-            .to_string();
-        problems.extend(check_manifest(&shown, &parse_manifest(&read(path)), &rules));
+    for p in &packages {
+        problems.extend(check_package(p, &members, &rules));
     }
     assert_none(problems);
 }
@@ -512,11 +259,10 @@ fn pure_crates_touch_no_io_clock_or_runtime() {
     let rules = rules(&root);
     let mut checked = Vec::new();
     let mut problems = Vec::new();
-    for dir in crate_dirs(&root) {
-        let m = parse_manifest(&read(&dir.join("Cargo.toml")));
-        if rules.get(&m.name).is_some_and(|r| r.pure) {
-            problems.extend(check_pure_sources(&root, &dir, &m.name));
-            checked.push(m.name);
+    for p in workspace::packages() {
+        if rules.get(&p.name).is_some_and(|r| r.pure) {
+            problems.extend(check_pure_sources(&root, &p.dir, &p.name));
+            checked.push(p.name);
         }
     }
     assert_none(problems);
@@ -587,22 +333,38 @@ fn an_upward_dependency_names_crate_and_dependency() {
         "## Dependency rules\n| `dsh-low` | — | yes |\n| `dsh-high` | `dsh-low` | no |\n",
     )
     .expect("valid");
-    let manifest = "[package]\nname = \"dsh-low\"\n\n[dependencies]\nserde.workspace = true\ntokio = { workspace = true }  # comment\n\n[dev-dependencies]\nalias = { package = \"dsh-high\", path = \"x\" }\n\n[target.'cfg(unix)'.build-dependencies.dsh-other]\npath = \"y\"\n";
-    let m = parse_manifest(manifest);
-    assert_eq!(m.name, "dsh-low");
-    let problems = check_manifest("crates/low/Cargo.toml", &m, &rules);
+    // As `cargo metadata` reports a manifest with a renamed dev-dependency
+    // and a target-specific build dependency.
+    let metadata = serde_json::json!({"packages": [{
+        "name": "dsh-low",
+        "manifest_path": "/w/crates/low/Cargo.toml",
+        "targets": [{"kind": ["lib"]}],
+        "dependencies": [
+            {"name": "serde", "kind": null, "target": null, "features": []},
+            {"name": "tokio", "kind": null, "target": null, "features": []},
+            {"name": "dsh-high", "rename": "alias", "kind": "dev", "target": null, "features": []},
+            {"name": "dsh-other", "kind": "build", "target": "cfg(unix)", "features": []},
+            {"name": "dsh-low", "kind": "dev", "target": null, "features": ["test-support"]},
+        ],
+    }]});
+    let packages = workspace::packages_from(&metadata).expect("valid");
+    let [low] = &packages[..] else {
+        panic!("{packages:#?}")
+    };
+    assert!(low.has_lib && low.dir == Path::new("/w/crates/low"));
+    let members = BTreeSet::from(["dsh-low".to_owned(), "dsh-high".to_owned()]);
+    let problems = check_package(low, &members, &rules);
     assert_eq!(problems.len(), 3, "{problems:#?}");
     assert!(problems[0].contains("is pure but depends on the I/O crate tokio"));
-    assert!(
-        problems[1].starts_with(
-            "dsh-low (crates/low/Cargo.toml) depends on dsh-high in [dev-dependencies]"
-        )
-    );
+    assert!(problems[1].starts_with("dsh-low depends on dsh-high in [dev-dependencies]"));
     assert!(
         problems[2].contains("depends on dsh-other in [target.'cfg(unix)'.build-dependencies]")
     );
-    let unknown = parse_manifest("[package]\nname = \"dsh-new\"\n");
-    assert!(check_manifest("p", &unknown, &rules)[0].contains("has no row"));
+    let unknown = Package {
+        name: "dsh-new".into(),
+        ..low.clone()
+    };
+    assert!(check_package(&unknown, &members, &rules)[0].contains("has no row"));
 }
 
 #[test]
@@ -688,28 +450,8 @@ fn normal_closure(
 
 #[test]
 fn the_shipped_binary_does_not_link_the_conformance_harness() {
-    let root = workspace_root();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = std::process::Command::new(cargo)
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-            "--manifest-path",
-        ])
-        .arg(root.join("Cargo.toml"))
-        .output()
-        .expect("run cargo metadata");
-    assert!(
-        out.status.success(),
-        "cargo metadata: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let metadata: serde_json::Value =
-        serde_json::from_slice(&out.stdout).expect("cargo metadata JSON");
-    let linked = normal_closure(&metadata, "dsh-instructions-cli").expect("closure");
+    let metadata = workspace::metadata();
+    let linked = normal_closure(metadata, "dsh-instructions-cli").expect("closure");
     // The walk must reach what the binary does link, or it proves nothing:
     // runtime only through hooks/session, and the YAML parser for settings.yaml.
     for needed in [
@@ -725,6 +467,543 @@ fn the_shipped_binary_does_not_link_the_conformance_harness() {
         "dsh-instructions (the shipped binary) links dsh-instructions-conformance: {linked:?}"
     );
     // And it would notice: xtask links the harness through a normal dependency.
-    let xtask = normal_closure(&metadata, "xtask").expect("closure");
+    let xtask = normal_closure(metadata, "xtask").expect("closure");
     assert!(xtask.contains("dsh-instructions-conformance"));
+    // Nor does it turn on the in-memory test double: no normal dependency
+    // line inside what it links enables a `test-support` feature.
+    let packages = workspace::packages();
+    let enabling = |names: &BTreeSet<String>| -> Vec<String> {
+        packages
+            .iter()
+            .filter(|p| names.contains(&p.name))
+            .flat_map(|p| {
+                p.deps
+                    .iter()
+                    .filter(|d| {
+                        d.kind == Kind::Normal && d.features.iter().any(|f| f == "test-support")
+                    })
+                    .map(move |d| format!("{} → {}", p.name, d.name))
+            })
+            .collect()
+    };
+    let on = enabling(&linked);
+    assert!(
+        on.is_empty(),
+        "the shipped binary turns on test-support: {on:?}"
+    );
+    // The conformance crate does (its memory provider), so the walk would see it.
+    assert!(!enabling(&xtask).is_empty());
+}
+
+/// The library crates and xtask, for the source checks: (name, dir).
+fn source_crates() -> Vec<(String, PathBuf)> {
+    workspace::packages()
+        .into_iter()
+        .map(|p| (p.name, p.dir))
+        .collect()
+}
+
+/// Loops the check tolerates for now, each with its reason; the check
+/// fails when one of them disappears, so the list cannot go stale.
+const KNOWN_LOOPS: &[(&str, &[&str], &str)] = &[(
+    "dsh-instructions-hooks",
+    &["adapter", "gemini"],
+    "gemini.rs borrows the adapter's helpers while the adapter dispatches to it; \
+     adapter.rs is being reworked under issue 19 items 1-2 and is not split here",
+)];
+
+/// No crate's modules import each other in a loop (issue 19 item 5): a
+/// loop means neither module can be read, tested or moved without the
+/// other. Prints each crate's module graph (`--nocapture`).
+#[test]
+fn no_module_imports_another_in_a_loop() {
+    let mut problems = Vec::new();
+    let mut seen = 0;
+    for (name, dir) in source_crates() {
+        let graph = modules::crate_graph(&dir);
+        println!("module graph of {name}:");
+        for line in modules::render(&graph) {
+            println!("  {line}");
+        }
+        seen += graph.values().map(BTreeSet::len).sum::<usize>();
+        let cycles = modules::cycles(&graph);
+        for cycle in &cycles {
+            let known = KNOWN_LOOPS.iter().any(|(c, ms, _)| {
+                *c == name && cycle.iter().map(String::as_str).eq(ms.iter().copied())
+            });
+            if !known {
+                problems.push(format!(
+                    "{name}: modules {} import each other in a loop",
+                    cycle.join(", ")
+                ));
+            }
+        }
+        for (c, ms, why) in KNOWN_LOOPS.iter().filter(|(c, _, _)| *c == name) {
+            if !cycles
+                .iter()
+                .any(|cy| cy.iter().map(String::as_str).eq(ms.iter().copied()))
+            {
+                problems.push(format!(
+                    "{c}: the known loop {ms:?} ({why}) is gone: remove it from KNOWN_LOOPS"
+                ));
+            }
+        }
+    }
+    // The parse must find edges, or it proves nothing.
+    assert!(seen > 50, "only {seen} module edges found");
+    assert_none(problems);
+}
+
+#[test]
+fn a_module_loop_is_found_through_crate_super_and_reexports() {
+    let files = [
+        ("lib.rs", "mod a; mod b; mod c; mod d; pub use c::Thing;"),
+        // a → b through a `use` group, b → c through a root re-export,
+        // c → a through `super::`.
+        ("a.rs", "use crate::{b::{f, g}, x};"),
+        ("b.rs", "fn h() -> crate::Thing { todo!() }"),
+        ("c.rs", "pub struct Thing; fn k() { super::a::run() }"),
+        // d names the others only in comments, strings and tests.
+        (
+            "d.rs",
+            "// crate::a\nconst S: &str = \"crate::b\";\n#[cfg(test)]\nmod tests { use crate::c::Thing; }",
+        ),
+    ];
+    let files: Vec<(String, String)> = files
+        .iter()
+        .map(|(p, t)| ((*p).to_owned(), (*t).to_owned()))
+        .collect();
+    let graph = modules::graph_of(&files);
+    assert_eq!(
+        modules::render(&graph),
+        ["a → b", "b → c", "c → a", "d → (none)"]
+    );
+    assert_eq!(modules::cycles(&graph), [["a", "b", "c"]]);
+    // Nested modules: `super::super::` from `x::y::z` is `x`.
+    let nested: Vec<(String, String)> = [
+        ("x/mod.rs", "mod y;"),
+        ("x/y/mod.rs", "mod z;"),
+        ("x/y/z.rs", "use super::super::w;"),
+        ("x/w.rs", ""),
+    ]
+    .iter()
+    .map(|(p, t)| ((*p).to_owned(), (*t).to_owned()))
+    .collect();
+    let graph = modules::graph_of(&nested);
+    assert_eq!(graph["x::y::z"], BTreeSet::from(["x::w".to_owned()]));
+    assert!(modules::cycles(&graph).is_empty());
+}
+
+/// Root names per library crate (issue 19 item 4): printed, and every crate
+/// with more than [`ROOT_NAMES_LIMIT`] has a row in the doc's "Root names"
+/// table giving its count and why.
+const ROOT_NAMES_LIMIT: usize = 25;
+
+fn check_root_names(
+    counts: &BTreeMap<String, usize>,
+    table: &BTreeMap<String, (usize, String)>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, &n) in counts {
+        match table.get(name) {
+            Some((listed, _)) if *listed != n => out.push(format!(
+                "{name} has {n} root names; docs/architecture.md says {listed}"
+            )),
+            Some((_, why)) if n > ROOT_NAMES_LIMIT && why.len() < 20 => out.push(format!(
+                "{name} has {n} root names (over {ROOT_NAMES_LIMIT}) and no justification"
+            )),
+            None if n > ROOT_NAMES_LIMIT => out.push(format!(
+                "{name} has {n} root names (over {ROOT_NAMES_LIMIT}) and no row under `{ROOT_NAMES_HEADING}` in docs/architecture.md"
+            )),
+            _ => {}
+        }
+    }
+    for name in table.keys().filter(|n| !counts.contains_key(*n)) {
+        out.push(format!(
+            "docs/architecture.md lists root names of {name}, which is no library crate"
+        ));
+    }
+    out
+}
+
+#[test]
+fn root_names_per_crate_are_counted_and_justified() {
+    let root = workspace_root();
+    let mut counts = BTreeMap::new();
+    for p in workspace::packages().iter().filter(|p| p.has_lib) {
+        let names = surface::root_names(&read(&p.dir.join("src/lib.rs")));
+        println!("root names: {} {}", p.name, names.len());
+        counts.insert(p.name.clone(), names.len());
+    }
+    println!("root names: total {}", counts.values().sum::<usize>());
+    assert!(counts.len() >= 10, "{counts:?}");
+    let table = parse_root_names(&read(&root.join("docs/architecture.md")))
+        .unwrap_or_else(|e| panic!("docs/architecture.md: {e}"));
+    assert_none(check_root_names(&counts, &table));
+}
+
+#[test]
+fn root_names_count_use_leaves_and_top_level_items_only() {
+    let lib = r#"//! pub fn in_doc() {}
+mod private;
+pub mod tools;
+pub use a::{B, c::{D, E as F}, self};
+pub use g::H;
+pub(crate) use i::J;
+pub const fn k() {}
+pub async fn l() {}
+pub struct M { pub field: u8 }
+impl M { pub fn method(&self) {} }
+pub trait N { fn o(); }
+pub type P = u8;
+pub const Q: &str = "pub fn r() {}";
+#[cfg(test)]
+pub mod tests { pub fn s() {} }
+"#;
+    assert_eq!(
+        surface::root_names(lib),
+        [
+            "tools", "B", "D", "F", "a", "H", "k", "l", "M", "N", "P", "Q"
+        ]
+    );
+    let counts = BTreeMap::from([("big".to_owned(), 30), ("small".to_owned(), 3)]);
+    let ok = parse_root_names(
+        "## Root names\n| crate | root names | why |\n|---|---|---|\n| `big` | 30 | every name is one an embedder implements against |\n| `small` | 3 | |\n",
+    )
+    .expect("valid");
+    assert!(check_root_names(&counts, &ok).is_empty());
+    let stale = parse_root_names(
+        "## Root names\n| `big` | 29 | a long enough reason, really |\n| `gone` | 1 | x |\n",
+    )
+    .expect("valid");
+    let problems = check_root_names(&counts, &stale);
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(problems[0].contains("big has 30 root names; docs/architecture.md says 29"));
+    assert!(problems[1].contains("gone, which is no library crate"));
+    let missing = parse_root_names("## Root names\n").expect("valid");
+    assert!(check_root_names(&counts, &missing)[0].contains("no row"));
+}
+
+/// Differences between the doc's edges and the real ones, one line each.
+fn diagram_differences(
+    doc: &BTreeSet<(String, String)>,
+    real: &BTreeSet<(String, String)>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (a, b) in doc.difference(real) {
+        out.push(format!(
+            "docs/architecture.md draws {a} --> {b}, but {a} does not depend on {b}"
+        ));
+    }
+    for (a, b) in real.difference(doc) {
+        out.push(format!(
+            "{a} depends on {b}, but the docs/architecture.md diagram has no {a} --> {b}"
+        ));
+    }
+    out
+}
+
+/// Normal dependencies between workspace crates, as `(from, to)`.
+fn real_edges(packages: &[Package]) -> BTreeSet<(String, String)> {
+    let members = workspace::member_names(packages);
+    packages
+        .iter()
+        .flat_map(|p| {
+            p.normal_internal(&members)
+                .map(|d| (p.name.clone(), d.to_owned()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn the_crate_diagram_is_the_dependency_graph() {
+    let doc = read(&workspace_root().join("docs/architecture.md"));
+    let drawn = parse_diagram(&doc).unwrap_or_else(|e| panic!("docs/architecture.md: {e}"));
+    let real = real_edges(&workspace::packages());
+    println!("crate graph (normal dependencies):");
+    for (a, b) in &real {
+        println!("  {a} → {b}");
+    }
+    assert!(real.len() > 20, "{real:?}");
+    assert_none(diagram_differences(&drawn, &real));
+}
+
+#[test]
+fn a_diagram_edge_missing_or_extra_is_reported() {
+    let doc =
+        "x\n```mermaid\ngraph TD\n  cli[c-cli] --> f[c-facade]\n  cli --> s[c-session]\n```\n";
+    let drawn = parse_diagram(doc).expect("valid");
+    let real = BTreeSet::from([
+        ("c-cli".to_owned(), "c-session".to_owned()),
+        ("c-cli".to_owned(), "c-hooks".to_owned()),
+    ]);
+    let problems = diagram_differences(&drawn, &real);
+    assert_eq!(
+        problems,
+        [
+            "docs/architecture.md draws c-cli --> c-facade, but c-cli does not depend on c-facade",
+            "c-cli depends on c-hooks, but the docs/architecture.md diagram has no c-cli --> c-hooks",
+        ]
+    );
+    assert!(
+        parse_diagram("```mermaid\n a --> b\n```")
+            .unwrap_err()
+            .contains("label")
+    );
+    assert!(parse_diagram("no diagram").is_err());
+}
+
+/// Whether `name` is a test function somewhere in `files`: `fn name(`
+/// under a test attribute, or inside a `proptest!` block.
+fn test_fn_exists(name: &str, files: &[(PathBuf, String)]) -> bool {
+    let needle = format!("fn {name}(");
+    files.iter().any(|(_, text)| {
+        text.match_indices(&needle).any(|(i, _)| {
+            let before = &text[..i];
+            // The attributes and doc lines right above the `fn` line.
+            let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+            let attrs: Vec<&str> = before[..line_start]
+                .lines()
+                .rev()
+                .map(str::trim)
+                .take_while(|l| l.starts_with("#[") || l.starts_with("//"))
+                .collect();
+            attrs.iter().any(|a| {
+                a.starts_with("#[test]")
+                    || a.starts_with("#[rstest")
+                    || a.starts_with("#[tokio::test")
+            }) || before.contains("proptest!")
+        })
+    })
+}
+
+fn all_rust_sources(root: &Path) -> Vec<(PathBuf, String)> {
+    let mut paths = Vec::new();
+    for p in workspace::packages() {
+        rust_files(&p.dir, &mut paths);
+    }
+    let _ = root;
+    paths
+        .into_iter()
+        .map(|p| {
+            let text = read(&p);
+            (p, text)
+        })
+        .collect()
+}
+
+#[test]
+fn every_architecture_invariant_names_a_test_that_exists() {
+    let root = workspace_root();
+    let doc = read(&root.join("docs/architecture.md"));
+    let invariants = invariant_tests(&doc).unwrap_or_else(|e| panic!("docs/architecture.md: {e}"));
+    let files = all_rust_sources(&root);
+    let mut problems = Vec::new();
+    for (item, names) in &invariants {
+        for name in names {
+            if !test_fn_exists(name, &files) {
+                problems.push(format!(
+                    "docs/architecture.md: invariant `{item}` names `{name}`, which is no test function"
+                ));
+            }
+        }
+    }
+    assert!(invariants.len() >= 10, "{invariants:#?}");
+    assert_none(problems);
+}
+
+#[test]
+fn an_invariant_without_an_existing_test_is_reported() {
+    let doc =
+        "## Architecture invariants\n- A holds. Checked by\n  `real_one`.\n- B holds.\n## Next\n";
+    assert!(invariant_tests(doc).unwrap_err().contains("B holds"));
+    let doc = "## Architecture invariants\n- A holds. Checked by\n  `real_one`, `gone`.\n";
+    let [(_, names)] = &invariant_tests(doc).expect("valid")[..] else {
+        panic!()
+    };
+    assert_eq!(names, &["real_one", "gone"]);
+    let files = vec![(
+        PathBuf::from("t.rs"),
+        "#[test]\nfn real_one() {}\nfn gone() {}\nproptest! { fn in_macro(x in 0..1) {} }\n"
+            .to_owned(),
+    )];
+    assert!(test_fn_exists("real_one", &files));
+    assert!(!test_fn_exists("gone", &files), "not a test: no attribute");
+    assert!(test_fn_exists("in_macro", &files));
+    assert!(!test_fn_exists("real", &files));
+}
+
+/// Filesystem APIs, matched on identifier bounds in shipped code.
+const FS_PATTERNS: &[&str] = &["fs::", "File::", "OpenOptions", "tempfile::"];
+
+/// The first filesystem API the code names, as `(line, pattern)`.
+fn fs_use(code: &str) -> Option<(usize, &'static str)> {
+    for (n, line) in code.lines().enumerate() {
+        for pat in FS_PATTERNS {
+            for (i, _) in line.match_indices(pat) {
+                if !line[..i].chars().next_back().is_some_and(is_ident) {
+                    return Some((n + 1, pat));
+                }
+            }
+        }
+        // `use std::{fs, …}` / `use cap_std::{fs::…}`.
+        if line.contains("std::{") && line.split(|c: char| !is_ident(c)).any(|w| w == "fs") {
+            return Some((n + 1, "fs"));
+        }
+    }
+    None
+}
+
+/// Crates whose shipped code names a filesystem API, each with one place.
+fn crates_touching_files() -> BTreeMap<String, String> {
+    let root = workspace_root();
+    let mut out = BTreeMap::new();
+    for p in workspace::packages() {
+        for (file, code) in shipped_files(&p.dir.join("src")) {
+            if let Some((line, pat)) = fs_use(&code) {
+                out.entry(p.name.clone())
+                    .or_insert(format!("{}:{line} (`{pat}`)", relative(&root, &file)));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn only_the_listed_crates_touch_the_filesystem() {
+    let doc = read(&workspace_root().join("docs/architecture.md"));
+    let listed = parse_fs_table(&doc).unwrap_or_else(|e| panic!("docs/architecture.md: {e}"));
+    let touching = crates_touching_files();
+    println!("crates touching the filesystem: {touching:#?}");
+    let mut problems = Vec::new();
+    for (name, place) in &touching {
+        if !listed.contains(name) {
+            problems.push(format!(
+                "{name} touches the filesystem ({place}) but has no row under `{FS_HEADING}` in docs/architecture.md"
+            ));
+        }
+    }
+    for name in listed.iter().filter(|n| !touching.contains_key(*n)) {
+        problems.push(format!(
+            "docs/architecture.md lists {name} under `{FS_HEADING}`, but its shipped code names no filesystem API"
+        ));
+    }
+    // The pure crates are the control: they must not show up.
+    assert!(!touching.contains_key("dsh-instructions-render"));
+    assert_none(problems);
+}
+
+#[test]
+fn filesystem_uses_are_found_in_code_not_comments() {
+    assert_eq!(
+        fs_use(&code_only("// std::fs::read\nlet s = \"File::open\";")),
+        None
+    );
+    assert_eq!(fs_use("use std::{io, fs};"), Some((1, "fs")));
+    assert_eq!(
+        fs_use("x\nlet f = std::fs::File::open(p);"),
+        Some((2, "fs::"))
+    );
+    assert_eq!(
+        fs_use("cap_std::fs::Dir::open_ambient_dir(p, a)"),
+        Some((1, "fs::"))
+    );
+    assert_eq!(
+        fs_use("let t = tempfile::NamedTempFile::new_in(d);"),
+        Some((1, "tempfile::"))
+    );
+    assert_eq!(fs_use("fn my_fs::x() {} struct MyFile::y;"), None);
+    let doc = "## Filesystem access\n| crate | touches |\n|---|---|\n| `a` | x |\n| `b` | y |\n## Next\n| `c` | z |\n";
+    assert_eq!(
+        parse_fs_table(doc).expect("valid"),
+        BTreeSet::from(["a".to_owned(), "b".to_owned()])
+    );
+}
+
+/// Lines of a crate's shipped code (all of `src/`) that contain `needle`,
+/// as `file:line`.
+fn shipped_lines_with(crate_dir: &Path, needle: &str) -> Vec<String> {
+    let root = workspace_root();
+    let mut out = Vec::new();
+    for (file, code) in shipped_files(&crate_dir.join("src")) {
+        for (n, line) in code.lines().enumerate() {
+            if line.contains(needle) {
+                out.push(format!("{}:{}", relative(&root, &file), n + 1));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_cli_grants_ambient_authority_once() {
+    let root = workspace_root();
+    let grants = shipped_lines_with(
+        &root.join("crates/dsh-instructions-cli"),
+        "ambient_authority()",
+    );
+    assert_eq!(
+        grants.len(),
+        1,
+        "the CLI must grant ambient authority in one place (docs/architecture.md), found: {grants:#?}"
+    );
+    assert!(
+        grants[0].starts_with("crates/dsh-instructions-cli/src/setup.rs:"),
+        "{grants:?}"
+    );
+}
+
+#[test]
+fn yaml_is_parsed_only_by_the_harness_xtask_and_cli() {
+    let parsing: BTreeSet<String> = workspace::packages()
+        .into_iter()
+        .filter(|p| {
+            p.deps
+                .iter()
+                .any(|d| d.kind == Kind::Normal && d.name == "serde-saphyr")
+        })
+        .map(|p| p.name)
+        .collect();
+    let allowed = [
+        "dsh-instructions-cli",
+        "dsh-instructions-conformance",
+        "xtask",
+    ];
+    let extra: Vec<&String> = parsing
+        .iter()
+        .filter(|n| !allowed.contains(&n.as_str()))
+        .collect();
+    assert!(
+        extra.is_empty(),
+        "YAML parser linked by {extra:?} (docs/architecture.md)"
+    );
+    assert!(parsing.contains("dsh-instructions-cli"), "{parsing:?}");
+}
+
+#[test]
+fn every_crate_root_forbids_unsafe_code() {
+    let root = workspace_root();
+    let mut roots = Vec::new();
+    for p in workspace::packages() {
+        let src = p.dir.join("src");
+        for f in ["lib.rs", "main.rs"] {
+            if src.join(f).is_file() {
+                roots.push(src.join(f));
+            }
+        }
+        let mut bins = Vec::new();
+        rust_files(&src.join("bin"), &mut bins);
+        roots.extend(bins);
+    }
+    assert!(roots.len() >= 12, "{roots:?}");
+    let missing: Vec<String> = roots
+        .iter()
+        .filter(|f| !code_only(&read(f)).contains("#![forbid(unsafe_code)]"))
+        .map(|f| relative(&root, f))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "no #![forbid(unsafe_code)] in {missing:#?}"
+    );
 }

@@ -24,6 +24,7 @@ mod dircache;
 mod paths;
 
 mod capstd;
+#[cfg(feature = "test-support")]
 mod memory;
 mod provider;
 mod root;
@@ -31,6 +32,7 @@ mod text;
 
 pub use cap_std::{AmbientAuthority, ambient_authority};
 pub use capstd::{CapStdProvider, ProviderError};
+#[cfg(feature = "test-support")]
 pub use memory::{
     Fault, FaultError, FsOp, MemKind, MemNode, MemoryProvider, OpCounters, UnknownName,
 };

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use dsh_home_paths::HomeEnv;
 use dsh_instructions_discovery::{CancellationToken, ambient_authority};
 use dsh_instructions_hooks::{Agent, respond};
-use dsh_instructions_runtime::CapStd;
+use dsh_instructions_runtime::CapStdFactory;
 use dsh_instructions_session::{Session, SessionStore};
 use serde_json::json;
 
@@ -303,7 +303,7 @@ impl Fixture {
             open.push(t.elapsed());
             rt.block_on(async {
                 let cancel = CancellationToken::new();
-                let fs = CapStd::new(ambient_authority()).inline();
+                let fs = CapStdFactory::new(ambient_authority()).inline();
                 let t = Instant::now();
                 let s = Session::mount(log, &settings, &env, &fs, &cancel)
                     .await

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeEnv, resolve_dsh_home};
 use dsh_instructions_discovery::{CancellationToken, ambient_authority};
-use dsh_instructions_runtime::{CapStd, WorkspaceMessage};
+use dsh_instructions_runtime::{CapStdFactory, WorkspaceMessage};
 use dsh_instructions_session::{Record, Session};
 use dsh_instructions_session::{SessionError, SessionSettings, SessionStore};
 use dsh_instructions_state::{ConfigInput, Digest};
@@ -363,7 +363,7 @@ async fn handle(
         records = Some((recs, warn));
     }
     let cancel = CancellationToken::new();
-    let fs = CapStd::new(ambient_authority()).inline();
+    let fs = CapStdFactory::new(ambient_authority()).inline();
     let session = Session::mount(log, &settings, call.env, &fs, &cancel).await?;
     let deferred = apply_deferred(&session, &session_dir, Record::Transient).await?;
     apply(&session, call.agent, event, fresh).await?;
@@ -528,7 +528,7 @@ fn log_line(dir: &Utf8Path, line: &str) {
         // append-mode write of a short line lands whole.
         // Control characters (a NUL or newline in a cwd, an id) are
         // escaped, so every entry stays one readable line (R-HOOK-10).
-        let mut whole = crate::files::escape_control(line).into_owned();
+        let mut whole = crate::shown::escape_control(line).into_owned();
         whole.push('\n');
         let _ = f.write_all(whole.as_bytes());
     }

@@ -5,30 +5,9 @@
 //! the agent harness (`../shared/agent-harness/README.md`) and, for Codex,
 //! from its `codex-rs/hooks` source; `docs/hooks.md` lists them per agent.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
-/// A coding agent the adapter can be installed into.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Agent {
-    /// Claude Code (`~/.claude/settings.json`).
-    Claude,
-    /// OpenAI Codex CLI (`$CODEX_HOME/hooks.json` and `config.toml`).
-    Codex,
-    /// Gemini CLI (`~/.gemini/settings.json`).
-    Gemini,
-}
-
-/// Where the hooks are installed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Scope {
-    /// The user's own settings: every project of that user.
-    #[default]
-    User,
-    /// One project's settings (`<project>/.claude/`, `.codex/`, `.gemini/`).
-    Project,
-}
+pub use crate::names::{Agent, ParseNameError, Scope};
 
 /// One hook event the adapter is registered for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,18 +109,6 @@ pub struct Files {
 }
 
 impl Agent {
-    /// All agents, in a stable order.
-    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
-
-    /// The name used on the command line and in paths.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-        }
-    }
-
     /// The events the adapter is registered for.
     pub fn events(self) -> &'static [EventSpec] {
         match self {
@@ -264,70 +231,6 @@ fn shell_quote(s: &str) -> String {
         s.to_owned()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
-impl fmt::Display for Agent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// An agent or scope name that is not one of the known ones.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {what} `{given}` (expected {expected})")]
-pub struct ParseNameError {
-    what: &'static str,
-    given: String,
-    expected: &'static str,
-}
-
-impl FromStr for Agent {
-    type Err = ParseNameError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "claude" => Ok(Agent::Claude),
-            "codex" => Ok(Agent::Codex),
-            "gemini" => Ok(Agent::Gemini),
-            _ => Err(ParseNameError {
-                what: "agent",
-                given: s.to_owned(),
-                expected: "claude, codex or gemini",
-            }),
-        }
-    }
-}
-
-impl Scope {
-    /// The name used on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::User => "user",
-            Scope::Project => "project",
-        }
-    }
-}
-
-impl fmt::Display for Scope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Scope {
-    type Err = ParseNameError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "user" => Ok(Scope::User),
-            "project" => Ok(Scope::Project),
-            _ => Err(ParseNameError {
-                what: "scope",
-                given: s.to_owned(),
-                expected: "user or project",
-            }),
-        }
     }
 }
 

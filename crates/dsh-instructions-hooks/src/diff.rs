@@ -1,18 +1,10 @@
-//! A small unified diff of two texts, for `--dry-run` (R-HOOK-5). Settings
-//! files are a few hundred lines at most, so a quadratic longest-common-
-//! subsequence table is fine; beyond [`MAX_LINES`] the diff falls back to
-//! "everything removed, everything added", which is still a correct diff.
+//! The unified diff `--dry-run` prints (R-HOOK-5), by `similar`: Myers'
+//! diff with a deadline-free line algorithm, in the format `patch` and `git
+//! apply` read (GNU hunk ranges: a one-line range is written `N`; a file
+//! without a final newline is marked `\ No newline at end of file`).
 
+/// Lines of context around each change, as `diff -u`.
 const CONTEXT: usize = 3;
-/// Above this many lines on either side the LCS table is skipped.
-const MAX_LINES: usize = 4000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
-    Keep,
-    Del,
-    Add,
-}
 
 /// A unified diff from `before` to `after` (`None`: the file does not
 /// exist), labelled with `label`. Empty when the texts are equal.
@@ -20,118 +12,13 @@ pub(crate) fn unified(label: &str, before: Option<&str>, after: Option<&str>) ->
     if before == after {
         return String::new();
     }
-    let a: Vec<&str> = before.map(split).unwrap_or_default();
-    let b: Vec<&str> = after.map(split).unwrap_or_default();
-    let ops = script(&a, &b);
-    let mut out = String::new();
-    out.push_str(&format!(
-        "--- {}\n+++ {}\n",
-        if before.is_some() {
-            format!("a/{label}")
-        } else {
-            "/dev/null".to_owned()
-        },
-        if after.is_some() {
-            format!("b/{label}")
-        } else {
-            "/dev/null".to_owned()
-        },
-    ));
-    // Walk the edit script, emitting hunks with CONTEXT lines around changes.
-    let changed: Vec<usize> = ops
-        .iter()
-        .enumerate()
-        .filter(|(_, (op, _))| *op != Op::Keep)
-        .map(|(i, _)| i)
-        .collect();
-    let mut i = 0;
-    while i < changed.len() {
-        let start = changed[i].saturating_sub(CONTEXT);
-        let mut end = changed[i];
-        while i < changed.len() && changed[i] <= end + 2 * CONTEXT + 1 {
-            end = changed[i];
-            i += 1;
-        }
-        let end = (end + CONTEXT + 1).min(ops.len());
-        let (mut a_line, mut b_line) = (0, 0);
-        for (op, _) in &ops[..start] {
-            match op {
-                Op::Keep => {
-                    a_line += 1;
-                    b_line += 1;
-                }
-                Op::Del => a_line += 1,
-                Op::Add => b_line += 1,
-            }
-        }
-        let a_len = ops[start..end]
-            .iter()
-            .filter(|(o, _)| *o != Op::Add)
-            .count();
-        let b_len = ops[start..end]
-            .iter()
-            .filter(|(o, _)| *o != Op::Del)
-            .count();
-        out.push_str(&format!(
-            "@@ -{},{} +{},{} @@\n",
-            if a_len == 0 { a_line } else { a_line + 1 },
-            a_len,
-            if b_len == 0 { b_line } else { b_line + 1 },
-            b_len
-        ));
-        for (op, line) in &ops[start..end] {
-            let sign = match op {
-                Op::Keep => ' ',
-                Op::Del => '-',
-                Op::Add => '+',
-            };
-            out.push(sign);
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
-}
-
-fn split(text: &str) -> Vec<&str> {
-    text.lines().collect()
-}
-
-fn script<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<(Op, &'a str)> {
-    if a.len() > MAX_LINES || b.len() > MAX_LINES {
-        let mut ops: Vec<(Op, &str)> = a.iter().map(|l| (Op::Del, *l)).collect();
-        ops.extend(b.iter().map(|l| (Op::Add, *l)));
-        return ops;
-    }
-    // lcs[i][j] = length of the LCS of a[i..] and b[j..].
-    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            lcs[i][j] = if a[i] == b[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
-        }
-    }
-    let (mut i, mut j) = (0, 0);
-    let mut ops = Vec::with_capacity(a.len() + b.len());
-    while i < a.len() && j < b.len() {
-        if a[i] == b[j] {
-            ops.push((Op::Keep, a[i]));
-            i += 1;
-            j += 1;
-        } else if lcs[i + 1][j] >= lcs[i][j + 1] {
-            ops.push((Op::Del, a[i]));
-            i += 1;
-        } else {
-            ops.push((Op::Add, b[j]));
-            j += 1;
-        }
-    }
-    ops.extend(a[i..].iter().map(|l| (Op::Del, *l)));
-    ops.extend(b[j..].iter().map(|l| (Op::Add, *l)));
-    ops
+    let old = before.map_or_else(|| "/dev/null".to_owned(), |_| format!("a/{label}"));
+    let new = after.map_or_else(|| "/dev/null".to_owned(), |_| format!("b/{label}"));
+    similar::TextDiff::from_lines(before.unwrap_or(""), after.unwrap_or(""))
+        .unified_diff()
+        .context_radius(CONTEXT)
+        .header(&old, &new)
+        .to_string()
 }
 
 #[cfg(test)]
@@ -156,8 +43,8 @@ mod tests {
     }
 
     #[rstest]
-    #[case(None, Some("x\n"), "--- /dev/null\n+++ b/f\n@@ -0,0 +1,1 @@\n+x\n")]
-    #[case(Some("x\n"), None, "--- a/f\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-x\n")]
+    #[case(None, Some("x\n"), "--- /dev/null\n+++ b/f\n@@ -0,0 +1 @@\n+x\n")]
+    #[case(Some("x\n"), None, "--- a/f\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n")]
     fn creation_and_deletion(
         #[case] before: Option<&str>,
         #[case] after: Option<&str>,
@@ -179,5 +66,25 @@ mod tests {
         let d = unified("f", Some(&a), Some(&b));
         assert_eq!(d.lines().filter(|l| l.starts_with("@@ ")).count(), 2);
         assert!(d.contains("-2\n+two\n") && d.contains("-19\n+nineteen\n"));
+    }
+
+    #[test]
+    fn a_missing_final_newline_is_marked() {
+        let d = unified("f", Some("a\nb"), Some("a\nb\n"));
+        assert_eq!(
+            d,
+            "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n"
+        );
+    }
+
+    /// The dry run must show every change whatever the size: a large file
+    /// with one edit gives one small hunk, not the whole file twice.
+    #[test]
+    fn one_edit_in_a_large_file_is_one_small_hunk() {
+        let a: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+        let b = a.replace("line 12345\n", "changed\n");
+        let d = unified("big", Some(&a), Some(&b));
+        assert_eq!(d.lines().count(), 2 + 1 + 8, "{d}");
+        assert!(d.contains("@@ -12343,7 +12343,7 @@\n"), "{d}");
     }
 }

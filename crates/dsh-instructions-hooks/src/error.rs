@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
     /// The file exists but could not be read.
-    #[error("cannot read {}: {source}", crate::files::shown(path))]
+    #[error("cannot read {}: {source}", crate::shown::shown(path))]
     Read {
         /// The file.
         path: PathBuf,
@@ -16,13 +16,13 @@ pub enum HookError {
         source: io::Error,
     },
     /// The file is not UTF-8 text.
-    #[error("{} is not UTF-8 text", crate::files::shown(path))]
+    #[error("{} is not UTF-8 text", crate::shown::shown(path))]
     NotUtf8 {
         /// The file.
         path: PathBuf,
     },
     /// The file does not parse (invalid JSON or TOML).
-    #[error("{} is malformed: {problem}", crate::files::shown(path))]
+    #[error("{} is malformed: {problem}", crate::shown::shown(path))]
     Malformed {
         /// The file.
         path: PathBuf,
@@ -30,7 +30,7 @@ pub enum HookError {
         problem: String,
     },
     /// A key the installer must edit holds a value of the wrong type.
-    #[error("{}: `{key}` must be {expected}", crate::files::shown(path))]
+    #[error("{}: `{key}` must be {expected}", crate::shown::shown(path))]
     WrongType {
         /// The file.
         path: PathBuf,
@@ -42,8 +42,8 @@ pub enum HookError {
     /// A symlinked settings file whose target is missing or unreadable.
     #[error(
         "{} is a link to {}: {reason}",
-        crate::files::shown(link),
-        crate::files::shown(target)
+        crate::shown::shown(link),
+        crate::shown::shown(target)
     )]
     Link {
         /// The link.
@@ -54,7 +54,7 @@ pub enum HookError {
         reason: String,
     },
     /// Writing a file, its backup or a directory failed.
-    #[error("cannot write {}: {source}", crate::files::shown(path))]
+    #[error("cannot write {}: {source}", crate::shown::shown(path))]
     Write {
         /// The file.
         path: PathBuf,

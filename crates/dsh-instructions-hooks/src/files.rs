@@ -11,7 +11,6 @@
 //!   temporary file next to its target first, then all are renamed into
 //!   place; a failure at any step puts back every file already replaced.
 
-use std::borrow::Cow;
 use std::fs;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
@@ -19,43 +18,12 @@ use std::path::{Path, PathBuf};
 use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstRootNode};
 use serde_json::{Map, Value};
+use tempfile::NamedTempFile;
 
 use crate::error::HookError;
 
 /// Suffix of the backup written next to a file before it is first changed.
 pub const BACKUP_SUFFIX: &str = ".dsh-backup";
-
-/// `s` with control characters (and backslashes) escaped as `\n`, `\t`,
-/// `\u{1b}`…, so a path or id from an event or the file system cannot
-/// break a log line or a terminal. Text without them is returned as is.
-///
-/// ```
-/// use dsh_instructions_hooks::escape_control;
-/// assert_eq!(escape_control("/tmp/a\0b\nc"), r"/tmp/a\u{0}b\nc");
-/// assert_eq!(escape_control("/plain/ü"), "/plain/ü");
-/// ```
-pub fn escape_control(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(|c| c.is_control() || c == '\\') {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str(r"\\"),
-            '\n' => out.push_str(r"\n"),
-            '\r' => out.push_str(r"\r"),
-            '\t' => out.push_str(r"\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// A path for a message: lossy UTF-8 with control characters escaped.
-pub(crate) fn shown(path: &Path) -> String {
-    escape_control(&path.to_string_lossy()).into_owned()
-}
 
 /// Where a settings path really is: the path itself, or for a symlink (a
 /// chain of them) the file it finally names. A dangling link is an error
@@ -390,14 +358,15 @@ pub(crate) struct Write {
     pub after: Option<String>,
 }
 
-/// A hidden sibling of `path` for staging (`tmp`) or setting aside (`old`).
-fn tmp_name(path: &Path, tag: &str) -> PathBuf {
+/// A hidden sibling of `path` a file to remove is moved to until the
+/// commit succeeds.
+fn aside_name(path: &Path) -> PathBuf {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    dir.join(format!(".{name}.dsh-{tag}.{}", std::process::id()))
+    dir.join(format!(".{name}.dsh-old.{}", std::process::id()))
 }
 
 fn werr(path: &Path) -> impl Fn(io::Error) -> HookError + '_ {
@@ -409,22 +378,20 @@ fn werr(path: &Path) -> impl Fn(io::Error) -> HookError + '_ {
 
 /// Writes every change all-or-nothing. Stage: each new content goes to a
 /// synced temporary file in its target's directory (created if needed,
-/// keeping an existing file's permissions). Commit: the temporary files are
-/// renamed over their targets, files to remove are moved aside. On any
-/// failure, every target already replaced gets its previous content back,
-/// staged files and created directories are removed, and the error names
-/// the file that failed.
+/// keeping an existing file's permissions; `tempfile` picks a fresh name
+/// and removes it again if it is never persisted). Commit: the temporary
+/// files are persisted over their targets (a rename), files to remove are
+/// moved aside. On any failure, every target already replaced gets its
+/// previous content back, staged files and created directories are
+/// removed, and the error names the file that failed.
 pub(crate) fn commit(writes: &[Write]) -> Result<(), HookError> {
     let mut made_dirs: Vec<PathBuf> = Vec::new();
-    let mut staged: Vec<Option<PathBuf>> = Vec::new();
-    let cleanup = |staged: &[Option<PathBuf>], made_dirs: &[PathBuf]| {
-        for t in staged.iter().flatten() {
-            let _ = fs::remove_file(t);
-        }
+    let remove_dirs = |made_dirs: &[PathBuf]| {
         for d in made_dirs.iter().rev() {
             let _ = fs::remove_dir(d);
         }
     };
+    let mut staged: Vec<Option<NamedTempFile>> = Vec::new();
     for w in writes {
         let Some(text) = &w.after else {
             staged.push(None);
@@ -433,17 +400,20 @@ pub(crate) fn commit(writes: &[Write]) -> Result<(), HookError> {
         match stage(&w.path, text, &mut made_dirs) {
             Ok(t) => staged.push(Some(t)),
             Err(e) => {
-                cleanup(&staged, &made_dirs);
+                // Dropping the staged files deletes them.
+                drop(staged);
+                remove_dirs(&made_dirs);
                 return Err(e);
             }
         }
     }
     let mut done: Vec<(usize, Option<PathBuf>)> = Vec::new();
+    let mut staged = staged.into_iter();
     for (i, w) in writes.iter().enumerate() {
-        let step = match (&staged[i], &w.before) {
-            (Some(tmp), _) => fs::rename(tmp, &w.path).map(|()| None),
+        let step = match (staged.next().flatten(), &w.before) {
+            (Some(tmp), _) => tmp.persist(&w.path).map(|_| None).map_err(|e| e.error),
             (None, Some(_)) => {
-                let aside = tmp_name(&w.path, "old");
+                let aside = aside_name(&w.path);
                 fs::rename(&w.path, &aside).map(|()| Some(aside))
             }
             (None, None) => Ok(None),
@@ -465,7 +435,8 @@ pub(crate) fn commit(writes: &[Write]) -> Result<(), HookError> {
                         }
                     }
                 }
-                cleanup(&staged[i..], &made_dirs);
+                drop(staged);
+                remove_dirs(&made_dirs);
                 return Err(HookError::Write {
                     path: w.path.clone(),
                     source,
@@ -486,7 +457,14 @@ pub(crate) fn commit(writes: &[Write]) -> Result<(), HookError> {
     Ok(())
 }
 
-fn stage(path: &Path, text: &str, made_dirs: &mut Vec<PathBuf>) -> Result<PathBuf, HookError> {
+/// The new content of `path` in a synced temporary file beside it, with
+/// the permissions `path` has now (a new file gets what `File::create`
+/// would give it: `0o666` less the umask).
+fn stage(
+    path: &Path,
+    text: &str,
+    made_dirs: &mut Vec<PathBuf>,
+) -> Result<NamedTempFile, HookError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut missing = Vec::new();
     let mut d = dir;
@@ -501,27 +479,41 @@ fn stage(path: &Path, text: &str, made_dirs: &mut Vec<PathBuf>) -> Result<PathBu
         fs::create_dir(&m).map_err(werr(&m))?;
         made_dirs.push(m);
     }
-    let tmp = tmp_name(path, "tmp");
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let prefix = format!(".{name}.dsh-tmp.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    #[cfg(unix)]
+    let new_file_mode = {
+        use std::os::unix::fs::PermissionsExt as _;
+        fs::Permissions::from_mode(0o666)
+    };
+    #[cfg(unix)]
+    builder.permissions(new_file_mode);
     let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
+        let mut f = builder.tempfile_in(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        })?;
         f.write_all(text.as_bytes())?;
         if let Ok(meta) = fs::metadata(path) {
-            f.set_permissions(meta.permissions())?;
+            f.as_file().set_permissions(meta.permissions())?;
         }
-        f.sync_all()
+        f.as_file().sync_all()?;
+        Ok(f)
     })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(werr(path)(e));
-    }
-    Ok(tmp)
+    result.map_err(werr(path))
 }
 
 /// Writes one file atomically (a rollback step).
 fn write_now(path: &Path, text: &str) -> Result<(), HookError> {
     let mut dirs = Vec::new();
     let tmp = stage(path, text, &mut dirs)?;
-    fs::rename(&tmp, path).map_err(werr(path))
+    tmp.persist(path).map(drop).map_err(|e| werr(path)(e.error))
 }
 
 #[cfg(test)]
@@ -607,15 +599,6 @@ mod tests {
     fn toml_errors_name_the_line() {
         let e = parse_toml(Path::new("/c.toml"), Some("a = 1\nb = = 2\n")).unwrap_err();
         assert!(e.to_string().contains("(line 2)"), "{e}");
-    }
-
-    #[rstest]
-    #[case("plain", "plain")]
-    #[case("a\0b", r"a\u{0}b")]
-    #[case("a\nb\x1b", r"a\nb\u{1b}")]
-    #[case(r"a\b", r"a\\b")]
-    fn control_characters_are_escaped(#[case] s: &str, #[case] want: &str) {
-        assert_eq!(escape_control(s), want);
     }
 
     #[test]

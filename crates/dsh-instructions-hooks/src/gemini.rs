@@ -14,7 +14,7 @@
 
 use dsh_home_paths::HomeEnv;
 use dsh_instructions_discovery::{CancellationToken, ambient_authority};
-use dsh_instructions_runtime::CapStd;
+use dsh_instructions_runtime::CapStdFactory;
 use dsh_instructions_session::{Session, SessionSettings};
 use dsh_session_log::SessionLog;
 use serde_json::Value;
@@ -36,7 +36,7 @@ pub(crate) async fn handle(
     session_dir: &camino::Utf8Path,
 ) -> Result<(Given, String), AdapterError> {
     let cancel = CancellationToken::new();
-    let fs = CapStd::new(ambient_authority()).inline();
+    let fs = CapStdFactory::new(ambient_authority()).inline();
     match &event.action {
         Action::Tool { touched, .. } => {
             let session = Session::mount(log, settings, env, &fs, &cancel).await?;

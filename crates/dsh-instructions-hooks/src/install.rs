@@ -20,8 +20,9 @@ use crate::diff;
 use crate::error::HookError;
 use crate::files::{self, JsonDoc};
 use crate::hooks::{self, EventStatus};
+use crate::install_record::{self, FileRecord, InstallState};
 use crate::native::{self, NativeStatus};
-use crate::state::{self, FileRecord, InstallState};
+use crate::shown::shown;
 
 /// What to install into: the agent, the scope and where things are.
 #[derive(Debug, Clone, Copy)]
@@ -249,7 +250,8 @@ struct Run {
 impl Run {
     fn start(target: &Target<'_>) -> Result<Self, HookError> {
         let files = target.files();
-        let (state_before, legacy_before, state) = state::load(&files.state, &files.legacy_state)?;
+        let (state_before, legacy_before, state) =
+            install_record::load(&files.state, &files.legacy_state)?;
         let owner = match target.scope {
             Scope::User => "user".to_owned(),
             Scope::Project => format!("project:{}", target.locations.project.display()),
@@ -287,7 +289,7 @@ impl Run {
                     if rec.owners.is_empty() {
                         // Nobody changed the file since our last install:
                         // its original bytes come back exactly.
-                        if state::digest(l.before.as_deref()) == rec.installed {
+                        if install_record::digest(l.before.as_deref()) == rec.installed {
                             after = rec.original.clone();
                             restored_absent = after.is_none();
                         }
@@ -309,7 +311,7 @@ impl Run {
                         installed: String::new(),
                         owners: Vec::new(),
                     });
-                    rec.installed = state::digest(after.as_deref());
+                    rec.installed = install_record::digest(after.as_deref());
                     if !rec.owners.contains(&self.owner) {
                         rec.owners.push(self.owner.clone());
                     }
@@ -466,7 +468,7 @@ pub fn uninstall(target: &Target<'_>, dry_run: bool) -> Result<Report, HookError
     let note = match (&rec, target.agent) {
         (None, _) => Some(format!(
             "no record of the native-loading setting in {}; left as it is",
-            files::shown(&files.native)
+            shown(&files.native)
         )),
         (Some(r), Agent::Codex) => {
             let ni = run.docs.load_toml(&files.native)?;
@@ -644,13 +646,13 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError
     }
     // Entries of ours without the installer's record: a half-done install
     // of an earlier version, which uninstall could not undo.
-    let (_, _, record) = state::load(&files.state, &files.legacy_state)?;
+    let (_, _, record) = install_record::load(&files.state, &files.legacy_state)?;
     let any_ours = events.iter().any(|e| e.status != EventStatus::Missing);
     if any_ours && !record.native.contains_key(&key(&files.native)) {
         problems.push(format!(
             "the installer's record ({}) has nothing for {}: the install is incomplete and uninstall could not restore the native setting; run install again",
-            files::shown(&files.state),
-            files::shown(&files.native)
+            shown(&files.state),
+            shown(&files.native)
         ));
     }
     let native = match agent {

@@ -51,12 +51,14 @@ mod files;
 mod gemini;
 mod hooks;
 mod install;
+mod install_record;
 mod lean;
+mod names;
 mod native;
 mod parts;
 mod preset;
 mod record;
-mod state;
+mod shown;
 mod tools;
 mod touch;
 
@@ -71,7 +73,7 @@ pub use event::{
     Action, EventError, HookEvent, PathArg, StartSource, ToolMap, Touched, default_tools,
     event_from_value, parse_event, shell_tool, touched_paths,
 };
-pub use files::{BACKUP_SUFFIX, escape_control};
+pub use files::BACKUP_SUFFIX;
 pub use hooks::EventStatus;
 pub use install::{Diagnosis, EventReport, FileChange, Report, Target, doctor, install, uninstall};
 pub use native::NativeStatus;
@@ -79,4 +81,5 @@ pub use parts::{CONTINUED, PART_BYTES, Part, part_label, render_part, split, unf
 pub use preset::{
     AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, hook_preset, load_config,
 };
+pub use shown::escape_control;
 pub use tools::{AgentTool, ToolTouch, agent_tools, is_installed_tool};

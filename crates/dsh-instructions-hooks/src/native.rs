@@ -15,7 +15,7 @@ use toml_edit::DocumentMut;
 use crate::agent::CLAUDE_EXCLUDES;
 use crate::codex;
 use crate::error::HookError;
-use crate::state::NativeRecord;
+use crate::install_record::NativeRecord;
 
 /// The instruction file names the adapter delivers: if Gemini CLI loads
 /// any of them itself, they reach the model twice. `GEMINI.md` is not here:

@@ -4,6 +4,7 @@
 //! the installer's status stay the same), and so is the event parser's
 //! tool map ([`crate::default_tools`]).
 
+use crate::names::Agent;
 use dsh_instructions_runtime::TouchKind;
 
 /// How a call of one agent tool touches.
@@ -83,33 +84,32 @@ tool_table!(GEMINI_TOOLS, GEMINI_MATCHER,
 );
 
 /// The tools of `agent` the hook is installed for, in matcher order.
-pub fn agent_tools(agent: crate::Agent) -> &'static [AgentTool] {
+pub fn agent_tools(agent: Agent) -> &'static [AgentTool] {
     match agent {
-        crate::Agent::Claude => CLAUDE_TOOLS,
-        crate::Agent::Codex => CODEX_TOOLS,
-        crate::Agent::Gemini => GEMINI_TOOLS,
+        Agent::Claude => CLAUDE_TOOLS,
+        Agent::Codex => CODEX_TOOLS,
+        Agent::Gemini => GEMINI_TOOLS,
     }
 }
 
 /// The installed tool matcher of `agent` (generated from [`agent_tools`]).
-pub(crate) fn tool_matcher(agent: crate::Agent) -> &'static str {
+pub(crate) fn tool_matcher(agent: Agent) -> &'static str {
     match agent {
-        crate::Agent::Claude => CLAUDE_MATCHER,
-        crate::Agent::Codex => CODEX_MATCHER,
-        crate::Agent::Gemini => GEMINI_MATCHER,
+        Agent::Claude => CLAUDE_MATCHER,
+        Agent::Codex => CODEX_MATCHER,
+        Agent::Gemini => GEMINI_MATCHER,
     }
 }
 
 /// Whether the installed matcher of `agent` lets calls of `tool` reach the
 /// hook: `tool` is one of its alternatives.
-pub fn is_installed_tool(agent: crate::Agent, tool: &str) -> bool {
+pub fn is_installed_tool(agent: Agent, tool: &str) -> bool {
     tool_matcher(agent).split('|').any(|t| t == tool)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Agent;
     use crate::event::{Action, default_tools, parse_event};
     use rstest::rstest;
     use serde_json::json;

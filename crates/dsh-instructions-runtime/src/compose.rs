@@ -26,11 +26,11 @@ use dsh_instructions_state::{
 use crate::WorkspaceMessage;
 use crate::gather::{gather_chain, gather_dirs, path_gate, probe_with_user_global, process_dirs};
 use crate::imports::ImportContext;
-use crate::instance::UserFile;
 use crate::scan::{
     DirScan, Gather, LoadedFile, SeenFiles, SlotState, cache_entry, dir_abs, identity_dedup,
 };
 use crate::slots::{Gate, Layout};
+use crate::user_file::UserFile;
 use crate::view::{self, DirKey, VisibleView, dir_key};
 
 /// Everything a composition reads.

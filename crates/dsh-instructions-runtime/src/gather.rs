@@ -1,5 +1,5 @@
-//! Gather passes of a composition: which directories are probed and read,
-//! and in how many provider calls. Each pass is async and cancellable and
+//! The passes of a composition over sets of directories: which directories
+//! are probed and read, and in how many provider calls. Each pass is async and cancellable and
 //! mutates nothing but the pass-local [`SeenFiles`], so a cancelled
 //! composition leaves no trace (R-DISC-8). The per-directory work (slot
 //! winners, dedup, reads) is in [`crate::scan`]; what to do with the result

@@ -9,13 +9,13 @@ use std::collections::{HashMap, HashSet};
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel, normalize_lexically};
 use dsh_instructions_discovery::{
-    Cancelled, FileIdentity, FileVersion, Probe, ReadOutcome, Unavailable,
+    CancellationToken, Cancelled, FileIdentity, FileVersion, FsProvider, Probe, ReadOutcome,
+    Unavailable,
 };
 use dsh_instructions_state::{
-    ContentTransform, IMPORT_MAX_COUNT, ImportBlock, ImportKey, assemble_imports, import_tokens,
+    Config, ContentTransform, IMPORT_MAX_COUNT, ImportBlock, ImportKey, assemble_imports,
+    import_tokens,
 };
-
-use crate::scan::Gather;
 
 /// What happened to one `@path` token of an instruction file (R-IMP-5).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,16 +156,22 @@ pub(crate) struct Candidate<'a> {
 /// one provider call per level for all candidates together, each read
 /// bounded by `max_source_bytes` (R-IMP-2, R-DISC-6). `own` holds the
 /// identities of the files loaded as candidates of the same baseline.
+///
+/// It takes the pass's provider, configuration and token, not the pass
+/// itself, so this module needs nothing from the per-directory scan that
+/// calls it.
 pub(crate) async fn expand_all(
-    g: &Gather<'_>,
+    provider: &dyn FsProvider,
+    config: &Config,
+    cancel: &CancellationToken,
     ctx: &ImportContext,
     own: &HashMap<FileIdentity, String>,
     items: &[Candidate<'_>],
 ) -> Result<Vec<Expansion>, Cancelled> {
     let mut targets: HashMap<Utf8PathBuf, ReadOutcome> = HashMap::new();
-    let max = g.config.max_source_bytes();
-    let max_depth = usize::try_from(g.config.max_import_depth()).unwrap_or(usize::MAX);
-    let transform = g.config.content_transform();
+    let max = config.max_source_bytes();
+    let max_depth = usize::try_from(config.max_import_depth()).unwrap_or(usize::MAX);
+    let transform = config.content_transform();
     loop {
         let mut needed = Vec::new();
         let mut out = Vec::with_capacity(items.len());
@@ -180,11 +186,7 @@ pub(crate) async fn expand_all(
         }
         needed.sort();
         needed.dedup();
-        let mut outcomes = g
-            .provider
-            .read_many(&needed, max, g.cancel)
-            .await?
-            .into_iter();
+        let mut outcomes = provider.read_many(&needed, max, cancel).await?.into_iter();
         for path in needed {
             // A provider that returned too few outcomes read nothing for
             // the rest: unavailable, never "missing".
@@ -439,7 +441,7 @@ mod tests {
 
     /// Expands `/repo/CLAUDE.md` of an in-memory tree with imports on.
     async fn expand_one(files: &[(&str, &str)], max_source_bytes: u64) -> Expansion {
-        use dsh_instructions_discovery::{CancellationToken, MemNode, MemoryProvider};
+        use dsh_instructions_discovery::{MemNode, MemoryProvider};
         let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
         for (path, text) in files {
             fs.insert((*path).into(), MemNode::file(*text));
@@ -451,16 +453,6 @@ mod tests {
         let config = config.resolve().expect("valid").config;
         let cancel = CancellationToken::new();
         let c = ctx(HomeLabel::Default);
-        let g = Gather {
-            provider: &fs,
-            config: &config,
-            cancel: &cancel,
-            cache: None,
-            imports: Some(&c),
-            layout: &crate::slots::Layout::new(&config),
-            gate: crate::slots::Gate::Open,
-            user_files: &[],
-        };
         let text = files[0].1;
         let identity = FileIdentity::Path("/repo/CLAUDE.md".into());
         let item = Candidate {
@@ -468,7 +460,9 @@ mod tests {
             text,
             identity: &identity,
         };
-        let mut out = expand_all(&g, &c, &HashMap::new(), &[item]).await.unwrap();
+        let mut out = expand_all(&fs, &config, &cancel, &c, &HashMap::new(), &[item])
+            .await
+            .unwrap();
         out.remove(0)
     }
 

@@ -21,6 +21,7 @@ use crate::host::{
 };
 use crate::shell::command_paths;
 use crate::touch::TouchKind;
+use crate::user_file::UserFile;
 use crate::view::VisibleView;
 
 /// What a product mounts (R-CFG-1, R-RT-9).
@@ -41,16 +42,6 @@ pub struct Mount {
     /// resolved against the OS home ([`crate::open_mount`] does this and
     /// trusts their directories); a file not listed here is not loaded.
     pub user_files: Vec<UserFile>,
-}
-
-/// An agent user-level file (`user_instruction_files`), resolved.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserFile {
-    /// Absolute path (the `~/…` entry expanded, R-HOME-2).
-    pub path: Utf8PathBuf,
-    /// The entry as configured, `~/…`: its display label and scope
-    /// (`user\0<label>`, R-STATE-2).
-    pub label: String,
 }
 
 /// The result of a pre-step (R-RT-1).

@@ -83,6 +83,7 @@ mod scan;
 mod shell;
 mod slots;
 mod touch;
+mod user_file;
 mod view;
 
 pub use error::MountError;
@@ -92,9 +93,10 @@ pub use host::{
 };
 pub use imports::{ImportFate, InspectedImport};
 pub use inspect::{CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview};
-pub use instance::{Instance, Mount, PreStepOutcome, UserFile};
+pub use instance::{Instance, Mount, PreStepOutcome};
 pub use memory_host::{HistoryItem, Inbox, MemoryHost};
-pub use open::{CapStd, OpenError, Opened, ProviderFactory, SessionSpec, open_mount};
+pub use open::{CapStdFactory, OpenError, Opened, ProviderFactory, SessionSpec, open_mount};
 pub use pointer::{POINTER_MAX_BYTES, is_pointer_to};
 pub use shell::{MAX_SHELL_TOUCHES, command_paths};
 pub use touch::TouchKind;
+pub use user_file::UserFile;

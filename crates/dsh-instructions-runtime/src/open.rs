@@ -13,12 +13,13 @@ use dsh_home_paths::{
     DshHome, HomeEnv, HomeError, expand_tilde, normalize_lexically, resolve_dsh_home,
 };
 use dsh_instructions_discovery::{
-    AmbientAuthority, CancellationToken, CapStdProvider, FsProvider, MemoryProvider, ProjectRoot,
-    ProviderError, find_project_root,
+    AmbientAuthority, CancellationToken, CapStdProvider, FsProvider, ProjectRoot, ProviderError,
+    find_project_root,
 };
 use dsh_instructions_state::{ConfigError, ConfigInput, ConfigWarning};
 
-use crate::instance::{Mount, UserFile};
+use crate::instance::Mount;
+use crate::user_file::UserFile;
 
 /// What one session loop instance is mounted from (R-RT-11).
 #[derive(Debug, Clone)]
@@ -53,7 +54,7 @@ impl SessionSpec {
 
 /// How [`open_mount`] reaches a filesystem.
 ///
-/// [`CapStd`] is the production implementation; the in-memory provider
+/// [`CapStdFactory`] is the production implementation; the in-memory provider
 /// implements it too, for tests and the conformance suite.
 pub trait ProviderFactory: Send + Sync {
     /// A provider for the project-root walk: it answers
@@ -71,23 +72,25 @@ pub trait ProviderFactory: Send + Sync {
     fn open(&self, trusted_roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError>;
 }
 
-/// The cap-std provider on the real filesystem. Constructing it takes the
-/// caller's [`AmbientAuthority`] (`dsh_instructions_discovery::ambient_authority()`),
+/// The [`ProviderFactory`] of the real filesystem: it opens a
+/// [`CapStdProvider`] (the provider itself, in the discovery crate) on the
+/// trusted roots [`open_mount`] derives. Constructing it takes the caller's
+/// [`AmbientAuthority`] (`dsh_instructions_discovery::ambient_authority()`),
 /// so the one place a product grants access by absolute path is visible.
 #[derive(Clone, Copy)]
-pub struct CapStd {
+pub struct CapStdFactory {
     authority: AmbientAuthority,
-    /// Providers run their filesystem work inline (see [`CapStd::inline`]).
+    /// Providers run their filesystem work inline (see [`CapStdFactory::inline`]).
     inline: bool,
 }
 
-impl std::fmt::Debug for CapStd {
+impl std::fmt::Debug for CapStdFactory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("CapStd")
+        f.write_str("CapStdFactory")
     }
 }
 
-impl CapStd {
+impl CapStdFactory {
     /// Grants [`open_mount`] the right to open the trusted roots by path.
     pub fn new(authority: AmbientAuthority) -> Self {
         Self {
@@ -103,8 +106,8 @@ impl CapStd {
     ///
     /// ```
     /// use dsh_instructions_discovery::ambient_authority;
-    /// use dsh_instructions_runtime::CapStd;
-    /// let fs = CapStd::new(ambient_authority()).inline();
+    /// use dsh_instructions_runtime::CapStdFactory;
+    /// let fs = CapStdFactory::new(ambient_authority()).inline();
     /// # let _ = fs;
     /// ```
     #[must_use]
@@ -114,7 +117,7 @@ impl CapStd {
     }
 }
 
-impl ProviderFactory for CapStd {
+impl ProviderFactory for CapStdFactory {
     fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, OpenError> {
         // Marker probes check existence by absolute path; a provider with no
         // trusted root can do that and can read nothing.
@@ -131,7 +134,10 @@ impl ProviderFactory for CapStd {
     }
 }
 
-impl ProviderFactory for MemoryProvider {
+/// The in-memory provider mounts through [`open_mount`] like the disk: its
+/// root walk and content provider are views of the same tree.
+#[cfg(feature = "test-support")]
+impl ProviderFactory for dsh_instructions_discovery::MemoryProvider {
     fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, OpenError> {
         Ok(Arc::new(self.clone()))
     }
@@ -199,7 +205,7 @@ pub enum OpenError {
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
 /// use dsh_instructions_discovery::{ambient_authority, CancellationToken};
-/// use dsh_instructions_runtime::{open_mount, CapStd, SessionSpec};
+/// use dsh_instructions_runtime::{open_mount, CapStdFactory, SessionSpec};
 /// use dsh_instructions_state::{ConfigInput, Preset};
 ///
 /// let tmp = tempfile::tempdir()?;
@@ -214,7 +220,7 @@ pub enum OpenError {
 /// let config = ConfigInput { preset: Some(Preset::Dsh), ..Default::default() };
 /// let spec = SessionSpec::new(base.join("repo/pkg"), Some(config), env);
 ///
-/// let opened = open_mount(&spec, &CapStd::new(ambient_authority()), &CancellationToken::new()).await?;
+/// let opened = open_mount(&spec, &CapStdFactory::new(ambient_authority()), &CancellationToken::new()).await?;
 /// assert_eq!(opened.root().unwrap().root, base.join("repo"));
 /// assert_eq!(opened.trusted_roots, [base.join("repo"), base.join("home/.dsh")]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -321,7 +327,7 @@ fn trusted_roots(root: &Utf8Path, home: &DshHome, extra: &[Utf8PathBuf]) -> Vec<
 mod tests {
     use super::*;
     use dsh_home_paths::HomeLabel;
-    use dsh_instructions_discovery::{MemNode, RootReason};
+    use dsh_instructions_discovery::{MemNode, MemoryProvider, RootReason};
     use dsh_instructions_state::{NumberInput, Preset};
     use rstest::rstest;
 

@@ -1,6 +1,9 @@
-//! Gather phase: probe and read the candidates of a set of directories
-//! through the provider (R-DISC-3 .. R-DISC-6). Nothing is mutated here, so a
-//! cancellation anywhere leaves no trace (R-DISC-8).
+//! One directory's share of a gather pass: from its probes to slot winners,
+//! identity and content dedup, and the reads that are needed (R-DISC-3 ..
+//! R-DISC-6), plus the read-only [`Gather`] context a pass carries. Which
+//! directories a pass covers, and in how many provider calls, is
+//! [`crate::gather`]'s job. Nothing is mutated here, so a cancellation
+//! anywhere leaves no trace (R-DISC-8).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,8 +19,8 @@ use dsh_instructions_state::{
 };
 
 use crate::imports::{self, Candidate, ImportContext, InspectedImport};
-use crate::instance::UserFile;
 use crate::slots::{Gate, Layout};
+use crate::user_file::UserFile;
 
 /// One candidate file name probed in a directory.
 #[derive(Debug, Clone)]
@@ -560,7 +563,15 @@ impl Gather<'_> {
                 identity: id,
             })
             .collect();
-        let expansions = imports::expand_all(self, ctx, &seen.own, &items).await?;
+        let expansions = imports::expand_all(
+            self.provider,
+            self.config,
+            self.cancel,
+            ctx,
+            &seen.own,
+            &items,
+        )
+        .await?;
         let places: Vec<(usize, usize)> = texts.iter().map(|(si, i, _, _)| (*si, *i)).collect();
         drop(items);
         for ((si, i), exp) in places.into_iter().zip(expansions) {

@@ -20,7 +20,7 @@
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
 //! use dsh_instructions_discovery::{ambient_authority, CancellationToken};
-//! use dsh_instructions_runtime::{CapStd, TouchKind};
+//! use dsh_instructions_runtime::{CapStdFactory, TouchKind};
 //! use dsh_instructions_session::{Record, Session, SessionSettings, SessionStore};
 //! use dsh_instructions_state::{Action, ConfigInput, Preset};
 //!
@@ -41,7 +41,7 @@
 //!     config: Some(ConfigInput { preset: Some(Preset::Dsh), ..Default::default() }),
 //!     ..Default::default()
 //! };
-//! let fs = CapStd::new(ambient_authority());
+//! let fs = CapStdFactory::new(ambient_authority());
 //! let cancel = CancellationToken::new();
 //!
 //! // First process: create the session and run a turn's first pre-step.

@@ -18,6 +18,7 @@ pub(crate) mod agents;
 pub(crate) mod assertions;
 pub(crate) mod compare;
 pub(crate) mod http;
+pub(crate) mod layouts;
 pub(crate) mod mock;
 pub(crate) mod scenarios;
 pub(crate) mod script;

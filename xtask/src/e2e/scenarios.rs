@@ -88,7 +88,7 @@ pub(crate) struct Case {
     pub only: Option<Agent>,
     /// A native-vs-hooked comparison on this layout (`compare.rs`) instead
     /// of the plan's steps.
-    pub layout: Option<&'static super::compare::Layout>,
+    pub layout: Option<&'static super::layouts::Layout>,
 }
 
 /// An instruction file's content for a marker.
@@ -745,35 +745,35 @@ pub(crate) const COMPARED: &[Case] = &[
         about: "sentry-like layout: every file the agent loads natively arrives whole, once, in order",
         plan: compared,
         only: None,
-        layout: Some(&super::compare::SENTRY),
+        layout: Some(&super::layouts::SENTRY),
     },
     Case {
         name: "native-airflow",
         about: "airflow-like layout: every file the agent loads natively arrives whole, once, in order",
         plan: compared,
         only: None,
-        layout: Some(&super::compare::AIRFLOW),
+        layout: Some(&super::layouts::AIRFLOW),
     },
     Case {
         name: "claude-user",
         about: "~/.claude/CLAUDE.md reaches the model once with the hook, as natively; preset = native",
         plan: compared,
         only: Some(Agent::Claude),
-        layout: Some(&super::compare::CLAUDE_USER),
+        layout: Some(&super::layouts::CLAUDE_USER),
     },
     Case {
         name: "claude-mixed",
         about: "CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md over an AGENTS.md: as natively; preset = native",
         plan: compared,
         only: Some(Agent::Claude),
-        layout: Some(&super::compare::CLAUDE_MIXED),
+        layout: Some(&super::layouts::CLAUDE_MIXED),
     },
     Case {
         name: "parts-order",
         about: "a message of 5 parts of unequal work is read in the composed order",
         plan: compared,
         only: None,
-        layout: Some(&super::compare::PARTS),
+        layout: Some(&super::layouts::PARTS),
     },
 ];
 
