@@ -939,19 +939,26 @@ fn shipped_lines_with(crate_dir: &Path, needle: &str) -> Vec<String> {
 #[test]
 fn the_cli_grants_ambient_authority_once() {
     let root = workspace_root();
-    let grants = shipped_lines_with(
-        &root.join("crates/dsh-instructions-cli"),
-        "ambient_authority()",
-    );
-    assert_eq!(
-        grants.len(),
-        1,
-        "the CLI must grant ambient authority in one place (docs/architecture.md), found: {grants:#?}"
-    );
-    assert!(
-        grants[0].starts_with("crates/dsh-instructions-cli/src/setup.rs:"),
-        "{grants:?}"
-    );
+    // Each shipped front end grants it in one place: the CLI for its
+    // commands, the hooks crate for an agent's event.
+    for (krate, place) in [
+        (
+            "dsh-instructions-cli",
+            "crates/dsh-instructions-cli/src/setup.rs:",
+        ),
+        (
+            "dsh-instructions-hooks",
+            "crates/dsh-instructions-hooks/src/adapter.rs:",
+        ),
+    ] {
+        let grants = shipped_lines_with(&root.join("crates").join(krate), "ambient_authority()");
+        assert_eq!(
+            grants.len(),
+            1,
+            "{krate} must grant ambient authority in one place (docs/architecture.md), found: {grants:#?}"
+        );
+        assert!(grants[0].starts_with(place), "{grants:?}");
+    }
 }
 
 #[test]

@@ -334,8 +334,16 @@ async fn handle(
         let dir = dsh_session_log::session_dir(store.dir(), &id).map_err(SessionError::from)?;
         let _ = dsh_instructions_session::forget_versions(&dir);
     }
+    // The hook's one grant of ambient authority: every mount of this
+    // invocation opens its roots through this factory.
+    let fs = CapStdFactory::new(ambient_authority()).inline();
     if call.agent == Agent::Gemini {
-        return crate::gemini::handle(call.env, event, log, &settings, leading, &session_dir).await;
+        let ctx = crate::gemini::Mounting {
+            env: call.env,
+            fs: &fs,
+            session_dir: &session_dir,
+        };
+        return crate::gemini::handle(&ctx, event, log, &settings, leading).await;
     }
     let records_path = dsh_session_log::session_dir(store.dir(), &id)
         .map_err(SessionError::from)?
@@ -363,7 +371,6 @@ async fn handle(
         records = Some((recs, warn));
     }
     let cancel = CancellationToken::new();
-    let fs = CapStdFactory::new(ambient_authority()).inline();
     let session = Session::mount(log, &settings, call.env, &fs, &cancel).await?;
     let deferred = apply_deferred(&session, &session_dir, Record::Transient).await?;
     apply(&session, call.agent, event, fresh).await?;

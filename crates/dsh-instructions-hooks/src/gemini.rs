@@ -13,8 +13,8 @@
 //! the first event), a tool call records its touches.
 
 use dsh_home_paths::HomeEnv;
-use dsh_instructions_discovery::{CancellationToken, ambient_authority};
-use dsh_instructions_runtime::CapStdFactory;
+use dsh_instructions_discovery::CancellationToken;
+use dsh_instructions_runtime::ProviderFactory;
 use dsh_instructions_session::{Session, SessionSettings};
 use dsh_session_log::SessionLog;
 use serde_json::Value;
@@ -26,26 +26,33 @@ use dsh_instructions_session::Record;
 use super::adapter::{AdapterError, Given, summary};
 use crate::touch::{shell, touch};
 
+/// What a Gemini event mounts its session with (the adapter's one factory).
+pub(crate) struct Mounting<'a> {
+    pub env: &'a HomeEnv,
+    pub fs: &'a dyn ProviderFactory,
+    /// The session's directory (its deferred touches).
+    pub session_dir: &'a camino::Utf8Path,
+}
+
 /// Handles one Gemini CLI event over the session's log (held locked).
 pub(crate) async fn handle(
-    env: &HomeEnv,
+    ctx: &Mounting<'_>,
     event: &HookEvent,
     log: SessionLog,
     settings: &SessionSettings,
     leading: Option<Vec<Value>>,
-    session_dir: &camino::Utf8Path,
 ) -> Result<(Given, String), AdapterError> {
     let cancel = CancellationToken::new();
-    let fs = CapStdFactory::new(ambient_authority()).inline();
+    let (env, fs, session_dir) = (ctx.env, ctx.fs, ctx.session_dir);
     match &event.action {
         Action::Tool { touched, .. } => {
-            let session = Session::mount(log, settings, env, &fs, &cancel).await?;
+            let session = Session::mount(log, settings, env, fs, &cancel).await?;
             super::adapter::apply_deferred(&session, session_dir, Record::Keep).await?;
             touch(&session, touched, Record::Keep).await?;
             Ok((Given::Nothing, "touch recorded".to_owned()))
         }
         Action::Shell { name, command } => {
-            let session = Session::mount(log, settings, env, &fs, &cancel).await?;
+            let session = Session::mount(log, settings, env, fs, &cancel).await?;
             super::adapter::apply_deferred(&session, session_dir, Record::Keep).await?;
             shell(&session, event, name, command, Record::Keep).await?;
             Ok((Given::Nothing, "shell touch recorded".to_owned()))
@@ -54,7 +61,7 @@ pub(crate) async fn handle(
             let Some(mut leading) = leading.filter(|m| !m.is_empty()) else {
                 return Ok((Given::Nothing, "no llm_request messages".to_owned()));
             };
-            let session = Session::mount(log, settings, env, &fs, &cancel).await?;
+            let session = Session::mount(log, settings, env, fs, &cancel).await?;
             super::adapter::apply_deferred(&session, session_dir, Record::Keep).await?;
             // A session an earlier adapter version delivered into keeps
             // those messages visible: hide them once, so the composition is
