@@ -212,9 +212,8 @@ fn agents_text(d: usize, round: usize) -> String {
     )
 }
 
-/// One whole-process invocation with `input` on stdin; returns its wall time.
-fn invoke(cli: &Path, args: &[&str], fx: &Fixture, input: &[u8]) -> Duration {
-    let start = Instant::now();
+/// Starts one whole-process invocation with `input` written to its stdin.
+fn spawn(cli: &Path, args: &[&str], fx: &Fixture, input: &[u8]) -> std::process::Child {
     let mut child = Command::new(cli)
         .args(args)
         .current_dir(&fx.repo)
@@ -228,6 +227,13 @@ fn invoke(cli: &Path, args: &[&str], fx: &Fixture, input: &[u8]) -> Duration {
     if let Some(mut stdin) = child.stdin.take() {
         stdin.write_all(input).expect("write the event");
     }
+    child
+}
+
+/// One whole-process invocation with `input` on stdin; returns its wall time.
+fn invoke(cli: &Path, args: &[&str], fx: &Fixture, input: &[u8]) -> Duration {
+    let start = Instant::now();
+    let child = spawn(cli, args, fx, input);
     let out = child.wait_with_output().expect("wait for the CLI");
     let elapsed = start.elapsed();
     assert!(out.status.success(), "the hook exits 0 (R-HOOK-1)");
@@ -347,20 +353,7 @@ impl Fixture {
                     "PostToolUse",
                     json!({"tool_name": "Read", "tool_input": {"file_path": file}, "tool_response": {}}),
                 );
-                let mut child = Command::new(cli)
-                    .args(["hook", "--agent", "claude"])
-                    .current_dir(&self.repo)
-                    .env("HOME", &self.home)
-                    .env("DSH_HOME", &self.dsh_home)
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .expect("spawn the CLI");
-                if let Some(mut stdin) = child.stdin.take() {
-                    stdin.write_all(&input).expect("write the event");
-                }
-                child
+                spawn(cli, &["hook", "--agent", "claude"], self, &input)
             })
             .collect();
         let answers: Vec<String> = children

@@ -7,6 +7,8 @@
 //! roots was read. Anything that could block (FIFOs, devices, huge files)
 //! runs under `tokio::time::timeout`.
 
+mod common;
+use common::config_of;
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
@@ -132,14 +134,6 @@ impl Tree {
 // ---------------------------------------------------------------------------
 // Recording decorator.
 // ---------------------------------------------------------------------------
-
-fn config_of(v: serde_json::Value) -> Config {
-    serde_json::from_value::<dsh_instructions_state::ConfigInput>(v)
-        .expect("config input")
-        .resolve()
-        .expect("valid config")
-        .config
-}
 
 #[derive(Debug, Default)]
 struct Record {

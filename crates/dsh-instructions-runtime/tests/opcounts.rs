@@ -5,6 +5,8 @@
 //! user-global file (R-HOME-4), one marker check per directory walked up to
 //! the root (R-DISC-1, only before the root is frozen, R-DISC-2).
 
+mod common;
+use common::config_of;
 use std::sync::Arc;
 
 use camino::Utf8PathBuf;
@@ -19,14 +21,6 @@ use rstest::rstest;
 
 /// Candidate names per directory with the default lists.
 const C: u64 = 4;
-
-fn config_of(v: serde_json::Value) -> Config {
-    serde_json::from_value::<dsh_instructions_state::ConfigInput>(v)
-        .expect("config input")
-        .resolve()
-        .expect("valid config")
-        .config
-}
 
 fn home() -> DshHome {
     DshHome {

@@ -2,6 +2,8 @@
 //! provider, one rule per test (SPEC §8). Expected texts are written from
 //! SPEC R-REN-2/3 by hand.
 
+mod common;
+use common::config_of;
 use std::sync::Arc;
 
 use camino::Utf8PathBuf;
@@ -21,14 +23,6 @@ struct World {
     config: Option<Config>,
     instance: Instance,
     step: u32,
-}
-
-fn config_of(v: serde_json::Value) -> Config {
-    serde_json::from_value::<dsh_instructions_state::ConfigInput>(v)
-        .expect("config input")
-        .resolve()
-        .expect("valid config")
-        .config
 }
 
 fn home() -> DshHome {

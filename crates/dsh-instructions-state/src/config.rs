@@ -835,30 +835,14 @@ impl ConfigInput {
     /// ```
     #[must_use]
     pub fn overlay(mut self, over: ConfigInput) -> ConfigInput {
-        // Destructured so a new field cannot be forgotten here.
-        let ConfigInput {
-            max_bytes,
-            max_source_bytes,
-            instruction_file_candidates,
-            local_instruction_file_candidates,
-            project_root_markers,
-            candidate_policy,
-            dsh_home,
-            touch_tools,
-            shell_tools,
-            preset,
-            imports,
-            fallback_instruction_file_candidates,
-            fallback_scope,
-            claude_dir,
-            content_transform,
-            user_instruction_files,
-            max_import_depth,
-        } = over;
-        macro_rules! set {
-            ($($f:ident),*) => { $( if $f.is_some() { self.$f = $f; } )* };
+        // Destructured whole, so a new field cannot be forgotten here.
+        macro_rules! set_each {
+            ($($f:ident),*) => {{
+                let ConfigInput { $($f),* } = over;
+                $( if $f.is_some() { self.$f = $f; } )*
+            }};
         }
-        set!(
+        set_each!(
             max_bytes,
             max_source_bytes,
             instruction_file_candidates,
