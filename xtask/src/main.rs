@@ -1,10 +1,13 @@
-//! Project automation: `cargo xtask conformance | ci | bench | fuzz | e2e`.
+//! Project automation: `cargo xtask conformance | ci | bench | fuzz | e2e |
+//! package | api | npm`.
 //!
 //! Arguments are parsed by hand to keep this binary's dependencies small.
 
+mod api;
 mod bench;
 mod e2e;
 mod fuzz;
+mod package;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -25,7 +28,14 @@ commands:
       (--full: the criterion benches)
   fuzz [--seconds N] [TARGET…]
       run cargo-fuzz targets (render, typed_source, session_log, scenario)
-      for a bounded time each; needs a nightly toolchain";
+      for a bounded time each; needs a nightly toolchain
+  package
+      cargo package (with its verify build) of every publishable crate,
+      nothing uploaded; checks each .crate and its README
+  api [--bless [--unreleased]] [CRATE…]
+      check each publishable library crate's public API against api/<crate>.txt
+      (--bless: write the snapshots; refused when the version does not allow
+      the change, unless --unreleased: that version was never published)";
 
 fn main() -> ExitCode {
     match run() {
@@ -53,6 +63,8 @@ fn run() -> Result<ExitCode> {
         "bench" => bench::run(&rest),
         "fuzz" => fuzz::run(&workspace_root(), &rest),
         "e2e" => e2e::run(&workspace_root(), &rest),
+        "package" => package::run(&workspace_root(), &rest),
+        "api" => api::run(&workspace_root(), &rest),
         // The e2e plumbing check's hook command (not for people).
         "e2e-marker-hook" => Ok(e2e::marker_hook()),
         "-h" | "--help" | "help" => {
