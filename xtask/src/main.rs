@@ -7,6 +7,7 @@ mod api;
 mod bench;
 mod e2e;
 mod fuzz;
+mod npm;
 mod package;
 
 use std::path::{Path, PathBuf};
@@ -35,7 +36,10 @@ commands:
   api [--bless [--unreleased]] [CRATE…]
       check each publishable library crate's public API against api/<crate>.txt
       (--bless: write the snapshots; refused when the version does not allow
-      the change, unless --unreleased: that version was never published)";
+      the change, unless --unreleased: that version was never published)
+  npm [--target TRIPLE] [--no-build] [--test]
+      the npm packages (launcher + one platform package) in target/npm;
+      --test installs them offline and runs the hook through the bin";
 
 fn main() -> ExitCode {
     match run() {
@@ -65,6 +69,7 @@ fn run() -> Result<ExitCode> {
         "e2e" => e2e::run(&workspace_root(), &rest),
         "package" => package::run(&workspace_root(), &rest),
         "api" => api::run(&workspace_root(), &rest),
+        "npm" => npm::run(&workspace_root(), &rest),
         // The e2e plumbing check's hook command (not for people).
         "e2e-marker-hook" => Ok(e2e::marker_hook()),
         "-h" | "--help" | "help" => {
