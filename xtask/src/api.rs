@@ -263,7 +263,8 @@ impl<'a> Printer<'a> {
             }
             "function" => {
                 let f = self.function(name, body);
-                self.lines.insert(format!("{attrs}pub {}", qualify(&f, parent)));
+                self.lines
+                    .insert(format!("{attrs}pub {}", qualify(&f, parent)));
             }
             "trait" => self.trait_def(&path, &attrs, body),
             "constant" => {
@@ -274,8 +275,13 @@ impl<'a> Printer<'a> {
             }
             "static" => {
                 let ty = self.ty(&body["type"]);
-                let m = if body["is_mutable"] == true { "mut " } else { "" };
-                self.lines.insert(format!("{attrs}pub static {m}{path}: {ty}"));
+                let m = if body["is_mutable"] == true {
+                    "mut "
+                } else {
+                    ""
+                };
+                self.lines
+                    .insert(format!("{attrs}pub static {m}{path}: {ty}"));
             }
             "type_alias" => {
                 let g = self.generics(&body["generics"]);
@@ -298,21 +304,22 @@ impl<'a> Printer<'a> {
         let name = u["name"].as_str().unwrap_or_default();
         if u["is_glob"] == true {
             // A glob of a local module lists its items; of another crate, itself.
-            if let Some(target) = u["id"].as_u64().and_then(|id| self.item(&id.into())) {
-                if target["inner"].get("module").is_some() {
-                    let ids = target["inner"]["module"]["items"]
-                        .as_array()
-                        .cloned()
-                        .unwrap_or_default();
-                    for id in &ids {
-                        if let Some(child) = self.item(id) {
-                            self.public_item(parent, child, None);
-                        }
+            if let Some(target) = u["id"].as_u64().and_then(|id| self.item(&id.into()))
+                && target["inner"].get("module").is_some()
+            {
+                let ids = target["inner"]["module"]["items"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                for id in &ids {
+                    if let Some(child) = self.item(id) {
+                        self.public_item(parent, child, None);
                     }
-                    return;
                 }
+                return;
             }
-            self.lines.insert(format!("pub use {source}::* at {parent}"));
+            self.lines
+                .insert(format!("pub use {source}::* at {parent}"));
             return;
         }
         match u["id"].as_u64().and_then(|id| self.item(&id.into())) {
@@ -371,8 +378,10 @@ impl<'a> Printer<'a> {
                     _ => "_".to_owned(),
                 })
                 .collect();
-            self.lines
-                .insert(format!("{attrs}pub struct {path}{g}({})", fields.join(", ")));
+            self.lines.insert(format!(
+                "{attrs}pub struct {path}{g}({})",
+                fields.join(", ")
+            ));
         } else {
             self.lines.insert(format!("{attrs}pub struct {path}{g}"));
         }
@@ -381,12 +390,12 @@ impl<'a> Printer<'a> {
 
     fn fields(&mut self, path: &str, ids: &Value) {
         for f in ids.as_array().into_iter().flatten() {
-            if let Some(fi) = self.item(f) {
-                if fi["visibility"] == "public" {
-                    let ty = self.ty(&fi["inner"]["struct_field"]);
-                    let name = fi["name"].as_str().unwrap_or("_");
-                    self.lines.insert(format!("pub field {path}.{name}: {ty}"));
-                }
+            if let Some(fi) = self.item(f)
+                && fi["visibility"] == "public"
+            {
+                let ty = self.ty(&fi["inner"]["struct_field"]);
+                let name = fi["name"].as_str().unwrap_or("_");
+                self.lines.insert(format!("pub field {path}.{name}: {ty}"));
             }
         }
     }
@@ -474,7 +483,8 @@ impl<'a> Printer<'a> {
                     } else {
                         format!("pub {path}::{name}: {}", compact(inner))
                     };
-                    self.lines.insert(format!("{attrs}{line} (impl{g} {target})"));
+                    self.lines
+                        .insert(format!("{attrs}{line} (impl{g} {target})"));
                 }
             } else {
                 let neg = if body["is_negative"] == true { "!" } else { "" };
@@ -554,11 +564,7 @@ impl<'a> Printer<'a> {
             .map(|pair| {
                 let n = pair[0].as_str().unwrap_or("_");
                 let t = self.ty(&pair[1]);
-                if n == "self" {
-                    t
-                } else {
-                    format!("{n}: {t}")
-                }
+                if n == "self" { t } else { format!("{n}: {t}") }
             })
             .collect();
         let out = match &f["sig"]["output"] {
@@ -571,7 +577,11 @@ impl<'a> Printer<'a> {
 
     fn path_of(&self, id: u64) -> Option<String> {
         let p = self.doc["paths"].get(id.to_string())?;
-        let parts: Vec<&str> = p["path"].as_array()?.iter().filter_map(Value::as_str).collect();
+        let parts: Vec<&str> = p["path"]
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
         Some(parts.join("::"))
     }
 
@@ -579,7 +589,12 @@ impl<'a> Printer<'a> {
     fn path(&self, p: &Value) -> String {
         let base = p["id"]
             .as_u64()
-            .and_then(|id| self.public_paths.get(&id).cloned().or_else(|| self.path_of(id)))
+            .and_then(|id| {
+                self.public_paths
+                    .get(&id)
+                    .cloned()
+                    .or_else(|| self.path_of(id))
+            })
             .or_else(|| p["path"].as_str().map(str::to_owned))
             .unwrap_or_default();
         format!("{base}{}", self.args(&p["args"]))
@@ -607,9 +622,7 @@ impl<'a> Printer<'a> {
                 let n = c["name"].as_str().unwrap_or("_");
                 let b = &c["binding"];
                 if let Some(eq) = b.get("equality") {
-                    let rhs = eq
-                        .get("type")
-                        .map_or_else(|| compact(eq), |t| self.ty(t));
+                    let rhs = eq.get("type").map_or_else(|| compact(eq), |t| self.ty(t));
                     parts.push(format!("{n} = {rhs}"));
                 } else if let Some(bs) = b.get("constraint") {
                     parts.push(format!("{n}: {}", self.bounds(bs)));
@@ -827,8 +840,8 @@ fn current_lines(root: &Path, target_dir: &Path, m: &Member) -> Result<BTreeSet<
         .join(format!("{}.json", m.name.replace('-', "_")));
     let text = std::fs::read_to_string(&file)
         .with_context(|| format!("cannot read {}", file.display()))?;
-    let doc: Value = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not JSON", file.display()))?;
+    let doc: Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
     Printer::lines(&doc)
 }
 
@@ -840,7 +853,9 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         match a.as_str() {
             "--bless" => bless = true,
             "--unreleased" => unreleased = true,
-            f if f.starts_with("--") => bail!("unknown option `{f}` (api [--bless [--unreleased]] [CRATE…])"),
+            f if f.starts_with("--") => {
+                bail!("unknown option `{f}` (api [--bless [--unreleased]] [CRATE…])")
+            }
             c => only.push(c.to_owned()),
         }
     }
@@ -878,7 +893,11 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             (None, true) | (Some(Verdict::Allowed(_)), true) => true,
             (Some(Verdict::NeedsBump { .. }), true) if unreleased => true,
             (None, false) => {
-                println!("api {}: no snapshot {}; run `cargo xtask api --bless`", m.name, file.display());
+                println!(
+                    "api {}: no snapshot {}; run `cargo xtask api --bless`",
+                    m.name,
+                    file.display()
+                );
                 failed += 1;
                 false
             }
@@ -891,13 +910,20 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         if write {
             std::fs::write(&file, current.render(&m.name))
                 .with_context(|| format!("cannot write {}", file.display()))?;
-            println!("api {}: blessed {} ({} lines)", m.name, current.version, current.lines.len());
+            println!(
+                "api {}: blessed {} ({} lines)",
+                m.name,
+                current.version,
+                current.lines.len()
+            );
         }
     }
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
-        eprintln!("xtask api: {failed} crate(s) out of date (see above; how to bump: README.md#api-stability)");
+        eprintln!(
+            "xtask api: {failed} crate(s) out of date (see above; how to bump: README.md#api-stability)"
+        );
         ExitCode::FAILURE
     })
 }
@@ -915,7 +941,11 @@ fn report(m: &Member, old: Option<&Snapshot>, current: &Snapshot, v: &Verdict) {
         Verdict::NeedsBump { bump, at_least } => println!(
             "api {}: {} change since {} needs version {at_least} or higher (Cargo.toml says {}):\n{s}",
             m.name,
-            if *bump == Bump::Breaking { "a breaking" } else { "an additive" },
+            if *bump == Bump::Breaking {
+                "a breaking"
+            } else {
+                "an additive"
+            },
             old.version,
             current.version
         ),
@@ -980,14 +1010,23 @@ mod tests {
         #[case] new_v: &str,
         #[case] want: Verdict,
     ) {
-        let old = Snapshot { version: v(old_v), lines: set(old) };
-        let new = Snapshot { version: v(new_v), lines: set(new) };
+        let old = Snapshot {
+            version: v(old_v),
+            lines: set(old),
+        };
+        let new = Snapshot {
+            version: v(new_v),
+            lines: set(new),
+        };
         assert_eq!(judge(&old, &new), want);
     }
 
     #[test]
     fn snapshot_round_trips() {
-        let s = Snapshot { version: v("0.3.1"), lines: set(&["pub fn x::f()", "pub mod x::m"]) };
+        let s = Snapshot {
+            version: v("0.3.1"),
+            lines: set(&["pub fn x::f()", "pub mod x::m"]),
+        };
         assert_eq!(Snapshot::parse(&s.render("x")).unwrap(), s);
         assert!(Snapshot::parse("pub fn x::f()\n").is_err());
     }

@@ -33,11 +33,41 @@ pub(crate) struct Platform {
 }
 
 pub(crate) const PLATFORMS: [Platform; 5] = [
-    Platform { npm: "linux-x64", os: "linux", cpu: "x64", triple: "x86_64-unknown-linux-gnu", exe: "dsh-instructions" },
-    Platform { npm: "linux-arm64", os: "linux", cpu: "arm64", triple: "aarch64-unknown-linux-gnu", exe: "dsh-instructions" },
-    Platform { npm: "darwin-x64", os: "darwin", cpu: "x64", triple: "x86_64-apple-darwin", exe: "dsh-instructions" },
-    Platform { npm: "darwin-arm64", os: "darwin", cpu: "arm64", triple: "aarch64-apple-darwin", exe: "dsh-instructions" },
-    Platform { npm: "win32-x64", os: "win32", cpu: "x64", triple: "x86_64-pc-windows-msvc", exe: "dsh-instructions.exe" },
+    Platform {
+        npm: "linux-x64",
+        os: "linux",
+        cpu: "x64",
+        triple: "x86_64-unknown-linux-gnu",
+        exe: "dsh-instructions",
+    },
+    Platform {
+        npm: "linux-arm64",
+        os: "linux",
+        cpu: "arm64",
+        triple: "aarch64-unknown-linux-gnu",
+        exe: "dsh-instructions",
+    },
+    Platform {
+        npm: "darwin-x64",
+        os: "darwin",
+        cpu: "x64",
+        triple: "x86_64-apple-darwin",
+        exe: "dsh-instructions",
+    },
+    Platform {
+        npm: "darwin-arm64",
+        os: "darwin",
+        cpu: "arm64",
+        triple: "aarch64-apple-darwin",
+        exe: "dsh-instructions",
+    },
+    Platform {
+        npm: "win32-x64",
+        os: "win32",
+        cpu: "x64",
+        triple: "x86_64-pc-windows-msvc",
+        exe: "dsh-instructions.exe",
+    },
 ];
 
 const SCOPE: &str = "@dsh-instructions";
@@ -180,7 +210,9 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             "--target" => target = Some(it.next().context("--target needs a triple")?.clone()),
             "--no-build" => build = false,
             "--test" => test = true,
-            other => bail!("unknown option `{other}` (npm [--target TRIPLE] [--no-build] [--test])"),
+            other => {
+                bail!("unknown option `{other}` (npm [--target TRIPLE] [--no-build] [--test])")
+            }
         }
     }
     let platform = match &target {
@@ -190,7 +222,12 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             .with_context(|| format!("no npm platform for target `{t}`"))?,
         None => host_platform().context("this host has no npm platform package")?,
     };
-    if Command::new("npm").arg("--version").stdout(Stdio::null()).status().is_err() {
+    if Command::new("npm")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_err()
+    {
         // Loud: the packages and their install test did not run at all.
         println!("npm SKIPPED: npm is not installed; the npm packages were NOT built or tested");
         return Ok(ExitCode::SUCCESS);
@@ -213,12 +250,24 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     if build {
         let mut cmd = Command::new(cargo);
-        cmd.args(["build", "--release", "--locked", "-p", "dsh-instructions-cli"]);
+        cmd.args([
+            "build",
+            "--release",
+            "--locked",
+            "-p",
+            "dsh-instructions-cli",
+        ]);
         if let Some(t) = &target {
             cmd.args(["--target", t]);
         }
-        println!("== cargo build --release -p dsh-instructions-cli ({})", platform.triple);
-        ensure!(cmd.current_dir(root).status()?.success(), "cargo build failed");
+        println!(
+            "== cargo build --release -p dsh-instructions-cli ({})",
+            platform.triple
+        );
+        ensure!(
+            cmd.current_dir(root).status()?.success(),
+            "cargo build failed"
+        );
     }
     let binary = match &target {
         Some(t) => target_dir.join(t).join("release"),
@@ -234,7 +283,10 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     let readme = std::fs::read_to_string(root.join("crates/dsh-instructions-cli/README.md"))
         .context("cannot read the CLI README")?;
     let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
-    write(&main_dir.join("package.json"), &pretty(&main_manifest(&cli.version, &repository)))?;
+    write(
+        &main_dir.join("package.json"),
+        &pretty(&main_manifest(&cli.version, &repository)),
+    )?;
     write(&main_dir.join("bin/dsh-instructions.js"), &launcher())?;
     write(&main_dir.join("README.md"), &readme)?;
     write(
@@ -243,7 +295,10 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     )?;
     write(
         &plat_dir.join("README.md"),
-        &format!("# {SCOPE}/{}\n\nThe prebuilt `dsh-instructions` binary for {}; install `dsh-instructions` instead.\n", platform.npm, platform.npm),
+        &format!(
+            "# {SCOPE}/{}\n\nThe prebuilt `dsh-instructions` binary for {}; install `dsh-instructions` instead.\n",
+            platform.npm, platform.npm
+        ),
     )?;
     let bin = plat_dir.join("bin").join(platform.exe);
     std::fs::create_dir_all(plat_dir.join("bin"))?;
@@ -256,10 +311,15 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     println!("npm: {}\nnpm: {}", main_tgz.display(), plat_tgz.display());
     if test {
         if Some(platform) != host_platform() {
-            bail!("--test runs the binary: it needs the host's platform, not {}", platform.npm);
+            bail!(
+                "--test runs the binary: it needs the host's platform, not {}",
+                platform.npm
+            );
         }
         install_test(&main_tgz, &plat_tgz)?;
-        println!("npm install test: ok (install, doctor, one SessionStart event, uninstall, npm uninstall)");
+        println!(
+            "npm install test: ok (install, doctor, one SessionStart event, uninstall, npm uninstall)"
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -282,7 +342,12 @@ fn npm(prefix: &Path, home: &Path, args: &[&str]) -> Result<()> {
         .args(args)
         .args(["--prefix"])
         .arg(prefix)
-        .args(["--no-audit", "--no-fund", "--registry", "http://127.0.0.1:9"])
+        .args([
+            "--no-audit",
+            "--no-fund",
+            "--registry",
+            "http://127.0.0.1:9",
+        ])
         .args(["--fetch-retries", "0", "--fetch-timeout", "5000"])
         // A cache of its own, so nothing cached elsewhere can stand in.
         .env("npm_config_cache", home.join("npm-cache"))
@@ -299,7 +364,13 @@ fn npm(prefix: &Path, home: &Path, args: &[&str]) -> Result<()> {
 }
 
 /// Runs the installed `bin` with HOME and DSH_HOME in `home`.
-fn run_bin(bin: &Path, home: &Path, cwd: &Path, args: &[&str], stdin: &[u8]) -> Result<(i32, String)> {
+fn run_bin(
+    bin: &Path,
+    home: &Path,
+    cwd: &Path,
+    args: &[&str],
+    stdin: &[u8],
+) -> Result<(i32, String)> {
     let mut child = Command::new(bin)
         .args(args)
         .env("HOME", home)
@@ -327,7 +398,10 @@ fn install_test(main_tgz: &Path, plat_tgz: &Path) -> Result<()> {
     std::fs::create_dir_all(&prefix)?;
     std::fs::create_dir_all(home.join(".claude"))?;
     std::fs::create_dir_all(repo.join(".git"))?;
-    std::fs::write(repo.join("CLAUDE.md"), "Run make check before committing.\n")?;
+    std::fs::write(
+        repo.join("CLAUDE.md"),
+        "Run make check before committing.\n",
+    )?;
     // A settings file of the user's own: uninstall must give its bytes back.
     let settings = home.join(".claude/settings.json");
     let before = b"{\n  // mine\n  \"theme\": \"dark\"\n}\n";
@@ -339,10 +413,25 @@ fn install_test(main_tgz: &Path, plat_tgz: &Path) -> Result<()> {
     let bin = prefix.join("node_modules/.bin/dsh-instructions");
     ensure!(bin.exists(), "npm installed no bin at {}", bin.display());
 
-    let (code, _) = run_bin(&bin, &home, &repo, &["hook", "install", "--agent", "claude"], b"")?;
+    let (code, _) = run_bin(
+        &bin,
+        &home,
+        &repo,
+        &["hook", "install", "--agent", "claude"],
+        b"",
+    )?;
     ensure!(code == 0, "hook install exited {code}");
-    ensure!(std::fs::read(&settings)? != before, "hook install left settings.json unchanged");
-    let (code, out) = run_bin(&bin, &home, &repo, &["hook", "doctor", "--agent", "claude"], b"")?;
+    ensure!(
+        std::fs::read(&settings)? != before,
+        "hook install left settings.json unchanged"
+    );
+    let (code, out) = run_bin(
+        &bin,
+        &home,
+        &repo,
+        &["hook", "doctor", "--agent", "claude"],
+        b"",
+    )?;
     ensure!(code == 0, "hook doctor exited {code}:\n{out}");
 
     let event = json!({
@@ -352,7 +441,13 @@ fn install_test(main_tgz: &Path, plat_tgz: &Path) -> Result<()> {
         "hook_event_name": "SessionStart",
         "source": "startup",
     });
-    let (code, out) = run_bin(&bin, &home, &repo, &["hook", "--agent", "claude"], event.to_string().as_bytes())?;
+    let (code, out) = run_bin(
+        &bin,
+        &home,
+        &repo,
+        &["hook", "--agent", "claude"],
+        event.to_string().as_bytes(),
+    )?;
     ensure!(code == 0, "hook event exited {code}");
     ensure!(
         out.contains("Run make check before committing."),
@@ -361,16 +456,33 @@ fn install_test(main_tgz: &Path, plat_tgz: &Path) -> Result<()> {
 
     // The launcher forwards a failing exit code as is (2: usage error).
     let (code, _) = run_bin(&bin, &home, &repo, &["--no-such-flag"], b"")?;
-    ensure!(code == 2, "a usage error exited {code} through the launcher, not 2");
+    ensure!(
+        code == 2,
+        "a usage error exited {code} through the launcher, not 2"
+    );
 
-    let (code, _) = run_bin(&bin, &home, &repo, &["hook", "uninstall", "--agent", "claude"], b"")?;
+    let (code, _) = run_bin(
+        &bin,
+        &home,
+        &repo,
+        &["hook", "uninstall", "--agent", "claude"],
+        b"",
+    )?;
     ensure!(code == 0, "hook uninstall exited {code}");
     ensure!(
         std::fs::read(&settings)? == before,
         "settings.json is not byte-identical after uninstall"
     );
 
-    npm(&prefix, &home, &["uninstall", MAIN, &format!("{SCOPE}/{}", host_platform().map_or("", |p| p.npm))])?;
+    npm(
+        &prefix,
+        &home,
+        &[
+            "uninstall",
+            MAIN,
+            &format!("{SCOPE}/{}", host_platform().map_or("", |p| p.npm)),
+        ],
+    )?;
     ensure!(!bin.exists(), "npm uninstall left {}", bin.display());
     Ok(())
 }
@@ -383,7 +495,10 @@ mod tests {
     fn every_platform_is_an_optional_dependency_with_its_os_and_cpu() {
         let main = main_manifest("1.2.3", "https://example.org/r");
         for p in PLATFORMS {
-            assert_eq!(main["optionalDependencies"][format!("{SCOPE}/{}", p.npm)], "1.2.3");
+            assert_eq!(
+                main["optionalDependencies"][format!("{SCOPE}/{}", p.npm)],
+                "1.2.3"
+            );
             let m = platform_manifest(p, "1.2.3", "https://example.org/r");
             assert_eq!(m["os"], json!([p.os]));
             assert_eq!(m["cpu"], json!([p.cpu]));
@@ -399,7 +514,11 @@ mod tests {
         let js = launcher();
         assert!(!js.contains("__PLATFORMS__"));
         for p in PLATFORMS {
-            assert!(js.contains(&format!("\"{}\":\"{}\"", p.npm, p.exe)), "{}", p.npm);
+            assert!(
+                js.contains(&format!("\"{}\":\"{}\"", p.npm, p.exe)),
+                "{}",
+                p.npm
+            );
         }
         assert!(js.contains("stdio: \"inherit\""));
     }

@@ -229,7 +229,10 @@ mod tests {
 
     fn with_readme(file: &str) -> Result<Vec<String>> {
         let stem = file.trim_end_matches(".crate");
-        Ok(vec![format!("{stem}/Cargo.toml"), format!("{stem}/README.md")])
+        Ok(vec![
+            format!("{stem}/Cargo.toml"),
+            format!("{stem}/README.md"),
+        ])
     }
 
     #[rstest]
@@ -246,10 +249,7 @@ mod tests {
     fn crate_set(#[case] found: &[&str], #[case] want: &[&str]) {
         let members = [member("lib", false), member("conf", true)];
         let found = found.iter().map(|s| (*s).to_owned()).collect();
-        assert_eq!(
-            check_crates(&members, &found, &with_readme).unwrap(),
-            want
-        );
+        assert_eq!(check_crates(&members, &found, &with_readme).unwrap(), want);
     }
 
     #[test]
@@ -257,8 +257,12 @@ mod tests {
         let members = [member("lib", false)];
         let found = ["lib-0.1.0.crate".to_owned()].into();
         // A README elsewhere in the archive does not count.
-        let contents =
-            |_: &str| Ok(vec!["lib-0.1.0/Cargo.toml".into(), "lib-0.1.0/docs/README.md".into()]);
+        let contents = |_: &str| {
+            Ok(vec![
+                "lib-0.1.0/Cargo.toml".into(),
+                "lib-0.1.0/docs/README.md".into(),
+            ])
+        };
         assert_eq!(
             check_crates(&members, &found, &contents).unwrap(),
             ["lib-0.1.0.crate: has no README.md"]
