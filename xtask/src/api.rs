@@ -133,7 +133,8 @@ impl Snapshot {
             .with_context(|| format!("first line `{head}` is not `{HEADER}<crate> <version>`"))?
             .parse()?;
         let lines = lines
-            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            // Comments are `# …`; an API line may start with `#[attr]`.
+            .filter(|l| !l.starts_with("# ") && !l.is_empty())
             .map(str::to_owned)
             .collect();
         Ok(Self { version, lines })
@@ -1025,7 +1026,7 @@ mod tests {
     fn snapshot_round_trips() {
         let s = Snapshot {
             version: v("0.3.1"),
-            lines: set(&["pub fn x::f()", "pub mod x::m"]),
+            lines: set(&["pub fn x::f()", "#[must_use] pub fn x::g()", "pub mod x::m"]),
         };
         assert_eq!(Snapshot::parse(&s.render("x")).unwrap(), s);
         assert!(Snapshot::parse("pub fn x::f()\n").is_err());
