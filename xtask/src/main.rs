@@ -1,11 +1,15 @@
-//! Project automation: `cargo xtask conformance | ci | bench | fuzz | e2e`.
+//! Project automation: `cargo xtask conformance | ci | bench | fuzz | e2e |
+//! package | api | npm`.
 //!
 //! Arguments are parsed by hand to keep this binary's dependencies small.
 #![forbid(unsafe_code)]
 
+mod api;
 mod bench;
 mod e2e;
 mod fuzz;
+mod npm;
+mod package;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -26,7 +30,17 @@ commands:
       (--full: the criterion benches)
   fuzz [--seconds N] [TARGET…]
       run cargo-fuzz targets (render, typed_source, session_log, scenario)
-      for a bounded time each; needs a nightly toolchain";
+      for a bounded time each; needs a nightly toolchain
+  package
+      cargo package (with its verify build) of every publishable crate,
+      nothing uploaded; checks each .crate and its README
+  api [--bless [--unreleased]] [CRATE…]
+      check each publishable library crate's public API against api/<crate>.txt
+      (--bless: write the snapshots; refused when the version does not allow
+      the change, unless --unreleased: that version was never published)
+  npm [--target TRIPLE] [--no-build] [--test]
+      the npm packages (launcher + one platform package) in target/npm;
+      --test installs them offline and runs the hook through the bin";
 
 fn main() -> ExitCode {
     match run() {
@@ -54,6 +68,9 @@ fn run() -> Result<ExitCode> {
         "bench" => bench::run(&rest),
         "fuzz" => fuzz::run(&workspace_root(), &rest),
         "e2e" => e2e::run(&workspace_root(), &rest),
+        "package" => package::run(&workspace_root(), &rest),
+        "api" => api::run(&workspace_root(), &rest),
+        "npm" => npm::run(&workspace_root(), &rest),
         // The e2e plumbing check's hook command (not for people).
         "e2e-marker-hook" => Ok(e2e::marker_hook()),
         "-h" | "--help" | "help" => {

@@ -1,24 +1,4 @@
-//! DSH home resolution, `~` expansion and display labels (SPEC §4, R-HOME-1..5).
-//!
-//! Everything here is a pure function of a [`HomeEnv`] value: the process
-//! environment is read once by [`HomeEnv::from_process`] and never again, so
-//! tests (and the conformance runner) describe an environment as plain data.
-//! No function touches the filesystem.
-//!
-//! ```
-//! use dsh_home_paths::{resolve_dsh_home, HomeEnv, HomeLabel};
-//!
-//! let env = HomeEnv {
-//!     home: Some("/home/ada".into()),
-//!     cwd: "/work/repo".into(),
-//!     ..HomeEnv::default()
-//! };
-//! let home = resolve_dsh_home(None, &env)?;
-//! assert_eq!(home.path, "/home/ada/.dsh");
-//! assert_eq!(home.label, HomeLabel::Default);
-//! assert_eq!(home.user_global_label(), "~/.dsh/AGENTS.md");
-//! # Ok::<(), dsh_home_paths::HomeError>(())
-//! ```
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 use std::ffi::{OsStr, OsString};

@@ -1,24 +1,5 @@
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
-//! Prompt templates, frame escaping and byte budgets for workspace
-//! instructions (SPEC §6, R-REN-1 .. R-REN-7). Pure: no I/O, no dependencies.
-//!
-//! One call renders one *part* of a workspace message: a baseline
-//! ([`render_baseline`], [`render_empty_replacement`]) or a dynamic batch
-//! ([`render_dynamic`]). Each part is budgeted on its own; the result is
-//! either empty or exactly one `<system-reminder>` frame no longer than
-//! `max_bytes`, together with a per-input [`Fate`] report.
-//!
-//! ```
-//! use dsh_instructions_render::{Budget, render_baseline, BaselineFile, BaselineKind, Fate, IntroUsed};
-//!
-//! let files = [BaselineFile { path: "AGENTS.md", content: "Use tabs." }];
-//! let out = render_baseline(BaselineKind::Normal, &files, Budget::bytes(65_536));
-//! assert!(out.text.starts_with("<system-reminder>\nThe following workspace instructions"));
-//! assert!(out.text.ends_with("Instructions from: AGENTS.md\n\nUse tabs.\n</system-reminder>"));
-//! assert_eq!(out.fates, [Fate::Included]);
-//! assert_eq!(out.intro, IntroUsed::Normal);
-//! assert_eq!(out.notice, None);
-//! ```
 
 mod budget;
 mod bytes;

@@ -1,26 +1,4 @@
-//! Pure state rules for workspace instruction files (SPEC §3 and §7): the
-//! shared [`Config`], typed sources ([`TypedSource`]), scope keys
-//! ([`ScopeKey`]), SHA-1 [`Digest`]s, baseline identity, visible-state
-//! derivation ([`VisibleState`]), transitions ([`transition`],
-//! [`reconcile_directory`]), per-directory candidate selection and dedup, and
-//! the per-instance [`VersionCache`], and the pure half of `@path` imports
-//! ([`import_tokens`], [`assemble_imports`], SPEC §13).
-//!
-//! Nothing here does I/O: the runtime gathers probes and reads, then calls
-//! these functions to decide what changes.
-//!
-//! # What is an API boundary
-//!
-//! Products build on the configuration ([`ConfigInput`], [`Config`],
-//! [`Preset`], …) and the persisted metadata ([`TypedSource`], [`Change`],
-//! [`Action`], [`ScopeKey`], [`Digest`]): their shapes are part of SPEC
-//! (R-CFG, R-STATE-1..3) and change only with it. The decision rules —
-//! [`VisibleState`], [`transition`], [`reconcile_directory`],
-//! [`select_first_wins`], [`dedup_keep`], [`VersionCache`], the import
-//! assembly — are public so the runtime, the conformance suite and property
-//! tests can drive them with plain values; they are **not an API boundary**
-//! and follow the runtime's needs.
-
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
 mod cache;

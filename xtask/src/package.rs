@@ -1,0 +1,271 @@
+//! `cargo xtask package`: `cargo package` (with its verify build) for every
+//! publishable crate, in one invocation so cargo orders them by dependency
+//! and resolves the not-yet-published internal ones from a local overlay
+//! registry. Nothing is uploaded (decision 0033).
+//!
+//! After cargo, the produced `.crate` files are checked: one per publishable
+//! crate, none for a private one, and each holds its `README.md` (the crate
+//! doc includes it, so a crate without it would not even build from the
+//! registry).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail, ensure};
+use serde_json::Value;
+
+/// One workspace member as `cargo metadata` describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Member {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    /// `publish = false` (metadata: an empty registry list).
+    pub(crate) private: bool,
+    pub(crate) dir: PathBuf,
+}
+
+impl Member {
+    /// The file name `cargo package` gives this crate.
+    pub(crate) fn crate_file(&self) -> String {
+        format!("{}-{}.crate", self.name, self.version)
+    }
+}
+
+/// The workspace members, from `cargo metadata --no-deps` JSON.
+pub(crate) fn members(metadata: &Value) -> Result<Vec<Member>> {
+    let packages = metadata["packages"]
+        .as_array()
+        .context("cargo metadata: no `packages` array")?;
+    packages
+        .iter()
+        .map(|p| {
+            let name = p["name"].as_str().context("package without a name")?;
+            let version = p["version"].as_str().context("package without a version")?;
+            let manifest = p["manifest_path"]
+                .as_str()
+                .context("package without a manifest_path")?;
+            // `publish`: null = any registry; [] = `publish = false`; a list = only those.
+            let private = p["publish"].as_array().is_some_and(Vec::is_empty);
+            Ok(Member {
+                name: name.to_owned(),
+                version: version.to_owned(),
+                private,
+                dir: Path::new(manifest)
+                    .parent()
+                    .map_or_else(PathBuf::new, Path::to_path_buf),
+            })
+        })
+        .collect()
+}
+
+/// What is wrong with the `.crate` files found after packaging: `found` is
+/// the file names in `target/package`, `contents` lists the paths inside
+/// one `.crate` (by file name). An empty result means the set is right.
+pub(crate) fn check_crates(
+    members: &[Member],
+    found: &BTreeSet<String>,
+    contents: &dyn Fn(&str) -> Result<Vec<String>>,
+) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    for m in members {
+        let file = m.crate_file();
+        match (m.private, found.contains(&file)) {
+            (true, true) => problems.push(format!("{file}: private crate was packaged")),
+            (false, false) => problems.push(format!("{file}: publishable crate not packaged")),
+            (false, true) => {
+                let readme = format!("{}-{}/README.md", m.name, m.version);
+                if !contents(&file)?.iter().any(|p| p == &readme) {
+                    problems.push(format!("{file}: has no README.md"));
+                }
+            }
+            (true, false) => {}
+        }
+    }
+    let known: BTreeSet<String> = members.iter().map(Member::crate_file).collect();
+    for f in found.difference(&known) {
+        problems.push(format!("{f}: not a crate of this workspace"));
+    }
+    Ok(problems)
+}
+
+fn cargo_bin() -> std::ffi::OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+/// `cargo metadata --no-deps` of the workspace at `root`.
+pub(crate) fn metadata(root: &Path) -> Result<Value> {
+    let out = Command::new(cargo_bin())
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .current_dir(root)
+        .output()
+        .context("cannot run cargo metadata")?;
+    ensure!(
+        out.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).context("cargo metadata printed no JSON")
+}
+
+/// The paths inside a `.crate` (a gzipped tar), through the system `tar`.
+fn tar_list(path: &Path) -> Result<Vec<String>> {
+    let out = Command::new("tar")
+        .arg("-tzf")
+        .arg(path)
+        .output()
+        .with_context(|| format!("cannot run tar on {}", path.display()))?;
+    ensure!(
+        out.status.success(),
+        "tar -tzf {} failed: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect())
+}
+
+pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
+    if let Some(a) = args.first() {
+        bail!("`package` takes no arguments, got `{a}`");
+    }
+    let meta = metadata(root)?;
+    let members = members(&meta)?;
+    let target = PathBuf::from(
+        meta["target_directory"]
+            .as_str()
+            .context("cargo metadata: no target_directory")?,
+    );
+    let out_dir = target.join("package");
+    // Stale .crate files from an earlier run would hide a crate that is no
+    // longer packaged; everything else there (the verify builds) is kept so
+    // a second run is incremental.
+    if let Ok(entries) = std::fs::read_dir(&out_dir) {
+        for e in entries.flatten() {
+            if e.path().extension().is_some_and(|x| x == "crate") {
+                std::fs::remove_file(e.path())
+                    .with_context(|| format!("cannot remove {}", e.path().display()))?;
+            }
+        }
+    }
+
+    let mut cmd = Command::new(cargo_bin());
+    // --allow-dirty: this is a check of the working tree (CI's is clean);
+    // nothing is uploaded, so there is no published state to keep honest.
+    cmd.args(["package", "--allow-dirty", "--locked"]);
+    for m in members.iter().filter(|m| !m.private) {
+        cmd.args(["-p", &m.name]);
+    }
+    cmd.current_dir(root);
+    println!(
+        "== cargo package (verify build) of {} crates",
+        members.iter().filter(|m| !m.private).count()
+    );
+    let start = Instant::now();
+    let status = cmd.status().context("cannot run cargo package")?;
+    if !status.success() {
+        eprintln!("xtask package: cargo package failed");
+        return Ok(ExitCode::FAILURE);
+    }
+
+    let found: BTreeSet<String> = std::fs::read_dir(&out_dir)
+        .with_context(|| format!("cannot read {}", out_dir.display()))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".crate"))
+        .collect();
+    let problems = check_crates(&members, &found, &|f| tar_list(&out_dir.join(f)))?;
+    for p in &problems {
+        eprintln!("xtask package: {p}");
+    }
+    println!(
+        "package: {} crates packaged and verified in {:.0}s{}",
+        found.len(),
+        start.elapsed().as_secs_f64(),
+        if problems.is_empty() {
+            String::new()
+        } else {
+            format!(", {} problems", problems.len())
+        }
+    );
+    Ok(if problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn member(name: &str, private: bool) -> Member {
+        Member {
+            name: name.to_owned(),
+            version: "0.1.0".to_owned(),
+            private,
+            dir: PathBuf::new(),
+        }
+    }
+
+    #[rstest]
+    #[case::null_is_public(serde_json::json!(null), false)]
+    #[case::empty_list_is_private(serde_json::json!([]), true)]
+    #[case::named_registry_is_public(serde_json::json!(["crates-io"]), false)]
+    fn publish_field(#[case] publish: Value, #[case] private: bool) {
+        let meta = serde_json::json!({ "packages": [{
+            "name": "a", "version": "1.2.3", "publish": publish,
+            "manifest_path": "/w/crates/a/Cargo.toml"
+        }]});
+        let m = members(&meta).unwrap();
+        assert_eq!(m[0].private, private);
+        assert_eq!(m[0].crate_file(), "a-1.2.3.crate");
+        assert_eq!(m[0].dir, Path::new("/w/crates/a"));
+    }
+
+    fn with_readme(file: &str) -> Result<Vec<String>> {
+        let stem = file.trim_end_matches(".crate");
+        Ok(vec![
+            format!("{stem}/Cargo.toml"),
+            format!("{stem}/README.md"),
+        ])
+    }
+
+    #[rstest]
+    #[case::all_right(&["lib-0.1.0.crate"], &[])]
+    #[case::missing(&[], &["lib-0.1.0.crate: publishable crate not packaged"])]
+    #[case::private_packaged(
+        &["lib-0.1.0.crate", "conf-0.1.0.crate"],
+        &["conf-0.1.0.crate: private crate was packaged"]
+    )]
+    #[case::stranger(
+        &["lib-0.1.0.crate", "other-9.0.0.crate"],
+        &["other-9.0.0.crate: not a crate of this workspace"]
+    )]
+    fn crate_set(#[case] found: &[&str], #[case] want: &[&str]) {
+        let members = [member("lib", false), member("conf", true)];
+        let found = found.iter().map(|s| (*s).to_owned()).collect();
+        assert_eq!(check_crates(&members, &found, &with_readme).unwrap(), want);
+    }
+
+    #[test]
+    fn a_crate_without_its_readme_is_a_problem() {
+        let members = [member("lib", false)];
+        let found = ["lib-0.1.0.crate".to_owned()].into();
+        // A README elsewhere in the archive does not count.
+        let contents = |_: &str| {
+            Ok(vec![
+                "lib-0.1.0/Cargo.toml".into(),
+                "lib-0.1.0/docs/README.md".into(),
+            ])
+        };
+        assert_eq!(
+            check_crates(&members, &found, &contents).unwrap(),
+            ["lib-0.1.0.crate: has no README.md"]
+        );
+    }
+}
