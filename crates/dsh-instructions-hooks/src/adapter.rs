@@ -32,7 +32,7 @@ use crate::touch::apply;
 /// logged (docs/hooks.md). Gemini CLI's `BeforeModel` stdin carries the
 /// whole text history, so the bound sits far above what its 1M-token window
 /// can hold (about 4 MB of text): no session loses its instructions to it.
-/// Only what the adapter needs is parsed ([`crate::lean`]).
+/// Only what the adapter needs is parsed (`crate::lean`).
 pub const MAX_EVENT_BYTES: usize = 64 << 20;
 
 /// How long an invocation waits for its session's lock: well inside the

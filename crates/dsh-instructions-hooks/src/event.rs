@@ -139,7 +139,7 @@ impl PathArg {
 pub type ToolMap = BTreeMap<String, Vec<PathArg>>;
 
 /// The built-in tool map of an agent (SPEC R-HOOK-3): the path-bearing
-/// tools of its tool table ([`crate::tools`]). Codex's `apply_patch` and
+/// tools of its tool table (`crate::tools`). Codex's `apply_patch` and
 /// the shell tool are handled apart: their paths are in a patch text or a
 /// command.
 pub fn default_tools(agent: Agent) -> ToolMap {

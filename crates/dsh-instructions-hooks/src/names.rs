@@ -1,6 +1,6 @@
 //! The names of the three agents and the two install scopes, as the command
 //! line and the paths spell them: the one module both the installer's
-//! facts ([`crate::agent`]) and the tool table ([`crate::tools`]) build on.
+//! facts ([`crate::agent`]) and the tool table (`crate::tools`) build on.
 
 use std::fmt;
 use std::str::FromStr;

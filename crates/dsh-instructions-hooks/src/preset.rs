@@ -45,7 +45,7 @@ pub struct HookConfig {
 ///   itself, so the adapter leaves that name to it (decision 0012).
 ///
 /// The agent's tools are no `touch_tools` here: the hook reports them as
-/// typed touches ([`crate::tools`]).
+/// typed touches (`crate::tools`).
 ///
 /// ```
 /// use dsh_instructions_hooks::{hook_preset, Agent};
