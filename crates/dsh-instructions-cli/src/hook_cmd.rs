@@ -25,6 +25,9 @@ pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
     match action {
         HookAction::Install(a) => {
             let (loc, command) = resolve(agent, &a.target)?;
+            if a.target.command.is_none() && !a.dry_run {
+                keep_stable_copy(&loc.dsh_home)?;
+            }
             let target = Target {
                 agent,
                 scope: a.target.scope,
@@ -105,6 +108,50 @@ fn print_report(report: &hooks::Report) {
     out_raw!("{}", report.summary());
 }
 
+fn this_exe() -> Result<PathBuf, CliError> {
+    std::env::current_exe()
+        .map_err(|e| CliError::new(format!("hook: cannot find this binary's path: {e}")))
+}
+
+/// The binary the agents' hooks run. `npx dsh-instructions …` runs it from
+/// npm's cache (`~/.npm/_npx/<hash>/…`), which npm may clear at any time: a
+/// hook registered there would silently stop running. Such a binary
+/// registers a stable copy in the DSH home (`$DSH_HOME/bin/`), which
+/// `hook install` keeps current; any other binary registers itself.
+fn registered_exe(exe: &Path, dsh_home: &Path) -> PathBuf {
+    let in_npx_cache = exe.components().any(|c| c.as_os_str() == "_npx");
+    match exe.file_name() {
+        Some(name) if in_npx_cache => dsh_home.join("bin").join(name),
+        _ => exe.to_owned(),
+    }
+}
+
+/// Copies this binary to its [`registered_exe`] place when that is not
+/// itself: a temporary file in the same directory, made executable, then
+/// renamed over the old copy (a hook running the old one keeps it open).
+fn keep_stable_copy(dsh_home: &Path) -> Result<(), CliError> {
+    let exe = this_exe()?;
+    let stable = registered_exe(&exe, dsh_home);
+    if stable == exe {
+        return Ok(());
+    }
+    let fail = |what: &str, e: std::io::Error| {
+        CliError::new(format!("hook: cannot {what} {}: {e}", stable.display()))
+    };
+    let dir = stable.parent().unwrap_or(dsh_home);
+    std::fs::create_dir_all(dir).map_err(|e| fail("create the directory of", e))?;
+    let tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| fail("stage", e))?;
+    std::fs::copy(&exe, tmp.path()).map_err(|e| fail("copy this binary to", e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| fail("make executable", e))?;
+    }
+    tmp.persist(&stable).map_err(|e| fail("replace", e.error))?;
+    Ok(())
+}
+
 /// The agent's directories and the command to register.
 fn resolve(agent: Agent, t: &HookTargetArgs) -> Result<(Locations, String), CliError> {
     let env = setup::process_env()?;
@@ -129,9 +176,8 @@ fn resolve(agent: Agent, t: &HookTargetArgs) -> Result<(Locations, String), CliE
     let command = match &t.command {
         Some(c) => c.clone(),
         None => {
-            let exe = std::env::current_exe()
-                .map_err(|e| CliError::new(format!("hook: cannot find this binary's path: {e}")))?;
-            hooks::hook_command(Path::new(&exe), agent)
+            let exe = this_exe()?;
+            hooks::hook_command(&registered_exe(&exe, &dsh_home), agent)
         }
     };
     Ok((
@@ -143,4 +189,35 @@ fn resolve(agent: Agent, t: &HookTargetArgs) -> Result<(Locations, String), CliE
         },
         command,
     ))
+}
+
+#[cfg(test)]
+mod stable_exe_tests {
+    use super::*;
+    use rstest::rstest;
+
+    /// Only a binary in npx's cache registers the copy in the DSH home.
+    #[rstest]
+    #[case::npx(
+        "/home/u/.npm/_npx/4b4e/node_modules/@dsh-instructions/linux-x64/bin/dsh-instructions",
+        "/home/u/.dsh/bin/dsh-instructions"
+    )]
+    #[case::global_npm(
+        "/usr/lib/node_modules/dsh-instructions/node_modules/@dsh-instructions/linux-x64/bin/dsh-instructions",
+        "/usr/lib/node_modules/dsh-instructions/node_modules/@dsh-instructions/linux-x64/bin/dsh-instructions"
+    )]
+    #[case::cargo(
+        "/home/u/.cargo/bin/dsh-instructions",
+        "/home/u/.cargo/bin/dsh-instructions"
+    )]
+    #[case::npx_in_a_name(
+        "/opt/my_npx_tools/dsh-instructions",
+        "/opt/my_npx_tools/dsh-instructions"
+    )]
+    fn only_npx_cache_binaries_register_a_stable_copy(#[case] exe: &str, #[case] want: &str) {
+        assert_eq!(
+            registered_exe(Path::new(exe), Path::new("/home/u/.dsh")),
+            PathBuf::from(want)
+        );
+    }
 }

@@ -195,3 +195,64 @@ fn install_needs_an_agent() {
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("--agent"));
 }
+
+/// `npx dsh-instructions hook install` runs the binary from npm's cache,
+/// which npm may clear: the hook registers a stable copy in the DSH home
+/// instead, which runs as the hook and answers events; a binary anywhere
+/// else registers itself.
+#[test]
+fn an_install_through_npx_registers_a_stable_copy() {
+    let t = Tree::new();
+    let npx = t.path("home/.npm/_npx/4b4e/node_modules/.bin");
+    std::fs::create_dir_all(&npx).expect("mkdir");
+    let cached = npx.join("dsh-instructions");
+    std::fs::copy(BIN, &cached).expect("copy the binary into an npx-like cache");
+    let out = Command::new(&cached)
+        .args(["hook", "install", "--agent", "claude"])
+        .current_dir(t.path("repo"))
+        .env("HOME", t.path("home"))
+        .env("DSH_HOME", t.path("dsh"))
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let settings = std::fs::read_to_string(t.path("home/.claude/settings.json")).expect("settings");
+    let stable = t.path("dsh/bin/dsh-instructions");
+    assert!(
+        settings.contains(&format!("{} hook --agent claude", stable.display())),
+        "{settings}"
+    );
+    assert!(!settings.contains("_npx"), "{settings}");
+    // The cache goes away; the registered copy still answers as the hook.
+    std::fs::remove_dir_all(t.path("home/.npm")).expect("clear the cache");
+    let mut child = Command::new(&stable)
+        .args(["hook", "--agent", "claude"])
+        .current_dir(t.path("repo"))
+        .env("HOME", t.path("home"))
+        .env("DSH_HOME", t.path("dsh"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run the stable copy");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"{}")
+        .expect("event");
+    let answer = child.wait_with_output().expect("wait");
+    assert!(answer.status.success());
+    assert_eq!(String::from_utf8_lossy(&answer.stdout).trim(), "{}");
+    // Installed from a stable place, the binary registers itself.
+    let direct = t.run(&["hook", "install", "--agent", "codex"]);
+    assert!(
+        direct.status.success(),
+        "{}",
+        String::from_utf8_lossy(&direct.stderr)
+    );
+    let hooks = std::fs::read_to_string(t.path("home/.codex/hooks.json")).expect("codex hooks");
+    assert!(hooks.contains(BIN), "{hooks}");
+}
