@@ -331,8 +331,7 @@ async fn handle(
         // resume, clear, compact): its version cache starts empty
         // (R-STATE-8); the events after it share what it read (decision
         // 0036). Without the file every known file is read once more.
-        let dir = dsh_session_log::session_dir(store.dir(), &id).map_err(SessionError::from)?;
-        let _ = dsh_instructions_session::forget_versions(&dir);
+        let _ = dsh_instructions_session::forget_versions(&session_dir);
     }
     // The hook's one grant of ambient authority: every mount of this
     // invocation opens its roots through this factory.
@@ -345,9 +344,7 @@ async fn handle(
         };
         return crate::gemini::handle(&ctx, event, log, &settings, leading).await;
     }
-    let records_path = dsh_session_log::session_dir(store.dir(), &id)
-        .map_err(SessionError::from)?
-        .join(crate::record::RECORDS_FILE_NAME);
+    let records_path = session_dir.join(crate::record::RECORDS_FILE_NAME);
     let key = crate::record::event_key(call.input);
     let mut records = None;
     if let Some(k) = call.part {
