@@ -585,6 +585,61 @@ fn start_touch_edit_resume_compact(
     );
 }
 
+/// Decision 0037: each event leaves what it proved about the known
+/// directories in `dirs.stamps`, and the next event's process trusts those
+/// facts only where the filesystem still shows them — so an in-place edit
+/// and a file created in a known directory both still surface, and a stale
+/// or garbled memory changes nothing the model gets.
+#[rstest]
+#[case::claude("claude", "PostToolUse-Read")]
+#[case::codex("codex", "PostToolUse-apply_patch")]
+fn remembered_directories_still_show_every_change(#[case] agent: &str, #[case] touch: &str) {
+    let t = Tree::new();
+    let s = "stamps";
+    // Stamps are trusted only once the tree's timestamps are older than the
+    // racy-timestamp margin (2 s): without this wait the memory would stay
+    // empty and the remembered path would go untested. The wait decides no
+    // outcome; every assertion below holds with or without the memory.
+    std::thread::sleep(Duration::from_millis(2_200));
+    t.event(agent, "SessionStart-startup", s, "")
+        .context("SessionStart");
+    let deep = format!("{}/pkg/lib/src/main.rs", t.ws());
+    t.event(agent, touch, s, &deep).context("PostToolUse");
+    t.event(agent, "UserPromptSubmit", s, "").assert_nothing();
+    let stamps = t.sessions_dir(agent).join(s).join("dirs.stamps");
+    let text = std::fs::read_to_string(&stamps).expect("the event left its stamps");
+    let lib = format!(" {}/pkg/lib\n", t.ws());
+    let line = text
+        .lines()
+        .find(|l| format!(" {l}\n").ends_with(&lib) && l.starts_with("D "))
+        .unwrap_or_else(|| panic!("no stamp of pkg/lib in:\n{text}"));
+    let absent = line.split(' ').nth(8).expect("absent bits");
+    assert_ne!(absent, "0", "pkg/lib's absent names are remembered: {line}");
+
+    // Edited in place: the directory's stamp does not move, the file's
+    // version does.
+    t.write("ws/pkg/lib/AGENTS.md", "LIB-RULES v2");
+    assert_eq!(
+        t.event(agent, "UserPromptSubmit", s, "")
+            .context("UserPromptSubmit"),
+        shown(agent, &replaced("pkg/lib/AGENTS.md", "LIB-RULES v2"))
+    );
+    // A name remembered as absent appears: the directory's stamp moves.
+    t.write("ws/pkg/lib/AGENTS.local.md", "LIB-LOCAL");
+    let overlay = t
+        .event(agent, "UserPromptSubmit", s, "")
+        .context("UserPromptSubmit");
+    assert!(overlay.contains("LIB-LOCAL"), "{overlay}");
+    // A garbled memory is an empty one: the next event is still right.
+    std::fs::write(&stamps, "dsh-dir-stamps 1\nD zz\n").expect("garble");
+    t.write("ws/pkg/lib/AGENTS.md", "LIB-RULES v3");
+    assert_eq!(
+        t.event(agent, "UserPromptSubmit", s, "")
+            .context("UserPromptSubmit"),
+        shown(agent, &replaced("pkg/lib/AGENTS.md", "LIB-RULES v3"))
+    );
+}
+
 /// The agent edits instruction files itself (Claude Code `Edit`, Codex
 /// `apply_patch`): each change enters with that tool's result (R-HOOK-3,
 /// R-RT-3) — replace, set of a new file, remove of a deleted one.

@@ -40,7 +40,8 @@ use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions};
 use rustix::io::Errno;
 use tokio_util::sync::CancellationToken;
 
-use crate::dircache::{Batch, DirCache, STAMP_MARGIN};
+use crate::dircache::{Batch, DirCache, Raw, RawKind, STAMP_MARGIN, Stamp};
+use crate::dirmemory::{DirMemory, Rec};
 use crate::paths::{link_target, normalize, normalized};
 use crate::provider::MAX_LINK_HOPS;
 use crate::provider::{
@@ -112,6 +113,8 @@ struct Inner {
     dirs: Mutex<DirCache>,
     /// [`STAMP_MARGIN`], shortened by tests that cannot wait for it.
     margin: Duration,
+    /// Stamps carried across processes ([`CapStdProvider::remembering`]).
+    memory: OnceLock<DirMemory>,
 }
 
 struct Root {
@@ -215,8 +218,8 @@ const SETTLED_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
 /// real file imply none of these changed on one device. Settled when both
 /// timestamps lie [`SETTLED_AFTER`] before `seen` (a clock reading taken at
 /// the stat), so no later change can share them.
-fn version_of(metadata: &Metadata, seen: std::time::SystemTime) -> FileVersion {
-    let latest = metadata.mtime().max(metadata.ctime());
+fn version_of(raw: &Raw, seen: std::time::SystemTime) -> FileVersion {
+    let latest = raw.mtime.0.max(raw.ctime.0);
     let settled = seen
         .checked_sub(SETTLED_AFTER)
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
@@ -230,27 +233,29 @@ fn version_of(metadata: &Metadata, seen: std::time::SystemTime) -> FileVersion {
         FileVersion::new
     };
     build([
-        metadata.ino(),
-        metadata.size(),
-        nanos(metadata.mtime(), metadata.mtime_nsec()),
-        nanos(metadata.ctime(), metadata.ctime_nsec()) ^ metadata.dev().rotate_left(32),
+        raw.ino,
+        raw.size,
+        nanos(raw.mtime.0, raw.mtime.1),
+        nanos(raw.ctime.0, raw.ctime.1) ^ raw.dev.rotate_left(32),
     ])
-}
-
-fn identity_of(metadata: &Metadata) -> FileIdentity {
-    FileIdentity::Inode {
-        dev: metadata.dev(),
-        ino: metadata.ino(),
-    }
 }
 
 /// A resolved target is present only if it is a regular file (R-DISC-4).
 fn classify_metadata(metadata: &Metadata) -> Probe {
-    if metadata.is_file() {
+    classify_raw(&Raw::of(metadata))
+}
+
+/// [`classify_metadata`] of a raw `statx` (never a symlink here: callers
+/// resolve those first).
+fn classify_raw(raw: &Raw) -> Probe {
+    if raw.kind == RawKind::File {
         Probe::Present(PresentFile {
-            size: metadata.len(),
-            version: version_of(metadata, std::time::SystemTime::now()),
-            identity: identity_of(metadata),
+            size: raw.size,
+            version: version_of(raw, std::time::SystemTime::now()),
+            identity: FileIdentity::Inode {
+                dev: raw.dev,
+                ino: raw.ino,
+            },
         })
     } else {
         Probe::Absent
@@ -369,6 +374,7 @@ impl CapStdProvider {
                 roots: opened,
                 dirs: Mutex::new(DirCache::new()),
                 margin: STAMP_MARGIN,
+                memory: OnceLock::new(),
             }),
             inline: false,
         })
@@ -391,6 +397,34 @@ impl CapStdProvider {
     #[must_use]
     pub fn run_inline(mut self, inline: bool) -> Self {
         self.inline = inline;
+        self
+    }
+
+    /// Consults and records into `memory` the directory stamps an earlier
+    /// process left (decision 0037): a known directory unchanged since then
+    /// costs one `statx`, plus one per candidate that exists, instead of an
+    /// open and a lookup per candidate name. For one-shot processes such as
+    /// the agent hook (R-HOOK-6); the host decodes the memory before and
+    /// encodes it after ([`DirMemory`]). A provider keeps the first memory
+    /// it is given (clones share it). Consulted on Linux only.
+    ///
+    /// ```
+    /// use dsh_instructions_discovery::{ambient_authority, CapStdProvider, DirMemory};
+    /// let tmp = tempfile::tempdir()?;
+    /// let root = camino::Utf8PathBuf::from_path_buf(tmp.path().to_path_buf()).unwrap();
+    /// // Decoded from what the previous process encoded (here: nothing yet).
+    /// let memory = DirMemory::decode(b"");
+    /// let provider = CapStdProvider::new([root], ambient_authority())?
+    ///     .run_inline(true)
+    ///     .remembering(memory.clone());
+    /// // ... compose through `provider`; then write `memory.encode()` back
+    /// // when `memory.changed()`.
+    /// # drop(provider);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn remembering(self, memory: DirMemory) -> Self {
+        let _ = self.inner.memory.set(memory);
         self
     }
 
@@ -660,8 +694,165 @@ impl Inner {
             probes.push(probe);
         }
         batch.count_skipped(skipped);
-        batch.record(slot, stamp, absent);
+        batch.record(dir.as_str(), slot, stamp, absent);
         Ok(Some(probes))
+    }
+
+    /// Answers `dir` from the facts an earlier process remembered
+    /// (decision 0037, argued in the `dirmemory` module), or `None` when it
+    /// has none or they no longer hold (the caller takes the handle path,
+    /// which records the new facts).
+    #[cfg(target_os = "linux")]
+    fn probe_remembered(
+        &self,
+        batch: &mut Batch<'_>,
+        dir: &Utf8Path,
+        names: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<Option<Vec<Probe>>, Cancelled> {
+        let Some(rec) = batch.memory.as_deref().and_then(|m| m.get(dir.as_str())) else {
+            return Ok(None);
+        };
+        // The deepest root containing `dir`, by string prefix at a component
+        // boundary (`locate` builds a relative path, not needed here).
+        let Some(root) = self.roots.iter().find(|r| {
+            dir.as_str()
+                .strip_prefix(r.path.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        }) else {
+            return Ok(None);
+        };
+        let Some(handle) = root.handle() else {
+            return Ok(None);
+        };
+        let root_path = root.path.as_str();
+        match rec {
+            Rec::Missing { parent } => {
+                let Some(up) = dir.parent() else {
+                    return Ok(None);
+                };
+                if self.proven(batch, root_path, handle, up.as_str()) == Some(parent) {
+                    return Ok(Some(vec![Probe::Absent; names.len()]));
+                }
+            }
+            Rec::Dir {
+                names: hash,
+                absent,
+                ..
+            } => {
+                if hash == batch.names()
+                    && self
+                        .proven(batch, root_path, handle, dir.as_str())
+                        .is_some()
+                {
+                    let rel = dir.as_str()[root_path.len()..].trim_start_matches('/');
+                    let mut probes = Vec::with_capacity(names.len());
+                    let mut skipped = 0;
+                    for (i, name) in names.iter().enumerate() {
+                        let bit = 1u64
+                            .checked_shl(u32::try_from(i).unwrap_or(u32::MAX))
+                            .unwrap_or(0);
+                        if absent & bit != 0 {
+                            skipped += 1;
+                            probes.push(Probe::Absent);
+                            continue;
+                        }
+                        check(cancel)?;
+                        probes.push(self.probe_through(handle, rel, dir, name, cancel)?);
+                    }
+                    batch.count_skipped(skipped);
+                    return Ok(Some(probes));
+                }
+            }
+        }
+        if let Some(memory) = batch.memory.as_deref_mut() {
+            memory.forget(dir.as_str());
+        }
+        Ok(None)
+    }
+
+    /// Elsewhere a memory is recorded into but never consulted.
+    #[cfg(not(target_os = "linux"))]
+    fn probe_remembered(
+        &self,
+        _batch: &mut Batch<'_>,
+        _dir: &Utf8Path,
+        _names: &[String],
+        _cancel: &CancellationToken,
+    ) -> Result<Option<Vec<Probe>>, Cancelled> {
+        Ok(None)
+    }
+
+    /// One candidate of a proven directory `rel` (relative to the root
+    /// `handle`): a regular file or a miss from one `statx`; a symlink or
+    /// anything unusual takes the full probe.
+    #[cfg(target_os = "linux")]
+    fn probe_through(
+        &self,
+        handle: &Dir,
+        rel: &str,
+        dir: &Utf8Path,
+        name: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Probe, Cancelled> {
+        let plain = !name.is_empty() && name != "." && name != ".." && !name.contains('/');
+        if plain {
+            let path = if rel.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{rel}/{name}")
+            };
+            match Raw::lstat_at(handle, &path) {
+                Ok(raw) if raw.kind != RawKind::Symlink => return Ok(classify_raw(&raw)),
+                Err(Errno::NOENT) => return Ok(Probe::Absent),
+                _ => {}
+            }
+        }
+        self.probe(&dir.join(name), cancel)
+    }
+
+    /// The current stamp of `path` (`root_path` or below it) when every
+    /// directory from the root down to it is a real directory whose
+    /// current stamp is the one remembered for it; `None` otherwise.
+    /// Memoized per batch, so siblings share their ancestors' proofs.
+    #[cfg(target_os = "linux")]
+    fn proven(
+        &self,
+        batch: &mut Batch<'_>,
+        root_path: &str,
+        handle: &Dir,
+        path: &str,
+    ) -> Option<Stamp> {
+        if let Some(known) = batch.proven.get(path) {
+            return *known;
+        }
+        let remembered = match batch.memory.as_deref().and_then(|m| m.get(path)) {
+            Some(Rec::Dir { stamp, .. }) => Some(stamp),
+            _ => None,
+        };
+        let current = remembered.and_then(|remembered| {
+            let (now, margin) = (batch.now(), batch.margin());
+            let current = if path == root_path {
+                // The root's handle names the root by definition.
+                let metadata = handle.dir_metadata().ok()?;
+                Stamp::trusted(&metadata, now, margin)?
+            } else {
+                let parent = path.rfind('/').map(|i| &path[..i.max(1)])?;
+                if parent.len() < root_path.len() {
+                    return None;
+                }
+                self.proven(batch, root_path, handle, parent)?;
+                let rel = path[root_path.len()..].trim_start_matches('/');
+                let raw = Raw::lstat_at(handle, rel).ok()?;
+                if raw.kind != RawKind::Dir {
+                    return None;
+                }
+                Stamp::trusted_raw(&raw, now, margin)?
+            };
+            (current == remembered).then_some(current)
+        });
+        batch.proven.insert(path.to_owned(), current);
+        current
     }
 
     /// Probes a list of directories in one pass. Directories reachable from
@@ -679,12 +870,20 @@ impl Inner {
         let mut out = Vec::with_capacity(dirs.len());
         let mut previous: Option<(Utf8PathBuf, Dir)> = None;
         let mut cache = self.dirs.try_lock().ok();
+        let mut memory = self.memory.get().map(DirMemory::lock);
         let mut batch = cache
             .as_deref_mut()
-            .map(|c| Batch::new(c, self.margin, names));
+            .map(|c| Batch::new(c, self.margin, names, memory.as_deref_mut()));
         for dir in dirs {
             check(cancel)?;
             let dir = normalized(dir);
+            if let Some(batch) = batch.as_mut()
+                && let Some(probes) = self.probe_remembered(batch, &dir, names, cancel)?
+            {
+                out.push(probes);
+                previous = None;
+                continue;
+            }
             if let Some(batch) = batch.as_mut()
                 && let Some(probes) = self.probe_cached(batch, &dir, names, cancel)?
             {
@@ -814,8 +1013,11 @@ impl Inner {
         let bytes_read = bytes.len() as u64;
         Ok(ReadOutcome::Loaded(LoadedText {
             text: decode_owned(bytes),
-            version: version_of(&metadata, seen),
-            identity: identity_of(&metadata),
+            version: version_of(&Raw::of(&metadata), seen),
+            identity: FileIdentity::Inode {
+                dev: metadata.dev(),
+                ino: metadata.ino(),
+            },
             bytes_read,
         }))
     }
@@ -1177,9 +1379,39 @@ mod tests {
             _tmp: tempfile::TempDir,
             root: Utf8PathBuf,
             cached: CapStdProvider,
+            /// `Some`: every probe is a new provider (a new process) that
+            /// only has the memory the previous one encoded (decision 0037).
+            memory: Option<std::cell::RefCell<DirMemory>>,
+            /// Lookups answered without a syscall, over all providers.
+            skipped: std::cell::Cell<u64>,
+        }
+
+        /// How a fixture's probes carry what they learned to the next.
+        #[derive(Debug, Clone, Copy)]
+        enum Carry {
+            /// One provider, its handle cache (`dircache`).
+            Handles,
+            /// A new provider per probe, with the encoded `DirMemory`.
+            Memory,
         }
 
         impl Fixture {
+            fn carrying(carry: Carry) -> Self {
+                let mut fx = Self::new();
+                if matches!(carry, Carry::Memory) {
+                    fx.memory = Some(std::cell::RefCell::new(DirMemory::new()));
+                }
+                fx
+            }
+
+            /// A provider as a new process builds it: margin zero (the tree
+            /// is seconds old), the memory decoded from its encoding.
+            fn process(&self, memory: DirMemory) -> CapStdProvider {
+                let mut p = CapStdProvider::new([self.root.clone()], ambient_authority()).unwrap();
+                Arc::get_mut(&mut p.inner).unwrap().margin = Duration::ZERO;
+                p.remembering(memory)
+            }
+
             fn new() -> Self {
                 let tmp = tempfile::tempdir().unwrap();
                 let root = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
@@ -1192,6 +1424,8 @@ mod tests {
                     _tmp: tmp,
                     root,
                     cached,
+                    memory: None,
+                    skipped: std::cell::Cell::new(0),
                 }
             }
 
@@ -1207,11 +1441,25 @@ mod tests {
             fn probe(&self) -> Vec<Vec<Probe>> {
                 let names: Vec<String> = NAMES.map(str::to_owned).to_vec();
                 let cancel = CancellationToken::new();
-                let got = self
-                    .cached
-                    .inner
-                    .probe_dirs(&self.dirs(), &names, &cancel)
-                    .unwrap();
+                let got = match &self.memory {
+                    None => self
+                        .cached
+                        .inner
+                        .probe_dirs(&self.dirs(), &names, &cancel)
+                        .unwrap(),
+                    Some(memory) => {
+                        let carried = DirMemory::decode(&memory.borrow().encode());
+                        let provider = self.process(carried.clone());
+                        let got = provider
+                            .inner
+                            .probe_dirs(&self.dirs(), &names, &cancel)
+                            .unwrap();
+                        let skipped = provider.inner.dirs.lock().unwrap().skipped;
+                        self.skipped.set(self.skipped.get() + skipped);
+                        *memory.borrow_mut() = carried;
+                        got
+                    }
+                };
                 let fresh = CapStdProvider::new([self.root.clone()], ambient_authority()).unwrap();
                 let want = fresh
                     .inner
@@ -1222,7 +1470,7 @@ mod tests {
             }
 
             fn skipped(&self) -> u64 {
-                self.cached.inner.dirs.lock().unwrap().skipped
+                self.cached.inner.dirs.lock().unwrap().skipped + self.skipped.get()
             }
 
             fn change(&self, f: impl FnOnce(&Utf8Path)) {
@@ -1247,9 +1495,48 @@ mod tests {
             assert!(fx.cached.inner.dirs.lock().unwrap().len() >= 2);
         }
 
+        /// A new process with the memory of the last one answers an
+        /// unchanged tree's absent names, and a directory that is missing,
+        /// without a lookup (decision 0037).
+        #[cfg(target_os = "linux")]
         #[test]
-        fn every_kind_of_change_is_seen() {
-            let fx = Fixture::new();
+        fn a_new_process_with_the_memory_skips_what_it_proves() {
+            let fx = Fixture::carrying(Carry::Memory);
+            fx.probe();
+            assert_eq!(fx.skipped(), 0, "the first process has no memory");
+            fx.probe();
+            // a: 4 absent names, a/b: 3 (a/b/c is missing: no lookup at all).
+            assert_eq!(fx.skipped(), 7);
+            let memory = fx.memory.as_ref().unwrap().borrow().clone();
+            assert_eq!(memory.len(), 4, "the root, a, a/b, and a/b/c as missing");
+            assert!(!memory.changed(), "nothing new to write back");
+        }
+
+        /// A memory whose facts no longer hold is never used: a stale
+        /// encoding (here: the tree rebuilt under the same paths) gives
+        /// exactly a fresh provider's answers.
+        #[test]
+        fn a_stale_memory_is_never_trusted() {
+            let fx = Fixture::carrying(Carry::Memory);
+            fx.probe();
+            let stale = fx.memory.as_ref().unwrap().borrow().encode();
+            fx.change(|r| {
+                std::fs::rename(r.join("a"), r.join("old-a")).unwrap();
+                std::fs::create_dir_all(r.join("a/b/c")).unwrap();
+                std::fs::write(r.join("a/b/CLAUDE.md"), "new").unwrap();
+                std::fs::write(r.join("a/b/c/AGENTS.md"), "deep").unwrap();
+            });
+            *fx.memory.as_ref().unwrap().borrow_mut() = DirMemory::decode(&stale);
+            let p = fx.probe();
+            assert!(present(&p[1][1]) && present(&p[2][0]));
+            assert!(!present(&p[1][0]));
+        }
+
+        #[rstest::rstest]
+        #[case::handles(Carry::Handles)]
+        #[case::memory(Carry::Memory)]
+        fn every_kind_of_change_is_seen(#[case] carry: Carry) {
+            let fx = Fixture::carrying(carry);
             fx.probe();
             fx.probe();
             // A file created in a known directory.
@@ -1280,6 +1567,19 @@ mod tests {
             let p = fx.probe();
             assert!(!present(&p[1][1]));
             assert!(present(&p[2][2]));
+            // A known directory moved out of the root and linked back: the
+            // same directory, now reached through a symlink that leaves it.
+            let outside = tempfile::tempdir().unwrap();
+            fx.change(|r| {
+                std::fs::rename(r.join("a/b"), outside.path().join("b")).unwrap();
+                symlink(outside.path().join("b"), r.join("a/b")).unwrap();
+            });
+            fx.probe();
+            fx.change(|r| {
+                std::fs::remove_file(r.join("a/b")).unwrap();
+                std::fs::rename(outside.path().join("b"), r.join("a/b")).unwrap();
+            });
+            fx.probe();
             // A dangling link whose target appears in another directory.
             fx.change(|r| symlink("../../t.md", r.join("a/b/AGENTS.md")).unwrap());
             fx.probe();
@@ -1341,9 +1641,11 @@ mod tests {
 
         /// A seeded walk of random changes, checked against a fresh provider
         /// after each: what a table of cases cannot enumerate.
-        #[test]
-        fn random_changes_match_a_fresh_provider() {
-            let fx = Fixture::new();
+        #[rstest::rstest]
+        #[case::handles(Carry::Handles)]
+        #[case::memory(Carry::Memory)]
+        fn random_changes_match_a_fresh_provider(#[case] carry: Carry) {
+            let fx = Fixture::carrying(carry);
             let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
             let mut next = move |n: u64| {
                 seed ^= seed << 13;

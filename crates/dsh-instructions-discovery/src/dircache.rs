@@ -33,7 +33,7 @@
 //! [`CapStdProvider`]: crate::CapStdProvider
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::Hasher;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -41,6 +41,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use camino::Utf8Path;
 use cap_fs_ext::DirExt;
 use cap_std::fs::{Dir, Metadata, MetadataExt};
+
+use crate::dirmemory::Records;
 
 /// How old a directory's ctime must be, relative to the clock reading taken
 /// before its stamp, for the stamp to vouch for anything.
@@ -106,16 +108,114 @@ impl Stamp {
     /// The stamp of `metadata`, or `None` when its ctime is too close to
     /// `now` (or in the future) to rule out a later change in the same tick.
     pub(crate) fn trusted(metadata: &Metadata, now: SystemTime, margin: Duration) -> Option<Self> {
-        let ctime = (metadata.ctime(), metadata.ctime_nsec());
+        Self::trusted_raw(&Raw::of(metadata), now, margin)
+    }
+
+    /// [`Stamp::trusted`] of a raw `statx` result.
+    pub(crate) fn trusted_raw(raw: &Raw, now: SystemTime, margin: Duration) -> Option<Self> {
+        let ctime = raw.ctime;
         let changed = u64::try_from(ctime.0)
             .ok()
             .map(|secs| UNIX_EPOCH + Duration::new(secs, u32::try_from(ctime.1).unwrap_or(0)))?;
         let settled = now.checked_sub(margin)?;
-        (changed < settled).then(|| Self {
+        (changed < settled).then_some(Self {
+            dev: raw.dev,
+            ino: raw.ino,
+            ctime,
+            mtime: raw.mtime,
+        })
+    }
+
+    /// The stamp as six words (what `DirMemory::encode` writes).
+    pub(crate) fn words(self) -> [u64; 6] {
+        // Bit-for-bit casts: the words are only stored and compared.
+        #[allow(clippy::cast_sign_loss)]
+        [
+            self.dev,
+            self.ino,
+            self.ctime.0 as u64,
+            self.ctime.1 as u64,
+            self.mtime.0 as u64,
+            self.mtime.1 as u64,
+        ]
+    }
+
+    /// The stamp [`Stamp::words`] gave.
+    pub(crate) fn from_words(w: [u64; 6]) -> Self {
+        #[allow(clippy::cast_possible_wrap)]
+        Self {
+            dev: w[0],
+            ino: w[1],
+            ctime: (w[2] as i64, w[3] as i64),
+            mtime: (w[4] as i64, w[5] as i64),
+        }
+    }
+}
+
+/// What a stamp or a file version is made of, from cap-std's metadata or
+/// from a raw `statx` (the remembered path of `DirMemory`), so both give
+/// bit-identical stamps and versions.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Raw {
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) size: u64,
+    pub(crate) mtime: (i64, i64),
+    pub(crate) ctime: (i64, i64),
+    pub(crate) kind: RawKind,
+}
+
+/// The entry kinds a probe distinguishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RawKind {
+    File,
+    Dir,
+    Symlink,
+    Other,
+}
+
+impl Raw {
+    pub(crate) fn of(metadata: &Metadata) -> Self {
+        let t = metadata.file_type();
+        Self {
             dev: metadata.dev(),
             ino: metadata.ino(),
-            ctime,
+            size: metadata.size(),
             mtime: (metadata.mtime(), metadata.mtime_nsec()),
+            ctime: (metadata.ctime(), metadata.ctime_nsec()),
+            kind: if t.is_symlink() {
+                RawKind::Symlink
+            } else if t.is_file() {
+                RawKind::File
+            } else if t.is_dir() {
+                RawKind::Dir
+            } else {
+                RawKind::Other
+            },
+        }
+    }
+
+    /// `lstat` of `rel` relative to `dir`'s handle, intermediate components
+    /// followed by the kernel (the caller proves them), the last not.
+    /// Built as cap-std builds its metadata from `statx` (same device
+    /// number), so stamps and versions compare equal across both paths.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn lstat_at(dir: &Dir, rel: &str) -> Result<Self, rustix::io::Errno> {
+        use rustix::fs::{AtFlags, FileType, StatxFlags, makedev, statx};
+        let st = statx(dir, rel, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::BASIC_STATS)?;
+        let kind = match FileType::from_raw_mode(u32::from(st.stx_mode)) {
+            FileType::RegularFile => RawKind::File,
+            FileType::Directory => RawKind::Dir,
+            FileType::Symlink => RawKind::Symlink,
+            _ => RawKind::Other,
+        };
+        Ok(Self {
+            dev: makedev(st.stx_dev_major, st.stx_dev_minor),
+            ino: st.stx_ino,
+            size: st.stx_size,
+            mtime: (st.stx_mtime.tv_sec, i64::from(st.stx_mtime.tv_nsec)),
+            ctime: (st.stx_ctime.tv_sec, i64::from(st.stx_ctime.tv_nsec)),
+            kind,
         })
     }
 }
@@ -140,7 +240,7 @@ struct Entry {
 /// FNV-1a: the keys are our own directory paths, looked up several times
 /// per directory per batch, so a short non-cryptographic hash is worth it
 /// (no flooding concern: nobody else chooses them).
-struct Fnv(u64);
+pub(crate) struct Fnv(u64);
 
 impl Default for Fnv {
     fn default() -> Self {
@@ -160,7 +260,7 @@ impl Hasher for Fnv {
     }
 }
 
-type FnvMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<Fnv>>;
+pub(crate) type FnvMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<Fnv>>;
 
 /// The handles, indexed by normalized absolute path (as a string: `Path`
 /// hashes and compares component by component, several times slower). A
@@ -218,6 +318,28 @@ pub(crate) struct Batch<'c> {
     stack: Vec<(usize, Valid)>,
     /// The directory asked for last (the deepest stack entry's path).
     last: String,
+    /// What this batch observes is also recorded here for later processes
+    /// (`DirMemory`, decision 0037).
+    pub(crate) memory: Option<&'c mut Records>,
+    /// Directories whose remembered facts this batch proved (`Some`: the
+    /// current, recorded stamp) or disproved (`None`).
+    pub(crate) proven: FnvMap<Option<Stamp>>,
+}
+
+/// Hash of a candidate-name list, stable across processes and builds (it is
+/// stored by `DirMemory`): FNV-1a of the names, each followed by a NUL.
+pub(crate) fn names_hash(names: &[String]) -> u64 {
+    if names.len() > 64 {
+        return 0;
+    }
+    let mut h = Fnv::default();
+    for name in names {
+        h.write(name.as_bytes());
+        h.write(&[0]);
+    }
+    // 0 means "no list"; a real list never hashes to it in practice, and
+    // if one did it would only never be trusted.
+    h.finish()
 }
 
 /// A plain single component: what `open_dir_nofollow` may open by name.
@@ -234,21 +356,37 @@ fn within(ancestor: &str, dir: &str) -> bool {
 impl<'c> Batch<'c> {
     /// Up to 64 candidate names are remembered per directory (more are
     /// simply always probed).
-    pub(crate) fn new(cache: &'c mut DirCache, margin: Duration, names: &[String]) -> Self {
-        let mut hasher = std::hash::DefaultHasher::new();
-        names.hash(&mut hasher);
+    pub(crate) fn new(
+        cache: &'c mut DirCache,
+        margin: Duration,
+        names: &[String],
+        memory: Option<&'c mut Records>,
+    ) -> Self {
         Self {
             cache,
             now: SystemTime::now(),
             margin,
-            names: if names.len() <= 64 {
-                hasher.finish()
-            } else {
-                0
-            },
+            names: names_hash(names),
             stack: Vec::new(),
             last: String::new(),
+            memory,
+            proven: FnvMap::default(),
         }
+    }
+
+    /// The clock reading every stamp of this batch is judged against.
+    pub(crate) fn now(&self) -> SystemTime {
+        self.now
+    }
+
+    /// The racy-timestamp margin of this batch.
+    pub(crate) fn margin(&self) -> Duration {
+        self.margin
+    }
+
+    /// Hash of this batch's candidate names.
+    pub(crate) fn names(&self) -> u64 {
+        self.names
     }
 
     /// Marks `path` (a prefix of `last`, deeper than the stack's top)
@@ -258,6 +396,9 @@ impl<'c> Batch<'c> {
             .dir_metadata()
             .ok()
             .and_then(|m| Stamp::trusted(&m, self.now, self.margin));
+        if let (Some(memory), Some(stamp)) = (self.memory.as_deref_mut(), stamp) {
+            memory.stamp(path, stamp);
+        }
         self.stack
             .push((path.len(), (Arc::clone(&dir), stamp, slot)));
         (dir, stamp, slot)
@@ -319,7 +460,21 @@ impl<'c> Batch<'c> {
             let (dir, slot) = match cached {
                 Some(dir) => (dir, slot),
                 None => {
-                    let Ok(opened) = handle.open_dir_nofollow(name) else {
+                    let opened = match handle.open_dir_nofollow(name) {
+                        Ok(opened) => Ok(opened),
+                        Err(error) => {
+                            if rustix::io::Errno::from_io_error(&error)
+                                == Some(rustix::io::Errno::NOENT)
+                                && let Some(memory) = self.memory.as_deref_mut()
+                            {
+                                // No entry in a parent with a trusted stamp:
+                                // missing while that stamp holds.
+                                memory.missing(path, parent);
+                            }
+                            Err(error)
+                        }
+                    };
+                    let Ok(opened) = opened else {
                         // Gone or replaced by something else: give the stale
                         // handle back rather than hold it for the session.
                         if let Some(i) = slot {
@@ -388,8 +543,17 @@ impl<'c> Batch<'c> {
     /// Records what a batch saw in the directory in `slot`: its stamp taken
     /// before the lookups and (bit per candidate) the names whose `lstat`
     /// found no entry.
-    pub(crate) fn record(&mut self, slot: Option<usize>, stamp: Option<Stamp>, absent: u64) {
+    pub(crate) fn record(
+        &mut self,
+        dir: &str,
+        slot: Option<usize>,
+        stamp: Option<Stamp>,
+        absent: u64,
+    ) {
         let names = self.names;
+        if let Some(memory) = self.memory.as_deref_mut() {
+            memory.names(dir, stamp, names, absent);
+        }
         if let Some(entry) = slot.and_then(|i| self.cache.slots[i].as_mut()) {
             entry.own = stamp;
             let usable = stamp.is_some() && names != 0;

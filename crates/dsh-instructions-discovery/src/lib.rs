@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 mod dircache;
+mod dirmemory;
 mod paths;
 
 mod capstd;
@@ -14,6 +15,7 @@ mod text;
 
 pub use cap_std::{AmbientAuthority, ambient_authority};
 pub use capstd::{CapStdProvider, ProviderError};
+pub use dirmemory::DirMemory;
 #[cfg(feature = "test-support")]
 pub use memory::{
     Fault, FaultError, FsOp, MemKind, MemNode, MemoryProvider, OpCounters, UnknownName,

@@ -335,7 +335,15 @@ async fn handle(
     }
     // The hook's one grant of ambient authority: every mount of this
     // invocation opens its roots through this factory.
-    let fs = CapStdFactory::new(ambient_authority()).inline();
+    // What the last event's process proved about the known directories
+    // (decision 0037), written back when this one is done.
+    let stamps = crate::dirstamps::SaveOnDrop {
+        session_dir: &session_dir,
+        memory: crate::dirstamps::load(&session_dir),
+    };
+    let fs = CapStdFactory::new(ambient_authority())
+        .inline()
+        .remembering(stamps.memory.clone());
     if call.agent == Agent::Gemini {
         let ctx = crate::gemini::Mounting {
             env: call.env,

@@ -6,6 +6,7 @@ mod agent;
 mod codex;
 mod deferred;
 mod diff;
+mod dirstamps;
 mod error;
 mod event;
 mod files;

@@ -13,8 +13,8 @@ use dsh_home_paths::{
     DshHome, HomeEnv, HomeError, expand_tilde, normalize_lexically, resolve_dsh_home,
 };
 use dsh_instructions_discovery::{
-    AmbientAuthority, CancellationToken, CapStdProvider, FsProvider, ProjectRoot, ProviderError,
-    find_project_root,
+    AmbientAuthority, CancellationToken, CapStdProvider, DirMemory, FsProvider, ProjectRoot,
+    ProviderError, find_project_root,
 };
 use dsh_instructions_state::{ConfigError, ConfigInput, ConfigWarning};
 
@@ -77,11 +77,14 @@ pub trait ProviderFactory: Send + Sync {
 /// trusted roots [`open_mount`] derives. Constructing it takes the caller's
 /// [`AmbientAuthority`] (`dsh_instructions_discovery::ambient_authority()`),
 /// so the one place a product grants access by absolute path is visible.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct CapStdFactory {
     authority: AmbientAuthority,
     /// Providers run their filesystem work inline (see [`CapStdFactory::inline`]).
     inline: bool,
+    /// Directory stamps shared by every provider this factory opens
+    /// (see [`CapStdFactory::remembering`]).
+    memory: Option<DirMemory>,
 }
 
 impl std::fmt::Debug for CapStdFactory {
@@ -96,6 +99,7 @@ impl CapStdFactory {
         Self {
             authority,
             inline: false,
+            memory: None,
         }
     }
 
@@ -115,22 +119,47 @@ impl CapStdFactory {
         self.inline = true;
         self
     }
+
+    /// Providers that prove known directories from the stamps an earlier
+    /// process left in `memory` and record what they observe into it
+    /// ([`CapStdProvider::remembering`], decision 0037): for a one-shot
+    /// process over a long session, such as the agent hook (R-HOOK-6).
+    /// The caller decodes the memory before mounting and writes
+    /// [`DirMemory::encode`] back afterwards when [`DirMemory::changed`].
+    ///
+    /// ```
+    /// use dsh_instructions_discovery::{ambient_authority, DirMemory};
+    /// use dsh_instructions_runtime::CapStdFactory;
+    /// let memory = DirMemory::decode(b"");
+    /// let fs = CapStdFactory::new(ambient_authority()).inline().remembering(memory.clone());
+    /// # let _ = fs;
+    /// assert!(!memory.changed());
+    /// ```
+    #[must_use]
+    pub fn remembering(mut self, memory: DirMemory) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    fn provider(&self, roots: &[Utf8PathBuf]) -> Result<CapStdProvider, ProviderError> {
+        let provider =
+            CapStdProvider::new(roots.iter().cloned(), self.authority)?.run_inline(self.inline);
+        Ok(match &self.memory {
+            Some(memory) => provider.remembering(memory.clone()),
+            None => provider,
+        })
+    }
 }
 
 impl ProviderFactory for CapStdFactory {
     fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, OpenError> {
         // Marker probes check existence by absolute path; a provider with no
         // trusted root can do that and can read nothing.
-        Ok(Arc::new(
-            CapStdProvider::new(Vec::new(), self.authority)?.run_inline(self.inline),
-        ))
+        Ok(Arc::new(self.provider(&[])?))
     }
 
     fn open(&self, trusted_roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError> {
-        Ok(Arc::new(
-            CapStdProvider::new(trusted_roots.iter().cloned(), self.authority)?
-                .run_inline(self.inline),
-        ))
+        Ok(Arc::new(self.provider(trusted_roots)?))
     }
 }
 
