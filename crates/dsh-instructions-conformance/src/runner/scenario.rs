@@ -11,7 +11,7 @@ use super::contract::{
     CancelSignal, Driver, HostState, MountSpec, Observer, PreStepInput, PreStepResult,
     ProviderHandle, STEP_TIMEOUT, StepRecord, ToolInput, Verdict,
 };
-use crate::error::{DriverError, StepError};
+use crate::error::{DriverError, FixtureError, StepError};
 use crate::fsmodel::{DiskFixture, FsFixture, MemoryFixture, PathMap};
 use crate::matcher::{self, Observation};
 use crate::schema::{Action, ConfigInput, Env, EventKind, FsMap, ProviderKind, Scenario, Step};
@@ -107,7 +107,7 @@ async fn let_background_run() {
 /// time (the same bounded yields as after a step without `expect`). Fails
 /// at once otherwise, so a scenario that relies on work parked at a gate
 /// cannot pass when that work never started or never got there.
-async fn await_blocked(fixture: &dyn FsFixture, path: &str) -> Result<(), String> {
+async fn await_blocked(fixture: &dyn FsFixture, path: &str) -> Result<(), FixtureError> {
     let reached = tokio::select! {
         biased;
         () = fixture.wait_blocked(path) => true,
@@ -116,9 +116,9 @@ async fn await_blocked(fixture: &dyn FsFixture, path: &str) -> Result<(), String
     if reached {
         Ok(())
     } else {
-        Err(format!(
-            "no operation on {path} is blocked on its gate: the gate was never reached"
-        ))
+        Err(FixtureError::NotBlocked {
+            path: path.to_owned(),
+        })
     }
 }
 
@@ -279,7 +279,7 @@ async fn run_inner<D: Driver>(
     let memory = (kind == ProviderKind::Memory).then(|| MemoryProvider::new(Vec::new()));
     let fixture: Box<dyn FsFixture> = match &memory {
         Some(p) => Box::new(MemoryFixture::new(p.clone())),
-        None => Box::new(DiskFixture::new()?),
+        None => Box::new(DiskFixture::new().map_err(|e| e.to_string())?),
     };
     write_entries(fixture.as_ref(), &sc.fs).map_err(|e| format!("fs: {e}"))?;
     let mut mounting = Mounting {
