@@ -503,15 +503,6 @@ fn source_crates() -> Vec<(String, PathBuf)> {
         .collect()
 }
 
-/// Loops the check tolerates for now, each with its reason; the check
-/// fails when one of them disappears, so the list cannot go stale.
-const KNOWN_LOOPS: &[(&str, &[&str], &str)] = &[(
-    "dsh-instructions-hooks",
-    &["adapter", "gemini"],
-    "gemini.rs borrows the adapter's helpers while the adapter dispatches to it; \
-     adapter.rs is being reworked under issue 19 items 1-2 and is not split here",
-)];
-
 /// No crate's modules import each other in a loop (issue 19 item 5): a
 /// loop means neither module can be read, tested or moved without the
 /// other. Prints each crate's module graph (`--nocapture`).
@@ -526,27 +517,11 @@ fn no_module_imports_another_in_a_loop() {
             println!("  {line}");
         }
         seen += graph.values().map(BTreeSet::len).sum::<usize>();
-        let cycles = modules::cycles(&graph);
-        for cycle in &cycles {
-            let known = KNOWN_LOOPS.iter().any(|(c, ms, _)| {
-                *c == name && cycle.iter().map(String::as_str).eq(ms.iter().copied())
-            });
-            if !known {
-                problems.push(format!(
-                    "{name}: modules {} import each other in a loop",
-                    cycle.join(", ")
-                ));
-            }
-        }
-        for (c, ms, why) in KNOWN_LOOPS.iter().filter(|(c, _, _)| *c == name) {
-            if !cycles
-                .iter()
-                .any(|cy| cy.iter().map(String::as_str).eq(ms.iter().copied()))
-            {
-                problems.push(format!(
-                    "{c}: the known loop {ms:?} ({why}) is gone: remove it from KNOWN_LOOPS"
-                ));
-            }
+        for cycle in modules::cycles(&graph) {
+            problems.push(format!(
+                "{name}: modules {} import each other in a loop",
+                cycle.join(", ")
+            ));
         }
     }
     // The parse must find edges, or it proves nothing.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeEnv, resolve_dsh_home};
 use dsh_instructions_discovery::{CancellationToken, ambient_authority};
-use dsh_instructions_runtime::{CapStdFactory, WorkspaceMessage};
+use dsh_instructions_runtime::CapStdFactory;
 use dsh_instructions_session::{Record, Session};
 use dsh_instructions_session::{SessionError, SessionSettings, SessionStore};
 use dsh_instructions_state::{ConfigInput, Digest};
@@ -22,7 +22,9 @@ use dsh_session_log::{LockWait, LogError};
 use serde_json::{Map, Value, json};
 
 use crate::agent::{Agent, PARTS};
+use crate::deferred::apply_deferred;
 use crate::event::{Action, event_from_value};
+use crate::outcome::{AdapterError, Given, summary};
 use crate::parts::PART_BYTES;
 use crate::preset::{CONFIG_FILE_NAME, HookConfig, load_config};
 use crate::record::Records;
@@ -92,28 +94,6 @@ pub fn store_id(session_id: &str) -> String {
     } else {
         format!("{DIGEST_PREFIX}{}", Digest::of(session_id).to_hex())
     }
-}
-
-/// Why an invocation gave nothing although it should have tried.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum AdapterError {
-    #[error("{0}")]
-    Event(#[from] crate::event::EventError),
-    #[error("{0}")]
-    Session(#[from] SessionError),
-    #[error("{0}")]
-    Config(String),
-}
-
-/// What an invocation answers.
-#[derive(Debug)]
-pub(crate) enum Given {
-    /// `additionalContext` text.
-    Context(String),
-    /// Gemini CLI `BeforeModel`: the modified leading messages.
-    Request(Vec<Value>),
-    /// `{}`.
-    Nothing,
 }
 
 /// Handles one event and returns what to print on stdout (R-HOOK-1): the
@@ -459,42 +439,6 @@ fn deferrable(event: &crate::event::HookEvent) -> Vec<crate::deferred::Deferred>
         }],
         _ => Vec::new(),
     }
-}
-
-/// Reconciles the touches earlier invocations deferred while the session
-/// was busy ([`crate::deferred`]); returns how many. With
-/// [`Record::Keep`], they are kept in the log as the event's own would be
-/// (Gemini CLI).
-pub(crate) async fn apply_deferred(
-    session: &Session,
-    session_dir: &Utf8Path,
-    record: Record,
-) -> Result<usize, SessionError> {
-    // Unreadable: the touches are as lost as without the file; the event
-    // itself still goes on.
-    let Ok(items) = crate::deferred::take(session_dir) else {
-        return Ok(0);
-    };
-    for item in &items {
-        session
-            .touch(Utf8Path::new(&item.path), item.kind.clone(), record)
-            .await?;
-    }
-    Ok(items.len())
-}
-
-/// `baseline: set AGENTS.md, …` for the log.
-pub(crate) fn summary(m: &WorkspaceMessage) -> String {
-    dsh_instructions_state::describe::source_summary(
-        m.source.baseline,
-        m.source.changes.iter().map(|c| {
-            (
-                c.action.as_str(),
-                c.path.as_str(),
-                c.previous_path.as_deref(),
-            )
-        }),
-    )
 }
 
 /// Opens the session's log under its lock, creating it (with `input` as its

@@ -13,6 +13,7 @@ use std::io::{Read as _, Seek as _, Write as _};
 
 use camino::Utf8Path;
 use dsh_instructions_runtime::TouchKind;
+use dsh_instructions_session::{Record, Session, SessionError};
 use serde::{Deserialize, Serialize};
 
 /// File name beside `session.jsonl`.
@@ -103,6 +104,27 @@ pub(crate) fn take(session_dir: &Utf8Path) -> std::io::Result<Vec<Deferred>> {
         .lines()
         .filter_map(|l| serde_json::from_str::<Line>(l).ok()?.deferred())
         .collect())
+}
+
+/// Reconciles the touches earlier invocations deferred while the session
+/// was busy; returns how many. With [`Record::Keep`], they are kept in the
+/// log as the event's own would be (Gemini CLI).
+pub(crate) async fn apply_deferred(
+    session: &Session,
+    session_dir: &Utf8Path,
+    record: Record,
+) -> Result<usize, SessionError> {
+    // Unreadable: the touches are as lost as without the file; the event
+    // itself still goes on.
+    let Ok(items) = take(session_dir) else {
+        return Ok(0);
+    };
+    for item in &items {
+        session
+            .touch(Utf8Path::new(&item.path), item.kind.clone(), record)
+            .await?;
+    }
+    Ok(items.len())
 }
 
 #[cfg(test)]

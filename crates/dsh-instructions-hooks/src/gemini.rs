@@ -23,7 +23,8 @@ use crate::event::{Action, HookEvent};
 
 use dsh_instructions_session::Record;
 
-use super::adapter::{AdapterError, Given, summary};
+use crate::deferred::apply_deferred;
+use crate::outcome::{AdapterError, Given, summary};
 use crate::touch::{shell, touch};
 
 /// What a Gemini event mounts its session with (the adapter's one factory).
@@ -47,13 +48,13 @@ pub(crate) async fn handle(
     match &event.action {
         Action::Tool { touched, .. } => {
             let session = Session::mount(log, settings, env, fs, &cancel).await?;
-            super::adapter::apply_deferred(&session, session_dir, Record::Keep).await?;
+            apply_deferred(&session, session_dir, Record::Keep).await?;
             touch(&session, touched, Record::Keep).await?;
             Ok((Given::Nothing, "touch recorded".to_owned()))
         }
         Action::Shell { name, command } => {
             let session = Session::mount(log, settings, env, fs, &cancel).await?;
-            super::adapter::apply_deferred(&session, session_dir, Record::Keep).await?;
+            apply_deferred(&session, session_dir, Record::Keep).await?;
             shell(&session, event, name, command, Record::Keep).await?;
             Ok((Given::Nothing, "shell touch recorded".to_owned()))
         }
@@ -62,7 +63,7 @@ pub(crate) async fn handle(
                 return Ok((Given::Nothing, "no llm_request messages".to_owned()));
             };
             let session = Session::mount(log, settings, env, fs, &cancel).await?;
-            super::adapter::apply_deferred(&session, session_dir, Record::Keep).await?;
+            apply_deferred(&session, session_dir, Record::Keep).await?;
             // A session an earlier adapter version delivered into keeps
             // those messages visible: hide them once, so the composition is
             // complete again (nothing is committed after this).

@@ -17,6 +17,7 @@ mod install_record;
 mod lean;
 mod names;
 mod native;
+mod outcome;
 mod parts;
 mod preset;
 mod record;

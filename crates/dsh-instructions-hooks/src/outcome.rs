@@ -1,0 +1,48 @@
+//! What one hook invocation ends with: the answer it gives the agent
+//! ([`Given`]), the reason it gave nothing although it should have tried
+//! ([`AdapterError`]), and the one-line summary of a delivered message for
+//! the diagnostic log ([`summary`]).
+//!
+//! Separate from `adapter.rs` because the Gemini handler (`gemini.rs`)
+//! answers in the same terms while the adapter dispatches to it: with these
+//! names here, each of the two imports this module and neither the other.
+
+use dsh_instructions_runtime::WorkspaceMessage;
+use dsh_instructions_session::SessionError;
+use serde_json::Value;
+
+/// Why an invocation gave nothing although it should have tried.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AdapterError {
+    #[error("{0}")]
+    Event(#[from] crate::event::EventError),
+    #[error("{0}")]
+    Session(#[from] SessionError),
+    #[error("{0}")]
+    Config(String),
+}
+
+/// What an invocation answers.
+#[derive(Debug)]
+pub(crate) enum Given {
+    /// `additionalContext` text.
+    Context(String),
+    /// Gemini CLI `BeforeModel`: the modified leading messages.
+    Request(Vec<Value>),
+    /// `{}`.
+    Nothing,
+}
+
+/// `baseline: set AGENTS.md, …` for the log.
+pub(crate) fn summary(m: &WorkspaceMessage) -> String {
+    dsh_instructions_state::describe::source_summary(
+        m.source.baseline,
+        m.source.changes.iter().map(|c| {
+            (
+                c.action.as_str(),
+                c.path.as_str(),
+                c.previous_path.as_deref(),
+            )
+        }),
+    )
+}

@@ -1,0 +1,95 @@
+//! Validation of the name lists (R-CFG-4/5): candidate and marker file
+//! names, and the `~/` paths of `user_instruction_files`. Separate because
+//! the CLI and the hooks call these on their own, outside a full resolve.
+
+use std::collections::BTreeSet;
+
+use super::{ConfigWarning, reasons};
+
+/// Why a single file name is unusable, if it is.
+pub(super) fn name_problem(entry: &str) -> Option<&'static str> {
+    if entry.is_empty() {
+        Some(reasons::EMPTY)
+    } else if entry == "." || entry == ".." {
+        Some(reasons::DOT)
+    } else if entry.contains('\0') {
+        Some(reasons::NUL)
+    } else if entry.contains(['/', '\\']) {
+        Some(reasons::SEPARATOR)
+    } else {
+        None
+    }
+}
+
+/// Validates a candidate or marker list (R-CFG-4/5): drops entries that are
+/// not a single file name and repeats (the first position is kept), and
+/// reports each dropped entry.
+///
+/// ```
+/// use dsh_instructions_state::validate_names;
+/// let input = ["AGENTS.md", "", "a/b", "AGENTS.md", "CLAUDE.md"].map(String::from);
+/// let (kept, warnings) = validate_names("instruction_file_candidates", &input);
+/// assert_eq!(kept, ["AGENTS.md", "CLAUDE.md"]);
+/// assert_eq!(warnings.len(), 3);
+/// ```
+pub fn validate_names(
+    field: &'static str,
+    entries: &[String],
+) -> (Vec<String>, Vec<ConfigWarning>) {
+    let mut kept = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut warnings = Vec::new();
+    for entry in entries {
+        let problem = name_problem(entry)
+            .or_else(|| (!seen.insert(entry.as_str())).then_some(reasons::DUPLICATE));
+        match problem {
+            Some(reason) => warnings.push(ConfigWarning {
+                field,
+                entry: entry.clone(),
+                reason,
+            }),
+            None => kept.push(entry.clone()),
+        }
+    }
+    (kept, warnings)
+}
+
+/// Validates `user_instruction_files`: each entry must be `~/` followed by
+/// a relative path to a file (no empty, `.` or `..` component, no `\` or
+/// NUL); repeats keep the first position. Dropped entries are reported.
+///
+/// ```
+/// use dsh_instructions_state::validate_user_files;
+/// let input = ["~/.claude/CLAUDE.md", "/etc/x", "~/", "~/a/../b", "~/.claude/CLAUDE.md"].map(String::from);
+/// let (kept, warnings) = validate_user_files(&input);
+/// assert_eq!(kept, ["~/.claude/CLAUDE.md"]);
+/// assert_eq!(warnings.len(), 4);
+/// ```
+pub fn validate_user_files(entries: &[String]) -> (Vec<String>, Vec<ConfigWarning>) {
+    const FIELD: &str = "user_instruction_files";
+    let mut kept: Vec<String> = Vec::new();
+    let mut warnings = Vec::new();
+    for entry in entries {
+        let problem = match entry.strip_prefix("~/") {
+            Some(rest)
+                if !rest.is_empty()
+                    && !rest.contains(['\\', '\0'])
+                    && rest
+                        .split('/')
+                        .all(|c| !c.is_empty() && c != "." && c != "..") =>
+            {
+                kept.contains(entry).then_some(reasons::DUPLICATE)
+            }
+            _ => Some(reasons::NOT_HOME_PATH),
+        };
+        match problem {
+            Some(reason) => warnings.push(ConfigWarning {
+                field: FIELD,
+                entry: entry.clone(),
+                reason,
+            }),
+            None => kept.push(entry.clone()),
+        }
+    }
+    (kept, warnings)
+}
