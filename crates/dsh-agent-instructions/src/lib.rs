@@ -3,8 +3,8 @@
 
 pub use dsh_home_paths::{DshHome, HomeEnv, HomeError, HomeLabel};
 pub use dsh_instructions_discovery::{
-    AmbientAuthority, CancellationToken, Cancelled, CapStdProvider, FsProvider, ProjectRoot,
-    RootReason, ambient_authority,
+    AmbientAuthority, CancellationToken, Cancelled, CapStdProvider, DirMemory, FsProvider,
+    ProjectRoot, RootReason, ambient_authority,
 };
 #[cfg(feature = "test-support")]
 pub use dsh_instructions_discovery::{MemNode, MemoryProvider};

@@ -40,7 +40,7 @@ use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions};
 use rustix::io::Errno;
 use tokio_util::sync::CancellationToken;
 
-use crate::dircache::{Batch, DirCache, Raw, RawKind, STAMP_MARGIN, Stamp};
+use crate::dircache::{Batch, DirCache, STAMP_MARGIN};
 use crate::dirmemory::{DirMemory, Rec};
 use crate::paths::{link_target, normalize, normalized};
 use crate::provider::MAX_LINK_HOPS;
@@ -48,6 +48,7 @@ use crate::provider::{
     BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe, PathKind,
     PresentFile, Probe, ReadOutcome, Unavailable,
 };
+use crate::stamp::{Raw, RawKind, Stamp};
 use crate::text::decode_owned;
 
 /// Bytes per `read(2)`: the token is checked between chunks.

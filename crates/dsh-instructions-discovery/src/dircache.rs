@@ -32,17 +32,17 @@
 //!
 //! [`CapStdProvider`]: crate::CapStdProvider
 
-use std::collections::HashMap;
 use std::hash::Hasher;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use camino::Utf8Path;
 use cap_fs_ext::DirExt;
-use cap_std::fs::{Dir, Metadata, MetadataExt};
+use cap_std::fs::Dir;
 
 use crate::dirmemory::Records;
+use crate::stamp::{Fnv, FnvMap, Stamp};
 
 /// How old a directory's ctime must be, relative to the clock reading taken
 /// before its stamp, for the stamp to vouch for anything.
@@ -95,131 +95,6 @@ impl Drop for Held {
     }
 }
 
-/// A directory's identity and change times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stamp {
-    dev: u64,
-    ino: u64,
-    ctime: (i64, i64),
-    mtime: (i64, i64),
-}
-
-impl Stamp {
-    /// The stamp of `metadata`, or `None` when its ctime is too close to
-    /// `now` (or in the future) to rule out a later change in the same tick.
-    pub(crate) fn trusted(metadata: &Metadata, now: SystemTime, margin: Duration) -> Option<Self> {
-        Self::trusted_raw(&Raw::of(metadata), now, margin)
-    }
-
-    /// [`Stamp::trusted`] of a raw `statx` result.
-    pub(crate) fn trusted_raw(raw: &Raw, now: SystemTime, margin: Duration) -> Option<Self> {
-        let ctime = raw.ctime;
-        let changed = u64::try_from(ctime.0)
-            .ok()
-            .map(|secs| UNIX_EPOCH + Duration::new(secs, u32::try_from(ctime.1).unwrap_or(0)))?;
-        let settled = now.checked_sub(margin)?;
-        (changed < settled).then_some(Self {
-            dev: raw.dev,
-            ino: raw.ino,
-            ctime,
-            mtime: raw.mtime,
-        })
-    }
-
-    /// The stamp as six words (what `DirMemory::encode` writes).
-    pub(crate) fn words(self) -> [u64; 6] {
-        // Bit-for-bit casts: the words are only stored and compared.
-        #[allow(clippy::cast_sign_loss)]
-        [
-            self.dev,
-            self.ino,
-            self.ctime.0 as u64,
-            self.ctime.1 as u64,
-            self.mtime.0 as u64,
-            self.mtime.1 as u64,
-        ]
-    }
-
-    /// The stamp [`Stamp::words`] gave.
-    pub(crate) fn from_words(w: [u64; 6]) -> Self {
-        #[allow(clippy::cast_possible_wrap)]
-        Self {
-            dev: w[0],
-            ino: w[1],
-            ctime: (w[2] as i64, w[3] as i64),
-            mtime: (w[4] as i64, w[5] as i64),
-        }
-    }
-}
-
-/// What a stamp or a file version is made of, from cap-std's metadata or
-/// from a raw `statx` (the remembered path of `DirMemory`), so both give
-/// bit-identical stamps and versions.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Raw {
-    pub(crate) dev: u64,
-    pub(crate) ino: u64,
-    pub(crate) size: u64,
-    pub(crate) mtime: (i64, i64),
-    pub(crate) ctime: (i64, i64),
-    pub(crate) kind: RawKind,
-}
-
-/// The entry kinds a probe distinguishes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RawKind {
-    File,
-    Dir,
-    Symlink,
-    Other,
-}
-
-impl Raw {
-    pub(crate) fn of(metadata: &Metadata) -> Self {
-        let t = metadata.file_type();
-        Self {
-            dev: metadata.dev(),
-            ino: metadata.ino(),
-            size: metadata.size(),
-            mtime: (metadata.mtime(), metadata.mtime_nsec()),
-            ctime: (metadata.ctime(), metadata.ctime_nsec()),
-            kind: if t.is_symlink() {
-                RawKind::Symlink
-            } else if t.is_file() {
-                RawKind::File
-            } else if t.is_dir() {
-                RawKind::Dir
-            } else {
-                RawKind::Other
-            },
-        }
-    }
-
-    /// `lstat` of `rel` relative to `dir`'s handle, intermediate components
-    /// followed by the kernel (the caller proves them), the last not.
-    /// Built as cap-std builds its metadata from `statx` (same device
-    /// number), so stamps and versions compare equal across both paths.
-    #[cfg(target_os = "linux")]
-    pub(crate) fn lstat_at(dir: &Dir, rel: &str) -> Result<Self, rustix::io::Errno> {
-        use rustix::fs::{AtFlags, FileType, StatxFlags, makedev, statx};
-        let st = statx(dir, rel, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::BASIC_STATS)?;
-        let kind = match FileType::from_raw_mode(u32::from(st.stx_mode)) {
-            FileType::RegularFile => RawKind::File,
-            FileType::Directory => RawKind::Dir,
-            FileType::Symlink => RawKind::Symlink,
-            _ => RawKind::Other,
-        };
-        Ok(Self {
-            dev: makedev(st.stx_dev_major, st.stx_dev_minor),
-            ino: st.stx_ino,
-            size: st.stx_size,
-            mtime: (st.stx_mtime.tv_sec, i64::from(st.stx_mtime.tv_nsec)),
-            ctime: (st.stx_ctime.tv_sec, i64::from(st.stx_ctime.tv_nsec)),
-            kind,
-        })
-    }
-}
-
 #[derive(Debug)]
 struct Entry {
     dir: Arc<Dir>,
@@ -236,31 +111,6 @@ struct Entry {
     /// Which name list `absent` indexes (a hash of the list).
     names: u64,
 }
-
-/// FNV-1a: the keys are our own directory paths, looked up several times
-/// per directory per batch, so a short non-cryptographic hash is worth it
-/// (no flooding concern: nobody else chooses them).
-pub(crate) struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-}
-
-pub(crate) type FnvMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<Fnv>>;
 
 /// The handles, indexed by normalized absolute path (as a string: `Path`
 /// hashes and compares component by component, several times slower). A

@@ -45,7 +45,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::dircache::{FnvMap, Stamp};
+use crate::stamp::{FnvMap, Stamp};
 
 /// Directories remembered at most: beyond it new directories are simply
 /// not remembered (they take the full path every process).

@@ -5,6 +5,7 @@
 mod dircache;
 mod dirmemory;
 mod paths;
+mod stamp;
 
 mod capstd;
 #[cfg(feature = "test-support")]
