@@ -608,10 +608,10 @@ fn remembered_directories_still_show_every_change(#[case] agent: &str, #[case] t
     t.event(agent, "UserPromptSubmit", s, "").assert_nothing();
     let stamps = t.sessions_dir(agent).join(s).join("dirs.stamps");
     let text = std::fs::read_to_string(&stamps).expect("the event left its stamps");
-    let lib = format!(" {}/pkg/lib\n", t.ws());
+    let lib = format!(" {}/pkg/lib", t.ws());
     let line = text
         .lines()
-        .find(|l| format!(" {l}\n").ends_with(&lib) && l.starts_with("D "))
+        .find(|l| l.starts_with("D ") && l.ends_with(&lib))
         .unwrap_or_else(|| panic!("no stamp of pkg/lib in:\n{text}"));
     let absent = line.split(' ').nth(8).expect("absent bits");
     assert_ne!(absent, "0", "pkg/lib's absent names are remembered: {line}");

@@ -40,7 +40,7 @@ use cap_std::fs::{Dir, Metadata, MetadataExt, OpenOptions};
 use rustix::io::Errno;
 use tokio_util::sync::CancellationToken;
 
-use crate::dircache::{Batch, DirCache, STAMP_MARGIN};
+use crate::dircache::{Batch, DirCache, STAMP_MARGIN, name_bit, plain};
 use crate::dirmemory::{DirMemory, Rec};
 use crate::paths::{link_target, normalize, normalized};
 use crate::provider::MAX_LINK_HOPS;
@@ -630,12 +630,11 @@ impl Inner {
         name: &str,
         cancel: &CancellationToken,
     ) -> Result<(Probe, bool), Cancelled> {
-        let plain = !name.is_empty() && name != "." && name != ".." && !name.contains('/');
         let fast = match handle {
             // lstat first: one `fstatat` answers a miss, a regular file
             // and any other non-link entry; only a symlink pays for the
             // following `metadata` (an `openat2` + `fstat` in cap-std).
-            Some(handle) if plain => match handle.symlink_metadata(name) {
+            Some(handle) if plain(name) => match handle.symlink_metadata(name) {
                 Ok(metadata) if !metadata.file_type().is_symlink() => {
                     Some((classify_metadata(&metadata), false))
                 }
@@ -679,9 +678,7 @@ impl Inner {
         let mut absent = 0u64;
         let mut skipped = 0;
         for (i, name) in names.iter().enumerate() {
-            let bit = 1u64
-                .checked_shl(u32::try_from(i).unwrap_or(u32::MAX))
-                .unwrap_or(0);
+            let bit = name_bit(i);
             let (probe, no_entry) = if known & bit != 0 {
                 skipped += 1;
                 (Probe::Absent, true)
@@ -750,9 +747,7 @@ impl Inner {
                     let mut probes = Vec::with_capacity(names.len());
                     let mut skipped = 0;
                     for (i, name) in names.iter().enumerate() {
-                        let bit = 1u64
-                            .checked_shl(u32::try_from(i).unwrap_or(u32::MAX))
-                            .unwrap_or(0);
+                        let bit = name_bit(i);
                         if absent & bit != 0 {
                             skipped += 1;
                             probes.push(Probe::Absent);
@@ -796,8 +791,7 @@ impl Inner {
         name: &str,
         cancel: &CancellationToken,
     ) -> Result<Probe, Cancelled> {
-        let plain = !name.is_empty() && name != "." && name != ".." && !name.contains('/');
-        if plain {
+        if plain(name) {
             let path = if rel.is_empty() {
                 name.to_owned()
             } else {

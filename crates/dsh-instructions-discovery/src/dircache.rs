@@ -176,6 +176,13 @@ pub(crate) struct Batch<'c> {
     pub(crate) proven: FnvMap<Option<Stamp>>,
 }
 
+/// Bit `i` of a per-directory name mask (`Entry::absent`, `DirMemory`);
+/// 0 past the 64 names a mask holds, so those are always probed.
+pub(crate) fn name_bit(i: usize) -> u64 {
+    1u64.checked_shl(u32::try_from(i).unwrap_or(u32::MAX))
+        .unwrap_or(0)
+}
+
 /// Hash of a candidate-name list, stable across processes and builds (it is
 /// stored by `DirMemory`): FNV-1a of the names, each followed by a NUL.
 pub(crate) fn names_hash(names: &[String]) -> u64 {
@@ -193,7 +200,7 @@ pub(crate) fn names_hash(names: &[String]) -> u64 {
 }
 
 /// A plain single component: what `open_dir_nofollow` may open by name.
-fn plain(name: &str) -> bool {
+pub(crate) fn plain(name: &str) -> bool {
     !name.is_empty() && name != "." && name != ".." && !name.contains('/')
 }
 
