@@ -124,8 +124,14 @@ pub(crate) fn extra_roots(env: &HomeEnv, flags: &ConfigArgs) -> Result<Vec<Utf8P
 /// binary may open paths by name is this one line (docs/architecture.md).
 /// The agent hook (`hook`) mounts inside the hooks crate, which grants its
 /// own for its inline provider.
+///
+/// Inline, like the hook's: a CLI command never cancels a composition (every
+/// call passes a fresh token), so running each filesystem call on tokio's
+/// blocking pool would buy nothing and cost a thread hand-off per call —
+/// about 0.3 ms per composition, and a `show` whose wall time was several
+/// times its CPU time (issue 19 item 8, decision 0038).
 pub(crate) fn disk() -> CapStdFactory {
-    CapStdFactory::new(ambient_authority())
+    CapStdFactory::new(ambient_authority()).inline()
 }
 
 /// Mounts `cwd` through the library's one entry point (R-RT-11): the same
@@ -147,7 +153,7 @@ pub(crate) async fn mount(
 }
 
 /// A small runtime for the async libraries: one thread is plenty for one
-/// command, and blocking filesystem calls run on tokio's blocking pool.
+/// command, and the filesystem calls run inline on it ([`disk`]).
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -6,7 +6,7 @@
 //! `case  ours_ms  floor_ms  ratio  bytes_read  ops_per_dir`; lines starting
 //! with `#` are notes (memory, tree sizes). Arguments not starting with `-`
 //! filter cases by substring. `DSH_BENCH_CLI` names a built
-//! `dsh-instructions` binary for the memory line.
+//! `dsh-instructions` binary for the memory and whole-process lines.
 //!
 //! Ours and the floor alternate run by run so machine noise hits both; the
 //! first run of each is an untimed warm-up (ours counted through the
@@ -20,6 +20,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use dsh_instructions_discovery::FsProvider;
 use dsh_instructions_render::{BaselineFile, BaselineKind, Budget, render_baseline};
 use support::counting::{Counting, Snapshot};
 use support::drive::{self, Session};
@@ -87,6 +88,18 @@ fn timed(f: impl FnOnce()) -> Duration {
 }
 
 fn baseline_case(rt: &tokio::runtime::Runtime, tree: &Tree, max_bytes: i64) -> Row {
+    baseline_case_on(rt, tree, max_bytes, drive::disk, "")
+}
+
+/// [`baseline_case`] with a provider opened by `open`; `suffix` names it in
+/// the case (`/pool` for the blocking-pool provider).
+fn baseline_case_on(
+    rt: &tokio::runtime::Runtime,
+    tree: &Tree,
+    max_bytes: i64,
+    open: fn(&Tree) -> std::io::Result<Arc<dyn FsProvider>>,
+    suffix: &str,
+) -> Row {
     let counted = rt.block_on(async {
         let counting = Counting::new(drive::disk(tree).expect("open roots"));
         drive::show(&counting, tree, max_bytes).await;
@@ -98,7 +111,7 @@ fn baseline_case(rt: &tokio::runtime::Runtime, tree: &Tree, max_bytes: i64) -> R
             timed(|| {
                 rt.block_on(async {
                     // Opening the roots is part of the job (the CLI does it).
-                    let provider = drive::disk(tree).expect("open roots");
+                    let provider = open(tree).expect("open roots");
                     black_box(drive::show(provider.as_ref(), tree, max_bytes).await);
                 });
             })
@@ -110,7 +123,11 @@ fn baseline_case(rt: &tokio::runtime::Runtime, tree: &Tree, max_bytes: i64) -> R
         },
     );
     Row {
-        case: format!("baseline/{}/{}K", tree.shape.label(), max_bytes / 1024),
+        case: format!(
+            "baseline/{}/{}K{suffix}",
+            tree.shape.label(),
+            max_bytes / 1024
+        ),
         ours_ms,
         floor_ms,
         bytes_read: Some(counted.bytes_read),
@@ -146,7 +163,7 @@ fn ours_touches(
     rt.block_on(async {
         let disk = drive::disk(tree).expect("open roots");
         let counting = Counting::new(disk.clone());
-        let provider: Arc<dyn dsh_instructions_discovery::FsProvider> = if counted {
+        let provider: Arc<dyn FsProvider> = if counted {
             Arc::new(counting.clone())
         } else {
             disk
@@ -564,7 +581,7 @@ fn main() {
         let label = shape.label();
         // A filter naming a whole case (`touch/wide-1000/100/clean`) is
         // longer than the prefix, so it selects the tree too.
-        let any = ["baseline/", "touch/", "revalidate/", "memory"]
+        let any = ["baseline/", "touch/", "revalidate/", "memory", "process/"]
             .iter()
             .any(|k| {
                 let prefix = format!("{k}{label}");
@@ -588,6 +605,21 @@ fn main() {
             let case = format!("baseline/{label}/{kib}K");
             if wanted(&case) {
                 print_row(&baseline_case(&rt, &tree, kib * 1024));
+            }
+        }
+        // The blocking-pool provider on one small and one wide tree: what a
+        // thread hand-off per filesystem call costs an embedder that needs
+        // abandonable calls (the CLI and the hook run inline).
+        if matches!(label.as_str(), "deep-16" | "wide-1000") {
+            let case = format!("baseline/{label}/64K/pool");
+            if wanted(&case) {
+                print_row(&baseline_case_on(
+                    &rt,
+                    &tree,
+                    64 * 1024,
+                    drive::pooled_disk,
+                    "/pool",
+                ));
             }
         }
         trees.push(tree);
@@ -632,5 +664,68 @@ fn main() {
         if tree.shape == (Shape::Deep { depth: 256 }) && wanted("memory") {
             memory_note(tree);
         }
+        if wanted(&format!("process/{}", tree.shape.label())) {
+            process_note(tree);
+        }
     }
+}
+
+/// CPU time (user + system) of this process's reaped children so far, from
+/// `/proc/self/stat` (fields 16 and 17, in clock ticks of 10 ms): summed
+/// over many runs, fine enough for a per-run mean.
+fn children_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) may hold spaces; fields after it are plain.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3, so field N is at index N - 3.
+    let ticks: u64 = fields.get(13)?.parse::<u64>().ok()? + fields.get(14)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
+/// Whole-process `dsh-instructions show` on the tree (issue 19 item 8):
+/// the median wall time of one run beside the mean CPU time of one run.
+/// A wall time well above the CPU time is threads waiting on each other.
+fn process_note(tree: &Tree) {
+    let Ok(cli) = std::env::var("DSH_BENCH_CLI") else {
+        println!("# process: skipped (set DSH_BENCH_CLI to a built dsh-instructions)");
+        return;
+    };
+    let run = || {
+        let t = Instant::now();
+        let ok = Command::new(&cli)
+            .args([
+                "show",
+                "--cwd",
+                tree.cwd.as_str(),
+                "--home",
+                tree.home.as_str(),
+            ])
+            .args(["--max-bytes", "65536"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| t.elapsed())
+    };
+    let _ = run();
+    let runs = 40;
+    let Some(cpu_before) = children_cpu() else {
+        println!("# process: /proc/self/stat unreadable");
+        return;
+    };
+    let walls: Option<Vec<Duration>> = (0..runs).map(|_| run()).collect();
+    let (Some(walls), Some(cpu_after)) = (walls, children_cpu()) else {
+        println!("# process show/{}: {cli} failed", tree.shape.label());
+        return;
+    };
+    let wall_ms = median(walls);
+    let cpu_ms = (cpu_after - cpu_before).as_secs_f64() * 1000.0 / f64::from(runs);
+    let ratio = wall_ms / cpu_ms.max(0.01);
+    println!(
+        "# process show/{}: wall {wall_ms:.2} ms, cpu {cpu_ms:.2} ms, wall/cpu {ratio:.2}, target <= 1.25 -> {}",
+        tree.shape.label(),
+        if ratio <= 1.25 { "met" } else { "MISSED" }
+    );
 }

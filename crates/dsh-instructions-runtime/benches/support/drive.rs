@@ -18,7 +18,8 @@ use dsh_instructions_state::{Action, Change, Config, Digest, SLOT_BASE, ScopeKey
 
 use super::tree::{Shape, Tree, package_rel};
 
-/// The runtime the CLI uses: one thread, blocking pool for file work.
+/// The runtime the CLI uses: one thread (file work inline on it, or on the
+/// blocking pool for [`pooled_disk`]).
 ///
 /// # Panics
 ///
@@ -44,14 +45,30 @@ pub(crate) fn home(tree: &Tree) -> DshHome {
 }
 
 /// A cap-std provider trusting the project root and the home, as the CLI
-/// opens it.
+/// and the hook open it: inline, every filesystem call on the calling
+/// thread (neither ever cancels a composition).
 ///
 /// # Errors
 ///
 /// When a root cannot be opened.
 pub(crate) fn disk(tree: &Tree) -> io::Result<Arc<dyn FsProvider>> {
+    open_disk(tree, true)
+}
+
+/// [`disk`] with every filesystem call on tokio's blocking pool, as an
+/// embedder that must be able to abandon a stuck call opens it: the rows
+/// that use it show what those thread hand-offs cost.
+///
+/// # Errors
+///
+/// When a root cannot be opened.
+pub(crate) fn pooled_disk(tree: &Tree) -> io::Result<Arc<dyn FsProvider>> {
+    open_disk(tree, false)
+}
+
+fn open_disk(tree: &Tree, inline: bool) -> io::Result<Arc<dyn FsProvider>> {
     CapStdProvider::new([tree.root.clone(), tree.home.clone()], ambient_authority())
-        .map(|p| Arc::new(p) as Arc<dyn FsProvider>)
+        .map(|p| Arc::new(p.run_inline(inline)) as Arc<dyn FsProvider>)
         .map_err(io::Error::other)
 }
 
