@@ -17,7 +17,7 @@ pub use event::{Event, EventKind, SCHEMA_VERSION, SessionHeader};
 pub use lock::LockWait;
 pub use parse::{ParsedLog, SkippedLine, TornReason, TornTail, read_log};
 pub use store::{CHECKPOINT_AFTER_BYTES, OpenReport, SessionLog};
-pub use summary::{SurfaceSummary, VisibleSource};
+pub use summary::{RawSource, SurfaceSummary, VisibleSource};
 pub use time::{new_session_id, rfc3339_utc};
 
 /// File name of a session log inside its session directory.

@@ -413,6 +413,25 @@ impl SessionLog {
         &self.summary
     }
 
+    /// Closes the log, releasing the session lock, and keeps its summary:
+    /// what a reader of the visible state still needs after the writer is
+    /// done, without copying it.
+    ///
+    /// ```
+    /// use dsh_session_log::{EventKind, SessionHeader, SessionLog};
+    /// let tmp = tempfile::tempdir()?;
+    /// let dir = camino::Utf8Path::from_path(tmp.path()).unwrap().join("s1");
+    /// let mut log = SessionLog::create(&dir, SessionHeader::new("s1", "/work"))?;
+    /// log.append(EventKind::TurnStart)?;
+    /// let summary = log.into_summary(); // the lock is released here
+    /// assert_eq!(summary.event_count(), 1);
+    /// assert!(SessionLog::open(&dir.join("session.jsonl")).is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn into_summary(self) -> SurfaceSummary {
+        self.summary
+    }
+
     /// Every event in the file, in order, read and parsed from the file now:
     /// costs a whole read of the log (for viewers and rare commands; the
     /// runtime uses [`SessionLog::summary`]).

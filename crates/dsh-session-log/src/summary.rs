@@ -12,8 +12,51 @@ use crate::event::{Event, EventKind};
 pub struct VisibleSource {
     /// Sequence number of the `message` event.
     pub seq: u64,
-    /// Its `source`, verbatim as persisted.
-    pub source: Value,
+    /// Its `source` as JSON text: the checkpoint keeps it unparsed, so an
+    /// open of a long session scans the sources instead of building a
+    /// tree for each (R-LOG-5); a reader parses only those it needs.
+    pub source: RawSource,
+}
+
+/// A persisted `source`, kept as its JSON text.
+///
+/// ```
+/// use dsh_session_log::RawSource;
+/// let raw = RawSource::from_value(&serde_json::json!({"baseline": true}));
+/// assert_eq!(raw.json(), r#"{"baseline":true}"#);
+/// assert_eq!(raw.to_value()["baseline"], true);
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RawSource(Box<serde_json::value::RawValue>);
+
+impl RawSource {
+    /// The text of `value`.
+    pub fn from_value(value: &Value) -> Self {
+        // A `Value` always serializes (its map keys are strings); the
+        // fallback only keeps this total.
+        Self(
+            serde_json::value::to_raw_value(value)
+                .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned()),
+        )
+    }
+
+    /// The JSON text.
+    pub fn json(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The source parsed into a tree (`Null` never happens for text this
+    /// type holds, which is JSON by construction).
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(self.json()).unwrap_or(Value::Null)
+    }
+}
+
+impl PartialEq for RawSource {
+    fn eq(&self, other: &Self) -> bool {
+        self.json() == other.json()
+    }
 }
 
 /// What the runtime needs from a session's history to continue it, derived
@@ -72,7 +115,7 @@ impl SurfaceSummary {
                 if let Some(source) = source {
                     self.workspace.push(VisibleSource {
                         seq: event.seq,
-                        source: source.clone(),
+                        source: RawSource::from_value(source),
                     });
                 }
             }
