@@ -43,7 +43,7 @@ pub mod fs {
 pub mod host {
     pub use camino::Utf8PathBuf;
     pub use dsh_instructions_runtime::{
-        Host, InboxId, VisibleMark, VisibleUpdate, WorkspaceMessage,
+        Host, InboxId, ViewSnapshot, VisibleMark, VisibleUpdate, WorkspaceMessage,
     };
     pub use dsh_instructions_state::{Action, Change, Digest, TypedSource};
 }

@@ -102,6 +102,33 @@ pub struct VisibleMark {
     pub len: usize,
 }
 
+/// The lane's fold of the visible surface — the per-scope visible state and
+/// what makes each directory known — as opaque JSON text, so a host that
+/// persists sessions can keep it beside the log and a later instance starts
+/// from it instead of folding every visible message again (R-LOG-5, R-HOOK-6;
+/// see [`Host::saved_view`]). Only the runtime reads its content; a text it
+/// cannot read is ignored and the surface is folded whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewSnapshot(String);
+
+impl ViewSnapshot {
+    /// A snapshot from its text, as [`ViewSnapshot::json`] gave it.
+    ///
+    /// ```
+    /// use dsh_instructions_runtime::ViewSnapshot;
+    /// let kept = ViewSnapshot::from_json("{}".into());
+    /// assert_eq!(kept.json(), "{}");
+    /// ```
+    pub fn from_json(text: String) -> Self {
+        Self(text)
+    }
+
+    /// The text to keep.
+    pub fn json(&self) -> &str {
+        &self.0
+    }
+}
+
 /// What [`Host::visible_since`] reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VisibleUpdate {
@@ -150,6 +177,24 @@ pub trait Host: Send + Sync + std::fmt::Debug + 'static {
     fn visible_since(&self, mark: Option<VisibleMark>) -> (VisibleUpdate, Option<VisibleMark>) {
         let _ = mark;
         (VisibleUpdate::Whole(self.visible_workspace()), None)
+    }
+
+    /// A fold an earlier instance gave [`Host::save_view`], with the mark it
+    /// covers, when the host kept one whose mark still describes the start
+    /// of the surface ([`Host::visible_since`] from that mark answers
+    /// [`VisibleUpdate::Appended`] with the rest). A new instance starts from
+    /// it and folds only what came after, so a mount of a long session costs
+    /// what changed since, not the number of visible messages. The default
+    /// keeps none (the surface is folded whole).
+    fn saved_view(&self) -> Option<(ViewSnapshot, VisibleMark)> {
+        None
+    }
+
+    /// Offers the fold of the surface up to `mark` (a mark this host's
+    /// [`Host::visible_since`] returned) for a later instance. Called after a
+    /// composition whose view advanced; the default drops it.
+    fn save_view(&self, view: ViewSnapshot, mark: VisibleMark) {
+        let _ = (view, mark);
     }
     /// Whether persisted history ends inside an open step (after `step/start`,
     /// before `step/end`/`turn/end`); seeds step gating (R-RT-5).

@@ -20,8 +20,8 @@ mod view;
 
 pub use error::MountError;
 pub use host::{
-    BatchEntry, BatchItem, Decision, Host, InboxId, SessionEvent, ToolExecution, VisibleMark,
-    VisibleUpdate, WorkspaceMessage,
+    BatchEntry, BatchItem, Decision, Host, InboxId, SessionEvent, ToolExecution, ViewSnapshot,
+    VisibleMark, VisibleUpdate, WorkspaceMessage,
 };
 pub use imports::{ImportFate, InspectedImport};
 pub use inspect::{CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview};

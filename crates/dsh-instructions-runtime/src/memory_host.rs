@@ -9,7 +9,8 @@ use camino::Utf8PathBuf;
 use dsh_instructions_state::TypedSource;
 
 use crate::host::{
-    BatchEntry, Host, InboxId, SessionEvent, VisibleMark, VisibleUpdate, WorkspaceMessage,
+    BatchEntry, Host, InboxId, SessionEvent, ViewSnapshot, VisibleMark, VisibleUpdate,
+    WorkspaceMessage,
 };
 
 /// One persisted history entry.
@@ -115,6 +116,9 @@ struct State {
     generation: u64,
     /// History indexes of the visible workspace messages, oldest first.
     visible_ws: Vec<usize>,
+    /// The fold an instance offered last ([`Host::save_view`]), for the
+    /// next instance on this host (a remount).
+    kept_view: Option<(ViewSnapshot, VisibleMark)>,
 }
 
 impl State {
@@ -310,6 +314,18 @@ impl Host for MemoryHost {
             _ => VisibleUpdate::Whole(s.visible_ws.iter().filter_map(|&i| s.source(i)).collect()),
         };
         (update, Some(now))
+    }
+
+    fn saved_view(&self) -> Option<(ViewSnapshot, VisibleMark)> {
+        let s = self.lock();
+        // Marks of an older generation describe a surface since rewritten.
+        s.kept_view
+            .clone()
+            .filter(|(_, m)| m.generation == s.generation && m.len <= s.visible_ws.len())
+    }
+
+    fn save_view(&self, view: ViewSnapshot, mark: VisibleMark) {
+        self.lock().kept_view = Some((view, mark));
     }
 
     fn step_open(&self) -> bool {

@@ -4,19 +4,27 @@ use std::sync::{Mutex, MutexGuard};
 
 use camino::Utf8PathBuf;
 use dsh_instructions_runtime::{
-    BatchEntry, Host, Inbox, InboxId, ToolExecution, VisibleMark, VisibleUpdate, WorkspaceMessage,
+    BatchEntry, Host, Inbox, InboxId, ToolExecution, ViewSnapshot, VisibleMark, VisibleUpdate,
+    WorkspaceMessage,
 };
 use dsh_instructions_state::TypedSource;
-use dsh_session_log::{Event, EventKind, LogError, SessionLog};
+use dsh_session_log::{Event, EventKind, LogError, SessionLog, SurfaceSummary, VisibleSource};
+
+use crate::views;
 
 /// A [`Host`] over a session log: the visible workspace state and step
 /// gating come from the log's surface (R-LOG-1); the next-step inbox lives
 /// in memory only, as SPEC R-RT-7 says (it does not survive a resume).
 ///
-/// The visible workspace sources are kept incrementally: an append of a
-/// workspace message extends them, a compaction rebuilds them and starts a
-/// new generation, so [`Host::visible_since`] answers with only what was
-/// appended and an instance never re-reads the history per composition.
+/// The visible sources are read from the log's summary on demand, and only
+/// those a caller asks for are parsed: [`Host::visible_since`] from a mark
+/// parses what was appended after it. A mark is (compactions so far, visible
+/// entries of the summary), so it means the same in every process over the
+/// log; the fold an instance offers ([`Host::save_view`]) is kept in
+/// `view.json` beside the log when the log is closed (still under the
+/// session lock), and the next process starts from it
+/// ([`Host::saved_view`]) instead of folding every visible message again
+/// (R-LOG-5, R-HOOK-6).
 #[derive(Debug)]
 pub struct LogHost {
     cwd: Utf8PathBuf,
@@ -28,25 +36,40 @@ pub struct LogHost {
 struct State {
     /// `None` once [`LogHost::close`] released the log and its lock.
     log: Option<SessionLog>,
+    /// The summary of the closed log: the visible state stays readable.
+    closed: Option<SurfaceSummary>,
     inbox: Inbox,
-    visible: Vec<TypedSource>,
-    /// The sequence number of each entry of `visible`, ascending: which
-    /// summary entries are ours, without parsing their JSON again.
-    seqs: Vec<u64>,
-    generation: u64,
+    /// The latest fold an instance offered, written at close.
+    offered: Option<(ViewSnapshot, VisibleMark)>,
 }
 
 impl State {
-    /// The visible sources from the log's summary (R-LOG-5: kept from the
-    /// checkpoint and the tail, never a whole read of the history).
-    fn rebuild(&mut self) {
-        let Some(log) = &self.log else { return };
-        (self.seqs, self.visible) = log
-            .summary()
-            .workspace()
-            .iter()
-            .filter_map(|w| Some((w.seq, TypedSource::from_json(&w.source)?)))
-            .unzip();
+    fn summary(&self) -> Option<&SurfaceSummary> {
+        self.log
+            .as_ref()
+            .map(SessionLog::summary)
+            .or(self.closed.as_ref())
+    }
+
+    fn entries(&self) -> &[VisibleSource] {
+        self.summary().map_or(&[], SurfaceSummary::workspace)
+    }
+
+    /// The mark of the surface now.
+    fn mark(&self) -> VisibleMark {
+        VisibleMark {
+            generation: self.summary().map_or(0, SurfaceSummary::compactions),
+            len: self.entries().len(),
+        }
+    }
+
+    /// The typed sources among `entries` (R-LOG-3: a source this version
+    /// cannot read is not ours), with their sequence numbers.
+    fn typed(entries: &[VisibleSource]) -> impl Iterator<Item = (u64, TypedSource)> + '_ {
+        entries.iter().filter_map(|w| {
+            let value = w.source.to_value();
+            Some((w.seq, TypedSource::from_json(&value)?))
+        })
     }
 }
 
@@ -55,27 +78,35 @@ impl LogHost {
     pub fn new(log: SessionLog) -> Self {
         let cwd = Utf8PathBuf::from(log.header().cwd.clone());
         let path = log.path().to_owned();
-        let mut state = State {
-            log: Some(log),
-            inbox: Inbox::default(),
-            visible: Vec::new(),
-            seqs: Vec::new(),
-            generation: 0,
-        };
-        state.rebuild();
         Self {
             cwd,
             path,
-            state: Mutex::new(state),
+            state: Mutex::new(State {
+                log: Some(log),
+                closed: None,
+                inbox: Inbox::default(),
+                offered: None,
+            }),
         }
     }
 
     /// Closes the log now, releasing the session lock (R-LOG-4), even while
     /// other handles on this host are still alive (an instance's lane drops
-    /// its handle only when its task next runs). Later appends fail; the
-    /// visible state stays readable.
+    /// its handle only when its task next runs). The fold an instance
+    /// offered is written first, still under the lock. Later appends fail;
+    /// the visible state stays readable.
     pub fn close(&self) {
-        self.lock().log = None;
+        let mut s = self.lock();
+        let Some(log) = s.log.take() else { return };
+        if let Some((view, mark)) = s.offered.take() {
+            let kept = views::Kept::of(log.summary(), &view, mark);
+            if let Some(kept) = kept
+                && let Err(error) = views::store(&views::path_for(&self.path), &kept)
+            {
+                tracing::debug!(%error, "the visible fold was not saved");
+            }
+        }
+        s.closed = Some(log.into_summary());
     }
 
     fn closed(&self) -> LogError {
@@ -99,26 +130,11 @@ impl LogHost {
     /// What [`SessionLog::append`] reports.
     pub fn append(&self, kind: EventKind) -> Result<u64, LogError> {
         let mut s = self.lock();
-        let added = match &kind {
-            EventKind::Message {
-                source: Some(v), ..
-            } => TypedSource::from_json(v),
-            _ => None,
-        };
-        let compaction = matches!(kind, EventKind::Compaction { .. });
         let Some(log) = s.log.as_mut() else {
             drop(s);
             return Err(self.closed());
         };
-        let seq = log.append(kind)?;
-        if compaction {
-            s.generation = log.summary().compactions();
-            s.rebuild();
-        } else if let Some(source) = added {
-            s.visible.push(source);
-            s.seqs.push(seq);
-        }
-        Ok(seq)
+        log.append(kind)
     }
 
     /// Appends an entered batch in order; workspace messages keep their typed
@@ -158,22 +174,20 @@ impl LogHost {
     /// such as the hook event that delivered it).
     pub fn visible_workspace_sources(&self) -> Vec<(u64, serde_json::Value)> {
         let s = self.lock();
-        let Some(log) = &s.log else {
-            return Vec::new();
-        };
-        // Both lists ascend by seq; ours is the subset whose source parsed.
-        let mut ours = s.seqs.iter().peekable();
-        log.summary()
-            .workspace()
+        s.entries()
             .iter()
-            .filter(|w| ours.next_if_eq(&&w.seq).is_some())
-            .map(|w| (w.seq, w.source.clone()))
+            .filter_map(|w| {
+                let value = w.source.to_value();
+                TypedSource::from_json(&value).map(|_| (w.seq, value))
+            })
             .collect()
     }
 
     /// Sequence numbers of the workspace messages on the visible surface.
     pub fn visible_workspace_seqs(&self) -> Vec<u64> {
-        self.lock().seqs.clone()
+        State::typed(self.lock().entries())
+            .map(|(seq, _)| seq)
+            .collect()
     }
 
     /// The tool executions recorded after the last persisted message: their
@@ -202,22 +216,33 @@ impl Host for LogHost {
     }
 
     fn visible_workspace(&self) -> Vec<TypedSource> {
-        self.lock().visible.clone()
+        State::typed(self.lock().entries())
+            .map(|(_, source)| source)
+            .collect()
     }
 
     fn visible_since(&self, mark: Option<VisibleMark>) -> (VisibleUpdate, Option<VisibleMark>) {
         let s = self.lock();
-        let now = VisibleMark {
-            generation: s.generation,
-            len: s.visible.len(),
-        };
+        let now = s.mark();
+        let entries = s.entries();
         let update = match mark {
-            Some(m) if m.generation == s.generation && m.len <= now.len => {
-                VisibleUpdate::Appended(s.visible[m.len..].to_vec())
+            // Between compactions the summary's visible entries only grow.
+            Some(m) if m.generation == now.generation && m.len <= now.len => {
+                VisibleUpdate::Appended(State::typed(&entries[m.len..]).map(|(_, t)| t).collect())
             }
-            _ => VisibleUpdate::Whole(s.visible.clone()),
+            _ => VisibleUpdate::Whole(State::typed(entries).map(|(_, t)| t).collect()),
         };
         (update, Some(now))
+    }
+
+    fn saved_view(&self) -> Option<(ViewSnapshot, VisibleMark)> {
+        let s = self.lock();
+        let kept = views::load(&views::path_for(&self.path))?;
+        kept.still_describes(s.entries(), s.mark())
+    }
+
+    fn save_view(&self, view: ViewSnapshot, mark: VisibleMark) {
+        self.lock().offered = Some((view, mark));
     }
 
     fn step_open(&self) -> bool {
@@ -416,6 +441,105 @@ mod tests {
         held.close();
         let (log, _) = SessionLog::open(&path).expect("reopen");
         assert_eq!(LogHost::new(log).visible_workspace(), before);
+    }
+
+    fn reopen(path: &camino::Utf8Path) -> LogHost {
+        let (log, _) = SessionLog::open(path).expect("reopen");
+        LogHost::new(log)
+    }
+
+    fn kept(text: &str) -> ViewSnapshot {
+        ViewSnapshot::from_json(text.into())
+    }
+
+    #[test]
+    fn a_reopened_host_offers_the_fold_its_predecessor_kept() {
+        let (_tmp, host) = log_host();
+        host.append(ws(true)).expect("append");
+        host.append(ws(false)).expect("append");
+        let (_, mark) = host.visible_since(None);
+        let mark = mark.expect("log hosts mark");
+        host.save_view(kept(r#"{"n":1}"#), mark);
+        host.append(ws(false)).expect("append after the mark");
+        let path = host.path.clone();
+        host.close();
+        let reopened = reopen(&path);
+        let (view, at) = reopened.saved_view().expect("the kept fold");
+        assert_eq!((view.json(), at), (r#"{"n":1}"#, mark));
+        let (update, _) = reopened.visible_since(Some(at));
+        assert!(
+            matches!(update, VisibleUpdate::Appended(ref v) if v.len() == 1),
+            "only the message after the mark is folded: {update:?}"
+        );
+    }
+
+    #[test]
+    fn a_kept_fold_is_not_offered_after_a_compaction() {
+        let (_tmp, host) = log_host();
+        let first = host.append(ws(true)).expect("append");
+        let (_, mark) = host.visible_since(None);
+        host.save_view(kept("{}"), mark.expect("mark"));
+        let path = host.path.clone();
+        host.close();
+        let reopened = reopen(&path);
+        assert!(reopened.saved_view().is_some());
+        reopened
+            .append(EventKind::Compaction { hide: vec![first] })
+            .expect("append");
+        assert!(reopened.saved_view().is_none());
+    }
+
+    #[test]
+    fn a_kept_fold_of_another_log_is_not_offered() {
+        // The same number of visible messages, other sources: the copied
+        // file's last covered entry is not this log's.
+        let (_tmp, host) = log_host();
+        host.append(ws(true)).expect("append");
+        let (_, mark) = host.visible_since(None);
+        host.save_view(kept("{}"), mark.expect("mark"));
+        let path = host.path.clone();
+        host.close();
+        let (_tmp2, other) = log_host();
+        other.append(ws(false)).expect("append");
+        let other_path = other.path.clone();
+        other.close();
+        std::fs::copy(
+            crate::views::path_for(&path),
+            crate::views::path_for(&other_path),
+        )
+        .expect("copy");
+        assert!(
+            reopen(&path).saved_view().is_some(),
+            "its own log accepts it"
+        );
+        assert!(reopen(&other_path).saved_view().is_none());
+    }
+
+    #[rstest]
+    #[case::garbage("not json")]
+    #[case::other_version(r#"{"format":"dsh-session-view","version":2,"compactions":0,"len":0,"last":null,"view":{}}"#)]
+    #[case::past_the_log(r#"{"format":"dsh-session-view","version":1,"compactions":0,"len":5,"last":null,"view":{}}"#)]
+    fn an_unusable_view_file_is_not_offered(#[case] text: &str) {
+        let (_tmp, host) = log_host();
+        let path = host.path.clone();
+        host.close();
+        let control = r#"{"format":"dsh-session-view","version":1,"compactions":0,"len":0,"last":null,"view":{}}"#;
+        std::fs::write(crate::views::path_for(&path), control).expect("write");
+        assert!(
+            reopen(&path).saved_view().is_some(),
+            "the well-formed control is used"
+        );
+        std::fs::write(crate::views::path_for(&path), text).expect("write");
+        assert!(reopen(&path).saved_view().is_none());
+    }
+
+    #[test]
+    fn nothing_is_kept_without_an_offer() {
+        let (_tmp, host) = log_host();
+        host.append(ws(true)).expect("append");
+        let path = host.path.clone();
+        host.close();
+        assert!(!crate::views::path_for(&path).exists());
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod host;
 mod store;
 mod touch;
 mod versions;
+mod views;
 
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ pub use host::{LogHost, typed_source};
 pub use store::{SETTINGS_FILE_NAME, SessionSettings, SessionStore};
 pub use touch::{Record, TOUCH_RECORD};
 pub use versions::{VERSIONS_FILE_NAME, forget_versions};
+pub use views::VIEW_FILE_NAME;
 
 /// Why a session operation failed.
 #[derive(Debug, thiserror::Error)]

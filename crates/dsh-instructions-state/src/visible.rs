@@ -104,6 +104,37 @@ impl VisibleState {
         state
     }
 
+    /// Rebuilds a state from the parts an earlier one listed
+    /// ([`VisibleState::entries`], [`VisibleState::latest_baseline`]): how a
+    /// saved fold comes back without the history it was folded from.
+    ///
+    /// ```
+    /// use dsh_instructions_state::{Action, Change, Digest, ScopeKey, TypedSource, VisibleState};
+    /// let set = TypedSource {
+    ///     baseline: true,
+    ///     changes: vec![Change {
+    ///         action: Action::Set, scope: ScopeKey::project(".", "base"),
+    ///         path: "AGENTS.md".into(), previous_path: None, digest: Some(Digest::of("r")),
+    ///     }],
+    ///     ..TypedSource::default()
+    /// };
+    /// let state = VisibleState::derive([(0, &set)]);
+    /// let again = VisibleState::from_parts(
+    ///     state.entries().map(|(k, e)| (k.clone(), e.clone())),
+    ///     state.latest_baseline().cloned(),
+    /// );
+    /// assert_eq!(again, state);
+    /// ```
+    pub fn from_parts(
+        entries: impl IntoIterator<Item = (ScopeKey, VisibleEntry)>,
+        baseline: Option<VisibleBaseline>,
+    ) -> Self {
+        Self {
+            entries: entries.into_iter().collect(),
+            baseline,
+        }
+    }
+
     /// Folds one more message (e.g. one claimed by the running pre-step and
     /// not yet persisted). Later changes win per scope, also within a message.
     pub fn apply(&mut self, index: usize, source: &TypedSource) {
