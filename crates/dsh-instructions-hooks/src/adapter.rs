@@ -251,7 +251,7 @@ type Handled = (Given, String);
 
 fn run_blocking(call: &Call<'_>, lean: crate::lean::LeanEvent) -> Result<Handled, AdapterError> {
     let dir = agent_dir(call.home, call.agent);
-    let config = load_config(call.agent, &dir).map_err(AdapterError::Config)?;
+    let config = load_config(call.agent, &dir)?;
     let event = event_from_value(call.agent, &lean.to_value(), &config.tools)?;
     let mut line = format!("session {} ", store_id(&event.session_id));
     let (given, why) = match &event.action {
