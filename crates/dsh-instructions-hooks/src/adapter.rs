@@ -349,7 +349,7 @@ async fn handle(
                 Given::Context(_) => format!("gave part {k} of {n} of the event's composition"),
                 _ => format!("no part {k} (the event has {n})"),
             };
-            recs.save(&records_path).map_err(AdapterError::Config)?;
+            recs.save(&records_path)?;
             drop(log);
             return Ok((given, why));
         }

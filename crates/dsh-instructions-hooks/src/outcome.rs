@@ -21,6 +21,8 @@ pub(crate) enum AdapterError {
     #[error("{0}")]
     HookConfig(#[from] crate::preset::HookConfigError),
     #[error("{0}")]
+    Records(#[from] crate::record::RecordsError),
+    #[error("{0}")]
     Config(String),
 }
 
