@@ -251,7 +251,7 @@ type Handled = (Given, String);
 
 fn run_blocking(call: &Call<'_>, lean: crate::lean::LeanEvent) -> Result<Handled, AdapterError> {
     let dir = agent_dir(call.home, call.agent);
-    let config = load_config(call.agent, &dir).map_err(AdapterError::Config)?;
+    let config = load_config(call.agent, &dir)?;
     let event = event_from_value(call.agent, &lean.to_value(), &config.tools)?;
     let mut line = format!("session {} ", store_id(&event.session_id));
     let (given, why) = match &event.action {
@@ -349,7 +349,7 @@ async fn handle(
                 Given::Context(_) => format!("gave part {k} of {n} of the event's composition"),
                 _ => format!("no part {k} (the event has {n})"),
             };
-            recs.save(&records_path).map_err(AdapterError::Config)?;
+            recs.save(&records_path)?;
             drop(log);
             return Ok((given, why));
         }

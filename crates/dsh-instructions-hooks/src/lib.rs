@@ -42,7 +42,8 @@ pub use install::{Diagnosis, EventReport, FileChange, Report, Target, doctor, in
 pub use native::NativeStatus;
 pub use parts::{CONTINUED, PART_BYTES, Part, part_label, render_part, split, unframe};
 pub use preset::{
-    AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, hook_preset, load_config,
+    AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, HookConfigError,
+    hook_preset, load_config,
 };
 pub use shown::escape_control;
 pub use tools::{AgentTool, ToolTouch, agent_tools, is_installed_tool};

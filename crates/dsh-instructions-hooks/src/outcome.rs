@@ -19,6 +19,10 @@ pub(crate) enum AdapterError {
     #[error("{0}")]
     Session(#[from] SessionError),
     #[error("{0}")]
+    HookConfig(#[from] crate::preset::HookConfigError),
+    #[error("{0}")]
+    Records(#[from] crate::record::RecordsError),
+    #[error("{0}")]
     Config(String),
 }
 

@@ -2,7 +2,7 @@
 //! preset, and what `$DSH_HOME/hooks/<agent>/config.json` lays over it
 //! through the state crate's one overlay ([`ConfigInput::overlay`]).
 
-use camino::Utf8Path;
+use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_state::{ConfigInput, ContentTransform, FallbackScope, NumberInput};
 use serde_json::Value;
 
@@ -20,6 +20,48 @@ pub const HOOK_MAX_BYTES: i64 = 65_536;
 
 /// File name of the per-agent configuration overrides.
 pub const CONFIG_FILE_NAME: &str = "config.json";
+
+/// Why [`load_config`] could not read an agent's `config.json`. Each
+/// variant names the file; the message is `<file>: <reason>`.
+#[derive(Debug, thiserror::Error)]
+pub enum HookConfigError {
+    /// The file exists but could not be read.
+    #[error("{path}: {source}")]
+    Unreadable {
+        /// The file.
+        path: Utf8PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not JSON.
+    #[error("{path}: {source}")]
+    InvalidJson {
+        /// The file.
+        path: Utf8PathBuf,
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+        /// What the parser said (its message includes line and column).
+        source: serde_json::Error,
+    },
+    /// The file is JSON but no object (serde would read `[]` as "no
+    /// fields": a file that is not an object is a mistake, said as one).
+    #[error("{path}: not a JSON object")]
+    NotAnObject {
+        /// The file.
+        path: Utf8PathBuf,
+    },
+    /// The object's fields are no valid settings (an unknown key, a value
+    /// of the wrong type).
+    #[error("{path}: {source}")]
+    InvalidSettings {
+        /// The file.
+        path: Utf8PathBuf,
+        /// What the settings reader said.
+        source: serde_json::Error,
+    },
+}
 
 /// The adapter's configuration for one agent (R-HOOK-4): the hook preset,
 /// with what `$DSH_HOME/hooks/<agent>/config.json` overrides.
@@ -110,8 +152,9 @@ pub fn hook_preset(agent: Agent) -> ConfigInput {
 ///   does not list is warned about: the agent never reports it.
 ///
 /// # Errors
-/// A malformed `config.json` (named with the problem).
-pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, String> {
+/// A malformed or unreadable `config.json` ([`HookConfigError`], naming the
+/// file and the problem).
+pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, HookConfigError> {
     let mut input = hook_preset(agent);
     let mut tools = default_tools(agent);
     let mut warnings = Vec::new();
@@ -119,14 +162,23 @@ pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, String> {
     match std::fs::read(&path) {
         Ok(bytes) => {
             let value: Value =
-                serde_json::from_slice(&bytes).map_err(|e| format!("{path}: {e}"))?;
+                serde_json::from_slice(&bytes).map_err(|source| HookConfigError::InvalidJson {
+                    path: path.clone(),
+                    line: source.line(),
+                    column: source.column(),
+                    source,
+                })?;
             // serde reads a struct from an array too (`[]` is "no fields"):
             // a file that is not an object is a mistake, said as one.
             if !value.is_object() {
-                return Err(format!("{path}: not a JSON object"));
+                return Err(HookConfigError::NotAnObject { path });
             }
-            let mut over: ConfigInput =
-                serde_json::from_value(value).map_err(|e| format!("{path}: {e}"))?;
+            let mut over: ConfigInput = serde_json::from_value(value).map_err(|source| {
+                HookConfigError::InvalidSettings {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
             if let Some(map) = over.touch_tools.take() {
                 for tool in map.keys().filter(|t| !is_installed_tool(agent, t)) {
                     warnings.push(format!(
@@ -152,7 +204,7 @@ pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, String> {
             input = input.overlay(over);
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("{path}: {e}")),
+        Err(source) => return Err(HookConfigError::Unreadable { path, source }),
     }
     if matches!(agent, Agent::Claude | Agent::Codex)
         && let Some(NumberInput::Int(n)) = input.max_bytes
@@ -191,16 +243,55 @@ mod tests {
     }
 
     #[rstest]
-    #[case::truncated("{\"max_bytes\": ")]
-    #[case::array("[]")]
-    #[case::array_of_fields("[9000]")]
-    #[case::string("\"max_bytes\"")]
-    #[case::unknown_field(r#"{"max_byte": 9000}"#)]
-    fn a_malformed_config_is_an_error_naming_the_file(#[case] text: &str) {
+    #[case::truncated("{\"max_bytes\": ", "invalid json")]
+    #[case::trailing_garbage("{} x", "invalid json")]
+    #[case::array("[]", "not an object")]
+    #[case::array_of_fields("[9000]", "not an object")]
+    #[case::string("\"max_bytes\"", "not an object")]
+    #[case::unknown_field(r#"{"max_byte": 9000}"#, "invalid settings")]
+    #[case::wrong_type(r#"{"max_bytes": []}"#, "invalid settings")]
+    fn a_malformed_config_is_an_error_naming_the_file(#[case] text: &str, #[case] kind: &str) {
         let (_tmp, dir) = tmp_dir();
         std::fs::write(dir.join(CONFIG_FILE_NAME), text).expect("write");
         let e = load_config(Agent::Claude, &dir).expect_err("malformed");
-        assert!(e.contains("config.json"), "{e}");
+        let got = match &e {
+            HookConfigError::Unreadable { .. } => "unreadable",
+            HookConfigError::InvalidJson { .. } => "invalid json",
+            HookConfigError::NotAnObject { .. } => "not an object",
+            HookConfigError::InvalidSettings { .. } => "invalid settings",
+        };
+        assert_eq!(got, kind, "{e}");
+        let message = e.to_string();
+        let file = dir.join(CONFIG_FILE_NAME);
+        assert!(message.starts_with(&format!("{file}: ")), "{message}");
+    }
+
+    /// The message keeps the parser's words, its position included.
+    #[test]
+    fn invalid_json_says_where() {
+        let (_tmp, dir) = tmp_dir();
+        std::fs::write(dir.join(CONFIG_FILE_NAME), "{\n  \"max_bytes\": ,\n}").expect("write");
+        let e = load_config(Agent::Claude, &dir).expect_err("invalid");
+        let HookConfigError::InvalidJson { line, column, .. } = &e else {
+            panic!("not invalid JSON: {e:?}");
+        };
+        assert_eq!((*line, *column), (2, 16));
+        assert!(e.to_string().ends_with("at line 2 column 16"), "{e}");
+    }
+
+    /// A `config.json` that is no readable file (here: a directory) is
+    /// an error with the OS's reason; a missing one is the preset.
+    #[test]
+    fn an_unreadable_config_is_an_error_with_its_cause() {
+        let (_tmp, dir) = tmp_dir();
+        assert!(load_config(Agent::Claude, &dir).is_ok(), "missing is fine");
+        std::fs::create_dir(dir.join(CONFIG_FILE_NAME)).expect("mkdir");
+        let e = load_config(Agent::Claude, &dir).expect_err("unreadable");
+        assert!(
+            matches!(&e, HookConfigError::Unreadable { path, .. } if path.ends_with(CONFIG_FILE_NAME)),
+            "{e:?}"
+        );
+        assert!(std::error::Error::source(&e).is_some());
     }
 
     /// R-HOOK-4: above what the registered parts hold, a warning; Gemini

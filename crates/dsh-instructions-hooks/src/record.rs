@@ -42,6 +42,33 @@ pub(crate) struct Records {
     pub records: Vec<Record>,
 }
 
+/// Why the records file could not be read or written. The message is
+/// `<file>: <reason>` (the reason alone when encoding failed).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RecordsError {
+    /// Reading the file failed (other than its absence).
+    #[error("{path}: {source}")]
+    Read {
+        path: Utf8PathBuf,
+        source: std::io::Error,
+    },
+    /// The file is no records JSON (a torn or foreign file).
+    #[error("{path}: {source}")]
+    Malformed {
+        path: Utf8PathBuf,
+        source: serde_json::Error,
+    },
+    /// The records did not encode.
+    #[error("{0}")]
+    Encode(serde_json::Error),
+    /// Writing the temporary file or renaming it over the records failed.
+    #[error("{path}: {source}")]
+    Write {
+        path: Utf8PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// The key of an event: the SHA-256 of its stdin bytes.
 pub(crate) fn event_key(input: &[u8]) -> String {
     let d = Sha256::digest(input);
@@ -52,23 +79,41 @@ impl Records {
     /// The session's records; an absent or unreadable file is none (a
     /// torn file cannot give a piece twice: its pieces were claimed or are
     /// in the log as committed — the loss is logged by the caller).
-    pub(crate) fn load(path: &Utf8Path) -> (Self, Option<String>) {
+    pub(crate) fn load(path: &Utf8Path) -> (Self, Option<RecordsError>) {
         match std::fs::read(path) {
             Ok(bytes) => match serde_json::from_slice(&bytes) {
                 Ok(r) => (r, None),
-                Err(e) => (Self::default(), Some(format!("{path}: {e}"))),
+                Err(source) => (
+                    Self::default(),
+                    Some(RecordsError::Malformed {
+                        path: path.to_owned(),
+                        source,
+                    }),
+                ),
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Self::default(), None),
-            Err(e) => (Self::default(), Some(format!("{path}: {e}"))),
+            Err(source) => (
+                Self::default(),
+                Some(RecordsError::Read {
+                    path: path.to_owned(),
+                    source,
+                }),
+            ),
         }
     }
 
     /// Writes the records atomically (temporary file, then rename).
-    pub(crate) fn save(&self, path: &Utf8Path) -> Result<(), String> {
+    pub(crate) fn save(&self, path: &Utf8Path) -> Result<(), RecordsError> {
         let tmp = Utf8PathBuf::from(format!("{path}.tmp"));
-        let text = serde_json::to_vec(self).map_err(|e| e.to_string())?;
-        std::fs::write(&tmp, text).map_err(|e| format!("{tmp}: {e}"))?;
-        std::fs::rename(&tmp, path).map_err(|e| format!("{path}: {e}"))
+        let text = serde_json::to_vec(self).map_err(RecordsError::Encode)?;
+        std::fs::write(&tmp, text).map_err(|source| RecordsError::Write {
+            path: tmp.clone(),
+            source,
+        })?;
+        std::fs::rename(&tmp, path).map_err(|source| RecordsError::Write {
+            path: path.to_owned(),
+            source,
+        })
     }
 
     /// The record of `key`, if recorded.
@@ -118,6 +163,7 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rstest::rstest;
 
     fn rec(key: &str, n: usize) -> Record {
         Record {
@@ -158,5 +204,71 @@ mod tests {
         }
         assert_eq!(rs.records.len(), KEEP);
         assert_eq!(rs.records[0].key, "k5");
+    }
+
+    fn tmp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
+        (tmp, dir)
+    }
+
+    #[test]
+    fn saved_records_load_back() {
+        let (_tmp, dir) = tmp_dir();
+        let path = dir.join(RECORDS_FILE_NAME);
+        let mut rs = Records::default();
+        rs.push(rec("a", 2));
+        rs.save(&path).expect("saved");
+        let (back, warn) = Records::load(&path);
+        assert!(warn.is_none(), "{warn:?}");
+        assert_eq!(back, rs);
+    }
+
+    /// An unreadable or torn file is none, with the reason naming the file;
+    /// a missing one is none without a word.
+    #[rstest]
+    #[case::missing(None, None)]
+    #[case::torn(Some(b"{\"records\": [".as_slice()), Some("malformed"))]
+    #[case::foreign(Some(b"[1, 2]".as_slice()), Some("malformed"))]
+    #[case::a_directory(None, Some("read"))]
+    fn a_bad_records_file_is_none_with_the_reason(
+        #[case] text: Option<&[u8]>,
+        #[case] kind: Option<&str>,
+    ) {
+        let (_tmp, dir) = tmp_dir();
+        let path = dir.join(RECORDS_FILE_NAME);
+        match text {
+            Some(text) => std::fs::write(&path, text).expect("write"),
+            None if kind.is_some() => std::fs::create_dir(&path).expect("mkdir"),
+            None => {}
+        }
+        let (rs, warn) = Records::load(&path);
+        assert_eq!(rs, Records::default());
+        let got = warn.as_ref().map(|w| match w {
+            RecordsError::Read { .. } => "read",
+            RecordsError::Malformed { .. } => "malformed",
+            RecordsError::Encode(_) => "encode",
+            RecordsError::Write { .. } => "write",
+        });
+        assert_eq!(got, kind, "{warn:?}");
+        if let Some(w) = warn {
+            assert!(w.to_string().starts_with(&format!("{path}: ")), "{w}");
+        }
+    }
+
+    /// A save that cannot write says which file it could not write.
+    #[test]
+    fn a_failed_save_names_the_file() {
+        let (_tmp, dir) = tmp_dir();
+        let path = dir.join("gone").join(RECORDS_FILE_NAME);
+        let e = Records::default()
+            .save(&path)
+            .expect_err("no such directory");
+        let tmp = format!("{path}.tmp");
+        assert!(
+            matches!(&e, RecordsError::Write { path, .. } if path.as_str() == tmp),
+            "{e:?}"
+        );
+        assert!(e.to_string().starts_with(&format!("{tmp}: ")), "{e}");
     }
 }

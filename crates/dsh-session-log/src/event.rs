@@ -208,9 +208,32 @@ pub(crate) fn encode_header(header: &SessionHeader) -> Result<String, LogError> 
     })
 }
 
+/// Why a line is no event (the reason a skipped line reports).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DecodeError {
+    /// The line is not JSON (the parser's message).
+    #[error("{0}")]
+    NotJson(#[from] serde_json::Error),
+    /// The line is JSON but no object.
+    #[error("not a JSON object")]
+    NotAnObject,
+    /// A field every event has (`seq`, `type`) is missing or of the wrong
+    /// type.
+    #[error("missing or invalid `{0}`")]
+    BadField(&'static str),
+    /// The line's `seq` is not above the one before it.
+    #[error("seq {seq} does not follow seq {prev}")]
+    OutOfOrder {
+        /// This line's sequence number.
+        seq: u64,
+        /// The previous event's.
+        prev: u64,
+    },
+}
+
 /// Decodes one complete event line. `Err` carries why it is not an event.
-pub(crate) fn decode_event(line: &[u8]) -> Result<Event, String> {
-    let value: Value = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+pub(crate) fn decode_event(line: &[u8]) -> Result<Event, DecodeError> {
+    let value: Value = serde_json::from_slice(line)?;
     decode_event_value(value)
 }
 
@@ -223,16 +246,16 @@ pub(crate) fn event_to_value(event: &Event) -> Result<Value, LogError> {
 }
 
 /// Decodes one event from the JSON value of its line.
-pub(crate) fn decode_event_value(value: Value) -> Result<Event, String> {
+pub(crate) fn decode_event_value(value: Value) -> Result<Event, DecodeError> {
     let Value::Object(mut map) = value else {
-        return Err("not a JSON object".into());
+        return Err(DecodeError::NotAnObject);
     };
     let seq = map
         .get("seq")
         .and_then(Value::as_u64)
-        .ok_or("missing or invalid `seq`")?;
+        .ok_or(DecodeError::BadField("seq"))?;
     let Some(ty) = map.get("type").and_then(Value::as_str) else {
-        return Err("missing or invalid `type`".into());
+        return Err(DecodeError::BadField("type"));
     };
     let known = KNOWN_TYPES.contains(&ty);
     map.remove("seq");
@@ -246,4 +269,47 @@ pub(crate) fn decode_event_value(value: Value) -> Result<Event, String> {
         EventKind::Unknown(object)
     };
     Ok(Event { seq, kind })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    /// Each way a line fails to be an event is its own variant, with the
+    /// reason a skipped line has always reported.
+    #[rstest]
+    #[case::torn(br#"{"seq": 1, "ty"#.as_slice(), "not json", "EOF while parsing")]
+    #[case::array(b"[1]".as_slice(), "not an object", "not a JSON object")]
+    #[case::no_seq(br#"{"type": "turn_start"}"#.as_slice(), "bad field", "missing or invalid `seq`")]
+    #[case::text_seq(br#"{"seq": "1", "type": "turn_start"}"#.as_slice(), "bad field", "missing or invalid `seq`")]
+    #[case::no_type(br#"{"seq": 1}"#.as_slice(), "bad field", "missing or invalid `type`")]
+    fn a_line_that_is_no_event_says_why(
+        #[case] line: &[u8],
+        #[case] kind: &str,
+        #[case] message: &str,
+    ) {
+        let e = decode_event(line).expect_err("no event");
+        let got = match &e {
+            DecodeError::NotJson(_) => "not json",
+            DecodeError::NotAnObject => "not an object",
+            DecodeError::BadField(_) => "bad field",
+            DecodeError::OutOfOrder { .. } => "out of order",
+        };
+        assert_eq!(got, kind, "{e:?}");
+        assert!(e.to_string().starts_with(message), "{e}");
+    }
+
+    #[test]
+    fn an_event_out_of_order_names_both_numbers() {
+        let e = DecodeError::OutOfOrder { seq: 3, prev: 7 };
+        assert_eq!(e.to_string(), "seq 3 does not follow seq 7");
+    }
+
+    #[test]
+    fn a_known_type_with_foreign_fields_decodes_as_unknown() {
+        let event = decode_event(br#"{"seq": 2, "type": "tool", "name": 5}"#).expect("an event");
+        assert_eq!(event.seq, 2);
+        assert!(matches!(event.kind, EventKind::Unknown(_)), "{event:?}");
+    }
 }

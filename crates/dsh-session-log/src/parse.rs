@@ -1,6 +1,6 @@
 //! Pure parsing of a log's bytes: no I/O, no repair writes, no panics.
 
-use crate::event::{Event, EventKind, SCHEMA_VERSION, SessionHeader, decode_event};
+use crate::event::{DecodeError, Event, EventKind, SCHEMA_VERSION, SessionHeader, decode_event};
 use crate::{LogError, surface};
 
 /// Why the final line of a log is not part of it.
@@ -197,9 +197,10 @@ pub(crate) fn scan_events(chunk: &[u8], start: ScanStart, mut visit: impl FnMut(
             break;
         }
         let decoded = decode_event(line).and_then(|event| match last_seq {
-            Some(prev) if event.seq <= prev => {
-                Err(format!("seq {} does not follow seq {prev}", event.seq))
-            }
+            Some(prev) if event.seq <= prev => Err(DecodeError::OutOfOrder {
+                seq: event.seq,
+                prev,
+            }),
             _ => Ok(event),
         });
         match decoded {
@@ -220,7 +221,7 @@ pub(crate) fn scan_events(chunk: &[u8], start: ScanStart, mut visit: impl FnMut(
                 skipped.push(SkippedLine {
                     line: line_no,
                     offset: at,
-                    reason,
+                    reason: reason.to_string(),
                 });
             }
         }

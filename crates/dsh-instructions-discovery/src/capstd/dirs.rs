@@ -1,0 +1,221 @@
+//! Candidate names probed in directories: through one handle per
+//! directory, through the handles kept between batches (the `dircache`
+//! module), and a list of directories in one pass (`probe_dirs`).
+
+use camino::{Utf8Path, Utf8PathBuf};
+use cap_std::fs::Dir;
+use rustix::io::Errno;
+use tokio_util::sync::CancellationToken;
+
+use super::Inner;
+use super::blocking::check;
+use super::classify::{Class, classify, classify_metadata, fast_error};
+use crate::dircache::{Batch, name_bit, plain};
+use crate::dirmemory::DirMemory;
+use crate::paths::{normalize, normalized};
+use crate::provider::{Cancelled, Probe, Unavailable};
+
+impl Inner {
+    /// Probes `names` in `dir` through one handle on the directory when it
+    /// opens plainly inside a root: a miss then costs one `statat`. A name
+    /// cap-std refuses from that handle (a link with an absolute target or
+    /// one climbing out of the directory) falls back to the full [`probe`],
+    /// so results are identical.
+    ///
+    /// [`probe`]: Self::probe
+    pub(super) fn probe_many(
+        &self,
+        dir: &Utf8Path,
+        names: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Probe>, Cancelled> {
+        let dir = normalize(dir);
+        check(cancel)?;
+        let handle = self.open_dir(&dir);
+        self.probe_names(&dir, handle.as_ref(), names, cancel)
+    }
+
+    /// A handle on `dir` opened plainly inside its root, if it opens.
+    fn open_dir(&self, dir: &Utf8Path) -> Option<Dir> {
+        self.open_dir_classified(dir).ok()
+    }
+
+    /// [`Self::open_dir`], saying why it did not open: [`Class::Absent`]
+    /// only when the OS said there is no such directory.
+    fn open_dir_classified(&self, dir: &Utf8Path) -> Result<Dir, Class> {
+        let (root, rel) = self
+            .locate(dir)
+            .ok_or(Class::Unavailable(Unavailable::OutsideTrustedRoots))?;
+        let handle = root
+            .handle()
+            .ok_or(Class::Unavailable(Unavailable::OutsideTrustedRoots))?;
+        handle.open_dir(rel.as_std_path()).map_err(|e| classify(&e))
+    }
+
+    /// Probes `names` in `dir`, through `handle` where it can: a miss then
+    /// costs one `statat`. A name cap-std refuses from that handle (a link
+    /// with an absolute target or one climbing out of the directory) falls
+    /// back to the full [`probe`], so results are identical.
+    ///
+    /// [`probe`]: Self::probe
+    fn probe_names(
+        &self,
+        dir: &Utf8Path,
+        handle: Option<&Dir>,
+        names: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Probe>, Cancelled> {
+        let mut probes = Vec::with_capacity(names.len());
+        for name in names {
+            check(cancel)?;
+            probes.push(self.probe_name(dir, handle, name, cancel)?.0);
+        }
+        Ok(probes)
+    }
+
+    /// One candidate; the flag says `lstat` found no entry at all (what a
+    /// directory stamp can vouch for later).
+    fn probe_name(
+        &self,
+        dir: &Utf8Path,
+        handle: Option<&Dir>,
+        name: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(Probe, bool), Cancelled> {
+        let fast = match handle {
+            // lstat first: one `fstatat` answers a miss, a regular file
+            // and any other non-link entry; only a symlink pays for the
+            // following `metadata` (an `openat2` + `fstat` in cap-std).
+            Some(handle) if plain(name) => match handle.symlink_metadata(name) {
+                Ok(metadata) if !metadata.file_type().is_symlink() => {
+                    Some((classify_metadata(&metadata), false))
+                }
+                Ok(_) => handle
+                    .metadata(name)
+                    .map_or_else(|e| fast_error(&e), |m| Some(classify_metadata(&m)))
+                    .map(|p| (p, false)),
+                Err(error) => {
+                    let no_entry = Errno::from_io_error(&error) == Some(Errno::NOENT);
+                    fast_error(&error).map(|p| (p, no_entry))
+                }
+            },
+            _ => None,
+        };
+        Ok(match fast {
+            Some(found) => found,
+            None => (self.probe(&dir.join(name), cancel)?, false),
+        })
+    }
+
+    /// Probes `names` in `dir` through a cached handle: names the
+    /// directory's unchanged stamp vouches for cost nothing.
+    fn probe_cached(
+        &self,
+        batch: &mut Batch<'_>,
+        dir: &Utf8Path,
+        names: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<Option<Vec<Probe>>, Cancelled> {
+        let root_of = |path: &Utf8Path| {
+            self.roots
+                .iter()
+                .find(|r| r.path.as_str() == path.as_str())
+                .and_then(|r| r.handle().cloned())
+        };
+        let Some((handle, stamp, slot)) = batch.handle(&root_of, dir) else {
+            return Ok(None);
+        };
+        let known = batch.known_absent(slot, stamp);
+        let mut probes = Vec::with_capacity(names.len());
+        let mut absent = 0u64;
+        let mut skipped = 0;
+        for (i, name) in names.iter().enumerate() {
+            let bit = name_bit(i);
+            let (probe, no_entry) = if known & bit != 0 {
+                skipped += 1;
+                (Probe::Absent, true)
+            } else {
+                check(cancel)?;
+                self.probe_name(dir, Some(&handle), name, cancel)?
+            };
+            if no_entry {
+                absent |= bit;
+            }
+            probes.push(probe);
+        }
+        batch.count_skipped(skipped);
+        batch.record(dir.as_str(), slot, stamp, absent);
+        Ok(Some(probes))
+    }
+
+    /// Probes a list of directories in one pass. Directories reachable from
+    /// a root through real (non-symlink) subdirectories use handles kept
+    /// between batches (the `dircache` module); the others are opened
+    /// relative to the previous handle when they are its plain child, so a
+    /// long chain never re-walks its path from the root (O(depth), not
+    /// O(depth²), component lookups).
+    pub(super) fn probe_dirs(
+        &self,
+        dirs: &[Utf8PathBuf],
+        names: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Vec<Probe>>, Cancelled> {
+        let mut out = Vec::with_capacity(dirs.len());
+        let mut previous: Option<(Utf8PathBuf, Dir)> = None;
+        let mut cache = self.dirs.try_lock().ok();
+        let mut memory = self.memory.get().map(DirMemory::lock);
+        let mut batch = cache
+            .as_deref_mut()
+            .map(|c| Batch::new(c, self.margin, names, memory.as_deref_mut()));
+        for dir in dirs {
+            check(cancel)?;
+            let dir = normalized(dir);
+            if let Some(batch) = batch.as_mut()
+                && let Some(probes) = self.probe_remembered(batch, &dir, names, cancel)?
+            {
+                out.push(probes);
+                previous = None;
+                continue;
+            }
+            if let Some(batch) = batch.as_mut()
+                && let Some(probes) = self.probe_cached(batch, &dir, names, cancel)?
+            {
+                out.push(probes);
+                previous = None;
+                continue;
+            }
+            let dir = dir.into_owned();
+            let child = previous.as_ref().and_then(|(path, handle)| {
+                let name = dir.strip_prefix(path).ok()?.as_str();
+                let plain = !name.is_empty() && !name.contains('/') && name != "..";
+                if !plain {
+                    return None;
+                }
+                // Only a real directory entry: a symlinked component goes
+                // through the full root-relative open, which re-anchors it.
+                let meta = handle.symlink_metadata(name).ok()?;
+                meta.is_dir().then(|| handle.open_dir(name).ok()).flatten()
+            });
+            let handle = match child {
+                Some(handle) => Some(handle),
+                None => match self.open_dir_classified(&dir) {
+                    Ok(handle) => Some(handle),
+                    // No such directory (or a component is no directory):
+                    // every name in it probes absent, as the full probe of
+                    // each would say (ENOENT/ENOTDIR) — without paying one
+                    // root-relative walk per name (Claude Code's absent
+                    // `.claude/` in every known directory, R-HOOK-6).
+                    Err(Class::Absent) => {
+                        out.push(vec![Probe::Absent; names.len()]);
+                        previous = None;
+                        continue;
+                    }
+                    Err(_) => None,
+                },
+            };
+            out.push(self.probe_names(&dir, handle.as_ref(), names, cancel)?);
+            previous = handle.map(|h| (dir, h));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,517 @@
+//! The cap-std provider's tests: cancellation and inline work, roots,
+//! devices, error classes, and the directory stamps against a fresh
+//! provider (`stamps`).
+
+use super::*;
+use cap_std::ambient_authority;
+use rustix::io::Errno;
+use std::sync::mpsc;
+use std::time::Duration;
+
+#[tokio::test]
+async fn cancel_returns_while_the_blocking_work_is_still_stuck() {
+    let cancel = CancellationToken::new();
+    let (entered_tx, entered_rx) = tokio::sync::oneshot::channel();
+    let (stuck_tx, stuck_rx) = mpsc::channel::<()>();
+    let work = run_blocking(false, &cancel, move |_| {
+        let _ = entered_tx.send(());
+        // Stands in for a syscall that cannot be interrupted.
+        let _ = stuck_rx.recv_timeout(Duration::from_secs(30));
+        Ok(())
+    });
+    let canceller = async {
+        let _ = entered_rx.await;
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::time::timeout(Duration::from_secs(10), async {
+        tokio::join!(work, canceller)
+    })
+    .await
+    .expect("cancellation waited for the blocking work");
+    assert_eq!(result, Err(Cancelled));
+    drop(stuck_tx);
+}
+
+/// Inline work runs on the polling thread, pooled work elsewhere
+/// (R-HOOK-6: the hook's provider hands nothing to the blocking pool).
+#[rstest::rstest]
+#[case::inline(true)]
+#[case::pooled(false)]
+#[tokio::test(flavor = "current_thread")]
+async fn inline_work_runs_on_the_calling_thread(#[case] inline: bool) {
+    let caller = std::thread::current().id();
+    let ran_on = run_blocking(inline, &CancellationToken::new(), |_| {
+        Ok(std::thread::current().id())
+    })
+    .await
+    .expect("not cancelled");
+    assert_eq!(ran_on == caller, inline);
+}
+
+/// Inline or pooled, the provider sees the same files, and a token
+/// cancelled before the call is honoured either way.
+#[rstest::rstest]
+#[case::inline(true)]
+#[case::pooled(false)]
+#[tokio::test(flavor = "current_thread")]
+async fn inline_provider_reads_what_the_pooled_one_reads(#[case] inline: bool) {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+    std::fs::write(base.join("AGENTS.md"), "be brief\n").unwrap();
+    let provider = CapStdProvider::new([base.clone()], ambient_authority())
+        .unwrap()
+        .run_inline(inline);
+    let cancel = CancellationToken::new();
+    assert!(matches!(
+        provider.probe(&base.join("AGENTS.md"), &cancel).await,
+        Ok(Probe::Present(_))
+    ));
+    match provider
+        .read_text(&base.join("AGENTS.md"), 1024, &cancel)
+        .await
+    {
+        Ok(ReadOutcome::Loaded(text)) => assert_eq!(text.text, "be brief\n"),
+        other => panic!("not loaded: {other:?}"),
+    }
+    assert_eq!(
+        provider.probe(&base.join("missing.md"), &cancel).await,
+        Ok(Probe::Absent)
+    );
+    cancel.cancel();
+    assert_eq!(
+        provider.probe(&base.join("AGENTS.md"), &cancel).await,
+        Err(Cancelled)
+    );
+}
+
+#[tokio::test]
+async fn missing_roots_are_skipped_and_relative_roots_rejected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+    std::fs::write(base.join("file"), "x").unwrap();
+    let provider = CapStdProvider::new(
+        [
+            base.join("missing"),
+            base.join("file"),
+            base.clone(),
+            base.join("."),
+        ],
+        ambient_authority(),
+    )
+    .unwrap();
+    assert_eq!(provider.roots().collect::<Vec<_>>(), [base.as_path()]);
+    // A missing root is kept: nothing under it until it appears, then it
+    // is trusted like the others (a DSH home created mid-session).
+    let late = CapStdProvider::new([base.join("late")], ambient_authority()).unwrap();
+    let cancel = CancellationToken::new();
+    let file = base.join("late/AGENTS.md");
+    assert_eq!(late.probe(&file, &cancel).await, Ok(Probe::Absent));
+    std::fs::create_dir(base.join("late")).unwrap();
+    std::fs::write(&file, "late rule").unwrap();
+    assert!(matches!(
+        late.probe(&file, &cancel).await,
+        Ok(Probe::Present(_))
+    ));
+    assert!(matches!(
+        late.read_text(&file, 100, &cancel).await,
+        Ok(ReadOutcome::Loaded(t)) if t.text == "late rule"
+    ));
+    assert!(matches!(
+        CapStdProvider::new([Utf8PathBuf::from("relative")], ambient_authority()),
+        Err(ProviderError::RelativeRoot { .. })
+    ));
+}
+
+#[tokio::test]
+async fn nested_root_owns_its_subtree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+    std::fs::create_dir_all(base.join("home")).unwrap();
+    std::fs::write(base.join("home/AGENTS.md"), "g").unwrap();
+    let provider =
+        CapStdProvider::new([base.clone(), base.join("home")], ambient_authority()).unwrap();
+    assert_eq!(provider.roots().next(), Some(base.join("home").as_path()));
+    let probe = provider
+        .probe(&base.join("home/AGENTS.md"), &CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(matches!(probe, Probe::Present(_)));
+}
+
+#[tokio::test]
+async fn devices_are_absent_and_never_opened() {
+    // `/dev` as a trusted root needs no privileges; `/dev/zero` would
+    // never end if it were read, so a regression fails by timeout.
+    let provider = CapStdProvider::new([Utf8PathBuf::from("/dev")], ambient_authority()).unwrap();
+    let cancel = CancellationToken::new();
+    let checks = async {
+        for device in ["/dev/null", "/dev/zero"] {
+            let path = Utf8Path::new(device);
+            assert_eq!(provider.probe(path, &cancel).await, Ok(Probe::Absent));
+            assert_eq!(
+                provider.read_text(path, u64::MAX, &cancel).await,
+                Ok(ReadOutcome::Absent)
+            );
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), checks)
+        .await
+        .expect("a device was read");
+}
+
+#[test]
+fn classifies_os_errors() {
+    let of = |errno: Errno| classify(&io::Error::from_raw_os_error(errno.raw_os_error()));
+    assert!(matches!(of(Errno::NOENT), Class::Absent));
+    assert!(matches!(of(Errno::NOTDIR), Class::Absent));
+    assert!(matches!(
+        of(Errno::LOOP),
+        Class::Unavailable(Unavailable::Loop)
+    ));
+    assert!(matches!(
+        of(Errno::ACCESS),
+        Class::Unavailable(Unavailable::PermissionDenied)
+    ));
+    assert!(matches!(
+        of(Errno::TIMEDOUT),
+        Class::Unavailable(Unavailable::TimedOut)
+    ));
+    assert!(matches!(
+        of(Errno::IO),
+        Class::Unavailable(Unavailable::Io(_))
+    ));
+    // cap-std's sandbox refusal carries no OS code.
+    let escape = io::Error::new(io::ErrorKind::PermissionDenied, "a path led outside");
+    assert!(matches!(classify(&escape), Class::Escape));
+}
+
+/// Directory stamps: the cached path must answer exactly what a fresh,
+/// uncached provider answers, after every kind of change. Timestamps
+/// tick coarsely, so each change waits past a tick first; the margin is
+/// zero so the stamps of this just-built tree are trusted at all.
+mod stamps {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    const NAMES: [&str; 4] = [
+        "AGENTS.md",
+        "CLAUDE.md",
+        "AGENTS.local.md",
+        "CLAUDE.local.md",
+    ];
+    /// Longer than any kernel timestamp tick (1-10 ms).
+    const TICK: Duration = Duration::from_millis(25);
+
+    struct Fixture {
+        _tmp: tempfile::TempDir,
+        root: Utf8PathBuf,
+        cached: CapStdProvider,
+        /// `Some`: every probe is a new provider (a new process) that
+        /// only has the memory the previous one encoded (decision 0037).
+        memory: Option<std::cell::RefCell<DirMemory>>,
+        /// Lookups answered without a syscall, over all providers.
+        skipped: std::cell::Cell<u64>,
+    }
+
+    /// How a fixture's probes carry what they learned to the next.
+    #[derive(Debug, Clone, Copy)]
+    enum Carry {
+        /// One provider, its handle cache (`dircache`).
+        Handles,
+        /// A new provider per probe, with the encoded `DirMemory`.
+        Memory,
+    }
+
+    impl Fixture {
+        fn carrying(carry: Carry) -> Self {
+            let mut fx = Self::new();
+            if matches!(carry, Carry::Memory) {
+                fx.memory = Some(std::cell::RefCell::new(DirMemory::new()));
+            }
+            fx
+        }
+
+        /// A provider as a new process builds it: margin zero (the tree
+        /// is seconds old), the memory decoded from its encoding.
+        fn process(&self, memory: DirMemory) -> CapStdProvider {
+            let mut p = CapStdProvider::new([self.root.clone()], ambient_authority()).unwrap();
+            Arc::get_mut(&mut p.inner).unwrap().margin = Duration::ZERO;
+            p.remembering(memory)
+        }
+
+        fn new() -> Self {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+            std::fs::create_dir_all(root.join("a/b")).unwrap();
+            std::fs::write(root.join("a/b/AGENTS.md"), "rules").unwrap();
+            let mut cached = CapStdProvider::new([root.clone()], ambient_authority()).unwrap();
+            Arc::get_mut(&mut cached.inner).unwrap().margin = Duration::ZERO;
+            std::thread::sleep(TICK);
+            Self {
+                _tmp: tmp,
+                root,
+                cached,
+                memory: None,
+                skipped: std::cell::Cell::new(0),
+            }
+        }
+
+        fn dirs(&self) -> Vec<Utf8PathBuf> {
+            ["a", "a/b", "a/b/c"]
+                .iter()
+                .map(|d| self.root.join(d))
+                .collect()
+        }
+
+        /// Probes through the cache and checks the answer against a
+        /// provider that has never seen the tree.
+        fn probe(&self) -> Vec<Vec<Probe>> {
+            let names: Vec<String> = NAMES.map(str::to_owned).to_vec();
+            let cancel = CancellationToken::new();
+            let got = match &self.memory {
+                None => self
+                    .cached
+                    .inner
+                    .probe_dirs(&self.dirs(), &names, &cancel)
+                    .unwrap(),
+                Some(memory) => {
+                    let carried = DirMemory::decode(&memory.borrow().encode());
+                    let provider = self.process(carried.clone());
+                    let got = provider
+                        .inner
+                        .probe_dirs(&self.dirs(), &names, &cancel)
+                        .unwrap();
+                    let skipped = provider.inner.dirs.lock().unwrap().skipped;
+                    self.skipped.set(self.skipped.get() + skipped);
+                    *memory.borrow_mut() = carried;
+                    got
+                }
+            };
+            let fresh = CapStdProvider::new([self.root.clone()], ambient_authority()).unwrap();
+            let want = fresh
+                .inner
+                .probe_dirs(&self.dirs(), &names, &cancel)
+                .unwrap();
+            assert_eq!(got, want, "cached probes differ from a fresh provider's");
+            got
+        }
+
+        fn skipped(&self) -> u64 {
+            self.cached.inner.dirs.lock().unwrap().skipped + self.skipped.get()
+        }
+
+        fn change(&self, f: impl FnOnce(&Utf8Path)) {
+            f(&self.root);
+            std::thread::sleep(TICK);
+        }
+    }
+
+    fn present(p: &Probe) -> bool {
+        matches!(p, Probe::Present(_))
+    }
+
+    #[test]
+    fn unchanged_directories_answer_absent_names_without_a_lookup() {
+        let fx = Fixture::new();
+        let first = fx.probe();
+        assert!(present(&first[1][0]));
+        assert_eq!(fx.skipped(), 0);
+        fx.probe();
+        // a: 4 absent names, a/b: 3; a/b/c does not exist.
+        assert_eq!(fx.skipped(), 7);
+        assert!(fx.cached.inner.dirs.lock().unwrap().len() >= 2);
+    }
+
+    /// A new process with the memory of the last one answers an
+    /// unchanged tree's absent names, and a directory that is missing,
+    /// without a lookup (decision 0037).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_new_process_with_the_memory_skips_what_it_proves() {
+        let fx = Fixture::carrying(Carry::Memory);
+        fx.probe();
+        assert_eq!(fx.skipped(), 0, "the first process has no memory");
+        fx.probe();
+        // a: 4 absent names, a/b: 3 (a/b/c is missing: no lookup at all).
+        assert_eq!(fx.skipped(), 7);
+        let memory = fx.memory.as_ref().unwrap().borrow().clone();
+        assert_eq!(memory.len(), 4, "the root, a, a/b, and a/b/c as missing");
+        assert!(!memory.changed(), "nothing new to write back");
+    }
+
+    /// A memory whose facts no longer hold is never used: a stale
+    /// encoding (here: the tree rebuilt under the same paths) gives
+    /// exactly a fresh provider's answers.
+    #[test]
+    fn a_stale_memory_is_never_trusted() {
+        let fx = Fixture::carrying(Carry::Memory);
+        fx.probe();
+        let stale = fx.memory.as_ref().unwrap().borrow().encode();
+        fx.change(|r| {
+            std::fs::rename(r.join("a"), r.join("old-a")).unwrap();
+            std::fs::create_dir_all(r.join("a/b/c")).unwrap();
+            std::fs::write(r.join("a/b/CLAUDE.md"), "new").unwrap();
+            std::fs::write(r.join("a/b/c/AGENTS.md"), "deep").unwrap();
+        });
+        *fx.memory.as_ref().unwrap().borrow_mut() = DirMemory::decode(&stale);
+        let p = fx.probe();
+        assert!(present(&p[1][1]) && present(&p[2][0]));
+        assert!(!present(&p[1][0]));
+    }
+
+    #[rstest::rstest]
+    #[case::handles(Carry::Handles)]
+    #[case::memory(Carry::Memory)]
+    fn every_kind_of_change_is_seen(#[case] carry: Carry) {
+        let fx = Fixture::carrying(carry);
+        fx.probe();
+        fx.probe();
+        // A file created in a known directory.
+        fx.change(|r| std::fs::write(r.join("a/b/CLAUDE.local.md"), "local").unwrap());
+        assert!(present(&fx.probe()[1][3]));
+        // Edited in place: no entry changes, the version must.
+        let before = fx.probe()[1][0].clone();
+        fx.change(|r| std::fs::write(r.join("a/b/AGENTS.md"), "rules, longer").unwrap());
+        assert_ne!(fx.probe()[1][0], before);
+        // Removed.
+        fx.change(|r| std::fs::remove_file(r.join("a/b/CLAUDE.local.md")).unwrap());
+        assert_eq!(fx.probe()[1][3], Probe::Absent);
+        // The directory replaced under its name (its parent changes).
+        fx.change(|r| {
+            std::fs::rename(r.join("a/b"), r.join("a/old-b")).unwrap();
+            std::fs::create_dir(r.join("a/b")).unwrap();
+            std::fs::write(r.join("a/b/CLAUDE.md"), "other").unwrap();
+        });
+        let p = fx.probe();
+        assert_eq!(p[1][0], Probe::Absent);
+        assert!(present(&p[1][1]));
+        // An ancestor replaced: only the root's stamp moves.
+        fx.change(|r| {
+            std::fs::rename(r.join("a"), r.join("old-a")).unwrap();
+            std::fs::create_dir_all(r.join("a/b/c")).unwrap();
+            std::fs::write(r.join("a/b/c/AGENTS.local.md"), "deep").unwrap();
+        });
+        let p = fx.probe();
+        assert!(!present(&p[1][1]));
+        assert!(present(&p[2][2]));
+        // A known directory moved out of the root and linked back: the
+        // same directory, now reached through a symlink that leaves it.
+        let outside = tempfile::tempdir().unwrap();
+        fx.change(|r| {
+            std::fs::rename(r.join("a/b"), outside.path().join("b")).unwrap();
+            symlink(outside.path().join("b"), r.join("a/b")).unwrap();
+        });
+        fx.probe();
+        fx.change(|r| {
+            std::fs::remove_file(r.join("a/b")).unwrap();
+            std::fs::rename(outside.path().join("b"), r.join("a/b")).unwrap();
+        });
+        fx.probe();
+        // A dangling link whose target appears in another directory.
+        fx.change(|r| symlink("../../t.md", r.join("a/b/AGENTS.md")).unwrap());
+        fx.probe();
+        fx.change(|r| std::fs::write(r.join("t.md"), "target").unwrap());
+        assert!(present(&fx.probe()[1][0]));
+        // Permissions of a known directory (its ctime moves).
+        fx.change(|r| {
+            std::fs::set_permissions(
+                r.join("a/b/c"),
+                std::os::unix::fs::PermissionsExt::from_mode(0o000),
+            )
+            .unwrap()
+        });
+        fx.probe();
+        fx.change(|r| {
+            std::fs::set_permissions(
+                r.join("a/b/c"),
+                std::os::unix::fs::PermissionsExt::from_mode(0o755),
+            )
+            .unwrap()
+        });
+        assert!(present(&fx.probe()[2][2]));
+    }
+
+    #[test]
+    fn a_directory_that_is_gone_gives_its_handle_back() {
+        let fx = Fixture::new();
+        fx.change(|r| std::fs::create_dir(r.join("a/b/c")).unwrap());
+        fx.probe();
+        let held = || fx.cached.inner.dirs.lock().unwrap().len();
+        assert_eq!(held(), 3, "a, a/b and a/b/c");
+        fx.change(|r| std::fs::remove_dir(r.join("a/b/c")).unwrap());
+        fx.probe();
+        assert_eq!(held(), 2);
+        // The freed slot serves the next directory.
+        fx.change(|r| std::fs::create_dir(r.join("a/b/c")).unwrap());
+        fx.probe();
+        assert_eq!(held(), 3);
+    }
+
+    #[test]
+    fn a_directory_changed_within_the_margin_is_never_trusted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        // The default margin: this tree was written just now.
+        let provider = CapStdProvider::new([root.clone()], ambient_authority()).unwrap();
+        let names: Vec<String> = NAMES.map(str::to_owned).to_vec();
+        let cancel = CancellationToken::new();
+        for _ in 0..3 {
+            let p = provider
+                .inner
+                .probe_dirs(&[root.join("a")], &names, &cancel)
+                .unwrap();
+            assert_eq!(p, vec![vec![Probe::Absent; 4]]);
+        }
+        assert_eq!(provider.inner.dirs.lock().unwrap().skipped, 0);
+    }
+
+    /// A seeded walk of random changes, checked against a fresh provider
+    /// after each: what a table of cases cannot enumerate.
+    #[rstest::rstest]
+    #[case::handles(Carry::Handles)]
+    #[case::memory(Carry::Memory)]
+    fn random_changes_match_a_fresh_provider(#[case] carry: Carry) {
+        let fx = Fixture::carrying(carry);
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let dirs = ["a", "a/b", "a/b/c"];
+        for step in 0..40 {
+            let dir = fx.root.join(dirs[next(3) as usize]);
+            let name = NAMES[next(4) as usize];
+            let path = dir.join(name);
+            fx.change(|_| {
+                let _ = std::fs::remove_file(&path);
+                match next(5) {
+                    0 => {}
+                    1 => {
+                        let _ = std::fs::create_dir_all(&dir);
+                        let _ = std::fs::write(&path, format!("v{step}"));
+                    }
+                    2 => {
+                        let _ = std::fs::create_dir_all(&dir);
+                        let _ = symlink(NAMES[next(4) as usize], &path);
+                    }
+                    3 => {
+                        let _ = std::fs::remove_dir_all(&dir);
+                    }
+                    _ => {
+                        let _ = std::fs::rename(
+                            fx.root.join("a/b"),
+                            fx.root.join(format!("gone{step}")),
+                        );
+                        let _ = std::fs::create_dir_all(fx.root.join("a/b"));
+                    }
+                }
+            });
+            fx.probe();
+            fx.probe();
+        }
+        assert!(fx.skipped() > 0, "the walk never took the fast path");
+    }
+}

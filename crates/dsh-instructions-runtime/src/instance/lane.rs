@@ -1,0 +1,321 @@
+//! The serial lane (R-RT-6): the task that owns one loop instance's plugin
+//! state and handles the front door's requests one at a time — touch
+//! projections, pre-steps and settles.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use dsh_home_paths::DshHome;
+use dsh_instructions_discovery::{
+    CancellationToken, Cancelled, FileVersion, FsProvider, PathKind, find_project_root,
+};
+use dsh_instructions_state::{Budget, Config, ScopeKey, VersionCache};
+use tokio::sync::{mpsc, oneshot};
+
+use super::front::Touch;
+use super::{Remembered, lock};
+use crate::compose::{ComposeInput, Composition, compose};
+use crate::host::{Host, InboxId, WorkspaceMessage};
+use crate::user_file::UserFile;
+use crate::view::VisibleView;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum DecisionKind {
+    Reject,
+    EnterEmpty,
+    EnterSome,
+}
+
+/// Outcome slot shared by a pre-step's caller and the lane, so that exactly
+/// one of "applied" and "cancelled" wins.
+#[derive(Debug)]
+pub(super) enum Slot {
+    Running,
+    Done(Option<WorkspaceMessage>),
+    Abandoned,
+}
+
+#[derive(Debug)]
+pub(super) enum Request {
+    Project(Vec<Touch>),
+    PreStep {
+        step: u32,
+        kind: DecisionKind,
+        token: CancellationToken,
+        slot: Arc<Mutex<Slot>>,
+        done: oneshot::Sender<()>,
+    },
+    Settle(oneshot::Sender<()>),
+}
+
+/// The serial lane: owns the plugin state of one loop instance.
+#[derive(Debug)]
+pub(super) struct Lane {
+    pub(super) host: Arc<dyn Host>,
+    pub(super) provider: Arc<dyn FsProvider>,
+    pub(super) config: Config,
+    pub(super) budget: Budget,
+    pub(super) home: DshHome,
+    pub(super) user_files: Vec<UserFile>,
+    pub(super) cwd: Utf8PathBuf,
+    /// Frozen at the first composition (R-DISC-2).
+    pub(super) root: Option<Utf8PathBuf>,
+    pub(super) cache: VersionCache<FileVersion>,
+    /// The persistable part of `cache`, shared with the [`Instance`](super::Instance).
+    pub(super) remembered: Arc<Mutex<Remembered>>,
+    pub(super) excluded: Option<BTreeSet<ScopeKey>>,
+    /// The visible surface as of the last composition (advanced by appends).
+    pub(super) view: VisibleView,
+    pub(super) cancel: CancellationToken,
+    pub(super) apply: Arc<Mutex<()>>,
+}
+
+impl Lane {
+    pub(super) async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Request>) {
+        loop {
+            let request = tokio::select! {
+                r = rx.recv() => r,
+                _ = self.cancel.cancelled() => None,
+            };
+            let Some(request) = request else { break };
+            match request {
+                Request::Settle(reply) => {
+                    let _ = reply.send(());
+                }
+                Request::Project(touches) => {
+                    let token = self.cancel.child_token();
+                    if let Err(Cancelled) = self.project(&touches, &token).await {
+                        tracing::debug!("projection cancelled");
+                    }
+                }
+                Request::PreStep {
+                    step,
+                    kind,
+                    token,
+                    slot,
+                    done,
+                } => {
+                    if let Err(Cancelled) = self.pre_step(step, kind, &token, &slot).await {
+                        tracing::debug!("pre-step cancelled");
+                    }
+                    let _ = done.send(());
+                }
+            }
+        }
+    }
+
+    async fn root(&mut self, cancel: &CancellationToken) -> Result<Utf8PathBuf, Cancelled> {
+        if let Some(root) = &self.root {
+            return Ok(root.clone());
+        }
+        let found = find_project_root(
+            self.provider.as_ref(),
+            &self.cwd,
+            self.config.project_root_markers(),
+            cancel,
+        )
+        .await?;
+        Ok(found.root)
+    }
+
+    async fn compose(
+        &mut self,
+        root: &Utf8Path,
+        extra_dirs: &BTreeSet<String>,
+        cancel: &CancellationToken,
+    ) -> Result<Composition, Cancelled> {
+        self.view.refresh(self.host.as_ref(), &self.cwd);
+        compose(&ComposeInput {
+            provider: self.provider.as_ref(),
+            config: &self.config,
+            budget: self.budget,
+            home: &self.home,
+            user_files: &self.user_files,
+            cwd: &self.cwd,
+            root,
+            cancel,
+            view: &self.view,
+            cache: &self.cache,
+            excluded: self.excluded.as_ref(),
+            extra_dirs,
+        })
+        .await
+    }
+
+    /// Applies a composition's state updates (the only mutation besides the
+    /// inbox).
+    fn commit(&mut self, root: Utf8PathBuf, composition: &mut Composition) {
+        self.root = Some(root);
+        if !composition.cache_updates.is_empty() {
+            let mut remembered = lock(&self.remembered);
+            for (scope, entry) in composition.cache_updates.drain(..) {
+                remembered.update(&scope, &entry);
+                self.cache.insert(scope, entry);
+            }
+        }
+        if let Some(excluded) = composition.excluded.take() {
+            self.excluded = Some(excluded);
+        }
+    }
+
+    /// A touch projection: reconcile against the visible state and replace
+    /// the pending message with the result (R-RT-3, R-RT-6).
+    async fn project(
+        &mut self,
+        touches: &[Touch],
+        cancel: &CancellationToken,
+    ) -> Result<(), Cancelled> {
+        let dirs = self.touched(touches, cancel).await?;
+        if dirs.is_empty() {
+            // Only shell words that name nothing: no reconciliation, no
+            // read (R-HOOK-6).
+            return Ok(());
+        }
+        let root = self.root(cancel).await?;
+        let mut extra = BTreeSet::new();
+        for dir in &dirs {
+            touched_dirs(&root, &self.cwd, dir, &mut extra);
+        }
+        for (_, pending) in self.host.pending() {
+            for change in &pending.source.changes {
+                if let Some(dir) = change.scope.dir() {
+                    extra.insert(dir.to_owned());
+                }
+            }
+        }
+        let mut composition = self.compose(&root, &extra, cancel).await?;
+        let apply = self.apply.clone();
+        let _guard = lock(&apply);
+        if cancel.is_cancelled() {
+            return Err(Cancelled);
+        }
+        sync_inbox(self.host.as_ref(), composition.message.take());
+        self.commit(root, &mut composition);
+        Ok(())
+    }
+
+    /// The directories `touches` touch: a file its parent, a directory
+    /// itself; a shell candidate only when the provider classifies it (one batch,
+    /// metadata only) as a file (its parent) or a directory (itself).
+    async fn touched(
+        &self,
+        touches: &[Touch],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Utf8PathBuf>, Cancelled> {
+        let mut dirs = Vec::new();
+        let mut candidates = Vec::new();
+        for touch in touches {
+            match touch {
+                Touch::File(path) => dirs.extend(path.parent().map(Utf8Path::to_owned)),
+                Touch::Dir(path) => dirs.push(path.clone()),
+                Touch::Shell(paths) => candidates.extend(paths.iter().cloned()),
+            }
+        }
+        if candidates.is_empty() {
+            return Ok(dirs);
+        }
+        let kinds = self.provider.path_kinds(&candidates, cancel).await?;
+        for (path, kind) in candidates.into_iter().zip(kinds) {
+            match kind {
+                PathKind::File => dirs.extend(path.parent().map(Utf8Path::to_owned)),
+                PathKind::Directory => dirs.push(path),
+                PathKind::Other | PathKind::Absent | PathKind::Unavailable(_) => {}
+            }
+        }
+        Ok(dirs)
+    }
+
+    async fn pre_step(
+        &mut self,
+        step: u32,
+        kind: DecisionKind,
+        cancel: &CancellationToken,
+        slot: &Mutex<Slot>,
+    ) -> Result<(), Cancelled> {
+        let pending = self.host.pending();
+        // A pending message is reused as it is (R-RT-10); otherwise compose.
+        let (message, pending_id, mut composition, root) = match pending.first() {
+            Some((id, m)) => (Some(m.clone()), Some(*id), None, None),
+            None => {
+                let root = self.root(cancel).await?;
+                let mut c = self.compose(&root, &BTreeSet::new(), cancel).await?;
+                (c.message.take(), None, Some(c), Some(root))
+            }
+        };
+        let apply = self.apply.clone();
+        let _guard = lock(&apply);
+        let mut s = lock(slot);
+        if cancel.is_cancelled() || !matches!(*s, Slot::Running) {
+            return Err(Cancelled);
+        }
+        let enters = match kind {
+            DecisionKind::EnterSome => true,
+            DecisionKind::EnterEmpty => step > 1,
+            DecisionKind::Reject => false,
+        };
+        // Stale extra copies never survive (R-RT-2).
+        for (id, _) in pending.iter().skip(1) {
+            self.host.inbox_remove(*id);
+        }
+        let entered = match (&message, enters) {
+            (Some(m), true) => {
+                if let Some(id) = pending_id {
+                    self.host.inbox_remove(id);
+                }
+                Some(m.clone())
+            }
+            (Some(m), false) => {
+                if pending_id.is_none() {
+                    self.host.inbox_prepend(m.clone());
+                }
+                None
+            }
+            (None, _) => None,
+        };
+        if let (Some(c), Some(root)) = (composition.as_mut(), root) {
+            self.commit(root, c);
+        }
+        *s = Slot::Done(entered);
+        Ok(())
+    }
+}
+
+/// Makes the inbox hold exactly `desired` as its one pending workspace
+/// message (R-RT-2).
+fn sync_inbox(host: &dyn Host, desired: Option<WorkspaceMessage>) {
+    let pending = host.pending();
+    let mut rest: &[(InboxId, WorkspaceMessage)] = &pending;
+    match (desired, pending.first()) {
+        (Some(m), Some((id, current))) => {
+            if *current != m {
+                host.inbox_replace(*id, m);
+            }
+            rest = &pending[1..];
+        }
+        (Some(m), None) => {
+            host.inbox_prepend(m);
+        }
+        (None, _) => {}
+    }
+    for (id, _) in rest {
+        host.inbox_remove(*id);
+    }
+}
+
+/// Directories strictly below the cwd down to the touched directory (a
+/// touched file's parent), when it lies under the cwd (R-RT-3 a), as
+/// root-relative keys.
+fn touched_dirs(root: &Utf8Path, cwd: &Utf8Path, dir: &Utf8Path, out: &mut BTreeSet<String>) {
+    let Ok(below) = dir.strip_prefix(cwd) else {
+        return;
+    };
+    let Ok(cwd_rel) = cwd.strip_prefix(root) else {
+        return;
+    };
+    let mut acc = cwd_rel.to_owned();
+    for comp in below.components() {
+        acc.push(comp.as_str());
+        out.insert(acc.as_str().to_owned());
+    }
+}
