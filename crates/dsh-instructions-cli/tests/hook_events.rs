@@ -640,6 +640,54 @@ fn remembered_directories_still_show_every_change(#[case] agent: &str, #[case] t
     );
 }
 
+/// Each event starts from the fold of the visible surface the last one kept
+/// (`view.json`, issue 18 item 6): an in-place edit of a file the model holds
+/// from an earlier event is still a `replace`, and a garbled fold is a
+/// missing one (the surface is folded whole and the fold kept anew).
+#[rstest]
+#[case::claude("claude", "PostToolUse-Read")]
+#[case::codex("codex", "PostToolUse-apply_patch")]
+fn a_kept_view_changes_nothing_the_model_gets(#[case] agent: &str, #[case] touch: &str) {
+    let t = Tree::new();
+    let s = "kept";
+    t.event(agent, "SessionStart-startup", s, "")
+        .context("SessionStart");
+    let deep = format!("{}/pkg/lib/src/main.rs", t.ws());
+    assert!(
+        t.event(agent, touch, s, &deep)
+            .context("PostToolUse")
+            .contains("LIB-RULES"),
+        "the nested file enters with the touch"
+    );
+    let view = t.sessions_dir(agent).join(s).join("view.json");
+    let kept = |why: &str| {
+        let text = std::fs::read_to_string(&view).unwrap_or_else(|e| panic!("{why}: {e}"));
+        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(v["format"], "dsh-session-view", "{why}: {text}");
+        v["len"].as_u64().expect("len")
+    };
+    // A fold covers what its composition read: the message that event
+    // delivered is folded by the next one.
+    assert_eq!(kept("after the touch"), 1, "the baseline");
+    t.event(agent, "UserPromptSubmit", s, "").assert_nothing();
+    assert_eq!(kept("after a prompt"), 2, "baseline and nested message");
+    // This event starts from a fold that holds pkg/lib's file.
+    t.write("ws/pkg/lib/AGENTS.md", "LIB-RULES v2");
+    assert_eq!(
+        t.event(agent, "UserPromptSubmit", s, "")
+            .context("UserPromptSubmit"),
+        shown(agent, &replaced("pkg/lib/AGENTS.md", "LIB-RULES v2"))
+    );
+    std::fs::write(&view, "{\"format\":\"dsh-session-view\",").expect("garble");
+    t.write("ws/pkg/lib/AGENTS.md", "LIB-RULES v3");
+    assert_eq!(
+        t.event(agent, "UserPromptSubmit", s, "")
+            .context("UserPromptSubmit"),
+        shown(agent, &replaced("pkg/lib/AGENTS.md", "LIB-RULES v3"))
+    );
+    assert_eq!(kept("kept anew after a garbled one"), 3);
+}
+
 /// The agent edits instruction files itself (Claude Code `Edit`, Codex
 /// `apply_patch`): each change enters with that tool's result (R-HOOK-3,
 /// R-RT-3) — replace, set of a new file, remove of a deleted one.
