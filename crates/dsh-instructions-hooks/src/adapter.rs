@@ -361,7 +361,15 @@ async fn handle(
     apply(&session, call.agent, event, fresh).await?;
     let mut note = Map::new();
     note.insert(DELIVERED_BY.into(), Value::String(event.name.clone()));
-    let message = session.deliver(&note, &cancel).await?;
+    // After a tool event's touches their projections reconciled every known
+    // scope a moment ago: the delivery takes that as its own instead of
+    // probing every known directory twice (R-HOOK-6).
+    let message = match &event.action {
+        Action::Tool { .. } | Action::Shell { .. } => {
+            session.deliver_after_tools(&note, &cancel).await?
+        }
+        _ => session.deliver(&note, &cancel).await?,
+    };
     let mut why = match &message {
         Some(m) => summary(m),
         None => "nothing new".to_owned(),

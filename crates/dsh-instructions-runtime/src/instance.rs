@@ -199,6 +199,7 @@ impl Instance {
             view: VisibleView::default(),
             cancel: cancel.clone(),
             apply: apply.clone(),
+            reconciled: None,
         };
         runtime.spawn(lane.run(rx));
         let front = Front {
@@ -250,6 +251,56 @@ impl Instance {
         decision: Decision<M>,
         cancel: &CancellationToken,
     ) -> Result<PreStepOutcome<M>, Cancelled> {
+        self.run_pre_step(step, decision, false, cancel).await
+    }
+
+    /// [`Instance::pre_step`] for a step that follows the tool results just
+    /// reported, at once (an agent hook answering a tool event with the
+    /// context to add to its result). When their projections reconciled
+    /// every known scope since the last pre-step and nothing reached the
+    /// visible surface since, that reconciliation is this pre-step's
+    /// (R-RT-10: a change in between is indistinguishable from one right
+    /// after it), so the known scopes are not probed twice; otherwise it is
+    /// exactly [`Instance::pre_step`]. Not for a step that comes later —
+    /// then the files may have changed since the projection.
+    ///
+    /// ```
+    /// # async fn demo(instance: &dsh_instructions_runtime::Instance) {
+    /// use dsh_instructions_runtime::{Decision, ToolExecution};
+    /// use dsh_instructions_discovery::CancellationToken;
+    /// let exec = ToolExecution {
+    ///     name: "read".into(),
+    ///     arguments: serde_json::json!({"path": "pkg/src/lib.rs"}),
+    ///     token: "call-1".into(),
+    ///     parent: None,
+    ///     is_error: false,
+    ///     cancelled: false,
+    /// };
+    /// instance.tool_result(&exec);
+    /// instance.settle().await;
+    /// let cancel = CancellationToken::new();
+    /// let outcome = instance
+    ///     .pre_step_after_tools::<String>(2, Decision::Enter(Vec::new()), &cancel)
+    ///     .await;
+    /// # let _ = outcome;
+    /// # }
+    /// ```
+    pub async fn pre_step_after_tools<M>(
+        &self,
+        step: u32,
+        decision: Decision<M>,
+        cancel: &CancellationToken,
+    ) -> Result<PreStepOutcome<M>, Cancelled> {
+        self.run_pre_step(step, decision, true, cancel).await
+    }
+
+    async fn run_pre_step<M>(
+        &self,
+        step: u32,
+        decision: Decision<M>,
+        after_tools: bool,
+        cancel: &CancellationToken,
+    ) -> Result<PreStepOutcome<M>, Cancelled> {
         let Some(active) = &self.active else {
             return Ok(passthrough(decision));
         };
@@ -267,6 +318,7 @@ impl Instance {
         let sent = active.tx.send(Request::PreStep {
             step,
             kind,
+            after_tools,
             token: token.clone(),
             slot: slot.clone(),
             done: done_tx,

@@ -203,6 +203,78 @@ async fn a_touch_probes_each_candidate_of_each_reconciled_directory_once() {
     assert_eq!(counts.bytes_read, 9);
 }
 
+/// A touch that finds nothing new, then the step that carries the tool
+/// result: as a later step (`pre_step`) it reconciles every known scope
+/// again; right after the tool (`pre_step_after_tools`) the projection's
+/// reconciliation is its own — unless the visible surface moved in between.
+#[rstest]
+#[case::later_step(false, false, 2)]
+#[case::right_after_the_tool(true, false, 1)]
+#[case::after_the_surface_moved(true, true, 2)]
+#[tokio::test]
+async fn a_step_right_after_a_touch_reconciles_the_known_scopes_once(
+    #[case] after_tools: bool,
+    #[case] moved: bool,
+    #[case] passes: u64,
+) {
+    let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+    let dirs = chain(&fs, 2, 50);
+    let mut s = Session::mount(&fs, dirs[2].as_str(), Config::with_max_bytes(65_536));
+    s.prompt().await.expect("baseline");
+    fs.reset_counters();
+    s.instance.tool_result(&ToolExecution {
+        name: "read".into(),
+        arguments: serde_json::json!({ "file_path": "/repo/d1/main.rs" }),
+        token: "t".into(),
+        parent: None,
+        is_error: false,
+        cancelled: false,
+    });
+    s.instance.settle().await;
+    if moved {
+        s.host
+            .append_user(vec!["other".into()], Some(Default::default()));
+    }
+    let cancel = CancellationToken::new();
+    let decision = Decision::<String>::Enter(Vec::new());
+    let out = if after_tools {
+        s.instance.pre_step_after_tools(2, decision, &cancel).await
+    } else {
+        s.instance.pre_step(2, decision, &cancel).await
+    }
+    .expect("not cancelled");
+    assert_eq!(out.entered, None, "nothing changed on disk");
+    // Per pass: the user-global file and the three chain directories.
+    assert_eq!(fs.counters().probes, passes * (1 + C * 3), "probes");
+    assert_eq!(fs.counters().reads, 0);
+}
+
+/// An edit the projection found still enters with the step right after it.
+#[tokio::test]
+async fn a_step_right_after_a_touch_enters_what_the_touch_found() {
+    let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+    let dirs = chain(&fs, 2, 50);
+    let mut s = Session::mount(&fs, dirs[2].as_str(), Config::with_max_bytes(65_536));
+    s.prompt().await.expect("baseline");
+    fs.insert("/repo/d1/AGENTS.md".into(), MemNode::file("edited rule"));
+    s.instance.tool_result(&ToolExecution {
+        name: "read".into(),
+        arguments: serde_json::json!({ "file_path": "/repo/d1/main.rs" }),
+        token: "t".into(),
+        parent: None,
+        is_error: false,
+        cancelled: false,
+    });
+    s.instance.settle().await;
+    let out = s
+        .instance
+        .pre_step_after_tools::<String>(2, Decision::Enter(Vec::new()), &CancellationToken::new())
+        .await
+        .expect("not cancelled");
+    let entered = out.entered.expect("the replace enters");
+    assert!(entered.joined_text().contains("edited rule"));
+}
+
 /// Bound of issue 7 item 4: max_bytes + C x max_source_bytes.
 #[tokio::test]
 async fn a_small_budget_baseline_reads_at_most_budget_plus_one_file_per_candidate() {

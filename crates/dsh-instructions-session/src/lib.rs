@@ -185,11 +185,39 @@ impl Session {
         note: &serde_json::Map<String, serde_json::Value>,
         cancel: &CancellationToken,
     ) -> Result<Option<WorkspaceMessage>, SessionError> {
-        let outcome = self
-            .instance
-            .pre_step::<String>(2, Decision::Enter(Vec::new()), cancel)
-            .await
-            .map_err(|_| SessionError::Cancelled)?;
+        self.deliver_step(note, false, cancel).await
+    }
+
+    /// [`Session::deliver`] right after the touches this caller just made
+    /// (an agent hook's tool event): their projections' reconciliation is
+    /// this step's, so the known scopes are not probed twice
+    /// ([`Instance::pre_step_after_tools`]).
+    ///
+    /// # Errors
+    /// As [`Session::enter`].
+    pub async fn deliver_after_tools(
+        &self,
+        note: &serde_json::Map<String, serde_json::Value>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<WorkspaceMessage>, SessionError> {
+        self.deliver_step(note, true, cancel).await
+    }
+
+    async fn deliver_step(
+        &self,
+        note: &serde_json::Map<String, serde_json::Value>,
+        after_tools: bool,
+        cancel: &CancellationToken,
+    ) -> Result<Option<WorkspaceMessage>, SessionError> {
+        let decision = Decision::Enter(Vec::new());
+        let outcome = if after_tools {
+            self.instance
+                .pre_step_after_tools::<String>(2, decision, cancel)
+                .await
+        } else {
+            self.instance.pre_step::<String>(2, decision, cancel).await
+        }
+        .map_err(|_| SessionError::Cancelled)?;
         if let Some(m) = &outcome.entered {
             let mut source = m.source.to_json();
             if let Some(map) = source.as_object_mut() {

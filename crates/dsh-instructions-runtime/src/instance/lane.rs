@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::front::Touch;
 use super::{Remembered, lock};
 use crate::compose::{ComposeInput, Composition, compose};
-use crate::host::{Host, InboxId, WorkspaceMessage};
+use crate::host::{Host, InboxId, VisibleMark, WorkspaceMessage};
 use crate::user_file::UserFile;
 use crate::view::VisibleView;
 
@@ -42,6 +42,9 @@ pub(super) enum Request {
     PreStep {
         step: u32,
         kind: DecisionKind,
+        /// The caller says this pre-step follows the tool results it just
+        /// reported, at once ([`super::Instance::pre_step_after_tools`]).
+        after_tools: bool,
         token: CancellationToken,
         slot: Arc<Mutex<Slot>>,
         done: oneshot::Sender<()>,
@@ -69,6 +72,9 @@ pub(super) struct Lane {
     pub(super) view: VisibleView,
     pub(super) cancel: CancellationToken,
     pub(super) apply: Arc<Mutex<()>>,
+    /// The visible mark a projection's composition reconciled every known
+    /// scope at, since the last pre-step; `None` when none did.
+    pub(super) reconciled: Option<Option<VisibleMark>>,
 }
 
 impl Lane {
@@ -92,17 +98,33 @@ impl Lane {
                 Request::PreStep {
                     step,
                     kind,
+                    after_tools,
                     token,
                     slot,
                     done,
                 } => {
-                    if let Err(Cancelled) = self.pre_step(step, kind, &token, &slot).await {
+                    let reuse = after_tools && self.reconciled_now();
+                    self.reconciled = None;
+                    if let Err(Cancelled) = self.pre_step(step, kind, reuse, &token, &slot).await {
                         tracing::debug!("pre-step cancelled");
                     }
                     let _ = done.send(());
                 }
             }
         }
+    }
+
+    /// Whether a projection since the last pre-step reconciled every known
+    /// scope and nothing reached the visible surface after it: a pre-step
+    /// that follows at once may take that reconciliation as its own
+    /// (R-RT-10), since a change in between is indistinguishable from one
+    /// just after it.
+    fn reconciled_now(&mut self) -> bool {
+        let Some(Some(at)) = self.reconciled else {
+            return false;
+        };
+        self.view.refresh(self.host.as_ref(), &self.cwd);
+        self.view.mark() == Some(at)
     }
 
     async fn root(&mut self, cancel: &CancellationToken) -> Result<Utf8PathBuf, Cancelled> {
@@ -166,6 +188,7 @@ impl Lane {
         touches: &[Touch],
         cancel: &CancellationToken,
     ) -> Result<(), Cancelled> {
+        self.reconciled = None;
         let dirs = self.touched(touches, cancel).await?;
         if dirs.is_empty() {
             // Only shell words that name nothing: no reconciliation, no
@@ -192,6 +215,7 @@ impl Lane {
         }
         sync_inbox(self.host.as_ref(), composition.message.take());
         self.commit(root, &mut composition);
+        self.reconciled = Some(self.view.mark());
         Ok(())
     }
 
@@ -230,13 +254,16 @@ impl Lane {
         &mut self,
         step: u32,
         kind: DecisionKind,
+        reuse: bool,
         cancel: &CancellationToken,
         slot: &Mutex<Slot>,
     ) -> Result<(), Cancelled> {
         let pending = self.host.pending();
-        // A pending message is reused as it is (R-RT-10); otherwise compose.
+        // A pending message is reused as it is (R-RT-10); otherwise compose,
+        // unless the tool results' projections just reconciled everything.
         let (message, pending_id, mut composition, root) = match pending.first() {
             Some((id, m)) => (Some(m.clone()), Some(*id), None, None),
+            None if reuse => (None, None, None, None),
             None => {
                 let root = self.root(cancel).await?;
                 let mut c = self.compose(&root, &BTreeSet::new(), cancel).await?;
