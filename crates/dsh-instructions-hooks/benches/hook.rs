@@ -533,7 +533,12 @@ fn main() {
     }
     // R-HOOK-6's flatness bound at 1,000 known directories beside what the
     // bare system calls of such an event cost in this same run.
-    let median_of = |c: &str| medians.iter().find(|(n, ..)| n == c).map(|&(_, m, f)| (m, f));
+    let median_of = |c: &str| {
+        medians
+            .iter()
+            .find(|(n, ..)| n == c)
+            .map(|&(_, m, f)| (m, f))
+    };
     if let (Some((short, _)), Some((wide, floor))) = (
         median_of("hook/prompt/10ev"),
         median_of("hook/prompt/1000vis"),
