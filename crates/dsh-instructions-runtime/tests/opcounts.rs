@@ -98,15 +98,21 @@ impl Session {
     }
 
     async fn touch(&mut self, path: &str) -> Option<WorkspaceMessage> {
-        self.instance.tool_result(&ToolExecution {
-            name: "read".into(),
-            arguments: serde_json::json!({ "file_path": path }),
-            token: format!("t{}", self.step),
-            parent: None,
-            is_error: false,
-            cancelled: false,
-        });
+        self.instance
+            .tool_result(&read_of(path, &format!("t{}", self.step)));
         self.pre_step(Vec::new()).await
+    }
+}
+
+/// A successful `read` of `path`.
+fn read_of(path: &str, token: &str) -> ToolExecution {
+    ToolExecution {
+        name: "read".into(),
+        arguments: serde_json::json!({ "file_path": path }),
+        token: token.into(),
+        parent: None,
+        is_error: false,
+        cancelled: false,
     }
 }
 
@@ -222,14 +228,7 @@ async fn a_step_right_after_a_touch_reconciles_the_known_scopes_once(
     let mut s = Session::mount(&fs, dirs[2].as_str(), Config::with_max_bytes(65_536));
     s.prompt().await.expect("baseline");
     fs.reset_counters();
-    s.instance.tool_result(&ToolExecution {
-        name: "read".into(),
-        arguments: serde_json::json!({ "file_path": "/repo/d1/main.rs" }),
-        token: "t".into(),
-        parent: None,
-        is_error: false,
-        cancelled: false,
-    });
+    s.instance.tool_result(&read_of("/repo/d1/main.rs", "t"));
     s.instance.settle().await;
     if moved {
         s.host
@@ -257,14 +256,7 @@ async fn a_step_right_after_a_touch_enters_what_the_touch_found() {
     let mut s = Session::mount(&fs, dirs[2].as_str(), Config::with_max_bytes(65_536));
     s.prompt().await.expect("baseline");
     fs.insert("/repo/d1/AGENTS.md".into(), MemNode::file("edited rule"));
-    s.instance.tool_result(&ToolExecution {
-        name: "read".into(),
-        arguments: serde_json::json!({ "file_path": "/repo/d1/main.rs" }),
-        token: "t".into(),
-        parent: None,
-        is_error: false,
-        cancelled: false,
-    });
+    s.instance.tool_result(&read_of("/repo/d1/main.rs", "t"));
     s.instance.settle().await;
     let out = s
         .instance
