@@ -167,7 +167,11 @@ impl Driver for RuntimeDriver {
     async fn mount(&mut self, spec: &MountSpec) -> Result<(), DriverError> {
         let (mount, tools) = runtime_mount(spec).await?;
         self.spec = Some(spec.clone());
-        self.host = Some(Arc::new(MemoryHost::new(spec.cwd.clone())));
+        // Keeping folds, so every remount of a scenario starts from the
+        // last one (decision 0039) and the restore path is conformance-tested.
+        self.host = Some(Arc::new(
+            MemoryHost::new(spec.cwd.clone()).with_kept_views(),
+        ));
         self.touch_tools = tools;
         self.start(mount)
     }

@@ -190,9 +190,18 @@ pub trait Host: Send + Sync + std::fmt::Debug + 'static {
         None
     }
 
+    /// Whether this host keeps folds ([`Host::save_view`]): the lane encodes
+    /// one after a composition that advanced its view only for a host that
+    /// does (an encoding costs about what the fold holds). The default keeps
+    /// none.
+    fn keeps_views(&self) -> bool {
+        false
+    }
+
     /// Offers the fold of the surface up to `mark` (a mark this host's
     /// [`Host::visible_since`] returned) for a later instance. Called after a
-    /// composition whose view advanced; the default drops it.
+    /// composition whose view advanced, when [`Host::keeps_views`]; the
+    /// default drops it.
     fn save_view(&self, view: ViewSnapshot, mark: VisibleMark) {
         let _ = (view, mark);
     }

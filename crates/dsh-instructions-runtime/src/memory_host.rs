@@ -165,6 +165,7 @@ impl State {
 pub struct MemoryHost {
     cwd: Utf8PathBuf,
     state: Mutex<State>,
+    keeps_views: bool,
 }
 
 impl MemoryHost {
@@ -173,7 +174,23 @@ impl MemoryHost {
         Self {
             cwd,
             state: Mutex::new(State::default()),
+            keeps_views: false,
         }
+    }
+
+    /// This host keeping the fold its instances offer ([`Host::save_view`]),
+    /// so a remount on it starts from the last one; off by default, since
+    /// an in-memory session rarely remounts and each offer costs an
+    /// encoding.
+    ///
+    /// ```
+    /// use dsh_instructions_runtime::{Host, MemoryHost};
+    /// assert!(MemoryHost::new("/w".into()).with_kept_views().keeps_views());
+    /// assert!(!MemoryHost::new("/w".into()).keeps_views());
+    /// ```
+    pub fn with_kept_views(mut self) -> Self {
+        self.keeps_views = true;
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -324,8 +341,14 @@ impl Host for MemoryHost {
             .filter(|(_, m)| m.generation == s.generation && m.len <= s.visible_ws.len())
     }
 
+    fn keeps_views(&self) -> bool {
+        self.keeps_views
+    }
+
     fn save_view(&self, view: ViewSnapshot, mark: VisibleMark) {
-        self.lock().kept_view = Some((view, mark));
+        if self.keeps_views {
+            self.lock().kept_view = Some((view, mark));
+        }
     }
 
     fn step_open(&self) -> bool {

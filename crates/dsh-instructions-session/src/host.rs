@@ -241,6 +241,10 @@ impl Host for LogHost {
         kept.still_describes(s.entries(), s.mark())
     }
 
+    fn keeps_views(&self) -> bool {
+        true
+    }
+
     fn save_view(&self, view: ViewSnapshot, mark: VisibleMark) {
         self.lock().offered = Some((view, mark));
     }
