@@ -70,7 +70,7 @@ impl VisibleView {
         if !self.consulted {
             self.consulted = true;
             if let Some((saved, mark)) = host.saved_view()
-                && let Some(mut restored) = Self::decode(&saved)
+                && let Some(mut restored) = Self::decode(&saved, mark.len)
             {
                 restored.mark = Some(mark);
                 restored.consulted = true;
@@ -151,8 +151,10 @@ impl VisibleView {
 
     /// The view [`Self::encode`] wrote (no mark), or `None` for text of
     /// another format or version, or with any malformed part: a snapshot is
-    /// used whole or not at all.
-    pub(crate) fn decode(snapshot: &ViewSnapshot) -> Option<Self> {
+    /// used whole or not at all. `at_most` bounds the messages it may say it
+    /// folded (the mark's length: a view folds at most the messages the
+    /// surface held), so a garbled count allocates nothing.
+    pub(crate) fn decode(snapshot: &ViewSnapshot, at_most: usize) -> Option<Self> {
         use serde_json::Value;
         let v: Value = serde_json::from_str(snapshot.json()).ok()?;
         if v.get("format")?.as_str()? != SNAPSHOT_FORMAT
@@ -160,7 +162,9 @@ impl VisibleView {
         {
             return None;
         }
-        let messages = usize::try_from(v.get("messages")?.as_u64()?).ok()?;
+        let messages = usize::try_from(v.get("messages")?.as_u64()?)
+            .ok()
+            .filter(|&n| n <= at_most)?;
         let mut baseline_at = vec![false; messages];
         for i in v.get("baselineAt")?.as_array()? {
             *baseline_at.get_mut(usize::try_from(i.as_u64()?).ok()?)? = true;
@@ -413,7 +417,8 @@ mod tests {
             for source in &sources {
                 host.append_user(vec![String::new()], Some(source.clone()));
                 view.refresh(&host, cwd);
-                let mut back = VisibleView::decode(&view.encode()).expect("own snapshot");
+                let mut back = VisibleView::decode(&view.encode(), sources.len())
+                    .expect("own snapshot");
                 back.mark = view.mark;
                 back.consulted = true;
                 prop_assert_eq!(&back, &view);
@@ -518,7 +523,7 @@ mod tests {
     #[rstest]
     fn the_malformed_cases_differ_from_a_readable_text_only_where_they_say() {
         let text = r#"{"format":"dsh-visible-view","version":1,"messages":1,"baselineAt":[0],"epoch":0,"entries":[["project\u0000b\u0000base","set","b/AGENTS.md","0000000000000000000000000000000000000000",0]],"baseline":null}"#;
-        let view = VisibleView::decode(&ViewSnapshot::from_json(text.into())).expect("readable");
+        let view = VisibleView::decode(&ViewSnapshot::from_json(text.into()), 1).expect("readable");
         assert_eq!(view.known().collect::<Vec<_>>(), ["b"]);
         assert_eq!(view.baseline_at, [true]);
     }
@@ -529,10 +534,11 @@ mod tests {
     #[case::message_out_of_range(r#"{"format":"dsh-visible-view","version":1,"messages":1,"baselineAt":[],"epoch":0,"entries":[["project\u0000b\u0000base","set","b/AGENTS.md","0000000000000000000000000000000000000000",1]],"baseline":null}"#)]
     #[case::digest_on_a_remove(r#"{"format":"dsh-visible-view","version":1,"messages":1,"baselineAt":[],"epoch":0,"entries":[["project\u0000b\u0000base","remove","b/AGENTS.md","0000000000000000000000000000000000000000",0]],"baseline":null}"#)]
     #[case::set_without_digest(r#"{"format":"dsh-visible-view","version":1,"messages":1,"baselineAt":[],"epoch":0,"entries":[["project\u0000b\u0000base","set","b/AGENTS.md",null,0]],"baseline":null}"#)]
+    #[case::more_messages_than_the_surface(r#"{"format":"dsh-visible-view","version":1,"messages":99999999999999,"baselineAt":[],"epoch":0,"entries":[],"baseline":null}"#)]
     #[case::baseline_flag_out_of_range(r#"{"format":"dsh-visible-view","version":1,"messages":1,"baselineAt":[3],"epoch":0,"entries":[],"baseline":null}"#)]
     fn a_malformed_kept_fold_is_ignored(#[case] text: &str) {
         let cwd = Utf8Path::new("/w/repo");
-        assert!(VisibleView::decode(&ViewSnapshot::from_json(text.into())).is_none());
+        assert!(VisibleView::decode(&ViewSnapshot::from_json(text.into()), 1).is_none());
         // And the view then folds the surface whole.
         let host = MemoryHost::new(cwd.to_owned());
         host.append_user(vec![], Some(set_in("a")));
