@@ -557,16 +557,7 @@ mod tests {
     fn a_compaction_rebuilds_the_view() {
         let cwd = Utf8Path::new("/w/repo");
         let host = MemoryHost::new(cwd.to_owned());
-        let set = |dir: &str| TypedSource {
-            changes: vec![Change {
-                action: Action::Set,
-                scope: ScopeKey::project(dir, "base"),
-                path: format!("{dir}/AGENTS.md"),
-                previous_path: None,
-                digest: Some(Digest::of(dir)),
-            }],
-            ..TypedSource::default()
-        };
+        let set = set_in;
         let mut view = VisibleView::default();
         host.append_user(vec![], Some(set("a")));
         view.refresh(&host, cwd);
