@@ -127,6 +127,16 @@ impl ViewSnapshot {
     pub fn json(&self) -> &str {
         &self.0
     }
+
+    /// The text to keep, without a copy.
+    ///
+    /// ```
+    /// use dsh_instructions_runtime::ViewSnapshot;
+    /// assert_eq!(ViewSnapshot::from_json("{}".into()).into_json(), "{}");
+    /// ```
+    pub fn into_json(self) -> String {
+        self.0
+    }
 }
 
 /// What [`Host::visible_since`] reports.

@@ -99,7 +99,7 @@ impl LogHost {
         let mut s = self.lock();
         let Some(log) = s.log.take() else { return };
         if let Some((view, mark)) = s.offered.take() {
-            let kept = views::Kept::of(log.summary(), &view, mark);
+            let kept = views::Kept::of(log.summary(), view, mark);
             if let Some(kept) = kept
                 && let Err(error) = views::store(&views::path_for(&self.path), &kept)
             {

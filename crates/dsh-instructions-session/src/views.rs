@@ -57,7 +57,7 @@ impl Kept {
     /// is not one of this log's now.
     pub(crate) fn of(
         summary: &SurfaceSummary,
-        view: &ViewSnapshot,
+        view: ViewSnapshot,
         mark: VisibleMark,
     ) -> Option<Self> {
         let entries = summary.workspace();
@@ -70,7 +70,7 @@ impl Kept {
             compactions: mark.generation,
             len: mark.len,
             last: last_of(&entries[..mark.len]),
-            view: RawValue::from_string(view.json().to_owned()).ok()?,
+            view: RawValue::from_string(view.into_json()).ok()?,
         })
     }
 
@@ -89,7 +89,9 @@ impl Kept {
             generation: self.compactions,
             len: self.len,
         };
-        Some((ViewSnapshot::from_json(self.view.get().to_owned()), mark))
+        // The text moves out of the parsed file: no copy of the fold.
+        let text = String::from(Box::<str>::from(self.view));
+        Some((ViewSnapshot::from_json(text), mark))
     }
 }
 
