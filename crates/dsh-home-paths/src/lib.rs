@@ -208,6 +208,17 @@ pub fn expand_tilde(input: &str, env: &HomeEnv) -> Result<Utf8PathBuf, HomeError
 /// assert_eq!(normalize_lexically(Utf8Path::new("a/..")), ".");
 /// ```
 pub fn normalize_lexically(path: &Utf8Path) -> Utf8PathBuf {
+    if is_lexically_normal(path.as_str()) {
+        // Nothing to fold: every caller on a hot path (import targets,
+        // provider paths) passes paths like this, and the component walk
+        // below costs more than the syscall it guards.
+        return path.to_owned();
+    }
+    fold_components(path)
+}
+
+/// The component walk behind [`normalize_lexically`].
+fn fold_components(path: &Utf8Path) -> Utf8PathBuf {
     // Prefix/root components first, then the stack of remaining names.
     let mut anchor = Utf8PathBuf::new();
     let mut names: Vec<&str> = Vec::new();
@@ -237,6 +248,23 @@ pub fn normalize_lexically(path: &Utf8Path) -> Utf8PathBuf {
         out.push(".");
     }
     out
+}
+
+/// `s` is already what [`normalize_lexically`] returns for it: on Unix, `/`
+/// or names joined by single `/` (absolute or not) with no `.` or `..` and
+/// no trailing `/`. Elsewhere (prefixes, `\\`) always `false`.
+fn is_lexically_normal(s: &str) -> bool {
+    if !cfg!(unix) {
+        return false;
+    }
+    if s == "/" {
+        return true;
+    }
+    let names = s.strip_prefix('/').unwrap_or(s);
+    !names.is_empty()
+        && names
+            .split('/')
+            .all(|name| !name.is_empty() && name != "." && name != "..")
 }
 
 /// How a DSH home is shown to people and the model (R-HOME-3): never as an
@@ -682,6 +710,23 @@ mod tests {
                 }
                 Err(err) => prop_assert_eq!(err, HomeError::Empty { what: "path" }),
             }
+        }
+
+        #[test]
+        fn the_fast_path_answers_what_the_component_walk_does(
+            absolute in any::<bool>(),
+            trailing in any::<bool>(),
+            parts in proptest::collection::vec(
+                prop_oneof![Just(".".to_string()), Just("..".to_string()), Just(String::new()), "[a-z.]{1,3}"],
+                0..8,
+            )
+        ) {
+            let mut input = format!("{}{}", if absolute { "/" } else { "" }, parts.join("/"));
+            if trailing {
+                input.push('/');
+            }
+            let path = Utf8Path::new(&input);
+            prop_assert_eq!(normalize_lexically(path), fold_components(path), "{}", input);
         }
 
         #[test]

@@ -43,10 +43,8 @@ pub(crate) fn tag_positions(text: &str) -> Vec<usize> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut from = 0;
-    while let Some(rel) = bytes
-        .get(from..)
-        .and_then(|rest| rest.iter().position(|&b| b == b'<'))
-    {
+    // `str::find` with a `char` searches with `memchr`, word at a time.
+    while let Some(rel) = text.get(from..).and_then(|rest| rest.find('<')) {
         let at = from + rel;
         if bytes
             .get(at..at + TAG_LEN)

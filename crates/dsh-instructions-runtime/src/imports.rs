@@ -168,7 +168,9 @@ pub(crate) async fn expand_all(
     own: &HashMap<FileIdentity, String>,
     items: &[Candidate<'_>],
 ) -> Result<Vec<Expansion>, Cancelled> {
-    let mut targets: HashMap<Utf8PathBuf, ReadOutcome> = HashMap::new();
+    // Keyed by the path's text: `Path` hashes and compares component by
+    // component, several times slower, and these paths are normalized.
+    let mut targets: HashMap<String, ReadOutcome> = HashMap::new();
     let max = config.max_source_bytes();
     let max_depth = usize::try_from(config.max_import_depth()).unwrap_or(usize::MAX);
     let transform = config.content_transform();
@@ -184,7 +186,7 @@ pub(crate) async fn expand_all(
         if needed.is_empty() {
             return Ok(out);
         }
-        needed.sort();
+        needed.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
         needed.dedup();
         let mut outcomes = provider.read_many(&needed, max, cancel).await?.into_iter();
         for path in needed {
@@ -199,7 +201,7 @@ pub(crate) async fn expand_all(
             {
                 t.text = transform.apply(&t.text).into_owned();
             }
-            targets.insert(path, outcome);
+            targets.insert(path.into_string(), outcome);
         }
     }
 }
@@ -225,7 +227,7 @@ pub(crate) fn key_holds(
 struct Walk<'a> {
     ctx: &'a ImportContext,
     own: &'a HashMap<FileIdentity, String>,
-    targets: &'a HashMap<Utf8PathBuf, ReadOutcome>,
+    targets: &'a HashMap<String, ReadOutcome>,
     max_bytes: u64,
     /// Identities of the files on the current import path, candidate first.
     stack: Vec<&'a FileIdentity>,
@@ -236,7 +238,7 @@ struct Walk<'a> {
     blocks: Vec<(String, Option<&'a str>)>,
     records: Vec<InspectedImport>,
     key: Vec<ImportKey<FileVersion>>,
-    keyed: HashSet<Utf8PathBuf>,
+    keyed: HashSet<String>,
     needed: Vec<Utf8PathBuf>,
 }
 
@@ -244,7 +246,7 @@ impl<'a> Walk<'a> {
     fn new(
         ctx: &'a ImportContext,
         own: &'a HashMap<FileIdentity, String>,
-        targets: &'a HashMap<Utf8PathBuf, ReadOutcome>,
+        targets: &'a HashMap<String, ReadOutcome>,
         max_bytes: u64,
         max_depth: usize,
         item: &Candidate<'a>,
@@ -279,12 +281,13 @@ impl<'a> Walk<'a> {
                 continue;
             }
             let targets = self.targets;
-            let Some(outcome) = targets.get(&abs) else {
+            let Some(outcome) = targets.get(abs.as_str()) else {
                 self.needed.push(abs);
                 continue;
             };
             let fate = self.fate(outcome, depth, &display);
-            if depth <= self.max_depth && self.keyed.insert(abs.clone()) {
+            if depth <= self.max_depth && !self.keyed.contains(abs.as_str()) {
+                self.keyed.insert(abs.as_str().to_owned());
                 self.key.push(ImportKey {
                     path: abs.to_string(),
                     version: match outcome {

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::blocking::check;
 use super::classify::{Class, classify, classify_metadata};
 use super::{Inner, Root};
+use crate::dircache::plain;
 use crate::paths::{link_target, normalize};
 use crate::provider::MAX_LINK_HOPS;
 use crate::provider::{Cancelled, PathKind, Probe, Unavailable};
@@ -71,6 +72,24 @@ impl Inner {
                 // A trusted root that does not exist (yet): nothing under it.
                 return Ok(Resolution::Absent);
             };
+            // A name right in the root that is no symlink: one `lstat`
+            // says everything the following lookup below would (it costs
+            // an `O_PATH` open, an `fstat` and a close).
+            if plain(rel.as_str()) {
+                match dir.symlink_metadata(rel.as_std_path()) {
+                    Ok(metadata) if !metadata.file_type().is_symlink() => {
+                        return Ok(Resolution::Found {
+                            root,
+                            rel,
+                            metadata,
+                        });
+                    }
+                    Err(error) if matches!(classify(&error), Class::Absent) => {
+                        return Ok(Resolution::Absent);
+                    }
+                    _ => {}
+                }
+            }
             let error = match dir.metadata(rel.as_std_path()) {
                 Ok(metadata) => {
                     return Ok(Resolution::Found {

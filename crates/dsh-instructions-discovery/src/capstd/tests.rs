@@ -515,3 +515,71 @@ mod stamps {
         assert!(fx.skipped() > 0, "the walk never took the fast path");
     }
 }
+
+/// A read takes the short path (no `O_PATH` open) only for a regular file
+/// within the cap reached through no link; every other path goes the
+/// general way, which answers as before (R-DISC-4, R-DISC-7).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn only_plain_regular_files_take_the_short_read_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+    std::fs::create_dir_all(base.join("a")).unwrap();
+    std::fs::write(base.join("a/AGENTS.md"), "plain\n").unwrap();
+    std::fs::write(base.join("big.md"), "x".repeat(2048)).unwrap();
+    std::os::unix::fs::symlink("a/AGENTS.md", base.join("link.md")).unwrap();
+    std::os::unix::fs::symlink("a", base.join("via")).unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        base.join("fifo").as_std_path(),
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    let provider = CapStdProvider::new([base.clone()], ambient_authority()).unwrap();
+    let inner = &provider.inner;
+    assert!(inner.open_plain(&base.join("a/AGENTS.md"), 1024).is_some());
+    assert!(
+        inner
+            .open_plain(&base.join("a/./AGENTS.md"), 1024)
+            .is_some()
+    );
+    for refused in [
+        "link.md",
+        "via/AGENTS.md",
+        "fifo",
+        "big.md",
+        "a",
+        "missing.md",
+    ] {
+        assert!(
+            inner.open_plain(&base.join(refused), 1024).is_none(),
+            "{refused} took the short path"
+        );
+    }
+    assert!(inner.open_plain(&base, 1024).is_none(), "the root itself");
+    assert!(
+        inner
+            .open_plain(Utf8Path::new("/etc/hostname"), 1024)
+            .is_none()
+    );
+    // The general path still answers for what the short one refused.
+    let cancel = CancellationToken::new();
+    for linked in ["link.md", "via/AGENTS.md"] {
+        match provider.read_text(&base.join(linked), 1024, &cancel).await {
+            Ok(ReadOutcome::Loaded(text)) => assert_eq!(text.text, "plain\n", "{linked}"),
+            other => panic!("{linked}: {other:?}"),
+        }
+    }
+    assert_eq!(
+        provider.read_text(&base.join("fifo"), 1024, &cancel).await,
+        Ok(ReadOutcome::Absent)
+    );
+    assert!(matches!(
+        provider
+            .read_text(&base.join("big.md"), 1024, &cancel)
+            .await,
+        Ok(ReadOutcome::Unavailable(Unavailable::TooLarge {
+            limit: 1024
+        }))
+    ));
+}
