@@ -24,7 +24,14 @@
 //! * a candidate name whose `lstat` found no entry still has none.
 //!
 //! Present files (content changes in place), symlinks (their target can change
-//! anywhere), other entries and errors are probed again in every batch.
+//! anywhere), other entries and errors are probed again in every batch. A
+//! present regular file is probed again through a handle on it: from the
+//! second batch on that finds the directory unchanged, the candidate is
+//! opened `O_PATH` by name without following a link (after the stamp was
+//! taken) and kept while the stamp holds. An unchanged stamp means no entry
+//! of the directory was added, removed or renamed since, so the name still
+//! leads to that inode and an `fstat` of the handle answers exactly what an
+//! `lstat` by name would — in place of a name lookup per batch.
 //!
 //! Not covered, as documented in `docs/performance.md`: a filesystem mounted
 //! over a known directory mid-session (mounting changes no ctime), and a
@@ -110,6 +117,19 @@ struct Entry {
     absent: u64,
     /// Which name list `absent` indexes (a hash of the list).
     names: u64,
+    /// Candidates that were regular files, by index in the name list, each
+    /// with a handle opened by name after `own` was taken; valid exactly
+    /// while `absent` is.
+    files: Vec<HeldFile>,
+}
+
+/// A handle on one candidate file of a cached directory, with its share of
+/// the process-wide handle budget.
+#[derive(Debug)]
+struct HeldFile {
+    index: usize,
+    fd: rustix::fd::OwnedFd,
+    _held: Held,
 }
 
 /// The handles, indexed by normalized absolute path (as a string: `Path`
@@ -126,6 +146,9 @@ pub(crate) struct DirCache {
     /// Candidate lookups answered from a stamp instead of a syscall (read by
     /// tests to show the fast path is taken).
     pub(crate) skipped: u64,
+    /// Candidates answered by an `fstat` of a kept file handle instead of a
+    /// lookup by name (read by tests, like `skipped`).
+    pub(crate) held_hits: u64,
 }
 
 impl DirCache {
@@ -138,6 +161,7 @@ impl DirCache {
             index: FnvMap::default(),
             free: Vec::new(),
             skipped: 0,
+            held_hits: 0,
         }
     }
 
@@ -350,6 +374,7 @@ impl<'c> Batch<'c> {
                             e.own = None;
                             e.absent = 0;
                             e.names = 0;
+                            e.files.clear();
                             Some(i)
                         }
                         None => Held::acquire().map(|held| {
@@ -360,6 +385,7 @@ impl<'c> Batch<'c> {
                                 own: None,
                                 absent: 0,
                                 names: 0,
+                                files: Vec::new(),
                             };
                             let i = match self.cache.free.pop() {
                                 Some(i) => {
@@ -392,6 +418,62 @@ impl<'c> Batch<'c> {
         }
     }
 
+    /// The directory in `slot` is provably unchanged since the last batch
+    /// recorded it: its current trusted `stamp` is the one recorded then, for
+    /// the same name list.
+    fn unchanged(&self, slot: Option<usize>, stamp: Option<Stamp>) -> Option<&Entry> {
+        slot.and_then(|i| self.cache.slots[i].as_ref())
+            .filter(|e| stamp.is_some() && e.own == stamp && e.names == self.names && e.names != 0)
+    }
+
+    /// The handle kept on candidate `index` of the directory in `slot`, if
+    /// the directory is unchanged since it was opened (counted as a hit).
+    pub(crate) fn held_file(
+        &mut self,
+        slot: Option<usize>,
+        stamp: Option<Stamp>,
+        index: usize,
+    ) -> Option<&rustix::fd::OwnedFd> {
+        let found = self
+            .unchanged(slot, stamp)?
+            .files
+            .iter()
+            .any(|f| f.index == index);
+        if !found {
+            return None;
+        }
+        self.cache.held_hits += 1;
+        self.unchanged(slot, stamp)?
+            .files
+            .iter()
+            .find(|f| f.index == index)
+            .map(|f| &f.fd)
+    }
+
+    /// Whether a handle on a candidate may be kept now: the directory is
+    /// unchanged since the last batch, so a handle opened after this batch's
+    /// stamp stays valid while the stamp holds.
+    pub(crate) fn may_hold_file(&self, slot: Option<usize>, stamp: Option<Stamp>) -> bool {
+        self.unchanged(slot, stamp).is_some()
+    }
+
+    /// Keeps `fd` as the handle on candidate `index` of the directory in
+    /// `slot` (see [`Batch::may_hold_file`]); dropped when the budget is
+    /// spent.
+    pub(crate) fn hold_file(&mut self, slot: Option<usize>, index: usize, fd: rustix::fd::OwnedFd) {
+        let Some(held) = Held::acquire() else {
+            return;
+        };
+        if let Some(entry) = slot.and_then(|i| self.cache.slots[i].as_mut()) {
+            entry.files.retain(|f| f.index != index);
+            entry.files.push(HeldFile {
+                index,
+                fd,
+                _held: held,
+            });
+        }
+    }
+
     /// Counts lookups answered by a stamp (tests read the total).
     pub(crate) fn count_skipped(&mut self, n: u32) {
         self.cache.skipped += u64::from(n);
@@ -412,6 +494,10 @@ impl<'c> Batch<'c> {
             memory.names(dir, stamp, names, absent);
         }
         if let Some(entry) = slot.and_then(|i| self.cache.slots[i].as_mut()) {
+            if entry.own != stamp || entry.names != names || stamp.is_none() {
+                // Entries may have changed: no kept file handle is proven.
+                entry.files.clear();
+            }
             entry.own = stamp;
             let usable = stamp.is_some() && names != 0;
             entry.absent = if usable { absent } else { 0 };

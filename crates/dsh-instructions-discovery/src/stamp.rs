@@ -117,22 +117,40 @@ impl Raw {
     /// number), so stamps and versions compare equal across both paths.
     #[cfg(target_os = "linux")]
     pub(crate) fn lstat_at(dir: &Dir, rel: &str) -> Result<Self, rustix::io::Errno> {
-        use rustix::fs::{AtFlags, FileType, StatxFlags, makedev, statx};
+        use rustix::fs::{AtFlags, StatxFlags, statx};
         let st = statx(dir, rel, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::BASIC_STATS)?;
+        Ok(Self::of_statx(&st))
+    }
+
+    /// The fields of a raw `statx` result.
+    #[cfg(target_os = "linux")]
+    fn of_statx(st: &rustix::fs::Statx) -> Self {
+        use rustix::fs::{FileType, makedev};
         let kind = match FileType::from_raw_mode(u32::from(st.stx_mode)) {
             FileType::RegularFile => RawKind::File,
             FileType::Directory => RawKind::Dir,
             FileType::Symlink => RawKind::Symlink,
             _ => RawKind::Other,
         };
-        Ok(Self {
+        Self {
             dev: makedev(st.stx_dev_major, st.stx_dev_minor),
             ino: st.stx_ino,
             size: st.stx_size,
             mtime: (st.stx_mtime.tv_sec, i64::from(st.stx_mtime.tv_nsec)),
             ctime: (st.stx_ctime.tv_sec, i64::from(st.stx_ctime.tv_nsec)),
             kind,
-        })
+        }
+    }
+}
+
+impl Raw {
+    /// `fstat` of a handle (an `O_PATH` one included), built as
+    /// [`Raw::lstat_at`] builds its result, so versions compare equal.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn fstat(fd: &rustix::fd::OwnedFd) -> Result<Self, rustix::io::Errno> {
+        use rustix::fs::{AtFlags, StatxFlags, statx};
+        let st = statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::BASIC_STATS)?;
+        Ok(Self::of_statx(&st))
     }
 }
 

@@ -9,11 +9,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::Inner;
 use super::blocking::check;
-use super::classify::{Class, classify, classify_metadata, fast_error};
+use super::classify::{Class, classify, classify_metadata, classify_raw, fast_error};
 use crate::dircache::{Batch, name_bit, plain};
 use crate::dirmemory::DirMemory;
 use crate::paths::{normalize, normalized};
 use crate::provider::{Cancelled, Probe, Unavailable};
+use crate::stamp::{Raw, RawKind, Stamp};
 
 impl Inner {
     /// Probes `names` in `dir` through one handle on the directory when it
@@ -134,6 +135,8 @@ impl Inner {
             let (probe, no_entry) = if known & bit != 0 {
                 skipped += 1;
                 (Probe::Absent, true)
+            } else if let Some(probe) = held_probe(batch, slot, stamp, i, &handle, name) {
+                (probe, false)
             } else {
                 check(cancel)?;
                 self.probe_name(dir, Some(&handle), name, cancel)?
@@ -218,4 +221,55 @@ impl Inner {
         }
         Ok(out)
     }
+}
+
+/// Candidate `index` of a cached directory answered through a handle on the
+/// file instead of a lookup by name (argued in the `dircache` module): an
+/// `fstat` of the handle kept since an earlier batch, or, the first time
+/// the directory is found unchanged, an `O_PATH` open by name that follows
+/// no link, kept when it is a regular file. `None`: probe by name.
+#[cfg(target_os = "linux")]
+fn held_probe(
+    batch: &mut Batch<'_>,
+    slot: Option<usize>,
+    stamp: Option<Stamp>,
+    index: usize,
+    dir: &Dir,
+    name: &str,
+) -> Option<Probe> {
+    use rustix::fs::{Mode, OFlags};
+    if let Some(fd) = batch.held_file(slot, stamp, index) {
+        return Raw::fstat(fd)
+            .ok()
+            .filter(|raw| raw.kind == RawKind::File)
+            .map(|raw| classify_raw(&raw));
+    }
+    if !plain(name) || !batch.may_hold_file(slot, stamp) {
+        return None;
+    }
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let raw = Raw::fstat(&fd)
+        .ok()
+        .filter(|raw| raw.kind == RawKind::File)?;
+    batch.hold_file(slot, index, fd);
+    Some(classify_raw(&raw))
+}
+
+/// Elsewhere every candidate is probed by name.
+#[cfg(not(target_os = "linux"))]
+fn held_probe(
+    _batch: &mut Batch<'_>,
+    _slot: Option<usize>,
+    _stamp: Option<Stamp>,
+    _index: usize,
+    _dir: &Dir,
+    _name: &str,
+) -> Option<Probe> {
+    None
 }

@@ -431,6 +431,33 @@ mod stamps {
         assert!(present(&fx.probe()[2][2]));
     }
 
+    /// From the third batch on, a present candidate of an unchanged
+    /// directory is answered through a handle on the file, and an edit in
+    /// place (no entry changes, so the stamp holds) is still seen.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_kept_file_handle_answers_and_sees_edits_in_place() {
+        let fx = Fixture::new();
+        let hits = || fx.cached.inner.dirs.lock().unwrap().held_hits;
+        let first = fx.probe();
+        fx.probe();
+        assert_eq!(hits(), 0, "the handle is opened on the second batch");
+        assert_eq!(fx.probe(), first);
+        assert_eq!(hits(), 1, "a/b/AGENTS.md through its handle");
+        fx.change(|r| std::fs::write(r.join("a/b/AGENTS.md"), "rules, rewritten").unwrap());
+        let edited = fx.probe();
+        assert_eq!(hits(), 2);
+        assert_ne!(edited[1][0], first[1][0], "the edit in place is seen");
+        // Replaced by a rename: the directory changes, the old handle goes.
+        fx.change(|r| {
+            std::fs::write(r.join("a/b/new.md"), "renamed over").unwrap();
+            std::fs::rename(r.join("a/b/new.md"), r.join("a/b/AGENTS.md")).unwrap();
+        });
+        let renamed = fx.probe();
+        assert_eq!(hits(), 2, "a changed directory is probed by name");
+        assert_ne!(renamed[1][0], edited[1][0]);
+    }
+
     #[test]
     fn a_directory_that_is_gone_gives_its_handle_back() {
         let fx = Fixture::new();
@@ -486,8 +513,17 @@ mod stamps {
             let name = NAMES[next(4) as usize];
             let path = dir.join(name);
             fx.change(|_| {
+                let op = next(6);
+                if op == 5 {
+                    // Rewritten in place, when it is a file: no entry
+                    // changes, so only a kept file handle can see it.
+                    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+                        let _ = std::fs::write(&path, format!("edited in place at step {step}"));
+                    }
+                    return;
+                }
                 let _ = std::fs::remove_file(&path);
-                match next(5) {
+                match op {
                     0 => {}
                     1 => {
                         let _ = std::fs::create_dir_all(&dir);
