@@ -1,0 +1,88 @@
+//! Ours alone, in a loop, for a sampling profiler (`perf record`): the same
+//! jobs as the quick pass's cases, without the floor or the counting
+//! decorator in between. `cargo bench -p dsh-instructions-runtime --bench
+//! profile -- CASE [RUNS]`, where CASE is one of `baseline/<tree>`
+//! (`deep-16`, `noise-16`, `wide-1000`, `imports-16`, ...) or
+//! `touch/<touches>` (wide-1000, clean). Prints the median per run.
+
+mod support;
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use support::drive::{self, Session};
+use support::tree::{Shape, Tree};
+
+fn shape(label: &str) -> Option<Shape> {
+    let (kind, n) = label.split_once('-')?;
+    let n: usize = n.parse().ok()?;
+    Some(match kind {
+        "deep" => Shape::Deep { depth: n },
+        "noise" => Shape::Noise {
+            depth: n,
+            noise: 1000,
+        },
+        "wide" => Shape::Wide { packages: n },
+        "imports" => Shape::Imports { depth: n },
+        _ => return None,
+    })
+}
+
+fn imports_config() -> dsh_instructions_state::Config {
+    let input = dsh_instructions_state::ConfigInput {
+        max_bytes: Some(dsh_instructions_state::NumberInput::Int(65_536)),
+        imports: Some(true),
+        ..Default::default()
+    };
+    input.resolve().expect("a valid configuration").config
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let case = args.first().map_or("baseline/wide-1000", String::as_str);
+    let runs: usize = args.get(1).and_then(|r| r.parse().ok()).unwrap_or(2000);
+    let rt = drive::runtime();
+    let mut times: Vec<Duration> = Vec::with_capacity(runs);
+    if let Some(label) = case.strip_prefix("baseline/") {
+        let shape = shape(label).expect("a tree label such as deep-16");
+        let tree = Tree::get(shape).expect("build tree");
+        let config = if label.starts_with("imports") {
+            imports_config()
+        } else {
+            drive::config(65_536)
+        };
+        for _ in 0..runs {
+            let t = Instant::now();
+            rt.block_on(async {
+                let provider = drive::disk(&tree).expect("open roots");
+                black_box(drive::show_with(provider.as_ref(), &tree, &config).await);
+            });
+            times.push(t.elapsed());
+        }
+    } else if let Some(n) = case.strip_prefix("touch/") {
+        let touches: usize = n.parse().expect("a touch count");
+        let tree = Tree::get(Shape::Wide { packages: 1000 }).expect("build tree");
+        for _ in 0..runs {
+            let t = Instant::now();
+            rt.block_on(async {
+                let provider = drive::disk(&tree).expect("open roots");
+                let mut session = Session::start(provider, &tree, &tree.root, 65_536).await;
+                for k in 0..touches {
+                    let file = drive::package_file(&tree, drive::nth_package(k, 1000));
+                    black_box(session.touch(&file).await);
+                }
+            });
+            times.push(t.elapsed());
+        }
+    } else {
+        panic!("unknown case {case}");
+    }
+    times.sort();
+    println!(
+        "{case}: median {:.3} ms over {runs} runs",
+        times[runs / 2].as_secs_f64() * 1e3
+    );
+}
