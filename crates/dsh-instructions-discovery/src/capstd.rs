@@ -33,13 +33,15 @@
 //! One job each: where the blocking work runs (`blocking`), what an OS
 //! error or a file's metadata means (`classify`), how a path is followed
 //! (`resolve`), candidate names probed in directories (`dirs`), directories
-//! answered from an earlier process's stamps (`remembered`) and reading a
-//! file's text (`read`). This file holds the provider, its roots and its
+//! answered from an earlier process's stamps (`remembered`), the regular
+//! files the latest probes found (`probed`) and reading a file's text
+//! (`read`). This file holds the provider, its roots and its
 //! [`FsProvider`] implementation.
 
 mod blocking;
 mod classify;
 mod dirs;
+mod probed;
 mod read;
 mod remembered;
 mod resolve;
@@ -64,6 +66,7 @@ use crate::provider::{
 };
 use blocking::{check, run_blocking};
 use classify::{Class, classify};
+use probed::ProbedFiles;
 
 /// A fatal error while setting up a [`CapStdProvider`].
 #[derive(Debug, thiserror::Error)]
@@ -127,6 +130,9 @@ struct Inner {
     margin: Duration,
     /// Stamps carried across processes ([`CapStdProvider::remembering`]).
     memory: OnceLock<DirMemory>,
+    /// Regular files the latest probes found, for the reads that follow
+    /// them (the `read` module's short path).
+    probed: Mutex<ProbedFiles>,
 }
 
 struct Root {
@@ -223,6 +229,7 @@ impl CapStdProvider {
                 dirs: Mutex::new(DirCache::new()),
                 margin: STAMP_MARGIN,
                 memory: OnceLock::new(),
+                probed: Mutex::new(ProbedFiles::default()),
             }),
             inline: false,
         })

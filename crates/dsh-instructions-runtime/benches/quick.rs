@@ -29,8 +29,22 @@ use support::tree::{IMPORTS_PER_FILE, MAX_SOURCE_BYTES, Shape, Tree, import_rel}
 
 /// Wall-clock spent per case after the warm-ups, at most.
 const CASE_BUDGET: Duration = Duration::from_secs(4);
-/// Timed runs per side, at most.
+/// Timed runs per side that every case gets, time allowing.
 const MAX_RUNS: usize = 9;
+/// A case faster than this keeps running, up to [`MANY_RUNS`]: nine
+/// samples of a 0.05 ms job move its median by 10-20% from run to run.
+const SETTLE: Duration = Duration::from_secs(1);
+/// Timed runs per side at most.
+const MANY_RUNS: usize = 1001;
+
+/// Whether a case with `runs` timed runs per side, started at `start`,
+/// takes another: at least one; then up to [`MAX_RUNS`] within
+/// [`CASE_BUDGET`], and more while the case has run less than [`SETTLE`].
+fn more(runs: usize, start: Instant) -> bool {
+    let elapsed = start.elapsed();
+    runs == 0
+        || (elapsed < CASE_BUDGET && (runs < MAX_RUNS || (elapsed < SETTLE && runs < MANY_RUNS)))
+}
 
 struct Row {
     case: String,
@@ -67,14 +81,14 @@ fn print_row(r: &Row) {
     );
 }
 
-/// Alternates timed runs of both sides until the budget or [`MAX_RUNS`].
+/// Alternates timed runs of both sides while [`more`] says so.
 fn alternate(
     mut ours: impl FnMut() -> Duration,
     mut floor: impl FnMut() -> Duration,
 ) -> (f64, f64) {
     let start = Instant::now();
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    while a.len() < MAX_RUNS && (a.is_empty() || start.elapsed() < CASE_BUDGET) {
+    while more(a.len(), start) {
         a.push(ours());
         b.push(floor());
     }
@@ -242,7 +256,7 @@ fn touch_case(rt: &tokio::runtime::Runtime, tree: &Tree, touches: usize, edit: b
         let start = Instant::now();
         let (mut a, mut b) = (vec![first], Vec::new());
         b.push(floor_touches(tree, touches, edit, next_rev()));
-        while a.len() < MAX_RUNS && start.elapsed() < CASE_BUDGET {
+        while more(a.len(), start) {
             a.push(ours_touches(rt, tree, touches, edit, next_rev(), false).0);
             b.push(floor_touches(tree, touches, edit, next_rev()));
         }
@@ -295,7 +309,7 @@ fn revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
         };
         let start = Instant::now();
         let mut runs = Vec::new();
-        while runs.len() < MAX_RUNS && (runs.is_empty() || start.elapsed() < CASE_BUDGET) {
+        while more(runs.len(), start) {
             let t = Instant::now();
             black_box(session.revalidate().await);
             runs.push(t.elapsed());
@@ -309,7 +323,7 @@ fn revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
     naive.reconcile(&all);
     let start = Instant::now();
     let mut runs = Vec::new();
-    while runs.len() < MAX_RUNS && (runs.is_empty() || start.elapsed() < CASE_BUDGET) {
+    while more(runs.len(), start) {
         runs.push(timed(|| naive.reconcile(&[])));
     }
     Row {
@@ -405,7 +419,7 @@ fn imports_revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
         };
         let start = Instant::now();
         let mut runs = Vec::new();
-        while runs.len() < MAX_RUNS && (runs.is_empty() || start.elapsed() < CASE_BUDGET) {
+        while more(runs.len(), start) {
             let t = Instant::now();
             black_box(session.revalidate().await);
             runs.push(t.elapsed());
@@ -414,7 +428,7 @@ fn imports_revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
     });
     let start = Instant::now();
     let mut runs = Vec::new();
-    while runs.len() < MAX_RUNS && (runs.is_empty() || start.elapsed() < CASE_BUDGET) {
+    while more(runs.len(), start) {
         runs.push(timed(|| {
             let _ = black_box(floor::revalidate_imports(
                 &tree.home, &tree.root, &tree.cwd, &targets,

@@ -89,6 +89,9 @@ impl Inner {
             // following `metadata` (an `openat2` + `fstat` in cap-std).
             Some(handle) if plain(name) => match handle.symlink_metadata(name) {
                 Ok(metadata) if !metadata.file_type().is_symlink() => {
+                    if metadata.is_file() {
+                        self.note_probed(|| format!("{dir}/{name}"));
+                    }
                     Some((classify_metadata(&metadata), false))
                 }
                 Ok(_) => handle

@@ -97,10 +97,12 @@ impl Inner {
     }
 
     /// The common case, a regular file reached through no symlink at all,
-    /// in two system calls fewer than [`Self::open_resolved`] (no `O_PATH`
-    /// open and close to learn what the path is): `statx` without following
-    /// the last component says it is a regular file within the cap, then
-    /// `openat2` beneath the root refuses every symlink on the way, so what
+    /// in two or three system calls fewer than [`Self::open_resolved`] (no
+    /// `O_PATH` open and close to learn what the path is). What it is comes
+    /// from the probe that just found it (the `probed` module), or else
+    /// from a `statx` that does not follow the last component; only a
+    /// regular file (within the cap, when the `statx` tells) is opened, by
+    /// `openat2` beneath the root refusing every symlink on the way, so what
     /// opens lies inside the root. Anything else — a link anywhere on the
     /// path, another kind of entry, an error, a kernel without `openat2` —
     /// answers `None` and the caller takes the general path, which decides
@@ -116,14 +118,20 @@ impl Inner {
             return None;
         }
         let dir = root.handle()?;
-        // A hint only: it may follow a link in a middle component, which the
-        // open below refuses.
-        let stat =
-            rustix::fs::statat(dir.as_ref(), rel.as_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
-        let regular = FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile;
-        let within = u64::try_from(stat.st_size).is_ok_and(|size| size <= cap);
-        if !regular || !within {
-            return None;
+        let probed = self
+            .probed
+            .try_lock()
+            .is_ok_and(|mut p| p.take(path.as_str()));
+        if !probed {
+            // A hint only: it may follow a link in a middle component,
+            // which the open below refuses.
+            let stat =
+                rustix::fs::statat(dir.as_ref(), rel.as_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
+            let regular = FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile;
+            let within = u64::try_from(stat.st_size).is_ok_and(|size| size <= cap);
+            if !regular || !within {
+                return None;
+            }
         }
         let fd = rustix::fs::openat2(
             dir.as_ref(),

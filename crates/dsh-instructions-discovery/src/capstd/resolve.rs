@@ -55,6 +55,15 @@ impl Inner {
         })
     }
 
+    /// Notes a regular file a probe found through no symlink, for the read
+    /// that follows (the `probed` module); `path` builds its normalized
+    /// absolute path only when the notes are free.
+    pub(super) fn note_probed(&self, path: impl FnOnce() -> String) {
+        if let Ok(mut probed) = self.probed.try_lock() {
+            probed.note(path());
+        }
+    }
+
     /// Follows `path` (final symlink included) to its target's metadata.
     pub(super) fn resolve(
         &self,
@@ -78,6 +87,9 @@ impl Inner {
             if plain(rel.as_str()) {
                 match dir.symlink_metadata(rel.as_std_path()) {
                     Ok(metadata) if !metadata.file_type().is_symlink() => {
+                        if metadata.is_file() {
+                            self.note_probed(|| current.to_string());
+                        }
                         return Ok(Resolution::Found {
                             root,
                             rel,

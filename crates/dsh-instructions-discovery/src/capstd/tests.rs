@@ -619,3 +619,68 @@ async fn only_plain_regular_files_take_the_short_read_path() {
         }))
     ));
 }
+
+/// A read right after a probe opens without asking what the path is (the
+/// probe's note is taken), and a path replaced in between (by another
+/// file, a FIFO) still reads as a fresh provider reads it.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_read_after_a_probe_reads_what_is_there_now() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+    std::fs::create_dir_all(base.join("a")).unwrap();
+    std::fs::write(base.join("a/AGENTS.md"), "probed\n").unwrap();
+    std::fs::write(base.join("a/CLAUDE.md"), "other\n").unwrap();
+    let provider = CapStdProvider::new([base.clone()], ambient_authority()).unwrap();
+    let cancel = CancellationToken::new();
+    let names = vec!["AGENTS.md".to_owned(), "CLAUDE.md".to_owned()];
+    let probe = |provider: &CapStdProvider| {
+        provider
+            .inner
+            .probe_dirs(&[base.join("a")], &names, &cancel)
+            .unwrap()
+    };
+    let read = |path: Utf8PathBuf| {
+        let provider = provider.clone();
+        let cancel = cancel.clone();
+        async move { provider.read_text(&path, 1024, &cancel).await.unwrap() }
+    };
+    // Unchanged: the note is used (and taken).
+    probe(&provider);
+    assert_eq!(provider.inner.probed.lock().unwrap().len(), 2);
+    match read(base.join("a/AGENTS.md")).await {
+        ReadOutcome::Loaded(text) => assert_eq!(text.text, "probed\n"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(provider.inner.probed.lock().unwrap().len(), 1, "taken");
+    // Replaced by another file after the probe: the new file's text and
+    // identity, as a fresh provider reads it.
+    probe(&provider);
+    std::fs::rename(base.join("a/CLAUDE.md"), base.join("a/AGENTS.md")).unwrap();
+    let fresh = CapStdProvider::new([base.clone()], ambient_authority()).unwrap();
+    let want = fresh
+        .read_text(&base.join("a/AGENTS.md"), 1024, &cancel)
+        .await
+        .unwrap();
+    let got = read(base.join("a/AGENTS.md")).await;
+    match (&got, &want) {
+        (ReadOutcome::Loaded(got), ReadOutcome::Loaded(want)) => {
+            assert_eq!(got.text, "other\n");
+            assert_eq!(got.identity, want.identity);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Replaced by a FIFO after the probe: absent, and no read blocks.
+    probe(&provider);
+    std::fs::remove_file(base.join("a/AGENTS.md")).unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        base.join("a/AGENTS.md").as_std_path(),
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    let fifo = tokio::time::timeout(Duration::from_secs(10), read(base.join("a/AGENTS.md")))
+        .await
+        .expect("a FIFO blocked the read");
+    assert_eq!(fifo, ReadOutcome::Absent);
+}

@@ -1,0 +1,84 @@
+//! The regular files the latest probes found, kept for the reads that
+//! follow them. A read of a path noted here opens it without first asking
+//! what it is (one `statx` less; on a chain, a walk from the root less): the
+//! probe a moment ago found a regular file there, reached through no link,
+//! and the read's open refuses every link and its `fstat` still decides
+//! what was opened. So a FIFO or device is opened only if one replaced the
+//! file within that moment — the same race the general path has between
+//! its `statx` and its open (R-DISC-4), bounded here by [`NOTE_LIFETIME`].
+
+use std::time::{Duration, Instant};
+
+use crate::stamp::FnvMap;
+
+/// Files remembered at most: a batch of thousands of directories costs no
+/// more than this many notes.
+const MAX_NOTES: usize = 256;
+
+/// How long a note stands in for the `statx` it saves: reads follow their
+/// probes within the same composition, microseconds later.
+const NOTE_LIFETIME: Duration = Duration::from_secs(1);
+
+/// Normalized absolute path → when a probe found a regular file there.
+#[derive(Debug, Default)]
+pub(super) struct ProbedFiles {
+    files: FnvMap<Instant>,
+}
+
+impl ProbedFiles {
+    /// Notes that a probe just found a regular file at `path` through no
+    /// link; when full, the older notes are dropped first.
+    pub(super) fn note(&mut self, path: String) {
+        if self.files.len() >= MAX_NOTES {
+            self.files.clear();
+        }
+        self.files.insert(path, Instant::now());
+    }
+
+    /// Takes the note for `path`: whether a probe found a regular file
+    /// there less than [`NOTE_LIFETIME`] ago.
+    pub(super) fn take(&mut self, path: &str) -> bool {
+        self.take_at(path, Instant::now())
+    }
+
+    fn take_at(&mut self, path: &str, now: Instant) -> bool {
+        if self.files.is_empty() {
+            return false;
+        }
+        self.files
+            .remove(path)
+            .is_some_and(|noted| now.saturating_duration_since(noted) < NOTE_LIFETIME)
+    }
+
+    /// Notes held now.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.files.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_is_taken_once_while_fresh_and_the_notes_stay_bounded() {
+        let mut probed = ProbedFiles::default();
+        probed.note("/r/AGENTS.md".to_owned());
+        assert!(!probed.take("/r/CLAUDE.md"));
+        assert!(probed.take("/r/AGENTS.md"));
+        assert!(!probed.take("/r/AGENTS.md"), "taken once");
+        probed.note("/r/AGENTS.md".to_owned());
+        let later = Instant::now() + NOTE_LIFETIME;
+        assert!(!probed.take_at("/r/AGENTS.md", later), "expired");
+        for i in 0..(MAX_NOTES * 3) {
+            probed.note(format!("/r/{i}/AGENTS.md"));
+        }
+        assert!(probed.len() <= MAX_NOTES);
+        let last = MAX_NOTES * 3 - 1;
+        assert!(
+            probed.take(&format!("/r/{last}/AGENTS.md")),
+            "the newest note survives"
+        );
+    }
+}
