@@ -49,7 +49,7 @@ use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
 
 use crate::dirmemory::Records;
-use crate::stamp::{Fnv, FnvMap, Stamp};
+use crate::stamp::{Fnv, FnvMap, Raw, Stamp};
 
 /// How old a directory's ctime must be, relative to the clock reading taken
 /// before its stamp, for the stamp to vouch for anything.
@@ -273,10 +273,9 @@ impl<'c> Batch<'c> {
     /// Marks `path` (a prefix of `last`, deeper than the stack's top)
     /// valid for this batch, stamping it now.
     fn validate(&mut self, path: &str, dir: Arc<Dir>, slot: Option<usize>) -> Valid {
-        let stamp = dir
-            .dir_metadata()
+        let stamp = Raw::of_dir(&dir)
             .ok()
-            .and_then(|m| Stamp::trusted(&m, self.now, self.margin));
+            .and_then(|raw| Stamp::trusted_raw(&raw, self.now, self.margin));
         if let (Some(memory), Some(stamp)) = (self.memory.as_deref_mut(), stamp) {
             memory.stamp(path, stamp);
         }

@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::hash::Hasher;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-#[cfg(target_os = "linux")]
 use cap_std::fs::Dir;
 use cap_std::fs::{Metadata, MetadataExt};
 
@@ -147,10 +146,49 @@ impl Raw {
     /// `fstat` of a handle (an `O_PATH` one included), built as
     /// [`Raw::lstat_at`] builds its result, so versions compare equal.
     #[cfg(target_os = "linux")]
-    pub(crate) fn fstat(fd: &rustix::fd::OwnedFd) -> Result<Self, rustix::io::Errno> {
+    pub(crate) fn fstat(fd: impl rustix::fd::AsFd) -> Result<Self, rustix::io::Errno> {
         use rustix::fs::{AtFlags, StatxFlags, statx};
         let st = statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::BASIC_STATS)?;
         Ok(Self::of_statx(&st))
+    }
+
+    /// `lstat` of the plain name `name` in `dir`. On Linux one raw `statx`
+    /// of the basic fields: cap-std's metadata asks for every field and
+    /// converts them all, which costs more than the call itself on the
+    /// probe path; elsewhere cap-std's.
+    pub(crate) fn lstat_name(dir: &Dir, name: &str) -> std::io::Result<Self> {
+        #[cfg(target_os = "linux")]
+        {
+            Self::lstat_at(dir, name).map_err(std::io::Error::from)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            dir.symlink_metadata(name).map(|m| Self::of(&m))
+        }
+    }
+
+    /// `fstat` of an open file ([`Raw::lstat_name`]'s counterpart).
+    pub(crate) fn of_file(file: &cap_std::fs::File) -> std::io::Result<Self> {
+        #[cfg(target_os = "linux")]
+        {
+            Self::fstat(file).map_err(std::io::Error::from)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            file.metadata().map(|m| Self::of(&m))
+        }
+    }
+
+    /// `fstat` of a directory handle ([`Raw::lstat_name`]'s counterpart).
+    pub(crate) fn of_dir(dir: &Dir) -> std::io::Result<Self> {
+        #[cfg(target_os = "linux")]
+        {
+            Self::fstat(dir).map_err(std::io::Error::from)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            dir.dir_metadata().map(|m| Self::of(&m))
+        }
     }
 }
 

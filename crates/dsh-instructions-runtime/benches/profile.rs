@@ -63,19 +63,40 @@ fn main() {
             times.push(t.elapsed());
         }
     } else if let Some(n) = case.strip_prefix("touch/") {
+        // `touch/N` or `touch/N/edit1pct`, as the quick pass runs them (the
+        // edits are timed here: run the clean case beside it to subtract).
+        let (n, edit) = match n.strip_suffix("/edit1pct") {
+            Some(n) => (n, true),
+            None => (n, false),
+        };
         let touches: usize = n.parse().expect("a touch count");
         let tree = Tree::get(Shape::Wide { packages: 1000 }).expect("build tree");
-        for _ in 0..runs {
+        if edit {
+            tree.begin_edits().expect("unstamp");
+        }
+        for run in 0..runs {
             let t = Instant::now();
             rt.block_on(async {
                 let provider = drive::disk(&tree).expect("open roots");
                 let mut session = Session::start(provider, &tree, &tree.root, 65_536).await;
                 for k in 0..touches {
+                    if edit && k > 0 {
+                        let p = drive::nth_package((k * 31) % k, 1000);
+                        let rev = u32::try_from(run * touches + k).unwrap_or(u32::MAX);
+                        tree.edit_package(p, rev + 1).expect("edit");
+                    }
                     let file = drive::package_file(&tree, drive::nth_package(k, 1000));
                     black_box(session.touch(&file).await);
                 }
             });
             times.push(t.elapsed());
+        }
+        if edit {
+            for k in 1..touches {
+                tree.edit_package(drive::nth_package((k * 31) % k, 1000), 0)
+                    .expect("restore");
+            }
+            tree.end_edits().expect("stamp");
         }
     } else {
         panic!("unknown case {case}");

@@ -87,12 +87,12 @@ impl Inner {
             // lstat first: one `fstatat` answers a miss, a regular file
             // and any other non-link entry; only a symlink pays for the
             // following `metadata` (an `openat2` + `fstat` in cap-std).
-            Some(handle) if plain(name) => match handle.symlink_metadata(name) {
-                Ok(metadata) if !metadata.file_type().is_symlink() => {
-                    if metadata.is_file() {
+            Some(handle) if plain(name) => match Raw::lstat_name(handle, name) {
+                Ok(raw) if raw.kind != RawKind::Symlink => {
+                    if raw.kind == RawKind::File {
                         self.note_probed(|| format!("{dir}/{name}"));
                     }
-                    Some((classify_metadata(&metadata), false))
+                    Some((classify_raw(&raw), false))
                 }
                 Ok(_) => handle
                     .metadata(name)

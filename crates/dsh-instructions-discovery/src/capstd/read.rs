@@ -6,7 +6,7 @@ use std::io::{self, Read};
 
 use camino::Utf8Path;
 use cap_fs_ext::OpenOptionsSyncExt;
-use cap_std::fs::{MetadataExt, OpenOptions};
+use cap_std::fs::OpenOptions;
 use tokio_util::sync::CancellationToken;
 
 use super::Inner;
@@ -15,7 +15,7 @@ use super::classify::{Class, classify, version_of};
 use super::resolve::Resolution;
 use crate::paths::normalized;
 use crate::provider::{Cancelled, FileIdentity, LoadedText, ReadOutcome, Unavailable};
-use crate::stamp::Raw;
+use crate::stamp::{Raw, RawKind};
 use crate::text::decode_owned;
 
 /// Bytes per `read(2)`: the token is checked between chunks.
@@ -38,20 +38,20 @@ impl Inner {
         };
         check(cancel)?;
         let seen = std::time::SystemTime::now();
-        let metadata = match file.metadata() {
-            Ok(metadata) => metadata,
+        let raw = match Raw::of_file(&file) {
+            Ok(raw) => raw,
             Err(error) => return Ok(ReadOutcome::Unavailable(Unavailable::Io(error.to_string()))),
         };
-        if !metadata.is_file() {
+        if raw.kind != RawKind::File {
             return Ok(ReadOutcome::Absent);
         }
-        if metadata.len() > cap {
+        if raw.size > cap {
             return Ok(ReadOutcome::Unavailable(Unavailable::TooLarge {
                 limit: cap,
             }));
         }
         // Metadata may lie (R-DISC-6): the count below is what enforces the cap.
-        let expected = usize::try_from(metadata.len()).unwrap_or(0).min(1 << 24);
+        let expected = usize::try_from(raw.size).unwrap_or(0).min(1 << 24);
         // Read straight into the text buffer, a chunk at a time (the token
         // is checked between chunks); only the bytes a chunk may receive
         // are zeroed, so a small file never pays for a whole chunk.
@@ -87,10 +87,10 @@ impl Inner {
         let bytes_read = bytes.len() as u64;
         Ok(ReadOutcome::Loaded(LoadedText {
             text: decode_owned(bytes),
-            version: version_of(&Raw::of(&metadata), seen),
+            version: version_of(&raw, seen),
             identity: FileIdentity::Inode {
-                dev: metadata.dev(),
-                ino: metadata.ino(),
+                dev: raw.dev,
+                ino: raw.ino,
             },
             bytes_read,
         }))
