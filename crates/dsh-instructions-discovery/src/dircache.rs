@@ -49,7 +49,7 @@ use cap_fs_ext::DirExt;
 use cap_std::fs::Dir;
 
 use crate::dirmemory::Records;
-use crate::stamp::{Fnv, FnvMap, Raw, Stamp};
+use crate::stamp::{Fnv, PathMap, Raw, Stamp};
 
 /// How old a directory's ctime must be, relative to the clock reading taken
 /// before its stamp, for the stamp to vouch for anything.
@@ -139,7 +139,7 @@ struct HeldFile {
 #[derive(Debug)]
 pub(crate) struct DirCache {
     slots: Vec<Option<Entry>>,
-    index: FnvMap<usize>,
+    index: PathMap<usize>,
     /// Slots of directories that could not be reopened (gone, or no longer
     /// a plain subdirectory): their handle and budget share were given back.
     free: Vec<usize>,
@@ -158,7 +158,7 @@ impl DirCache {
     pub(crate) fn new() -> Self {
         Self {
             slots: Vec::new(),
-            index: FnvMap::default(),
+            index: PathMap::default(),
             free: Vec::new(),
             skipped: 0,
             held_hits: 0,
@@ -192,12 +192,14 @@ pub(crate) struct Batch<'c> {
     stack: Vec<(usize, Valid)>,
     /// The directory asked for last (the deepest stack entry's path).
     last: String,
+    /// Scratch for [`Batch::handle`].
+    below: Vec<usize>,
     /// What this batch observes is also recorded here for later processes
     /// (`DirMemory`, decision 0037).
     pub(crate) memory: Option<&'c mut Records>,
     /// Directories whose remembered facts this batch proved (`Some`: the
     /// current, recorded stamp) or disproved (`None`).
-    pub(crate) proven: FnvMap<Option<Stamp>>,
+    pub(crate) proven: PathMap<Option<Stamp>>,
 }
 
 /// Bit `i` of a per-directory name mask (`Entry::absent`, `DirMemory`);
@@ -250,8 +252,9 @@ impl<'c> Batch<'c> {
             names: names_hash(names),
             stack: Vec::new(),
             last: String::new(),
+            below: Vec::new(),
             memory,
-            proven: FnvMap::default(),
+            proven: PathMap::default(),
         }
     }
 
@@ -310,9 +313,13 @@ impl<'c> Batch<'c> {
         // stack entry and `cursor` are prefixes of `dir`: equal lengths mean
         // the same directory. `dir` is normalized and absolute, so its
         // parents are its prefixes up to a `/`.
-        let mut below: Vec<&str> = Vec::new();
+        // Lengths of the prefixes of `dir` still to open, deepest first
+        // (a buffer kept across calls: one allocation per batch, not per
+        // directory).
+        let mut below = std::mem::take(&mut self.below);
+        below.clear();
         let mut cursor = dir.as_str();
-        let mut valid = loop {
+        let valid = loop {
             if let Some((len, valid)) = self.stack.last()
                 && *len == cursor.len()
             {
@@ -321,14 +328,26 @@ impl<'c> Batch<'c> {
             if let Some(root) = root_of(Utf8Path::new(cursor)) {
                 break self.validate(cursor, root, None);
             }
-            below.push(cursor);
-            cursor = match cursor.rfind('/')? {
-                0 if cursor.len() > 1 => "/",
-                0 => return None,
-                i => &cursor[..i],
+            below.push(cursor.len());
+            cursor = match cursor.rfind('/') {
+                Some(0) if cursor.len() > 1 => "/",
+                Some(i) if i > 0 => &cursor[..i],
+                _ => {
+                    self.below = below;
+                    return None;
+                }
             };
         };
-        for path in below.into_iter().rev() {
+        let valid = self.open_below(dir, &below, valid);
+        self.below = below;
+        valid
+    }
+
+    /// Opens, validates and caches the prefixes of `dir` of lengths `below`
+    /// (deepest first), each from the one above it, starting from `valid`.
+    fn open_below(&mut self, dir: &Utf8Path, below: &[usize], mut valid: Valid) -> Option<Valid> {
+        for &len in below.iter().rev() {
+            let path = &dir.as_str()[..len];
             let (handle, stamp, _) = valid;
             let parent = stamp?;
             let name = path.rsplit('/').next().filter(|n| plain(n))?;

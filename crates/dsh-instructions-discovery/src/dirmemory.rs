@@ -45,7 +45,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::stamp::{FnvMap, Stamp};
+use crate::stamp::{PathMap, Stamp};
 
 /// Directories remembered at most: beyond it new directories are simply
 /// not remembered (they take the full path every process).
@@ -77,7 +77,7 @@ pub(crate) enum Rec {
 /// The records behind a [`DirMemory`].
 #[derive(Debug, Default)]
 pub(crate) struct Records {
-    map: FnvMap<Rec>,
+    map: PathMap<Rec>,
     /// Something was recorded or forgotten since [`DirMemory::decode`].
     changed: bool,
 }

@@ -17,6 +17,8 @@ use dsh_instructions_state::{
     import_tokens,
 };
 
+use crate::maps::IdentityMap;
+
 /// What happened to one `@path` token of an instruction file (R-IMP-5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ImportFate {
@@ -165,7 +167,7 @@ pub(crate) async fn expand_all(
     config: &Config,
     cancel: &CancellationToken,
     ctx: &ImportContext,
-    own: &HashMap<FileIdentity, String>,
+    own: &IdentityMap<String>,
     items: &[Candidate<'_>],
 ) -> Result<Vec<Expansion>, Cancelled> {
     // Keyed by the path's text: `Path` hashes and compares component by
@@ -211,7 +213,7 @@ pub(crate) async fn expand_all(
 pub(crate) fn key_holds(
     key: &[ImportKey<FileVersion>],
     probes: &HashMap<&str, &Probe>,
-    own: &HashMap<FileIdentity, String>,
+    own: &IdentityMap<String>,
 ) -> bool {
     key.iter().all(|k| match probes.get(k.path.as_str()) {
         Some(Probe::Present(p)) => {
@@ -226,7 +228,7 @@ pub(crate) fn key_holds(
 /// targets not read yet are collected in `needed`.
 struct Walk<'a> {
     ctx: &'a ImportContext,
-    own: &'a HashMap<FileIdentity, String>,
+    own: &'a IdentityMap<String>,
     targets: &'a HashMap<String, ReadOutcome>,
     max_bytes: u64,
     /// Identities of the files on the current import path, candidate first.
@@ -245,7 +247,7 @@ struct Walk<'a> {
 impl<'a> Walk<'a> {
     fn new(
         ctx: &'a ImportContext,
-        own: &'a HashMap<FileIdentity, String>,
+        own: &'a IdentityMap<String>,
         targets: &'a HashMap<String, ReadOutcome>,
         max_bytes: u64,
         max_depth: usize,
@@ -463,7 +465,7 @@ mod tests {
             text,
             identity: &identity,
         };
-        let mut out = expand_all(&fs, &config, &cancel, &c, &HashMap::new(), &[item])
+        let mut out = expand_all(&fs, &config, &cancel, &c, &IdentityMap::default(), &[item])
             .await
             .unwrap();
         out.remove(0)
@@ -559,7 +561,7 @@ mod tests {
                 own_section: false,
             },
         ];
-        let own = HashMap::new();
+        let own = IdentityMap::default();
         let (same, moved, absent) = (
             present(v),
             present(FileVersion::new([2, 0, 0, 0])),
@@ -588,7 +590,7 @@ mod tests {
             ),
             "removed"
         );
-        let mut own_now = HashMap::new();
+        let mut own_now = IdentityMap::default();
         own_now.insert(id.clone(), "a.md".to_owned());
         assert!(
             !key_holds(

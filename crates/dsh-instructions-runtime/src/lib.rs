@@ -8,6 +8,7 @@ mod host;
 mod imports;
 mod inspect;
 mod instance;
+mod maps;
 mod memory_host;
 mod open;
 mod pointer;

@@ -19,6 +19,7 @@ use dsh_instructions_state::{
 };
 
 use crate::imports::{self, Candidate, ImportContext, InspectedImport};
+use crate::maps::IdentityMap;
 use crate::slots::{Gate, Layout};
 use crate::user_file::UserFile;
 
@@ -136,11 +137,11 @@ pub(crate) struct Gather<'a> {
 /// and the files whose read failed at that broadest position.
 #[derive(Debug, Default)]
 pub(crate) struct SeenFiles {
-    first: HashMap<FileIdentity, String>,
-    failed: HashMap<FileIdentity, Unavailable>,
+    first: IdentityMap<String>,
+    failed: IdentityMap<Unavailable>,
     /// Winners of the user-global file and the root-to-cwd chain: an
     /// import of one of them is `(loaded as its own section)` (R-IMP-3).
-    own: HashMap<FileIdentity, String>,
+    own: IdentityMap<String>,
 }
 
 impl SeenFiles {

@@ -62,13 +62,13 @@ pub struct ImportKey<V> {
 pub struct VersionCache<V> {
     /// Hashed: a revalidation looks up every known scope, and nothing here
     /// needs key order.
-    entries: HashMap<ScopeKey, CacheEntry<V>>,
+    entries: HashMap<ScopeKey, CacheEntry<V>, foldhash::fast::RandomState>,
 }
 
 impl<V> Default for VersionCache<V> {
     fn default() -> Self {
         Self {
-            entries: HashMap::new(),
+            entries: HashMap::default(),
         }
     }
 }

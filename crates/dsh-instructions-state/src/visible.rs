@@ -73,7 +73,7 @@ pub struct VisibleBaseline {
 pub struct VisibleState {
     /// Hashed: a revalidation looks up every known scope; the rare callers
     /// that list entries get them sorted.
-    entries: HashMap<ScopeKey, VisibleEntry>,
+    entries: HashMap<ScopeKey, VisibleEntry, foldhash::fast::RandomState>,
     baseline: Option<VisibleBaseline>,
 }
 

@@ -82,10 +82,17 @@ pub(super) fn classify_metadata(metadata: &Metadata) -> Probe {
 /// [`classify_metadata`] of a raw `statx` (never a symlink here: callers
 /// resolve those first).
 pub(super) fn classify_raw(raw: &Raw) -> Probe {
+    classify_raw_seen(raw, std::time::SystemTime::now())
+}
+
+/// [`classify_raw`] judged against `seen`, a clock reading taken before the
+/// `statx` (a batch's, read once for all its probes: an earlier reading
+/// only settles fewer versions).
+pub(super) fn classify_raw_seen(raw: &Raw, seen: std::time::SystemTime) -> Probe {
     if raw.kind == RawKind::File {
         Probe::Present(PresentFile {
             size: raw.size,
-            version: version_of(raw, std::time::SystemTime::now()),
+            version: version_of(raw, seen),
             identity: FileIdentity::Inode {
                 dev: raw.dev,
                 ino: raw.ino,

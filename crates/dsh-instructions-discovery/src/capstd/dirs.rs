@@ -9,7 +9,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::Inner;
 use super::blocking::check;
-use super::classify::{Class, classify, classify_metadata, classify_raw, fast_error};
+use super::classify::{
+    Class, classify, classify_metadata, classify_raw, classify_raw_seen, fast_error,
+};
 use crate::dircache::{Batch, name_bit, plain};
 use crate::dirmemory::DirMemory;
 use crate::paths::{normalize, normalized};
@@ -241,11 +243,12 @@ fn held_probe(
     name: &str,
 ) -> Option<Probe> {
     use rustix::fs::{Mode, OFlags};
+    let seen = batch.now();
     if let Some(fd) = batch.held_file(slot, stamp, index) {
         return Raw::fstat(fd)
             .ok()
             .filter(|raw| raw.kind == RawKind::File)
-            .map(|raw| classify_raw(&raw));
+            .map(|raw| classify_raw_seen(&raw, seen));
     }
     if !plain(name) || !batch.may_hold_file(slot, stamp) {
         return None;
@@ -261,7 +264,7 @@ fn held_probe(
         .ok()
         .filter(|raw| raw.kind == RawKind::File)?;
     batch.hold_file(slot, index, fd);
-    Some(classify_raw(&raw))
+    Some(classify_raw_seen(&raw, seen))
 }
 
 /// Elsewhere every candidate is probed by name.

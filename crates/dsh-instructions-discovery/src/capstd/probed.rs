@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::stamp::FnvMap;
+use crate::stamp::PathMap;
 
 /// Files remembered at most: a batch of thousands of directories costs no
 /// more than this many notes.
@@ -22,7 +22,7 @@ const NOTE_LIFETIME: Duration = Duration::from_secs(1);
 /// Normalized absolute path → when a probe found a regular file there.
 #[derive(Debug, Default)]
 pub(super) struct ProbedFiles {
-    files: FnvMap<Instant>,
+    files: PathMap<Instant>,
 }
 
 impl ProbedFiles {
