@@ -11,7 +11,7 @@ use dsh_instructions_discovery::{Cancelled, Probe};
 use dsh_instructions_state::{CLAUDE_DIR_FILE, ProbeClass, ScopeKey};
 
 use crate::scan::{
-    DirScan, Gather, SeenFiles, SlotState, class as probe_class, dir_abs, identity_dedup,
+    DirScan, Gather, SeenFiles, SlotKeys, SlotState, class as probe_class, dir_abs, identity_dedup,
 };
 use crate::slots::Gate;
 
@@ -154,8 +154,9 @@ pub(crate) async fn process_dirs(
     seen: &mut SeenFiles,
 ) -> Result<Vec<DirScan>, Cancelled> {
     let mut scans = Vec::with_capacity(dirs.len());
+    let mut keys = SlotKeys::default();
     for ((rel, abs), probes) in rels.iter().zip(dirs).zip(probes) {
-        if g.settled(rel, &names, &probes, skip, seen) {
+        if g.settled(rel, &names, &probes, skip, seen, &mut keys) {
             continue;
         }
         let mut scan = g.slots(abs, rel, names.clone(), probes, skip);

@@ -133,6 +133,21 @@ pub(crate) struct Gather<'a> {
     pub user_files: &'a [UserFile],
 }
 
+/// Scope keys of one directory's slots, rewritten in place for every
+/// directory [`Gather::settled`] looks at (one buffer per slot per pass,
+/// not two allocations per directory).
+#[derive(Debug, Default)]
+pub(crate) struct SlotKeys(Vec<ScopeKey>);
+
+impl SlotKeys {
+    /// At least `n` keys to rewrite.
+    fn fit(&mut self, n: usize) {
+        while self.0.len() < n {
+            self.0.push(ScopeKey::user_global());
+        }
+    }
+}
+
 /// Identity dedup across one pass: first (broadest) display path per file,
 /// and the files whose read failed at that broadest position.
 #[derive(Debug, Default)]
@@ -336,6 +351,11 @@ impl Gather<'_> {
     /// This is what keeps an unchanged revalidation at the cost of its
     /// probes (issue 7): the full path allocates a scan, slots and
     /// transitions per directory only to conclude "no change".
+    ///
+    /// It runs for every known directory on every pass, so it allocates
+    /// nothing on the way to "no": the classes live on the stack, the scope
+    /// keys in `keys` (one per slot, rewritten in place; see [`SlotKeys`]),
+    /// and a display path is built only for a winner the cache vouches for.
     pub(crate) fn settled(
         &self,
         rel: &str,
@@ -343,25 +363,43 @@ impl Gather<'_> {
         probes: &[Probe],
         skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
         seen: &mut SeenFiles,
+        keys: &mut SlotKeys,
     ) -> bool {
+        /// Winners per directory kept on the stack; more (never with the
+        /// shipped layouts) take the full path.
+        const MAX_WINNERS: usize = 4;
         let Some((cache, visible)) = self.cache else {
             return false;
         };
         if probes.len() != names.len() {
             return false;
         }
-        let mut winners: Vec<(&FileIdentity, String, Digest)> = Vec::new();
-        let classes: Vec<ProbeClass> = probes.iter().map(class).collect();
-        for (slot, rule) in &self.layout.slots {
-            let scope = ScopeKey::project(rel, slot);
-            if skip(&scope) {
+        let mut on_stack = [ProbeClass::Absent; 8];
+        let on_heap: Vec<ProbeClass>;
+        let classes: &[ProbeClass] = if probes.len() <= on_stack.len() {
+            for (c, p) in on_stack.iter_mut().zip(probes) {
+                *c = class(p);
+            }
+            &on_stack[..probes.len()]
+        } else {
+            on_heap = probes.iter().map(class).collect();
+            &on_heap
+        };
+        let mut winners: [Option<(&FileIdentity, Digest)>; MAX_WINNERS] = [None; MAX_WINNERS];
+        let mut paths: [Option<String>; MAX_WINNERS] = Default::default();
+        let mut count = 0;
+        keys.fit(self.layout.slots.len());
+        for ((slot, rule), scope) in self.layout.slots.iter().zip(keys.0.iter_mut()) {
+            scope.set_project(rel, slot);
+            let scope = &*scope;
+            if skip(scope) {
                 continue;
             }
             if rule.end() > classes.len() {
                 return false;
             }
-            let shown = visible.get(&scope);
-            match rule.select(&classes, self.gate) {
+            let shown = visible.get(scope);
+            match rule.select(classes, self.gate) {
                 SlotOutcome::Absent if shown.is_some_and(VisibleEntry::is_loaded) => return false,
                 SlotOutcome::Absent => {}
                 SlotOutcome::Unavailable => return false,
@@ -369,8 +407,11 @@ impl Gather<'_> {
                     let Probe::Present(present) = &probes[i] else {
                         return false;
                     };
+                    if count == MAX_WINNERS {
+                        return false;
+                    }
                     let path = display(rel, &names[i]);
-                    let Some(entry) = cache.fresh(&scope, &path, &present.version, shown) else {
+                    let Some(entry) = cache.fresh(scope, &path, &present.version, shown) else {
                         return false;
                     };
                     // Import targets need their own probes (R-IMP-4): the
@@ -383,16 +424,21 @@ impl Gather<'_> {
                     if seen.first.contains_key(identity)
                         || winners
                             .iter()
-                            .any(|(id, _, t)| *id == identity || *t == trimmed)
+                            .flatten()
+                            .any(|(id, t)| *id == identity || *t == trimmed)
                     {
                         return false;
                     }
-                    winners.push((identity, path, trimmed));
+                    winners[count] = Some((identity, trimmed));
+                    paths[count] = Some(path);
+                    count += 1;
                 }
             }
         }
-        for (identity, path, _) in winners {
-            seen.first.insert(identity.clone(), path);
+        for (winner, path) in winners.into_iter().zip(paths).take(count) {
+            if let (Some((identity, _)), Some(path)) = (winner, path) {
+                seen.first.insert(identity.clone(), path);
+            }
         }
         true
     }
@@ -867,7 +913,7 @@ mod tests {
             gate: Gate::Open,
             user_files: &[],
         };
-        g.settled(REL, &names(), probes, skip, seen)
+        g.settled(REL, &names(), probes, skip, seen, &mut SlotKeys::default())
     }
 
     const A: Probe = Probe::Absent;
@@ -965,6 +1011,13 @@ mod tests {
             user_files: &[],
         };
         let mut seen = SeenFiles::default();
-        assert!(!g.settled(REL, &names(), &[A, A, A, A], &|_| false, &mut seen));
+        assert!(!g.settled(
+            REL,
+            &names(),
+            &[A, A, A, A],
+            &|_| false,
+            &mut seen,
+            &mut SlotKeys::default()
+        ));
     }
 }

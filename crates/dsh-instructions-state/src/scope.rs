@@ -90,12 +90,32 @@ impl ScopeKey {
     pub fn project(dir: &str, slot: &str) -> Self {
         let dir = if dir.is_empty() { "." } else { dir };
         // Sized once: built per slot per directory on every pass.
-        let mut key = String::with_capacity(PROJECT_PREFIX.len() + dir.len() + 1 + slot.len());
-        key.push_str(PROJECT_PREFIX);
-        key.push_str(dir);
-        key.push('\0');
-        key.push_str(slot);
-        Self(key)
+        let mut key = Self(String::with_capacity(
+            PROJECT_PREFIX.len() + dir.len() + 1 + slot.len(),
+        ));
+        key.set_project(dir, slot);
+        key
+    }
+
+    /// Makes this key [`ScopeKey::project`]`(dir, slot)` in place, reusing
+    /// its buffer: a pass that looks up every known directory's slots can
+    /// do so without an allocation per lookup.
+    ///
+    /// ```
+    /// use dsh_instructions_state::ScopeKey;
+    /// let mut key = ScopeKey::user_global();
+    /// key.set_project("a/b", "local");
+    /// assert_eq!(key, ScopeKey::project("a/b", "local"));
+    /// key.set_project("", "base");
+    /// assert_eq!(key, ScopeKey::project(".", "base"));
+    /// ```
+    pub fn set_project(&mut self, dir: &str, slot: &str) {
+        let dir = if dir.is_empty() { "." } else { dir };
+        self.0.clear();
+        self.0.push_str(PROJECT_PREFIX);
+        self.0.push_str(dir);
+        self.0.push('\0');
+        self.0.push_str(slot);
     }
 
     /// Like [`ScopeKey::project`] (an empty `dir` is the root too), but `None`
