@@ -28,15 +28,6 @@ fn shape(label: &str) -> Option<Shape> {
     })
 }
 
-fn imports_config() -> dsh_instructions_state::Config {
-    let input = dsh_instructions_state::ConfigInput {
-        max_bytes: Some(dsh_instructions_state::NumberInput::Int(65_536)),
-        imports: Some(true),
-        ..Default::default()
-    };
-    input.resolve().expect("a valid configuration").config
-}
-
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -50,7 +41,7 @@ fn main() {
         let shape = shape(label).expect("a tree label such as deep-16");
         let tree = Tree::get(shape).expect("build tree");
         let config = if label.starts_with("imports") {
-            imports_config()
+            drive::imports_config()
         } else {
             drive::config(65_536)
         };

@@ -335,16 +335,6 @@ fn revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
     }
 }
 
-/// The configuration of the import cases: the defaults with imports on.
-fn imports_config() -> dsh_instructions_state::Config {
-    let input = dsh_instructions_state::ConfigInput {
-        max_bytes: Some(dsh_instructions_state::NumberInput::Int(65_536)),
-        imports: Some(true),
-        ..Default::default()
-    };
-    input.resolve().expect("a valid configuration").config
-}
-
 fn import_targets() -> Vec<String> {
     (0..IMPORTS_PER_FILE).map(import_rel).collect()
 }
@@ -352,7 +342,7 @@ fn import_targets() -> Vec<String> {
 /// A baseline over a chain whose every file imports ten small files
 /// (SPEC §13), beside the floor's stats and reads of the same files.
 fn imports_baseline_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
-    let config = imports_config();
+    let config = drive::imports_config();
     let targets = import_targets();
     let counted = rt.block_on(async {
         let counting = Counting::new(drive::disk(tree).expect("open roots"));
@@ -399,7 +389,7 @@ fn imports_revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
             Arc::new(counting.clone()),
             tree,
             &tree.cwd,
-            imports_config(),
+            drive::imports_config(),
         )
         .await;
         let before = counting.counts.snapshot();

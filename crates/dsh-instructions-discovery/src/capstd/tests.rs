@@ -558,19 +558,12 @@ mod stamps {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn only_plain_regular_files_take_the_short_read_path() {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
-    std::fs::create_dir_all(base.join("a")).unwrap();
+    let (_tmp, base) = tree_with_a();
     std::fs::write(base.join("a/AGENTS.md"), "plain\n").unwrap();
     std::fs::write(base.join("big.md"), "x".repeat(2048)).unwrap();
     std::os::unix::fs::symlink("a/AGENTS.md", base.join("link.md")).unwrap();
     std::os::unix::fs::symlink("a", base.join("via")).unwrap();
-    rustix::fs::mkfifoat(
-        rustix::fs::CWD,
-        base.join("fifo").as_std_path(),
-        rustix::fs::Mode::from_raw_mode(0o644),
-    )
-    .unwrap();
+    mkfifo(&base.join("fifo"));
     let provider = CapStdProvider::new([base.clone()], ambient_authority()).unwrap();
     let inner = &provider.inner;
     assert!(inner.open_plain(&base.join("a/AGENTS.md"), 1024).is_some());
@@ -626,9 +619,7 @@ async fn only_plain_regular_files_take_the_short_read_path() {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn a_read_after_a_probe_reads_what_is_there_now() {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
-    std::fs::create_dir_all(base.join("a")).unwrap();
+    let (_tmp, base) = tree_with_a();
     std::fs::write(base.join("a/AGENTS.md"), "probed\n").unwrap();
     std::fs::write(base.join("a/CLAUDE.md"), "other\n").unwrap();
     let provider = CapStdProvider::new([base.clone()], ambient_authority()).unwrap();
@@ -673,14 +664,30 @@ async fn a_read_after_a_probe_reads_what_is_there_now() {
     // Replaced by a FIFO after the probe: absent, and no read blocks.
     probe(&provider);
     std::fs::remove_file(base.join("a/AGENTS.md")).unwrap();
-    rustix::fs::mkfifoat(
-        rustix::fs::CWD,
-        base.join("a/AGENTS.md").as_std_path(),
-        rustix::fs::Mode::from_raw_mode(0o644),
-    )
-    .unwrap();
+    mkfifo(&base.join("a/AGENTS.md"));
     let fifo = tokio::time::timeout(Duration::from_secs(10), read(base.join("a/AGENTS.md")))
         .await
         .expect("a FIFO blocked the read");
     assert_eq!(fifo, ReadOutcome::Absent);
+}
+
+/// A temporary root holding an empty directory `a` (kept alive by the
+/// returned guard).
+#[cfg(target_os = "linux")]
+fn tree_with_a() -> (tempfile::TempDir, Utf8PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+    std::fs::create_dir_all(base.join("a")).unwrap();
+    (tmp, base)
+}
+
+/// A FIFO at `path`.
+#[cfg(target_os = "linux")]
+fn mkfifo(path: &Utf8Path) {
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        path.as_std_path(),
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
 }

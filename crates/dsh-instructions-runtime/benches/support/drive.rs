@@ -36,6 +36,20 @@ pub(crate) fn config(max_bytes: i64) -> Config {
     Config::with_max_bytes(max_bytes)
 }
 
+/// The configuration of the import cases: the defaults with imports on.
+///
+/// # Panics
+///
+/// Never: the input is a valid configuration.
+pub(crate) fn imports_config() -> Config {
+    let input = dsh_instructions_state::ConfigInput {
+        max_bytes: Some(dsh_instructions_state::NumberInput::Int(65_536)),
+        imports: Some(true),
+        ..Default::default()
+    };
+    input.resolve().expect("a valid configuration").config
+}
+
 /// The tree's DSH home.
 pub(crate) fn home(tree: &Tree) -> DshHome {
     DshHome {
