@@ -344,7 +344,9 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
     let mut out = Composition::default();
     let mut pending: Vec<Pending> = Vec::new();
     let mut baseline_part: Option<(String, Vec<Change>)> = None;
-    let mut seen = SeenFiles::default();
+    // Every known directory's winner joins it: sized once, not rehashed
+    // nine times on the way to a thousand.
+    let mut seen = SeenFiles::with_capacity(input.view.len() + chain.len() + 1);
     let none = BTreeSet::new();
 
     // Built only with imports on: the off path stays as it was (R-CFG-10).

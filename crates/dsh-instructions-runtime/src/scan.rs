@@ -160,6 +160,14 @@ pub(crate) struct SeenFiles {
 }
 
 impl SeenFiles {
+    /// Room for `n` files first seen in a pass.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Self {
+            first: IdentityMap::with_capacity_and_hasher(n, Default::default()),
+            ..Self::default()
+        }
+    }
+
     /// Records the present slot winners of a baseline scan (the
     /// user-global file or a chain directory) as own sections (R-IMP-3).
     /// Only called with imports on.
