@@ -1,0 +1,208 @@
+//! [`Gather::settled`] must say "nothing to report" exactly when the full
+//! path would produce no transition and no cache update; every case here
+//! names the condition that sends a directory back to the full path.
+
+use super::*;
+use dsh_instructions_state::{Action, Change, SLOT_BASE, SLOT_LOCAL, TypedSource};
+use rstest::rstest;
+
+const REL: &str = "a";
+
+fn present(ino: u64, version: u64) -> Probe {
+    Probe::Present(PresentFile {
+        size: 10,
+        version: FileVersion::new([version, 0, 0, 0]),
+        identity: FileIdentity::Inode { dev: 1, ino },
+    })
+}
+
+fn names() -> Vec<String> {
+    [
+        "AGENTS.md",
+        "CLAUDE.md",
+        "AGENTS.local.md",
+        "CLAUDE.local.md",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+/// What the model saw and the cache learned for one slot.
+#[derive(Clone, Copy)]
+enum Shown {
+    Nothing,
+    /// Loaded from `name` at version 1 with this text.
+    Loaded(&'static str, &'static str),
+    Tombstone,
+}
+
+fn setup(base: Shown, local: Shown) -> (VisibleState, VersionCache<FileVersion>) {
+    let mut changes = Vec::new();
+    let mut cache = VersionCache::new();
+    for (slot, shown) in [(SLOT_BASE, base), (SLOT_LOCAL, local)] {
+        let scope = ScopeKey::project(REL, slot);
+        match shown {
+            Shown::Nothing => {}
+            Shown::Loaded(name, text) => {
+                let path = display(REL, name);
+                changes.push(Change {
+                    action: Action::Set,
+                    scope: scope.clone(),
+                    path: path.clone(),
+                    previous_path: None,
+                    digest: Some(Digest::of(text)),
+                });
+                cache.insert(
+                    scope,
+                    CacheEntry {
+                        path,
+                        version: FileVersion::new([1, 0, 0, 0]),
+                        digest: Digest::of(text),
+                        trimmed_digest: Digest::of_trimmed(text),
+                        imports: Vec::new(),
+                    },
+                );
+            }
+            Shown::Tombstone => changes.push(Change {
+                action: Action::Remove,
+                scope,
+                path: display(REL, "AGENTS.md"),
+                previous_path: None,
+                digest: None,
+            }),
+        }
+    }
+    let source = TypedSource {
+        changes,
+        ..TypedSource::default()
+    };
+    (VisibleState::derive([(0, &source)]), cache)
+}
+
+fn settled_with(
+    shown: (Shown, Shown),
+    probes: &[Probe],
+    skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
+    seen: &mut SeenFiles,
+) -> bool {
+    let config = Config::with_max_bytes(65_536);
+    let (visible, cache) = setup(shown.0, shown.1);
+    let cancel = CancellationToken::new();
+    let provider = dsh_instructions_discovery::MemoryProvider::new(Vec::new());
+    let g = Gather {
+        provider: &provider,
+        config: &config,
+        cancel: &cancel,
+        cache: Some((&cache, &visible)),
+        imports: None,
+        layout: &Layout::new(&config),
+        gate: Gate::Open,
+        user_files: &[],
+    };
+    g.settled(REL, &names(), probes, skip, seen, &mut SlotKeys::default())
+}
+
+const A: Probe = Probe::Absent;
+
+#[rstest]
+#[case::unchanged_winner(Shown::Loaded("AGENTS.md", "x"), Shown::Nothing, [present(1, 1), A, A, A], true)]
+#[case::unchanged_shadowing_winner(Shown::Loaded("AGENTS.md", "x"), Shown::Nothing, [present(1, 1), present(2, 9), A, A], true)]
+#[case::both_slots_unchanged(Shown::Loaded("AGENTS.md", "x"), Shown::Loaded("CLAUDE.local.md", "y"), [present(1, 1), A, A, present(2, 1)], true)]
+#[case::absent_behind_a_tombstone(Shown::Tombstone, Shown::Nothing, [A, A, A, A], true)]
+#[case::absent_and_never_seen(Shown::Nothing, Shown::Nothing, [A, A, A, A], true)]
+#[case::edited(Shown::Loaded("AGENTS.md", "x"), Shown::Nothing, [present(1, 2), A, A, A], false)]
+#[case::deleted(Shown::Loaded("AGENTS.md", "x"), Shown::Nothing, [A, A, A, A], false)]
+#[case::winner_moved_to_another_name(Shown::Loaded("AGENTS.md", "x"), Shown::Nothing, [A, present(1, 1), A, A], false)]
+#[case::created(Shown::Nothing, Shown::Nothing, [A, A, present(3, 1), A], false)]
+#[case::created_behind_a_tombstone(Shown::Tombstone, Shown::Nothing, [present(1, 1), A, A, A], false)]
+#[case::unavailable(Shown::Loaded("AGENTS.md", "x"), Shown::Nothing, [Probe::Unavailable(Unavailable::PermissionDenied), A, A, A], false)]
+#[case::unavailable_where_nothing_loaded(Shown::Nothing, Shown::Nothing, [A, A, A, Probe::Unavailable(Unavailable::Loop)], false)]
+#[case::same_file_in_both_slots(Shown::Loaded("AGENTS.md", "x"), Shown::Loaded("CLAUDE.local.md", "y"), [present(1, 1), A, A, present(1, 1)], false)]
+#[case::same_trimmed_text_in_both_slots(Shown::Loaded("AGENTS.md", "x"), Shown::Loaded("CLAUDE.local.md", "x\n"), [present(1, 1), A, A, present(2, 1)], false)]
+fn settled_only_when_nothing_can_change(
+    #[case] base: Shown,
+    #[case] local: Shown,
+    #[case] probes: [Probe; 4],
+    #[case] expected: bool,
+) {
+    let mut seen = SeenFiles::default();
+    let got = settled_with((base, local), &probes, &|_| false, &mut seen);
+    assert_eq!(got, expected);
+    if !expected {
+        assert!(
+            seen.first.is_empty(),
+            "a refused directory leaves seen alone"
+        );
+    }
+}
+
+#[rstest]
+fn a_settled_winner_joins_seen_for_later_directories() {
+    let mut seen = SeenFiles::default();
+    let shown = (Shown::Loaded("AGENTS.md", "x"), Shown::Nothing);
+    assert!(settled_with(
+        shown,
+        &[present(1, 1), A, A, A],
+        &|_| false,
+        &mut seen
+    ));
+    let id = FileIdentity::Inode { dev: 1, ino: 1 };
+    assert_eq!(seen.first.get(&id).map(String::as_str), Some("a/AGENTS.md"));
+}
+
+#[rstest]
+fn a_file_seen_earlier_in_the_pass_is_a_duplicate_not_settled() {
+    let mut seen = SeenFiles::default();
+    let id = FileIdentity::Inode { dev: 1, ino: 1 };
+    seen.first.insert(id.clone(), "AGENTS.md".to_owned());
+    let shown = (Shown::Loaded("AGENTS.md", "x"), Shown::Nothing);
+    assert!(!settled_with(
+        shown,
+        &[present(1, 1), A, A, A],
+        &|_| false,
+        &mut seen
+    ));
+    assert_eq!(seen.first.len(), 1);
+}
+
+#[rstest]
+fn slots_left_out_by_the_budget_are_not_looked_at() {
+    let mut seen = SeenFiles::default();
+    let shown = (Shown::Loaded("AGENTS.md", "x"), Shown::Nothing);
+    let base = ScopeKey::project(REL, SLOT_BASE);
+    // The base file changed, but its slot is excluded (R-RT-10).
+    let skip = move |s: &ScopeKey| *s == base;
+    assert!(settled_with(
+        shown,
+        &[present(1, 2), A, A, A],
+        &skip,
+        &mut seen
+    ));
+    assert!(seen.first.is_empty());
+}
+
+#[rstest]
+fn a_gather_without_cache_never_settles() {
+    let config = Config::with_max_bytes(65_536);
+    let cancel = CancellationToken::new();
+    let provider = dsh_instructions_discovery::MemoryProvider::new(Vec::new());
+    let g = Gather {
+        provider: &provider,
+        config: &config,
+        cancel: &cancel,
+        cache: None,
+        imports: None,
+        layout: &Layout::new(&config),
+        gate: Gate::Open,
+        user_files: &[],
+    };
+    let mut seen = SeenFiles::default();
+    assert!(!g.settled(
+        REL,
+        &names(),
+        &[A, A, A, A],
+        &|_| false,
+        &mut seen,
+        &mut SlotKeys::default()
+    ));
+}
