@@ -121,6 +121,10 @@ struct Entry {
     /// with a handle opened by name after `own` was taken; valid exactly
     /// while `absent` is.
     files: Vec<HeldFile>,
+    /// Bit `i`: candidate `i` was no regular file when a handle on it was
+    /// tried under `own` (a symlink such as `CLAUDE.md -> AGENTS.md`, a
+    /// directory): probed by name without trying again while `own` holds.
+    unheld: u64,
 }
 
 /// A handle on one candidate file of a cached directory, with its share of
@@ -149,6 +153,9 @@ pub(crate) struct DirCache {
     /// Candidates answered by an `fstat` of a kept file handle instead of a
     /// lookup by name (read by tests, like `skipped`).
     pub(crate) held_hits: u64,
+    /// Handles tried on candidates (read by tests: a symlinked candidate is
+    /// tried once per stamp, not once per batch).
+    pub(crate) hold_tries: u64,
 }
 
 impl DirCache {
@@ -162,6 +169,7 @@ impl DirCache {
             free: Vec::new(),
             skipped: 0,
             held_hits: 0,
+            hold_tries: 0,
         }
     }
 
@@ -393,6 +401,7 @@ impl<'c> Batch<'c> {
                             e.absent = 0;
                             e.names = 0;
                             e.files.clear();
+                            e.unheld = 0;
                             Some(i)
                         }
                         None => Held::acquire().map(|held| {
@@ -404,6 +413,7 @@ impl<'c> Batch<'c> {
                                 absent: 0,
                                 names: 0,
                                 files: Vec::new(),
+                                unheld: 0,
                             };
                             let i = match self.cache.free.pop() {
                                 Some(i) => {
@@ -471,8 +481,28 @@ impl<'c> Batch<'c> {
     /// Whether a handle on a candidate may be kept now: the directory is
     /// unchanged since the last batch, so a handle opened after this batch's
     /// stamp stays valid while the stamp holds.
-    pub(crate) fn may_hold_file(&self, slot: Option<usize>, stamp: Option<Stamp>) -> bool {
-        self.unchanged(slot, stamp).is_some()
+    pub(crate) fn may_hold_file(
+        &mut self,
+        slot: Option<usize>,
+        stamp: Option<Stamp>,
+        index: usize,
+    ) -> bool {
+        let may = self
+            .unchanged(slot, stamp)
+            .is_some_and(|e| e.unheld & name_bit(index) == 0);
+        if may {
+            self.cache.hold_tries += 1;
+        }
+        may
+    }
+
+    /// Candidate `index` of the directory in `slot` is no regular file
+    /// (or could not be opened): no handle is tried on it again while the
+    /// directory's stamp holds.
+    pub(crate) fn refuse_hold(&mut self, slot: Option<usize>, index: usize) {
+        if let Some(entry) = slot.and_then(|i| self.cache.slots[i].as_mut()) {
+            entry.unheld |= name_bit(index);
+        }
     }
 
     /// Keeps `fd` as the handle on candidate `index` of the directory in
@@ -515,6 +545,7 @@ impl<'c> Batch<'c> {
             if entry.own != stamp || entry.names != names || stamp.is_none() {
                 // Entries may have changed: no kept file handle is proven.
                 entry.files.clear();
+                entry.unheld = 0;
             }
             entry.own = stamp;
             let usable = stamp.is_some() && names != 0;

@@ -250,19 +250,28 @@ fn held_probe(
             .filter(|raw| raw.kind == RawKind::File)
             .map(|raw| classify_raw_seen(&raw, seen));
     }
-    if !plain(name) || !batch.may_hold_file(slot, stamp) {
+    if !plain(name) || !batch.may_hold_file(slot, stamp, index) {
         return None;
     }
-    let fd = rustix::fs::openat(
+    let opened = rustix::fs::openat(
         dir,
         name,
         OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::empty(),
     )
-    .ok()?;
-    let raw = Raw::fstat(&fd)
-        .ok()
-        .filter(|raw| raw.kind == RawKind::File)?;
+    .ok()
+    .and_then(|fd| {
+        let raw = Raw::fstat(&fd)
+            .ok()
+            .filter(|raw| raw.kind == RawKind::File)?;
+        Some((fd, raw))
+    });
+    let Some((fd, raw)) = opened else {
+        // A link (it must be followed), a directory, an error: by name,
+        // and not tried again while the stamp holds.
+        batch.refuse_hold(slot, index);
+        return None;
+    };
     batch.hold_file(slot, index, fd);
     Some(classify_raw_seen(&raw, seen))
 }

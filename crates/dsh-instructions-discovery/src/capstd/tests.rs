@@ -458,6 +458,38 @@ mod stamps {
         assert_ne!(renamed[1][0], edited[1][0]);
     }
 
+    /// A candidate that is a link (`CLAUDE.md -> AGENTS.md`, the usual
+    /// mirror) must be followed, so no handle is kept on it: it is tried
+    /// once while the directory's stamp holds, not on every batch, and
+    /// the answers stay a fresh provider's.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_linked_candidate_is_tried_for_a_handle_once_per_stamp() {
+        let fx = Fixture::new();
+        fx.change(|r| symlink("AGENTS.md", r.join("a/b/CLAUDE.md")).unwrap());
+        let tries = || fx.cached.inner.dirs.lock().unwrap().hold_tries;
+        fx.probe();
+        assert_eq!(tries(), 0, "no handle on a first visit");
+        let second = fx.probe();
+        assert!(present(&second[1][0]) && present(&second[1][1]));
+        // a/b: AGENTS.md (kept) and CLAUDE.md (a link, refused).
+        assert_eq!(tries(), 2);
+        for _ in 0..3 {
+            assert_eq!(fx.probe(), second);
+        }
+        assert_eq!(tries(), 2, "the link is not tried again");
+        // A change of the directory lets it be tried again.
+        fx.change(|r| std::fs::write(r.join("a/b/AGENTS.local.md"), "local").unwrap());
+        fx.probe();
+        fx.probe();
+        fx.probe();
+        assert_eq!(
+            tries(),
+            5,
+            "AGENTS.md, CLAUDE.md and the new AGENTS.local.md, once each after the change"
+        );
+    }
+
     #[test]
     fn a_directory_that_is_gone_gives_its_handle_back() {
         let fx = Fixture::new();
