@@ -90,6 +90,61 @@ pub(crate) fn check_crates(
     Ok(problems)
 }
 
+/// The unpacked copies of this workspace's crates that cargo would reuse
+/// in the verify builds: under `<cargo home>/registry/src`, every source
+/// directory of a path-based registry (cargo's temporary overlay registry
+/// is one; crates.io's directories start with `index.`), the
+/// `<name>-<version>` of a member.
+///
+/// Why: cargo unpacks each crate of its overlay registry into a directory
+/// keyed by the registry's path and reuses an existing one of the same
+/// name and version without comparing it with the new `.crate`. A second
+/// run from the same target directory after a source change (same version,
+/// unpublished) would verify the old copy: a new method looked missing.
+pub(crate) fn stale_unpacked(
+    registry_src: &Path,
+    members: &[Member],
+    dirs: &dyn Fn(&Path) -> Vec<PathBuf>,
+) -> Vec<PathBuf> {
+    let mut stale = Vec::new();
+    for source in dirs(registry_src) {
+        let overlay = source
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| !n.starts_with("index."));
+        if !overlay {
+            continue;
+        }
+        for m in members {
+            let unpacked = source.join(format!("{}-{}", m.name, m.version));
+            if dirs(&source).contains(&unpacked) {
+                stale.push(unpacked);
+            }
+        }
+    }
+    stale
+}
+
+/// Cargo's home: `$CARGO_HOME`, else `~/.cargo`.
+fn cargo_home() -> Option<PathBuf> {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+}
+
+/// The subdirectories of `dir` (none when it cannot be read).
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn cargo_bin() -> std::ffi::OsString {
     std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
 }
@@ -152,6 +207,13 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         }
     }
 
+    if let Some(home) = cargo_home() {
+        for stale in stale_unpacked(&home.join("registry/src"), &members, &subdirs) {
+            std::fs::remove_dir_all(&stale)
+                .with_context(|| format!("cannot remove {}", stale.display()))?;
+        }
+    }
+
     let mut cmd = Command::new(cargo_bin());
     // --allow-dirty: this is a check of the working tree (CI's is clean);
     // nothing is uploaded, so there is no published state to keep honest.
@@ -202,6 +264,30 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
 mod tests {
     use super::*;
     use rstest::rstest;
+
+    /// Only the members' unpacked copies in path-based registries go; the
+    /// crates.io sources and other crates stay.
+    #[test]
+    fn stale_unpacked_copies_are_the_members_in_overlay_registries() {
+        let src = Path::new("/home/.cargo/registry/src");
+        let tree = |dir: &Path| -> Vec<PathBuf> {
+            let names: &[&str] = match dir.to_str() {
+                Some("/home/.cargo/registry/src") => &["index.crates.io-1949cf8c", "-14cd1cce"],
+                Some("/home/.cargo/registry/src/index.crates.io-1949cf8c") => {
+                    &["a-0.1.0", "serde-1.0.0"]
+                }
+                Some("/home/.cargo/registry/src/-14cd1cce") => &["a-0.1.0", "b-0.2.0", "x-0.1.0"],
+                _ => &[],
+            };
+            names.iter().map(|n| dir.join(n)).collect()
+        };
+        let members = [member("a", false), member("b", true)];
+        assert_eq!(
+            stale_unpacked(src, &members, &tree),
+            vec![src.join("-14cd1cce/a-0.1.0")],
+            "b is at 0.1.0 in the workspace, 0.2.0 unpacked: not the same copy"
+        );
+    }
 
     fn member(name: &str, private: bool) -> Member {
         Member {
