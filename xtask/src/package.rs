@@ -125,6 +125,43 @@ pub(crate) fn stale_unpacked(
     stale
 }
 
+/// The verify builds' compiled copies of this workspace's crates in
+/// `<target>/debug`: cargo treats a registry crate as immutable, so after a
+/// source change (same, unpublished version) it would link the old build.
+/// Matches `deps/lib<name>-<hash>.*`, `deps/<name>-<hash>.d` and
+/// `.fingerprint/<name>-<hash>` (names with `-` or `_`, a 16-digit hex
+/// hash); the path builds of the same crates go too and are rebuilt by
+/// the next `cargo build`, as any source change rebuilds them.
+pub(crate) fn stale_verify_builds(
+    debug: &Path,
+    members: &[Member],
+    entries: &[PathBuf],
+) -> Vec<PathBuf> {
+    let hashed = |file: &str, stem: &str| {
+        file.strip_prefix(stem)
+            .and_then(|rest| rest.strip_prefix('-'))
+            .map(|rest| rest.split('.').next().unwrap_or(rest))
+            .is_some_and(|hash| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    entries
+        .iter()
+        .filter(|path| {
+            let Some(file) = path.file_name().and_then(|n| n.to_str()) else {
+                return false;
+            };
+            let in_deps = path.parent() == Some(&debug.join("deps"));
+            let in_fingerprints = path.parent() == Some(&debug.join(".fingerprint"));
+            members.iter().any(|m| {
+                let underscored = m.name.replace('-', "_");
+                (in_deps
+                    && (hashed(file, &format!("lib{underscored}")) || hashed(file, &underscored)))
+                    || (in_fingerprints && hashed(file, &m.name))
+            })
+        })
+        .cloned()
+        .collect()
+}
+
 /// Cargo's home: `$CARGO_HOME`, else `~/.cargo`.
 fn cargo_home() -> Option<PathBuf> {
     std::env::var_os("CARGO_HOME")
@@ -213,6 +250,20 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
                 .with_context(|| format!("cannot remove {}", stale.display()))?;
         }
     }
+    let debug = target.join("debug");
+    let entries: Vec<PathBuf> = [debug.join("deps"), debug.join(".fingerprint")]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .collect();
+    for stale in stale_verify_builds(&debug, &members, &entries) {
+        let removed = if stale.is_dir() {
+            std::fs::remove_dir_all(&stale)
+        } else {
+            std::fs::remove_file(&stale)
+        };
+        removed.with_context(|| format!("cannot remove {}", stale.display()))?;
+    }
 
     let mut cmd = Command::new(cargo_bin());
     // --allow-dirty: this is a check of the working tree (CI's is clean);
@@ -287,6 +338,36 @@ mod tests {
             vec![src.join("-14cd1cce/a-0.1.0")],
             "b is at 0.1.0 in the workspace, 0.2.0 unpacked: not the same copy"
         );
+    }
+
+    #[test]
+    fn stale_verify_builds_are_the_members_hashed_artifacts() {
+        let debug = Path::new("/t/debug");
+        let entries: Vec<PathBuf> = [
+            "deps/libdsh_a-0123456789abcdef.rlib",
+            "deps/libdsh_a-0123456789abcdef.rmeta",
+            "deps/dsh_a-0123456789abcdef.d",
+            "deps/libdsh_a_b-0123456789abcdef.rlib",
+            "deps/libserde-0123456789abcdef.rlib",
+            "deps/libdsh_a-notahash.rlib",
+            ".fingerprint/dsh-a-0123456789abcdef",
+            ".fingerprint/serde-0123456789abcdef",
+            "build/dsh-a-0123456789abcdef",
+        ]
+        .iter()
+        .map(|p| debug.join(p))
+        .collect();
+        let got = stale_verify_builds(debug, &[member("dsh-a", false)], &entries);
+        let want: Vec<PathBuf> = [
+            "deps/libdsh_a-0123456789abcdef.rlib",
+            "deps/libdsh_a-0123456789abcdef.rmeta",
+            "deps/dsh_a-0123456789abcdef.d",
+            ".fingerprint/dsh-a-0123456789abcdef",
+        ]
+        .iter()
+        .map(|p| debug.join(p))
+        .collect();
+        assert_eq!(got, want, "dsh-a-b's and serde's artifacts stay");
     }
 
     fn member(name: &str, private: bool) -> Member {
