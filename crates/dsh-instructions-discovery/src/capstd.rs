@@ -21,8 +21,11 @@
 //! its parent instead of a walk from the root, and skips candidate names that
 //! had no entry while the directory's ctime is unchanged and old enough to
 //! trust; why that gives the same answer as a fresh probe is argued in the
-//! `dircache` module. Directories reached through a symlink, or edited in the
-//! last two seconds, take the full path.
+//! `dircache` module. A candidate found as a regular file is then probed
+//! through an `O_PATH` handle kept on it while that stamp holds (an
+//! `fstat` instead of a lookup by name, decision 0041). Directories
+//! reached through a symlink, or edited in the last two seconds, take the
+//! full path.
 //!
 //! Limitation: roots are matched lexically, so a link whose absolute text
 //! names a root through a different spelling (e.g. via a symlinked parent of

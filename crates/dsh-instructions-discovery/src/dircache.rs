@@ -462,20 +462,14 @@ impl<'c> Batch<'c> {
         stamp: Option<Stamp>,
         index: usize,
     ) -> Option<&rustix::fd::OwnedFd> {
-        let found = self
+        let at = self
             .unchanged(slot, stamp)?
             .files
             .iter()
-            .any(|f| f.index == index);
-        if !found {
-            return None;
-        }
+            .position(|f| f.index == index)?;
         self.cache.held_hits += 1;
-        self.unchanged(slot, stamp)?
-            .files
-            .iter()
-            .find(|f| f.index == index)
-            .map(|f| &f.fd)
+        let entry = self.cache.slots[slot?].as_ref()?;
+        Some(&entry.files[at].fd)
     }
 
     /// Whether a handle on a candidate may be kept now: the directory is

@@ -140,9 +140,7 @@ impl Raw {
             kind,
         }
     }
-}
 
-impl Raw {
     /// `fstat` of a handle (an `O_PATH` one included), built as
     /// [`Raw::lstat_at`] builds its result, so versions compare equal.
     #[cfg(target_os = "linux")]

@@ -393,8 +393,8 @@ impl Gather<'_> {
             on_heap = probes.iter().map(class).collect();
             &on_heap
         };
-        let mut winners: [Option<(&FileIdentity, Digest)>; MAX_WINNERS] = [None; MAX_WINNERS];
-        let mut paths: [Option<String>; MAX_WINNERS] = Default::default();
+        let mut winners: [Option<(&FileIdentity, Digest, String)>; MAX_WINNERS] =
+            [const { None }; MAX_WINNERS];
         let mut count = 0;
         keys.fit(self.layout.slots.len());
         for ((slot, rule), scope) in self.layout.slots.iter().zip(keys.0.iter_mut()) {
@@ -433,20 +433,17 @@ impl Gather<'_> {
                         || winners
                             .iter()
                             .flatten()
-                            .any(|(id, t)| *id == identity || *t == trimmed)
+                            .any(|(id, t, _)| *id == identity || *t == trimmed)
                     {
                         return false;
                     }
-                    winners[count] = Some((identity, trimmed));
-                    paths[count] = Some(path);
+                    winners[count] = Some((identity, trimmed, path));
                     count += 1;
                 }
             }
         }
-        for (winner, path) in winners.into_iter().zip(paths).take(count) {
-            if let (Some((identity, _)), Some(path)) = (winner, path) {
-                seen.first.insert(identity.clone(), path);
-            }
+        for (identity, _, path) in winners.into_iter().flatten() {
+            seen.first.insert(identity.clone(), path);
         }
         true
     }

@@ -111,7 +111,7 @@ impl Inner {
     /// between opens without blocking and reads as absent).
     #[cfg(target_os = "linux")]
     pub(super) fn open_plain(&self, path: &Utf8Path, cap: u64) -> Option<cap_std::fs::File> {
-        use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
         let path = normalized(path);
         let (root, rel) = self.locate(&path)?;
         if rel.as_str() == "." {
@@ -125,11 +125,8 @@ impl Inner {
         if !probed {
             // A hint only: it may follow a link in a middle component,
             // which the open below refuses.
-            let stat =
-                rustix::fs::statat(dir.as_ref(), rel.as_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
-            let regular = FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile;
-            let within = u64::try_from(stat.st_size).is_ok_and(|size| size <= cap);
-            if !regular || !within {
+            let raw = Raw::lstat_at(dir, rel.as_str()).ok()?;
+            if raw.kind != RawKind::File || raw.size > cap {
                 return None;
             }
         }

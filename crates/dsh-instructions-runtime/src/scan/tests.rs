@@ -85,15 +85,25 @@ fn settled_with(
     skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
     seen: &mut SeenFiles,
 ) -> bool {
-    let config = Config::with_max_bytes(65_536);
     let (visible, cache) = setup(shown.0, shown.1);
+    settled_over(Some((&cache, &visible)), probes, skip, seen)
+}
+
+/// [`Gather::settled`] of [`REL`] in a default pass over `cache`.
+fn settled_over(
+    cache: Option<(&VersionCache<FileVersion>, &VisibleState)>,
+    probes: &[Probe],
+    skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
+    seen: &mut SeenFiles,
+) -> bool {
+    let config = Config::with_max_bytes(65_536);
     let cancel = CancellationToken::new();
     let provider = dsh_instructions_discovery::MemoryProvider::new(Vec::new());
     let g = Gather {
         provider: &provider,
         config: &config,
         cancel: &cancel,
-        cache: Some((&cache, &visible)),
+        cache,
         imports: None,
         layout: &Layout::new(&config),
         gate: Gate::Open,
@@ -183,26 +193,6 @@ fn slots_left_out_by_the_budget_are_not_looked_at() {
 
 #[rstest]
 fn a_gather_without_cache_never_settles() {
-    let config = Config::with_max_bytes(65_536);
-    let cancel = CancellationToken::new();
-    let provider = dsh_instructions_discovery::MemoryProvider::new(Vec::new());
-    let g = Gather {
-        provider: &provider,
-        config: &config,
-        cancel: &cancel,
-        cache: None,
-        imports: None,
-        layout: &Layout::new(&config),
-        gate: Gate::Open,
-        user_files: &[],
-    };
     let mut seen = SeenFiles::default();
-    assert!(!g.settled(
-        REL,
-        &names(),
-        &[A, A, A, A],
-        &|_| false,
-        &mut seen,
-        &mut SlotKeys::default()
-    ));
+    assert!(!settled_over(None, &[A, A, A, A], &|_| false, &mut seen));
 }
