@@ -208,7 +208,7 @@ pub fn expand_tilde(input: &str, env: &HomeEnv) -> Result<Utf8PathBuf, HomeError
 /// assert_eq!(normalize_lexically(Utf8Path::new("a/..")), ".");
 /// ```
 pub fn normalize_lexically(path: &Utf8Path) -> Utf8PathBuf {
-    if is_lexically_normal(path.as_str()) {
+    if is_lexically_normal(path) {
         // Nothing to fold: every caller on a hot path (import targets,
         // provider paths) passes paths like this, and the component walk
         // below costs more than the syscall it guards.
@@ -250,10 +250,20 @@ fn fold_components(path: &Utf8Path) -> Utf8PathBuf {
     out
 }
 
-/// `s` is already what [`normalize_lexically`] returns for it: on Unix, `/`
-/// or names joined by single `/` (absolute or not) with no `.` or `..` and
-/// no trailing `/`. Elsewhere (prefixes, `\\`) always `false`.
-fn is_lexically_normal(s: &str) -> bool {
+/// Whether `path` is already what [`normalize_lexically`] returns for it:
+/// on Unix, `/` or names joined by single `/` (absolute or not) with no `.`
+/// or `..` and no trailing `/`. Elsewhere (prefixes, `\\`) always `false`,
+/// which only means "normalize to be sure".
+///
+/// ```
+/// use camino::Utf8Path;
+/// use dsh_home_paths::is_lexically_normal;
+/// assert!(is_lexically_normal(Utf8Path::new("/a/b")));
+/// assert!(!is_lexically_normal(Utf8Path::new("/a/./b")));
+/// assert!(!is_lexically_normal(Utf8Path::new("/a/b/")));
+/// ```
+pub fn is_lexically_normal(path: &Utf8Path) -> bool {
+    let s = path.as_str();
     if !cfg!(unix) {
         return false;
     }

@@ -11,13 +11,7 @@ pub(crate) fn normalize(path: &Utf8Path) -> Utf8PathBuf {
 /// `path` without copying when it is already absolute and normal (what
 /// callers almost always pass), normalized otherwise.
 pub(crate) fn normalized(path: &Utf8Path) -> std::borrow::Cow<'_, Utf8Path> {
-    let s = path.as_str();
-    let normal = s == "/"
-        || (s.starts_with('/')
-            && s[1..]
-                .split('/')
-                .all(|seg| !seg.is_empty() && seg != "." && seg != ".."));
-    if normal {
+    if path.as_str().starts_with('/') && dsh_home_paths::is_lexically_normal(path) {
         std::borrow::Cow::Borrowed(path)
     } else {
         std::borrow::Cow::Owned(normalize(path))
