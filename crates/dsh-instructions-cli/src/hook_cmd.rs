@@ -88,12 +88,16 @@ fn handle_event(agent: Option<Agent>, part: Option<u32>) -> ExitCode {
     // One byte more than the bound tells an oversized event from a full one.
     let limit = hooks::MAX_EVENT_BYTES as u64 + 1;
     let read = std::io::stdin().take(limit).read_to_end(&mut input);
-    let answer = match (agent, read, setup::process_env()) {
-        (Some(agent), Ok(_), Ok(env)) => hooks::respond_part(agent, part, &input, &env),
+    match (agent, read, setup::process_env()) {
+        // Printed and flushed by the adapter itself, so that a part counts
+        // as finished only once the agent can read it (decision 0042).
+        (Some(agent), Ok(_), Ok(env)) => {
+            let _ =
+                hooks::respond_part_to(agent, part, &input, &env, &mut std::io::stdout().lock());
+        }
         // No agent, unreadable stdin or cwd: nothing to give.
-        _ => "{}".to_owned(),
-    };
-    out!("{answer}");
+        _ => out!("{{}}"),
+    }
     ExitCode::SUCCESS
 }
 

@@ -1446,6 +1446,159 @@ fn concurrent_parts_give_each_piece_exactly_once() {
     }
 }
 
+impl Tree {
+    /// Starts the 8 part processes of one event together, as Claude Code
+    /// runs them, and returns each one's output with the instant it exited
+    /// (polled every millisecond), by K.
+    fn race_parts(&self, agent: &str, session: &str, gap_ms: &str) -> Vec<(Out, Instant)> {
+        let input = fill(
+            &fixture(agent, "SessionStart-startup"),
+            session,
+            &self.ws(),
+            "",
+        );
+        let mut running: Vec<Option<Running>> = (1..=PARTS)
+            .map(|k| {
+                let k = k.to_string();
+                Some(self.spawn_env(
+                    &["hook", "--agent", agent, "--part", &k],
+                    input.clone().into_bytes(),
+                    &[(dsh_instructions_hooks::PART_GAP_ENV, gap_ms)],
+                ))
+            })
+            .collect();
+        let mut exited: Vec<Option<Instant>> = vec![None; running.len()];
+        let begun = Instant::now();
+        while exited.iter().any(Option::is_none) {
+            assert!(begun.elapsed() < DEADLINE, "parts did not finish");
+            for (i, r) in running.iter_mut().enumerate() {
+                if exited[i].is_none()
+                    && let Some(r) = r
+                    && r.child.try_wait().expect("try_wait").is_some()
+                {
+                    exited[i] = Some(Instant::now());
+                }
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        running
+            .iter_mut()
+            .zip(exited)
+            .map(|(r, at)| (r.take().expect("running").finish(), at.expect("exited")))
+            .collect()
+    }
+}
+
+/// R-HOOK-4 in Claude Code, which shows hook answers in the order the
+/// processes finished (decision 0042): the 8 parts of one event started
+/// together finish in their numbers' order, each at least most of the gap
+/// after its predecessor; the parts with nothing to give finish before the
+/// last piece, without waiting; together they are the whole file once.
+#[test]
+fn claude_parts_finish_in_their_order() {
+    let t = Tree::new();
+    let root = lines_of(40_000);
+    t.write("ws/AGENTS.md", &root);
+    let gap = Duration::from_millis(60);
+    let mut pieces = 0;
+    for round in 0..2 {
+        let s = format!("o{round}");
+        let raced = t.race_parts("claude", &s, "60");
+        let n = raced
+            .iter()
+            .filter(|(o, _)| o.stdout.trim_end() != "{}")
+            .count();
+        assert!(n >= 5, "{n} parts");
+        pieces = n;
+        let given: Vec<String> = raced[..n]
+            .iter()
+            .map(|(o, _)| o.context("SessionStart"))
+            .collect();
+        for (i, p) in given.iter().enumerate() {
+            assert!(p.starts_with(&format!("Workspace instructions, part {} of {n}.", i + 1)));
+        }
+        for k in 1..n {
+            let (before, after) = (raced[k - 1].1, raced[k].1);
+            assert!(
+                after >= before + gap / 2,
+                "round {round}: part {} finished {:?} after part {k}",
+                k + 1,
+                after.saturating_duration_since(before)
+            );
+        }
+        for (o, at) in &raced[n..] {
+            assert_eq!(o.stdout.trim_end(), "{}");
+            assert!(*at < raced[n - 1].1, "an empty part waited for the pieces");
+        }
+        let framed: Vec<String> = given
+            .iter()
+            .map(|p| format!("<system-reminder>\n{p}\n</system-reminder>"))
+            .collect();
+        assert_eq!(rejoin(&framed).matches(&root).count(), 1, "whole, once");
+        assert_eq!(messages(&t, "claude", &s).len(), 1, "composed once");
+    }
+    // One marker per piece given; none for the parts without one.
+    let done = t.sessions_dir("claude").join("o1").join("parts.done");
+    assert_eq!(std::fs::read_dir(done).expect("markers").count(), pieces);
+}
+
+/// Codex keeps registration order: its parts never wait for each other
+/// and leave no finish markers.
+#[test]
+fn codex_parts_keep_no_finishing_order() {
+    let t = Tree::new();
+    t.write("ws/AGENTS.md", &lines_of(40_000));
+    let raced = t.race_parts("codex", "x", "60");
+    assert!(
+        raced
+            .iter()
+            .filter(|(o, _)| o.stdout.trim_end() != "{}")
+            .count()
+            >= 5
+    );
+    assert!(
+        !t.sessions_dir("codex")
+            .join("x")
+            .join("parts.done")
+            .exists()
+    );
+}
+
+/// A part whose predecessor never runs (it died, or its entry is gone)
+/// still gives its piece, once the order's deadline has passed: late,
+/// never lost; the missing piece comes with the next event.
+#[test]
+fn a_part_whose_predecessor_never_ran_still_gives_its_piece() {
+    let t = Tree::new();
+    t.write("ws/AGENTS.md", &lines_of(20_000));
+    let first = t
+        .start_part("claude", "SessionStart-startup", "d", 1)
+        .finish();
+    assert!(first.context("SessionStart").contains("part 1 of 3."));
+    let started = Instant::now();
+    let third = t
+        .start_part("claude", "SessionStart-startup", "d", 3)
+        .finish();
+    assert!(third.context("SessionStart").contains("part 3 of 3."));
+    assert!(
+        started.elapsed() >= dsh_instructions_hooks::ORDER_DEADLINE,
+        "part 3 did not wait for part 2"
+    );
+    let log = std::fs::read_to_string(t.agent_dir("claude").join("hook.log")).expect("log");
+    assert!(
+        log.contains("its predecessor did not finish within"),
+        "{log}"
+    );
+    // The piece nobody claimed comes first with the next event.
+    let next = t.start_part("claude", "UserPromptSubmit", "d", 1).finish();
+    assert!(
+        next.context("UserPromptSubmit")
+            .contains("Instructions from: AGENTS.md (continued)"),
+        "{:.300}",
+        next.stdout
+    );
+}
+
 /// R-HOOK-4, R-REN-4: beyond the 65,536-byte budget the message says so —
 /// the notice in part 1 — and still comes in parts.
 #[test]

@@ -109,7 +109,81 @@ pub fn respond(agent: Agent, input: &[u8], env: &HomeEnv) -> String {
 /// 0018): piece `part` (1-based) of the event's one composition, or `{}`
 /// when there is none. `None` = the whole message. Gemini CLI has no parts:
 /// part 1 answers as the whole, the others `{}`.
+///
+/// In Claude Code a piece of a split message returns only after its
+/// predecessor's process has printed its own, plus a gap (decision 0042);
+/// this form counts the piece as finished when it returns, so a process
+/// that prints the answer should use [`respond_part_to`], which counts it
+/// only once it is printed.
 pub fn respond_part(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv) -> String {
+    let answered = answer_event(agent, part, input, env);
+    let waited = answered.turn.as_ref().map(|t| t.wait(answered.started));
+    if let Some(t) = &answered.turn {
+        t.finished();
+    }
+    answered.log(waited);
+    answered.stdout
+}
+
+/// [`respond_part`], printing the answer (and a newline) to `out` and
+/// flushing it before the piece counts as finished: what the
+/// `dsh-instructions hook` process does, so that in Claude Code its
+/// successor part finishes after it (R-HOOK-4, decision 0042).
+///
+/// ```
+/// use dsh_home_paths::HomeEnv;
+/// use dsh_instructions_hooks::{Agent, respond_part_to};
+///
+/// let tmp = tempfile::tempdir()?;
+/// let env = HomeEnv { home: Some(tmp.path().to_str().unwrap().into()), ..HomeEnv::default() };
+/// let mut out = Vec::new();
+/// respond_part_to(Agent::Claude, Some(2), b"not an event", &env, &mut out)?;
+/// assert_eq!(out, b"{}\n");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn respond_part_to(
+    agent: Agent,
+    part: Option<u32>,
+    input: &[u8],
+    env: &HomeEnv,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let answered = answer_event(agent, part, input, env);
+    let waited = answered.turn.as_ref().map(|t| t.wait(answered.started));
+    let printed = out
+        .write_all(answered.stdout.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    if let Some(t) = &answered.turn {
+        t.finished();
+    }
+    answered.log(waited);
+    printed
+}
+
+/// One event's answer before it is printed.
+struct Answered {
+    started: Instant,
+    stdout: String,
+    /// Where the piece stands in its event's finishing order (Claude Code).
+    turn: Option<crate::order::Turn>,
+    /// The diagnostic log's directory and this invocation's line.
+    log: Option<(Utf8PathBuf, String)>,
+}
+
+impl Answered {
+    fn log(&self, waited: Option<crate::order::Waited>) {
+        if let Some((dir, line)) = &self.log {
+            let waited = waited.map_or_else(String::new, |w| format!("; finished {w}"));
+            log_line(
+                dir,
+                &format!("{line}{waited} {}ms", self.started.elapsed().as_millis()),
+            );
+        }
+    }
+}
+
+fn answer_event(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv) -> Answered {
     let started = Instant::now();
     let home = resolve_dsh_home(None, env).ok();
     // Parsed once, keeping only what the adapter reads. An oversized event
@@ -132,10 +206,9 @@ pub fn respond_part(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv
         (None, _) => Err(AdapterError::Config(
             "the DSH home cannot be resolved".into(),
         )),
-        (Some(_), None) => Ok((
-            Given::Nothing,
-            format!("ignored: event larger than {MAX_EVENT_BYTES} bytes"),
-        )),
+        (Some(_), None) => Ok(Handled::nothing(format!(
+            "ignored: event larger than {MAX_EVENT_BYTES} bytes"
+        ))),
         (Some(_), Some(Err(e))) => Err(e.into()),
         (Some(home), Some(Ok(lean))) => {
             let ctx = Call {
@@ -148,22 +221,26 @@ pub fn respond_part(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv
             run_blocking(&ctx, lean)
         }
     };
-    let (stdout, line) = match result {
-        Ok((given, outcome)) => (answer(agent, &event_name, given), outcome),
-        Err(e) => ("{}".to_owned(), format!("error: {e}")),
+    let (stdout, line, turn) = match result {
+        Ok(h) => (answer(agent, &event_name, h.given), h.why, h.turn),
+        Err(e) => ("{}".to_owned(), format!("error: {e}"), None),
     };
-    if let Some(home) = &home {
+    let log = home.as_ref().map(|home| {
         let part = part.map_or_else(String::new, |k| format!(" part {k}"));
-        log_line(
-            &agent_dir(home, agent),
-            &format!(
-                "{} {event_name}{part} {line} {}ms",
+        (
+            agent_dir(home, agent),
+            format!(
+                "{} {event_name}{part} {line}",
                 dsh_session_log::rfc3339_utc(std::time::SystemTime::now()),
-                started.elapsed().as_millis()
             ),
-        );
+        )
+    });
+    Answered {
+        started,
+        stdout,
+        turn,
+        log,
     }
-    stdout
 }
 
 /// The agent's answer (all three read `hookSpecificOutput.additionalContext`,
@@ -247,17 +324,41 @@ struct Call<'a> {
     home: &'a DshHome,
 }
 
-type Handled = (Given, String);
+/// What handling an event ended with: the answer, the log's reason and,
+/// for a piece of a split message in Claude Code, its finishing turn.
+struct Handled {
+    given: Given,
+    why: String,
+    turn: Option<crate::order::Turn>,
+}
+
+impl Handled {
+    fn nothing(why: String) -> Self {
+        Self {
+            given: Given::Nothing,
+            why,
+            turn: None,
+        }
+    }
+
+    fn untimed((given, why): (Given, String)) -> Self {
+        Self {
+            given,
+            why,
+            turn: None,
+        }
+    }
+}
 
 fn run_blocking(call: &Call<'_>, lean: crate::lean::LeanEvent) -> Result<Handled, AdapterError> {
     let dir = agent_dir(call.home, call.agent);
     let config = load_config(call.agent, &dir)?;
     let event = event_from_value(call.agent, &lean.to_value(), &config.tools)?;
     let mut line = format!("session {} ", store_id(&event.session_id));
-    let (given, why) = match &event.action {
+    let mut handled = match &event.action {
         // Cheap for every part: no lock, no session (R-HOOK-6).
-        Action::NoContext => (Given::Nothing, "no context for this event".to_owned()),
-        Action::PreCompress => (Given::Nothing, "advisory".to_owned()),
+        Action::NoContext => Handled::nothing("no context for this event".to_owned()),
+        Action::PreCompress => Handled::nothing("advisory".to_owned()),
         _ => {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -269,12 +370,13 @@ fn run_blocking(call: &Call<'_>, lean: crate::lean::LeanEvent) -> Result<Handled
             runtime.block_on(handle(call, &event, &config, &dir, req))?
         }
     };
-    line.push_str(&why);
+    line.push_str(&handled.why);
     for w in &config.warnings {
         line.push_str("; warning: ");
         line.push_str(w);
     }
-    Ok((given, line))
+    handled.why = line;
+    Ok(handled)
 }
 
 async fn handle(
@@ -283,7 +385,7 @@ async fn handle(
     config: &HookConfig,
     dir: &Utf8Path,
     leading: Option<Vec<Value>>,
-) -> Result<(Given, String), AdapterError> {
+) -> Result<Handled, AdapterError> {
     let sessions = sessions_dir(dir);
     let store = SessionStore::new(sessions.clone()).with_lock_wait(LockWait::up_to(lock_wait()));
     let id = store_id(&event.session_id);
@@ -302,7 +404,7 @@ async fn handle(
                 ),
                 Err(e) => format!("error: {busy}; its touches are lost: {e}"),
             };
-            return Ok((Given::Nothing, why));
+            return Ok(Handled::nothing(why));
         }
         other => other?,
     };
@@ -330,7 +432,9 @@ async fn handle(
             fs: &fs,
             session_dir: &session_dir,
         };
-        return crate::gemini::handle(&ctx, event, log, &settings, leading).await;
+        return crate::gemini::handle(&ctx, event, log, &settings, leading)
+            .await
+            .map(Handled::untimed);
     }
     let records_path = session_dir.join(crate::record::RECORDS_FILE_NAME);
     let key = crate::record::event_key(call.input);
@@ -341,9 +445,12 @@ async fn handle(
             // A peer part of this event composed already: answer our piece
             // of its composition (never compose twice).
             let n = r.parts.len();
-            let given = match r.claim(k as usize) {
-                Some(i) => Given::Context(crate::parts::render_part(&r.parts[i], k as usize, n)),
-                None => Given::Nothing,
+            let (given, turn) = match r.claim(k as usize) {
+                Some(i) => (
+                    Given::Context(crate::parts::render_part(&r.parts[i], k as usize, n)),
+                    turn_of(call.agent, &session_dir, &key, k as usize, n),
+                ),
+                None => (Given::Nothing, None),
             };
             let why = match &given {
                 Given::Context(_) => format!("gave part {k} of {n} of the event's composition"),
@@ -351,7 +458,7 @@ async fn handle(
             };
             recs.save(&records_path)?;
             drop(log);
-            return Ok((given, why));
+            return Ok(Handled { given, why, turn });
         }
         records = Some((recs, warn));
     }
@@ -379,10 +486,10 @@ async fn handle(
     }
     let Some((mut recs, warn)) = records else {
         drop(session);
-        return Ok((
+        return Ok(Handled::untimed((
             message.map_or(Given::Nothing, |m| Given::Context(m.joined_text())),
             why,
-        ));
+        )));
     };
     // The first part of this event to hold the lock: record the split so
     // the peers answer from it; pieces earlier events left unclaimed come
@@ -394,14 +501,18 @@ async fn handle(
         parts.extend(crate::parts::split(&m.joined_text(), PART_BYTES));
     }
     let n = parts.len();
+    let turn = turn_of(call.agent, &session_dir, &key, k, n);
     let mut record = crate::record::Record {
         key,
         claimed: vec![false; n],
         parts,
     };
-    let given = match record.claim(k) {
-        Some(i) => Given::Context(crate::parts::render_part(&record.parts[i], k, n)),
-        None => Given::Nothing,
+    let (given, turn) = match record.claim(k) {
+        Some(i) => (
+            Given::Context(crate::parts::render_part(&record.parts[i], k, n)),
+            turn,
+        ),
+        None => (Given::Nothing, None),
     };
     if n > 0 {
         why.push_str(&format!("; {n} parts"));
@@ -424,8 +535,28 @@ async fn handle(
             "; the parts record was not saved ({e}): the other parts of this event are lost"
         ));
     }
+    if n > 1 && call.agent.orders_parts_by_finish() {
+        let keys: Vec<&str> = recs.records.iter().map(|r| r.key.as_str()).collect();
+        crate::order::forget_others(&session_dir, &keys);
+    }
     drop(session);
-    Ok((given, why))
+    Ok(Handled { given, why, turn })
+}
+
+/// The finishing turn of piece `k` of `n`, where the agent orders hook
+/// answers by when they finish (decision 0042).
+fn turn_of(
+    agent: Agent,
+    session_dir: &Utf8Path,
+    key: &str,
+    k: usize,
+    n: usize,
+) -> Option<crate::order::Turn> {
+    if agent.orders_parts_by_finish() {
+        crate::order::Turn::of(session_dir, key, k, n)
+    } else {
+        None
+    }
 }
 
 /// What of `event` a busy session keeps for later ([`crate::deferred`]).

@@ -179,6 +179,14 @@ impl Agent {
         }
     }
 
+    /// Whether the agent shows its hooks' answers in the order the processes
+    /// finished rather than the order registered, so that part K must
+    /// finish after part K−1 (Claude Code, measured; decision 0042). Codex
+    /// keeps registration order; Gemini CLI has one part.
+    pub fn orders_parts_by_finish(self) -> bool {
+        matches!(self, Agent::Claude)
+    }
+
     /// The commands registered per event, in order: `<base> --part K` for
     /// K = 1..=PARTS (Claude Code, Codex), `<base>` alone for Gemini CLI.
     pub fn commands(self, base: &str) -> Vec<String> {

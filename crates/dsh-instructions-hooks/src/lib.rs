@@ -17,6 +17,7 @@ mod install_record;
 mod lean;
 mod names;
 mod native;
+mod order;
 mod outcome;
 mod parts;
 mod preset;
@@ -25,7 +26,9 @@ mod shown;
 mod tools;
 mod touch;
 
-pub use adapter::{LOCK_WAIT, LOCK_WAIT_ENV, MAX_EVENT_BYTES, respond, respond_part, store_id};
+pub use adapter::{
+    LOCK_WAIT, LOCK_WAIT_ENV, MAX_EVENT_BYTES, respond, respond_part, respond_part_to, store_id,
+};
 pub use agent::{
     Agent, CLAUDE_EXCLUDES, EventSpec, Files, Locations, PARTS, ParseNameError, Scope,
     TIMEOUT_SECONDS, hook_command, installer_dir, is_our_command, sessions_dir,
@@ -40,6 +43,7 @@ pub use files::BACKUP_SUFFIX;
 pub use hooks::EventStatus;
 pub use install::{Diagnosis, EventReport, FileChange, Report, Target, doctor, install, uninstall};
 pub use native::NativeStatus;
+pub use order::{ORDER_DEADLINE, PART_GAP, PART_GAP_ENV};
 pub use parts::{CONTINUED, PART_BYTES, Part, part_label, render_part, split, unframe};
 pub use preset::{
     AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, HookConfigError,

@@ -75,6 +75,10 @@ impl fmt::Display for Agent {
     }
 }
 
+/// `dsh_instructions_hooks::PART_GAP_ENV` (the xtask does not link the
+/// hooks crate).
+const PART_GAP_ENV: &str = "DSH_HOOK_PART_GAP_MS";
+
 /// The pinned npm packages (the versions the harness measured).
 pub(crate) const PACKAGES: [(&str, &str); 3] = [
     ("@anthropic-ai/claude-code", "2.1.328"),
@@ -438,6 +442,11 @@ impl Session {
             .env("NO_PROXY", "127.0.0.1,localhost")
             .env("no_proxy", "127.0.0.1,localhost")
             .current_dir(&self.dirs.cwd);
+        // The parts' finishing gap, when set, reaches the hook (measuring
+        // its threshold, decision 0042).
+        if let Some(gap) = std::env::var_os(PART_GAP_ENV) {
+            c.env(PART_GAP_ENV, gap);
+        }
         let base = format!("http://127.0.0.1:{}", self.port);
         match self.agent {
             Agent::Claude => {

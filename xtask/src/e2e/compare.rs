@@ -83,8 +83,11 @@ pub(crate) fn content(path: &str, size: usize) -> String {
 pub(crate) struct Seen {
     /// Its first line was there.
     pub started: bool,
-    /// Every line exactly once.
+    /// Every line exactly once, and in the file's order (R-HOOK-7: first
+    /// and last lines are not enough, nor lines out of order).
     pub whole: bool,
+    /// The lines that arrived came in the file's order.
+    pub ordered: bool,
     /// Lines seen more than once.
     pub doubled: usize,
     /// Bytes of the lines seen (once or more), newlines included.
@@ -98,15 +101,18 @@ pub(crate) fn seen(text: &str, file: &str) -> Seen {
     let mut s = Seen {
         started: false,
         whole: true,
+        ordered: true,
         doubled: 0,
         bytes: 0,
         at: None,
     };
+    let mut last: Option<usize> = None;
     for (i, line) in file.lines().enumerate() {
         let n = count(text, line);
+        let at = text.find(line);
         if i == 0 {
             s.started = n > 0;
-            s.at = text.find(line);
+            s.at = at;
         }
         if n != 1 {
             s.whole = false;
@@ -117,9 +123,70 @@ pub(crate) fn seen(text: &str, file: &str) -> Seen {
         if n > 0 {
             s.bytes += line.len() + 1;
         }
+        if let Some(at) = at {
+            if last.is_some_and(|l| at < l) {
+                s.ordered = false;
+            }
+            last = Some(at);
+        }
     }
+    s.whole &= s.ordered;
     s
 }
+
+/// The part labels of a message delivered in parts, as they stand in a
+/// request's text: `(k, n, bytes of part k)` in text order. The bytes run
+/// from the label to the next label or the end of the part's frame, plus
+/// the frame itself (`<system-reminder>` open and close), so they are at
+/// least what the agent received for the part.
+pub(crate) fn part_labels(text: &str) -> Vec<(u32, u32, usize)> {
+    const FRAME: usize = "<system-reminder>\n".len() + "\n</system-reminder>".len();
+    let starts: Vec<usize> = text.match_indices(PART_LABEL).map(|(i, _)| i).collect();
+    starts
+        .iter()
+        .enumerate()
+        .map(|(j, &i)| {
+            let rest = &text[i + PART_LABEL.len()..];
+            let mut nums = rest
+                .split(|c: char| !c.is_ascii_digit())
+                .filter(|w| !w.is_empty())
+                .map(|w| w.parse::<u32>().unwrap_or(0));
+            let k = nums.next().unwrap_or(0);
+            let n = nums.next().unwrap_or(0);
+            let next = starts.get(j + 1).copied().unwrap_or(text.len());
+            let close = text[i..next]
+                .find("</system-reminder>")
+                .map_or(next, |c| i + c);
+            (k, n, close - i + FRAME)
+        })
+        .collect()
+}
+
+/// R-HOOK-7: the parts arrived in number order, `1..N` complete, each
+/// within a part's size; `min_parts`: at least that many (0: one part, no
+/// label, is fine too).
+pub(crate) fn check_parts(text: &str, min_parts: u32) -> Result<u32, String> {
+    let labels = part_labels(text);
+    let n = labels.first().map_or(0, |l| l.1);
+    let ks: Vec<u32> = labels.iter().map(|l| l.0).collect();
+    let want: Vec<u32> = (1..=n).collect();
+    if labels.iter().any(|l| l.1 != n) || ks != want {
+        return Err(format!(
+            "parts arrived as {ks:?} (labels of {:?} parts), not 1..={n} in order",
+            labels.iter().map(|l| l.1).collect::<Vec<_>>()
+        ));
+    }
+    if let Some((k, _, b)) = labels.iter().find(|l| l.2 > PART_BYTES) {
+        return Err(format!("part {k} holds {b} bytes, over {PART_BYTES}"));
+    }
+    if n < min_parts {
+        return Err(format!("{n} parts, the layout makes at least {min_parts}"));
+    }
+    Ok(n)
+}
+
+/// The largest part the adapter sends (`PART_BYTES` of the hooks crate).
+const PART_BYTES: usize = 9_000;
 
 /// The `bytes` lines of this run, repeated as a table at the end.
 pub(crate) static TABLE: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -205,11 +272,16 @@ fn one_turn(
     Ok(last.body.as_ref().map(visible_text).unwrap_or_default())
 }
 
-/// The run-dir path of a file as `explain` names it (`~/…` or root-relative).
-fn explain_name(path: &str) -> String {
-    match path.strip_prefix("home/") {
-        Some(p) => format!("~/{p}"),
-        None => path.strip_prefix("ws/").unwrap_or(path).to_owned(),
+/// A layout file's name as the adapter's heading and `explain` show it:
+/// `~/…` below the home, root-relative in the workspace, absolute above it
+/// (a file of `run`, the directory holding the repository).
+fn shown_name(path: &str, run: &Path) -> String {
+    if let Some(p) = path.strip_prefix("home/") {
+        format!("~/{p}")
+    } else if let Some(p) = path.strip_prefix("ws/") {
+        p.to_owned()
+    } else {
+        run.join(path).display().to_string()
     }
 }
 
@@ -252,18 +324,8 @@ fn explain_loaded(bin: &Path, run: &Path, cwd: &str) -> Result<Vec<String>> {
 /// (`hook --agent A --part K`, decision 0018).
 const PART_LABEL: &str = "Workspace instructions, part ";
 
-/// The number of the part whose text holds byte `at` of `text`: the label
-/// nearest before it; 0 for a message in one part (no label).
-fn part_at(text: &str, at: usize) -> u32 {
-    let before = &text[..text.floor_char_boundary(at)];
-    before.rfind(PART_LABEL).map_or(0, |i| {
-        before[i + PART_LABEL.len()..]
-            .split(|c: char| !c.is_ascii_digit())
-            .next()
-            .and_then(|k| k.parse().ok())
-            .unwrap_or(0)
-    })
-}
+/// The heading the adapter gives a file of a baseline (R-REN-2).
+const HEADING: &str = "Instructions from: ";
 
 /// Runs the comparison of one layout for one agent.
 pub(crate) fn run(
@@ -277,8 +339,13 @@ pub(crate) fn run(
     let hook_dir = run.join("hook");
     fs::create_dir_all(&native_dir)?;
     fs::create_dir_all(&hook_dir)?;
+    // R-HOOK-7: under CPU load, a busy loop per core beside the agent,
+    // where the parts' timing is least forgiving.
+    let load = super::load::CpuLoad::per_core();
     let native = one_turn(agent, layout, installed, bin, &native_dir, false)?;
     let hooked = one_turn(agent, layout, installed, bin, &hook_dir, true)?;
+    let spinning = load.threads();
+    drop(load);
     let files: Vec<(&str, String)> = layout
         .files
         .iter()
@@ -315,21 +382,51 @@ pub(crate) fn run(
             ));
         }
     }
-    // The composed order: delivered files sorted by where they start must
-    // keep the layout's order. A message in several parts is read in the
-    // order of the parts' own labels ("part K of N", decision 0018): Claude
-    // Code places hook answers in the order they finished, so the order of
-    // the blocks in the request is not the order the model is told to read.
-    let mut order: Vec<((u32, usize), usize)> = h
+    // The composed order (R-HOOK-4): the delivered files, by where they
+    // start in the request, keep the layout's order — as the model reads
+    // them, never reassembled from the parts' labels.
+    let mut order: Vec<(usize, usize)> = h
         .iter()
         .enumerate()
-        .filter_map(|(i, s)| s.at.map(|at| ((part_at(&hooked, at), at), i)))
+        .filter_map(|(i, s)| s.at.map(|at| (at, i)))
         .collect();
     order.sort();
     let idx: Vec<usize> = order.iter().map(|(_, i)| *i).collect();
     if idx.windows(2).any(|w| w[0] > w[1]) {
         let names: Vec<&str> = idx.iter().map(|i| files[*i].0).collect();
         problems.push(format!("read out of composed order: {}", names.join(", ")));
+    }
+    // R-HOOK-7: parts in number order, complete, each within a part.
+    if let Err(e) = check_parts(&hooked, layout.min_parts(agent)) {
+        problems.push(e);
+    }
+    let seq: Vec<String> = part_labels(&hooked)
+        .iter()
+        .map(|l| l.0.to_string())
+        .collect();
+    let parts = if seq.is_empty() {
+        "one part".to_owned()
+    } else {
+        format!("parts {}", seq.join(","))
+    };
+    // A comparison that cannot pass on an empty native run: the agent alone
+    // must have delivered what the layout gives it ...
+    let floor = layout.native(agent);
+    if nf == 0 || nf < floor {
+        problems.push(format!(
+            "the agent alone delivered {nf} files, the layout gives it {floor}: nothing to compare"
+        ));
+    }
+    // ... and the hooked run must be the adapter's: its heading before every
+    // file it delivered.
+    for (i, (path, _)) in files.iter().enumerate() {
+        let Some(at) = h[i].at else { continue };
+        let heading = format!("{HEADING}{}", shown_name(path, &hook_dir));
+        if !hooked[..at].contains(&heading) {
+            problems.push(format!(
+                "{path}: no `{heading}` before it in the hooked run"
+            ));
+        }
     }
     for sig in agent.native_signatures() {
         if hooked.contains(sig) {
@@ -345,7 +442,7 @@ pub(crate) fn run(
         .map(|(_, (p, _))| *p)
         .collect();
     let line = format!(
-        "bytes {agent:<6} {:<12} native {nb:>6} B in {nf} files ({nw} whole)  hook {hb:>6} B in {hf} files ({hw} whole){}",
+        "bytes {agent:<6} {:<12} native {nb:>6} B in {nf} files ({nw} whole, in order)  hook {hb:>6} B in {hf} files ({hw} whole, in order), {parts}, {spinning} busy threads{}",
         layout.name,
         if missing.is_empty() {
             String::new()
@@ -360,7 +457,7 @@ pub(crate) fn run(
             .iter()
             .enumerate()
             .filter(|(i, _)| n[*i].started)
-            .map(|(_, (p, _))| explain_name(p))
+            .map(|(_, (p, _))| shown_name(p, &native_dir))
             .collect();
         let mut preset = explain_loaded(bin, &native_dir, layout.cwd)?;
         native_names.sort();
@@ -378,22 +475,6 @@ pub(crate) fn run(
         bail!("{}", problems.join("; "));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod part_order_tests {
-    use super::*;
-
-    /// Blocks that arrived 2, 1 are read 1, 2: the label decides.
-    #[test]
-    fn the_part_label_decides_the_reading_order() {
-        let text = "x Workspace instructions, part 2 of 2. B-FILE y Workspace instructions, part 1 of 2. A-FILE";
-        let b = text.find("B-FILE").unwrap();
-        let a = text.find("A-FILE").unwrap();
-        assert_eq!(part_at(text, b), 2);
-        assert_eq!(part_at(text, a), 1);
-        assert_eq!(part_at("one part only A-FILE", 10), 0);
-    }
 }
 
 #[cfg(test)]
@@ -444,11 +525,78 @@ mod tests {
     }
 
     #[test]
-    fn explain_names_match_the_layout_paths() {
-        assert_eq!(explain_name("ws/static/CLAUDE.md"), "static/CLAUDE.md");
+    fn shown_names_match_the_layout_paths() {
+        let run = Path::new("/r/hook");
+        assert_eq!(shown_name("ws/static/CLAUDE.md", run), "static/CLAUDE.md");
         assert_eq!(
-            explain_name("home/.claude/CLAUDE.md"),
+            shown_name("home/.claude/CLAUDE.md", run),
             "~/.claude/CLAUDE.md"
         );
+        assert_eq!(shown_name("CLAUDE.md", run), "/r/hook/CLAUDE.md");
+    }
+
+    /// A file whose lines all arrived once but not in order is not whole
+    /// (the shuffled parts of issue 30).
+    #[test]
+    fn a_file_with_its_lines_out_of_order_is_not_whole() {
+        let f = content("ws/AGENTS.md", 2_000);
+        let lines: Vec<&str> = f.lines().collect();
+        let half = lines.len() / 2;
+        let shuffled = format!(
+            "{}\n{}\n",
+            lines[half..].join("\n"),
+            lines[..half].join("\n")
+        );
+        let s = seen(&shuffled, &f);
+        assert!(
+            s.started && !s.ordered && !s.whole && s.doubled == 0,
+            "{s:?}"
+        );
+        assert!(seen(&f, &f).ordered && seen(&f, &f).whole);
+    }
+
+    fn label(k: u32, n: u32, body: &str) -> String {
+        format!("{PART_LABEL}{k} of {n}. The {n} parts are one message.\n\n{body}\n")
+    }
+
+    #[rstest]
+    #[case::in_order(vec![(1, 3), (2, 3), (3, 3)], 3, Ok(3))]
+    #[case::one_part_no_label(vec![], 0, Ok(0))]
+    #[case::one_part_but_more_wanted(vec![], 4, Err("0 parts"))]
+    #[case::shuffled(vec![(1, 3), (3, 3), (2, 3)], 0, Err("[1, 3, 2]"))]
+    #[case::missing(vec![(1, 3), (3, 3)], 0, Err("[1, 3]"))]
+    #[case::twice(vec![(1, 2), (1, 2), (2, 2)], 0, Err("[1, 1, 2]"))]
+    #[case::mixed_totals(vec![(1, 2), (2, 3)], 0, Err("not 1..=2"))]
+    #[case::fewer_than_the_layout_makes(vec![(1, 2), (2, 2)], 4, Err("2 parts"))]
+    fn parts_must_arrive_in_number_order_and_complete(
+        #[case] labels: Vec<(u32, u32)>,
+        #[case] min: u32,
+        #[case] want: Result<u32, &str>,
+    ) {
+        let text: String = labels.iter().map(|(k, n)| label(*k, *n, "body")).collect();
+        match (check_parts(&text, min), want) {
+            (Ok(n), Ok(w)) => assert_eq!(n, w),
+            (Err(e), Err(w)) => assert!(e.contains(w), "{e}"),
+            (got, want) => panic!("{got:?}, want {want:?}"),
+        }
+    }
+
+    #[test]
+    fn a_part_over_the_size_fails() {
+        let text = format!(
+            "{}{}",
+            label(1, 2, &"x".repeat(PART_BYTES)),
+            label(2, 2, "small")
+        );
+        let e = check_parts(&text, 0).unwrap_err();
+        assert!(e.contains("part 1 holds"), "{e}");
+        // Each part ends at its frame's close (Codex keeps our frame).
+        let framed = format!(
+            "<system-reminder>\n{}</system-reminder>\n<system-reminder>\n{}</system-reminder>\n",
+            label(1, 2, "a"),
+            label(2, 2, "b")
+        );
+        assert_eq!(check_parts(&framed, 2), Ok(2));
+        assert!(part_labels(&framed).iter().all(|l| l.2 < 200));
     }
 }

@@ -3,8 +3,11 @@
 //! case list (`scenarios.rs`) names them and the comparison runs them, so
 //! they live apart from both.
 
-/// One generated layout: files (run-dir relative, `ws/…` or `home/…`) with
-/// their sizes, in composed order, and the agent's cwd.
+use super::agents::Agent;
+
+/// One generated layout: files (run-dir relative: `ws/…` in the repository,
+/// `home/…` in HOME, anything else above the repository) with their sizes,
+/// in composed order, and the agent's cwd.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Layout {
     /// Name for reports.
@@ -13,6 +16,35 @@ pub(crate) struct Layout {
     pub cwd: &'static str,
     /// `(path, bytes)` in composed order.
     pub files: &'static [(&'static str, usize)],
+    /// How many of the files each agent loads by itself (Claude Code,
+    /// Codex, Gemini CLI with `AGENTS.md` named; harness README, "Native
+    /// instruction loading"): a native run that delivers fewer compares
+    /// nothing and fails (R-HOOK-7).
+    pub native: [usize; 3],
+    /// Parts the hooked message must come in, at least, in the agents that
+    /// take parts (Claude Code, Codex); 0 = any number.
+    pub min_parts: u32,
+}
+
+impl Layout {
+    /// The files `agent` loads natively on this layout.
+    pub(crate) fn native(&self, agent: Agent) -> usize {
+        self.native[match agent {
+            Agent::Claude => 0,
+            Agent::Codex => 1,
+            Agent::Gemini => 2,
+        }]
+    }
+
+    /// The parts the hooked message must come in for `agent` (Gemini CLI
+    /// takes the composition whole through `BeforeModel`).
+    pub(crate) fn min_parts(&self, agent: Agent) -> u32 {
+        if agent == Agent::Gemini {
+            0
+        } else {
+            self.min_parts
+        }
+    }
 }
 
 /// Like sentry: a 17 KB root `CLAUDE.md`, a divergent root `AGENTS.md`,
@@ -26,6 +58,10 @@ pub(crate) const SENTRY: Layout = Layout {
         ("ws/static/CLAUDE.md", 5_970),
         ("ws/static/AGENTS.md", 19_081),
     ],
+    // Claude: the two CLAUDE.md (path-wide fallback off); Codex and
+    // Gemini: the two AGENTS.md.
+    native: [2, 2, 2],
+    min_parts: 0,
 };
 
 /// Like airflow: a 23 KB root `AGENTS.md`, a 9.5 KB nested one, no
@@ -34,6 +70,29 @@ pub(crate) const AIRFLOW: Layout = Layout {
     name: "airflow",
     cwd: "providers",
     files: &[("ws/AGENTS.md", 23_802), ("ws/providers/AGENTS.md", 9_500)],
+    native: [2, 2, 2],
+    min_parts: 4,
+};
+
+/// Like openai-agents-python: one 34 KB root `AGENTS.md`, cwd at the root
+/// (Codex alone stops at its 32 KiB `project_doc_max_bytes`).
+pub(crate) const BIG_ROOT: Layout = Layout {
+    name: "big-root",
+    cwd: ".",
+    files: &[("ws/AGENTS.md", 34_300), ("ws/src/AGENTS.md", 1_100)],
+    native: [1, 1, 1],
+    min_parts: 4,
+};
+
+/// A person's `CLAUDE.md` one level above the repository next to the
+/// project's own (issue 30 item 2): Claude Code reads every directory from
+/// `/` down, so with the hook it must still arrive, broadest first.
+pub(crate) const ANCESTOR: Layout = Layout {
+    name: "ancestor",
+    cwd: ".",
+    files: &[("CLAUDE.md", 1_800), ("ws/CLAUDE.md", 2_500)],
+    native: [2, 0, 0],
+    min_parts: 0,
 };
 
 /// Claude Code's user file next to a project file (issue 17: with the hook,
@@ -42,6 +101,8 @@ pub(crate) const CLAUDE_USER: Layout = Layout {
     name: "claude-user",
     cwd: ".",
     files: &[("home/.claude/CLAUDE.md", 2_100), ("ws/CLAUDE.md", 3_300)],
+    native: [2, 0, 0],
+    min_parts: 0,
 };
 
 /// Claude Code's per-directory files: `AGENTS.md` at the root is not loaded
@@ -55,6 +116,9 @@ pub(crate) const CLAUDE_MIXED: Layout = Layout {
         ("ws/a/.claude/CLAUDE.md", 900),
         ("ws/a/CLAUDE.local.md", 700),
     ],
+    // AGENTS.md is not loaded: a CLAUDE.md is on the path.
+    native: [3, 0, 0],
+    min_parts: 0,
 };
 
 /// Parts whose work differs in cost (issue 17 item 1): a message of well
@@ -70,8 +134,19 @@ pub(crate) const PARTS: Layout = Layout {
         ("ws/a/b/AGENTS.md", 26_000),
         ("ws/a/b/c/AGENTS.md", 600),
     ],
+    // Codex stops at its 32 KiB cap before the last file.
+    native: [4, 3, 4],
+    min_parts: 4,
 };
 
 /// Every layout (the unit tests walk them).
 #[cfg(test)]
-pub(crate) const LAYOUTS: [Layout; 5] = [SENTRY, AIRFLOW, CLAUDE_USER, CLAUDE_MIXED, PARTS];
+pub(crate) const LAYOUTS: [Layout; 7] = [
+    SENTRY,
+    AIRFLOW,
+    BIG_ROOT,
+    ANCESTOR,
+    CLAUDE_USER,
+    CLAUDE_MIXED,
+    PARTS,
+];

@@ -19,6 +19,7 @@ pub(crate) mod assertions;
 pub(crate) mod compare;
 pub(crate) mod http;
 pub(crate) mod layouts;
+pub(crate) mod load;
 pub(crate) mod mock;
 pub(crate) mod scenarios;
 pub(crate) mod script;
@@ -40,9 +41,10 @@ use scenarios::{CASES, COMPARED, Case, Change, Needs, PLUMBING, Plan};
 
 /// Usage line for the xtask help.
 pub(crate) const USAGE: &str =
-    "  e2e [--agent claude|codex|gemini]… [--case NAME]… [--hook product|marker] [--keep] [--list] [--count] [--cached]
+    "  e2e [--agent claude|codex|gemini]… [--case NAME]… [--repeat N] [--hook product|marker] [--keep] [--list] [--count] [--cached]
       the hook adapter inside the real agents (installed pinned from npm into
-      ${XDG_CACHE_HOME:-~/.cache}/dsh-e2e/agents), offline against a mock model";
+      ${XDG_CACHE_HOME:-~/.cache}/dsh-e2e/agents), offline against a mock model;
+      --repeat N runs every selected case N times (e.g. the part order, 20 runs)";
 
 /// Safety bound of one mock server: far above a case's few steps.
 const MOCK_BOUND: Duration = Duration::from_secs(600);
@@ -60,6 +62,7 @@ struct Options {
     agents: Vec<Agent>,
     cases: Vec<String>,
     hook: HookMode,
+    repeat: usize,
     keep: bool,
     list: bool,
     count: bool,
@@ -71,6 +74,7 @@ fn parse(args: &[String]) -> Result<Options> {
         agents: Vec::new(),
         cases: Vec::new(),
         hook: HookMode::Product,
+        repeat: 1,
         keep: false,
         list: false,
         count: false,
@@ -91,6 +95,14 @@ fn parse(args: &[String]) -> Result<Options> {
                     Some("marker") => HookMode::Marker,
                     other => bail!("--hook takes product or marker, got {other:?}"),
                 }
+            }
+            "--repeat" => {
+                let v = it.next().context("--repeat needs a number")?;
+                o.repeat = v
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=100).contains(n))
+                    .with_context(|| format!("--repeat takes 1..=100, got `{v}`"))?;
             }
             "--keep" => o.keep = true,
             "--list" => o.list = true,
@@ -198,7 +210,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         ),
     }
     let (mut passed, mut failed) = (0, 0);
-    for case in &cases {
+    for case in cases.iter().flat_map(|c| std::iter::repeat_n(c, o.repeat)) {
         for &agent in &o.agents {
             if case.only.is_some_and(|a| a != agent) {
                 continue;
@@ -549,11 +561,32 @@ fn drive(
         }
         prove_event(step, &records[before..])
             .with_context(|| format!("step {n} ({})", step.label))?;
-        for r in records[before..].iter().filter(|r| r.is_turn()) {
-            // Main chat only: Gemini's side calls use `:generateContent`.
-            if step.expect_each.is_empty() || r.target.contains(":generateContent") {
-                continue;
+        // Main chat only: Gemini's side calls use `:generateContent`.
+        let main_chat: Vec<&mock::Record> = records[before..]
+            .iter()
+            .filter(|r| r.is_turn() && !r.target.contains(":generateContent"))
+            .collect();
+        if !step.expect_each.is_empty() && main_chat.is_empty() {
+            bail!(
+                "step {n} ({}): no main-chat request was seen, so `every request` checked nothing",
+                step.label
+            );
+        }
+        for r in main_chat.iter().filter(|_| *hook != HookMode::Marker) {
+            // R-HOOK-5 on every request of every step: the adapter is the
+            // only deliverer (also where a step expects nothing else).
+            let text = r.body.as_ref().map(visible_text).unwrap_or_default();
+            for sig in agent.native_signatures() {
+                if text.contains(sig) {
+                    bail!(
+                        "step {n} ({}), request #{}: a native copy reached the model (`{sig}`)",
+                        step.label,
+                        r.seq
+                    );
+                }
             }
+        }
+        for r in main_chat.iter().filter(|_| !step.expect_each.is_empty()) {
             let text = r.body.as_ref().map(visible_text).unwrap_or_default();
             let failures = check_all(&step.expect_each, &text);
             if !failures.is_empty() {

@@ -755,6 +755,20 @@ pub(crate) const COMPARED: &[Case] = &[
         layout: Some(&super::layouts::AIRFLOW),
     },
     Case {
+        name: "native-big-root",
+        about: "34 KB root AGENTS.md (openai-agents-python-like): whole, in order, in at least 4 parts",
+        plan: compared,
+        only: None,
+        layout: Some(&super::layouts::BIG_ROOT),
+    },
+    Case {
+        name: "claude-ancestor",
+        about: "a CLAUDE.md one level above the repository: with the hook as natively, broadest first",
+        plan: compared,
+        only: Some(Agent::Claude),
+        layout: Some(&super::layouts::ANCESTOR),
+    },
+    Case {
         name: "claude-user",
         about: "~/.claude/CLAUDE.md reaches the model once with the hook, as natively; preset = native",
         plan: compared,
