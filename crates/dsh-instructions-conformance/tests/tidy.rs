@@ -6,6 +6,9 @@
 //!   environment, clock, network, process, thread or async runtime in their
 //!   non-test sources, and list no I/O crate as a dependency.
 //! * Every `<crate>/src/….rs` file the doc names exists.
+//! * Every requirement id cited anywhere in the repository is defined in
+//!   `docs/spec/`, and every id defined there is cited outside it or listed
+//!   as not yet implemented (`tidy/spec_ids.rs`).
 //!
 //!
 //! It lives in the conformance crate because that crate is a default member
@@ -22,6 +25,8 @@ mod doc;
 mod modules;
 #[path = "tidy/source.rs"]
 mod source;
+#[path = "tidy/spec_ids.rs"]
+mod spec_ids;
 #[path = "tidy/surface.rs"]
 mod surface;
 #[path = "tidy/workspace.rs"]
@@ -988,4 +993,41 @@ fn every_crate_root_forbids_unsafe_code() {
         missing.is_empty(),
         "no #![forbid(unsafe_code)] in {missing:#?}"
     );
+}
+
+/// The requirement ids of the working tree (`tidy/spec_ids.rs` says what
+/// counts as a definition and as a citation).
+fn requirement_ids() -> spec_ids::Ids {
+    let root = workspace_root();
+    let mut paths = Vec::new();
+    spec_ids::files(&root, &mut paths);
+    let texts: Vec<(String, String)> = paths
+        .iter()
+        .filter_map(|p| {
+            let text = String::from_utf8(std::fs::read(p).ok()?).ok()?;
+            Some((relative(&root, p), text))
+        })
+        .collect();
+    let ids = spec_ids::Ids::from_texts(texts.iter().map(|(f, t)| (f.as_str(), t.as_str())));
+    println!(
+        "requirement ids: {} defined in {}/, {} cited outside it, {} listed as not yet implemented",
+        ids.defined.len(),
+        spec_ids::SPEC_DIR,
+        ids.cited.len(),
+        spec_ids::NOT_YET_IMPLEMENTED.len()
+    );
+    // The walk must see the code and the spec, or the check goes quiet.
+    assert!(ids.defined.len() >= 80, "{:?}", ids.defined.keys());
+    assert!(ids.cited.len() >= 80, "{:?}", ids.cited.keys());
+    ids
+}
+
+#[test]
+fn every_cited_requirement_id_is_defined_in_docs_spec() {
+    assert_none(requirement_ids().undefined());
+}
+
+#[test]
+fn every_requirement_id_in_docs_spec_is_cited_or_not_yet_implemented() {
+    assert_none(requirement_ids().uncited(spec_ids::NOT_YET_IMPLEMENTED));
 }
