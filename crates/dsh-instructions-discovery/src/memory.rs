@@ -9,7 +9,7 @@
 //!
 //! * Every operation a provider call performs is one of [`FsOp`]: a probe is
 //!   `resolve` + `stat`, a read is `resolve` + `stat` + `read`, a root-marker
-//!   check is `stat` of the marker itself (no symlink following).
+//!   check is `stat` of the marker itself (its own link not followed).
 //! * A fault or a gate applies to an operation on its own path or on any path
 //!   the operation passes through while following links (the link itself, each
 //!   hop, the final target).
