@@ -336,6 +336,19 @@ fn probe_paths(case: &Case) -> Vec<String> {
     paths
 }
 
+/// Probes as present-with-size, absent or the reason (versions and
+/// identities differ between providers by design).
+fn classes<'p>(side: &Side, probes: impl IntoIterator<Item = &'p Probe>) -> String {
+    let shown: Vec<String> = probes
+        .into_iter()
+        .map(|probe| match probe {
+            Probe::Present(file) => format!("present {}", file.size),
+            other => side.plain(other),
+        })
+        .collect();
+    shown.join(", ")
+}
+
 async fn answers(case: &Case, side: &Side) -> Answers {
     for (path, kind) in &case.entries {
         side.fixture
@@ -363,6 +376,9 @@ async fn answers(case: &Case, side: &Side) -> Answers {
         ..
     } = opened.mount;
     let provider: Arc<dyn FsProvider> = provider.expect("a provider");
+    let batch_names: Vec<String> = ["AGENTS.md", "CLAUDE.md", ".git"]
+        .map(str::to_owned)
+        .to_vec();
     let mut per_path = Vec::new();
     let mut identities: Vec<FileIdentity> = Vec::new();
     for path in probe_paths(case) {
@@ -391,11 +407,23 @@ async fn answers(case: &Case, side: &Side) -> Answers {
             .marker(&path, &cancel)
             .await
             .expect("not cancelled");
+        // The batched forms, with the path as a directory of candidates:
+        // they take the providers' short paths (handles, stamps).
+        let many = provider
+            .probe_many(&path, &batch_names, &cancel)
+            .await
+            .expect("not cancelled");
+        let dirs = provider
+            .probe_dirs(std::slice::from_ref(&path), &batch_names, &cancel)
+            .await
+            .expect("not cancelled");
         per_path.push(format!(
-            "{}: probe {probe_text}; read {read}; kind {}; marker {}",
+            "{}: probe {probe_text}; read {read}; kind {}; marker {}; in it {}; as a chain {}",
             side.plain(&path),
             side.plain(&kinds),
             side.plain(&marker),
+            classes(side, &many),
+            classes(side, dirs.iter().flatten()),
         ));
     }
     let same_file = identities
