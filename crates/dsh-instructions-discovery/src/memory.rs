@@ -9,12 +9,15 @@
 //!
 //! * Every operation a provider call performs is one of [`FsOp`]: a probe is
 //!   `resolve` + `stat`, a read is `resolve` + `stat` + `read`, a root-marker
-//!   check is `stat` of the marker itself (no symlink following).
+//!   check is `stat` of the marker itself (its own link not followed).
 //! * A fault or a gate applies to an operation on its own path or on any path
 //!   the operation passes through while following links (the link itself, each
 //!   hop, the final target).
-//! * Links are followed with a hop limit of [`MAX_LINK_HOPS`]; `..` in link
-//!   text is resolved lexically against the link's directory.
+//! * Paths are followed exactly as the cap-std provider follows them on disk
+//!   (the `walk` module, decision 0042): roots matched lexically and opened
+//!   through their links, lookups beneath a root with physical `..`,
+//!   escaping links re-anchored across roots, [`MAX_LINK_HOPS`] links per
+//!   lookup and re-anchorings per path.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -35,14 +38,16 @@
 //!
 //! The parts: the public vocabulary of nodes, operations and faults
 //! (`nodes`), the shared state behind the lock with its gates (`state`), and
-//! what each provider call asks of the walk (`requests`); this file holds the
-//! provider itself, its one resolution walk and its [`FsProvider`] impl.
+//! what each provider call asks of the walk (`requests`), how a path is
+//! followed (`walk`); this file holds the provider itself and its
+//! [`FsProvider`] impl.
 
 mod nodes;
 mod requests;
 mod state;
 #[cfg(test)]
 mod tests;
+mod walk;
 
 pub use nodes::{Fault, FaultError, FsOp, MemKind, MemNode, OpCounters, UnknownName};
 
@@ -53,7 +58,8 @@ use std::time::Duration;
 use camino::{Utf8Path, Utf8PathBuf};
 use tokio_util::sync::CancellationToken;
 
-use crate::paths::{link_target, normalize};
+use crate::capstd::ProviderError;
+use crate::paths::normalize;
 use crate::provider::{
     BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe, PathKind,
     PresentFile, Probe, ReadOutcome, Unavailable,
@@ -63,8 +69,10 @@ use requests::{
     KindRequest, MarkerRequest, ProbeRequest, ReadRequest, ReadStep, Request, Resolved, Step,
 };
 use state::{BlockGuard, Entry, Gate, Shared, State, lock, remove_subtree};
+use walk::{MemRoot, RootError};
 
-pub(crate) use crate::provider::MAX_LINK_HOPS;
+#[cfg(test)]
+use crate::provider::MAX_LINK_HOPS;
 
 /// Bytes consumed per read step, so a streaming read observes the cap and the
 /// cancellation token the way a disk read does.
@@ -74,7 +82,8 @@ const CHUNK: usize = 8 * 1024;
 #[derive(Clone, Debug)]
 pub struct MemoryProvider {
     shared: Arc<Shared>,
-    roots: Arc<[Utf8PathBuf]>,
+    /// Deepest first; clones share what each root opened as.
+    roots: Arc<[MemRoot]>,
 }
 
 impl MemoryProvider {
@@ -88,19 +97,71 @@ impl MemoryProvider {
     /// assert_eq!(fs.counters().probes, 0);
     /// ```
     pub fn new(trusted_roots: Vec<Utf8PathBuf>) -> Self {
-        Self {
-            shared: Arc::default(),
-            roots: normalize_roots(trusted_roots),
-        }
+        Self::on(Arc::default(), trusted_roots)
     }
 
     /// A handle on the same filesystem, gates and counters with other trusted
     /// roots (a remount with a new `trusted_roots` list).
+    ///
+    /// Each root is opened now, as the cap-std provider opens its roots when
+    /// it is built: through every link on its path, so a linked root (a
+    /// symlinked cwd) reads its target, and the directory it opened as is
+    /// kept for this handle and its clones even if the link changes later.
+    /// A root that is missing or no directory yet is opened on first use.
     pub fn with_trusted_roots(&self, roots: Vec<Utf8PathBuf>) -> Self {
-        Self {
-            shared: Arc::clone(&self.shared),
-            roots: normalize_roots(roots),
+        Self::on(Arc::clone(&self.shared), roots)
+    }
+
+    /// [`Self::with_trusted_roots`], refusing what
+    /// [`CapStdProvider::new`](crate::CapStdProvider::new) refuses, with the
+    /// same error: a relative root, and a root whose path is a link loop
+    /// (`ELOOP`); the first in the given order.
+    ///
+    /// # Errors
+    ///
+    /// [`ProviderError::RelativeRoot`] and [`ProviderError::OpenRoot`].
+    ///
+    /// ```
+    /// use camino::Utf8Path;
+    /// use dsh_instructions_discovery::{MemNode, MemoryProvider};
+    /// let fs = MemoryProvider::new(Vec::new());
+    /// fs.insert(Utf8Path::new("/w/a"), MemNode::link("b"));
+    /// fs.insert(Utf8Path::new("/w/b"), MemNode::link("a"));
+    /// assert!(fs.try_with_trusted_roots(vec!["/w/a".into()]).is_err());
+    /// assert!(fs.try_with_trusted_roots(vec!["relative".into()]).is_err());
+    /// assert!(fs.try_with_trusted_roots(vec!["/w/missing".into()]).is_ok());
+    /// ```
+    pub fn try_with_trusted_roots(&self, roots: Vec<Utf8PathBuf>) -> Result<Self, ProviderError> {
+        let provider = self.with_trusted_roots(roots.clone());
+        let state = lock(&provider.shared);
+        for root in roots {
+            if !root.is_absolute() {
+                return Err(ProviderError::RelativeRoot { path: root });
+            }
+            let path = normalize(&root);
+            let opened = provider.roots.iter().find(|r| r.path == path);
+            if opened.is_some_and(|r| matches!(r.real(&state.nodes), Err(RootError::Loop))) {
+                return Err(ProviderError::OpenRoot {
+                    path,
+                    source: std::io::Error::from_raw_os_error(
+                        rustix::io::Errno::LOOP.raw_os_error(),
+                    ),
+                });
+            }
         }
+        drop(state);
+        Ok(provider)
+    }
+
+    fn on(shared: Arc<Shared>, roots: Vec<Utf8PathBuf>) -> Self {
+        let roots: Arc<[MemRoot]> = walk::roots_of(roots).into();
+        let state = lock(&shared);
+        for root in roots.iter() {
+            // Opened now where it can be; retried on use otherwise.
+            let _ = root.real(&state.nodes);
+        }
+        drop(state);
+        Self { shared, roots }
     }
 
     /// Writes `node` at `path`, creating parent directories (a non-directory
@@ -217,10 +278,6 @@ impl MemoryProvider {
         lock(&self.shared).latency = latency;
     }
 
-    fn inside_roots(&self, path: &Utf8Path) -> bool {
-        self.roots.iter().any(|root| path.starts_with(root))
-    }
-
     /// Sleeps the configured latency, then counts a probe if asked.
     async fn begin(&self, cancel: &CancellationToken, probe: bool) -> Result<(), Cancelled> {
         if cancel.is_cancelled() {
@@ -274,68 +331,15 @@ impl MemoryProvider {
         }
     }
 
-    /// Follows `path` to a node. `chain` collects every path passed through,
-    /// for faults and gates.
-    fn resolve(
-        &self,
-        state: &State,
-        path: &Utf8Path,
-        follow_final: bool,
-        confine: bool,
-        chain: &mut Vec<Utf8PathBuf>,
-    ) -> Resolved {
-        let mut current = path.to_owned();
-        chain.push(current.clone());
-        let mut hops = 0u32;
-        'walk: loop {
-            if confine && !self.inside_roots(&current) {
-                return Resolved::Unavailable(Unavailable::OutsideTrustedRoots);
-            }
-            let mut ancestors: Vec<&Utf8Path> = current.ancestors().skip(1).collect();
-            ancestors.reverse();
-            for ancestor in ancestors {
-                match state.nodes.get(ancestor).map(|e| &e.kind) {
-                    None if ancestor.parent().is_none() => {}
-                    None => return Resolved::Absent,
-                    Some(MemKind::Dir) => {}
-                    // ENOTDIR
-                    Some(MemKind::File(_) | MemKind::Fifo) => return Resolved::Absent,
-                    Some(MemKind::Link(text)) => {
-                        hops += 1;
-                        if hops > MAX_LINK_HOPS {
-                            return Resolved::Unavailable(Unavailable::Loop);
-                        }
-                        let rest = current.strip_prefix(ancestor).unwrap_or(Utf8Path::new(""));
-                        let next =
-                            normalize(&link_target(ancestor, Utf8Path::new(text)).join(rest));
-                        chain.push(next.clone());
-                        current = next;
-                        continue 'walk;
-                    }
-                }
-            }
-            match state.nodes.get(&current).map(|e| &e.kind) {
-                None if current.parent().is_none() => return Resolved::Node(current),
-                None => return Resolved::Absent,
-                Some(MemKind::Link(text)) if follow_final => {
-                    hops += 1;
-                    if hops > MAX_LINK_HOPS {
-                        return Resolved::Unavailable(Unavailable::Loop);
-                    }
-                    let next = link_target(&current, Utf8Path::new(text));
-                    chain.push(next.clone());
-                    current = next;
-                }
-                Some(_) => return Resolved::Node(current),
-            }
-        }
-    }
-
     /// One synchronous pass over the request: either it finishes, or it
     /// blocks on the first armed gate in operation order.
     fn plan<R: Request>(&self, state: &mut State, path: &Utf8Path, request: &R) -> Step<R::Output> {
-        let mut chain = Vec::new();
-        let resolved = self.resolve(state, path, R::FOLLOW, R::FOLLOW, &mut chain);
+        let mut chain = vec![path.to_owned()];
+        let resolved = if R::FOLLOW {
+            walk::resolve_confined(&state.nodes, &self.roots, path, &mut chain)
+        } else {
+            walk::resolve_marker(&state.nodes, path, &mut chain)
+        };
         if R::FOLLOW
             && let Some(hit) = state.gate_or_fault(&chain, FsOp::Resolve)
         {
@@ -374,10 +378,6 @@ impl MemoryProvider {
         };
         request.file(state, &chain, &target, meta)
     }
-}
-
-fn normalize_roots(roots: Vec<Utf8PathBuf>) -> Arc<[Utf8PathBuf]> {
-    roots.iter().map(|root| normalize(root)).collect()
 }
 
 /// Streams `bytes` in chunks through a `cap + 1` window, like a disk read.

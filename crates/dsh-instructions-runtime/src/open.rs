@@ -164,7 +164,8 @@ impl ProviderFactory for CapStdFactory {
 }
 
 /// The in-memory provider mounts through [`open_mount`] like the disk: its
-/// root walk and content provider are views of the same tree.
+/// root walk and content provider are views of the same tree, and it
+/// refuses the roots the cap-std provider refuses, with the same error.
 #[cfg(feature = "test-support")]
 impl ProviderFactory for dsh_instructions_discovery::MemoryProvider {
     fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, OpenError> {
@@ -172,7 +173,9 @@ impl ProviderFactory for dsh_instructions_discovery::MemoryProvider {
     }
 
     fn open(&self, trusted_roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError> {
-        Ok(Arc::new(self.with_trusted_roots(trusted_roots.to_vec())))
+        Ok(Arc::new(
+            self.try_with_trusted_roots(trusted_roots.to_vec())?,
+        ))
     }
 }
 

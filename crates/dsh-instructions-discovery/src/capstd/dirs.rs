@@ -34,8 +34,41 @@ impl Inner {
     ) -> Result<Vec<Probe>, Cancelled> {
         let dir = normalize(dir);
         check(cancel)?;
+        if let Some(probes) = self.probe_root_names(&dir, names, cancel)? {
+            return Ok(probes);
+        }
         let handle = self.open_dir(&dir);
         self.probe_names(&dir, handle.as_ref(), names, cancel)
+    }
+
+    /// The full [`probe`] of every name when one of them is itself a
+    /// trusted root (a DSH home at `<dir>/AGENTS.md`): that path belongs to
+    /// the deeper root, which a handle on `dir` does not know, so the
+    /// handle paths and stamps would answer for the wrong root. `None`
+    /// (the usual case, one comparison per root): no name is a root.
+    ///
+    /// [`probe`]: Self::probe
+    fn probe_root_names(
+        &self,
+        dir: &Utf8Path,
+        names: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<Option<Vec<Probe>>, Cancelled> {
+        let is_root = self.roots.iter().any(|root| {
+            root.path.parent() == Some(dir)
+                && root
+                    .path
+                    .file_name()
+                    .is_some_and(|leaf| names.iter().any(|n| n == leaf))
+        });
+        if !is_root {
+            return Ok(None);
+        }
+        let mut probes = Vec::with_capacity(names.len());
+        for name in names {
+            probes.push(self.probe(&dir.join(name), cancel)?);
+        }
+        Ok(Some(probes))
     }
 
     /// A handle on `dir` opened plainly inside its root, if it opens.
@@ -178,6 +211,11 @@ impl Inner {
         for dir in dirs {
             check(cancel)?;
             let dir = normalized(dir);
+            if let Some(probes) = self.probe_root_names(&dir, names, cancel)? {
+                out.push(probes);
+                previous = None;
+                continue;
+            }
             if let Some(batch) = batch.as_mut()
                 && let Some(probes) = self.probe_remembered(batch, &dir, names, cancel)?
             {

@@ -723,3 +723,43 @@ fn mkfifo(path: &Utf8Path) {
     )
     .unwrap();
 }
+
+/// A trusted root at a candidate's path (a DSH home at `repo/AGENTS.md`,
+/// here a link to a file, so the root does not open): the batched probes
+/// answer what the probe of that one path answers, the deeper root's
+/// "nothing under it", not the handle on `repo`'s view of the name. Found
+/// by the differential test of the two providers (decision 0042).
+#[rstest::rstest]
+#[case::link_to_a_file(true)]
+#[case::plain_file(false)]
+#[tokio::test]
+async fn a_root_at_a_candidate_path_is_probed_as_that_root(#[case] linked: bool) {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+    std::fs::write(base.join("CLAUDE.md"), "rule").unwrap();
+    if linked {
+        std::os::unix::fs::symlink("CLAUDE.md", base.join("AGENTS.md")).unwrap();
+    } else {
+        std::fs::write(base.join("AGENTS.md"), "rule").unwrap();
+    }
+    let provider =
+        CapStdProvider::new([base.clone(), base.join("AGENTS.md")], ambient_authority()).unwrap();
+    let cancel = CancellationToken::new();
+    let names = vec!["AGENTS.md".to_owned(), "CLAUDE.md".to_owned()];
+    let one = provider
+        .probe(&base.join("AGENTS.md"), &cancel)
+        .await
+        .unwrap();
+    assert_eq!(one, Probe::Absent);
+    let many = provider.probe_many(&base, &names, &cancel).await.unwrap();
+    // Twice: the second batch may answer from kept handles and stamps.
+    for _ in 0..2 {
+        let dirs = provider
+            .probe_dirs(std::slice::from_ref(&base), &names, &cancel)
+            .await
+            .unwrap();
+        assert_eq!(dirs.as_slice(), std::slice::from_ref(&many));
+    }
+    assert_eq!(many[0], one);
+    assert!(matches!(many[1], Probe::Present(_)));
+}
