@@ -90,7 +90,7 @@ fn handle_event(agent: Option<Agent>, part: Option<u32>) -> ExitCode {
     let read = std::io::stdin().take(limit).read_to_end(&mut input);
     match (agent, read, setup::process_env()) {
         // Printed and flushed by the adapter itself, so that a part counts
-        // as finished only once the agent can read it (decision 0042).
+        // as finished only once the agent can read it (decision 0043).
         (Some(agent), Ok(_), Ok(env)) => {
             let _ =
                 hooks::respond_part_to(agent, part, &input, &env, &mut std::io::stdout().lock());

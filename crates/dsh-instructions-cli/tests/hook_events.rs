@@ -1490,7 +1490,7 @@ impl Tree {
 }
 
 /// R-HOOK-4 in Claude Code, which shows hook answers in the order the
-/// processes finished (decision 0042): the 8 parts of one event started
+/// processes finished (decision 0043): the 8 parts of one event started
 /// together finish in their numbers' order, each at least most of the gap
 /// after its predecessor; the parts with nothing to give finish before the
 /// last piece, without waiting; together they are the whole file once.

@@ -111,7 +111,7 @@ pub fn respond(agent: Agent, input: &[u8], env: &HomeEnv) -> String {
 /// part 1 answers as the whole, the others `{}`.
 ///
 /// In Claude Code a piece of a split message returns only after its
-/// predecessor's process has printed its own, plus a gap (decision 0042);
+/// predecessor's process has printed its own, plus a gap (decision 0043);
 /// this form counts the piece as finished when it returns, so a process
 /// that prints the answer should use [`respond_part_to`], which counts it
 /// only once it is printed.
@@ -128,7 +128,7 @@ pub fn respond_part(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv
 /// [`respond_part`], printing the answer (and a newline) to `out` and
 /// flushing it before the piece counts as finished: what the
 /// `dsh-instructions hook` process does, so that in Claude Code its
-/// successor part finishes after it (R-HOOK-4, decision 0042).
+/// successor part finishes after it (R-HOOK-4, decision 0043).
 ///
 /// ```
 /// use dsh_home_paths::HomeEnv;
@@ -544,7 +544,7 @@ async fn handle(
 }
 
 /// The finishing turn of piece `k` of `n`, where the agent orders hook
-/// answers by when they finish (decision 0042).
+/// answers by when they finish (decision 0043).
 fn turn_of(
     agent: Agent,
     session_dir: &Utf8Path,

@@ -181,7 +181,7 @@ impl Agent {
 
     /// Whether the agent shows its hooks' answers in the order the processes
     /// finished rather than the order registered, so that part K must
-    /// finish after part K−1 (Claude Code, measured; decision 0042). Codex
+    /// finish after part K−1 (Claude Code, measured; decision 0043). Codex
     /// keeps registration order; Gemini CLI has one part.
     pub fn orders_parts_by_finish(self) -> bool {
         matches!(self, Agent::Claude)

@@ -1,9 +1,9 @@
-//! Parts that finish in their order (R-HOOK-4, decision 0042).
+//! Parts that finish in their order (R-HOOK-4, decision 0043).
 //!
 //! Claude Code joins the answers of an event's `--part K` entries in the
 //! order the processes finished, not the order they were registered, and
 //! keeps that order only when the finishes lie far enough apart (harness
-//! README, "Several hook outputs for one event"; docs/decisions/0042). So in
+//! README, "Several hook outputs for one event"; docs/decisions/0043). So in
 //! Claude Code part K prints its piece only after part K−1 has printed its
 //! own, plus a gap: each part, once it has printed and flushed, leaves a
 //! marker `<session>/parts.done/<event>.<K>`; its successor polls for that
@@ -25,11 +25,11 @@ pub(crate) const DONE_DIR_NAME: &str = "parts.done";
 
 /// The gap between two parts' finishes, unless [`GAP_ENV`] says otherwise:
 /// measured to keep Claude Code's order on a 2-core machine under a busy
-/// loop per core (decision 0042 gives the measurements and the margin).
+/// loop per core (decision 0043 gives the measurements and the margin).
 pub const PART_GAP: Duration = Duration::from_millis(60);
 
 /// Overrides [`PART_GAP`] in milliseconds (at most 1,000), for measuring
-/// the threshold (`cargo xtask e2e --case parts-order`, decision 0042);
+/// the threshold (`cargo xtask e2e --case parts-order`, decision 0043);
 /// `off` finishes every part at once, as before the order was kept (to see
 /// the e2e fail on shuffled parts).
 pub const PART_GAP_ENV: &str = "DSH_HOOK_PART_GAP_MS";

@@ -443,7 +443,7 @@ impl Session {
             .env("no_proxy", "127.0.0.1,localhost")
             .current_dir(&self.dirs.cwd);
         // The parts' finishing gap, when set, reaches the hook (measuring
-        // its threshold, decision 0042).
+        // its threshold, decision 0043).
         if let Some(gap) = std::env::var_os(PART_GAP_ENV) {
             c.env(PART_GAP_ENV, gap);
         }
