@@ -327,32 +327,35 @@ const PART_LABEL: &str = "Workspace instructions, part ";
 /// The heading the adapter gives a file of a baseline (R-REN-2).
 const HEADING: &str = "Instructions from: ";
 
-/// Runs the comparison of one layout for one agent.
-pub(crate) fn run(
+/// What one comparison found: its problems (empty = pass), its `bytes`
+/// line (with `{spinning}` left for the caller), the layout's files and
+/// what of each the native run showed.
+pub(crate) struct Judged {
+    pub problems: Vec<String>,
+    pub line: String,
+    pub files: Vec<(&'static str, String)>,
+    pub native: Vec<Seen>,
+}
+
+/// Judges the native and the hooked request text of one layout (R-HOOK-7,
+/// R-HOOK-8): every file the agent loaded natively whole and in order with
+/// the hook, none twice, the files in composed order, the parts in number
+/// order, a native run that delivered what the layout gives the agent, the
+/// adapter's heading before every file it delivered, no native copy.
+pub(crate) fn judge(
     agent: Agent,
     layout: &Layout,
-    installed: &Installed,
-    bin: &Path,
-    run: &Path,
-) -> Result<()> {
-    let native_dir = run.join("native");
-    let hook_dir = run.join("hook");
-    fs::create_dir_all(&native_dir)?;
-    fs::create_dir_all(&hook_dir)?;
-    // R-HOOK-7: under CPU load, a busy loop per core beside the agent,
-    // where the parts' timing is least forgiving.
-    let load = super::load::CpuLoad::per_core();
-    let native = one_turn(agent, layout, installed, bin, &native_dir, false)?;
-    let hooked = one_turn(agent, layout, installed, bin, &hook_dir, true)?;
-    let spinning = load.threads();
-    drop(load);
-    let files: Vec<(&str, String)> = layout
+    native: &str,
+    hooked: &str,
+    hook_dir: &Path,
+) -> Judged {
+    let files: Vec<(&'static str, String)> = layout
         .files
         .iter()
         .map(|(p, n)| (*p, content(p, *n)))
         .collect();
-    let n: Vec<Seen> = files.iter().map(|(_, c)| seen(&native, c)).collect();
-    let h: Vec<Seen> = files.iter().map(|(_, c)| seen(&hooked, c)).collect();
+    let n: Vec<Seen> = files.iter().map(|(_, c)| seen(native, c)).collect();
+    let h: Vec<Seen> = files.iter().map(|(_, c)| seen(hooked, c)).collect();
     let sum = |v: &[Seen]| -> (usize, usize, usize) {
         (
             v.iter().map(|s| s.bytes).sum(),
@@ -397,10 +400,10 @@ pub(crate) fn run(
         problems.push(format!("read out of composed order: {}", names.join(", ")));
     }
     // R-HOOK-7: parts in number order, complete, each within a part.
-    if let Err(e) = check_parts(&hooked, layout.min_parts(agent)) {
+    if let Err(e) = check_parts(hooked, layout.min_parts(agent)) {
         problems.push(e);
     }
-    let seq: Vec<String> = part_labels(&hooked)
+    let seq: Vec<String> = part_labels(hooked)
         .iter()
         .map(|l| l.0.to_string())
         .collect();
@@ -421,7 +424,7 @@ pub(crate) fn run(
     // file it delivered.
     for (i, (path, _)) in files.iter().enumerate() {
         let Some(at) = h[i].at else { continue };
-        let heading = format!("{HEADING}{}", shown_name(path, &hook_dir));
+        let heading = format!("{HEADING}{}", shown_name(path, hook_dir));
         if !hooked[..at].contains(&heading) {
             problems.push(format!(
                 "{path}: no `{heading}` before it in the hooked run"
@@ -442,7 +445,7 @@ pub(crate) fn run(
         .map(|(_, (p, _))| *p)
         .collect();
     let line = format!(
-        "bytes {agent:<6} {:<12} native {nb:>6} B in {nf} files ({nw} whole, in order)  hook {hb:>6} B in {hf} files ({hw} whole, in order), {parts}, {spinning} busy threads{}",
+        "bytes {agent:<6} {:<12} native {nb:>6} B in {nf} files ({nw} whole, in order)  hook {hb:>6} B in {hf} files ({hw} whole, in order), {parts}, {{spinning}} busy threads{}",
         layout.name,
         if missing.is_empty() {
             String::new()
@@ -450,6 +453,40 @@ pub(crate) fn run(
             format!("  short: {}", missing.join(", "))
         }
     );
+    Judged {
+        problems,
+        line,
+        files,
+        native: n,
+    }
+}
+
+/// Runs the comparison of one layout for one agent.
+pub(crate) fn run(
+    agent: Agent,
+    layout: &Layout,
+    installed: &Installed,
+    bin: &Path,
+    run: &Path,
+) -> Result<()> {
+    let native_dir = run.join("native");
+    let hook_dir = run.join("hook");
+    fs::create_dir_all(&native_dir)?;
+    fs::create_dir_all(&hook_dir)?;
+    // R-HOOK-7: under CPU load, a busy loop per core beside the agent,
+    // where the parts' timing is least forgiving.
+    let load = super::load::CpuLoad::per_core();
+    let native = one_turn(agent, layout, installed, bin, &native_dir, false)?;
+    let hooked = one_turn(agent, layout, installed, bin, &hook_dir, true)?;
+    let spinning = load.threads();
+    drop(load);
+    let Judged {
+        mut problems,
+        line,
+        files,
+        native: n,
+    } = judge(agent, layout, &native, &hooked, &hook_dir);
+    let line = line.replace("{spinning}", &spinning.to_string());
     println!("     {line}");
     super::lock_table().push(line);
     if agent == Agent::Claude {
@@ -579,6 +616,91 @@ mod tests {
             (Err(e), Err(w)) => assert!(e.contains(w), "{e}"),
             (got, want) => panic!("{got:?}, want {want:?}"),
         }
+    }
+
+    /// The two files of the claude-user layout, as the model would get
+    /// them: natively (no headings) and from the adapter (headings).
+    fn user_layout_texts() -> (String, String) {
+        let l = &super::super::layouts::CLAUDE_USER;
+        let files: Vec<String> = l.files.iter().map(|(p, n)| content(p, *n)).collect();
+        let native = files.join("\n");
+        let hooked = format!(
+            "{HEADING}~/.claude/CLAUDE.md\n\n{}\n\n{HEADING}CLAUDE.md\n\n{}",
+            files[0], files[1]
+        );
+        (native, hooked)
+    }
+
+    fn judged(native: &str, hooked: &str) -> Vec<String> {
+        judge(
+            Agent::Claude,
+            &super::super::layouts::CLAUDE_USER,
+            native,
+            hooked,
+            Path::new("/r/hook"),
+        )
+        .problems
+    }
+
+    #[test]
+    fn a_faithful_hooked_run_passes() {
+        let (native, hooked) = user_layout_texts();
+        assert_eq!(judged(&native, &hooked), Vec::<String>::new());
+    }
+
+    /// R-HOOK-7: a comparison cannot pass on an empty native run.
+    #[rstest]
+    #[case::nothing("")]
+    #[case::one_of_two_files("E2E-L-HOME--CLAUDE-CLAUDE-MD-START\n")]
+    fn an_empty_or_short_native_run_fails(#[case] native: &str) {
+        let (_, hooked) = user_layout_texts();
+        let p = judged(native, &hooked);
+        assert!(
+            p.iter().any(|p| p.contains("the agent alone delivered")),
+            "{p:?}"
+        );
+    }
+
+    /// The hooked run must be the adapter's: a native copy passing as the
+    /// hook's (no headings) fails, and so does the native wrapper.
+    #[test]
+    fn a_hooked_run_without_the_adapters_headings_fails() {
+        let (native, _) = user_layout_texts();
+        let p = judged(&native, &native);
+        assert!(
+            p.iter().any(|p| p.contains("no `Instructions from: ")),
+            "{p:?}"
+        );
+        let (_, hooked) = user_layout_texts();
+        let copied = format!("{hooked}\n(project instructions, checked into the codebase)");
+        assert!(
+            judged(&native, &copied)
+                .iter()
+                .any(|p| p.contains("native copy"))
+        );
+    }
+
+    #[test]
+    fn a_shuffled_file_or_swapped_files_fail() {
+        let (native, hooked) = user_layout_texts();
+        let l = &super::super::layouts::CLAUDE_USER;
+        let second = content(l.files[1].0, l.files[1].1);
+        let lines: Vec<&str> = second.lines().collect();
+        let half = lines.len() / 2;
+        let shuffled = format!("{}\n{}", lines[half..].join("\n"), lines[..half].join("\n"));
+        let p = judged(&native, &hooked.replace(second.trim_end(), &shuffled));
+        assert!(
+            p.iter().any(|p| p.starts_with("ws/CLAUDE.md: native")),
+            "{p:?}"
+        );
+        let first = content(l.files[0].0, l.files[0].1);
+        let swapped =
+            format!("{HEADING}CLAUDE.md\n\n{second}\n\n{HEADING}~/.claude/CLAUDE.md\n\n{first}");
+        let p = judged(&native, &swapped);
+        assert!(
+            p.iter().any(|p| p.contains("out of composed order")),
+            "{p:?}"
+        );
     }
 
     #[test]
