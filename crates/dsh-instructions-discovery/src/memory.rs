@@ -38,6 +38,7 @@
 //! what each provider call asks of the walk (`requests`); this file holds the
 //! provider itself, its one resolution walk and its [`FsProvider`] impl.
 
+mod named;
 mod nodes;
 mod requests;
 mod state;
@@ -75,6 +76,8 @@ const CHUNK: usize = 8 * 1024;
 pub struct MemoryProvider {
     shared: Arc<Shared>,
     roots: Arc<[Utf8PathBuf]>,
+    /// Names-only roots ([`MemoryProvider::with_names_only`]).
+    named: Option<Arc<named::MemNamed>>,
 }
 
 impl MemoryProvider {
@@ -91,6 +94,7 @@ impl MemoryProvider {
         Self {
             shared: Arc::default(),
             roots: normalize_roots(trusted_roots),
+            named: None,
         }
     }
 
@@ -100,6 +104,7 @@ impl MemoryProvider {
         Self {
             shared: Arc::clone(&self.shared),
             roots: normalize_roots(roots),
+            named: None,
         }
     }
 
@@ -335,7 +340,15 @@ impl MemoryProvider {
     /// blocks on the first armed gate in operation order.
     fn plan<R: Request>(&self, state: &mut State, path: &Utf8Path, request: &R) -> Step<R::Output> {
         let mut chain = Vec::new();
-        let resolved = self.resolve(state, path, R::FOLLOW, R::FOLLOW, &mut chain);
+        let named = if R::NAMED {
+            self.resolve_named(state, path, &mut chain)
+        } else {
+            None
+        };
+        let resolved = match named {
+            Some(resolved) => resolved,
+            None => self.resolve(state, path, R::FOLLOW, R::FOLLOW, &mut chain),
+        };
         if R::FOLLOW
             && let Some(hit) = state.gate_or_fault(&chain, FsOp::Resolve)
         {
