@@ -70,6 +70,15 @@ impl ProviderFactory for ExplicitRoots<'_> {
     fn open(&self, _defaults: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError> {
         self.inner.open(self.roots)
     }
+
+    fn open_with_names(
+        &self,
+        _defaults: &[Utf8PathBuf],
+        dirs: &[Utf8PathBuf],
+        names: &[String],
+    ) -> Result<Arc<dyn FsProvider>, OpenError> {
+        self.inner.open_with_names(self.roots, dirs, names)
+    }
 }
 
 /// Builds the runtime mount for a spec through the one entry point
