@@ -505,6 +505,52 @@ mod tests {
             .collect()
     }
 
+    /// Decision 0042: the provider admits an ancestor file by name, but an
+    /// import never reaches it — admitted by name is not trusted (R-IMP-2).
+    #[tokio::test]
+    async fn an_import_of_an_ancestor_file_is_outside_the_trusted_roots() {
+        use dsh_instructions_discovery::{MemNode, MemoryProvider};
+        let names = ["CLAUDE.md".to_owned()];
+        let fs =
+            MemoryProvider::new(vec!["/repo".into()]).with_names_only(vec!["/".into()], &names);
+        fs.insert("/CLAUDE.md".into(), MemNode::file("above"));
+        let text = "@../CLAUDE.md";
+        let mut config = Config::preset(dsh_instructions_state::Preset::Claude);
+        let identity = FileIdentity::Path("/repo/CLAUDE.md".into());
+        let item = || Candidate {
+            dir: Utf8Path::new("/repo"),
+            text,
+            identity: &identity,
+        };
+        let cancel = CancellationToken::new();
+        let run = |c: ImportContext, config: Config| {
+            let fs = fs.clone();
+            let item = item();
+            let cancel = cancel.clone();
+            async move {
+                expand_all(&fs, &config, &cancel, &c, &IdentityMap::default(), &[item])
+                    .await
+                    .unwrap()
+                    .remove(0)
+            }
+        };
+        let refused = run(ctx(HomeLabel::Default).refusing(&config), config.clone()).await;
+        assert_eq!(
+            fates(&refused),
+            [(1, "../CLAUDE.md", &ImportFate::OutsideTrustedRoots)]
+        );
+        assert_eq!(refused.content, text);
+        assert!(refused.key.is_empty(), "never asked of the provider");
+        // The refusal is what stops it: without the field the same provider
+        // would hand the file over.
+        config = Config::preset(dsh_instructions_state::Preset::Gemini);
+        let open = run(ctx(HomeLabel::Default).refusing(&config), config).await;
+        assert_eq!(
+            fates(&open),
+            [(1, "../CLAUDE.md", &ImportFate::Expanded { bytes: 5 })]
+        );
+    }
+
     #[tokio::test]
     async fn a_diamond_expands_the_shared_file_once() {
         // R-IMP-3: never the same text twice.

@@ -410,7 +410,7 @@ fn trusted_roots(root: &Utf8Path, home: &DshHome, extra: &[Utf8PathBuf]) -> Vec<
 mod tests {
     use super::*;
     use dsh_home_paths::HomeLabel;
-    use dsh_instructions_discovery::{MemNode, MemoryProvider, RootReason};
+    use dsh_instructions_discovery::{MemNode, MemoryProvider, Probe, RootReason, Unavailable};
     use dsh_instructions_state::{NumberInput, Preset};
     use rstest::rstest;
 
@@ -511,6 +511,46 @@ mod tests {
         let opened = open(&spec).await.expect("opens");
         assert!(opened.mount.user_files.is_empty());
         assert_eq!(opened.trusted_roots, ["/w/repo", "/home/u/.dsh"]);
+    }
+
+    /// R-HOOK-8, decision 0042: the claude preset opens the directories
+    /// above the root as names-only roots, never as trusted roots.
+    #[tokio::test]
+    async fn ancestors_are_names_only_never_trusted_roots() {
+        let fs = fs();
+        fs.insert("/w/CLAUDE.md".into(), MemNode::file("above"));
+        fs.insert("/w/notes.md".into(), MemNode::file("private"));
+        let config = ConfigInput {
+            preset: Some(Preset::Claude),
+            ..ConfigInput::default()
+        };
+        let spec = SessionSpec::new("/w/repo", Some(config), env());
+        let opened = open_mount(&spec, &fs, &CancellationToken::new())
+            .await
+            .expect("opens");
+        assert_eq!(
+            opened.trusted_roots,
+            ["/w/repo", "/home/u/.dsh", "/home/u/.claude"],
+            "no ancestor is a trusted root"
+        );
+        let provider = opened.mount.provider.expect("a provider");
+        let cancel = CancellationToken::new();
+        let probe = |p: &'static str| provider.probe(Utf8Path::new(p), &cancel);
+        assert!(matches!(probe("/w/CLAUDE.md").await, Ok(Probe::Present(_))));
+        assert_eq!(
+            probe("/w/notes.md").await,
+            Ok(Probe::Unavailable(Unavailable::OutsideTrustedRoots))
+        );
+        // Without the field the directories above stay closed.
+        let spec = SessionSpec::new("/w/repo", Some(input(&[".git"])), env());
+        let opened = open_mount(&spec, &fs, &CancellationToken::new())
+            .await
+            .expect("opens");
+        let provider = opened.mount.provider.expect("a provider");
+        assert_eq!(
+            provider.probe(Utf8Path::new("/w/CLAUDE.md"), &cancel).await,
+            Ok(Probe::Unavailable(Unavailable::OutsideTrustedRoots))
+        );
     }
 
     #[tokio::test]
