@@ -85,10 +85,7 @@ fn valid_dir(dir: &str) -> bool {
 /// True for `/` or an absolute `/`-separated path without empty, `.` or
 /// `..` components (and no NUL).
 fn valid_abs_dir(dir: &str) -> bool {
-    dir == "/"
-        || dir
-            .strip_prefix('/')
-            .is_some_and(|rest| plain_relative_path(rest))
+    dir == "/" || dir.strip_prefix('/').is_some_and(plain_relative_path)
 }
 
 /// Slots are single file names or `base`/`local`.
