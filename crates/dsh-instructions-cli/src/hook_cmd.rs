@@ -55,18 +55,20 @@ pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
                 scope: t.scope,
                 locations: &loc,
             };
-            let d = hooks::doctor(&target, &command).map_err(hook_error)?;
+            let mut d = hooks::doctor(&target, &command).map_err(hook_error)?;
             // R-HOOK-8: say where the hook's budget gives the model less than
             // every file here (a warning: the installation itself is fine),
-            // before the report, whose last line stays its verdict.
-            match crate::inspect_cmd::hook_budget_problems(agent) {
-                Ok(lines) if lines.is_empty() => {
-                    out!("budget: every instruction file at this directory fits whole");
-                }
-                Ok(lines) => {
-                    for l in lines {
+            // before the report, whose last line stays its verdict; and
+            // which files above the project root the hook delivers.
+            match crate::inspect_cmd::hook_files_here(agent) {
+                Ok(here) => {
+                    if here.budget.is_empty() {
+                        out!("budget: every instruction file at this directory fits whole");
+                    }
+                    for l in here.budget {
                         out!("warning: budget: {l}");
                     }
+                    d.note_ancestor_files(here.ancestors);
                 }
                 Err(e) => out!("budget: not checked here ({e})"),
             }

@@ -143,18 +143,17 @@ pub(crate) fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
     }
 }
 
-/// For `hook doctor` (R-HOOK-8): one line per file the hook of `agent`
-/// would omit or truncate at the process cwd because of its budget — the
-/// same inspection `check --agent` runs.
-pub(crate) fn hook_budget_problems(
-    agent: dsh_instructions_hooks::Agent,
-) -> Result<Vec<String>, CliError> {
+/// For `hook doctor` (R-HOOK-8), from the same inspection `check --agent`
+/// runs at the process cwd: a line per file the hook of `agent` would
+/// omit or truncate because of its budget, and a line per file above the
+/// project root it finds there.
+pub(crate) fn hook_files_here(agent: dsh_instructions_hooks::Agent) -> Result<HookFiles, CliError> {
     let flags = ConfigArgs {
         agent: Some(agent),
         ..ConfigArgs::default()
     };
     let seen = run_inspect(None, &flags)?.inspection;
-    Ok(seen
+    let budget = seen
         .candidates
         .iter()
         .filter(|c| {
@@ -164,7 +163,26 @@ pub(crate) fn hook_budget_problems(
             )
         })
         .map(|c| candidate_line(&seen, c))
-        .collect())
+        .collect();
+    // The ancestor files are the only candidates shown by absolute path;
+    // those that exist there (loaded or not) are worth naming.
+    let ancestors = seen
+        .candidates
+        .iter()
+        .filter(|c| c.dir.is_none() && c.path.starts_with('/'))
+        .filter(|c| !matches!(c.fate, CandidateFate::Absent))
+        .map(|c| format!("{}: {}", c.path, fate_text(&c.fate)))
+        .collect();
+    Ok(HookFiles { budget, ancestors })
+}
+
+/// What `hook doctor` says about the files at the current directory.
+pub(crate) struct HookFiles {
+    /// A line per file the hook's budget omits or truncates (R-HOOK-8).
+    pub budget: Vec<String>,
+    /// A line per file above the project root the hook delivers or names
+    /// (decision 0044).
+    pub ancestors: Vec<String>,
 }
 
 /// One line per candidate whose fate fails `check` (R-CLI-6), then one per
@@ -345,7 +363,15 @@ fn explain_text(seen: &Inspection, config: &Config) -> String {
         .candidates
         .iter()
         .flat_map(|c| {
-            let dir = c.dir.clone().unwrap_or_else(|| "(user-global)".to_owned());
+            // Outside the project: the user files, and the ancestor files
+            // above the root, which alone show an absolute path (R-HOOK-8).
+            let dir = c.dir.clone().unwrap_or_else(|| {
+                if c.path.starts_with('/') {
+                    "(above root)".to_owned()
+                } else {
+                    "(user-global)".to_owned()
+                }
+            });
             // Each loaded file's import tree follows it (R-IMP-5).
             std::iter::once((dir, shown_path(seen, c), fate_text(&c.fate))).chain(
                 c.imports

@@ -1016,3 +1016,149 @@ fn hook_doctor_warns_where_the_budget_cuts_a_file() {
         "{cut}"
     );
 }
+
+/// A project `ws/proj` with instruction files in the directories above it
+/// (R-HOOK-8): `ws/CLAUDE.md`, `ws/.claude/CLAUDE.md`, a `ws/CLAUDE.local.md`
+/// linking out of its directory, and `CLAUDE.md` in the tree's top.
+fn ancestors_tree() -> (Tree, String) {
+    let t = Tree::new();
+    t.write("CLAUDE.md", "top ancestor rule");
+    t.write("ws/CLAUDE.md", "ws ancestor rule");
+    t.write("ws/.claude/CLAUDE.md", "ws claude dir rule");
+    t.write("ws/secret.md", "never shown");
+    t.write("home/elsewhere.md", "not shown either");
+    std::os::unix::fs::symlink("../home/elsewhere.md", t.path("ws/CLAUDE.local.md"))
+        .expect("symlink");
+    std::fs::create_dir_all(t.path("ws/proj/.git")).expect("mkdir");
+    t.write("ws/proj/CLAUDE.md", "project rule");
+    let cwd = t.path("ws/proj").to_str().expect("utf-8").to_owned();
+    (t, cwd)
+}
+
+/// Positions of `needles` in `haystack`, each required.
+#[track_caller]
+fn positions(haystack: &str, needles: &[String]) -> Vec<usize> {
+    needles
+        .iter()
+        .map(|n| {
+            haystack
+                .find(n.as_str())
+                .unwrap_or_else(|| panic!("no {n:?} in {haystack}"))
+        })
+        .collect()
+}
+
+/// R-HOOK-8: `explain --agent claude` and `explain --preset claude` list
+/// the files above the project root, by absolute path, broadest first and
+/// before the project's own; `show` delivers them in that order; a link out
+/// of its directory is not followed. Other files the machine may hold in
+/// the tempdir's own ancestors (`/tmp`, `/`) are allowed around them.
+#[rstest::rstest]
+#[case::agent("--agent")]
+#[case::preset("--preset")]
+fn explain_and_show_list_the_files_above_the_root(#[case] flag: &str) {
+    let (t, cwd) = ancestors_tree();
+    let top = t
+        .path("")
+        .to_str()
+        .expect("utf-8")
+        .trim_end_matches('/')
+        .to_owned();
+    let explain = t.run(&["explain", flag, "claude", "--cwd", &cwd]);
+    assert_eq!(code(&explain), 0, "{}", stderr(&explain));
+    let text = stdout(&explain);
+    let row = |path: &str, fate: &str| {
+        text.lines()
+            .find(|l| l.contains(&format!(" {path} ")))
+            .unwrap_or_else(|| panic!("no row for {path} in {text}"))
+            .trim_end()
+            .ends_with(fate)
+    };
+    assert!(
+        row(&format!("{top}/CLAUDE.md"), "loaded (17 bytes)"),
+        "{text}"
+    );
+    assert!(
+        row(&format!("{top}/ws/CLAUDE.md"), "loaded (16 bytes)"),
+        "{text}"
+    );
+    assert!(
+        row(&format!("{top}/ws/.claude/CLAUDE.md"), "loaded (18 bytes)"),
+        "{text}"
+    );
+    assert!(
+        row(
+            &format!("{top}/ws/CLAUDE.local.md"),
+            "outside trusted roots"
+        ),
+        "{text}"
+    );
+    let rows = positions(
+        &text,
+        &[
+            format!(" {top}/CLAUDE.md "),
+            format!(" {top}/ws/CLAUDE.md "),
+            format!(" {top}/ws/.claude/CLAUDE.md "),
+            format!(" {top}/ws/CLAUDE.local.md "),
+            ".              CLAUDE.md ".to_owned(),
+        ],
+    );
+    assert!(rows.is_sorted(), "broadest first: {text}");
+    assert!(text.contains("(above root)"), "{text}");
+
+    let show = stdout(&t.run(&["show", flag, "claude", "--cwd", &cwd]));
+    let sections = positions(
+        &show,
+        &[
+            format!("Instructions from: {top}/CLAUDE.md\n\ntop ancestor rule"),
+            format!("Instructions from: {top}/ws/CLAUDE.md\n\nws ancestor rule"),
+            format!("Instructions from: {top}/ws/.claude/CLAUDE.md\n\nws claude dir rule"),
+            "Instructions from: CLAUDE.md\n\nproject rule".to_owned(),
+        ],
+    );
+    assert!(sections.is_sorted(), "{show}");
+    assert!(
+        !show.contains("never shown") && !show.contains("not shown either"),
+        "{show}"
+    );
+
+    // Without the claude preset nothing above the root is read.
+    let dsh = stdout(&t.run(&["show", "--preset", "dsh", "--cwd", &cwd]));
+    assert!(!dsh.contains("ancestor rule"), "{dsh}");
+}
+
+/// R-HOOK-8: `hook doctor --agent claude` names the files above the project
+/// root it finds at the current directory, delivered by the hook.
+#[test]
+fn hook_doctor_lists_the_files_above_the_root() {
+    let (t, cwd) = ancestors_tree();
+    let top = t
+        .path("")
+        .to_str()
+        .expect("utf-8")
+        .trim_end_matches('/')
+        .to_owned();
+    let out = stdout(
+        &t.cmd(&["hook", "doctor", "--agent", "claude"])
+            .current_dir(&cwd)
+            .output()
+            .expect("run"),
+    );
+    for (file, fate) in [
+        ("CLAUDE.md", "loaded (17 bytes)"),
+        ("ws/CLAUDE.md", "loaded (16 bytes)"),
+        ("ws/.claude/CLAUDE.md", "loaded (18 bytes)"),
+        ("ws/CLAUDE.local.md", "outside trusted roots"),
+    ] {
+        let want =
+            format!("note: above the project root: {top}/{file}: {fate}; delivered by the hook");
+        assert!(out.contains(&want), "{want:?} in {out}");
+    }
+    let codex = stdout(
+        &t.cmd(&["hook", "doctor", "--agent", "codex"])
+            .current_dir(&cwd)
+            .output()
+            .expect("run"),
+    );
+    assert!(!codex.contains("above the project root"), "{codex}");
+}

@@ -1827,3 +1827,62 @@ fn a_touch_past_the_lock_bound_is_given_by_the_next_event() {
     t.event("claude", "UserPromptSubmit", s, "")
         .assert_nothing();
 }
+
+/// R-HOOK-8 (decision 0044): Claude Code reads `CLAUDE.md` in every
+/// directory above the project root; with its own loading switched off the
+/// hook delivers the one placed a level above the repository — after the
+/// user-global file, before the project's, by absolute path — and keeps it
+/// current and in the baseline after compaction. Codex's hook does not.
+/// Files the machine may hold further up (`/tmp`, `/`) are allowed around
+/// it: only presence and order of this test's own files are asserted.
+#[test]
+fn claude_session_start_delivers_the_claude_md_above_the_repository() {
+    let t = Tree::new();
+    t.write("CLAUDE.md", "ABOVE-RULES v1");
+    let above = t.path("CLAUDE.md");
+    let above = above.to_str().expect("utf-8");
+    let s = "4d1e2f3a-5b6c-4d7e-8f90-1234567890ab";
+    let order = |text: &str, needles: &[String]| {
+        let at: Vec<usize> = needles
+            .iter()
+            .map(|n| {
+                text.find(n.as_str())
+                    .unwrap_or_else(|| panic!("no {n:?} in {text}"))
+            })
+            .collect();
+        assert!(at.is_sorted(), "order of {needles:?} in {text}");
+    };
+    let expected = [
+        format!("Instructions from: ~/.dsh/AGENTS.md\n\n{GLOBAL}"),
+        format!("Instructions from: {above}\n\nABOVE-RULES v1"),
+        format!("Instructions from: AGENTS.md\n\n{ROOT_V1}"),
+    ];
+
+    let start = t
+        .event("claude", "SessionStart-startup", s, "")
+        .context("SessionStart");
+    order(&start, &expected);
+    assert_eq!(start.matches("ABOVE-RULES").count(), 1, "{start}");
+
+    t.write("CLAUDE.md", "ABOVE-RULES v2");
+    let prompt = t
+        .event("claude", "UserPromptSubmit", s, "")
+        .context("UserPromptSubmit");
+    assert_eq!(prompt, shown("claude", &replaced(above, "ABOVE-RULES v2")));
+
+    let compact = t
+        .event("claude", "SessionStart-compact", s, "")
+        .context("SessionStart");
+    order(
+        &compact,
+        &[
+            format!("Instructions from: {above}\n\nABOVE-RULES v2"),
+            format!("Instructions from: AGENTS.md\n\n{ROOT_V1}"),
+        ],
+    );
+
+    let codex = t
+        .event("codex", "SessionStart-startup", "c-1", "")
+        .context("SessionStart");
+    assert!(!codex.contains("ABOVE-RULES"), "{codex}");
+}

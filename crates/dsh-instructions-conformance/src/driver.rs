@@ -70,6 +70,47 @@ impl ProviderFactory for ExplicitRoots<'_> {
     fn open(&self, _defaults: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError> {
         self.inner.open(self.roots)
     }
+
+    fn open_with_names(
+        &self,
+        _defaults: &[Utf8PathBuf],
+        dirs: &[Utf8PathBuf],
+        names: &[String],
+    ) -> Result<Arc<dyn FsProvider>, OpenError> {
+        self.inner.open_with_names(self.roots, dirs, names)
+    }
+}
+
+/// A factory that admits ancestor files only inside the scenario's
+/// filesystem (`MountSpec::fs_top`): the directories above the disk
+/// fixture's temporary directory belong to the test machine.
+struct WithinTop<'a> {
+    inner: &'a dyn ProviderFactory,
+    top: &'a Utf8PathBuf,
+}
+
+impl ProviderFactory for WithinTop<'_> {
+    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, OpenError> {
+        self.inner.marker_walker()
+    }
+
+    fn open(&self, roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError> {
+        self.inner.open(roots)
+    }
+
+    fn open_with_names(
+        &self,
+        roots: &[Utf8PathBuf],
+        dirs: &[Utf8PathBuf],
+        names: &[String],
+    ) -> Result<Arc<dyn FsProvider>, OpenError> {
+        let inside: Vec<Utf8PathBuf> = dirs
+            .iter()
+            .filter(|d| d.starts_with(self.top))
+            .cloned()
+            .collect();
+        self.inner.open_with_names(roots, &inside, names)
+    }
 }
 
 /// Builds the runtime mount for a spec through the one entry point
@@ -90,6 +131,14 @@ async fn runtime_mount(
     let base: &dyn ProviderFactory = match &spec.provider {
         ProviderHandle::Memory(p) => p,
         ProviderHandle::Disk | ProviderHandle::None => &disk,
+    };
+    let within;
+    let base: &dyn ProviderFactory = match &spec.fs_top {
+        Some(top) => {
+            within = WithinTop { inner: base, top };
+            &within
+        }
+        None => base,
     };
     let explicit;
     let factory: &dyn ProviderFactory = match &spec.trusted_roots {

@@ -76,6 +76,26 @@ impl PathMap {
         }
     }
 
+    /// The inverse of [`PathMap::map`] inside observed text: every
+    /// occurrence of the temporary root is taken off (`T/x` becomes `/x`,
+    /// `T` alone `/`).
+    ///
+    /// ```
+    /// use dsh_instructions_conformance::fsmodel::PathMap;
+    /// let m = PathMap::under("/tmp/t".into());
+    /// assert_eq!(m.unmap_in_text("Instructions from: /tmp/t/w/CLAUDE.md"), "Instructions from: /w/CLAUDE.md");
+    /// assert_eq!(m.unmap_in_text("ancestor\0/tmp/t\0CLAUDE.md"), "ancestor\0/\0CLAUDE.md");
+    /// assert_eq!(PathMap::identity().unmap_in_text("/tmp/t/x"), "/tmp/t/x");
+    /// ```
+    pub fn unmap_in_text(&self, text: &str) -> String {
+        match &self.root {
+            Some(root) if text.contains(root.as_str()) => text
+                .replace(&format!("{root}/"), "/")
+                .replace(root.as_str(), "/"),
+            _ => text.to_owned(),
+        }
+    }
+
     /// Maps every absolute path inside `text` (a tool's string argument,
     /// such as a shell command) whose first component is one of `tops`
     /// (`/work`, `/home`, …): a path starts the text or follows a blank, a

@@ -35,7 +35,8 @@
 //!
 //! One job each: where the blocking work runs (`blocking`), what an OS
 //! error or a file's metadata means (`classify`), how a path is followed
-//! (`resolve`), candidate names probed in directories (`dirs`), directories
+//! (`resolve`), the names-only roots above the project root (`named`),
+//! candidate names probed in directories (`dirs`), directories
 //! answered from an earlier process's stamps (`remembered`), the regular
 //! files the latest probes found (`probed`) and reading a file's text
 //! (`read`). This file holds the provider, its roots and its
@@ -44,6 +45,7 @@
 mod blocking;
 mod classify;
 mod dirs;
+mod named;
 mod probed;
 mod read;
 mod remembered;
@@ -136,6 +138,10 @@ struct Inner {
     /// Regular files the latest probes found, for the reads that follow
     /// them (the `read` module's short path).
     probed: Mutex<ProbedFiles>,
+    /// Names-only roots ([`CapStdProvider::names_only`]), set at most once.
+    named: OnceLock<named::Named>,
+    /// The caller's grant, kept to open names-only roots on first use.
+    authority: AmbientAuthority,
 }
 
 struct Root {
@@ -233,6 +239,8 @@ impl CapStdProvider {
                 margin: STAMP_MARGIN,
                 memory: OnceLock::new(),
                 probed: Mutex::new(ProbedFiles::default()),
+                named: OnceLock::new(),
+                authority,
             }),
             inline: false,
         })
@@ -283,6 +291,45 @@ impl CapStdProvider {
     #[must_use]
     pub fn remembering(self, memory: DirMemory) -> Self {
         let _ = self.inner.memory.set(memory);
+        self
+    }
+
+    /// Adds names-only roots (R-HOOK-8, docs/decisions/0044): in each of
+    /// `dirs` exactly the relative paths `names` may be probed and read,
+    /// and only where no trusted root contains them; nothing else of those
+    /// directories, no listing, no link out of the admitted entries. Links
+    /// from trusted roots never lead into them, and shell touches
+    /// ([`FsProvider::path_kinds`]) never see them. A provider keeps the
+    /// first set it is given (clones share it); relative directories are
+    /// skipped. `names` must be plain relative paths (the configuration's
+    /// `ancestor_instruction_files` are validated so).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use camino::Utf8PathBuf;
+    /// use dsh_instructions_discovery::{ambient_authority, CancellationToken, CapStdProvider, FsProvider, Probe, Unavailable};
+    /// let tmp = tempfile::tempdir().unwrap();
+    /// let top = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
+    /// std::fs::create_dir_all(top.join("repo")).unwrap();
+    /// std::fs::write(top.join("CLAUDE.md"), "for all my repositories").unwrap();
+    /// std::fs::write(top.join("notes.md"), "private").unwrap();
+    /// let fs = CapStdProvider::new([top.join("repo")], ambient_authority())
+    ///     .unwrap()
+    ///     .names_only([top.clone()], &["CLAUDE.md".to_owned()]);
+    /// let cancel = CancellationToken::new();
+    /// assert!(matches!(fs.probe(&top.join("CLAUDE.md"), &cancel).await.unwrap(), Probe::Present(_)));
+    /// assert_eq!(
+    ///     fs.probe(&top.join("notes.md"), &cancel).await.unwrap(),
+    ///     Probe::Unavailable(Unavailable::OutsideTrustedRoots)
+    /// );
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn names_only(self, dirs: impl IntoIterator<Item = Utf8PathBuf>, names: &[String]) -> Self {
+        if self.inner.named.get().is_none() {
+            let named = named::Named::new(dirs, names, self.inner.authority);
+            let _ = self.inner.named.set(named);
+        }
         self
     }
 

@@ -4,6 +4,7 @@
 
 mod dircache;
 mod dirmemory;
+mod named;
 mod paths;
 mod stamp;
 

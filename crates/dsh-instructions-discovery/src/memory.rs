@@ -42,6 +42,7 @@
 //! followed (`walk`); this file holds the provider itself and its
 //! [`FsProvider`] impl.
 
+mod named;
 mod nodes;
 mod requests;
 mod state;
@@ -84,6 +85,8 @@ pub struct MemoryProvider {
     shared: Arc<Shared>,
     /// Deepest first; clones share what each root opened as.
     roots: Arc<[MemRoot]>,
+    /// Names-only roots ([`MemoryProvider::with_names_only`]).
+    named: Option<Arc<named::MemNamed>>,
 }
 
 impl MemoryProvider {
@@ -161,7 +164,17 @@ impl MemoryProvider {
             let _ = root.real(&state.nodes);
         }
         drop(state);
-        Self { shared, roots }
+        Self {
+            shared,
+            roots,
+            named: None,
+        }
+    }
+
+    /// Whether a trusted root contains `path` lexically (as the cap-std
+    /// provider locates a path): such a path is never a names-only one.
+    fn inside_roots(&self, path: &Utf8Path) -> bool {
+        self.roots.iter().any(|root| path.starts_with(&root.path))
     }
 
     /// Writes `node` at `path`, creating parent directories (a non-directory
@@ -335,7 +348,14 @@ impl MemoryProvider {
     /// blocks on the first armed gate in operation order.
     fn plan<R: Request>(&self, state: &mut State, path: &Utf8Path, request: &R) -> Step<R::Output> {
         let mut chain = vec![path.to_owned()];
-        let resolved = if R::FOLLOW {
+        let named = if R::NAMED {
+            self.resolve_named(state, path, &mut chain)
+        } else {
+            None
+        };
+        let resolved = if let Some(resolved) = named {
+            resolved
+        } else if R::FOLLOW {
             walk::resolve_confined(&state.nodes, &self.roots, path, &mut chain)
         } else {
             walk::resolve_marker(&state.nodes, path, &mut chain)

@@ -28,6 +28,12 @@ trait Fixture {
     fn dir(&self, path: &str);
     fn link(&self, path: &str, target: &str);
     fn fifo(&self, path: &str);
+    /// Adds names-only roots (virtual directories) with these names.
+    fn names_only(&mut self, dirs: &[&str], names: &[&str]);
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
 }
 
 struct Memory {
@@ -61,6 +67,10 @@ impl Fixture for Memory {
     }
     fn fifo(&self, path: &str) {
         self.fs.insert(Utf8Path::new(path), MemNode::fifo());
+    }
+    fn names_only(&mut self, dirs: &[&str], names: &[&str]) {
+        let dirs = dirs.iter().map(Utf8PathBuf::from).collect();
+        self.fs = self.fs.with_names_only(dirs, &strings(names));
     }
 }
 
@@ -118,6 +128,15 @@ impl Fixture for Disk {
         let real = self.path(path);
         std::fs::create_dir_all(real.parent().unwrap()).unwrap();
         rustix::fs::mkfifoat(rustix::fs::CWD, real.as_std_path(), 0o644.into()).unwrap();
+    }
+    fn names_only(&mut self, dirs: &[&str], names: &[&str]) {
+        let dirs: Vec<Utf8PathBuf> = dirs.iter().map(|d| self.path(d)).collect();
+        self.provider = CapStdProvider::new(
+            ROOTS.iter().map(|r| self.base.join(&r[1..])),
+            ambient_authority(),
+        )
+        .unwrap()
+        .names_only(dirs, &strings(names));
     }
 }
 
@@ -725,6 +744,104 @@ async fn path_kinds_classify_without_reading<F: Fixture>() {
     );
 }
 
+const CLAUDE_NAMES: [&str; 3] = ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"];
+
+/// R-HOOK-8 (docs/decisions/0044): a names-only root admits its listed
+/// names and nothing else of its directory; links from trusted roots never
+/// lead into it; shell touches never see it.
+async fn names_only_roots_admit_their_names_alone<F: Fixture>() {
+    let mut fx = F::new();
+    fx.file("/top/CLAUDE.md", b"top");
+    fx.file("/top/.claude/CLAUDE.md", b"claude dir");
+    fx.file("/top/AGENTS.md", b"sibling");
+    fx.link("/top/CLAUDE.local.md", "AGENTS.md");
+    fx.file("/top/notes.md", b"private");
+    fx.file("/top/sub/CLAUDE.md", b"below");
+    fx.link("/r1/AGENTS.md", "/top/CLAUDE.md");
+    fx.link("/r1/CLAUDE.md", "../top/CLAUDE.md");
+    fx.names_only(&["/top"], &CLAUDE_NAMES);
+    assert_reads(&fx, "/top/CLAUDE.md", "top").await;
+    assert_reads(&fx, "/top/.claude/CLAUDE.md", "claude dir").await;
+    // A link to an entry of the same directory is followed...
+    assert_reads(&fx, "/top/CLAUDE.local.md", "sibling").await;
+    let outside = Unavailable::OutsideTrustedRoots;
+    // ...but that entry is not readable by its own name, nor is any other.
+    assert_unavailable(&fx, "/top/AGENTS.md", outside.clone()).await;
+    assert_unavailable(&fx, "/top/notes.md", outside.clone()).await;
+    assert_unavailable(&fx, "/top/sub/CLAUDE.md", outside.clone()).await;
+    assert_unavailable(&fx, "/top/.claude", outside.clone()).await;
+    // Links of a trusted root are never re-anchored into it.
+    assert_unavailable(&fx, "/r1/AGENTS.md", outside.clone()).await;
+    assert_unavailable(&fx, "/r1/CLAUDE.md", outside.clone()).await;
+    let kinds = fx
+        .provider()
+        .path_kinds(&[fx.path("/top/CLAUDE.md")], &token())
+        .await
+        .unwrap();
+    assert_eq!(kinds, [PathKind::Unavailable(outside)]);
+    // The batched forms admit the same.
+    let paths = [fx.path("/top/CLAUDE.md"), fx.path("/top/notes.md")];
+    let probes = fx.provider().probe_paths(&paths, &token()).await.unwrap();
+    assert!(matches!(probes[0], Probe::Present(_)), "{probes:?}");
+    assert_eq!(
+        probes[1],
+        Probe::Unavailable(Unavailable::OutsideTrustedRoots)
+    );
+    let reads = fx
+        .provider()
+        .read_many(&paths, CAP, &token())
+        .await
+        .unwrap();
+    assert_eq!(loaded(reads[0].clone()).text, "top");
+}
+
+/// From a names-only file, a link is followed only to an entry of that
+/// same directory: never out of it, into a subdirectory, or into a trusted
+/// root; a FIFO or a directory under the name is absent.
+async fn names_only_links_stay_in_their_directory<F: Fixture>() {
+    let mut fx = F::new();
+    fx.file("/outside/secret.md", b"secret");
+    fx.link("/top/a/CLAUDE.md", "/outside/secret.md");
+    fx.file("/r1/AGENTS.md", b"project");
+    fx.link("/top/b/CLAUDE.md", "../../r1/AGENTS.md");
+    fx.file("/top/c/docs/x.md", b"deeper");
+    fx.link("/top/c/CLAUDE.md", "docs/x.md");
+    fx.file("/top/d/AGENTS.md", b"absolute sibling");
+    fx.link("/top/d/CLAUDE.md", "/top/d/AGENTS.md");
+    fx.fifo("/top/e/CLAUDE.md");
+    fx.dir("/top/f/CLAUDE.md");
+    fx.file("/top/g/real/CLAUDE.md", b"through a linked .claude");
+    fx.link("/top/g/.claude", "real");
+    fx.link("/top/h/CLAUDE.md", "CLAUDE.local.md");
+    fx.link("/top/h/CLAUDE.local.md", "CLAUDE.md");
+    fx.link("/top/i/CLAUDE.md", "gone.md");
+    let dirs = [
+        "/top/a", "/top/b", "/top/c", "/top/d", "/top/e", "/top/f", "/top/g", "/top/h", "/top/i",
+    ];
+    fx.names_only(&dirs, &CLAUDE_NAMES);
+    let outside = Unavailable::OutsideTrustedRoots;
+    assert_unavailable(&fx, "/top/a/CLAUDE.md", outside.clone()).await;
+    assert_unavailable(&fx, "/top/b/CLAUDE.md", outside.clone()).await;
+    assert_unavailable(&fx, "/top/c/CLAUDE.md", outside.clone()).await;
+    assert_reads(&fx, "/top/d/CLAUDE.md", "absolute sibling").await;
+    assert_absent(&fx, "/top/e/CLAUDE.md").await;
+    assert_absent(&fx, "/top/f/CLAUDE.md").await;
+    assert_unavailable(&fx, "/top/g/.claude/CLAUDE.md", outside).await;
+    assert_unavailable(&fx, "/top/h/CLAUDE.md", Unavailable::Loop).await;
+    assert_absent(&fx, "/top/i/CLAUDE.md").await;
+}
+
+/// A trusted root answers for its whole subtree, names-only root or not.
+async fn a_trusted_root_wins_over_a_names_only_root<F: Fixture>() {
+    let mut fx = F::new();
+    fx.file("/r1/notes.md", b"trusted");
+    fx.file("/r2/AGENTS.md", b"shared");
+    fx.link("/r1/CLAUDE.md", "/r2/AGENTS.md");
+    fx.names_only(&["/r1"], &CLAUDE_NAMES);
+    assert_reads(&fx, "/r1/notes.md", "trusted").await;
+    assert_reads(&fx, "/r1/CLAUDE.md", "shared").await;
+}
+
 macro_rules! contract {
     ($module:ident, $fixture:ty) => {
         contract!(@tests $module, $fixture;
@@ -738,7 +855,8 @@ macro_rules! contract {
             markers_check_existence_only, probe_many_matches_probe, probe_many_through_a_linked_directory, probe_dirs_matches_probe_many, probe_paths_matches_probe,
             read_many_matches_read_text, markers_until_found_stops_at_the_first_hit, version_tracks_content,
             distinct_files_have_distinct_identities, cancelled_token_cancels_every_operation,
-            path_kinds_classify_without_reading);
+            path_kinds_classify_without_reading, names_only_roots_admit_their_names_alone,
+            names_only_links_stay_in_their_directory, a_trusted_root_wins_over_a_names_only_root);
     };
     (@tests $module:ident, $fixture:ty; $($name:ident),* $(,)?) => {
         mod $module {

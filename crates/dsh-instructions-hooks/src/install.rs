@@ -522,6 +522,30 @@ pub struct Diagnosis {
 }
 
 impl Diagnosis {
+    /// Notes the instruction files above the project root found at the
+    /// current directory (`ancestor_instruction_files`, R-HOOK-8), each
+    /// `"<absolute path>: <fate>"` as `explain` words it: Claude Code reads
+    /// them natively, `claudeMdExcludes` silences that, and the hook
+    /// delivers them instead (decision 0044). Only Claude Code's hook has
+    /// them; other agents' diagnoses are left alone.
+    ///
+    /// ```
+    /// # use dsh_instructions_hooks::{Agent, Diagnosis};
+    /// # fn note(d: &mut Diagnosis) {
+    /// d.note_ancestor_files(["/home/u/code/CLAUDE.md: loaded (12 bytes)".to_owned()]);
+    /// # }
+    /// ```
+    pub fn note_ancestor_files(&mut self, files: impl IntoIterator<Item = String>) {
+        if self.agent != Agent::Claude {
+            return;
+        }
+        for file in files {
+            self.notes.push(format!(
+                "above the project root: {file}; delivered by the hook (Claude Code's own loading is off)"
+            ));
+        }
+    }
+
     /// Healthy: every event present (and, for Codex, trusted), native
     /// loading off, no other problem.
     pub fn healthy(&self) -> bool {

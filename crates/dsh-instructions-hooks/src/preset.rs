@@ -96,6 +96,11 @@ pub struct HookConfig {
 /// assert_eq!(claude.instruction_file_candidates.as_deref(), Some(&["CLAUDE.md".to_owned()][..]));
 /// assert_eq!(claude.fallback_instruction_file_candidates.as_deref(), Some(&["AGENTS.md".to_owned()][..]));
 /// assert_eq!(claude.user_instruction_files.as_deref(), Some(&["~/.claude/CLAUDE.md".to_owned()][..]));
+/// assert_eq!(
+///     claude.ancestor_instruction_files.as_deref(),
+///     Some(&["CLAUDE.md".to_owned(), ".claude/CLAUDE.md".to_owned(), "CLAUDE.local.md".to_owned()][..])
+/// );
+/// assert_eq!(hook_preset(Agent::Codex).ancestor_instruction_files, None);
 /// assert_eq!(claude.touch_tools, None);
 /// assert_eq!(hook_preset(Agent::Codex).imports, Some(false));
 /// ```
@@ -133,6 +138,14 @@ pub fn hook_preset(agent: Agent) -> ConfigInput {
         claude_dir: claude.then_some(true),
         content_transform: claude.then_some(ContentTransform::Claude),
         user_instruction_files: claude.then(|| vec!["~/.claude/CLAUDE.md".to_owned()]),
+        // Claude Code reads these in every directory above the project root
+        // too; `claudeMdExcludes` silences them natively, so the adapter
+        // delivers them, read by name only (R-HOOK-8, decision 0044).
+        ancestor_instruction_files: claude.then(|| {
+            ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"]
+                .map(String::from)
+                .to_vec()
+        }),
         max_import_depth: claude.then_some(4),
         ..ConfigInput::default()
     }

@@ -216,7 +216,9 @@ fn render_transitions(
                 (Action::Set, _) => match c.scope.kind() {
                     // An agent's user-level file reads like the
                     // user-global one: outside the project.
-                    ScopeKind::UserGlobal | ScopeKind::UserFile { .. } => Section::SetUserGlobal {
+                    ScopeKind::UserGlobal
+                    | ScopeKind::UserFile { .. }
+                    | ScopeKind::Ancestor { .. } => Section::SetUserGlobal {
                         path: &c.path,
                         content,
                     },
@@ -352,7 +354,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
     // Built only with imports on: the off path stays as it was (R-CFG-10).
     let import_ctx = config
         .imports()
-        .then(|| ImportContext::new(input.root, input.home));
+        .then(|| ImportContext::new(input.root, input.home).refusing(config));
     let layout = Layout::new(config);
     let mut full = Gather {
         provider: input.provider,
@@ -441,7 +443,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                     rels.iter().map(|rel| dir_abs(input.root, rel)).collect();
                 let names = cached.names();
                 let (mut users, probes) =
-                    probe_with_user_global(&cached, home, &dirs, &names).await?;
+                    probe_with_user_global(&cached, home, input.root, &dirs, &names).await?;
                 if cached.imports.is_some() {
                     // Own sections are the chain's winners whatever the
                     // budget or the cache skips, as in the baseline (R-IMP-3).
@@ -507,7 +509,9 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 .filter(|(scope, _)| {
                     nothing_remains
                         || match scope.kind() {
-                            ScopeKind::UserGlobal | ScopeKind::UserFile { .. } => true,
+                            ScopeKind::UserGlobal
+                            | ScopeKind::UserFile { .. }
+                            | ScopeKind::Ancestor { .. } => true,
                             ScopeKind::Project { dir, .. } => {
                                 root_changed || old_chain.contains(dir)
                             }

@@ -105,23 +105,27 @@ const CLAUDE_MD: &str = "CLAUDE.md";
 /// The subdirectory of the `.claude/CLAUDE.md` rule.
 const CLAUDE_SUBDIR: &str = ".claude";
 
-/// The scans of the user-global file and of the agent user-level files (in
-/// that order), and the probes of `dirs`, all at once (on disk, blocking
-/// tasks that overlap).
+/// The scans of the user-global file, of the agent user-level files and of
+/// the ancestor files above `root` (in that order: the scopes outside the
+/// project, broadest first), and the probes of `dirs`, all at once (on
+/// disk, blocking tasks that overlap).
 pub(crate) async fn probe_with_user_global(
     g: &Gather<'_>,
     home: &DshHome,
+    root: &Utf8Path,
     dirs: &[Utf8PathBuf],
     names: &[String],
 ) -> Result<(Vec<DirScan>, Vec<Vec<Probe>>), Cancelled> {
     let (file, label) = (home.user_global_file(), home.user_global_label());
-    let (ug, users, probes) = tokio::join!(
+    let (ug, users, ancestors, probes) = tokio::join!(
         g.user_global(&file, &label, ScopeKey::user_global()),
         g.user_files(),
+        g.ancestors(root),
         probe_dirs(g, dirs, names)
     );
     let mut scans = vec![ug?];
     scans.extend(users?);
+    scans.extend(ancestors?);
     Ok((scans, probes?))
 }
 
@@ -186,7 +190,7 @@ pub(crate) async fn gather_chain(
     let mut scans = Vec::with_capacity(chain.len() + 1);
     let dirs: Vec<Utf8PathBuf> = chain.iter().map(|rel| dir_abs(root, rel)).collect();
     let names = g.names();
-    let (users, probes) = probe_with_user_global(g, home, &dirs, &names).await?;
+    let (users, probes) = probe_with_user_global(g, home, root, &dirs, &names).await?;
     scans.extend(users);
     for ((rel, abs), probes) in chain.iter().zip(&dirs).zip(probes) {
         scans.push(g.slots(abs, rel, names.clone(), probes, &|_| false));

@@ -17,6 +17,7 @@ use dsh_instructions_state::{
     import_tokens,
 };
 
+use crate::ancestors::ancestor_files;
 use crate::maps::IdentityMap;
 
 /// What happened to one `@path` token of an instruction file (R-IMP-5).
@@ -91,6 +92,9 @@ pub(crate) struct ImportContext {
     home: DshHome,
     /// The OS home for `~/` tokens (R-HOME-2), when known.
     os_home: Option<Utf8PathBuf>,
+    /// The ancestor files above the root: read by name for their own
+    /// sections only, never as an import target (docs/decisions/0044).
+    refused: Vec<Utf8PathBuf>,
 }
 
 impl ImportContext {
@@ -106,7 +110,25 @@ impl ImportContext {
             root: root.to_owned(),
             home: home.clone(),
             os_home,
+            refused: Vec::new(),
         }
+    }
+
+    /// This context refusing the ancestor files of `config` above its root
+    /// as import targets: the provider admits them by name (names-only
+    /// roots), but an import target must lie inside a trusted root
+    /// (R-IMP-2), and those directories are none.
+    pub(crate) fn refusing(mut self, config: &Config) -> Self {
+        self.refused = ancestor_files(&self.root, config)
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        self
+    }
+
+    /// Whether `abs` is one of the refused ancestor files.
+    fn is_refused(&self, abs: &Utf8Path) -> bool {
+        self.refused.iter().any(|p| p == abs)
     }
 
     /// The absolute target of `token` written in a file of `dir`
@@ -277,6 +299,11 @@ impl<'a> Walk<'a> {
                 continue;
             };
             let display = self.ctx.display(&abs, &token.path);
+            if self.ctx.is_refused(&abs) {
+                // Never asked of the provider: it would admit the name.
+                self.record(depth, token.path, display, ImportFate::OutsideTrustedRoots);
+                continue;
+            }
             if self.blocks.len() >= IMPORT_MAX_COUNT {
                 // Nothing more can expand; do not read what cannot be used.
                 self.record(depth, token.path, display, ImportFate::OverCount);
@@ -476,6 +503,52 @@ mod tests {
             .iter()
             .map(|r| (r.depth, r.path.as_str(), &r.fate))
             .collect()
+    }
+
+    /// Decision 0044: the provider admits an ancestor file by name, but an
+    /// import never reaches it — admitted by name is not trusted (R-IMP-2).
+    #[tokio::test]
+    async fn an_import_of_an_ancestor_file_is_outside_the_trusted_roots() {
+        use dsh_instructions_discovery::{MemNode, MemoryProvider};
+        let names = ["CLAUDE.md".to_owned()];
+        let fs =
+            MemoryProvider::new(vec!["/repo".into()]).with_names_only(vec!["/".into()], &names);
+        fs.insert("/CLAUDE.md".into(), MemNode::file("above"));
+        let text = "@../CLAUDE.md";
+        let mut config = Config::preset(dsh_instructions_state::Preset::Claude);
+        let identity = FileIdentity::Path("/repo/CLAUDE.md".into());
+        let item = || Candidate {
+            dir: Utf8Path::new("/repo"),
+            text,
+            identity: &identity,
+        };
+        let cancel = CancellationToken::new();
+        let run = |c: ImportContext, config: Config| {
+            let fs = fs.clone();
+            let item = item();
+            let cancel = cancel.clone();
+            async move {
+                expand_all(&fs, &config, &cancel, &c, &IdentityMap::default(), &[item])
+                    .await
+                    .unwrap()
+                    .remove(0)
+            }
+        };
+        let refused = run(ctx(HomeLabel::Default).refusing(&config), config.clone()).await;
+        assert_eq!(
+            fates(&refused),
+            [(1, "../CLAUDE.md", &ImportFate::OutsideTrustedRoots)]
+        );
+        assert_eq!(refused.content, text);
+        assert!(refused.key.is_empty(), "never asked of the provider");
+        // The refusal is what stops it: without the field the same provider
+        // would hand the file over.
+        config = Config::preset(dsh_instructions_state::Preset::Gemini);
+        let open = run(ctx(HomeLabel::Default).refusing(&config), config).await;
+        assert_eq!(
+            fates(&open),
+            [(1, "../CLAUDE.md", &ImportFate::Expanded { bytes: 5 })]
+        );
     }
 
     #[tokio::test]

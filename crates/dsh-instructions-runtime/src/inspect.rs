@@ -213,7 +213,7 @@ async fn gather_baseline(
     let chain = chain_rel(&found.root, cwd);
     let import_ctx = config
         .imports()
-        .then(|| ImportContext::new(&found.root, home));
+        .then(|| ImportContext::new(&found.root, home).refusing(config));
     let mut gather = Gather {
         imports: import_ctx.as_ref(),
         ..*gather
@@ -406,6 +406,8 @@ async fn describe(
 ) -> Result<(), Cancelled> {
     let user_file = scan.slots.first().and_then(|s| match s.scope.kind() {
         ScopeKind::UserFile { path } => Some(path.to_owned()),
+        // Shown by its absolute path, as Claude Code shows it (R-HOOK-8).
+        ScopeKind::Ancestor { dir, name } => Some(Utf8Path::new(dir).join(name).into_string()),
         _ => None,
     });
     let path_of = |c: &CandidateProbe| match (&scan.rel, &user_file) {

@@ -18,6 +18,7 @@ use dsh_instructions_discovery::{
 };
 use dsh_instructions_state::{ConfigError, ConfigInput, ConfigWarning};
 
+use crate::ancestors::ancestor_dirs;
 use crate::instance::Mount;
 use crate::user_file::UserFile;
 
@@ -70,6 +71,28 @@ pub trait ProviderFactory: Send + Sync {
     /// # Errors
     /// When a root cannot be opened.
     fn open(&self, trusted_roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError>;
+
+    /// The content provider, confined to `trusted_roots` plus names-only
+    /// roots: in each of `dirs` (the directories above the project root)
+    /// exactly the relative paths `names` may be probed and read, nothing
+    /// else of them (`ancestor_instruction_files`, R-HOOK-8,
+    /// docs/decisions/0044). Only called with a non-empty `names`.
+    ///
+    /// The default ignores the names-only roots, so a factory that does
+    /// not implement it reports those files as outside the trusted roots
+    /// (`explain` shows it) rather than reading them some other way.
+    ///
+    /// # Errors
+    /// When a root cannot be opened.
+    fn open_with_names(
+        &self,
+        trusted_roots: &[Utf8PathBuf],
+        dirs: &[Utf8PathBuf],
+        names: &[String],
+    ) -> Result<Arc<dyn FsProvider>, OpenError> {
+        let _ = (dirs, names);
+        self.open(trusted_roots)
+    }
 }
 
 /// The [`ProviderFactory`] of the real filesystem: it opens a
@@ -161,6 +184,18 @@ impl ProviderFactory for CapStdFactory {
     fn open(&self, trusted_roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError> {
         Ok(Arc::new(self.provider(trusted_roots)?))
     }
+
+    fn open_with_names(
+        &self,
+        trusted_roots: &[Utf8PathBuf],
+        dirs: &[Utf8PathBuf],
+        names: &[String],
+    ) -> Result<Arc<dyn FsProvider>, OpenError> {
+        let provider = self
+            .provider(trusted_roots)?
+            .names_only(dirs.iter().cloned(), names);
+        Ok(Arc::new(provider))
+    }
 }
 
 /// The in-memory provider mounts through [`open_mount`] like the disk: its
@@ -176,6 +211,18 @@ impl ProviderFactory for dsh_instructions_discovery::MemoryProvider {
         Ok(Arc::new(
             self.try_with_trusted_roots(trusted_roots.to_vec())?,
         ))
+    }
+
+    fn open_with_names(
+        &self,
+        trusted_roots: &[Utf8PathBuf],
+        dirs: &[Utf8PathBuf],
+        names: &[String],
+    ) -> Result<Arc<dyn FsProvider>, OpenError> {
+        let provider = self
+            .with_trusted_roots(trusted_roots.to_vec())
+            .with_names_only(dirs.to_vec(), names);
+        Ok(Arc::new(provider))
     }
 }
 
@@ -293,7 +340,14 @@ pub async fn open_mount(
         .collect();
     let extra: Vec<Utf8PathBuf> = spec.extra_roots.iter().cloned().chain(user_dirs).collect();
     let trusted_roots = trusted_roots(&root.root, &home, &extra);
-    let provider = factory.open(&trusted_roots)?;
+    // The directories above the root admit their ancestor files by name
+    // only (R-HOOK-8, docs/decisions/0044): they are no trusted roots.
+    let names = config.ancestor_instruction_files();
+    let provider = if names.is_empty() {
+        factory.open(&trusted_roots)?
+    } else {
+        factory.open_with_names(&trusted_roots, &ancestor_dirs(&root.root), names)?
+    };
     Ok(Opened {
         mount: Mount {
             config: Some(config),
@@ -359,7 +413,7 @@ fn trusted_roots(root: &Utf8Path, home: &DshHome, extra: &[Utf8PathBuf]) -> Vec<
 mod tests {
     use super::*;
     use dsh_home_paths::HomeLabel;
-    use dsh_instructions_discovery::{MemNode, MemoryProvider, RootReason};
+    use dsh_instructions_discovery::{MemNode, MemoryProvider, Probe, RootReason, Unavailable};
     use dsh_instructions_state::{NumberInput, Preset};
     use rstest::rstest;
 
@@ -460,6 +514,46 @@ mod tests {
         let opened = open(&spec).await.expect("opens");
         assert!(opened.mount.user_files.is_empty());
         assert_eq!(opened.trusted_roots, ["/w/repo", "/home/u/.dsh"]);
+    }
+
+    /// R-HOOK-8, decision 0044: the claude preset opens the directories
+    /// above the root as names-only roots, never as trusted roots.
+    #[tokio::test]
+    async fn ancestors_are_names_only_never_trusted_roots() {
+        let fs = fs();
+        fs.insert("/w/CLAUDE.md".into(), MemNode::file("above"));
+        fs.insert("/w/notes.md".into(), MemNode::file("private"));
+        let config = ConfigInput {
+            preset: Some(Preset::Claude),
+            ..ConfigInput::default()
+        };
+        let spec = SessionSpec::new("/w/repo", Some(config), env());
+        let opened = open_mount(&spec, &fs, &CancellationToken::new())
+            .await
+            .expect("opens");
+        assert_eq!(
+            opened.trusted_roots,
+            ["/w/repo", "/home/u/.dsh", "/home/u/.claude"],
+            "no ancestor is a trusted root"
+        );
+        let provider = opened.mount.provider.expect("a provider");
+        let cancel = CancellationToken::new();
+        let probe = |p: &'static str| provider.probe(Utf8Path::new(p), &cancel);
+        assert!(matches!(probe("/w/CLAUDE.md").await, Ok(Probe::Present(_))));
+        assert_eq!(
+            probe("/w/notes.md").await,
+            Ok(Probe::Unavailable(Unavailable::OutsideTrustedRoots))
+        );
+        // Without the field the directories above stay closed.
+        let spec = SessionSpec::new("/w/repo", Some(input(&[".git"])), env());
+        let opened = open_mount(&spec, &fs, &CancellationToken::new())
+            .await
+            .expect("opens");
+        let provider = opened.mount.provider.expect("a provider");
+        assert_eq!(
+            provider.probe(Utf8Path::new("/w/CLAUDE.md"), &cancel).await,
+            Ok(Probe::Unavailable(Unavailable::OutsideTrustedRoots))
+        );
     }
 
     #[tokio::test]

@@ -18,6 +18,7 @@ use dsh_instructions_state::{
     SlotOutcome, VersionCache, VisibleEntry, VisibleState,
 };
 
+use crate::ancestors::ancestor_files;
 use crate::imports::{self, Candidate, ImportContext, InspectedImport};
 use crate::maps::IdentityMap;
 use crate::slots::{Gate, Layout};
@@ -273,6 +274,24 @@ impl Gather<'_> {
             .into_iter()
             .zip(probes)
             .map(|((f, scope), probe)| user_scan(&f.path, &f.label, scope, probe))
+            .collect())
+    }
+
+    /// Probes the ancestor files above `root` (`ancestor_instruction_files`,
+    /// R-HOOK-8), one scan each, in section order (one provider call for
+    /// all; none without the field). Their display path is absolute, as
+    /// Claude Code shows them.
+    pub(crate) async fn ancestors(&self, root: &Utf8Path) -> Result<Vec<DirScan>, Cancelled> {
+        let files = ancestor_files(root, self.config);
+        if files.is_empty() {
+            return Ok(Vec::new());
+        }
+        let paths: Vec<Utf8PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+        let probes = self.provider.probe_paths(&paths, self.cancel).await?;
+        Ok(files
+            .into_iter()
+            .zip(probes)
+            .map(|(f, probe)| user_scan(&f.path, f.path.as_str(), f.scope, probe))
             .collect())
     }
 

@@ -20,6 +20,7 @@ mod values;
 
 pub use errors::{ConfigError, ConfigWarning, reasons};
 pub use input::{ConfigInput, NumberInput};
+pub(crate) use names::plain_relative_path;
 pub use names::{validate_names, validate_user_files};
 pub use resolve::ResolvedConfig;
 pub use validated::{Config, default_touch_tools};

@@ -61,7 +61,8 @@ pub fn baseline_identity(config: &Config, root_relative_to_cwd: &str) -> String 
 /// (and the baseline) of the sessions recorded before they existed:
 /// `imports`, then `max_import_depth` (only with imports on), `claude_dir`,
 /// `fallback_instruction_file_candidates` with `fallback_scope` (only when
-/// the list is not empty), `content_transform`, `user_instruction_files`.
+/// the list is not empty), `content_transform`, `user_instruction_files`,
+/// `ancestor_instruction_files`.
 fn extra_members(config: &Config) -> String {
     let mut s = String::new();
     if config.imports() {
@@ -93,6 +94,13 @@ fn extra_members(config: &Config) -> String {
             s,
             r#""user_instruction_files":{},"#,
             json_list(config.user_instruction_files())
+        );
+    }
+    if !config.ancestor_instruction_files().is_empty() {
+        let _ = write!(
+            s,
+            r#""ancestor_instruction_files":{},"#,
+            json_list(config.ancestor_instruction_files())
         );
     }
     s
@@ -249,6 +257,12 @@ mod tests {
         claude_variants.push(id(&c, "."));
         let mut c = base.clone();
         c.user_instruction_files = vec!["~/.claude/CLAUDE.md".into()];
+        claude_variants.push(id(&c, "."));
+        let mut c = base.clone();
+        c.ancestor_instruction_files = vec!["CLAUDE.md".into()];
+        claude_variants.push(id(&c, "."));
+        c.ancestor_instruction_files
+            .push(".claude/CLAUDE.md".into());
         claude_variants.push(id(&c, "."));
         let mut c = base.clone();
         c.imports = true;

@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use crate::config::{CandidatePolicy, Config};
+use crate::config::{CandidatePolicy, Config, plain_relative_path};
 
 /// Slot of the base instruction under `first-wins` (R-STATE-2).
 pub const SLOT_BASE: &str = "base";
@@ -16,11 +16,15 @@ pub const SLOT_CLAUDE_DIR: &str = "claude-dir";
 const USER_GLOBAL: &str = "user\0AGENTS.md";
 const USER_PREFIX: &str = "user\0";
 const PROJECT_PREFIX: &str = "project\0";
+const ANCESTOR_PREFIX: &str = "ancestor\0";
 
 /// Which file a change is about, as the NUL-separated string of R-STATE-2:
 /// `user\0AGENTS.md` for the user-global file, `user\0~/<path>` for an
 /// agent's user-level file (`user_instruction_files`, e.g.
-/// `user\0~/.claude/CLAUDE.md`), `project\0<dir>\0<slot>` for a project
+/// `user\0~/.claude/CLAUDE.md`), `ancestor\0<dir>\0<name>` for a file read
+/// by name in a directory above the project root (`ancestor_instruction_files`,
+/// `<dir>` absolute, e.g. `ancestor\0/home/u/code\0CLAUDE.md`),
+/// `project\0<dir>\0<slot>` for a project
 /// slot. The NUL separator means no directory name (`user`,
 /// `user-global`, …) can collide with the user-global key.
 ///
@@ -49,6 +53,15 @@ pub enum ScopeKind<'a> {
         /// The path as configured, `~/…`.
         path: &'a str,
     },
+    /// A file read by name in a directory above the project root
+    /// (`ancestor_instruction_files`, R-HOOK-8).
+    Ancestor {
+        /// The directory, absolute and lexically normal (`/` included).
+        dir: &'a str,
+        /// The configured relative path, e.g. `CLAUDE.md` or
+        /// `.claude/CLAUDE.md`.
+        name: &'a str,
+    },
     /// A slot of a project directory.
     Project {
         /// `.` for the project root, else a `/`-separated relative path.
@@ -67,6 +80,12 @@ fn valid_dir(dir: &str) -> bool {
             && dir
                 .split('/')
                 .all(|c| !c.is_empty() && c != "." && c != ".."))
+}
+
+/// True for `/` or an absolute `/`-separated path without empty, `.` or
+/// `..` components (and no NUL).
+fn valid_abs_dir(dir: &str) -> bool {
+    dir == "/" || dir.strip_prefix('/').is_some_and(plain_relative_path)
 }
 
 /// Slots are single file names or `base`/`local`.
@@ -141,6 +160,27 @@ impl ScopeKey {
         (valid_dir(rest) && rest != ".").then(|| Self(format!("{USER_PREFIX}{path}")))
     }
 
+    /// A file read by name above the project root,
+    /// `ancestor\0<dir>\0<name>`; `None` unless `dir` is absolute and
+    /// lexically normal and `name` a plain relative path (no empty, `.` or
+    /// `..` component, no `\` or NUL), as `ancestor_instruction_files`
+    /// entries are.
+    ///
+    /// ```
+    /// use dsh_instructions_state::{ScopeKey, ScopeKind};
+    /// let k = ScopeKey::ancestor("/home/u/code", ".claude/CLAUDE.md").unwrap();
+    /// assert_eq!(k.as_str(), "ancestor\0/home/u/code\0.claude/CLAUDE.md");
+    /// assert_eq!(k.kind(), ScopeKind::Ancestor { dir: "/home/u/code", name: ".claude/CLAUDE.md" });
+    /// assert_eq!(ScopeKey::parse(k.as_str()), Some(k));
+    /// assert!(ScopeKey::ancestor("/", "CLAUDE.md").is_some());
+    /// assert_eq!(ScopeKey::ancestor("code", "CLAUDE.md"), None);
+    /// assert_eq!(ScopeKey::ancestor("/a", "../CLAUDE.md"), None);
+    /// ```
+    pub fn ancestor(dir: &str, name: &str) -> Option<Self> {
+        (valid_abs_dir(dir) && plain_relative_path(name))
+            .then(|| Self(format!("{ANCESTOR_PREFIX}{dir}\0{name}")))
+    }
+
     /// Parses a persisted key; `None` for anything that is not one of the
     /// shapes of R-STATE-2 with a well-formed directory and slot.
     pub fn parse(s: &str) -> Option<Self> {
@@ -149,6 +189,10 @@ impl ScopeKey {
         }
         if let Some(path) = s.strip_prefix(USER_PREFIX) {
             return Self::user_file(path);
+        }
+        if let Some(rest) = s.strip_prefix(ANCESTOR_PREFIX) {
+            let (dir, name) = rest.split_once('\0')?;
+            return Self::ancestor(dir, name);
         }
         let (dir, slot) = s.strip_prefix(PROJECT_PREFIX)?.split_once('\0')?;
         Self::try_project(dir, slot).filter(|k| k.0 == s)
@@ -161,6 +205,12 @@ impl ScopeKey {
 
     /// The key's parts.
     pub fn kind(&self) -> ScopeKind<'_> {
+        if let Some(rest) = self.0.strip_prefix(ANCESTOR_PREFIX) {
+            // Every ancestor key holds a NUL after the directory; the
+            // fallback only keeps this total.
+            let (dir, name) = rest.split_once('\0').unwrap_or((rest, ""));
+            return ScopeKind::Ancestor { dir, name };
+        }
         match self.0.strip_prefix(PROJECT_PREFIX) {
             None if self.0 == USER_GLOBAL => ScopeKind::UserGlobal,
             None => ScopeKind::UserFile {
@@ -175,19 +225,19 @@ impl ScopeKey {
         }
     }
 
-    /// The project directory (`.` or relative), `None` for the user-global
-    /// scope.
+    /// The project directory (`.` or relative), `None` for the scopes
+    /// outside the project (user and ancestor files).
     pub fn dir(&self) -> Option<&str> {
         match self.kind() {
-            ScopeKind::UserGlobal | ScopeKind::UserFile { .. } => None,
+            ScopeKind::UserGlobal | ScopeKind::UserFile { .. } | ScopeKind::Ancestor { .. } => None,
             ScopeKind::Project { dir, .. } => Some(dir),
         }
     }
 
-    /// The slot, `None` for the user-global scope.
+    /// The slot, `None` for the scopes outside the project.
     pub fn slot(&self) -> Option<&str> {
         match self.kind() {
-            ScopeKind::UserGlobal | ScopeKind::UserFile { .. } => None,
+            ScopeKind::UserGlobal | ScopeKind::UserFile { .. } | ScopeKind::Ancestor { .. } => None,
             ScopeKind::Project { slot, .. } => Some(slot),
         }
     }
@@ -197,8 +247,8 @@ impl ScopeKey {
         self.kind() == ScopeKind::UserGlobal
     }
 
-    /// True for the user-global scope and the agent user-level files: the
-    /// scopes outside the project.
+    /// True for the user-global scope, the agent user-level files and the
+    /// ancestor files: the scopes outside the project.
     pub fn is_user(&self) -> bool {
         !matches!(self.kind(), ScopeKind::Project { .. })
     }
@@ -261,25 +311,38 @@ pub(crate) fn all_distinct_slots(config: &Config) -> impl Iterator<Item = &str> 
         )
 }
 
-/// Rank of a user scope: the user-global file, then the user-level files
-/// in configured order, unknown ones last.
-fn user_rank(key: &ScopeKey, config: &Config) -> (usize, usize) {
+/// Rank of a scope outside the project: the user-global file, then the
+/// user-level files in configured order (unknown ones last), then the
+/// ancestor files — by depth of their directory (`/` = 0, broadest first),
+/// then by directory component by component, then in configured order of
+/// their names (unknown ones last).
+fn user_rank<'a>(key: &'a ScopeKey, config: &Config) -> (usize, usize, Vec<&'a str>, usize) {
+    let position =
+        |list: &[String], item: &str| list.iter().position(|p| p == item).unwrap_or(usize::MAX);
     match key.kind() {
-        ScopeKind::UserGlobal => (0, 0),
+        ScopeKind::UserGlobal => (0, 0, Vec::new(), 0),
         ScopeKind::UserFile { path } => (
             1,
-            config
-                .user_instruction_files()
-                .iter()
-                .position(|p| p == path)
-                .unwrap_or(usize::MAX),
+            position(config.user_instruction_files(), path),
+            Vec::new(),
+            0,
         ),
-        ScopeKind::Project { .. } => (2, 0),
+        ScopeKind::Ancestor { dir, name } => {
+            let parts: Vec<&str> = dir.split('/').filter(|c| !c.is_empty()).collect();
+            (
+                2,
+                parts.len(),
+                parts,
+                position(config.ancestor_instruction_files(), name),
+            )
+        }
+        ScopeKind::Project { .. } => (3, 0, Vec::new(), 0),
     }
 }
 
 /// Broadest-first section order (R-REN-3): the user-global scope first, the
-/// agent user-level files next (configured order); then
+/// agent user-level files next (configured order), the ancestor files
+/// above the project root after them (broadest directory first); then
 /// project directories by depth (`.` = 0), then by path compared component by
 /// component in byte order; within a directory, slot order (see
 /// [`CandidatePolicy`]), unknown slots last by name. A total order consistent
@@ -343,6 +406,17 @@ mod tests {
     #[case::user_file_dotdot("user\0~/../x", false)]
     #[case::user_file_bare_tilde("user\0~/", false)]
     #[case::user_file_absolute("user\0/etc/x", false)]
+    #[case::ancestor("ancestor\0/home/u/code\0CLAUDE.md", true)]
+    #[case::ancestor_at_slash("ancestor\0/\0CLAUDE.md", true)]
+    #[case::ancestor_subdir_name("ancestor\0/a\0.claude/CLAUDE.md", true)]
+    #[case::ancestor_relative_dir("ancestor\0a\0CLAUDE.md", false)]
+    #[case::ancestor_dotdot_dir("ancestor\0/a/../b\0CLAUDE.md", false)]
+    #[case::ancestor_trailing_slash("ancestor\0/a/\0CLAUDE.md", false)]
+    #[case::ancestor_dotdot_name("ancestor\0/a\0../CLAUDE.md", false)]
+    #[case::ancestor_absolute_name("ancestor\0/a\0/CLAUDE.md", false)]
+    #[case::ancestor_empty_name("ancestor\0/a\0", false)]
+    #[case::ancestor_no_name("ancestor\0/a", false)]
+    #[case::ancestor_extra_part("ancestor\0/a\0CLAUDE.md\0x", false)]
     #[case::no_slot("project\0a", false)]
     #[case::empty_slot("project\0a\0", false)]
     #[case::empty_dir("project\0\0base", false)]
@@ -416,6 +490,10 @@ mod tests {
         ScopeKey::user_file(path).unwrap()
     }
 
+    fn an(dir: &str, name: &str) -> ScopeKey {
+        ScopeKey::ancestor(dir, name).unwrap()
+    }
+
     fn claude() -> Config {
         let mut c = Config::preset(crate::Preset::Claude);
         c.user_instruction_files.push("~/b.md".into());
@@ -449,6 +527,26 @@ mod tests {
     )]
     #[case::user_file_before_root(uf("~/.claude/CLAUDE.md"), p(".", "base"), claude())]
     #[case::user_files_configured_order(uf("~/.claude/CLAUDE.md"), uf("~/b.md"), claude())]
+    #[case::ancestor_after_user_file(uf("~/b.md"), an("/", "CLAUDE.md"), claude())]
+    #[case::ancestor_before_root(an("/x/y/z", "CLAUDE.local.md"), p(".", "base"), claude())]
+    #[case::broadest_ancestor_first(an("/x", "CLAUDE.local.md"), an("/x/y", "CLAUDE.md"), claude())]
+    #[case::slash_first(an("/", "CLAUDE.local.md"), an("/a", "CLAUDE.md"), claude())]
+    #[case::ancestor_names_in_configured_order(
+        an("/x", "CLAUDE.md"),
+        an("/x", ".claude/CLAUDE.md"),
+        claude()
+    )]
+    #[case::ancestor_claude_dir_before_local(
+        an("/x", ".claude/CLAUDE.md"),
+        an("/x", "CLAUDE.local.md"),
+        claude()
+    )]
+    #[case::ancestor_unknown_name_last(an("/x", "CLAUDE.local.md"), an("/x", "A.md"), claude())]
+    #[case::ancestor_same_depth_by_component(
+        an("/a/z", "CLAUDE.md"),
+        an("/a-b/a", "CLAUDE.md"),
+        claude()
+    )]
     #[case::claude_dir_after_base(p(".", "base"), p(".", SLOT_CLAUDE_DIR), claude())]
     #[case::claude_dir_before_local(p(".", SLOT_CLAUDE_DIR), p(".", "local"), claude())]
     #[case::claude_dir_after_claude_md_ad(
@@ -501,6 +599,11 @@ mod tests {
             1 => Just(ScopeKey::user_global()),
             1 => prop_oneof![Just("~/.claude/CLAUDE.md"), Just("~/b.md"), Just("~/z")]
                 .prop_map(|p| ScopeKey::user_file(p).unwrap()),
+            2 => (
+                prop_oneof![Just("/"), Just("/a"), Just("/a/b"), Just("/a-c"), Just("/B/a")],
+                prop_oneof![Just("CLAUDE.md"), Just(".claude/CLAUDE.md"), Just("CLAUDE.local.md"), Just("zz")],
+            )
+                .prop_map(|(d, n)| ScopeKey::ancestor(d, n).unwrap()),
             6 => (dir, slot).prop_map(|(d, s)| ScopeKey::project(&d, s)),
         ]
     }
@@ -536,7 +639,7 @@ mod tests {
         }
 
         #[test]
-        fn parse_round_trips_and_never_panics(s in "(user|project)?\0?[a-z./]{0,6}\0?[a-z.]{0,4}") {
+        fn parse_round_trips_and_never_panics(s in "(user|project|ancestor)?\0?[a-z./]{0,6}\0?[a-z./]{0,4}") {
             if let Some(k) = ScopeKey::parse(&s) {
                 prop_assert_eq!(k.as_str(), s.as_str());
                 prop_assert_eq!(ScopeKey::parse(k.as_str()), Some(k.clone()));

@@ -49,6 +49,11 @@ pub struct MountSpec {
     pub trusted_roots: Option<Vec<Utf8PathBuf>>,
     /// Session cwd.
     pub cwd: Utf8PathBuf,
+    /// Where the scenario's `/` is on disk (`T`), `None` in memory. The
+    /// directories above it are not part of the scenario: a driver reads
+    /// no ancestor file (`ancestor_instruction_files`) there, so a stray
+    /// `/tmp/CLAUDE.md` of the test machine never shows.
+    pub fs_top: Option<Utf8PathBuf>,
 }
 
 /// A pre-step as the driver runs it.

@@ -64,7 +64,34 @@ fn mount_spec(
         env: rewrite_env(&m.env, paths),
         trusted_roots,
         cwd: paths.map_path(&sc.cwd),
+        fs_top: matches!(kind, ProviderKind::Disk).then(|| paths.map_path("/")),
     }
+}
+
+/// Shows the disk provider's absolute paths as scenario paths (`T` taken
+/// off) in everything a step observed: the ancestor files' sections and
+/// scopes name absolute paths, as Claude Code shows them.
+fn unmap_observation(obs: &mut Observation, paths: &PathMap) {
+    let unmap_source = |s: &mut matcher::ObservedSource| {
+        for c in &mut s.changes {
+            c.scope = paths.unmap_in_text(&c.scope);
+            c.path = paths.unmap_in_text(&c.path);
+            if let Some(p) = &mut c.previous_path {
+                *p = paths.unmap_in_text(p);
+            }
+        }
+    };
+    let unmap_message = |m: &mut matcher::ObservedMessage| {
+        for part in &mut m.parts {
+            *part = paths.unmap_in_text(part);
+        }
+        unmap_source(&mut m.source);
+    };
+    if let Some(m) = &mut obs.entered {
+        unmap_message(m);
+    }
+    obs.inbox.iter_mut().for_each(unmap_message);
+    obs.visible.iter_mut().for_each(unmap_source);
 }
 
 /// Applies `fs` or a `write` step to the provider's tree.
@@ -336,7 +363,7 @@ async fn run_inner<D: Driver>(
         let (Some(expect), Some(host)) = (&step.expect, host) else {
             continue;
         };
-        let obs = Observation {
+        let mut obs = Observation {
             outcome: pre.as_ref().map(|p| p.outcome),
             batch: pre.as_ref().map(|p| p.batch.clone()),
             entered: pre.and_then(|p| p.entered),
@@ -345,6 +372,7 @@ async fn run_inner<D: Driver>(
             visible: host.visible,
             counters: cx.fixture.counters(),
         };
+        unmap_observation(&mut obs, cx.fixture.paths());
         let reasons = matcher::check(expect, &obs);
         if !reasons.is_empty() {
             return Err(at(&reasons.join("; ")));

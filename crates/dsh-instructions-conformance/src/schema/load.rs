@@ -90,7 +90,7 @@ impl RawStep {
             actions.push(Action::Resume);
         }
         if let Some(r) = self.remount {
-            actions.push(Action::Remount(r.unwrap_or_default()));
+            actions.push(Action::Remount(Box::new(r.unwrap_or_default())));
         }
         if actions.len() != 1 {
             let names: Vec<_> = actions.iter().map(Action::name).collect();

@@ -188,7 +188,7 @@ pub enum Action {
     /// New loop instance over the same history.
     Resume,
     /// New plugin instance over the same history.
-    Remount(Remount),
+    Remount(Box<Remount>),
 }
 
 impl Action {

@@ -29,13 +29,27 @@ impl Inner {
         cancel: &CancellationToken,
     ) -> Result<ReadOutcome, Cancelled> {
         check(cancel)?;
-        let mut file = match self.open_plain(path, cap) {
+        if let Some((root, rel)) = self.admit_named(path) {
+            return self.read_named(root, &rel, cap, cancel);
+        }
+        let file = match self.open_plain(path, cap) {
             Some(file) => file,
             None => match self.open_resolved(path, cap, cancel)? {
                 Ok(file) => file,
                 Err(outcome) => return Ok(outcome),
             },
         };
+        self.read_open(file, cap, cancel)
+    }
+
+    /// The bounded read of a file opened (without blocking) for reading:
+    /// its own `fstat` decides kind and size, then chunks up to the cap.
+    pub(super) fn read_open(
+        &self,
+        mut file: cap_std::fs::File,
+        cap: u64,
+        cancel: &CancellationToken,
+    ) -> Result<ReadOutcome, Cancelled> {
         check(cancel)?;
         let seen = std::time::SystemTime::now();
         let raw = match Raw::of_file(&file) {

@@ -178,6 +178,9 @@ impl Inner {
         path: &Utf8Path,
         cancel: &CancellationToken,
     ) -> Result<Probe, Cancelled> {
+        if let Some((root, rel)) = self.admit_named(path) {
+            return self.probe_named(root, &rel, cancel);
+        }
         Ok(match self.resolve(path, cancel)? {
             Resolution::Found { metadata, .. } => classify_metadata(&metadata),
             Resolution::Absent => Probe::Absent,

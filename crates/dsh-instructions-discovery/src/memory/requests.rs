@@ -18,6 +18,9 @@ pub(super) trait Request {
     /// Probes and reads follow links and stay inside the trusted roots;
     /// marker checks do neither and perform no `resolve` operation.
     const FOLLOW: bool;
+    /// Whether a names-only root may admit the path (probes and reads
+    /// only, never path kinds or markers; docs/decisions/0044).
+    const NAMED: bool = false;
     fn absent(&self) -> Self::Output;
     fn not_a_file(&self) -> Self::Output;
     /// The target is a directory (only path-kind requests tell it apart).
@@ -58,6 +61,7 @@ pub(super) enum ReadStep {
 impl Request for ProbeRequest {
     type Output = Probe;
     const FOLLOW: bool = true;
+    const NAMED: bool = true;
     fn absent(&self) -> Probe {
         Probe::Absent
     }
@@ -130,6 +134,7 @@ impl Request for MarkerRequest {
 impl Request for ReadRequest {
     type Output = ReadStep;
     const FOLLOW: bool = true;
+    const NAMED: bool = true;
     fn absent(&self) -> ReadStep {
         ReadStep::Finished(ReadOutcome::Absent)
     }

@@ -87,4 +87,7 @@ pub mod reasons {
     pub const BLANK_HOME: &str = "blank, treated as unset";
     /// A user instruction file that is not a `~/…` path to a file.
     pub const NOT_HOME_PATH: &str = "not a ~/ path to a file";
+    /// An ancestor instruction file that is not a plain relative path (no
+    /// empty, `.` or `..` component, no leading `/`, no `\` or NUL).
+    pub const NOT_RELATIVE_PATH: &str = "not a plain relative path to a file";
 }

@@ -181,6 +181,9 @@ pub struct ConfigInput {
     /// See [`Config::user_instruction_files`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_instruction_files: Option<Vec<String>>,
+    /// See [`Config::ancestor_instruction_files`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ancestor_instruction_files: Option<Vec<String>>,
     /// See [`Config::max_import_depth`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_import_depth: Option<u32>,

@@ -93,3 +93,42 @@ pub fn validate_user_files(entries: &[String]) -> (Vec<String>, Vec<ConfigWarnin
     }
     (kept, warnings)
 }
+
+/// Whether `entry` is a plain relative path to a file, as
+/// `ancestor_instruction_files` entries must be: not absolute, no empty,
+/// `.` or `..` component, no `\` or NUL. The scope-key parser applies
+/// the same test to persisted keys.
+pub(crate) fn plain_relative_path(entry: &str) -> bool {
+    !entry.is_empty()
+        && !entry.contains(['\\', '\0'])
+        && entry
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+/// Validates `ancestor_instruction_files` (R-HOOK-8): each entry must be a
+/// plain relative path ([`plain_relative_path`]); repeats keep the first
+/// position. Dropped entries are reported, as for the other name lists.
+pub(crate) fn validate_ancestor_files(entries: &[String]) -> (Vec<String>, Vec<ConfigWarning>) {
+    const FIELD: &str = "ancestor_instruction_files";
+    let mut kept: Vec<String> = Vec::new();
+    let mut warnings = Vec::new();
+    for entry in entries {
+        let problem = if !plain_relative_path(entry) {
+            Some(reasons::NOT_RELATIVE_PATH)
+        } else if kept.contains(entry) {
+            Some(reasons::DUPLICATE)
+        } else {
+            None
+        };
+        match problem {
+            Some(reason) => warnings.push(ConfigWarning {
+                field: FIELD,
+                entry: entry.clone(),
+                reason,
+            }),
+            None => kept.push(entry.clone()),
+        }
+    }
+    (kept, warnings)
+}

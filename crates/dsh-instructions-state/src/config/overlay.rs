@@ -54,6 +54,7 @@ impl ConfigInput {
             claude_dir,
             content_transform,
             user_instruction_files,
+            ancestor_instruction_files,
             max_import_depth
         );
         self

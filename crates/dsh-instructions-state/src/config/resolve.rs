@@ -5,6 +5,7 @@
 
 use dsh_instructions_render::Budget;
 
+use super::names::validate_ancestor_files;
 use super::{
     Config, ConfigError, ConfigInput, ConfigWarning, NumberInput, reasons, validate_names,
     validate_user_files,
@@ -153,6 +154,11 @@ impl ConfigInput {
         if let Some(files) = &self.user_instruction_files {
             let (kept, w) = validate_user_files(files);
             config.user_instruction_files = kept;
+            warnings.extend(w);
+        }
+        if let Some(files) = &self.ancestor_instruction_files {
+            let (kept, w) = validate_ancestor_files(files);
+            config.ancestor_instruction_files = kept;
             warnings.extend(w);
         }
         if let Some(depth) = self.max_import_depth {

@@ -101,6 +101,14 @@ fn presets(#[case] p: Preset, #[case] base: &[&str], #[case] local: &[&str], #[c
             v(&[])
         }
     );
+    assert_eq!(
+        c.ancestor_instruction_files(),
+        if claude {
+            v(&["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"])
+        } else {
+            v(&[])
+        }
+    );
     assert_eq!(c.max_import_depth(), if claude { 4 } else { 5 });
     // The preset alone satisfies the max_bytes requirement (R-CFG-1).
     let name = p.to_string();
@@ -162,6 +170,7 @@ fn overlay_carries_every_field() {
         "fallback_instruction_file_candidates": ["F.md"], "fallback_scope": "path",
         "claude_dir": true, "content_transform": "claude",
         "user_instruction_files": ["~/u.md"], "max_import_depth": 3,
+        "ancestor_instruction_files": ["A.md"],
     }));
     assert_eq!(ConfigInput::default().overlay(full.clone()), full);
     let other = parse(json!({"preset": "claude", "max_bytes": 1, "imports": false}));
@@ -278,6 +287,56 @@ fn user_file_entries(#[case] entry: &str, #[case] problem: Option<&str>) {
         usize::from(problem.is_none())
     );
     assert_eq!(r.warnings.len(), if problem.is_some() { 2 } else { 1 });
+}
+
+// R-HOOK-8: ancestor files are plain relative paths, read by name only.
+#[rstest]
+#[case::ok("CLAUDE.md", None)]
+#[case::dot_prefix("./x", Some(reasons::NOT_RELATIVE_PATH))]
+#[case::subdir(".claude/CLAUDE.md", None)]
+#[case::absolute("/etc/CLAUDE.md", Some(reasons::NOT_RELATIVE_PATH))]
+#[case::dotdot("../CLAUDE.md", Some(reasons::NOT_RELATIVE_PATH))]
+#[case::inner_dotdot("a/../CLAUDE.md", Some(reasons::NOT_RELATIVE_PATH))]
+#[case::dot(".", Some(reasons::NOT_RELATIVE_PATH))]
+#[case::empty("", Some(reasons::NOT_RELATIVE_PATH))]
+#[case::trailing_slash("a/", Some(reasons::NOT_RELATIVE_PATH))]
+#[case::double_slash("a//b", Some(reasons::NOT_RELATIVE_PATH))]
+#[case::backslash("a\\b", Some(reasons::NOT_RELATIVE_PATH))]
+#[case::nul("a\0b", Some(reasons::NOT_RELATIVE_PATH))]
+fn ancestor_file_entries(#[case] entry: &str, #[case] problem: Option<&str>) {
+    let r = parse(json!({"max_bytes": 1, "ancestor_instruction_files": [entry, entry]}))
+        .resolve()
+        .unwrap();
+    let reasons: Vec<&str> = r.warnings.iter().map(|w| w.reason).collect();
+    match problem {
+        None => {
+            assert_eq!(r.config.ancestor_instruction_files(), [entry]);
+            assert_eq!(reasons, [reasons::DUPLICATE]);
+        }
+        Some(problem) => {
+            assert!(r.config.ancestor_instruction_files().is_empty());
+            assert_eq!(reasons, [problem, problem]);
+        }
+    }
+    assert!(
+        r.warnings
+            .iter()
+            .all(|w| w.field == "ancestor_instruction_files" && w.entry == entry)
+    );
+}
+
+#[test]
+fn an_explicit_ancestor_list_wins_over_the_claude_preset() {
+    let off = parse(json!({"preset": "claude", "ancestor_instruction_files": []}))
+        .resolve()
+        .unwrap()
+        .config;
+    assert!(off.ancestor_instruction_files().is_empty());
+    let own = parse(json!({"max_bytes": 1, "ancestor_instruction_files": ["AGENTS.md"]}))
+        .resolve()
+        .unwrap()
+        .config;
+    assert_eq!(own.ancestor_instruction_files(), v(&["AGENTS.md"]));
 }
 
 #[test]

@@ -42,8 +42,14 @@ pub struct Config {
     pub(crate) claude_dir: bool,
     pub(crate) content_transform: ContentTransform,
     pub(crate) user_instruction_files: Vec<String>,
+    pub(crate) ancestor_instruction_files: Vec<String>,
     pub(crate) max_import_depth: u32,
 }
+
+/// The files Claude Code reads in every directory above the project root
+/// (the `claude` preset's [`Config::ancestor_instruction_files`], R-HOOK-8).
+pub(crate) const ANCESTOR_CLAUDE_FILES: [&str; 3] =
+    ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"];
 
 pub(super) fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
@@ -89,6 +95,7 @@ impl Config {
             claude_dir: false,
             content_transform: ContentTransform::None,
             user_instruction_files: Vec::new(),
+            ancestor_instruction_files: Vec::new(),
             max_import_depth: DEFAULT_MAX_IMPORT_DEPTH,
         }
     }
@@ -126,6 +133,7 @@ impl Config {
             c.fallback_scope = FallbackScope::Path;
             c.content_transform = ContentTransform::Claude;
             c.user_instruction_files = strings(&["~/.claude/CLAUDE.md"]);
+            c.ancestor_instruction_files = strings(&ANCESTOR_CLAUDE_FILES);
             c.max_import_depth = CLAUDE_MAX_IMPORT_DEPTH;
         }
         c
@@ -231,6 +239,17 @@ impl Config {
     /// file and before the project files, in this order; empty by default.
     pub fn user_instruction_files(&self) -> &[String] {
         &self.user_instruction_files
+    }
+
+    /// Files read by name in every directory *above* the project root,
+    /// from `/` down to the root's parent (R-HOOK-8): plain relative paths
+    /// (validated, no `..`), rendered after the agent user-level files and
+    /// before the project files, broadest directory first and, within a
+    /// directory, in this order. Only these paths of those directories are
+    /// readable (names-only trust, docs/decisions/0044); empty by default,
+    /// Claude Code's three files in the `claude` preset.
+    pub fn ancestor_instruction_files(&self) -> &[String] {
+        &self.ancestor_instruction_files
     }
 
     /// Import depth below a candidate (R-IMP-2); 5 by default, 4 for Claude.
