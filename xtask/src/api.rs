@@ -19,6 +19,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, ExitCode};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::Value;
@@ -824,8 +825,109 @@ fn compact(v: &Value) -> String {
 
 // ---- the command -------------------------------------------------------------
 
+/// What is wrong with a run's plan before any crate is checked: `checked`
+/// is how many crates this run will check, `crates` every publishable
+/// library crate of the workspace, `snapshots` the file names in `api/`.
+/// A run that checks nothing passes nothing, and a snapshot whose crate is
+/// gone (renamed, removed, made private) is never silently ignored.
+pub(crate) fn plan_problems(
+    checked: usize,
+    crates: &[String],
+    snapshots: &[String],
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    if checked == 0 {
+        problems.push(
+            "no publishable library crate to check: nothing was compared with api/".to_owned(),
+        );
+    }
+    problems.extend(orphan_snapshots(crates, snapshots));
+    problems
+}
+
+/// The `api/*.txt` among `snapshots` (file names) with no publishable
+/// library crate of that name in `crates`.
+pub(crate) fn orphan_snapshots(crates: &[String], snapshots: &[String]) -> Vec<String> {
+    snapshots
+        .iter()
+        .filter_map(|f| f.strip_suffix(".txt").map(|stem| (f, stem)))
+        .filter(|(_, stem)| !crates.iter().any(|c| c == stem))
+        .map(|(f, _)| {
+            format!("api/{f}: no publishable library crate of that name in the workspace")
+        })
+        .collect()
+}
+
+/// The file names in `api/` (none when it does not exist).
+pub(crate) fn snapshot_files(root: &Path) -> Result<Vec<String>> {
+    let dir = root.join("api");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Every publishable library crate: what `api` checks.
+pub(crate) fn library_crates(members: Vec<Member>) -> Vec<Member> {
+    members
+        .into_iter()
+        .filter(|m| !m.private && m.dir.join("src/lib.rs").exists())
+        .collect()
+}
+
+/// Removes a rustdoc JSON left by an earlier run, so the one read after
+/// `cargo rustdoc` can only be this run's.
+fn forget_json(file: &Path) -> Result<()> {
+    match std::fs::remove_file(file) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot remove {}", file.display())),
+    }
+}
+
+/// The rustdoc JSON must have been written by this run: it exists (it was
+/// removed before rustdoc ran) and was modified at or after `started`
+/// (whole seconds, for filesystems with coarse timestamps). A JSON that
+/// cargo did not rewrite, or one older than the run, would check an API
+/// that is not the crate's current one.
+pub(crate) fn check_fresh(file: &Path, started: SystemTime) -> Result<()> {
+    let meta = match std::fs::metadata(file) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            bail!(
+                "cargo rustdoc succeeded but did not write {} (not produced by this run)",
+                file.display()
+            )
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot stat {}", file.display())),
+    };
+    let modified = meta
+        .modified()
+        .with_context(|| format!("no modification time for {}", file.display()))?;
+    let secs = |t: SystemTime| t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    ensure!(
+        secs(modified) >= secs(started),
+        "{} is stale: modified {}s before this run started, so rustdoc did not rewrite it",
+        file.display(),
+        secs(started).saturating_sub(secs(modified))
+    );
+    Ok(())
+}
+
 /// A library crate's API lines, through rustdoc JSON.
 fn current_lines(root: &Path, target_dir: &Path, m: &Member) -> Result<BTreeSet<String>> {
+    let file = target_dir
+        .join("doc")
+        .join(format!("{}.json", m.name.replace('-', "_")));
+    forget_json(&file)?;
+    let started = SystemTime::now();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
         .args(["rustdoc", "--quiet", "--lib", "-p", &m.name, "--"])
@@ -836,9 +938,7 @@ fn current_lines(root: &Path, target_dir: &Path, m: &Member) -> Result<BTreeSet<
         .status()
         .context("cannot run cargo rustdoc")?;
     ensure!(status.success(), "cargo rustdoc -p {} failed", m.name);
-    let file = target_dir
-        .join("doc")
-        .join(format!("{}.json", m.name.replace('-', "_")));
+    check_fresh(&file, started)?;
     let text = std::fs::read_to_string(&file)
         .with_context(|| format!("cannot read {}", file.display()))?;
     let doc: Value =
@@ -863,14 +963,24 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     ensure!(!unreleased || bless, "--unreleased goes with --bless");
     let meta = metadata(root)?;
     let target_dir = Path::new(meta["target_directory"].as_str().unwrap_or("target")).to_path_buf();
-    let libs: Vec<Member> = members(&meta)?
+    let all = library_crates(members(&meta)?);
+    let names: Vec<String> = all.iter().map(|m| m.name.clone()).collect();
+    let libs: Vec<Member> = all
         .into_iter()
-        .filter(|m| !m.private && m.dir.join("src/lib.rs").exists())
         .filter(|m| only.is_empty() || only.contains(&m.name))
         .collect();
     if let Some(c) = only.iter().find(|c| !libs.iter().any(|m| &m.name == *c)) {
         bail!("`{c}` is not a publishable library crate of this workspace");
     }
+    let problems = plan_problems(libs.len(), &names, &snapshot_files(root)?);
+    for p in &problems {
+        eprintln!("xtask api: {p}");
+    }
+    ensure!(
+        problems.is_empty(),
+        "{} problem(s) before any crate was checked",
+        problems.len()
+    );
     let dir = root.join("api");
     std::fs::create_dir_all(&dir).context("cannot create api/")?;
     let mut failed = 0;
@@ -919,6 +1029,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             );
         }
     }
+    println!("api: {} crate(s) checked, {failed} out of date", libs.len());
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
@@ -1030,6 +1141,77 @@ mod tests {
         };
         assert_eq!(Snapshot::parse(&s.render("x")).unwrap(), s);
         assert!(Snapshot::parse("pub fn x::f()\n").is_err());
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// Issue 34 item 3: a run that checks nothing, or finds a snapshot of
+    /// no crate, fails before rustdoc runs.
+    #[rstest]
+    #[case::all_right(1, &["a"], &["a.txt"], &[])]
+    #[case::zero_crates(0, &[], &[],
+        &["no publishable library crate to check: nothing was compared with api/"])]
+    #[case::zero_with_snapshots(0, &[], &["a.txt"], &[
+        "no publishable library crate to check: nothing was compared with api/",
+        "api/a.txt: no publishable library crate of that name in the workspace",
+    ])]
+    #[case::orphan(2, &["a", "b"], &["a.txt", "b.txt", "gone.txt"],
+        &["api/gone.txt: no publishable library crate of that name in the workspace"])]
+    #[case::other_files_are_not_snapshots(1, &["a"], &["a.txt", "README.md"], &[])]
+    #[case::missing_snapshot_is_judged_later(1, &["a"], &[], &[])]
+    fn plan(
+        #[case] checked: usize,
+        #[case] crates: &[&str],
+        #[case] snapshots: &[&str],
+        #[case] want: &[&str],
+    ) {
+        assert_eq!(
+            plan_problems(checked, &names(crates), &names(snapshots)),
+            want
+        );
+    }
+
+    /// The JSON read after rustdoc must be this run's: missing (never
+    /// rewritten after removal) and older than the run both fail.
+    #[rstest]
+    #[case::missing(None, Some("did not write"))]
+    #[case::older_than_the_run(Some(-3600), Some("is stale"))]
+    #[case::written_by_the_run(Some(1), None)]
+    fn rustdoc_json_freshness(#[case] age: Option<i64>, #[case] want: Option<&str>) {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("c.json");
+        let started = SystemTime::now() - std::time::Duration::from_secs(60);
+        if let Some(offset) = age {
+            std::fs::write(&file, "{}").unwrap();
+            let delta = std::time::Duration::from_secs(offset.unsigned_abs());
+            let at = if offset < 0 {
+                started - delta
+            } else {
+                started + delta
+            };
+            let f = std::fs::File::options().write(true).open(&file).unwrap();
+            f.set_times(std::fs::FileTimes::new().set_modified(at))
+                .unwrap();
+        }
+        match (check_fresh(&file, started), want) {
+            (Ok(()), None) => {}
+            (Err(e), Some(w)) => assert!(e.to_string().contains(w), "{e}"),
+            (got, want) => panic!("{got:?}, want {want:?}"),
+        }
+    }
+
+    #[test]
+    fn an_earlier_json_is_removed_before_rustdoc() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("c.json");
+        std::fs::write(&file, "{}").unwrap();
+        forget_json(&file).unwrap();
+        assert!(!file.exists());
+        forget_json(&file).expect("nothing to remove is fine");
+        // Removed, then not rewritten: the freshness check catches it.
+        assert!(check_fresh(&file, SystemTime::now()).is_err());
     }
 
     #[rstest]

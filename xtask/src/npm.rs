@@ -222,16 +222,14 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             .with_context(|| format!("no npm platform for target `{t}`"))?,
         None => host_platform().context("this host has no npm platform package")?,
     };
-    if Command::new("npm")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_err()
-    {
-        // Loud: the packages and their install test did not run at all.
-        println!("npm SKIPPED: npm is not installed; the npm packages were NOT built or tested");
-        return Ok(ExitCode::SUCCESS);
-    }
+    // No npm is a failure, never a skip (issue 34 item 3): a green run
+    // must mean the packages were built and, with --test, installed.
+    npm_present(
+        Command::new("npm")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status(),
+    )?;
     let meta = metadata(root)?;
     let cli = members(&meta)?
         .into_iter()
@@ -322,6 +320,22 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `npm --version` answered, as a reason to stop: npm missing or
+/// broken fails the command (`.ci/run` installs npm before it runs this).
+fn npm_present(status: std::io::Result<std::process::ExitStatus>) -> Result<()> {
+    match status {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => bail!(
+            "`npm --version` exited with {s}: the npm packages were NOT built or tested \
+             (install Node.js and npm, e.g. `apt-get install nodejs npm`)"
+        ),
+        Err(e) => bail!(
+            "npm is not installed ({e}): the npm packages were NOT built or tested \
+             (install Node.js and npm, e.g. `apt-get install nodejs npm`)"
+        ),
+    }
 }
 
 #[cfg(unix)]
@@ -507,6 +521,36 @@ mod tests {
         // No install-time scripts: nothing is downloaded or run by npm.
         assert!(main.get("scripts").is_none());
         assert_eq!(main["bin"][MAIN], "bin/dsh-instructions.js");
+    }
+
+    /// A missing or broken npm fails the command instead of passing it
+    /// with a skip line (issue 34 item 3).
+    #[cfg(unix)]
+    #[rstest::rstest]
+    #[case::missing(
+        Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+        "npm is not installed"
+    )]
+    #[case::broken(Ok(exit(1)), "`npm --version` exited")]
+    fn npm_missing_or_broken_is_an_error(
+        #[case] status: std::io::Result<std::process::ExitStatus>,
+        #[case] want: &str,
+    ) {
+        let e = npm_present(status)
+            .expect_err("no npm must fail")
+            .to_string();
+        assert!(e.contains(want) && e.contains("NOT built or tested"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_working_npm_passes() {
+        assert!(npm_present(Ok(exit(0))).is_ok());
+    }
+
+    #[cfg(unix)]
+    fn exit(code: i32) -> std::process::ExitStatus {
+        std::os::unix::process::ExitStatusExt::from_raw(code << 8)
     }
 
     #[test]

@@ -69,6 +69,10 @@ pub(crate) fn check_crates(
     contents: &dyn Fn(&str) -> Result<Vec<String>>,
 ) -> Result<Vec<String>> {
     let mut problems = Vec::new();
+    if !members.iter().any(|m| !m.private) {
+        // Nothing to package is not a pass (issue 34 item 3).
+        problems.push("no publishable crate: nothing was packaged or verified".to_owned());
+    }
     for m in members {
         let file = m.crate_file();
         match (m.private, found.contains(&file)) {
@@ -231,6 +235,25 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             .as_str()
             .context("cargo metadata: no target_directory")?,
     );
+    // Before the slow part: nothing to package, or an API snapshot of a
+    // crate that is gone, fails the run (issue 34 item 3).
+    let early: Vec<String> = check_crates(&members, &BTreeSet::new(), &|_| Ok(Vec::new()))?
+        .into_iter()
+        .filter(|p| p.starts_with("no publishable crate"))
+        .chain(crate::api::orphan_snapshots(
+            &crate::api::library_crates(members.clone())
+                .into_iter()
+                .map(|m| m.name)
+                .collect::<Vec<_>>(),
+            &crate::api::snapshot_files(root)?,
+        ))
+        .collect();
+    if !early.is_empty() {
+        for p in &early {
+            eprintln!("xtask package: {p}");
+        }
+        return Ok(ExitCode::FAILURE);
+    }
     let out_dir = target.join("package");
     // Stale .crate files from an earlier run would hide a crate that is no
     // longer packaged; everything else there (the verify builds) is kept so
@@ -417,6 +440,19 @@ mod tests {
         let members = [member("lib", false), member("conf", true)];
         let found = found.iter().map(|s| (*s).to_owned()).collect();
         assert_eq!(check_crates(&members, &found, &with_readme).unwrap(), want);
+    }
+
+    /// Zero crates packaged because there was nothing to package is a
+    /// failure, not an empty list of problems (issue 34 item 3).
+    #[rstest]
+    #[case::no_members(&[])]
+    #[case::only_private(&[member("conf", true)])]
+    fn nothing_to_package_is_a_problem(#[case] members: &[Member]) {
+        let problems = check_crates(members, &BTreeSet::new(), &with_readme).unwrap();
+        assert_eq!(
+            problems,
+            ["no publishable crate: nothing was packaged or verified"]
+        );
     }
 
     #[test]

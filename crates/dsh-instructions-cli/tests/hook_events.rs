@@ -316,6 +316,8 @@ impl Tree {
     fn spawn_env(&self, args: &[&str], input: Vec<u8>, envs: &[(&str, &str)]) -> Running {
         let mut child = Command::new(BIN)
             .args(args)
+            // The adapter's own bound unless a test sets one.
+            .env_remove(dsh_instructions_hooks::LOCK_WAIT_ENV)
             .envs(envs.iter().copied())
             .current_dir(self.path("ws"))
             .env("HOME", self.path("home"))
@@ -1720,14 +1722,17 @@ fn control_characters_never_reach_the_log_raw() {
     assert!(line.contains(r"ws\u{0}x\ny"), "{line}");
 }
 
-/// R-HOOK-6 / R-LOG-4 under load (issue 18 item 6): 200 tool calls of one
-/// session at once, as real processes, on a session that already knows 200
-/// directories. Every new nested file is in exactly one answer, none is
-/// lost to the lock bound (raised here, so the count does not depend on
-/// how fast a debug build is: the bench measures the real bound), and
-/// every invocation logs one line. Counts, not times.
+/// R-HOOK-6 / R-LOG-4 / R-HOOK-8 under load at the real lock bound
+/// (issue 18 item 6, issue 34 item 3): 200 tool calls of one session at
+/// once, as real processes with the adapter's default wait (`LOCK_WAIT`,
+/// no override), on a session that already knows 200 directories. A call
+/// that cannot get the lock within the bound defers its touch: every new
+/// nested file is then in exactly one answer, its own or a later one's
+/// (at the latest the next event's), none is lost and none is given twice,
+/// and every invocation logs one line. The number deferred is printed and
+/// bounded. Counts, not times.
 #[test]
-fn two_hundred_concurrent_tool_calls_lose_nothing() {
+fn two_hundred_concurrent_tool_calls_at_the_real_lock_bound_lose_nothing() {
     const KNOWN: usize = 200;
     const PARALLEL: usize = 200;
     let t = Tree::new();
@@ -1761,33 +1766,80 @@ fn two_hundred_concurrent_tool_calls_lose_nothing() {
     let running: Vec<Running> = (KNOWN..KNOWN + PARALLEL)
         .map(|i| {
             let file = format!("{}/load/d{i}/f.rs", t.ws());
-            t.spawn_env(
+            t.spawn(
                 &["hook", "--agent", "claude"],
                 event("PostToolUse-Read", &file).into_bytes(),
-                &[(dsh_instructions_hooks::LOCK_WAIT_ENV, "600000")],
             )
         })
         .collect();
-    let answers: Vec<String> = running
+    let mut answers: Vec<String> = running
         .into_iter()
-        .map(|r| r.finish().context("PostToolUse"))
+        .map(|r| {
+            let out = r.finish();
+            out.assert_clean();
+            out.stdout
+        })
         .collect();
-    for (n, i) in (KNOWN..KNOWN + PARALLEL).enumerate() {
+    let deferred = (KNOWN..KNOWN + PARALLEL)
+        .zip(&answers)
+        .filter(|(i, a)| !a.contains(&format!("LOAD-{i}-END")))
+        .count();
+    // The next event gives whatever is still deferred (nothing, when no
+    // call deferred or a later call already gave them).
+    let next = t.event("claude", "UserPromptSubmit", s, "");
+    next.assert_clean();
+    answers.push(next.stdout);
+    println!("at the real lock bound: {deferred} of {PARALLEL} concurrent calls deferred");
+    for i in KNOWN..KNOWN + PARALLEL {
         let marker = format!("LOAD-{i}-END");
-        assert!(answers[n].contains(&marker), "d{i} not in its own answer");
         let given = answers.iter().filter(|a| a.contains(&marker)).count();
-        assert_eq!(given, 1, "d{i} given {given} times");
+        assert_eq!(given, 1, "d{i} given {given} times ({deferred} deferred)");
     }
     let log = t.hook_log("claude");
-    assert_eq!(log.len(), before + PARALLEL, "one line per invocation");
-    assert!(
-        !log.iter().any(|l| l.contains("error")),
-        "an invocation failed: {:#?}",
-        log.iter()
-            .filter(|l| l.contains("error"))
-            .collect::<Vec<_>>()
+    let calls = &log[before..before + PARALLEL];
+    assert_eq!(log.len(), before + PARALLEL + 1, "one line per invocation");
+    let deferral_lines = calls
+        .iter()
+        .filter(|l| l.contains("1 touches deferred to the next event"))
+        .count();
+    assert_eq!(
+        deferral_lines, deferred,
+        "each deferral is logged: {calls:#?}"
     );
-    assert_eq!(messages(&t, "claude", s).len(), 1 + KNOWN + PARALLEL);
+    // A call defers only after waiting the whole bound, never earlier.
+    let bound = dsh_instructions_hooks::LOCK_WAIT.as_secs_f64();
+    for l in calls.iter().filter(|l| l.contains("touches deferred")) {
+        let waited = l
+            .split(" for ")
+            .nth(1)
+            .and_then(|rest| rest.split("s,").next())
+            .and_then(|secs| secs.parse::<f64>().ok());
+        assert!(
+            waited.is_some_and(|w| w >= bound),
+            "deferred before the bound: {l}"
+        );
+    }
+    let failed: Vec<_> = log[before..]
+        .iter()
+        .filter(|l| l.contains("error") && !l.contains("touches deferred to the next event"))
+        .collect();
+    assert!(failed.is_empty(), "an invocation failed: {failed:#?}");
+    // Most calls get the lock within the bound: one debug-build call holds
+    // it for about 30 ms on a loaded two-core machine (a release build for
+    // a few), so 5 s serve some 160 of the 200; what is left over defers.
+    // More than half deferring means the lock is held far longer than a
+    // call's work needs (held across calls, idle between holders).
+    assert!(
+        deferred <= PARALLEL / 2,
+        "{deferred} of {PARALLEL} calls deferred at the real bound"
+    );
+    // One message per call that held the lock, one for the next event
+    // when it gave the deferred files.
+    let last_gave = !answers[PARALLEL].trim_end().eq("{}");
+    assert_eq!(
+        messages(&t, "claude", s).len(),
+        1 + KNOWN + PARALLEL - deferred + usize::from(last_gave)
+    );
 }
 
 /// A tool call that cannot get the session lock within the bound answers

@@ -356,6 +356,9 @@ pub(crate) struct Write {
     pub before: Option<String>,
     /// What goes there (`None`: the file is removed).
     pub after: Option<String>,
+    /// For a file that does not exist yet: the file whose permissions it
+    /// gets (a backup is never readable by more than what it copies).
+    pub mode_of: Option<PathBuf>,
 }
 
 /// A hidden sibling of `path` a file to remove is moved to until the
@@ -397,7 +400,7 @@ pub(crate) fn commit(writes: &[Write]) -> Result<(), HookError> {
             staged.push(None);
             continue;
         };
-        match stage(&w.path, text, &mut made_dirs) {
+        match stage(&w.path, text, w.mode_of.as_deref(), &mut made_dirs) {
             Ok(t) => staged.push(Some(t)),
             Err(e) => {
                 // Dropping the staged files deletes them.
@@ -458,11 +461,12 @@ pub(crate) fn commit(writes: &[Write]) -> Result<(), HookError> {
 }
 
 /// The new content of `path` in a synced temporary file beside it, with
-/// the permissions `path` has now (a new file gets what `File::create`
-/// would give it: `0o666` less the umask).
+/// the permissions `path` has now; a new file gets those of `mode_of`, or
+/// else what `File::create` would give it: `0o666` less the umask.
 fn stage(
     path: &Path,
     text: &str,
+    mode_of: Option<&Path>,
     made_dirs: &mut Vec<PathBuf>,
 ) -> Result<NamedTempFile, HookError> {
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -500,7 +504,8 @@ fn stage(
             dir
         })?;
         f.write_all(text.as_bytes())?;
-        if let Ok(meta) = fs::metadata(path) {
+        let like = fs::metadata(path).or_else(|e| mode_of.map_or(Err(e), fs::metadata));
+        if let Ok(meta) = like {
             f.as_file().set_permissions(meta.permissions())?;
         }
         f.as_file().sync_all()?;
@@ -512,7 +517,7 @@ fn stage(
 /// Writes one file atomically (a rollback step).
 fn write_now(path: &Path, text: &str) -> Result<(), HookError> {
     let mut dirs = Vec::new();
-    let tmp = stage(path, text, &mut dirs)?;
+    let tmp = stage(path, text, None, &mut dirs)?;
     tmp.persist(path).map(drop).map_err(|e| werr(path)(e.error))
 }
 
@@ -612,11 +617,13 @@ mod tests {
                 path: a.clone(),
                 before: None,
                 after: Some("A".into()),
+                mode_of: None,
             },
             Write {
                 path: b.clone(),
                 before: Some("old".into()),
                 after: None,
+                mode_of: None,
             },
         ])
         .expect("commits");
@@ -627,6 +634,40 @@ mod tests {
             .map(|e| e.expect("e").file_name())
             .collect();
         assert_eq!(names, ["x"]);
+    }
+
+    /// Modes survive a commit: an existing file keeps its own, a new one
+    /// takes those of `mode_of` (the backup of a 0600 file is 0600).
+    #[cfg(unix)]
+    #[rstest]
+    #[case::private(0o600)]
+    #[case::group(0o640)]
+    #[case::read_only(0o444)]
+    fn commit_keeps_and_copies_permission_bits(#[case] bits: u32) {
+        use std::os::unix::fs::PermissionsExt as _;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let settings = tmp.path().join("settings.json");
+        let backup = tmp.path().join("settings.json.dsh-backup");
+        fs::write(&settings, "{}").expect("write");
+        fs::set_permissions(&settings, fs::Permissions::from_mode(bits)).expect("chmod");
+        commit(&[
+            Write {
+                path: backup.clone(),
+                before: None,
+                after: Some("{}".into()),
+                mode_of: Some(settings.clone()),
+            },
+            Write {
+                path: settings.clone(),
+                before: Some("{}".into()),
+                after: Some("{\"a\": 1}".into()),
+                mode_of: None,
+            },
+        ])
+        .expect("commits");
+        let mode = |p: &Path| fs::metadata(p).expect("meta").permissions().mode() & 0o7777;
+        assert_eq!(mode(&settings), bits, "the edited file");
+        assert_eq!(mode(&backup), bits, "the new backup");
     }
 
     #[test]
@@ -643,17 +684,20 @@ mod tests {
                 path: a.clone(),
                 before: Some("A0".into()),
                 after: Some("A1".into()),
+                mode_of: None,
             },
             Write {
                 path: gone.clone(),
                 before: Some("G0".into()),
                 after: None,
+                mode_of: None,
             },
             // A directory (not empty) where a file must go: the rename fails.
             Write {
                 path: blocked.clone(),
                 before: None,
                 after: Some("B".into()),
+                mode_of: None,
             },
         ])
         .unwrap_err();

@@ -330,6 +330,8 @@ impl Run {
                     path: b.clone(),
                     before: None,
                     after: Some(text.clone()),
+                    // A 0600 settings file must not get a 0644 copy.
+                    mode_of: Some(l.real.clone()),
                 });
             }
             if after.is_none()
@@ -341,12 +343,14 @@ impl Run {
                     path: bpath,
                     before: Some(text),
                     after: None,
+                    mode_of: None,
                 });
             }
             writes.push(files::Write {
                 path: l.real.clone(),
                 before: l.before.clone(),
                 after: after.clone(),
+                mode_of: None,
             });
             changes.push(FileChange {
                 path: l.path.clone(),
@@ -363,6 +367,7 @@ impl Run {
                     path: self.files.state.clone(),
                     before: self.state_before.clone(),
                     after: after.clone(),
+                    mode_of: None,
                 });
                 changes.push(FileChange {
                     path: self.files.state.clone(),
@@ -376,6 +381,7 @@ impl Run {
                     path: self.files.legacy_state.clone(),
                     before: Some(old.clone()),
                     after: None,
+                    mode_of: None,
                 });
                 changes.push(FileChange {
                     path: self.files.legacy_state.clone(),

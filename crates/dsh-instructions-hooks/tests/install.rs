@@ -55,7 +55,10 @@ impl Machine {
         fs::write(path, text).expect("write");
     }
 
-    /// Every file under the temporary root with its content.
+    /// Every file under the temporary root with its permission bits and
+    /// content; a link with its target and what is behind it (the target
+    /// file's bits and content, or that it dangles), so a round trip that
+    /// loses a mode, retargets a link or writes through it shows here.
     fn snapshot(&self) -> Vec<(PathBuf, String)> {
         fn walk(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
             let Ok(rd) = fs::read_dir(dir) else { return };
@@ -63,11 +66,16 @@ impl Machine {
             entries.sort();
             for p in entries {
                 if let Ok(to) = fs::read_link(&p) {
-                    out.push((p.clone(), format!("-> {}", to.display())));
+                    let behind = if p.is_file() {
+                        file_entry(&p)
+                    } else {
+                        "dangling".to_owned()
+                    };
+                    out.push((p.clone(), format!("-> {} ({behind})", to.display())));
                 } else if p.is_dir() {
                     walk(&p, out);
                 } else {
-                    out.push((p.clone(), fs::read_to_string(&p).expect("read")));
+                    out.push((p.clone(), file_entry(&p)));
                 }
             }
         }
@@ -75,6 +83,16 @@ impl Machine {
         walk(self.tmp.path(), &mut out);
         out
     }
+}
+
+/// The permission bits of `path` (through a link: of its target).
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt as _;
+    fs::metadata(path).expect("meta").permissions().mode() & 0o7777
+}
+
+fn file_entry(path: &Path) -> String {
+    format!("{:04o} {}", mode(path), read(path))
 }
 
 fn read(path: &Path) -> String {
@@ -515,8 +533,11 @@ enum Setup {
     Link(&'static str),
     /// A symlink to nothing.
     Dangling,
-    /// A read-only file with these bytes (its directory too).
+    /// A read-only file with these bytes.
     ReadOnly(&'static str),
+    /// A file with these permission bits and bytes (0600: a settings file
+    /// holding secrets).
+    Mode(u32, &'static str),
 }
 
 const COMPACT: &str = r#"{"env": {"A": "1"}}"#;
@@ -555,7 +576,9 @@ fn install_then_uninstall_gives_back_every_byte(
         Setup::Absent,
         Setup::Link(COMPACT),
         Setup::Dangling,
-        Setup::ReadOnly(COMPACT)
+        Setup::ReadOnly(COMPACT),
+        Setup::Mode(0o600, COMPACT),
+        Setup::Mode(0o640, COMMENTS)
     )]
     setup: Setup,
 ) {
@@ -566,7 +589,7 @@ fn install_then_uninstall_gives_back_every_byte(
     let conv = |s: &'static str| if agent == Agent::Codex { toml_of(s) } else { s };
     let real = m.tmp.path().join("dotfiles/settings");
     match setup {
-        Setup::Text(s) | Setup::ReadOnly(s) => m.write(&path, conv(s)),
+        Setup::Text(s) | Setup::ReadOnly(s) | Setup::Mode(_, s) => m.write(&path, conv(s)),
         Setup::Absent => {}
         Setup::Link(_) | Setup::Dangling => {
             fs::create_dir_all(path.parent().expect("p")).expect("mkdir");
@@ -581,7 +604,18 @@ fn install_then_uninstall_gives_back_every_byte(
         p.set_readonly(true);
         fs::set_permissions(&path, p).expect("chmod");
     }
+    if let Setup::Mode(bits, _) = setup {
+        use std::os::unix::fs::PermissionsExt as _;
+        fs::set_permissions(&path, fs::Permissions::from_mode(bits)).expect("chmod");
+    }
     let before = m.snapshot();
+    // Every file there before, by the path the agent reads (through a
+    // link: the target's bits).
+    let modes_before: Vec<(PathBuf, u32)> = before
+        .iter()
+        .filter(|(p, _)| p.exists())
+        .map(|(p, _)| (p.clone(), mode(p)))
+        .collect();
     let result = install(&t, &cmd(agent), false);
     if let Setup::Dangling = setup {
         let e = result.expect_err("a dangling link is refused").to_string();
@@ -601,14 +635,32 @@ fn install_then_uninstall_gives_back_every_byte(
     result.expect("install");
     let d = doctor(&t, &cmd(agent)).expect("doctor");
     assert!(d.healthy(), "{}", d.render());
-    if let Setup::Link(_) = setup {
-        assert!(
-            fs::symlink_metadata(&path)
-                .expect("link")
-                .file_type()
-                .is_symlink()
+    // Install edits contents only: every file keeps its permission bits.
+    for (p, bits) in &modes_before {
+        assert_eq!(mode(p), *bits, "{} after install, {setup:?}", p.display());
+    }
+    // A backup is never readable by more than the file it copies.
+    let backup = backup(&fs::canonicalize(&path).unwrap_or_else(|_| path.clone()));
+    if backup.exists() {
+        let original = modes_before
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map_or(0o7777, |(_, bits)| *bits);
+        assert_eq!(
+            mode(&backup) & !original,
+            0,
+            "backup {:04o} of a {original:04o} file, {setup:?}",
+            mode(&backup)
         );
-        assert!(read(&real).contains("dsh-instructions") || agent == Agent::Codex);
+    }
+    if let Setup::Link(_) = setup {
+        // The link stays a link to the same file, and the edit is in it.
+        assert_eq!(fs::read_link(&path).expect("still a link"), real);
+        let wanted = match agent {
+            Agent::Codex => "project_doc_max_bytes = 0",
+            _ => "dsh-instructions",
+        };
+        assert!(read(&real).contains(wanted), "{}", read(&real));
     }
     if let Setup::ReadOnly(_) = setup {
         assert!(
@@ -617,20 +669,28 @@ fn install_then_uninstall_gives_back_every_byte(
         );
     }
     uninstall(&t, false).expect("uninstall");
-    // Backups stay (they are the user's safety net); every other byte is back.
+    // Backups stay (they are the user's safety net); every other byte,
+    // mode bit and link is back.
     let after: Vec<_> = m
         .snapshot()
         .into_iter()
         .filter(|(p, _)| !p.to_string_lossy().ends_with(".dsh-backup"))
         .collect();
     assert_eq!(after, before, "{setup:?}");
-    if let Setup::Link(_) = setup {
-        assert!(
-            fs::symlink_metadata(&path)
-                .expect("link")
-                .file_type()
-                .is_symlink()
-        );
+    for (p, bits) in &modes_before {
+        assert_eq!(mode(p), *bits, "{} after uninstall, {setup:?}", p.display());
+    }
+    match setup {
+        Setup::Link(s) => {
+            assert_eq!(fs::read_link(&path).expect("still a link"), real);
+            assert_eq!(read(&real), conv(s), "the target's bytes are back");
+        }
+        Setup::ReadOnly(_) => assert!(
+            fs::metadata(&path).expect("meta").permissions().readonly(),
+            "read-only after uninstall"
+        ),
+        Setup::Mode(bits, _) => assert_eq!(mode(&path), bits, "after uninstall"),
+        _ => {}
     }
 }
 

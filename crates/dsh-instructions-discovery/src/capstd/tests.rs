@@ -187,11 +187,17 @@ fn classifies_os_errors() {
 
 /// Directory stamps: the cached path must answer exactly what a fresh,
 /// uncached provider answers, after every kind of change. Timestamps
-/// tick coarsely, so each change waits past a tick first; the margin is
-/// zero so the stamps of this just-built tree are trusted at all.
+/// tick coarsely, so two changes in one tick could share a stamp: instead
+/// of waiting past a tick, every entry a change touched gets an explicit,
+/// never-used modification time (`Fixture::change`), as a later tick
+/// would give it. The margin is zero so the stamps of this just-built
+/// tree are trusted at all.
 mod stamps {
     use super::*;
+    use std::collections::{BTreeMap, BTreeSet};
     use std::os::unix::fs::symlink;
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    use std::time::{SystemTime, UNIX_EPOCH};
 
     const NAMES: [&str; 4] = [
         "AGENTS.md",
@@ -199,8 +205,103 @@ mod stamps {
         "AGENTS.local.md",
         "CLAUDE.local.md",
     ];
-    /// Longer than any kernel timestamp tick (1-10 ms).
-    const TICK: Duration = Duration::from_millis(25);
+    /// What an entry under the root is, as far as any stamp or version
+    /// could tell, plus what a same-tick change would leave the times of
+    /// unchanged: its listing, bytes, mode and link target.
+    #[derive(Debug, PartialEq, Eq)]
+    struct Seen {
+        link: Option<std::path::PathBuf>,
+        ino: u64,
+        mode: u32,
+        size: u64,
+        times: (i64, i64, i64, i64),
+        listing: Vec<std::ffi::OsString>,
+        bytes: Vec<u8>,
+    }
+
+    /// Every path under `root` (links to directories followed once, so a
+    /// directory reached through a link is seen at that path too).
+    fn seen(root: &Utf8Path) -> BTreeMap<std::path::PathBuf, Seen> {
+        fn walk(
+            path: &std::path::Path,
+            out: &mut BTreeMap<std::path::PathBuf, Seen>,
+            dirs: &mut BTreeSet<(u64, u64)>,
+        ) {
+            let link = std::fs::read_link(path).ok();
+            // Through a link: the target's (a dangling or looping link
+            // is seen as the link alone).
+            let Ok(meta) = std::fs::metadata(path) else {
+                if let Some(to) = link {
+                    out.insert(
+                        path.to_owned(),
+                        Seen {
+                            link: Some(to),
+                            ino: 0,
+                            mode: 0,
+                            size: 0,
+                            times: (0, 0, 0, 0),
+                            listing: Vec::new(),
+                            bytes: Vec::new(),
+                        },
+                    );
+                }
+                return;
+            };
+            let mut listing: Vec<_> = std::fs::read_dir(path)
+                .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+                .unwrap_or_default();
+            listing.sort();
+            let bytes = if meta.is_file() {
+                std::fs::read(path).unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            out.insert(
+                path.to_owned(),
+                Seen {
+                    link,
+                    ino: meta.ino(),
+                    mode: meta.mode(),
+                    size: meta.size(),
+                    times: (
+                        meta.mtime(),
+                        meta.mtime_nsec(),
+                        meta.ctime(),
+                        meta.ctime_nsec(),
+                    ),
+                    listing: listing.clone(),
+                    bytes,
+                },
+            );
+            if meta.is_dir() && dirs.insert((meta.dev(), meta.ino())) {
+                for name in listing {
+                    walk(&path.join(name), out, dirs);
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(root.as_std_path(), &mut out, &mut BTreeSet::new());
+        out
+    }
+
+    /// Gives `path` (through a link: its target) the modification time
+    /// `at`; a directory without permissions is opened for it briefly.
+    fn restamp(path: &std::path::Path, at: SystemTime) {
+        let times = std::fs::FileTimes::new().set_modified(at);
+        if let Ok(f) = std::fs::File::open(path) {
+            f.set_times(times).unwrap();
+            return;
+        }
+        let Ok(meta) = std::fs::metadata(path) else {
+            return; // dangling: nothing behind the link to stamp
+        };
+        let mode = meta.permissions().mode();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode | 0o500)).unwrap();
+        let f = std::fs::File::open(path).unwrap();
+        f.set_times(times).unwrap();
+        drop(f);
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
 
     struct Fixture {
         _tmp: tempfile::TempDir,
@@ -211,6 +312,8 @@ mod stamps {
         memory: Option<std::cell::RefCell<DirMemory>>,
         /// Lookups answered without a syscall, over all providers.
         skipped: std::cell::Cell<u64>,
+        /// Explicit modification times handed out so far (each once).
+        stamped: std::cell::Cell<u64>,
     }
 
     /// How a fixture's probes carry what they learned to the next.
@@ -246,13 +349,13 @@ mod stamps {
             std::fs::write(root.join("a/b/AGENTS.md"), "rules").unwrap();
             let mut cached = CapStdProvider::new([root.clone()], ambient_authority()).unwrap();
             Arc::get_mut(&mut cached.inner).unwrap().margin = Duration::ZERO;
-            std::thread::sleep(TICK);
             Self {
                 _tmp: tmp,
                 root,
                 cached,
                 memory: None,
                 skipped: std::cell::Cell::new(0),
+                stamped: std::cell::Cell::new(0),
             }
         }
 
@@ -300,9 +403,29 @@ mod stamps {
             self.cached.inner.dirs.lock().unwrap().skipped + self.skipped.get()
         }
 
+        /// Runs `f` on the tree, then gives every entry it changed (and
+        /// every directory it changed the listing of) a modification time
+        /// no entry had before: what the kernel gives them a tick later,
+        /// without waiting for the tick. Unchanged entries keep their
+        /// times, so their stamps must still hold.
         fn change(&self, f: impl FnOnce(&Utf8Path)) {
+            let before = seen(&self.root);
             f(&self.root);
-            std::thread::sleep(TICK);
+            for (path, now) in seen(&self.root) {
+                if before.get(&path) != Some(&now) {
+                    let n = self.stamped.get() + 1;
+                    self.stamped.set(n);
+                    // Far in the past and one second apart: distinct from
+                    // every kernel-given time and from each other.
+                    let at = UNIX_EPOCH + Duration::from_secs(1_000_000_000 + n);
+                    restamp(&path, at);
+                    // The helper's own check: what changed now carries a
+                    // time no stamp taken before can hold.
+                    if let Ok(meta) = std::fs::metadata(&path) {
+                        assert_eq!(meta.modified().unwrap(), at, "{}", path.display());
+                    }
+                }
+            }
         }
     }
 
