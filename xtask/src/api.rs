@@ -24,7 +24,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::Value;
 
-use crate::package::{Member, members, metadata};
+use crate::members::{Member, members, metadata};
 
 /// What a change of the public API needs from the version (SemVer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -8,6 +8,7 @@ mod api;
 mod bench;
 mod e2e;
 mod fuzz;
+mod members;
 mod npm;
 mod package;
 
