@@ -154,14 +154,19 @@ pub fn respond_part(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv
     };
     if let Some(home) = &home {
         let part = part.map_or_else(String::new, |k| format!(" part {k}"));
+        let now = dsh_session_log::rfc3339_utc(std::time::SystemTime::now());
+        let dir = agent_dir(home, agent);
         log_line(
-            &agent_dir(home, agent),
+            &dir,
             &format!(
-                "{} {event_name}{part} {line} {}ms",
-                dsh_session_log::rfc3339_utc(std::time::SystemTime::now()),
+                "{now} {event_name}{part} {line} {}ms",
                 started.elapsed().as_millis()
             ),
         );
+        // One line per side file this event found damaged and rebuilt.
+        for heal in crate::heal::report_lines(&dir) {
+            log_line(&dir, &format!("{now} {heal}"));
+        }
     }
     stdout
 }
@@ -470,7 +475,7 @@ fn open_or_create(
         }
     }
     let (log, _report) = store.open(id)?;
-    let settings = store.settings(id)?;
+    let settings = crate::heal::settings(store, id, input)?;
     Ok((log, settings, false))
 }
 
