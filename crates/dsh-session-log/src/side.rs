@@ -1,7 +1,7 @@
 //! Side files: every file a session keeps beside its log, written one way
 //! and read defensively (issue 34 item 1, decision 0042-heal).
 //!
-//! Writing: [`write`] puts the bytes in a fresh temporary file of a unique
+//! Writing: [`write()`] puts the bytes in a fresh temporary file of a unique
 //! name in the same directory and renames it over the target (tempfile's
 //! `NamedTempFile::persist`), so a reader sees the old file or the new one,
 //! never half of one, and two writers never share a temporary name. A
@@ -10,7 +10,7 @@
 //!
 //! | file | durability |
 //! |---|---|
-//! | `session.jsonl` (created by [`create_new`]) | [`Durability::Crash`] |
+//! | `session.jsonl` (created by `create_new`, never replacing a log) | [`Durability::Crash`] |
 //! | `settings.json` | [`Durability::Crash`] |
 //! | `session.checkpoint.json`, `view.json`, `versions.json`, `parts.json`, `dirs.stamps` | [`Durability::Cache`] |
 //!
@@ -81,7 +81,7 @@ pub fn write(path: &Utf8Path, bytes: &[u8], durability: Durability) -> io::Resul
 ///
 /// # Errors
 /// [`io::ErrorKind::AlreadyExists`] when `path` exists; other I/O errors.
-pub fn create_new(path: &Utf8Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn create_new(path: &Utf8Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = staged(path, bytes, Durability::Crash)?;
     match tmp.persist_noclobber(path) {
         Ok(_) => {}
@@ -144,7 +144,7 @@ fn synced(path: &Utf8Path, durability: Durability) -> io::Result<()> {
 ///
 /// # Errors
 /// Opening or syncing the directory failed.
-pub fn sync_dir(dir: &Utf8Path) -> io::Result<()> {
+pub(crate) fn sync_dir(dir: &Utf8Path) -> io::Result<()> {
     if cfg!(unix) {
         std::fs::File::open(dir)?.sync_all()
     } else {
@@ -287,7 +287,8 @@ pub fn take_reports() -> Vec<Report> {
 
 /// The reports about files under `dir`, taken; the others stay (tests run
 /// in parallel threads of one process).
-pub fn take_reports_under(dir: &Utf8Path) -> Vec<Report> {
+#[cfg(test)]
+pub(crate) fn take_reports_under(dir: &Utf8Path) -> Vec<Report> {
     let mut reports = REPORTS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -102,14 +102,14 @@ impl SessionLog {
     /// (R-LOG-4).
     ///
     /// The session lock is taken first, so a concurrent open or create of
-    /// the same session waits for this one. The header is written with
-    /// [`crate::side::create_new`]: a temporary file of a unique name in
-    /// `dir`, fsync'd, then moved to the final name without ever replacing
-    /// an existing log (on filesystems without no-replace renames or hard
-    /// links, an existence check followed by a rename, safe because both
-    /// run under the lock), and `dir` is fsync'd (and its parent, when
-    /// `dir` was created here). A
-    /// crash leaves either no log or a complete one, never a partial header.
+    /// the same session waits for this one. The header is written by the
+    /// side-file writer ([`crate::side`]): a temporary file of a unique name
+    /// in `dir`, fsync'd, then moved to the final name without ever
+    /// replacing an existing log (on filesystems without no-replace renames
+    /// or hard links, an existence check followed by a rename, safe because
+    /// both run under the lock), and `dir` is fsync'd (and its parent, when
+    /// `dir` was created here). A crash leaves either no log or a complete
+    /// one, never a partial header.
     /// A checkpoint left in `dir` by an earlier log is removed.
     ///
     /// # Errors
