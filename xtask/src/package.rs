@@ -276,6 +276,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
 mod tests {
     use super::*;
     use rstest::rstest;
+    use serde_json::Value;
 
     /// Only the members' unpacked copies in path-based registries go; the
     /// crates.io sources and other crates stay.

@@ -179,6 +179,11 @@ impl Answered {
                 dir,
                 &format!("{line}{waited} {}ms", self.started.elapsed().as_millis()),
             );
+            // One line per side file this event found damaged and rebuilt.
+            let now = dsh_session_log::rfc3339_utc(std::time::SystemTime::now());
+            for heal in crate::heal::report_lines(dir) {
+                log_line(dir, &format!("{now} {heal}"));
+            }
         }
     }
 }
@@ -601,7 +606,7 @@ fn open_or_create(
         }
     }
     let (log, _report) = store.open(id)?;
-    let settings = store.settings(id)?;
+    let settings = crate::heal::settings(store, id, input)?;
     Ok((log, settings, false))
 }
 

@@ -92,8 +92,21 @@ pub(crate) fn take(session_dir: &Utf8Path) -> std::io::Result<Vec<Deferred>> {
     let path = session_dir.join(DEFERRED_FILE_NAME);
     let mut file = match OpenOptions::new().read(true).write(true).open(&path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
+        Err(e) => {
+            // Something unusable in its place (a directory, a dangling
+            // link, no permission): its touches are lost either way; clear
+            // the place so the next busy event can defer again.
+            use dsh_session_log::side::{self, Found};
+            if let Found::Damaged(damage) = side::read(&path) {
+                let _ = side::discard(&path);
+                side::report(&path, &damage, "removed; its deferred touches are lost");
+                return Ok(Vec::new());
+            }
+            if e.kind() == std::io::ErrorKind::NotFound {
+                return Ok(Vec::new());
+            }
+            return Err(e);
+        }
     };
     file.lock()?;
     let mut text = String::new();

@@ -7,19 +7,45 @@
 //! Derived and disposable: a missing or unreadable file is an empty memory
 //! (the event takes the full path once); every fact in it is checked
 //! against the filesystem before it is used, so a stale file costs time,
-//! never context. Written atomically (a fresh temporary name, then a
-//! rename), only when the process learned something.
+//! never context. A damaged one (unusable, not of this format, or torn) is
+//! removed and reported ([`dsh_session_log::side`]). Written with
+//! [`dsh_session_log::side::write`] as a cache (not fsync'd), only when the
+//! process learned something.
 
 use camino::Utf8Path;
 use dsh_instructions_discovery::DirMemory;
+use dsh_session_log::side::{self, Durability, Found};
 
 /// File name of the remembered stamps, beside `session.jsonl`.
 pub(crate) const DIR_STAMPS_FILE_NAME: &str = "dirs.stamps";
 
-/// The memory `session_dir` holds, or an empty one.
+/// The memory `session_dir` holds, or an empty one. Read under the
+/// session lock.
 pub(crate) fn load(session_dir: &Utf8Path) -> DirMemory {
-    std::fs::read(session_dir.join(DIR_STAMPS_FILE_NAME))
-        .map_or_else(|_| DirMemory::new(), |bytes| DirMemory::decode(&bytes))
+    let path = session_dir.join(DIR_STAMPS_FILE_NAME);
+    let damage = match side::read(&path) {
+        Found::Missing => return DirMemory::new(),
+        Found::Bytes(bytes) => {
+            let memory = DirMemory::decode(&bytes);
+            // Every encoding ends its last line; one that decodes to
+            // nothing is only the empty memory's own.
+            if !bytes.ends_with(b"\n") {
+                "torn (no final line break)".to_owned()
+            } else if memory.is_empty() && bytes != DirMemory::new().encode() {
+                "not directory stamps".to_owned()
+            } else {
+                return memory;
+            }
+        }
+        Found::Damaged(damage) => damage,
+    };
+    let _ = side::discard(&path);
+    side::report(
+        &path,
+        &damage,
+        "removed; the known directories are looked at afresh",
+    );
+    DirMemory::new()
 }
 
 /// Writes `memory` back when it has news; a failure only costs the next
@@ -28,18 +54,13 @@ pub(crate) fn save(session_dir: &Utf8Path, memory: &DirMemory) {
     if !memory.changed() || !session_dir.as_std_path().is_dir() {
         return;
     }
-    let written = tempfile::Builder::new()
-        .prefix(".dirs.stamps.")
-        .tempfile_in(session_dir)
-        .and_then(|mut tmp| {
-            std::io::Write::write_all(&mut tmp, &memory.encode())?;
-            tmp.persist(session_dir.join(DIR_STAMPS_FILE_NAME))
-                .map_err(|e| e.error)?;
-            Ok(())
-        });
     // Nothing to report to: the hook's log line is already written, and a
     // lost write is only slower.
-    let _ = written;
+    let _ = side::write(
+        &session_dir.join(DIR_STAMPS_FILE_NAME),
+        &memory.encode(),
+        Durability::Cache,
+    );
 }
 
 /// Saves the memory when the event's work is done, whichever way it ends.

@@ -728,6 +728,14 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError
     };
     problems.extend(other_scope_problem(target));
     let mut notes = Vec::new();
+    // Sessions whose side files are damaged (they heal at their next event,
+    // so they do not make the installation unhealthy).
+    if let Ok(sessions) = camino::Utf8PathBuf::from_path_buf(crate::agent::sessions_dir(
+        &target.locations.dsh_home,
+        agent,
+    )) {
+        notes.extend(crate::heal::doctor_notes(&sessions));
+    }
     if agent == Agent::Gemini {
         notes.push(native::GEMINI_MD_NOTE.to_owned());
         if target.scope == Scope::Project {

@@ -11,6 +11,7 @@ mod error;
 mod event;
 mod files;
 mod gemini;
+mod heal;
 mod hooks;
 mod install;
 mod install_record;

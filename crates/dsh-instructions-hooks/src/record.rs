@@ -80,40 +80,46 @@ impl Records {
     /// torn file cannot give a piece twice: its pieces were claimed or are
     /// in the log as committed — the loss is logged by the caller).
     pub(crate) fn load(path: &Utf8Path) -> (Self, Option<RecordsError>) {
-        match std::fs::read(path) {
-            Ok(bytes) => match serde_json::from_slice(&bytes) {
-                Ok(r) => (r, None),
-                Err(source) => (
-                    Self::default(),
-                    Some(RecordsError::Malformed {
-                        path: path.to_owned(),
-                        source,
-                    }),
-                ),
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Self::default(), None),
-            Err(source) => (
-                Self::default(),
-                Some(RecordsError::Read {
+        use dsh_session_log::side::{self, Found};
+        let error = match side::read(path) {
+            Found::Bytes(bytes) => match serde_json::from_slice(&bytes) {
+                Ok(r) => return (r, None),
+                Err(source) => RecordsError::Malformed {
                     path: path.to_owned(),
                     source,
-                }),
-            ),
-        }
+                },
+            },
+            Found::Missing => return (Self::default(), None),
+            Found::Damaged(damage) => RecordsError::Read {
+                path: path.to_owned(),
+                source: std::io::Error::other(damage),
+            },
+        };
+        // Called under the session lock: the damaged file goes, and the
+        // next save writes it anew.
+        let _ = side::discard(path);
+        let damage = match &error {
+            RecordsError::Read { source, .. } => source.to_string(),
+            other => format!("not parts records ({other})"),
+        };
+        side::report(
+            path,
+            &damage,
+            "removed; started empty (pieces already given are in the log)",
+        );
+        (Self::default(), Some(error))
     }
 
-    /// Writes the records atomically (temporary file, then rename).
+    /// Writes the records atomically ([`dsh_session_log::side::write`]; a
+    /// cache: not fsync'd).
     pub(crate) fn save(&self, path: &Utf8Path) -> Result<(), RecordsError> {
-        let tmp = Utf8PathBuf::from(format!("{path}.tmp"));
         let text = serde_json::to_vec(self).map_err(RecordsError::Encode)?;
-        std::fs::write(&tmp, text).map_err(|source| RecordsError::Write {
-            path: tmp.clone(),
-            source,
-        })?;
-        std::fs::rename(&tmp, path).map_err(|source| RecordsError::Write {
-            path: path.to_owned(),
-            source,
-        })
+        dsh_session_log::side::write(path, &text, dsh_session_log::side::Durability::Cache).map_err(
+            |source| RecordsError::Write {
+                path: path.to_owned(),
+                source,
+            },
+        )
     }
 
     /// The record of `key`, if recorded.
@@ -264,11 +270,10 @@ mod tests {
         let e = Records::default()
             .save(&path)
             .expect_err("no such directory");
-        let tmp = format!("{path}.tmp");
         assert!(
-            matches!(&e, RecordsError::Write { path, .. } if path.as_str() == tmp),
+            matches!(&e, RecordsError::Write { path: p, .. } if *p == path),
             "{e:?}"
         );
-        assert!(e.to_string().starts_with(&format!("{tmp}: ")), "{e}");
+        assert!(e.to_string().starts_with(&format!("{path}: ")), "{e}");
     }
 }

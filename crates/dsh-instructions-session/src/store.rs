@@ -1,11 +1,10 @@
 //! [`SessionStore`]: where persisted sessions live, and what each one keeps
 //! besides its log (the settings it was created with).
 
-use std::io::Write;
-
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
 use dsh_instructions_state::ConfigInput;
+use dsh_session_log::side::{self, Durability, Found};
 use dsh_session_log::{
     LOG_FILE_NAME, LockWait, LogError, OpenReport, SessionHeader, SessionLog, session_dir,
 };
@@ -169,21 +168,89 @@ fn settings_error(path: &Utf8Path, e: std::io::Error) -> SessionError {
     }
 }
 
-/// Temporary file + rename, so a reader never sees half a file.
+impl SessionStore {
+    /// The settings session `id` was created with, as
+    /// [`SessionStore::settings`] reads them — but a file that is missing,
+    /// unusable or not settings (empty, torn, foreign bytes, other JSON, a
+    /// directory or a dangling link in its place), or settings the caller
+    /// finds not `usable` (a hook session always has a configuration), is
+    /// rebuilt from
+    /// `authority` (what the caller's own configuration says the session
+    /// was created with): the damaged file is set aside, `authority` is
+    /// written in its place (durably) and the rebuild is reported
+    /// ([`dsh_session_log::side::report`]). Call it while holding the
+    /// session's lock.
+    ///
+    /// # Errors
+    /// An invalid id. A rebuilt file that cannot be written is reported, and
+    /// `authority` returned all the same.
+    ///
+    /// ```
+    /// use dsh_instructions_session::{SessionSettings, SessionStore};
+    /// let tmp = tempfile::tempdir()?;
+    /// let store = SessionStore::new(camino::Utf8Path::from_path(tmp.path()).unwrap());
+    /// store.create("s1", "/work/repo".into(), &SessionSettings::default())?;
+    /// std::fs::write(tmp.path().join("s1/settings.json"), "{\"conf")?;
+    /// let authority = SessionSettings { trust: vec!["/opt".into()], ..Default::default() };
+    /// assert_eq!(store.settings_or_rebuild("s1", &authority, |_| true)?, authority);
+    /// assert_eq!(store.settings("s1")?, authority);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn settings_or_rebuild(
+        &self,
+        id: &str,
+        authority: &SessionSettings,
+        usable: impl FnOnce(&SessionSettings) -> bool,
+    ) -> Result<SessionSettings, SessionError> {
+        let path = session_dir(&self.dir, id)?.join(SETTINGS_FILE_NAME);
+        let damage = match side::read(&path) {
+            // Serde reads a struct of defaults from `[]`: only an object is
+            // settings.
+            Found::Bytes(bytes) if !bytes.trim_ascii_start().starts_with(b"{") => {
+                if bytes.is_empty() {
+                    "empty".to_owned()
+                } else {
+                    "not a JSON object".to_owned()
+                }
+            }
+            Found::Bytes(bytes) => match serde_json::from_slice::<SessionSettings>(&bytes) {
+                Ok(settings) if usable(&settings) => return Ok(settings),
+                Ok(_) => "settings without a configuration".to_owned(),
+                Err(e) => format!("not settings ({e})"),
+            },
+            Found::Missing => "missing".to_owned(),
+            Found::Damaged(damage) => damage,
+        };
+        // The damaged bytes are kept beside it, not lost.
+        let aside = match side::read(&path) {
+            Found::Missing => None,
+            _ => side::set_aside(&path).ok(),
+        };
+        let kept = aside.map_or_else(String::new, |a| {
+            format!(
+                " (the damaged one kept as {})",
+                a.file_name().unwrap_or("?")
+            )
+        });
+        let rebuilt = match write_settings(&path, authority) {
+            Ok(()) => format!("rebuilt from the configuration{kept}"),
+            // The session goes on under the configuration all the same; the
+            // next event tries the write again.
+            Err(e) => format!("used from the configuration, but not rewritten: {e}"),
+        };
+        side::report(&path, &damage, &rebuilt);
+        Ok(authority.clone())
+    }
+}
+
+/// Written atomically and durably (the session's configuration must
+/// survive a crash), so a reader never sees half a file.
 fn write_settings(path: &Utf8Path, settings: &SessionSettings) -> Result<(), SessionError> {
     let json = serde_json::to_vec_pretty(settings).map_err(|e| SessionError::Settings {
         path: path.to_owned(),
         reason: e.to_string(),
     })?;
-    let tmp = path.with_extension(format!("json.tmp-{}", dsh_session_log::new_session_id()));
-    let written = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(&json).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(settings_error(path, e));
-    }
-    Ok(())
+    side::write(path, &json, Durability::Crash).map_err(|e| settings_error(path, e))
 }
 
 #[cfg(test)]

@@ -7,12 +7,15 @@
 //! or other-format file is an empty cache (every known file is read once
 //! more); it never decides what the model sees, because the runtime skips a
 //! read only when the probed version *and* the visible digest both match
-//! (R-STATE-8). Written atomically (temporary file + rename) by the lock
-//! holder; never instruction text.
+//! (R-STATE-8). A damaged one (unusable, or bytes that are not versions)
+//! is also removed and reported ([`dsh_session_log::side`]). Written with
+//! [`dsh_session_log::side::write`] by the lock holder, as a cache (not
+//! fsync'd); never instruction text.
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::FileVersion;
 use dsh_instructions_state::{CacheEntry, Digest, ScopeKey};
+use dsh_session_log::side::{self, Durability, Found};
 use serde::{Deserialize, Serialize};
 
 /// File name of the remembered versions, beside `session.jsonl`.
@@ -48,11 +51,24 @@ pub(crate) fn path_for(log_path: &Utf8Path) -> Utf8PathBuf {
 /// The remembered versions at `path`; empty when there are none or they
 /// cannot be read (they are only an acceleration).
 pub(crate) fn load(path: &Utf8Path) -> Vec<(ScopeKey, CacheEntry<FileVersion>)> {
-    let Ok(bytes) = std::fs::read(path) else {
-        return Vec::new();
+    let damaged = |damage: &str| {
+        let _ = side::discard(path);
+        side::report(path, damage, "removed; known files are read again");
     };
-    let Ok(file) = serde_json::from_slice::<File>(&bytes) else {
-        return Vec::new();
+    let bytes = match side::read(path) {
+        Found::Bytes(bytes) => bytes,
+        Found::Missing => return Vec::new(),
+        Found::Damaged(damage) => {
+            damaged(&damage);
+            return Vec::new();
+        }
+    };
+    let file = match serde_json::from_slice::<File>(&bytes) {
+        Ok(file) => file,
+        Err(e) => {
+            damaged(&format!("not remembered versions ({e})"));
+            return Vec::new();
+        }
     };
     if file.format != FORMAT || file.version != VERSION {
         return Vec::new();
@@ -95,13 +111,7 @@ pub(crate) fn store(
             .collect(),
     };
     let bytes = serde_json::to_vec(&file).map_err(std::io::Error::other)?;
-    // One fixed temporary name: only the lock holder writes it.
-    let tmp = path.with_file_name(format!(".{VERSIONS_FILE_NAME}.tmp"));
-    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    side::write(path, &bytes, Durability::Cache)
 }
 
 /// Forgets what a session remembers, so its next loop instance starts with
@@ -111,10 +121,11 @@ pub(crate) fn store(
 /// # Errors
 /// When an existing file cannot be removed.
 pub fn forget_versions(session_dir: &Utf8Path) -> std::io::Result<()> {
-    match std::fs::remove_file(session_dir.join(VERSIONS_FILE_NAME)) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
+    let path = session_dir.join(VERSIONS_FILE_NAME);
+    if let Found::Damaged(damage) = side::read(&path) {
+        side::report(&path, &damage, "removed; known files are read again");
     }
+    side::discard(&path).map(drop)
 }
 
 #[cfg(test)]

@@ -6,17 +6,20 @@
 //! Derived and disposable, like the checkpoint and `versions.json`: a
 //! missing, unreadable or other-format file, or one whose mark no longer
 //! describes the log (a compaction since, or a covered entry that is not the
-//! one it was), is not used and the surface is folded whole. The mark is
+//! one it was), is not used and the surface is folded whole; a damaged one
+//! (unusable, or bytes that are not a view) is also removed and reported
+//! ([`dsh_session_log::side`]). The mark is
 //! checked against the log itself: the compactions so far, and the sequence
 //! number and source digest of the last covered visible entry. Written
-//! atomically (temporary file + rename) by the lock holder; never
-//! instruction text.
+//! with [`dsh_session_log::side::write`] by the lock holder, as a cache
+//! (not fsync'd); never instruction text.
 //!
 //! [`Host::save_view`]: dsh_instructions_runtime::Host::save_view
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_runtime::{ViewSnapshot, VisibleMark};
 use dsh_instructions_state::Digest;
+use dsh_session_log::side::{self, Durability, Found};
 use dsh_session_log::{SurfaceSummary, VisibleSource};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -100,11 +103,32 @@ pub(crate) fn path_for(log_path: &Utf8Path) -> Utf8PathBuf {
     log_path.with_file_name(VIEW_FILE_NAME)
 }
 
-/// The kept fold at `path`, when there is one of this format.
+/// The kept fold at `path`, when there is one of this format. A damaged
+/// file is removed and reported (called under the session lock).
 pub(crate) fn load(path: &Utf8Path) -> Option<Kept> {
-    let bytes = std::fs::read(path).ok()?;
-    let kept: Kept = serde_json::from_slice(&bytes).ok()?;
-    (kept.format == FORMAT && kept.version == VERSION).then_some(kept)
+    let damaged = |damage: &str| {
+        let _ = side::discard(path);
+        side::report(
+            path,
+            damage,
+            "removed; rebuilt from the log's visible surface",
+        );
+    };
+    let bytes = match side::read(path) {
+        Found::Bytes(bytes) => bytes,
+        Found::Missing => return None,
+        Found::Damaged(damage) => {
+            damaged(&damage);
+            return None;
+        }
+    };
+    match serde_json::from_slice::<Kept>(&bytes) {
+        Ok(kept) => (kept.format == FORMAT && kept.version == VERSION).then_some(kept),
+        Err(e) => {
+            damaged(&format!("not a kept view ({e})"));
+            None
+        }
+    }
 }
 
 /// Replaces the fold at `path` atomically; a failure leaves the old file
@@ -112,11 +136,5 @@ pub(crate) fn load(path: &Utf8Path) -> Option<Kept> {
 /// missing, and the next process folds the surface whole.
 pub(crate) fn store(path: &Utf8Path, kept: &Kept) -> std::io::Result<()> {
     let bytes = serde_json::to_vec(kept).map_err(std::io::Error::other)?;
-    // One fixed temporary name: only the lock holder writes it.
-    let tmp = path.with_file_name(format!(".{VIEW_FILE_NAME}.tmp"));
-    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    side::write(path, &bytes, Durability::Cache)
 }

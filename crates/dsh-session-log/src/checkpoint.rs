@@ -5,13 +5,15 @@
 //! It is derived and rebuildable: a missing, unreadable, other-version or
 //! stale one (the log is shorter than `log_len`, or the log's first and last
 //! 4 KiB before `log_len` do not hash to `digest`) is ignored and the log is
-//! read whole. Writers replace it atomically (temporary file + rename) under
-//! the session lock. It is not fsync'd: after a crash it is old, new, or
+//! read whole. A damaged one (not a file, unreadable, not a checkpoint's
+//! JSON) is also removed and reported ([`crate::side`]). Writers replace it
+//! with [`crate::side::write`] under the session lock, as a
+//! [`Durability::Cache`]: not fsync'd; after a crash it is old, new, or
 //! unreadable, and each of those is detected; the log itself was fsync'd
 //! before any checkpoint covering it was written.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};
@@ -19,6 +21,7 @@ use sha1::{Digest, Sha1};
 
 use crate::event::SessionHeader;
 use crate::parse::SkippedLine;
+use crate::side::{self, Durability, Found};
 use crate::summary::SurfaceSummary;
 use crate::{CHECKPOINT_FILE_NAME, LogError};
 
@@ -97,9 +100,27 @@ pub(crate) fn digest(mut file: &File, len: u64) -> io::Result<String> {
 
 /// The checkpoint at `path` when it is readable, of this version, and still
 /// describes a prefix of `log` (whose length is `log_len`); `None` otherwise.
+/// A damaged file is removed and reported (called under the session lock).
 pub(crate) fn load(path: &Utf8Path, log: &File, log_len: u64) -> Option<Checkpoint> {
-    let bytes = std::fs::read(path).ok()?;
-    let checkpoint: Checkpoint = serde_json::from_slice(&bytes).ok()?;
+    let damaged = |damage: &str| {
+        let _ = side::discard(path);
+        side::report(path, damage, "removed; rebuilt from the log, read whole");
+    };
+    let bytes = match side::read(path) {
+        Found::Bytes(bytes) => bytes,
+        Found::Missing => return None,
+        Found::Damaged(damage) => {
+            damaged(&damage);
+            return None;
+        }
+    };
+    let checkpoint: Checkpoint = match serde_json::from_slice(&bytes) {
+        Ok(c) => c,
+        Err(e) => {
+            damaged(&format!("not a checkpoint ({e})"));
+            return None;
+        }
+    };
     let usable = checkpoint.format == FORMAT
         && checkpoint.version == VERSION
         && checkpoint.log_len <= log_len
@@ -108,28 +129,14 @@ pub(crate) fn load(path: &Utf8Path, log: &File, log_len: u64) -> Option<Checkpoi
     usable.then_some(checkpoint)
 }
 
-/// Replaces the checkpoint at `path` atomically.
+/// Replaces the checkpoint at `path` atomically (a cache: not fsync'd).
 pub(crate) fn store(path: &Utf8Path, checkpoint: &Checkpoint) -> Result<(), LogError> {
-    let io = |op: &'static str, p: &Utf8Path| {
-        let p = p.to_owned();
-        move |source| LogError::Io {
-            op,
-            path: p,
-            source,
-        }
-    };
     let bytes = serde_json::to_vec(checkpoint).map_err(|e| LogError::InvalidEvent {
         reason: format!("checkpoint: {e}"),
     })?;
-    // One fixed temporary name: only the lock holder writes it, and a
-    // leftover from a killed writer is simply overwritten.
-    let tmp = path.with_file_name(format!(".{CHECKPOINT_FILE_NAME}.tmp"));
-    let written = File::create(&tmp)
-        .and_then(|mut f| f.write_all(&bytes))
-        .map_err(io("write checkpoint", &tmp))
-        .and_then(|()| std::fs::rename(&tmp, path).map_err(io("rename checkpoint", path)));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    side::write(path, &bytes, Durability::Cache).map_err(|source| LogError::Io {
+        op: "write checkpoint",
+        path: path.to_owned(),
+        source,
+    })
 }

@@ -5,6 +5,7 @@ mod checkpoint;
 mod event;
 mod lock;
 mod parse;
+pub mod side;
 mod store;
 mod summary;
 mod time;

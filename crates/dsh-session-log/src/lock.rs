@@ -6,7 +6,17 @@
 //! lock-free readers (`read_log_file`, viewers) fail while a writer works;
 //! and the lock must exist before the log does, so that `create` holds it
 //! from the first byte. The lock file is never written, replaced or removed
-//! (removing it would let two writers lock two different files).
+//! (removing it would let two writers lock two different files) — with one
+//! exception: a `session.lock` that cannot be opened at all (a directory, a
+//! dangling link or a file without permission in its place) is a lock no
+//! writer can hold, and left there it would stop the session for good. It
+//! is set aside and created anew under a second lock,
+//! `.session.lock.heal`, and only after the healer opened the lock again
+//! under that second lock and failed: of several processes finding it
+//! damaged, one replaces it and the others find the new one and lock it
+//! (decision 0046). The one window this leaves: a process that opened
+//! the old file before it was made unreadable still holds it; mode changes
+//! of a lock file while a hook runs are not a damage this guards against.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -102,22 +112,72 @@ const FIRST_PAUSE: Duration = Duration::from_millis(1);
 const MAX_PAUSE: Duration = Duration::from_millis(25);
 
 /// Opens (creating when missing) and exclusively locks `lock_path`; the lock
-/// lasts as long as the returned file is open.
+/// lasts as long as the returned file is open. An unusable `lock_path` is
+/// replaced first (see the module's doc).
 pub(crate) fn acquire(lock_path: &Utf8Path, wait: LockWait) -> Result<File, LogError> {
-    let io = |op: &'static str| {
-        move |source| LogError::Io {
-            op,
-            path: lock_path.to_owned(),
-            source,
-        }
+    let file = match open(lock_path) {
+        Ok(file) => file,
+        // Something is there and it cannot be opened: no writer holds it.
+        Err(e) if std::fs::symlink_metadata(lock_path).is_ok() => heal(lock_path, wait, &e)?,
+        Err(source) => return Err(io_error("open lock file", lock_path, source)),
     };
-    let file = OpenOptions::new()
+    hold(file, lock_path, wait)
+}
+
+fn open(lock_path: &Utf8Path) -> std::io::Result<File> {
+    OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .open(lock_path)
-        .map_err(io("open lock file"))?;
+}
+
+fn io_error(op: &'static str, path: &Utf8Path, source: std::io::Error) -> LogError {
+    LogError::Io {
+        op,
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// The second lock, held only while an unusable `session.lock` is replaced.
+const HEAL_LOCK_FILE_NAME: &str = ".session.lock.heal";
+
+/// Replaces the unusable lock file at `lock_path` (opening it failed with
+/// `first`) under the second lock, and opens the new one.
+fn heal(lock_path: &Utf8Path, wait: LockWait, first: &std::io::Error) -> Result<File, LogError> {
+    let heal_path = lock_path.with_file_name(HEAL_LOCK_FILE_NAME);
+    let healer = open(&heal_path).map_err(|e| io_error("open lock file", &heal_path, e))?;
+    let healer = hold(healer, &heal_path, wait)?;
+    // A peer may have replaced it while we waited: then it opens now.
+    let file = match open(lock_path) {
+        Ok(file) => file,
+        Err(_) => {
+            let damage = match crate::side::read(lock_path) {
+                crate::side::Found::Damaged(d) => d,
+                _ => format!("cannot be opened ({first})"),
+            };
+            let aside = crate::side::set_aside(lock_path)
+                .map_err(|e| io_error("set aside the damaged lock file", lock_path, e))?;
+            let file = open(lock_path).map_err(|e| io_error("open lock file", lock_path, e))?;
+            crate::side::report(
+                lock_path,
+                &damage,
+                &format!(
+                    "set aside as {} and created anew",
+                    aside.file_name().unwrap_or("?")
+                ),
+            );
+            file
+        }
+    };
+    drop(healer);
+    Ok(file)
+}
+
+/// Locks `file` exclusively, waiting at most `wait`.
+fn hold(file: File, lock_path: &Utf8Path, wait: LockWait) -> Result<File, LogError> {
     let start = Instant::now();
     let mut pause = FIRST_PAUSE;
     // Waiters started together must not retry in lockstep: spread their
@@ -131,7 +191,7 @@ pub(crate) fn acquire(lock_path: &Utf8Path, wait: LockWait) -> Result<File, LogE
                     busy.fetch_add(1, Ordering::SeqCst);
                 }
             }
-            Err(TryLockError::Error(source)) => return Err(io("lock")(source)),
+            Err(TryLockError::Error(source)) => return Err(io_error("lock", lock_path, source)),
         }
         let waited = start.elapsed();
         if waited >= wait.bound {
@@ -203,5 +263,62 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// R-LOG-4: a directory in the lock's place is set aside and replaced
+    /// once, and the replacement excludes like the original: a second
+    /// handle still waits for the first.
+    #[test]
+    fn a_directory_in_the_lock_place_is_replaced_and_still_excludes() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = Utf8Path::from_path(tmp.path()).expect("utf-8");
+        let path = dir.join("session.lock");
+        std::fs::create_dir_all(path.join("x")).expect("mkdir");
+        let held = acquire(&path, LockWait::no_wait()).expect("healed lock");
+        assert!(path.is_file());
+        assert!(matches!(
+            acquire(&path, LockWait::up_to(Duration::from_millis(20))),
+            Err(LogError::LockTimeout { .. })
+        ));
+        drop(held);
+        acquire(&path, LockWait::no_wait()).expect("free after drop");
+        let aside = std::fs::read_dir(dir)
+            .expect("read_dir")
+            .filter(|e| {
+                let n = e.as_ref().expect("entry").file_name();
+                crate::side::is_set_aside(n.to_str().expect("utf-8"))
+            })
+            .count();
+        assert_eq!(aside, 1, "set aside once");
+        let reports = crate::side::take_reports_under(dir);
+        assert_eq!(reports.len(), 1, "{reports:?}");
+    }
+
+    /// Racing healers: every thread gets the lock in turn, on one file.
+    #[test]
+    fn racing_healers_replace_the_lock_once() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = Utf8Path::from_path(tmp.path()).expect("utf-8").to_owned();
+        let path = dir.join("session.lock");
+        std::fs::create_dir(&path).expect("mkdir");
+        let inside = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let threads: Vec<_> = (0..6)
+            .map(|_| {
+                let path = path.clone();
+                let inside = inside.clone();
+                std::thread::spawn(move || {
+                    let held =
+                        acquire(&path, LockWait::up_to(Duration::from_secs(20))).expect("lock");
+                    assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
+                    std::thread::sleep(Duration::from_millis(5));
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    drop(held);
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("thread");
+        }
+        assert_eq!(crate::side::take_reports_under(&dir).len(), 1);
     }
 }

@@ -102,13 +102,14 @@ impl SessionLog {
     /// (R-LOG-4).
     ///
     /// The session lock is taken first, so a concurrent open or create of
-    /// the same session waits for this one. The header goes to a temporary
-    /// file in `dir`, which is fsync'd and then hard-linked to the final
-    /// name (which refuses to replace an existing log; on filesystems
-    /// without hard links, an existence check followed by a rename, safe
-    /// because both run under the lock), the temporary name is removed and
-    /// `dir` is fsync'd (and its parent, when `dir` was created here). A
-    /// crash leaves either no log or a complete one, never a partial header.
+    /// the same session waits for this one. The header is written by the
+    /// side-file writer ([`crate::side`]): a temporary file of a unique name
+    /// in `dir`, fsync'd, then moved to the final name without ever
+    /// replacing an existing log (on filesystems without no-replace renames
+    /// or hard links, an existence check followed by a rename, safe because
+    /// both run under the lock), and `dir` is fsync'd (and its parent, when
+    /// `dir` was created here). A crash leaves either no log or a complete
+    /// one, never a partial header.
     /// A checkpoint left in `dir` by an earlier log is removed.
     ///
     /// # Errors
@@ -141,21 +142,20 @@ impl SessionLog {
         }
         let lock = lock::acquire(&dir.join(LOCK_FILE_NAME), wait)?;
 
-        let tmp = dir.join(format!(
-            ".{LOG_FILE_NAME}.tmp-{}",
-            crate::time::new_session_id()
-        ));
-        let result = write_new_file(&tmp, line.as_bytes()).and_then(|()| publish(&tmp, &path));
-        // The temporary name must not outlive create, whatever happened.
-        let _ = std::fs::remove_file(&tmp);
-        result?;
+        crate::side::create_new(&path, line.as_bytes()).map_err(|e| {
+            if e.kind() == io::ErrorKind::AlreadyExists {
+                LogError::AlreadyExists { path: path.clone() }
+            } else {
+                io_err("create", &path)(e)
+            }
+        })?;
         match std::fs::remove_file(checkpoint::path_for(&path)) {
+            Ok(()) => sync_dir(dir)?,
             Err(e) if e.kind() != io::ErrorKind::NotFound => {
                 return Err(io_err("remove stale checkpoint", &path)(e));
             }
-            _ => {}
+            Err(_) => {}
         }
-        sync_dir(dir)?;
 
         let file = OpenOptions::new()
             .read(true)
@@ -482,42 +482,6 @@ fn io_err(op: &'static str, path: &Utf8Path) -> impl FnOnce(io::Error) -> LogErr
     move |source| LogError::Io { op, path, source }
 }
 
-fn write_new_file(path: &Utf8Path, bytes: &[u8]) -> Result<(), LogError> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(io_err("create temporary file", path))?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .map_err(io_err("write temporary file", path))
-}
-
-/// Moves `tmp` to `path` without ever replacing an existing `path`.
-fn publish(tmp: &Utf8Path, path: &Utf8Path) -> Result<(), LogError> {
-    match std::fs::hard_link(tmp, path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(LogError::AlreadyExists {
-            path: path.to_owned(),
-        }),
-        Err(_) => {
-            // No hard links here (some network or FUSE filesystems): fall back
-            // to check-then-rename, racy only against a concurrent creator.
-            match std::fs::symlink_metadata(path) {
-                Ok(_) => Err(LogError::AlreadyExists {
-                    path: path.to_owned(),
-                }),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    std::fs::rename(tmp, path).map_err(io_err("rename", path))
-                }
-                Err(e) => Err(io_err("stat", path)(e)),
-            }
-        }
-    }
-}
-
 fn sync_dir(dir: &Utf8Path) -> Result<(), LogError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_err("fsync directory", dir))
+    crate::side::sync_dir(dir).map_err(io_err("fsync directory", dir))
 }
