@@ -23,7 +23,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 /// The folder of the finish markers inside a session's directory.
 pub(crate) const DONE_DIR_NAME: &str = "parts.done";
 
-/// The gap between two parts' finishes, unless [`GAP_ENV`] says otherwise:
+/// The gap between two parts' finishes, unless [`PART_GAP_ENV`] says otherwise:
 /// measured to keep Claude Code's order on a 2-core machine under a busy
 /// loop per core (decision 0043 gives the measurements and the margin).
 pub const PART_GAP: Duration = Duration::from_millis(60);
