@@ -30,6 +30,6 @@ pub use instance::{Instance, Mount, PreStepOutcome};
 pub use memory_host::{HistoryItem, Inbox, MemoryHost};
 pub use open::{CapStdFactory, OpenError, Opened, ProviderFactory, SessionSpec, open_mount};
 pub use pointer::{POINTER_MAX_BYTES, is_pointer_to};
-pub use shell::{MAX_SHELL_TOUCHES, command_paths};
+pub use shell::{MAX_SHELL_TOUCHES, changes_directory, command_paths};
 pub use touch::TouchKind;
 pub use user_file::UserFile;
