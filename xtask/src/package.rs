@@ -6,7 +6,8 @@
 //! After cargo, the produced `.crate` files are checked: one per publishable
 //! crate, none for a private one, and each holds its `README.md` (the crate
 //! doc includes it, so a crate without it would not even build from the
-//! registry).
+//! registry) and nothing but sources, README, licence and manifest
+//! ([`stray_files`]).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -36,9 +37,15 @@ pub(crate) fn check_crates(
             (true, true) => problems.push(format!("{file}: private crate was packaged")),
             (false, false) => problems.push(format!("{file}: publishable crate not packaged")),
             (false, true) => {
+                let paths = contents(&file)?;
                 let readme = format!("{}-{}/README.md", m.name, m.version);
-                if !contents(&file)?.iter().any(|p| p == &readme) {
+                if !paths.iter().any(|p| p == &readme) {
                     problems.push(format!("{file}: has no README.md"));
+                }
+                for stray in stray_files(&format!("{}-{}/", m.name, m.version), &paths) {
+                    problems.push(format!(
+                        "{file}: `{stray}` is not source, README, licence or manifest"
+                    ));
                 }
             }
             (true, false) => {}
@@ -49,6 +56,38 @@ pub(crate) fn check_crates(
         problems.push(format!("{f}: not a crate of this workspace"));
     }
     Ok(problems)
+}
+
+/// The paths inside one `.crate` (each under `prefix`, `<name>-<version>/`)
+/// that have no business in a published crate: anything but the sources
+/// (`src/**/*.rs`, `build.rs`, and everything under `tests/`, `benches/`,
+/// `examples/`: their `.rs` files and fixtures), the README, a licence file
+/// and the manifest files cargo writes (`Cargo.toml`, `Cargo.toml.orig`,
+/// `Cargo.lock`, `.cargo_vcs_info.json`). Catches editor and merge leftovers
+/// (`README.md.orig`) and stray data before they ship.
+pub(crate) fn stray_files<'a>(prefix: &str, paths: &'a [String]) -> Vec<&'a str> {
+    let allowed = |rel: &str| match rel.split_once('/') {
+        None => {
+            matches!(
+                rel,
+                "Cargo.toml" | "Cargo.toml.orig" | "Cargo.lock" | ".cargo_vcs_info.json"
+            ) || rel == "README.md"
+                || rel == "build.rs"
+                || ["LICENSE", "LICENCE", "COPYING"]
+                    .iter()
+                    .any(|l| rel.starts_with(l))
+        }
+        Some(("src", rest)) => rest.ends_with(".rs"),
+        Some(("tests" | "benches" | "examples", rest)) => !rest.is_empty(),
+        Some(_) => false,
+    };
+    paths
+        .iter()
+        .map(String::as_str)
+        // A tar lists directories too (`name-1.0.0/src/`); only files count.
+        .filter(|p| !p.ends_with('/'))
+        .filter(|p| !p.strip_prefix(prefix).is_some_and(allowed))
+        .collect()
 }
 
 /// The unpacked copies of this workspace's crates that cargo would reuse
@@ -407,7 +446,74 @@ mod tests {
         };
         assert_eq!(
             check_crates(&members, &found, &contents).unwrap(),
-            ["lib-0.1.0.crate: has no README.md"]
+            [
+                "lib-0.1.0.crate: has no README.md",
+                "lib-0.1.0.crate: `lib-0.1.0/docs/README.md` is not source, README, licence or manifest"
+            ]
+        );
+    }
+
+    #[rstest]
+    #[case::manifest("Cargo.toml")]
+    #[case::manifest_orig("Cargo.toml.orig")]
+    #[case::lock("Cargo.lock")]
+    #[case::vcs_info(".cargo_vcs_info.json")]
+    #[case::readme("README.md")]
+    #[case::licence_mit("LICENSE-MIT")]
+    #[case::licence_apache("LICENSE-APACHE")]
+    #[case::licence("LICENSE")]
+    #[case::lib("src/lib.rs")]
+    #[case::module("src/config/mod.rs")]
+    #[case::build_script("build.rs")]
+    #[case::test("tests/tidy/main.rs")]
+    #[case::test_fixture("tests/fixtures/hooks/claude/settings.json")]
+    #[case::bench("benches/support/mod.rs")]
+    #[case::example("examples/compose.rs")]
+    #[case::directory("src/")]
+    fn what_a_crate_may_hold(#[case] rel: &str) {
+        let paths = [format!("a-0.1.0/{rel}")];
+        assert!(stray_files("a-0.1.0/", &paths).is_empty(), "{rel}");
+    }
+
+    #[rstest]
+    #[case::merge_leftover("README.md.orig")]
+    #[case::patch_reject("src/lib.rs.rej")]
+    #[case::data_in_src("src/table.json")]
+    #[case::proptest_regressions("proptest-regressions/view.txt")]
+    #[case::other_docs("docs/guide.md")]
+    #[case::notes("NOTES.txt")]
+    #[case::editor_backup("src/lib.rs~")]
+    fn what_a_crate_may_not_hold(#[case] rel: &str) {
+        let paths = [
+            "a-0.1.0/Cargo.toml".to_owned(),
+            format!("a-0.1.0/{rel}"),
+            "a-0.1.0/src/lib.rs".to_owned(),
+        ];
+        assert_eq!(stray_files("a-0.1.0/", &paths), [paths[1].as_str()]);
+    }
+
+    #[test]
+    fn a_path_outside_the_crate_directory_is_stray() {
+        let paths = ["b-0.1.0/src/lib.rs".to_owned()];
+        assert_eq!(stray_files("a-0.1.0/", &paths), ["b-0.1.0/src/lib.rs"]);
+    }
+
+    #[test]
+    fn a_stray_file_fails_the_package_check() {
+        let members = [member("lib", false)];
+        let found = ["lib-0.1.0.crate".to_owned()].into();
+        let contents = |_: &str| {
+            Ok(vec![
+                "lib-0.1.0/Cargo.toml".into(),
+                "lib-0.1.0/README.md".into(),
+                "lib-0.1.0/README.md.orig".into(),
+            ])
+        };
+        assert_eq!(
+            check_crates(&members, &found, &contents).unwrap(),
+            [
+                "lib-0.1.0.crate: `lib-0.1.0/README.md.orig` is not source, README, licence or manifest"
+            ]
         );
     }
 }

@@ -9,17 +9,17 @@ pub use dsh_instructions_discovery::{
 #[cfg(feature = "test-support")]
 pub use dsh_instructions_discovery::{MemNode, MemoryProvider};
 pub use dsh_instructions_runtime::{
-    BatchEntry, BatchItem, CandidateFate, CapStdFactory, Decision, Host, InspectedCandidate,
-    Inspection, Instance, MemoryHost, Mount, MountError, OpenError, Opened, PreStepOutcome,
-    Preview, ProviderFactory, SessionEvent, SessionSpec, ToolExecution, TouchKind,
-    WorkspaceMessage, inspect, open_mount, preview,
+    BatchEntry, BatchItem, CandidateFate, CapStdFactory, Decision, Host, ImportFate,
+    InspectedCandidate, InspectedImport, Inspection, Instance, MemoryHost, Mount, MountError,
+    OpenError, Opened, PreStepOutcome, Preview, ProviderFactory, SessionEvent, SessionSpec,
+    ToolExecution, TouchKind, WorkspaceMessage, inspect, open_mount, preview,
 };
 pub use dsh_instructions_session::{
     LogHost, Record, Session, SessionError, SessionSettings, SessionStore,
 };
 pub use dsh_instructions_state::{
     Action, Budget, CandidatePolicy, Change, Config, ConfigError, ConfigInput, ConfigWarning,
-    Preset, TypedSource,
+    ContentTransform, FallbackScope, NumberInput, Preset, TypedSource,
 };
 
 /// Everything an implementation of [`FsProvider`] names (its methods'

@@ -29,3 +29,5 @@ pub use provider::{
 pub use root::{ProjectRoot, RootReason, chain, display_path, find_project_root, relative_dir};
 pub use text::decode_text;
 pub use tokio_util::sync::CancellationToken;
+// The path types every signature here names, so a product needs no `camino` of its own.
+pub use camino::{Utf8Path, Utf8PathBuf};

@@ -222,24 +222,24 @@ pub fn is_our_command(command: &str) -> bool {
 }
 
 /// The hook command for `exe`: `<exe> hook --agent <agent>`, with the path
-/// quoted for the shell the agents run hooks through when it needs quoting.
+/// quoted for the POSIX shell the agents run hooks through, by `shlex`, only
+/// when it needs quoting.
 pub fn hook_command(exe: &Path, agent: Agent) -> String {
-    format!(
-        "{} hook --agent {}",
-        shell_quote(&exe.to_string_lossy()),
-        agent
-    )
+    // A NUL cannot be in a path the OS gave us; allowing it keeps this
+    // infallible for a `Path` built by hand (its command never runs anyway).
+    let quoter = shlex::Quoter::new().allow_nul(true);
+    let exe = exe.to_string_lossy();
+    let exe = quoter.quote(&exe).unwrap_or_else(|_| exe.clone());
+    format!("{exe} hook --agent {agent}")
 }
 
-fn shell_quote(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c));
-    if plain {
-        s.to_owned()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
+/// Whether two handler commands run the same thing: equal text, or the same
+/// words after the shell's quote removal. Earlier installs quoted some paths
+/// by hand (`'it'\''s'` where `shlex` writes `"it's"`; `%`, `=` and `,`
+/// bare), and such an entry is still the command we would write.
+pub(crate) fn same_command(found: &str, wanted: &str) -> bool {
+    found == wanted
+        || shlex::split(found).is_some_and(|f| shlex::split(wanted).is_some_and(|w| f == w))
 }
 
 #[cfg(test)]
@@ -332,12 +332,76 @@ mod tests {
     )]
     #[case(
         "/tmp/it's/dsh-instructions",
-        r"'/tmp/it'\''s/dsh-instructions' hook --agent codex"
+        r#""/tmp/it's/dsh-instructions" hook --agent codex"#
+    )]
+    #[case(
+        "/opt/a,b/dsh-instructions",
+        "'/opt/a,b/dsh-instructions' hook --agent codex"
+    )]
+    #[case(
+        "/opt/$HOME/dsh-instructions",
+        "'/opt/$HOME/dsh-instructions' hook --agent codex"
+    )]
+    #[case(
+        "/opt/é/dsh-instructions",
+        "'/opt/é/dsh-instructions' hook --agent codex"
     )]
     fn hook_command_quotes_only_when_needed(#[case] exe: &str, #[case] want: &str) {
         let cmd = hook_command(Path::new(exe), Agent::Codex);
         assert_eq!(cmd, want);
         assert!(is_our_command(&cmd));
+        // The shell reads the path back exactly.
+        assert_eq!(
+            shlex::split(&cmd).expect("quoted")[0],
+            exe,
+            "{cmd} does not name {exe}"
+        );
+    }
+
+    /// Entries written by the hand-written quoting of earlier versions are
+    /// the same command, so `hook doctor` does not call them stale.
+    #[rstest]
+    #[case(
+        r"'/tmp/it'\''s/dsh-instructions' hook --agent codex",
+        "/tmp/it's/dsh-instructions"
+    )]
+    #[case(
+        "/opt/a,b%c=d/dsh-instructions hook --agent codex",
+        "/opt/a,b%c=d/dsh-instructions"
+    )]
+    #[case(
+        "'/opt/x]y/dsh-instructions' hook --agent codex",
+        "/opt/x]y/dsh-instructions"
+    )]
+    fn old_quoting_is_the_same_command(#[case] old: &str, #[case] exe: &str) {
+        let cmd = hook_command(Path::new(exe), Agent::Codex);
+        assert_ne!(old, cmd, "the case should differ in bytes");
+        assert!(same_command(old, &cmd));
+        assert!(same_command(
+            &format!("{old} --part 2"),
+            &format!("{cmd} --part 2")
+        ));
+    }
+
+    #[rstest]
+    #[case(
+        "/a/dsh-instructions hook --agent codex",
+        "/b/dsh-instructions hook --agent codex"
+    )]
+    #[case(
+        "/a/dsh-instructions hook --agent codex --part 1",
+        "/a/dsh-instructions hook --agent codex --part 2"
+    )]
+    #[case(
+        "'/a b/dsh-instructions' hook --agent codex",
+        "/a b/dsh-instructions hook --agent codex"
+    )]
+    #[case(
+        "'/a/dsh-instructions hook --agent codex",
+        "/a/dsh-instructions hook --agent codex"
+    )]
+    fn different_commands_stay_different(#[case] found: &str, #[case] wanted: &str) {
+        assert!(!same_command(found, wanted));
     }
 
     #[rstest]

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use crate::agent::{Agent, EventSpec, is_our_command};
+use crate::agent::{Agent, EventSpec, is_our_command, same_command};
 use crate::error::HookError;
 
 /// A handler's position: (group index, handler index) inside one event's list.
@@ -444,7 +444,7 @@ fn status_of(
         Some(m) => matcher == Some(m),
         None => matches!(matcher, None | Some("" | "*")),
     };
-    if found_cmd != command {
+    if !same_command(found_cmd, command) {
         EventStatus::Stale {
             detail: format!("command is `{found_cmd}`, expected `{command}`"),
         }

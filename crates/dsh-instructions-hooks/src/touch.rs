@@ -3,7 +3,7 @@
 //! executions.
 
 use camino::Utf8Path;
-use dsh_instructions_runtime::{Host as _, TouchKind};
+use dsh_instructions_runtime::{Host as _, TouchKind, changes_directory};
 use dsh_instructions_session::{Record, Session, SessionError};
 
 use crate::agent::Agent;
@@ -93,30 +93,4 @@ pub(crate) async fn touch(
             .await?;
     }
     Ok(())
-}
-
-/// Whether `command` has a `cd` word, so the shell's cwd after it differs
-/// from the one it started in.
-fn changes_directory(command: &str) -> bool {
-    command
-        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | '\'' | '"'))
-        .any(|w| w == "cd")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rstest::rstest;
-
-    /// Only a command that changes directory is read a second time from
-    /// the session's cwd (Claude Code's post-command cwd).
-    #[rstest]
-    #[case::cd_then_cat("cd s3 && cat f.txt", true)]
-    #[case::wrapped("bash -lc 'cd s3; cat f.txt'", true)]
-    #[case::subshell("(cd s3 && ls)", true)]
-    #[case::plain("cat s3/f.txt", false)]
-    #[case::word_with_cd("abcd cdrom/cd.txt", false)]
-    fn only_a_cd_changes_directory(#[case] command: &str, #[case] changes: bool) {
-        assert_eq!(changes_directory(command), changes);
-    }
 }

@@ -31,6 +31,24 @@ pub use instance::{Instance, Mount, PreStepOutcome};
 pub use memory_host::{HistoryItem, Inbox, MemoryHost};
 pub use open::{CapStdFactory, OpenError, Opened, ProviderFactory, SessionSpec, open_mount};
 pub use pointer::{POINTER_MAX_BYTES, is_pointer_to};
-pub use shell::{MAX_SHELL_TOUCHES, command_paths};
+pub use shell::{MAX_SHELL_TOUCHES, changes_directory, command_paths};
 pub use touch::TouchKind;
 pub use user_file::UserFile;
+
+// The foreign types this crate's public signatures name, and the types of
+// their public fields a caller fills in or reads, so a product can depend on
+// this crate alone (its README examples do).
+pub use camino::{Utf8Path, Utf8PathBuf};
+pub use dsh_home_paths::{DshHome, HomeEnv, HomeError, HomeLabel};
+pub use dsh_instructions_discovery::{
+    AmbientAuthority, CancellationToken, Cancelled, DirMemory, FileVersion, FsProvider,
+    ProjectRoot, ProviderError, RootReason, Unavailable, ambient_authority,
+};
+#[cfg(feature = "test-support")]
+pub use dsh_instructions_discovery::{MemNode, MemoryProvider};
+pub use dsh_instructions_state::{
+    Action, Budget, CacheEntry, CandidatePolicy, Change, Config, ConfigError, ConfigInput,
+    ConfigWarning, ContentTransform, Digest, FallbackScope, NumberInput, Preset, ScopeKey,
+    TypedSource,
+};
+pub use serde_json::Value;

@@ -463,6 +463,47 @@ pub fn command_paths(command: &str) -> Vec<Utf8PathBuf> {
     }
 }
 
+/// Whether `command` runs a `cd` as one of its simple commands (after any
+/// `NAME=VALUE` prefixes), looking once into a `bash|sh|zsh -c SCRIPT` as
+/// [`command_paths`] does, so the shell's cwd after it may differ from the
+/// one it started in. Read with the same lexer as [`command_paths`]: a `cd`
+/// inside quotes or as part of a longer word is not one, and a command that
+/// does not parse changes nothing.
+///
+/// ```
+/// use dsh_instructions_runtime::changes_directory;
+/// assert!(changes_directory("cd s3 && cat f.txt"));
+/// assert!(changes_directory("bash -lc 'cd s3; cat f.txt'"));
+/// assert!(!changes_directory("grep 'cd x' notes.txt"));
+/// ```
+pub fn changes_directory(command: &str) -> bool {
+    runs_cd(command, 0).unwrap_or(false)
+}
+
+/// [`changes_directory`] at shell-wrapper depth `depth`.
+fn runs_cd(text: &str, depth: u32) -> Result<bool, Unparsed> {
+    for command in commands(&tokenize(text)?)? {
+        let mut words = command
+            .words
+            .iter()
+            .map(String::as_str)
+            .skip_while(|w| assignment(w));
+        match words.next() {
+            Some("cd") => return Ok(true),
+            Some(name) if depth == 0 && is_shell(name) => {
+                let args: Vec<String> = words.map(str::to_owned).collect();
+                if let Some(script) = shell_script(&args)
+                    && runs_cd(script, depth + 1)?
+                {
+                    return Ok(true);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -576,6 +617,25 @@ mod tests {
     #[case::only_operators("&& ; |")]
     fn unparsable_or_empty_names_nothing(#[case] command: &str) {
         assert!(paths(command).is_empty(), "{:?}", paths(command));
+    }
+
+    /// R-DISC-10: the post-command cwd only differs after a real `cd`.
+    #[rstest]
+    #[case::cd_then_cat("cd s3 && cat f.txt", true)]
+    #[case::wrapped("bash -lc 'cd s3; cat f.txt'", true)]
+    #[case::subshell("(cd s3 && ls)", true)]
+    #[case::after_assignment("X=1 cd s3", true)]
+    #[case::after_pipe("ls | cd s3", true)]
+    #[case::plain("cat s3/f.txt", false)]
+    #[case::word_with_cd("abcd cdrom/cd.txt", false)]
+    #[case::cd_as_argument("echo cd", false)]
+    #[case::quoted_cd("grep 'cd x' notes.txt", false)]
+    #[case::double_quoted_cd("echo \"a; cd b\"", false)]
+    #[case::commented_cd("ls # cd x", false)]
+    #[case::nested_wrapper_not_read("bash -c \"sh -c 'cd x'\"", false)]
+    #[case::unparsable("cd \"x", false)]
+    fn only_a_cd_command_changes_directory(#[case] command: &str, #[case] changes: bool) {
+        assert_eq!(changes_directory(command), changes);
     }
 
     #[test]

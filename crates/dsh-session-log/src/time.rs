@@ -1,4 +1,4 @@
-//! Hand-rolled RFC 3339 formatting and session ids (std only).
+//! RFC 3339 timestamps (through `humantime`) and session ids.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Formats a time as RFC 3339 in UTC with milliseconds, e.g.
-/// `2023-11-14T22:13:20.000Z`. Times before 1970 are clamped to the epoch.
+/// `2023-11-14T22:13:20.000Z` (`humantime`'s formatter). Times before 1970
+/// are clamped to the epoch, times after 9999 to its last millisecond: the
+/// format has four year digits and this never fails.
 ///
 /// ```
 /// use std::time::{Duration, UNIX_EPOCH};
@@ -14,38 +16,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// assert_eq!(dsh_session_log::rfc3339_utc(t), "2023-11-14T22:13:20.000Z");
 /// ```
 pub fn rfc3339_utc(time: SystemTime) -> String {
-    let since = time.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
-    let secs = since.as_secs();
-    let (year, month, day) = civil_from_days(secs / 86_400);
-    let rem = secs % 86_400;
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        since.subsec_millis()
-    )
-}
-
-/// Proleptic Gregorian date of a day count since 1970-01-01, by the
-/// 400-year-era method (eras start on March 1st so leap days fall last).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    // Shift the origin to 0000-03-01.
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let day_of_era = z % 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
-    let month = if month_from_march < 10 {
-        month_from_march + 3
-    } else {
-        month_from_march - 9
-    };
-    let year = year_of_era + era * 400 + u64::from(month <= 2);
-    (year, month, day)
+    // 9999-12-31T23:59:59.999Z, the last instant with four year digits.
+    let last = UNIX_EPOCH + Duration::from_millis(253_402_300_799_999);
+    humantime::format_rfc3339_millis(time.clamp(UNIX_EPOCH, last)).to_string()
 }
 
 /// A new session id: `<nanoseconds since epoch, 16 hex>-<pid, 8 hex>-<salt, 8 hex>`.
@@ -106,6 +79,20 @@ mod tests {
         assert_eq!(rfc3339_utc(t), "1970-01-01T00:00:01.500Z");
         let before = UNIX_EPOCH - Duration::from_secs(10);
         assert_eq!(rfc3339_utc(before), "1970-01-01T00:00:00.000Z");
+        // Milliseconds are truncated, not rounded.
+        let t = UNIX_EPOCH + Duration::from_nanos(1_999_999_999);
+        assert_eq!(rfc3339_utc(t), "1970-01-01T00:00:01.999Z");
+    }
+
+    #[rstest]
+    #[case::last_second(253_402_300_799, "9999-12-31T23:59:59.000Z")]
+    #[case::year_10000(253_402_300_800, "9999-12-31T23:59:59.999Z")]
+    #[case::far_future(400_000_000_000, "9999-12-31T23:59:59.999Z")]
+    fn clamps_past_year_9999_instead_of_failing(#[case] secs: u64, #[case] expected: &str) {
+        assert_eq!(
+            rfc3339_utc(UNIX_EPOCH + Duration::from_secs(secs)),
+            expected
+        );
     }
 
     #[test]
