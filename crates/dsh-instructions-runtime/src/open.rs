@@ -219,8 +219,9 @@ impl ProviderFactory for dsh_instructions_discovery::MemoryProvider {
         dirs: &[Utf8PathBuf],
         names: &[String],
     ) -> Result<Arc<dyn FsProvider>, OpenError> {
+        // The same refusals as `open` (a relative or looping root).
         let provider = self
-            .with_trusted_roots(trusted_roots.to_vec())
+            .try_with_trusted_roots(trusted_roots.to_vec())?
             .with_names_only(dirs.to_vec(), names);
         Ok(Arc::new(provider))
     }
