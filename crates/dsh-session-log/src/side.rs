@@ -192,7 +192,9 @@ pub(crate) fn classify(path: &Utf8Path, result: io::Result<Vec<u8>>) -> Found {
             Ok(m) if m.file_type().is_symlink() => {
                 Found::Damaged("a dangling symbolic link".into())
             }
-            Ok(_) => Found::Damaged(e.to_string()),
+            // Created between the read and this look: a writer racing the
+            // reader, not damage — discarding it would lose what it wrote.
+            Ok(_) => Found::Missing,
             Err(_) => Found::Missing,
         },
         Err(_) if is_dir(path) => Found::Damaged("a directory in its place".into()),
@@ -380,6 +382,14 @@ mod tests {
     fn reads_tell_missing_from_damaged() {
         let (_tmp, dir) = tmp_dir();
         assert!(matches!(read(&dir.join("none")), Found::Missing));
+        // A file that appears between a failed read and the look at its
+        // place was written by a racing writer: missing, never damaged.
+        std::fs::write(dir.join("late"), b"x").expect("late");
+        let late = io::Error::from(io::ErrorKind::NotFound);
+        assert!(matches!(
+            classify(&dir.join("late"), Err(late)),
+            Found::Missing
+        ));
         std::os::unix::fs::symlink(dir.join("nowhere/x"), dir.join("dangling")).expect("link");
         assert!(matches!(read(&dir.join("dangling")), Found::Damaged(d) if d.contains("dangling")));
         std::fs::create_dir(dir.join("d")).expect("mkdir");
