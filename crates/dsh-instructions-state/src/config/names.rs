@@ -66,25 +66,33 @@ pub fn validate_names(
 /// assert_eq!(warnings.len(), 4);
 /// ```
 pub fn validate_user_files(entries: &[String]) -> (Vec<String>, Vec<ConfigWarning>) {
-    const FIELD: &str = "user_instruction_files";
+    validate_path_list("user_instruction_files", entries, |entry| {
+        entry
+            .strip_prefix("~/")
+            .is_some_and(plain_relative_path)
+            .then_some(())
+            .ok_or(reasons::NOT_HOME_PATH)
+    })
+}
+
+/// One path list's validation: `check` says why an entry is refused;
+/// repeats keep the first position; every dropped entry is reported under
+/// `field`.
+fn validate_path_list(
+    field: &'static str,
+    entries: &[String],
+    check: impl Fn(&str) -> Result<(), &'static str>,
+) -> (Vec<String>, Vec<ConfigWarning>) {
     let mut kept: Vec<String> = Vec::new();
     let mut warnings = Vec::new();
     for entry in entries {
-        let problem = match entry.strip_prefix("~/") {
-            Some(rest)
-                if !rest.is_empty()
-                    && !rest.contains(['\\', '\0'])
-                    && rest
-                        .split('/')
-                        .all(|c| !c.is_empty() && c != "." && c != "..") =>
-            {
-                kept.contains(entry).then_some(reasons::DUPLICATE)
-            }
-            _ => Some(reasons::NOT_HOME_PATH),
+        let problem = match check(entry) {
+            Err(reason) => Some(reason),
+            Ok(()) => kept.contains(entry).then_some(reasons::DUPLICATE),
         };
         match problem {
             Some(reason) => warnings.push(ConfigWarning {
-                field: FIELD,
+                field,
                 entry: entry.clone(),
                 reason,
             }),
@@ -110,25 +118,9 @@ pub(crate) fn plain_relative_path(entry: &str) -> bool {
 /// plain relative path ([`plain_relative_path`]); repeats keep the first
 /// position. Dropped entries are reported, as for the other name lists.
 pub(crate) fn validate_ancestor_files(entries: &[String]) -> (Vec<String>, Vec<ConfigWarning>) {
-    const FIELD: &str = "ancestor_instruction_files";
-    let mut kept: Vec<String> = Vec::new();
-    let mut warnings = Vec::new();
-    for entry in entries {
-        let problem = if !plain_relative_path(entry) {
-            Some(reasons::NOT_RELATIVE_PATH)
-        } else if kept.contains(entry) {
-            Some(reasons::DUPLICATE)
-        } else {
-            None
-        };
-        match problem {
-            Some(reason) => warnings.push(ConfigWarning {
-                field: FIELD,
-                entry: entry.clone(),
-                reason,
-            }),
-            None => kept.push(entry.clone()),
-        }
-    }
-    (kept, warnings)
+    validate_path_list("ancestor_instruction_files", entries, |entry| {
+        plain_relative_path(entry)
+            .then_some(())
+            .ok_or(reasons::NOT_RELATIVE_PATH)
+    })
 }
