@@ -9,20 +9,25 @@ mod views;
 
 use std::sync::Arc;
 
-use camino::{Utf8Path, Utf8PathBuf};
-use dsh_home_paths::HomeEnv;
-use dsh_instructions_discovery::CancellationToken;
-use dsh_instructions_runtime::{
-    BatchItem, Decision, Host, Instance, MountError, OpenError, Opened, ProviderFactory,
-    SessionEvent, SessionSpec, ToolExecution, TouchKind, WorkspaceMessage, open_mount,
-};
-use dsh_session_log::{EventKind, LogError, SessionLog};
+use dsh_instructions_runtime::{BatchItem, Decision, Host, SessionEvent, SessionSpec, open_mount};
 
 pub use host::{LogHost, typed_source};
 pub use store::{SETTINGS_FILE_NAME, SessionSettings, SessionStore};
 pub use touch::{Record, TOUCH_RECORD};
 pub use versions::{VERSIONS_FILE_NAME, forget_versions};
 pub use views::VIEW_FILE_NAME;
+
+// The foreign types this crate's public signatures name (and what a caller
+// needs to call them: the production factory, the settings' configuration,
+// the answers' actions), so a product can depend on this crate alone — its
+// README example does, and `cargo xtask package` builds it so.
+pub use camino::{Utf8Path, Utf8PathBuf};
+pub use dsh_instructions_runtime::{
+    Action, CancellationToken, CapStdFactory, ConfigInput, DshHome, HomeEnv, Instance, MountError,
+    OpenError, Opened, Preset, ProviderFactory, ToolExecution, TouchKind, TypedSource,
+    WorkspaceMessage, ambient_authority,
+};
+pub use dsh_session_log::{Event, EventKind, LockWait, LogError, OpenReport, SessionLog};
 
 /// Why a session operation failed.
 #[derive(Debug, thiserror::Error)]
