@@ -11,6 +11,7 @@ mod fuzz;
 mod members;
 mod npm;
 mod package;
+mod readme_examples;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

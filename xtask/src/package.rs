@@ -7,7 +7,9 @@
 //! crate, none for a private one, and each holds its `README.md` (the crate
 //! doc includes it, so a crate without it would not even build from the
 //! registry) and nothing but sources, README, licence and manifest
-//! ([`stray_files`]).
+//! ([`stray_files`]). Last, every README example is built against its
+//! own crate alone (`readme_examples.rs`): a product that depends on one
+//! crate can compile what that crate's README shows.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -290,7 +292,12 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".crate"))
         .collect();
-    let problems = check_crates(&members, &found, &|f| tar_list(&out_dir.join(f)))?;
+    let mut problems = check_crates(&members, &found, &|f| tar_list(&out_dir.join(f)))?;
+    // Issue 31 item 6: each README example builds against its crate alone.
+    println!("== README examples, each built against its own crate alone");
+    problems.extend(crate::readme_examples::check(
+        root, &target, &members, &meta,
+    )?);
     for p in &problems {
         eprintln!("xtask package: {p}");
     }
