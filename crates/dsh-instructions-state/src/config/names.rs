@@ -2,8 +2,6 @@
 //! names, and the `~/` paths of `user_instruction_files`. Separate because
 //! the CLI and the hooks call these on their own, outside a full resolve.
 
-use std::collections::BTreeSet;
-
 use super::{ConfigWarning, reasons};
 
 /// Why a single file name is unusable, if it is.
@@ -36,22 +34,7 @@ pub fn validate_names(
     field: &'static str,
     entries: &[String],
 ) -> (Vec<String>, Vec<ConfigWarning>) {
-    let mut kept = Vec::new();
-    let mut seen = BTreeSet::new();
-    let mut warnings = Vec::new();
-    for entry in entries {
-        let problem = name_problem(entry)
-            .or_else(|| (!seen.insert(entry.as_str())).then_some(reasons::DUPLICATE));
-        match problem {
-            Some(reason) => warnings.push(ConfigWarning {
-                field,
-                entry: entry.clone(),
-                reason,
-            }),
-            None => kept.push(entry.clone()),
-        }
-    }
-    (kept, warnings)
+    validate_path_list(field, entries, |entry| name_problem(entry).map_or(Ok(()), Err))
 }
 
 /// Validates `user_instruction_files`: each entry must be `~/` followed by
