@@ -51,24 +51,12 @@ pub(crate) fn path_for(log_path: &Utf8Path) -> Utf8PathBuf {
 /// The remembered versions at `path`; empty when there are none or they
 /// cannot be read (they are only an acceleration).
 pub(crate) fn load(path: &Utf8Path) -> Vec<(ScopeKey, CacheEntry<FileVersion>)> {
-    let damaged = |damage: &str| {
-        let _ = side::discard(path);
-        side::report(path, damage, "removed; known files are read again");
-    };
-    let bytes = match side::read(path) {
-        Found::Bytes(bytes) => bytes,
-        Found::Missing => return Vec::new(),
-        Found::Damaged(damage) => {
-            damaged(&damage);
-            return Vec::new();
-        }
-    };
-    let file = match serde_json::from_slice::<File>(&bytes) {
-        Ok(file) => file,
-        Err(e) => {
-            damaged(&format!("not remembered versions ({e})"));
-            return Vec::new();
-        }
+    let Some(file) = side::load_json::<File>(
+        path,
+        "remembered versions",
+        "removed; known files are read again",
+    ) else {
+        return Vec::new();
     };
     if file.format != FORMAT || file.version != VERSION {
         return Vec::new();

@@ -19,7 +19,7 @@
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_runtime::{ViewSnapshot, VisibleMark};
 use dsh_instructions_state::Digest;
-use dsh_session_log::side::{self, Durability, Found};
+use dsh_session_log::side::{self, Durability};
 use dsh_session_log::{SurfaceSummary, VisibleSource};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -106,29 +106,12 @@ pub(crate) fn path_for(log_path: &Utf8Path) -> Utf8PathBuf {
 /// The kept fold at `path`, when there is one of this format. A damaged
 /// file is removed and reported (called under the session lock).
 pub(crate) fn load(path: &Utf8Path) -> Option<Kept> {
-    let damaged = |damage: &str| {
-        let _ = side::discard(path);
-        side::report(
-            path,
-            damage,
-            "removed; rebuilt from the log's visible surface",
-        );
-    };
-    let bytes = match side::read(path) {
-        Found::Bytes(bytes) => bytes,
-        Found::Missing => return None,
-        Found::Damaged(damage) => {
-            damaged(&damage);
-            return None;
-        }
-    };
-    match serde_json::from_slice::<Kept>(&bytes) {
-        Ok(kept) => (kept.format == FORMAT && kept.version == VERSION).then_some(kept),
-        Err(e) => {
-            damaged(&format!("not a kept view ({e})"));
-            None
-        }
-    }
+    side::load_json::<Kept>(
+        path,
+        "a kept view",
+        "removed; rebuilt from the log's visible surface",
+    )
+    .filter(|kept| kept.format == FORMAT && kept.version == VERSION)
 }
 
 /// Replaces the fold at `path` atomically; a failure leaves the old file

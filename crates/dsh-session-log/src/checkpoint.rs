@@ -21,7 +21,7 @@ use sha1::{Digest, Sha1};
 
 use crate::event::SessionHeader;
 use crate::parse::SkippedLine;
-use crate::side::{self, Durability, Found};
+use crate::side::{self, Durability};
 use crate::summary::SurfaceSummary;
 use crate::{CHECKPOINT_FILE_NAME, LogError};
 
@@ -102,25 +102,11 @@ pub(crate) fn digest(mut file: &File, len: u64) -> io::Result<String> {
 /// describes a prefix of `log` (whose length is `log_len`); `None` otherwise.
 /// A damaged file is removed and reported (called under the session lock).
 pub(crate) fn load(path: &Utf8Path, log: &File, log_len: u64) -> Option<Checkpoint> {
-    let damaged = |damage: &str| {
-        let _ = side::discard(path);
-        side::report(path, damage, "removed; rebuilt from the log, read whole");
-    };
-    let bytes = match side::read(path) {
-        Found::Bytes(bytes) => bytes,
-        Found::Missing => return None,
-        Found::Damaged(damage) => {
-            damaged(&damage);
-            return None;
-        }
-    };
-    let checkpoint: Checkpoint = match serde_json::from_slice(&bytes) {
-        Ok(c) => c,
-        Err(e) => {
-            damaged(&format!("not a checkpoint ({e})"));
-            return None;
-        }
-    };
+    let checkpoint: Checkpoint = crate::side::load_json(
+        path,
+        "a checkpoint",
+        "removed; rebuilt from the log, read whole",
+    )?;
     let usable = checkpoint.format == FORMAT
         && checkpoint.version == VERSION
         && checkpoint.log_len <= log_len

@@ -202,6 +202,49 @@ pub(crate) fn classify(path: &Utf8Path, result: io::Result<Vec<u8>>) -> Found {
     }
 }
 
+/// The JSON side file at `path` read as a `T`, for the side files that are
+/// only a record of what the log already holds: `None` when it is missing;
+/// when it is damaged (unreadable, in the way, or not `what`), it is
+/// discarded and reported with `rebuilt` (what takes its place), and the
+/// caller rebuilds from the authoritative file (decision 0046).
+///
+/// ```
+/// use dsh_session_log::side::load_json;
+/// let tmp = tempfile::tempdir()?;
+/// let dir = camino::Utf8Path::from_path(tmp.path()).unwrap();
+/// let path = dir.join("kept.json");
+/// std::fs::write(&path, "[1, 2]")?;
+/// assert_eq!(load_json::<Vec<u8>>(&path, "a list", "rebuilt"), Some(vec![1, 2]));
+/// std::fs::write(&path, "{torn")?;
+/// assert_eq!(load_json::<Vec<u8>>(&path, "a list", "rebuilt"), None);
+/// assert!(!path.exists(), "the damaged file is gone");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn load_json<T: serde::de::DeserializeOwned>(
+    path: &Utf8Path,
+    what: &str,
+    rebuilt: &str,
+) -> Option<T> {
+    let damaged = |damage: &str| {
+        let _ = discard(path);
+        report(path, damage, rebuilt);
+    };
+    match read(path) {
+        Found::Missing => None,
+        Found::Damaged(damage) => {
+            damaged(&damage);
+            None
+        }
+        Found::Bytes(bytes) => match serde_json::from_slice(&bytes) {
+            Ok(value) => Some(value),
+            Err(e) => {
+                damaged(&format!("not {what} ({e})"));
+                None
+            }
+        },
+    }
+}
+
 /// Takes the damaged side file at `path` out of the way so it can be
 /// written anew: a directory is renamed aside (`.<name>.damaged-<id>`,
 /// keeping whatever it holds, returned), anything else is removed (its

@@ -34,7 +34,9 @@ pub fn validate_names(
     field: &'static str,
     entries: &[String],
 ) -> (Vec<String>, Vec<ConfigWarning>) {
-    validate_path_list(field, entries, |entry| name_problem(entry).map_or(Ok(()), Err))
+    validate_path_list(field, entries, |entry| {
+        name_problem(entry).map_or(Ok(()), Err)
+    })
 }
 
 /// Validates `user_instruction_files`: each entry must be `~/` followed by
