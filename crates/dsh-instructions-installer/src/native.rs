@@ -12,10 +12,10 @@ use std::path::Path;
 use serde_json::{Map, Value};
 use toml_edit::DocumentMut;
 
-use crate::agent::CLAUDE_EXCLUDES;
 use crate::codex;
 use crate::error::HookError;
 use crate::install_record::NativeRecord;
+use dsh_instructions_hooks::CLAUDE_EXCLUDES;
 
 /// The instruction file names the adapter delivers: if Gemini CLI loads
 /// any of them itself, they reach the model twice. `GEMINI.md` is not here:
