@@ -12,9 +12,7 @@
 //! `{}`: session start and prompt submit only create the session (cwd from
 //! the first event), a tool call records its touches.
 
-use dsh_home_paths::HomeEnv;
 use dsh_instructions_discovery::CancellationToken;
-use dsh_instructions_runtime::ProviderFactory;
 use dsh_instructions_session::{Session, SessionSettings};
 use dsh_session_log::SessionLog;
 use serde_json::Value;
@@ -25,15 +23,7 @@ use dsh_instructions_session::Record;
 
 use crate::deferred::apply_deferred;
 use crate::outcome::{AdapterError, Given, summary};
-use crate::touch::{shell, touch};
-
-/// What a Gemini event mounts its session with (the adapter's one factory).
-pub(crate) struct Mounting<'a> {
-    pub env: &'a HomeEnv,
-    pub fs: &'a dyn ProviderFactory,
-    /// The session's directory (its deferred touches).
-    pub session_dir: &'a camino::Utf8Path,
-}
+use crate::touch::{Mounting, shell, touch};
 
 /// Handles one Gemini CLI event over the session's log (held locked).
 pub(crate) async fn handle(
