@@ -45,7 +45,7 @@ pub use session::{LOCK_WAIT, LOCK_WAIT_ENV, store_id};
 
 use crate::agent::Agent;
 use crate::event::Action;
-use crate::outcome::{AdapterError, Given, Handled};
+use crate::outcome::{AdapterError, Given, Handled, with_config_warnings};
 use crate::touch::Mounting;
 use parse::Parsed;
 use profile::Configured;
@@ -295,13 +295,86 @@ async fn handle(
     )
     .await?;
     let delivered = deliver::deliver(&touched.session, event, touched.deferred, &cancel).await?;
+    let why = with_config_warnings(delivered.why, &touched.session);
     let text = delivered.message.as_ref().map(|m| m.joined_text());
     let handled = match (&piece, records) {
-        (Some(piece), Some(records)) => {
-            parts::record(piece, records, text.as_deref(), delivered.why)
-        }
-        _ => Handled::untimed((text.map_or(Given::Nothing, Given::Context), delivered.why)),
+        (Some(piece), Some(records)) => parts::record(piece, records, text.as_deref(), why),
+        _ => Handled::untimed((text.map_or(Given::Nothing, Given::Context), why)),
     };
     drop(touched);
     Ok(handled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    struct Machine {
+        _tmp: tempfile::TempDir,
+        env: HomeEnv,
+        project: Utf8PathBuf,
+        agent_dir: Utf8PathBuf,
+    }
+
+    fn machine(agent: Agent) -> Machine {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
+        let project = root.join("repo");
+        std::fs::create_dir_all(project.join(".git")).expect("mkdir");
+        std::fs::write(project.join("AGENTS.md"), "Be kind.\n").expect("write");
+        let dsh_home = root.join("home/.dsh");
+        let env = HomeEnv {
+            home: Some(root.join("home").into_std_path_buf().into_os_string()),
+            dsh_home: Some(dsh_home.clone().into_std_path_buf().into_os_string()),
+            cwd: project.clone().into_std_path_buf(),
+            account_home: None,
+        };
+        let agent_dir = dsh_home.join("hooks").join(agent.as_str());
+        Machine {
+            _tmp: tmp,
+            env,
+            project,
+            agent_dir,
+        }
+    }
+
+    /// Issue 31 item 4: what validation of the session's configuration
+    /// ignored (R-CFG-4) reaches the hook's log, beside the hook's own
+    /// warnings about `config.json`, for every agent.
+    #[rstest]
+    #[case(Agent::Claude, "UserPromptSubmit")]
+    #[case(Agent::Codex, "UserPromptSubmit")]
+    #[case(Agent::Gemini, "AfterTool")]
+    fn config_json_warnings_reach_the_hook_log(#[case] agent: Agent, #[case] name: &str) {
+        let m = machine(agent);
+        std::fs::create_dir_all(&m.agent_dir).expect("mkdir");
+        std::fs::write(
+            m.agent_dir.join("config.json"),
+            r#"{"instruction_file_candidates": ["a/b", "AGENTS.md"],
+                "touch_tools": {"NoSuchTool": ["path"]}}"#,
+        )
+        .expect("config");
+        let mut event = serde_json::json!({
+            "session_id": "s1", "hook_event_name": name, "cwd": m.project, "prompt": "hi",
+        });
+        if agent == Agent::Gemini {
+            // `touch_tools` replaced the path tools; the shell tool stays.
+            event["tool_name"] = "run_shell_command".into();
+            event["tool_input"] = serde_json::json!({"command": "cat AGENTS.md"});
+        }
+        let answer = respond(agent, event.to_string().as_bytes(), &m.env);
+        let log = std::fs::read_to_string(m.agent_dir.join("hook.log")).expect("hook.log");
+        assert!(
+            log.contains(r#"config warning: instruction_file_candidates: ignored entry "a/b""#),
+            "{log}"
+        );
+        assert!(
+            log.contains("warning: touch_tools: NoSuchTool is not in the installed tool matcher"),
+            "{log}"
+        );
+        if agent != Agent::Gemini {
+            assert!(answer.contains("Be kind."), "{answer}");
+        }
+    }
 }

@@ -22,7 +22,7 @@ use crate::event::{Action, HookEvent};
 use dsh_instructions_session::Record;
 
 use crate::deferred::apply_deferred;
-use crate::outcome::{AdapterError, Given, summary};
+use crate::outcome::{AdapterError, Given, summary, with_config_warnings};
 use crate::touch::{Mounting, shell, touch};
 
 /// Handles one Gemini CLI event over the session's log (held locked).
@@ -40,13 +40,17 @@ pub(crate) async fn handle(
             let session = Session::mount(log, settings, env, fs, &cancel).await?;
             apply_deferred(&session, session_dir, Record::Keep).await?;
             touch(&session, touched, Record::Keep).await?;
-            Ok((Given::Nothing, "touch recorded".to_owned()))
+            Ok((
+                Given::Nothing,
+                with_config_warnings("touch recorded".to_owned(), &session),
+            ))
         }
         Action::Shell { name, command } => {
             let session = Session::mount(log, settings, env, fs, &cancel).await?;
             apply_deferred(&session, session_dir, Record::Keep).await?;
             shell(&session, event, name, command, Record::Keep).await?;
-            Ok((Given::Nothing, "shell touch recorded".to_owned()))
+            let why = with_config_warnings("shell touch recorded".to_owned(), &session);
+            Ok((Given::Nothing, why))
         }
         Action::Model => {
             let Some(mut leading) = leading.filter(|m| !m.is_empty()) else {
@@ -71,10 +75,8 @@ pub(crate) async fn handle(
                     "the first user message has no text".to_owned(),
                 ));
             }
-            Ok((
-                Given::Request(leading),
-                format!("request prefixed: {}", summary(&message)),
-            ))
+            let why = format!("request prefixed: {}", summary(&message));
+            Ok((Given::Request(leading), with_config_warnings(why, &session)))
         }
         _ => {
             drop(log);

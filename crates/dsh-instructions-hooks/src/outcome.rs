@@ -9,7 +9,7 @@
 //! names here, each of the two imports this module and neither the other.
 
 use dsh_instructions_runtime::WorkspaceMessage;
-use dsh_instructions_session::SessionError;
+use dsh_instructions_session::{Session, SessionError};
 use serde_json::Value;
 
 /// Why an invocation gave nothing although it should have tried.
@@ -65,6 +65,17 @@ impl Handled {
             turn: None,
         }
     }
+}
+
+/// `why` with the entries the session's configuration validation ignored
+/// (R-CFG-4: a `config.json` name that is no plain file name, say), so
+/// they reach the adapter's log instead of being dropped with the mount.
+pub(crate) fn with_config_warnings(mut why: String, session: &Session) -> String {
+    for w in &session.opened().warnings {
+        why.push_str("; config warning: ");
+        why.push_str(&w.to_string());
+    }
+    why
 }
 
 /// `baseline: set AGENTS.md, …` for the log.
