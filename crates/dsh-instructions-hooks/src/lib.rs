@@ -14,6 +14,7 @@ mod order;
 mod outcome;
 mod parts;
 mod preset;
+mod profile;
 mod record;
 mod shown;
 mod tools;
@@ -37,5 +38,6 @@ pub use preset::{
     AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, HookConfigError,
     hook_preset, load_config,
 };
+pub use profile::{AgentProfile, Framing, NativeSwitch, PresetDifference};
 pub use shown::escape_control;
 pub use tools::{AgentTool, ToolTouch, agent_tools, is_installed_tool};

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use toml_edit::DocumentMut;
 
-use dsh_instructions_hooks::{Agent, Scope};
+use dsh_instructions_hooks::{Agent, NativeSwitch, Scope};
 
 use crate::codex::{self, Trust};
 use crate::diff;
@@ -423,10 +423,14 @@ pub fn install(target: &Target<'_>, base: &str, dry_run: bool) -> Result<Report,
     let hi = run.docs.load_json(&files.hooks)?;
     let moves = hooks::install(run.docs.json(hi)?, &files.hooks, agent, base)?;
     let prior = run.state.native.get(&key(&files.native)).cloned();
-    let rec = match agent {
-        Agent::Claude => native::claude_off(run.docs.json(hi)?, &files.hooks, prior.as_ref())?,
-        Agent::Gemini => native::gemini_off(run.docs.json(hi)?, &files.hooks, prior.as_ref())?,
-        Agent::Codex => {
+    let rec = match agent.profile().native {
+        NativeSwitch::ClaudeMdExcludes(patterns) => {
+            native::claude_off(run.docs.json(hi)?, &files.hooks, patterns, prior.as_ref())?
+        }
+        NativeSwitch::GeminiContextFileName => {
+            native::gemini_off(run.docs.json(hi)?, &files.hooks, prior.as_ref())?
+        }
+        NativeSwitch::CodexProjectDocMaxBytes => {
             let ni = run.docs.load_toml(&files.native)?;
             native::codex_off(run.docs.toml(ni)?, &files.native, prior.as_ref())?
         }
@@ -695,7 +699,7 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError
                     files.hooks.display()
                 ));
             }
-            native::claude_status(&doc)
+            native::claude_status(&doc, excludes(agent))
         }
         Agent::Gemini => {
             if doc.pointer("/hooksConfig/enabled") == Some(&Value::Bool(false)) {
@@ -780,4 +784,13 @@ fn other_scope_problem(target: &Target<'_>) -> Option<String> {
             path.display()
         )
     })
+}
+
+/// The `claudeMdExcludes` patterns of `agent`'s profile (none for an agent
+/// switched off by another setting).
+fn excludes(agent: Agent) -> &'static [&'static str] {
+    match agent.profile().native {
+        NativeSwitch::ClaudeMdExcludes(patterns) => patterns,
+        NativeSwitch::GeminiContextFileName | NativeSwitch::CodexProjectDocMaxBytes => &[],
+    }
 }

@@ -4,6 +4,7 @@ use serde_json::json;
 
 use crate::agent::Agent;
 use crate::outcome::Given;
+use crate::profile::Framing;
 
 /// The agent's answer (all three read `hookSpecificOutput.additionalContext`,
 /// harness README; Gemini CLI's `BeforeModel` reads `llm_request`).
@@ -13,9 +14,9 @@ pub(crate) fn answer(agent: Agent, event_name: &str, given: Given) -> String {
     match given {
         Given::Nothing => "{}".to_owned(),
         Given::Context(text) => {
-            let text = match agent {
-                Agent::Claude => crate::parts::unframe(&text),
-                Agent::Codex | Agent::Gemini => text,
+            let text = match agent.profile().framing {
+                Framing::AgentFrames => crate::parts::unframe(&text),
+                Framing::Ours => text,
             };
             json!({
                 "hookSpecificOutput": {
