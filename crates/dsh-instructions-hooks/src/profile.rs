@@ -138,26 +138,24 @@ impl Agent {
     /// The agent's profile: everything the hook and its installer know
     /// about it, in one value.
     pub fn profile(self) -> AgentProfile {
-        let (library_preset, differences, native, framing) = match self {
+        let (library_preset, differences, native) = match self {
             Agent::Claude => (
                 Preset::Claude,
                 CLAUDE_DIFFERENCES,
                 NativeSwitch::ClaudeMdExcludes(CLAUDE_EXCLUDES),
-                Framing::AgentFrames,
             ),
             Agent::Codex => (
                 Preset::Codex,
                 CODEX_DIFFERENCES,
                 NativeSwitch::CodexProjectDocMaxBytes,
-                Framing::Ours,
             ),
             Agent::Gemini => (
                 Preset::Gemini,
                 GEMINI_DIFFERENCES,
                 NativeSwitch::GeminiContextFileName,
-                Framing::Ours,
             ),
         };
+        let framing = self.framing();
         AgentProfile {
             agent: self,
             preset: crate::preset::hook_preset(self),
@@ -169,6 +167,15 @@ impl Agent {
             framing,
             parts: self.parts(),
             parts_by_finish: self.orders_parts_by_finish(),
+        }
+    }
+
+    /// The profile's [`AgentProfile::framing`] alone, for the answer of
+    /// every event (no preset built).
+    pub(crate) fn framing(self) -> Framing {
+        match self {
+            Agent::Claude => Framing::AgentFrames,
+            Agent::Codex | Agent::Gemini => Framing::Ours,
         }
     }
 }

@@ -14,7 +14,7 @@ pub(crate) fn answer(agent: Agent, event_name: &str, given: Given) -> String {
     match given {
         Given::Nothing => "{}".to_owned(),
         Given::Context(text) => {
-            let text = match agent.profile().framing {
+            let text = match agent.framing() {
                 Framing::AgentFrames => crate::parts::unframe(&text),
                 Framing::Ours => text,
             };
