@@ -377,4 +377,53 @@ mod tests {
             assert!(answer.contains("Be kind."), "{answer}");
         }
     }
+
+    /// The shipped code of `dir` (every `.rs` below it, each up to its
+    /// `#[cfg(test)] mod tests`), by file.
+    fn shipped(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).expect("src").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                shipped(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("source");
+                let code = text
+                    .split("#[cfg(test)]\nmod tests")
+                    .next()
+                    .unwrap_or_default();
+                out.push((path.display().to_string(), code.to_owned()));
+            }
+        }
+    }
+
+    /// Issue 31 item 4: a hook event resolves its configuration once, in
+    /// the mount (`open_mount`, through `Session::mount`), whose warnings
+    /// the log shows; no stage resolves a `ConfigInput` of its own.
+    #[test]
+    fn the_hook_resolves_its_configuration_only_in_the_mount() {
+        let mut files = Vec::new();
+        shipped(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut files,
+        );
+        assert!(files.len() > 20, "{}", files.len());
+        let resolving: Vec<&str> = files
+            .iter()
+            .filter(|(_, code)| {
+                code.lines()
+                    .filter(|l| !l.trim_start().starts_with("//"))
+                    .any(|l| l.contains(".resolve()"))
+            })
+            .map(|(f, _)| f.as_str())
+            .collect();
+        assert!(resolving.is_empty(), "{resolving:?}");
+        let mounting: Vec<&str> = files
+            .iter()
+            .filter(|(_, code)| code.contains("Session::mount("))
+            .map(|(f, _)| f.rsplit('/').next().unwrap_or_default())
+            .collect();
+        let mut mounting = mounting;
+        mounting.sort_unstable();
+        assert_eq!(mounting, ["gemini.rs", "touches.rs"]);
+    }
 }
