@@ -8,7 +8,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use dsh_instructions_hooks::{Agent, Locations, Scope, Target, install, uninstall};
+use dsh_instructions_installer::{Agent, Locations, Scope, Target, install, uninstall};
 use libfuzzer_sys::fuzz_target;
 
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {

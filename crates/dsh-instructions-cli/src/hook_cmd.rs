@@ -2,13 +2,15 @@
 //! (SPEC §12, R-HOOK-1, R-HOOK-5). This module only resolves the
 //! environment — `$HOME`, `$CODEX_HOME` (default `~/.codex`), `$DSH_HOME`,
 //! the project directory and this binary's path — and prints; the work is
-//! in `dsh-instructions-hooks`.
+//! in `dsh-instructions-hooks` (the event) and `dsh-instructions-installer`
+//! (the settings).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use dsh_home_paths::os_home;
-use dsh_instructions_hooks::{self as hooks, Agent, Locations, Target};
+use dsh_instructions_hooks::{self as hooks, Agent};
+use dsh_instructions_installer::{self as installer, Locations, Target};
 
 use crate::args::{HookAction, HookArgs, HookTargetArgs};
 use crate::error::{CliError, EXIT_PROBLEMS};
@@ -33,7 +35,7 @@ pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
                 scope: a.target.scope,
                 locations: &loc,
             };
-            let report = hooks::install(&target, &command, a.dry_run).map_err(hook_error)?;
+            let report = installer::install(&target, &command, a.dry_run).map_err(hook_error)?;
             print_report(&report);
             Ok(ExitCode::SUCCESS)
         }
@@ -44,7 +46,7 @@ pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
                 scope: a.target.scope,
                 locations: &loc,
             };
-            let report = hooks::uninstall(&target, a.dry_run).map_err(hook_error)?;
+            let report = installer::uninstall(&target, a.dry_run).map_err(hook_error)?;
             print_report(&report);
             Ok(ExitCode::SUCCESS)
         }
@@ -55,7 +57,7 @@ pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
                 scope: t.scope,
                 locations: &loc,
             };
-            let mut d = hooks::doctor(&target, &command).map_err(hook_error)?;
+            let mut d = installer::doctor(&target, &command).map_err(hook_error)?;
             // R-HOOK-8: say where the hook's budget gives the model less than
             // every file here (a warning: the installation itself is fine),
             // before the report, whose last line stays its verdict; and
@@ -103,11 +105,11 @@ fn handle_event(agent: Option<Agent>, part: Option<u32>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn hook_error(e: hooks::HookError) -> CliError {
+fn hook_error(e: installer::HookError) -> CliError {
     CliError::new(format!("hook: {e}"))
 }
 
-fn print_report(report: &hooks::Report) {
+fn print_report(report: &installer::Report) {
     if report.dry_run {
         out_raw!("{}", report.diff());
     }

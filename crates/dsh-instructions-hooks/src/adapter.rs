@@ -1,100 +1,55 @@
 //! The event handler: one agent hook invocation from stdin to stdout
-//! (SPEC §12, R-HOOK-1..4).
+//! (SPEC §12, R-HOOK-1..4), as a pipeline of typed stages, one module
+//! each:
+//!
+//! 1. [`parse`]: the bytes to the lean event ([`parse::Parsed`]);
+//! 2. [`profile`]: the agent's configuration and the event read with it
+//!    ([`profile::Configured`]);
+//! 3. [`session`]: the agent session's log opened under its lock, or
+//!    created ([`session::Opening`]);
+//! 4. [`touches`]: the session mounted and the event's touches made
+//!    ([`touches::Touched`]);
+//! 5. [`deliver`]: the workspace message that enters
+//!    ([`deliver::Delivered`]);
+//! 6. [`parts`]: the piece of it this `--part K` answers
+//!    ([`crate::outcome::Handled`]; a peer's recorded split is looked up
+//!    before stage 4, so an event is composed once);
+//! 7. [`answer`]: the agent's JSON.
 //!
 //! Each invocation is its own process and its own loop instance over the
-//! agent session's persisted log (`$DSH_HOME/hooks/<agent>/<session>/`,
+//! agent session's persisted log (`$DSH_HOME/hooks/<agent>/sessions/<id>/`,
 //! R-HOOK-2), opened under the session lock (R-LOG-4), so concurrent
 //! invocations for parallel tool calls serialize and each answer holds only
 //! what that invocation committed. What the adapter gives the model is
-//! appended to the log before it is printed.
+//! appended to the log before it is printed. Every problem answers `{}`
+//! and is one line of the adapter's own log ([`hooklog`]).
 
-use std::io::Write as _;
-use std::time::{Duration, Instant};
+mod answer;
+mod deliver;
+mod hooklog;
+mod parse;
+mod parts;
+mod profile;
+mod session;
+mod touches;
 
-use camino::{Utf8Path, Utf8PathBuf};
+use std::time::Instant;
+
+use camino::Utf8PathBuf;
 use dsh_home_paths::{DshHome, HomeEnv, resolve_dsh_home};
 use dsh_instructions_discovery::{CancellationToken, ambient_authority};
 use dsh_instructions_runtime::CapStdFactory;
-use dsh_instructions_session::{Record, Session};
-use dsh_instructions_session::{SessionError, SessionSettings, SessionStore};
-use dsh_instructions_state::{ConfigInput, Digest};
-use dsh_session_log::{LockWait, LogError};
-use serde_json::{Map, Value, json};
 
-use crate::agent::{Agent, PARTS};
-use crate::deferred::apply_deferred;
-use crate::event::{Action, event_from_value};
-use crate::outcome::{AdapterError, Given, summary};
-use crate::parts::PART_BYTES;
-use crate::preset::{CONFIG_FILE_NAME, HookConfig, load_config};
-use crate::record::Records;
-use crate::touch::apply;
+pub use parse::MAX_EVENT_BYTES;
+pub use session::{LOCK_WAIT, LOCK_WAIT_ENV, store_id};
 
-/// The largest event the adapter reads; a larger one is answered `{}` and
-/// logged (docs/hooks.md). Gemini CLI's `BeforeModel` stdin carries the
-/// whole text history, so the bound sits far above what its 1M-token window
-/// can hold (about 4 MB of text): no session loses its instructions to it.
-/// Only what the adapter needs is parsed (`crate::lean`).
-pub const MAX_EVENT_BYTES: usize = 64 << 20;
-
-/// How long an invocation waits for its session's lock: well inside the
-/// agents' hook timeout (10 s as installed), so a stuck peer never makes
-/// the agent kill us.
-pub const LOCK_WAIT: Duration = Duration::from_secs(5);
-
-/// Overrides [`LOCK_WAIT`] in milliseconds (at most 60 s), for the process
-/// tests that count deliveries under a slow debug build and for people
-/// whose agents allow their hooks more time (docs/hooks.md).
-pub const LOCK_WAIT_ENV: &str = "DSH_HOOK_LOCK_WAIT_MS";
-
-fn lock_wait() -> Duration {
-    std::env::var(LOCK_WAIT_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(LOCK_WAIT, |ms| Duration::from_millis(ms.min(60_000)))
-}
-
-/// The diagnostic log is rotated (one old copy kept) past this size.
-const LOG_ROTATE_BYTES: u64 = 1 << 20;
-
-/// The source-JSON field that records which hook event delivered a message
-/// (ignored by the typed source, R-STATE-1).
-const DELIVERED_BY: &str = "hookEvent";
-
-/// The diagnostic log and its one rotated copy, next to the sessions.
-const LOG_FILE_NAME: &str = "hook.log";
-const OLD_LOG_FILE_NAME: &str = "hook.log.1";
-
-/// Prefix of a digest store id.
-const DIGEST_PREFIX: &str = "id-";
-
-/// The store id of an agent session: the id itself when it is a plain,
-/// short path component; else a digest, so no id can name a path outside
-/// the store (R-HOOK-2). The names the adapter keeps in the store for
-/// itself (its configuration and diagnostic log) and the digest prefix are
-/// not plain: a session named `config.json` would otherwise break every
-/// session of the agent, and one named `id-…` could meet a digest.
-///
-/// ```
-/// use dsh_instructions_hooks::store_id;
-/// assert_eq!(store_id("83c8193c-ac79"), "83c8193c-ac79");
-/// assert!(store_id("../../etc").starts_with("id-"));
-/// assert!(store_id("config.json").starts_with("id-"));
-/// ```
-pub fn store_id(session_id: &str) -> String {
-    let plain = session_id.len() <= 128
-        && !session_id.starts_with('.')
-        && !session_id.starts_with(DIGEST_PREFIX)
-        && ![CONFIG_FILE_NAME, LOG_FILE_NAME, OLD_LOG_FILE_NAME].contains(&session_id)
-        && session_id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if plain {
-        session_id.to_owned()
-    } else {
-        format!("{DIGEST_PREFIX}{}", Digest::of(session_id).to_hex())
-    }
-}
+use crate::agent::Agent;
+use crate::event::Action;
+use crate::outcome::{AdapterError, Given, Handled, with_config_warnings};
+use crate::touch::Mounting;
+use parse::Parsed;
+use profile::Configured;
+use session::Opening;
 
 /// Handles one event and returns what to print on stdout (R-HOOK-1): the
 /// agent's JSON with the context, or `{}`. It never fails: every problem is
@@ -175,65 +130,55 @@ impl Answered {
     fn log(&self, waited: Option<crate::order::Waited>) {
         if let Some((dir, line)) = &self.log {
             let waited = waited.map_or_else(String::new, |w| format!("; finished {w}"));
-            log_line(
+            hooklog::log_line(
                 dir,
                 &format!("{line}{waited} {}ms", self.started.elapsed().as_millis()),
             );
             // One line per side file this event found damaged and rebuilt.
             let now = dsh_session_log::rfc3339_utc(std::time::SystemTime::now());
             for heal in crate::heal::report_lines(dir) {
-                log_line(dir, &format!("{now} {heal}"));
+                hooklog::log_line(dir, &format!("{now} {heal}"));
             }
         }
     }
 }
 
+/// The pipeline, stage 1 and 7 around the rest ([`run_blocking`]).
 fn answer_event(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv) -> Answered {
     let started = Instant::now();
     let home = resolve_dsh_home(None, env).ok();
     // Parsed once, keeping only what the adapter reads. An oversized event
     // is not parsed at all.
-    let parsed = (input.len() <= MAX_EVENT_BYTES).then(|| {
-        let object = input
-            .iter()
-            .find(|b| !b.is_ascii_whitespace())
-            .is_some_and(|b| *b == b'{');
-        if !object {
-            return Err(crate::event::EventError::NotJson("not an object".into()));
-        }
-        crate::lean::parse(input).map_err(|e| crate::event::EventError::NotJson(e.to_string()))
-    });
-    let event_name = parsed
-        .as_ref()
-        .and_then(|p| p.as_ref().ok())
-        .map_or_else(|| "-".to_owned(), |l| event_name(&l.to_value()));
+    let parsed = parse::parse(input);
+    let event_name = parsed.event_name();
     let result = match (&home, parsed) {
         (None, _) => Err(AdapterError::Config(
             "the DSH home cannot be resolved".into(),
         )),
-        (Some(_), None) => Ok(Handled::nothing(format!(
+        (Some(_), Parsed::Oversized) => Ok(Handled::nothing(format!(
             "ignored: event larger than {MAX_EVENT_BYTES} bytes"
         ))),
-        (Some(_), Some(Err(e))) => Err(e.into()),
-        (Some(home), Some(Ok(lean))) => {
-            let ctx = Call {
-                agent,
-                part,
-                input,
-                env,
-                home,
-            };
-            run_blocking(&ctx, lean)
+        (Some(_), Parsed::NotEvent(e)) => Err(e.into()),
+        (Some(home), Parsed::Event(lean)) => {
+            profile::configure(agent, home, *lean).and_then(|configured| {
+                let ctx = Call {
+                    agent,
+                    part,
+                    input,
+                    env,
+                };
+                run_blocking(&ctx, configured)
+            })
         }
     };
     let (stdout, line, turn) = match result {
-        Ok(h) => (answer(agent, &event_name, h.given), h.why, h.turn),
+        Ok(h) => (answer::answer(agent, &event_name, h.given), h.why, h.turn),
         Err(e) => ("{}".to_owned(), format!("error: {e}"), None),
     };
-    let log = home.as_ref().map(|home| {
+    let log = home.as_ref().map(|home: &DshHome| {
         let part = part.map_or_else(String::new, |k| format!(" part {k}"));
         (
-            agent_dir(home, agent),
+            profile::agent_dir(home, agent),
             format!(
                 "{} {event_name}{part} {line}",
                 dsh_session_log::rfc3339_utc(std::time::SystemTime::now()),
@@ -248,117 +193,24 @@ fn answer_event(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv) ->
     }
 }
 
-/// The agent's answer (all three read `hookSpecificOutput.additionalContext`,
-/// harness README; Gemini CLI's `BeforeModel` reads `llm_request`).
-/// Claude Code wraps hook context in its own `<system-reminder>` and
-/// escapes ours, so it gets the text without our frame (decision 0019).
-fn answer(agent: Agent, event_name: &str, given: Given) -> String {
-    match given {
-        Given::Nothing => "{}".to_owned(),
-        Given::Context(text) => {
-            let text = match agent {
-                Agent::Claude => crate::parts::unframe(&text),
-                Agent::Codex | Agent::Gemini => text,
-            };
-            json!({
-                "hookSpecificOutput": {
-                    "hookEventName": event_name,
-                    "additionalContext": text,
-                }
-            })
-            .to_string()
-        }
-        Given::Request(messages) => json!({
-            "hookSpecificOutput": {
-                "hookEventName": event_name,
-                "llm_request": { "messages": messages },
-            }
-        })
-        .to_string(),
-    }
-}
-
-/// `hook_event_name`, for the answer and the log, before full parsing
-/// (`-` unless it is a plain short name, so the log stays one clean line).
-fn event_name(v: &Value) -> String {
-    v.get("hook_event_name")
-        .and_then(Value::as_str)
-        .filter(|n| n.len() <= 64 && n.chars().all(|c| c.is_ascii_alphanumeric()))
-        .unwrap_or("-")
-        .to_owned()
-}
-
-fn agent_dir(home: &DshHome, agent: Agent) -> Utf8PathBuf {
-    home.path.join("hooks").join(agent.to_string())
-}
-
-/// The agent's session stores: `sessions/` below its directory, apart from
-/// the adapter's `config.json` and `hook.log` (R-HOOK-10, the same place as
-/// [`crate::sessions_dir`]).
-fn sessions_dir(agent_dir: &Utf8Path) -> Utf8PathBuf {
-    agent_dir.join(SESSIONS_DIR_NAME)
-}
-
-/// The folder of the agent's session stores.
-const SESSIONS_DIR_NAME: &str = "sessions";
-
-/// A session an earlier version kept directly in the agent's directory
-/// (`hooks/<agent>/<id>/`) moves into `sessions/` on its next event, so an
-/// upgrade in the middle of a session neither loses its state nor gives its
-/// files a second time. A rename is atomic: of two invocations racing, one
-/// moves it and the other finds it moved. The old place is only a session
-/// when it holds a log (never the adapter's own files).
-fn adopt_old_store(agent_dir: &Utf8Path, sessions: &Utf8Path, id: &str) {
-    if id == SESSIONS_DIR_NAME {
-        return;
-    }
-    let old = agent_dir.join(id);
-    let new = sessions.join(id);
-    if old.join(dsh_session_log::LOG_FILE_NAME).is_file() && !new.exists() {
-        let _ = std::fs::create_dir_all(sessions);
-        let _ = std::fs::rename(&old, &new);
-    }
-}
-
 /// One invocation's inputs.
 struct Call<'a> {
     agent: Agent,
     part: Option<u32>,
     input: &'a [u8],
     env: &'a HomeEnv,
-    home: &'a DshHome,
 }
 
-/// What handling an event ended with: the answer, the log's reason and,
-/// for a piece of a split message in Claude Code, its finishing turn.
-struct Handled {
-    given: Given,
-    why: String,
-    turn: Option<crate::order::Turn>,
-}
-
-impl Handled {
-    fn nothing(why: String) -> Self {
-        Self {
-            given: Given::Nothing,
-            why,
-            turn: None,
-        }
-    }
-
-    fn untimed((given, why): (Given, String)) -> Self {
-        Self {
-            given,
-            why,
-            turn: None,
-        }
-    }
-}
-
-fn run_blocking(call: &Call<'_>, lean: crate::lean::LeanEvent) -> Result<Handled, AdapterError> {
-    let dir = agent_dir(call.home, call.agent);
-    let config = load_config(call.agent, &dir)?;
-    let event = event_from_value(call.agent, &lean.to_value(), &config.tools)?;
+/// Stages 3 to 6 for a configured event, on a current-thread runtime when
+/// the event needs its session; the log line gains the session's id and
+/// the configuration's warnings.
+fn run_blocking(call: &Call<'_>, configured: Configured) -> Result<Handled, AdapterError> {
+    let Configured {
+        dir,
+        config,
+        event,
+        leading,
+    } = configured;
     let mut line = format!("session {} ", store_id(&event.session_id));
     let mut handled = match &event.action {
         // Cheap for every part: no lock, no session (R-HOOK-6).
@@ -371,8 +223,7 @@ fn run_blocking(call: &Call<'_>, lean: crate::lean::LeanEvent) -> Result<Handled
                 .map_err(|e| {
                     AdapterError::Config(format!("cannot start the async runtime: {e}"))
                 })?;
-            let req = lean.llm_request.map(|r| r.messages.0);
-            runtime.block_on(handle(call, &event, &config, &dir, req))?
+            runtime.block_on(handle(call, &event, &config.input, &dir, leading))?
         }
     };
     line.push_str(&handled.why);
@@ -384,254 +235,74 @@ fn run_blocking(call: &Call<'_>, lean: crate::lean::LeanEvent) -> Result<Handled
     Ok(handled)
 }
 
+/// Stages 3 to 6: session, (a peer's recorded parts), touches, deliver,
+/// parts.
 async fn handle(
     call: &Call<'_>,
     event: &crate::event::HookEvent,
-    config: &HookConfig,
-    dir: &Utf8Path,
-    leading: Option<Vec<Value>>,
+    input: &dsh_instructions_state::ConfigInput,
+    dir: &camino::Utf8Path,
+    leading: Option<Vec<serde_json::Value>>,
 ) -> Result<Handled, AdapterError> {
-    let sessions = sessions_dir(dir);
-    let store = SessionStore::new(sessions.clone()).with_lock_wait(LockWait::up_to(lock_wait()));
-    let id = store_id(&event.session_id);
-    adopt_old_store(dir, &sessions, &id);
-    let session_dir = dsh_session_log::session_dir(store.dir(), &id).map_err(SessionError::from)?;
-    let (log, settings, fresh) = match open_or_create(&store, &id, &event.cwd, &config.input) {
-        Err(busy @ SessionError::Log(LogError::LockTimeout { .. })) => {
-            // A peer holds the lock past the bound: keep this event's
-            // touches for the next invocation instead of losing them.
-            let items = deferrable(event);
-            let why = match crate::deferred::push(&session_dir, &items) {
-                Ok(()) if items.is_empty() => format!("error: {busy}"),
-                Ok(()) => format!(
-                    "error: {busy}; {} touches deferred to the next event",
-                    items.len()
-                ),
-                Err(e) => format!("error: {busy}; its touches are lost: {e}"),
-            };
-            return Ok(Handled::nothing(why));
-        }
-        other => other?,
+    let opened = match session::open(dir, event, input)? {
+        Opening::Busy(why) => return Ok(Handled::nothing(why)),
+        Opening::Open(opened) => opened,
     };
-    if matches!(event.action, Action::Start(_)) {
-        // A session start is a new loop instance in the agent (startup,
-        // resume, clear, compact): its version cache starts empty
-        // (R-STATE-8); the events after it share what it read (decision
-        // 0036). Without the file every known file is read once more.
-        let _ = dsh_instructions_session::forget_versions(&session_dir);
-    }
-    // The hook's one grant of ambient authority: every mount of this
-    // invocation opens its roots through this factory.
+    let session_dir = &opened.session_dir;
     // What the last event's process proved about the known directories
     // (decision 0037), written back when this one is done.
     let stamps = crate::dirstamps::SaveOnDrop {
-        session_dir: &session_dir,
-        memory: crate::dirstamps::load(&session_dir),
+        session_dir,
+        memory: crate::dirstamps::load(session_dir),
     };
+    // The hook's one grant of ambient authority: every mount of this
+    // invocation opens its roots through this factory.
     let fs = CapStdFactory::new(ambient_authority())
         .inline()
         .remembering(stamps.memory.clone());
+    let mounting = Mounting {
+        env: call.env,
+        fs: &fs,
+        session_dir,
+    };
     if call.agent == Agent::Gemini {
-        let ctx = crate::gemini::Mounting {
-            env: call.env,
-            fs: &fs,
-            session_dir: &session_dir,
-        };
-        return crate::gemini::handle(&ctx, event, log, &settings, leading)
+        return crate::gemini::handle(&mounting, event, opened.log, &opened.settings, leading)
             .await
             .map(Handled::untimed);
     }
-    let records_path = session_dir.join(crate::record::RECORDS_FILE_NAME);
-    let key = crate::record::event_key(call.input);
-    let mut records = None;
-    if let Some(k) = call.part {
-        let (mut recs, warn) = Records::load(&records_path);
-        if let Some(r) = recs.find_mut(&key) {
-            // A peer part of this event composed already: answer our piece
-            // of its composition (never compose twice).
-            let n = r.parts.len();
-            let (given, turn) = match r.claim(k as usize) {
-                Some(i) => (
-                    Given::Context(crate::parts::render_part(&r.parts[i], k as usize, n)),
-                    turn_of(call.agent, &session_dir, &key, k as usize, n),
-                ),
-                None => (Given::Nothing, None),
-            };
-            let why = match &given {
-                Given::Context(_) => format!("gave part {k} of {n} of the event's composition"),
-                _ => format!("no part {k} (the event has {n})"),
-            };
-            recs.save(&records_path)?;
-            drop(log);
-            return Ok(Handled { given, why, turn });
-        }
-        records = Some((recs, warn));
-    }
+    let piece = call
+        .part
+        .map(|k| parts::Piece::new(call.agent, k, call.input, session_dir));
+    let records = match &piece {
+        Some(p) => match parts::recorded(p)? {
+            parts::Recorded::Answered(handled) => {
+                drop(opened.log);
+                return Ok(handled);
+            }
+            parts::Recorded::Compose(recs, warn) => Some((recs, warn)),
+        },
+        None => None,
+    };
     let cancel = CancellationToken::new();
-    let session = Session::mount(log, &settings, call.env, &fs, &cancel).await?;
-    let deferred = apply_deferred(&session, &session_dir, Record::Transient).await?;
-    apply(&session, call.agent, event, fresh).await?;
-    let mut note = Map::new();
-    note.insert(DELIVERED_BY.into(), Value::String(event.name.clone()));
-    // After a tool event's touches their projections reconciled every known
-    // scope a moment ago: the delivery takes that as its own instead of
-    // probing every known directory twice (R-HOOK-6).
-    let message = match &event.action {
-        Action::Tool { .. } | Action::Shell { .. } => {
-            session.deliver_after_tools(&note, &cancel).await?
-        }
-        _ => session.deliver(&note, &cancel).await?,
+    let touched = touches::touch(
+        &mounting,
+        opened.log,
+        &opened.settings,
+        call.agent,
+        event,
+        opened.fresh,
+        &cancel,
+    )
+    .await?;
+    let delivered = deliver::deliver(&touched.session, event, touched.deferred, &cancel).await?;
+    let why = with_config_warnings(delivered.why, &touched.session);
+    let text = delivered.message.as_ref().map(|m| m.joined_text());
+    let handled = match (&piece, records) {
+        (Some(piece), Some(records)) => parts::record(piece, records, text.as_deref(), why),
+        _ => Handled::untimed((text.map_or(Given::Nothing, Given::Context), why)),
     };
-    let mut why = match &message {
-        Some(m) => summary(m),
-        None => "nothing new".to_owned(),
-    };
-    if deferred > 0 {
-        why.push_str(&format!("; {deferred} deferred touches reconciled"));
-    }
-    let Some((mut recs, warn)) = records else {
-        drop(session);
-        return Ok(Handled::untimed((
-            message.map_or(Given::Nothing, |m| Given::Context(m.joined_text())),
-            why,
-        )));
-    };
-    // The first part of this event to hold the lock: record the split so
-    // the peers answer from it; pieces earlier events left unclaimed come
-    // first (given again, never dropped).
-    let k = call.part.unwrap_or(1) as usize;
-    let mut parts = recs.take_unclaimed();
-    let carried = parts.len();
-    if let Some(m) = &message {
-        parts.extend(crate::parts::split(&m.joined_text(), PART_BYTES));
-    }
-    let n = parts.len();
-    let turn = turn_of(call.agent, &session_dir, &key, k, n);
-    let mut record = crate::record::Record {
-        key,
-        claimed: vec![false; n],
-        parts,
-    };
-    let (given, turn) = match record.claim(k) {
-        Some(i) => (
-            Given::Context(crate::parts::render_part(&record.parts[i], k, n)),
-            turn,
-        ),
-        None => (Given::Nothing, None),
-    };
-    if n > 0 {
-        why.push_str(&format!("; {n} parts"));
-    }
-    if carried > 0 {
-        why.push_str(&format!(", {carried} carried from earlier events"));
-    }
-    if n > PARTS as usize {
-        why.push_str(&format!(
-            "; {} parts beyond the {PARTS} registered are given with the next event",
-            n - PARTS as usize
-        ));
-    }
-    if let Some(w) = warn {
-        why.push_str(&format!("; unreadable records replaced: {w}"));
-    }
-    recs.push(record);
-    if let Err(e) = recs.save(&records_path) {
-        why.push_str(&format!(
-            "; the parts record was not saved ({e}): the other parts of this event are lost"
-        ));
-    }
-    if n > 1 && call.agent.orders_parts_by_finish() {
-        let keys: Vec<&str> = recs.records.iter().map(|r| r.key.as_str()).collect();
-        crate::order::forget_others(&session_dir, &keys);
-    }
-    drop(session);
-    Ok(Handled { given, why, turn })
-}
-
-/// The finishing turn of piece `k` of `n`, where the agent orders hook
-/// answers by when they finish (decision 0043).
-fn turn_of(
-    agent: Agent,
-    session_dir: &Utf8Path,
-    key: &str,
-    k: usize,
-    n: usize,
-) -> Option<crate::order::Turn> {
-    if agent.orders_parts_by_finish() {
-        crate::order::Turn::of(session_dir, key, k, n)
-    } else {
-        None
-    }
-}
-
-/// What of `event` a busy session keeps for later ([`crate::deferred`]).
-fn deferrable(event: &crate::event::HookEvent) -> Vec<crate::deferred::Deferred> {
-    use crate::deferred::Deferred;
-    match &event.action {
-        Action::Tool { touched, .. } => touched
-            .iter()
-            .map(|t| Deferred {
-                path: t.path.clone(),
-                kind: t.kind.clone(),
-            })
-            .collect(),
-        Action::Shell { command, .. } => vec![Deferred {
-            path: event.cwd.to_string(),
-            kind: dsh_instructions_runtime::TouchKind::Shell {
-                command: command.clone(),
-            },
-        }],
-        _ => Vec::new(),
-    }
-}
-
-/// Opens the session's log under its lock, creating it (with `input` as its
-/// settings and `cwd` from this first event, R-HOOK-2) when it is new. Two
-/// first invocations racing to create: the loser opens the winner's log.
-fn open_or_create(
-    store: &SessionStore,
-    id: &str,
-    cwd: &Utf8Path,
-    input: &ConfigInput,
-) -> Result<(dsh_session_log::SessionLog, SessionSettings, bool), SessionError> {
-    if !store.exists(id)? {
-        let settings = SessionSettings {
-            config: Some(input.clone()),
-            trust: Vec::new(),
-        };
-        match store.create(id, cwd.to_owned(), &settings) {
-            Ok(log) => return Ok((log, settings, true)),
-            Err(SessionError::Log(LogError::AlreadyExists { .. })) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    let (log, _report) = store.open(id)?;
-    let settings = crate::heal::settings(store, id, input)?;
-    Ok((log, settings, false))
-}
-
-/// Appends one line to the diagnostic log, rotating it past its size bound;
-/// a log that cannot be written is silently skipped (R-HOOK-1).
-fn log_line(dir: &Utf8Path, line: &str) {
-    let path = dir.join(LOG_FILE_NAME);
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() > LOG_ROTATE_BYTES) {
-        let _ = std::fs::rename(&path, dir.join(OLD_LOG_FILE_NAME));
-    }
-    let _ = std::fs::create_dir_all(dir);
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-    {
-        // One write per line: `writeln!` issues the text and the newline
-        // as two writes, which concurrent invocations interleave; a single
-        // append-mode write of a short line lands whole.
-        // Control characters (a NUL or newline in a cwd, an id) are
-        // escaped, so every entry stays one readable line (R-HOOK-10).
-        let mut whole = crate::shown::escape_control(line).into_owned();
-        whole.push('\n');
-        let _ = f.write_all(whole.as_bytes());
-    }
+    drop(touched);
+    Ok(handled)
 }
 
 #[cfg(test)]
@@ -639,84 +310,120 @@ mod tests {
     use super::*;
     use rstest::rstest;
 
-    /// R-HOOK-2: a plain id is its own directory; anything that could name
-    /// another path, or is too long for one component, becomes a digest.
-    #[rstest]
-    #[case::uuid("95a9dab2-9315-417b-93cf-ed41c268f299", true)]
-    #[case::underscore_dot("thread_01.a", true)]
-    #[case::longest_plain(&"a".repeat(128), true)]
-    #[case::too_long(&"a".repeat(129), false)]
-    #[case::dot_dot("..", false)]
-    #[case::dot(".", false)]
-    #[case::hidden(".git", false)]
-    #[case::parent_path("../../x", false)]
-    #[case::slash("a/b", false)]
-    #[case::backslash("a\\b", false)]
-    #[case::absolute("/etc/passwd", false)]
-    #[case::nul("a\0b", false)]
-    #[case::space("a b", false)]
-    #[case::non_ascii("sitzung-ä", false)]
-    #[case::config_file("config.json", false)]
-    #[case::log_file("hook.log", false)]
-    #[case::old_log_file("hook.log.1", false)]
-    #[case::digest_like("id-0123456789abcdef0123456789abcdef01234567", false)]
-    #[case::log_like_but_other("hook.log.2", true)]
-    fn store_ids_are_one_safe_component(#[case] id: &str, #[case] plain: bool) {
-        let s = store_id(id);
-        if plain {
-            assert_eq!(s, id);
-        } else {
-            let hex = s.strip_prefix("id-").expect("digest form");
-            assert_eq!(hex.len(), 40);
-            assert!(hex.bytes().all(|b| b.is_ascii_hexdigit()));
-            assert_eq!(store_id(id), s, "stable");
-        }
-        assert!(dsh_session_log::session_dir(Utf8Path::new("/store"), &s).is_ok());
+    struct Machine {
+        _tmp: tempfile::TempDir,
+        env: HomeEnv,
+        project: Utf8PathBuf,
+        agent_dir: Utf8PathBuf,
     }
 
-    #[test]
-    fn different_unsafe_ids_get_different_directories() {
-        assert_ne!(store_id("a/b"), store_id("a/c"));
-        assert_ne!(store_id(&"x".repeat(300)), store_id(&"x".repeat(301)));
-    }
-
-    fn tmp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
+    fn machine(agent: Agent) -> Machine {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
-        (tmp, dir)
+        let root = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
+        let project = root.join("repo");
+        std::fs::create_dir_all(project.join(".git")).expect("mkdir");
+        std::fs::write(project.join("AGENTS.md"), "Be kind.\n").expect("write");
+        let dsh_home = root.join("home/.dsh");
+        let env = HomeEnv {
+            home: Some(root.join("home").into_std_path_buf().into_os_string()),
+            dsh_home: Some(dsh_home.clone().into_std_path_buf().into_os_string()),
+            cwd: project.clone().into_std_path_buf(),
+            account_home: None,
+        };
+        let agent_dir = dsh_home.join("hooks").join(agent.as_str());
+        Machine {
+            _tmp: tmp,
+            env,
+            project,
+            agent_dir,
+        }
     }
 
-    /// Concurrent invocations append to one diagnostic log: each line must
-    /// reach it whole (one write per line), never interleaved with another.
+    /// Issue 31 item 4: what validation of the session's configuration
+    /// ignored (R-CFG-4) reaches the hook's log, beside the hook's own
+    /// warnings about `config.json`, for every agent.
+    #[rstest]
+    #[case(Agent::Claude, "UserPromptSubmit")]
+    #[case(Agent::Codex, "UserPromptSubmit")]
+    #[case(Agent::Gemini, "AfterTool")]
+    fn config_json_warnings_reach_the_hook_log(#[case] agent: Agent, #[case] name: &str) {
+        let m = machine(agent);
+        std::fs::create_dir_all(&m.agent_dir).expect("mkdir");
+        std::fs::write(
+            m.agent_dir.join("config.json"),
+            r#"{"instruction_file_candidates": ["a/b", "AGENTS.md"],
+                "touch_tools": {"NoSuchTool": ["path"]}}"#,
+        )
+        .expect("config");
+        let mut event = serde_json::json!({
+            "session_id": "s1", "hook_event_name": name, "cwd": m.project, "prompt": "hi",
+        });
+        if agent == Agent::Gemini {
+            // `touch_tools` replaced the path tools; the shell tool stays.
+            event["tool_name"] = "run_shell_command".into();
+            event["tool_input"] = serde_json::json!({"command": "cat AGENTS.md"});
+        }
+        let answer = respond(agent, event.to_string().as_bytes(), &m.env);
+        let log = std::fs::read_to_string(m.agent_dir.join("hook.log")).expect("hook.log");
+        assert!(
+            log.contains(r#"config warning: instruction_file_candidates: ignored entry "a/b""#),
+            "{log}"
+        );
+        assert!(
+            log.contains("warning: touch_tools: NoSuchTool is not in the installed tool matcher"),
+            "{log}"
+        );
+        if agent != Agent::Gemini {
+            assert!(answer.contains("Be kind."), "{answer}");
+        }
+    }
+
+    /// The shipped code of `dir` (every `.rs` below it, each up to its
+    /// `#[cfg(test)] mod tests`), by file.
+    fn shipped(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).expect("src").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                shipped(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("source");
+                let code = text
+                    .split("#[cfg(test)]\nmod tests")
+                    .next()
+                    .unwrap_or_default();
+                out.push((path.display().to_string(), code.to_owned()));
+            }
+        }
+    }
+
+    /// Issue 31 item 4: a hook event resolves its configuration once, in
+    /// the mount (`open_mount`, through `Session::mount`), whose warnings
+    /// the log shows; no stage resolves a `ConfigInput` of its own.
     #[test]
-    fn concurrent_log_lines_never_interleave() {
-        let (_tmp, dir) = tmp_dir();
-        let threads: Vec<_> = (0..8)
-            .map(|t| {
-                let dir = dir.clone();
-                std::thread::spawn(move || {
-                    for i in 0..300 {
-                        log_line(&dir, &format!("line {t} {i} {}", "x".repeat(200)));
-                    }
-                })
+    fn the_hook_resolves_its_configuration_only_in_the_mount() {
+        let mut files = Vec::new();
+        shipped(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut files,
+        );
+        assert!(files.len() > 20, "{}", files.len());
+        let resolving: Vec<&str> = files
+            .iter()
+            .filter(|(_, code)| {
+                code.lines()
+                    .filter(|l| !l.trim_start().starts_with("//"))
+                    .any(|l| l.contains(".resolve()"))
             })
+            .map(|(f, _)| f.as_str())
             .collect();
-        for t in threads {
-            t.join().expect("thread");
-        }
-        let text = std::fs::read_to_string(dir.join("hook.log")).expect("log");
-        let mut seen = std::collections::BTreeSet::new();
-        for l in text.lines() {
-            let parts: Vec<&str> = l.split(' ').collect();
-            assert!(
-                parts.len() == 4 && parts[0] == "line" && parts[3] == "x".repeat(200),
-                "torn line: {l}"
-            );
-            assert!(
-                seen.insert((parts[1].to_owned(), parts[2].to_owned())),
-                "twice: {l}"
-            );
-        }
-        assert_eq!(seen.len(), 8 * 300, "lines lost");
+        assert!(resolving.is_empty(), "{resolving:?}");
+        let mounting: Vec<&str> = files
+            .iter()
+            .filter(|(_, code)| code.contains("Session::mount("))
+            .map(|(f, _)| f.rsplit('/').next().unwrap_or_default())
+            .collect();
+        let mut mounting = mounting;
+        mounting.sort_unstable();
+        assert_eq!(mounting, ["gemini.rs", "touches.rs"]);
     }
 }

@@ -1,7 +1,8 @@
-//! The three agents and the facts the installer needs about each: which
-//! events to register, with which matcher, in which unit the timeout is
-//! given, where the settings live and which setting switches the agent's own
-//! instruction loading off (R-HOOK-3, R-HOOK-5). The measured facts come from
+//! The three agents and the facts the hook and its installer share about
+//! each: which events to register, with which matcher, in which unit the
+//! timeout is given, how many parts answer, and which instruction files the
+//! agent loads natively (R-HOOK-3, R-HOOK-5); where the settings live is the
+//! installer's (`dsh-instructions-installer`). The measured facts come from
 //! the agent harness (`../shared/agent-harness/README.md`) and, for Codex,
 //! from its `codex-rs/hooks` source; `docs/hooks.md` lists them per agent.
 
@@ -72,42 +73,6 @@ pub const CLAUDE_EXCLUDES: &[&str] = &[
     "**/AGENTS.local.md",
 ];
 
-/// The agent's configuration directories, resolved by the caller from the
-/// environment (`$HOME`, `$CODEX_HOME`, the project directory, `$DSH_HOME`):
-/// the library never reads the environment itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Locations {
-    /// The user's home directory (`$HOME`).
-    pub home: PathBuf,
-    /// Codex's home (`$CODEX_HOME`, default `~/.codex`).
-    pub codex_home: PathBuf,
-    /// The project directory, used for [`Scope::Project`].
-    pub project: PathBuf,
-    /// The DSH home; the installer keeps what it needs to undo its changes
-    /// in `installer/<agent>.json`.
-    pub dsh_home: PathBuf,
-}
-
-/// The files one installation touches.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Files {
-    /// The JSON file holding the `hooks` object.
-    pub hooks: PathBuf,
-    /// The file holding the native-loading setting (for Claude Code and
-    /// Gemini CLI the same as `hooks`; for Codex a `config.toml`).
-    pub native: PathBuf,
-    /// Codex only: the user `config.toml` that holds persisted hook trust
-    /// (Codex reads trust only from user-controlled layers, so it is the
-    /// user file even for a project install).
-    pub trust: Option<PathBuf>,
-    /// The installer's own record (`$DSH_HOME/installer/<agent>.json`).
-    pub state: PathBuf,
-    /// Where earlier versions kept it (`$DSH_HOME/hooks/<agent>/install.json`,
-    /// beside the hook's session directories): read when `state` is absent,
-    /// removed once the record moved.
-    pub legacy_state: PathBuf,
-}
-
 impl Agent {
     /// The events the adapter is registered for.
     pub fn events(self) -> &'static [EventSpec] {
@@ -124,49 +89,6 @@ impl Agent {
         match self {
             Agent::Gemini => TIMEOUT_SECONDS * 1000,
             Agent::Claude | Agent::Codex => TIMEOUT_SECONDS,
-        }
-    }
-
-    /// The per-user or per-project configuration directory's name.
-    fn config_dir_name(self) -> &'static str {
-        match self {
-            Agent::Claude => ".claude",
-            Agent::Codex => ".codex",
-            Agent::Gemini => ".gemini",
-        }
-    }
-
-    /// The files an installation at `scope` touches.
-    pub fn files(self, scope: Scope, loc: &Locations) -> Files {
-        let state = installer_dir(&loc.dsh_home).join(format!("{}.json", self.as_str()));
-        let legacy_state = loc
-            .dsh_home
-            .join("hooks")
-            .join(self.as_str())
-            .join("install.json");
-        let dir = match (self, scope) {
-            (Agent::Codex, Scope::User) => loc.codex_home.clone(),
-            (_, Scope::User) => loc.home.join(self.config_dir_name()),
-            (_, Scope::Project) => loc.project.join(self.config_dir_name()),
-        };
-        match self {
-            Agent::Claude | Agent::Gemini => {
-                let settings = dir.join("settings.json");
-                Files {
-                    hooks: settings.clone(),
-                    native: settings,
-                    trust: None,
-                    state,
-                    legacy_state,
-                }
-            }
-            Agent::Codex => Files {
-                hooks: dir.join("hooks.json"),
-                native: dir.join("config.toml"),
-                trust: Some(loc.codex_home.join("config.toml")),
-                state,
-                legacy_state,
-            },
         }
     }
 
@@ -199,12 +121,6 @@ impl Agent {
     }
 }
 
-/// The installer's own namespace: `$DSH_HOME/installer/`, apart from the
-/// hook's session stores, so no session id can name an installer file.
-pub fn installer_dir(dsh_home: &Path) -> PathBuf {
-    dsh_home.join("installer")
-}
-
 /// Where the hook keeps one agent's session stores:
 /// `$DSH_HOME/hooks/<agent>/sessions/` — a directory of their own, apart
 /// from the hook's `config.json` and `hook.log` and from the installer's
@@ -231,15 +147,6 @@ pub fn hook_command(exe: &Path, agent: Agent) -> String {
     let exe = exe.to_string_lossy();
     let exe = quoter.quote(&exe).unwrap_or_else(|_| exe.clone());
     format!("{exe} hook --agent {agent}")
-}
-
-/// Whether two handler commands run the same thing: equal text, or the same
-/// words after the shell's quote removal. Earlier installs quoted some paths
-/// by hand (`'it'\''s'` where `shlex` writes `"it's"`; `%`, `=` and `,`
-/// bare), and such an entry is still the command we would write.
-pub(crate) fn same_command(found: &str, wanted: &str) -> bool {
-    found == wanted
-        || shlex::split(found).is_some_and(|f| shlex::split(wanted).is_some_and(|w| f == w))
 }
 
 #[cfg(test)]
@@ -358,83 +265,11 @@ mod tests {
         );
     }
 
-    /// Entries written by the hand-written quoting of earlier versions are
-    /// the same command, so `hook doctor` does not call them stale.
-    #[rstest]
-    #[case(
-        r"'/tmp/it'\''s/dsh-instructions' hook --agent codex",
-        "/tmp/it's/dsh-instructions"
-    )]
-    #[case(
-        "/opt/a,b%c=d/dsh-instructions hook --agent codex",
-        "/opt/a,b%c=d/dsh-instructions"
-    )]
-    #[case(
-        "'/opt/x]y/dsh-instructions' hook --agent codex",
-        "/opt/x]y/dsh-instructions"
-    )]
-    fn old_quoting_is_the_same_command(#[case] old: &str, #[case] exe: &str) {
-        let cmd = hook_command(Path::new(exe), Agent::Codex);
-        assert_ne!(old, cmd, "the case should differ in bytes");
-        assert!(same_command(old, &cmd));
-        assert!(same_command(
-            &format!("{old} --part 2"),
-            &format!("{cmd} --part 2")
-        ));
-    }
-
-    #[rstest]
-    #[case(
-        "/a/dsh-instructions hook --agent codex",
-        "/b/dsh-instructions hook --agent codex"
-    )]
-    #[case(
-        "/a/dsh-instructions hook --agent codex --part 1",
-        "/a/dsh-instructions hook --agent codex --part 2"
-    )]
-    #[case(
-        "'/a b/dsh-instructions' hook --agent codex",
-        "/a b/dsh-instructions hook --agent codex"
-    )]
-    #[case(
-        "'/a/dsh-instructions hook --agent codex",
-        "/a/dsh-instructions hook --agent codex"
-    )]
-    fn different_commands_stay_different(#[case] found: &str, #[case] wanted: &str) {
-        assert!(!same_command(found, wanted));
-    }
-
     #[rstest]
     #[case("python3 marker-hook.py", false)]
     #[case("dsh-instructions show", false)]
     #[case("/x/dsh-instructions hook --agent claude", true)]
     fn recognises_only_our_handlers(#[case] cmd: &str, #[case] ours: bool) {
         assert_eq!(is_our_command(cmd), ours);
-    }
-
-    #[test]
-    fn codex_project_trust_stays_in_the_user_config() {
-        let loc = Locations {
-            home: "/h".into(),
-            codex_home: "/h/.codex".into(),
-            project: "/p".into(),
-            dsh_home: "/h/.dsh".into(),
-        };
-        let f = Agent::Codex.files(Scope::Project, &loc);
-        assert_eq!(f.hooks, PathBuf::from("/p/.codex/hooks.json"));
-        assert_eq!(f.native, PathBuf::from("/p/.codex/config.toml"));
-        assert_eq!(f.trust, Some(PathBuf::from("/h/.codex/config.toml")));
-        assert_eq!(f.state, PathBuf::from("/h/.dsh/installer/codex.json"));
-        assert_eq!(
-            f.legacy_state,
-            PathBuf::from("/h/.dsh/hooks/codex/install.json")
-        );
-        assert_eq!(
-            sessions_dir(&loc.dsh_home, Agent::Codex),
-            PathBuf::from("/h/.dsh/hooks/codex/sessions")
-        );
-        let g = Agent::Gemini.files(Scope::User, &loc);
-        assert_eq!(g.hooks, PathBuf::from("/h/.gemini/settings.json"));
-        assert_eq!(g.native, g.hooks);
     }
 }

@@ -12,9 +12,7 @@
 //! `{}`: session start and prompt submit only create the session (cwd from
 //! the first event), a tool call records its touches.
 
-use dsh_home_paths::HomeEnv;
 use dsh_instructions_discovery::CancellationToken;
-use dsh_instructions_runtime::ProviderFactory;
 use dsh_instructions_session::{Session, SessionSettings};
 use dsh_session_log::SessionLog;
 use serde_json::Value;
@@ -24,16 +22,8 @@ use crate::event::{Action, HookEvent};
 use dsh_instructions_session::Record;
 
 use crate::deferred::apply_deferred;
-use crate::outcome::{AdapterError, Given, summary};
-use crate::touch::{shell, touch};
-
-/// What a Gemini event mounts its session with (the adapter's one factory).
-pub(crate) struct Mounting<'a> {
-    pub env: &'a HomeEnv,
-    pub fs: &'a dyn ProviderFactory,
-    /// The session's directory (its deferred touches).
-    pub session_dir: &'a camino::Utf8Path,
-}
+use crate::outcome::{AdapterError, Given, summary, with_config_warnings};
+use crate::touch::{Mounting, shell, touch};
 
 /// Handles one Gemini CLI event over the session's log (held locked).
 pub(crate) async fn handle(
@@ -50,13 +40,17 @@ pub(crate) async fn handle(
             let session = Session::mount(log, settings, env, fs, &cancel).await?;
             apply_deferred(&session, session_dir, Record::Keep).await?;
             touch(&session, touched, Record::Keep).await?;
-            Ok((Given::Nothing, "touch recorded".to_owned()))
+            Ok((
+                Given::Nothing,
+                with_config_warnings("touch recorded".to_owned(), &session),
+            ))
         }
         Action::Shell { name, command } => {
             let session = Session::mount(log, settings, env, fs, &cancel).await?;
             apply_deferred(&session, session_dir, Record::Keep).await?;
             shell(&session, event, name, command, Record::Keep).await?;
-            Ok((Given::Nothing, "shell touch recorded".to_owned()))
+            let why = with_config_warnings("shell touch recorded".to_owned(), &session);
+            Ok((Given::Nothing, why))
         }
         Action::Model => {
             let Some(mut leading) = leading.filter(|m| !m.is_empty()) else {
@@ -81,10 +75,8 @@ pub(crate) async fn handle(
                     "the first user message has no text".to_owned(),
                 ));
             }
-            Ok((
-                Given::Request(leading),
-                format!("request prefixed: {}", summary(&message)),
-            ))
+            let why = format!("request prefixed: {}", summary(&message));
+            Ok((Given::Request(leading), with_config_warnings(why, &session)))
         }
         _ => {
             drop(log);

@@ -53,10 +53,11 @@ pub(crate) fn report_lines(agent_dir: &Utf8Path) -> Vec<String> {
         .collect()
 }
 
-/// What `hook doctor` says about the sessions under `sessions_dir`: one
+/// What `hook doctor` says about the hook sessions under `sessions_dir`
+/// (an agent's [`crate::sessions_dir`]; the installer's doctor prints it): one
 /// line per damaged side file (which the session's next event rebuilds)
 /// and per session keeping damaged copies set aside. Writes nothing.
-pub(crate) fn doctor_notes(sessions_dir: &Utf8Path) -> Vec<String> {
+pub fn doctor_notes(sessions_dir: &Utf8Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(sessions_dir) else {
         return Vec::new();
     };

@@ -3,25 +3,18 @@
 
 mod adapter;
 mod agent;
-mod codex;
 mod deferred;
-mod diff;
 mod dirstamps;
-mod error;
 mod event;
-mod files;
 mod gemini;
 mod heal;
-mod hooks;
-mod install;
-mod install_record;
 mod lean;
 mod names;
-mod native;
 mod order;
 mod outcome;
 mod parts;
 mod preset;
+mod profile;
 mod record;
 mod shown;
 mod tools;
@@ -31,24 +24,20 @@ pub use adapter::{
     LOCK_WAIT, LOCK_WAIT_ENV, MAX_EVENT_BYTES, respond, respond_part, respond_part_to, store_id,
 };
 pub use agent::{
-    Agent, CLAUDE_EXCLUDES, EventSpec, Files, Locations, PARTS, ParseNameError, Scope,
-    TIMEOUT_SECONDS, hook_command, installer_dir, is_our_command, sessions_dir,
+    Agent, CLAUDE_EXCLUDES, EventSpec, PARTS, ParseNameError, Scope, TIMEOUT_SECONDS, hook_command,
+    is_our_command, sessions_dir,
 };
-pub use codex::{Trust, trust_hash, trust_key};
-pub use error::HookError;
 pub use event::{
     Action, EventError, HookEvent, PathArg, StartSource, ToolMap, Touched, default_tools,
     event_from_value, parse_event, shell_tool, touched_paths,
 };
-pub use files::BACKUP_SUFFIX;
-pub use hooks::EventStatus;
-pub use install::{Diagnosis, EventReport, FileChange, Report, Target, doctor, install, uninstall};
-pub use native::NativeStatus;
+pub use heal::doctor_notes;
 pub use order::{ORDER_DEADLINE, PART_GAP, PART_GAP_ENV};
 pub use parts::{CONTINUED, PART_BYTES, Part, part_label, render_part, split, unframe};
 pub use preset::{
     AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, HookConfigError,
     hook_preset, load_config,
 };
+pub use profile::{AgentProfile, Framing, NativeSwitch, PresetDifference};
 pub use shown::escape_control;
 pub use tools::{AgentTool, ToolTouch, agent_tools, is_installed_tool};

@@ -1,5 +1,6 @@
 //! What one hook invocation ends with: the answer it gives the agent
-//! ([`Given`]), the reason it gave nothing although it should have tried
+//! ([`Given`]), with the log's reason and its finishing turn ([`Handled`]),
+//! the reason it gave nothing although it should have tried
 //! ([`AdapterError`]), and the one-line summary of a delivered message for
 //! the diagnostic log ([`summary`]).
 //!
@@ -8,7 +9,7 @@
 //! names here, each of the two imports this module and neither the other.
 
 use dsh_instructions_runtime::WorkspaceMessage;
-use dsh_instructions_session::SessionError;
+use dsh_instructions_session::{Session, SessionError};
 use serde_json::Value;
 
 /// Why an invocation gave nothing although it should have tried.
@@ -35,6 +36,46 @@ pub(crate) enum Given {
     Request(Vec<Value>),
     /// `{}`.
     Nothing,
+}
+
+/// What handling an event ended with: the answer, the log's reason and,
+/// for a piece of a split message in Claude Code, its finishing turn.
+#[derive(Debug)]
+pub(crate) struct Handled {
+    pub(crate) given: Given,
+    pub(crate) why: String,
+    pub(crate) turn: Option<crate::order::Turn>,
+}
+
+impl Handled {
+    /// Nothing to give, for the reason `why`.
+    pub(crate) fn nothing(why: String) -> Self {
+        Self {
+            given: Given::Nothing,
+            why,
+            turn: None,
+        }
+    }
+
+    /// An answer that waits for no other piece.
+    pub(crate) fn untimed((given, why): (Given, String)) -> Self {
+        Self {
+            given,
+            why,
+            turn: None,
+        }
+    }
+}
+
+/// `why` with the entries the session's configuration validation ignored
+/// (R-CFG-4: a `config.json` name that is no plain file name, say), so
+/// they reach the adapter's log instead of being dropped with the mount.
+pub(crate) fn with_config_warnings(mut why: String, session: &Session) -> String {
+    for w in &session.opened().warnings {
+        why.push_str("; config warning: ");
+        why.push_str(&w.to_string());
+    }
+    why
 }
 
 /// `baseline: set AGENTS.md, …` for the log.

@@ -168,6 +168,7 @@ pub fn hook_preset(agent: Agent) -> ConfigInput {
 /// A malformed or unreadable `config.json` ([`HookConfigError`], naming the
 /// file and the problem).
 pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, HookConfigError> {
+    // The base: the preset of the agent's profile (decision 0051).
     let mut input = hook_preset(agent);
     let mut tools = default_tools(agent);
     let mut warnings = Vec::new();

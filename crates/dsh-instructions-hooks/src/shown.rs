@@ -4,7 +4,6 @@
 //! code both print paths, and neither should need the other for it.
 
 use std::borrow::Cow;
-use std::path::Path;
 
 /// `s` with control characters (and backslashes) escaped as `\n`, `\t`,
 /// `\u{1b}`…, so a path or id from an event or the file system cannot
@@ -31,11 +30,6 @@ pub fn escape_control(s: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
-}
-
-/// A path for a message: lossy UTF-8 with control characters escaped.
-pub(crate) fn shown(path: &Path) -> String {
-    escape_control(&path.to_string_lossy()).into_owned()
 }
 
 #[cfg(test)]

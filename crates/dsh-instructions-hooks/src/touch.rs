@@ -9,6 +9,17 @@ use dsh_instructions_session::{Record, Session, SessionError};
 use crate::agent::Agent;
 use crate::event::{Action, HookEvent, StartSource, Touched};
 
+/// What an event mounts its session with: the adapter's one factory
+/// (`adapter.rs` grants the ambient authority), the environment, and the
+/// session's directory (its deferred touches).
+#[derive(Clone, Copy)]
+pub(crate) struct Mounting<'a> {
+    pub env: &'a dsh_home_paths::HomeEnv,
+    pub fs: &'a dyn dsh_instructions_runtime::ProviderFactory,
+    /// The session's directory (its deferred touches).
+    pub session_dir: &'a Utf8Path,
+}
+
 /// The event's effect on the session before delivering (R-HOOK-3).
 pub(crate) async fn apply(
     session: &Session,

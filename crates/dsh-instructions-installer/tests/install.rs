@@ -6,9 +6,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use dsh_instructions_hooks::{
-    Agent, EventStatus, HookError, Locations, NativeStatus, PARTS, Scope, Target, Trust, doctor,
-    install, trust_hash, uninstall,
+use dsh_instructions_hooks::PARTS;
+use dsh_instructions_installer::{
+    Agent, EventStatus, HookError, Locations, NativeStatus, Scope, Target, Trust, doctor, install,
+    trust_hash, uninstall,
 };
 use rstest::rstest;
 use serde_json::{Value, json};
@@ -547,7 +548,7 @@ const COMMENTS: &str = "{\n  // my theme\n  \"theme\": \"dark\", /* inline */\n 
 
 /// The file whose bytes a case is about: the settings (Claude, Gemini) or
 /// the config.toml (Codex), and what to write there per case.
-fn subject(agent: Agent, files: &dsh_instructions_hooks::Files) -> PathBuf {
+fn subject(agent: Agent, files: &dsh_instructions_installer::Files) -> PathBuf {
     match agent {
         Agent::Codex => files.native.clone(),
         _ => files.hooks.clone(),

@@ -14,13 +14,15 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use toml_edit::DocumentMut;
 
-use crate::agent::{Agent, Files, Locations, Scope};
+use dsh_instructions_hooks::{Agent, NativeSwitch, Scope};
+
 use crate::codex::{self, Trust};
 use crate::diff;
 use crate::error::HookError;
 use crate::files::{self, JsonDoc};
 use crate::hooks::{self, EventStatus};
 use crate::install_record::{self, FileRecord, InstallState};
+use crate::layout::{self, Files, Locations};
 use crate::native::{self, NativeStatus};
 use crate::shown::shown;
 
@@ -38,7 +40,7 @@ pub struct Target<'a> {
 impl Target<'_> {
     /// The files this target touches.
     pub fn files(&self) -> Files {
-        self.agent.files(self.scope, self.locations)
+        layout::files(self.agent, self.scope, self.locations)
     }
 }
 
@@ -421,10 +423,14 @@ pub fn install(target: &Target<'_>, base: &str, dry_run: bool) -> Result<Report,
     let hi = run.docs.load_json(&files.hooks)?;
     let moves = hooks::install(run.docs.json(hi)?, &files.hooks, agent, base)?;
     let prior = run.state.native.get(&key(&files.native)).cloned();
-    let rec = match agent {
-        Agent::Claude => native::claude_off(run.docs.json(hi)?, &files.hooks, prior.as_ref())?,
-        Agent::Gemini => native::gemini_off(run.docs.json(hi)?, &files.hooks, prior.as_ref())?,
-        Agent::Codex => {
+    let rec = match agent.profile().native {
+        NativeSwitch::ClaudeMdExcludes(patterns) => {
+            native::claude_off(run.docs.json(hi)?, &files.hooks, patterns, prior.as_ref())?
+        }
+        NativeSwitch::GeminiContextFileName => {
+            native::gemini_off(run.docs.json(hi)?, &files.hooks, prior.as_ref())?
+        }
+        NativeSwitch::CodexProjectDocMaxBytes => {
             let ni = run.docs.load_toml(&files.native)?;
             native::codex_off(run.docs.toml(ni)?, &files.native, prior.as_ref())?
         }
@@ -536,7 +542,7 @@ impl Diagnosis {
     /// them; other agents' diagnoses are left alone.
     ///
     /// ```
-    /// # use dsh_instructions_hooks::{Agent, Diagnosis};
+    /// # use dsh_instructions_installer::Diagnosis;
     /// # fn note(d: &mut Diagnosis) {
     /// d.note_ancestor_files(["/home/u/code/CLAUDE.md: loaded (12 bytes)".to_owned()]);
     /// # }
@@ -693,7 +699,7 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError
                     files.hooks.display()
                 ));
             }
-            native::claude_status(&doc)
+            native::claude_status(&doc, excludes(agent))
         }
         Agent::Gemini => {
             if doc.pointer("/hooksConfig/enabled") == Some(&Value::Bool(false)) {
@@ -730,11 +736,11 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError
     let mut notes = Vec::new();
     // Sessions whose side files are damaged (they heal at their next event,
     // so they do not make the installation unhealthy).
-    if let Ok(sessions) = camino::Utf8PathBuf::from_path_buf(crate::agent::sessions_dir(
+    if let Ok(sessions) = camino::Utf8PathBuf::from_path_buf(dsh_instructions_hooks::sessions_dir(
         &target.locations.dsh_home,
         agent,
     )) {
-        notes.extend(crate::heal::doctor_notes(&sessions));
+        notes.extend(dsh_instructions_hooks::doctor_notes(&sessions));
     }
     if agent == Agent::Gemini {
         notes.push(native::GEMINI_MD_NOTE.to_owned());
@@ -760,7 +766,7 @@ fn other_scope_problem(target: &Target<'_>) -> Option<String> {
         Scope::User => Scope::Project,
         Scope::Project => Scope::User,
     };
-    let path = target.agent.files(other, target.locations).hooks;
+    let path = layout::files(target.agent, other, target.locations).hooks;
     if path == target.files().hooks {
         return None;
     }
@@ -778,4 +784,13 @@ fn other_scope_problem(target: &Target<'_>) -> Option<String> {
             path.display()
         )
     })
+}
+
+/// The `claudeMdExcludes` patterns of `agent`'s profile (none for an agent
+/// switched off by another setting).
+fn excludes(agent: Agent) -> &'static [&'static str] {
+    match agent.profile().native {
+        NativeSwitch::ClaudeMdExcludes(patterns) => patterns,
+        NativeSwitch::GeminiContextFileName | NativeSwitch::CodexProjectDocMaxBytes => &[],
+    }
 }

@@ -9,8 +9,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use crate::agent::{Agent, EventSpec, is_our_command, same_command};
+use dsh_instructions_hooks::{Agent, EventSpec, is_our_command};
+
 use crate::error::HookError;
+use crate::layout::same_command;
 
 /// A handler's position: (group index, handler index) inside one event's list.
 pub(crate) type Pos = (usize, usize);
@@ -474,7 +476,7 @@ fn status_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::PARTS;
+    use dsh_instructions_hooks::PARTS;
 
     const CMD: &str = "/bin/dsh-instructions hook --agent claude";
 

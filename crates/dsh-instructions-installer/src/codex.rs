@@ -17,9 +17,9 @@ use std::path::Path;
 use sha2::Digest as _;
 use toml_edit::{DocumentMut, Item, Table, TableLike, value};
 
-use crate::agent::EventSpec;
 use crate::error::HookError;
 use crate::hooks::{Moves, Pos};
+use dsh_instructions_hooks::EventSpec;
 
 /// The config key that caps the bytes Codex reads from `AGENTS.md` files;
 /// `0` switches its own loading off (measured, harness README).
@@ -371,7 +371,7 @@ mod tests {
     #[test]
     fn an_inline_hooks_table_is_a_table() {
         let mut doc: DocumentMut = "hooks = { foo = 1 }\n".parse().expect("toml");
-        let spec = crate::agent::EventSpec {
+        let spec = dsh_instructions_hooks::EventSpec {
             name: "Stop",
             matcher: None,
         };

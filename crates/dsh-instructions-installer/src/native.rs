@@ -12,7 +12,6 @@ use std::path::Path;
 use serde_json::{Map, Value};
 use toml_edit::DocumentMut;
 
-use crate::agent::CLAUDE_EXCLUDES;
 use crate::codex;
 use crate::error::HookError;
 use crate::install_record::NativeRecord;
@@ -52,11 +51,14 @@ fn root_mut<'a>(doc: &'a mut Value, path: &Path) -> Result<&'a mut Map<String, V
         .ok_or_else(|| HookError::wrong_type(path, "(top level)", "a JSON object"))
 }
 
-/// Claude Code: adds our exclusion patterns to `claudeMdExcludes`.
-/// `prior` is the record of an earlier install, kept when present.
+/// Claude Code: adds our exclusion `patterns` (the profile's
+/// [`NativeSwitch::ClaudeMdExcludes`](dsh_instructions_hooks::NativeSwitch))
+/// to `claudeMdExcludes`. `prior` is the record of an earlier install, kept
+/// when present.
 pub(crate) fn claude_off(
     doc: &mut Value,
     path: &Path,
+    patterns: &[&str],
     prior: Option<&NativeRecord>,
 ) -> Result<NativeRecord, HookError> {
     let root = root_mut(doc, path)?;
@@ -72,7 +74,7 @@ pub(crate) fn claude_off(
             ));
         }
     };
-    for pat in CLAUDE_EXCLUDES {
+    for pat in patterns {
         if !list.iter().any(|v| v.as_str() == Some(pat)) {
             list.push(Value::String((*pat).to_owned()));
         }
@@ -229,13 +231,13 @@ pub(crate) fn codex_restore(
 }
 
 /// Claude Code's status per a settings document.
-pub(crate) fn claude_status(doc: &Value) -> NativeStatus {
+pub(crate) fn claude_status(doc: &Value, patterns: &[&str]) -> NativeStatus {
     let list: Vec<&str> = doc
         .get(CLAUDE_KEY)
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let missing: Vec<&str> = CLAUDE_EXCLUDES
+    let missing: Vec<&str> = patterns
         .iter()
         .copied()
         .filter(|p| !list.contains(p))
@@ -288,6 +290,7 @@ pub(crate) fn codex_status(value: Option<i64>) -> NativeStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dsh_instructions_hooks::CLAUDE_EXCLUDES;
     use rstest::rstest;
     use serde_json::json;
 
@@ -295,9 +298,9 @@ mod tests {
     fn claude_keeps_the_users_patterns_and_restores_them() {
         let original = json!({"claudeMdExcludes": ["vendor/**"]});
         let mut doc = original.clone();
-        let rec = claude_off(&mut doc, Path::new("s"), None).expect("ok");
+        let rec = claude_off(&mut doc, Path::new("s"), CLAUDE_EXCLUDES, None).expect("ok");
         assert_eq!(doc["claudeMdExcludes"][0], "vendor/**");
-        assert_eq!(claude_status(&doc), NativeStatus::Off);
+        assert_eq!(claude_status(&doc, CLAUDE_EXCLUDES), NativeStatus::Off);
         assert_eq!(
             json_restore(&mut doc, Path::new("s"), &rec).expect("ok"),
             None
@@ -308,7 +311,7 @@ mod tests {
     #[test]
     fn claude_restore_after_a_user_edit_removes_only_ours() {
         let mut doc = json!({});
-        let rec = claude_off(&mut doc, Path::new("s"), None).expect("ok");
+        let rec = claude_off(&mut doc, Path::new("s"), CLAUDE_EXCLUDES, None).expect("ok");
         doc["claudeMdExcludes"]
             .as_array_mut()
             .expect("array")
@@ -355,7 +358,7 @@ mod tests {
     #[case(json!({"claudeMdExcludes": "**/CLAUDE.md"}), "claudeMdExcludes")]
     fn claude_wrong_type_is_an_error(#[case] doc: Value, #[case] key: &str) {
         let mut d = doc;
-        let e = claude_off(&mut d, Path::new("/s"), None).unwrap_err();
+        let e = claude_off(&mut d, Path::new("/s"), CLAUDE_EXCLUDES, None).unwrap_err();
         assert!(e.to_string().contains(key), "{e}");
     }
 

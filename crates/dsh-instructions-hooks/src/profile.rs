@@ -1,0 +1,307 @@
+//! One profile per agent (issue 31 item 4): everything the hook and its
+//! installer know about an agent, in one value — the configuration hook
+//! sessions start from and the library preset it follows (with every
+//! difference and its reason), the tool table, the registered events and
+//! their matchers, the setting that switches the agent's own instruction
+//! loading off, how the answer is framed, and the parts.
+
+use dsh_instructions_state::{ConfigInput, Preset};
+
+use crate::agent::{Agent, CLAUDE_EXCLUDES, EventSpec};
+use crate::tools::{AgentTool, agent_tools};
+
+/// Everything about one agent, as [`Agent::profile`] gives it.
+///
+/// ```
+/// use dsh_instructions_hooks::{Agent, Framing, NativeSwitch};
+/// let claude = Agent::Claude.profile();
+/// assert_eq!(claude.framing, Framing::AgentFrames);
+/// assert!(matches!(claude.native, NativeSwitch::ClaudeMdExcludes(_)));
+/// assert_eq!(claude.parts, 8);
+/// assert!(claude.differences.iter().any(|d| d.field == "fallback_scope"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct AgentProfile {
+    /// The agent.
+    pub agent: Agent,
+    /// The configuration hook sessions start from, before `config.json`
+    /// ([`crate::hook_preset`]).
+    pub preset: ConfigInput,
+    /// The library preset the hook's configuration follows (R-CFG-9).
+    pub library_preset: Preset,
+    /// Where [`AgentProfile::preset`] differs from
+    /// [`AgentProfile::library_preset`], field by field, and why; a test
+    /// fails on any other difference.
+    pub differences: &'static [PresetDifference],
+    /// The one tool table: the tools the matcher names and what each
+    /// touches (R-HOOK-3).
+    pub tools: &'static [AgentTool],
+    /// The events registered and their matchers (R-HOOK-3).
+    pub events: &'static [EventSpec],
+    /// The setting that switches the agent's own instruction loading off
+    /// (R-HOOK-5), which the installer writes and doctor checks.
+    pub native: NativeSwitch,
+    /// How the agent wants the context framed (decision 0019).
+    pub framing: Framing,
+    /// The entries registered per event, one part each (R-HOOK-4).
+    pub parts: u32,
+    /// Whether the agent shows its hooks' answers in the order they
+    /// finished, so part K must finish after part K−1 (decision 0043).
+    pub parts_by_finish: bool,
+}
+
+/// One field where the hook's configuration departs from the library
+/// preset, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PresetDifference {
+    /// The configuration field (as `config.json` spells it).
+    pub field: &'static str,
+    /// Why the hook differs there.
+    pub reason: &'static str,
+}
+
+/// The agent setting that switches its own instruction loading off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NativeSwitch {
+    /// Claude Code: `claudeMdExcludes` lists these patterns.
+    ClaudeMdExcludes(&'static [&'static str]),
+    /// Gemini CLI: `context.fileName` names no file the adapter delivers
+    /// (Gemini still loads `GEMINI.md` itself, decision 0012).
+    GeminiContextFileName,
+    /// Codex: `project_doc_max_bytes = 0` in `config.toml`.
+    CodexProjectDocMaxBytes,
+}
+
+/// How the composition's text reaches the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// Our own frame, as rendered.
+    Ours,
+    /// The agent wraps hook context in its own `<system-reminder>` and
+    /// escapes ours, so it gets the text without our frame (Claude Code,
+    /// decision 0019).
+    AgentFrames,
+}
+
+/// The reason every agent's hook names its shell tool.
+const SHELL: PresetDifference = PresetDifference {
+    field: "shell_tools",
+    reason: "the hook reads the agent's shell tool's `command` as a shell call (R-CFG-11), \
+             which a library session without a shell tool never sees",
+};
+
+const CLAUDE_DIFFERENCES: &[PresetDifference] = &[
+    PresetDifference {
+        field: "local_instruction_file_candidates",
+        reason: "the hook delivers both overlays, ours (`AGENTS.local.md`) after Claude's \
+                 (`CLAUDE.local.md`): R-HOOK-4 keeps the .local.md overlays",
+    },
+    PresetDifference {
+        field: "fallback_scope",
+        reason: "`AGENTS.md` loads wherever a directory has no `CLAUDE.md` (per directory), a \
+                 superset of Claude Code's path-wide fallback, so no AGENTS.md the hook \
+                 silenced natively goes undelivered (R-HOOK-4)",
+    },
+    SHELL,
+];
+
+const CODEX_DIFFERENCES: &[PresetDifference] = &[
+    PresetDifference {
+        field: "local_instruction_file_candidates",
+        reason: "the hook delivers the default .local.md overlays (`AGENTS.local.md`, \
+                 `CLAUDE.local.md`, R-HOOK-4); Codex itself, which the library preset \
+                 imitates, reads none",
+    },
+    PresetDifference {
+        field: "max_bytes",
+        reason: "the hook's budget is the same 65,536 bytes for every agent, delivered in parts \
+                 (R-HOOK-4); Codex's own `project_doc_max_bytes` of 32,768 is what the \
+                 library preset imitates",
+    },
+    SHELL,
+];
+
+const GEMINI_DIFFERENCES: &[PresetDifference] = &[
+    PresetDifference {
+        field: "instruction_file_candidates",
+        reason: "Gemini CLI always loads `GEMINI.md` itself, so the hook leaves that name to \
+                 it and delivers the defaults (`AGENTS.md`, `CLAUDE.md`, decision 0012)",
+    },
+    PresetDifference {
+        field: "local_instruction_file_candidates",
+        reason: "with the default candidates come their default overlays (decision 0012)",
+    },
+    SHELL,
+];
+
+impl Agent {
+    /// The agent's profile: everything the hook and its installer know
+    /// about it, in one value.
+    pub fn profile(self) -> AgentProfile {
+        let (library_preset, differences, native) = match self {
+            Agent::Claude => (
+                Preset::Claude,
+                CLAUDE_DIFFERENCES,
+                NativeSwitch::ClaudeMdExcludes(CLAUDE_EXCLUDES),
+            ),
+            Agent::Codex => (
+                Preset::Codex,
+                CODEX_DIFFERENCES,
+                NativeSwitch::CodexProjectDocMaxBytes,
+            ),
+            Agent::Gemini => (
+                Preset::Gemini,
+                GEMINI_DIFFERENCES,
+                NativeSwitch::GeminiContextFileName,
+            ),
+        };
+        let framing = self.framing();
+        AgentProfile {
+            agent: self,
+            preset: crate::preset::hook_preset(self),
+            library_preset,
+            differences,
+            tools: agent_tools(self),
+            events: self.events(),
+            native,
+            framing,
+            parts: self.parts(),
+            parts_by_finish: self.orders_parts_by_finish(),
+        }
+    }
+
+    /// The profile's [`AgentProfile::framing`] alone, for the answer of
+    /// every event (no preset built).
+    pub(crate) fn framing(self) -> Framing {
+        match self {
+            Agent::Claude => Framing::AgentFrames,
+            Agent::Codex | Agent::Gemini => Framing::Ours,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use dsh_instructions_state::Config;
+    use rstest::rstest;
+
+    use super::*;
+
+    /// A configuration's fields, each as its `Debug` text: every field,
+    /// including any added later, without a list kept by hand.
+    fn fields(c: &Config) -> BTreeMap<String, String> {
+        let text = format!("{c:#?}");
+        let mut out = BTreeMap::new();
+        let mut current: Option<String> = None;
+        for line in text.lines().skip(1) {
+            let top = line.strip_prefix("    ").filter(|l| !l.starts_with(' '));
+            match top.and_then(|l| l.split_once(": ")) {
+                Some((name, value)) if name.chars().all(|c| c.is_ascii_lowercase() || c == '_') => {
+                    out.insert(name.to_owned(), value.to_owned());
+                    current = Some(name.to_owned());
+                }
+                _ => {
+                    if let Some(v) = current.as_ref().and_then(|n| out.get_mut(n)) {
+                        v.push_str(line.trim());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Issue 31 item 4: one selection per agent. The hook's configuration
+    /// (the hook preset, resolved) and the library preset it follows agree
+    /// on every field except the ones the profile names with a reason —
+    /// for Claude Code: both overlays, the per-directory fallback and the
+    /// shell tool.
+    #[rstest]
+    #[case(Agent::Claude)]
+    #[case(Agent::Codex)]
+    #[case(Agent::Gemini)]
+    fn the_hook_and_the_library_preset_differ_only_where_a_reason_says(#[case] agent: Agent) {
+        let p = agent.profile();
+        let hook = p.preset.resolve().expect("the hook preset is valid").config;
+        let library = Config::preset(p.library_preset);
+        let (h, l) = (fields(&hook), fields(&library));
+        assert!(h.len() > 10, "the Debug reading found the fields: {h:?}");
+        assert_eq!(h.keys().collect::<Vec<_>>(), l.keys().collect::<Vec<_>>());
+        let differing: BTreeSet<&str> = h
+            .iter()
+            .filter(|(k, v)| l.get(*k) != Some(v))
+            .map(|(k, _)| k.as_str())
+            .collect();
+        let reasoned: BTreeSet<&str> = p.differences.iter().map(|d| d.field).collect();
+        assert_eq!(
+            differing, reasoned,
+            "{agent}: fields that differ vs fields with a written reason\nhook: {h:#?}\nlibrary: {l:#?}"
+        );
+        assert!(p.differences.iter().all(|d| d.reason.len() > 20));
+    }
+
+    /// The differences the Claude Code hook is known for (issue 31), read
+    /// back from the two configurations rather than the table.
+    #[test]
+    fn the_claude_differences_are_the_overlay_and_the_fallback_scope() {
+        let hook = hook_claude();
+        let library = Config::preset(Preset::Claude);
+        assert_eq!(
+            hook.local_instruction_file_candidates(),
+            ["CLAUDE.local.md", "AGENTS.local.md"]
+        );
+        assert_eq!(
+            library.local_instruction_file_candidates(),
+            ["CLAUDE.local.md"]
+        );
+        assert_eq!(
+            hook.fallback_scope(),
+            dsh_instructions_state::FallbackScope::Directory
+        );
+        assert_eq!(
+            library.fallback_scope(),
+            dsh_instructions_state::FallbackScope::Path
+        );
+        assert_eq!(
+            hook.instruction_file_candidates(),
+            library.instruction_file_candidates()
+        );
+        assert_eq!(hook.max_bytes(), library.max_bytes());
+    }
+
+    fn hook_claude() -> Config {
+        Agent::Claude
+            .profile()
+            .preset
+            .resolve()
+            .expect("valid")
+            .config
+    }
+
+    #[rstest]
+    #[case(Agent::Claude, Framing::AgentFrames, 8, true)]
+    #[case(Agent::Codex, Framing::Ours, 8, false)]
+    #[case(Agent::Gemini, Framing::Ours, 1, false)]
+    fn the_profile_gathers_the_agent_facts(
+        #[case] agent: Agent,
+        #[case] framing: Framing,
+        #[case] parts: u32,
+        #[case] by_finish: bool,
+    ) {
+        let p = agent.profile();
+        assert_eq!(p.agent, agent);
+        assert_eq!(p.framing, framing);
+        assert_eq!(p.parts, parts);
+        assert_eq!(p.parts_by_finish, by_finish);
+        assert_eq!(p.events, agent.events());
+        // The tool event's matcher names exactly the tool table's tools.
+        let matcher = p
+            .events
+            .iter()
+            .find_map(|e| e.matcher)
+            .expect("a tool event");
+        let names: Vec<&str> = p.tools.iter().map(|t| t.name).collect();
+        assert_eq!(matcher, names.join("|"));
+    }
+}

@@ -1,0 +1,182 @@
+//! Where an installation writes: the agents' configuration directories as
+//! the caller resolved them ([`Locations`]), the files one installation at a
+//! scope touches ([`Files`]) and the installer's own namespace under the
+//! DSH home. The facts about the agents themselves (events, matchers,
+//! parts, timeouts) are the hook's (`dsh_instructions_hooks::Agent`).
+
+use std::path::{Path, PathBuf};
+
+use dsh_instructions_hooks::{Agent, Scope};
+
+/// The agent's configuration directories, resolved by the caller from the
+/// environment (`$HOME`, `$CODEX_HOME`, the project directory, `$DSH_HOME`):
+/// the library never reads the environment itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Locations {
+    /// The user's home directory (`$HOME`).
+    pub home: PathBuf,
+    /// Codex's home (`$CODEX_HOME`, default `~/.codex`).
+    pub codex_home: PathBuf,
+    /// The project directory, used for [`Scope::Project`].
+    pub project: PathBuf,
+    /// The DSH home; the installer keeps what it needs to undo its changes
+    /// in `installer/<agent>.json`.
+    pub dsh_home: PathBuf,
+}
+
+/// The files one installation touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Files {
+    /// The JSON file holding the `hooks` object.
+    pub hooks: PathBuf,
+    /// The file holding the native-loading setting (for Claude Code and
+    /// Gemini CLI the same as `hooks`; for Codex a `config.toml`).
+    pub native: PathBuf,
+    /// Codex only: the user `config.toml` that holds persisted hook trust
+    /// (Codex reads trust only from user-controlled layers, so it is the
+    /// user file even for a project install).
+    pub trust: Option<PathBuf>,
+    /// The installer's own record (`$DSH_HOME/installer/<agent>.json`).
+    pub state: PathBuf,
+    /// Where earlier versions kept it (`$DSH_HOME/hooks/<agent>/install.json`,
+    /// beside the hook's session directories): read when `state` is absent,
+    /// removed once the record moved.
+    pub legacy_state: PathBuf,
+}
+
+/// The per-user or per-project configuration directory's name.
+fn config_dir_name(agent: Agent) -> &'static str {
+    match agent {
+        Agent::Claude => ".claude",
+        Agent::Codex => ".codex",
+        Agent::Gemini => ".gemini",
+    }
+}
+
+/// The files an installation of `agent` at `scope` touches.
+pub(crate) fn files(agent: Agent, scope: Scope, loc: &Locations) -> Files {
+    let state = installer_dir(&loc.dsh_home).join(format!("{}.json", agent.as_str()));
+    let legacy_state = loc
+        .dsh_home
+        .join("hooks")
+        .join(agent.as_str())
+        .join("install.json");
+    let dir = match (agent, scope) {
+        (Agent::Codex, Scope::User) => loc.codex_home.clone(),
+        (_, Scope::User) => loc.home.join(config_dir_name(agent)),
+        (_, Scope::Project) => loc.project.join(config_dir_name(agent)),
+    };
+    match agent {
+        Agent::Claude | Agent::Gemini => {
+            let settings = dir.join("settings.json");
+            Files {
+                hooks: settings.clone(),
+                native: settings,
+                trust: None,
+                state,
+                legacy_state,
+            }
+        }
+        Agent::Codex => Files {
+            hooks: dir.join("hooks.json"),
+            native: dir.join("config.toml"),
+            trust: Some(loc.codex_home.join("config.toml")),
+            state,
+            legacy_state,
+        },
+    }
+}
+
+/// The installer's own namespace: `$DSH_HOME/installer/`, apart from the
+/// hook's session stores, so no session id can name an installer file.
+pub fn installer_dir(dsh_home: &Path) -> PathBuf {
+    dsh_home.join("installer")
+}
+
+/// Whether two handler commands run the same thing: equal text, or the same
+/// words after the shell's quote removal. Earlier installs quoted some paths
+/// by hand (`'it'\''s'` where `shlex` writes `"it's"`; `%`, `=` and `,`
+/// bare), and such an entry is still the command we would write.
+pub(crate) fn same_command(found: &str, wanted: &str) -> bool {
+    found == wanted
+        || shlex::split(found).is_some_and(|f| shlex::split(wanted).is_some_and(|w| f == w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsh_instructions_hooks::{hook_command, sessions_dir};
+    use rstest::rstest;
+
+    /// Entries written by the hand-written quoting of earlier versions are
+    /// the same command, so `hook doctor` does not call them stale.
+    #[rstest]
+    #[case(
+        r"'/tmp/it'\''s/dsh-instructions' hook --agent codex",
+        "/tmp/it's/dsh-instructions"
+    )]
+    #[case(
+        "/opt/a,b%c=d/dsh-instructions hook --agent codex",
+        "/opt/a,b%c=d/dsh-instructions"
+    )]
+    #[case(
+        "'/opt/x]y/dsh-instructions' hook --agent codex",
+        "/opt/x]y/dsh-instructions"
+    )]
+    fn old_quoting_is_the_same_command(#[case] old: &str, #[case] exe: &str) {
+        let cmd = hook_command(Path::new(exe), Agent::Codex);
+        assert_ne!(old, cmd, "the case should differ in bytes");
+        assert!(same_command(old, &cmd));
+        assert!(same_command(
+            &format!("{old} --part 2"),
+            &format!("{cmd} --part 2")
+        ));
+    }
+
+    #[rstest]
+    #[case(
+        "/a/dsh-instructions hook --agent codex",
+        "/b/dsh-instructions hook --agent codex"
+    )]
+    #[case(
+        "/a/dsh-instructions hook --agent codex --part 1",
+        "/a/dsh-instructions hook --agent codex --part 2"
+    )]
+    #[case(
+        "'/a b/dsh-instructions' hook --agent codex",
+        "/a b/dsh-instructions hook --agent codex"
+    )]
+    #[case(
+        "'/a/dsh-instructions hook --agent codex",
+        "/a/dsh-instructions hook --agent codex"
+    )]
+    fn different_commands_stay_different(#[case] found: &str, #[case] wanted: &str) {
+        assert!(!same_command(found, wanted));
+    }
+
+    #[test]
+    fn codex_project_trust_stays_in_the_user_config() {
+        let loc = Locations {
+            home: "/h".into(),
+            codex_home: "/h/.codex".into(),
+            project: "/p".into(),
+            dsh_home: "/h/.dsh".into(),
+        };
+        let f = files(Agent::Codex, Scope::Project, &loc);
+        assert_eq!(f.hooks, PathBuf::from("/p/.codex/hooks.json"));
+        assert_eq!(f.native, PathBuf::from("/p/.codex/config.toml"));
+        assert_eq!(f.trust, Some(PathBuf::from("/h/.codex/config.toml")));
+        assert_eq!(f.state, PathBuf::from("/h/.dsh/installer/codex.json"));
+        assert_eq!(
+            f.legacy_state,
+            PathBuf::from("/h/.dsh/hooks/codex/install.json")
+        );
+        assert_eq!(
+            sessions_dir(&loc.dsh_home, Agent::Codex),
+            PathBuf::from("/h/.dsh/hooks/codex/sessions")
+        );
+        let g = files(Agent::Gemini, Scope::User, &loc);
+        assert_eq!(g.hooks, PathBuf::from("/h/.gemini/settings.json"));
+        assert_eq!(g.native, g.hooks);
+    }
+}

@@ -1,0 +1,22 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+
+mod codex;
+mod diff;
+mod error;
+mod files;
+mod hooks;
+mod install;
+mod install_record;
+mod layout;
+mod native;
+mod shown;
+
+pub use codex::{Trust, trust_hash, trust_key};
+pub use dsh_instructions_hooks::{Agent, Scope};
+pub use error::HookError;
+pub use files::BACKUP_SUFFIX;
+pub use hooks::EventStatus;
+pub use install::{Diagnosis, EventReport, FileChange, Report, Target, doctor, install, uninstall};
+pub use layout::{Files, Locations, installer_dir};
+pub use native::NativeStatus;
