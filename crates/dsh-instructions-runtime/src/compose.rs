@@ -228,7 +228,7 @@ fn render_transitions(
                         content,
                     },
                     // A rule reads like a file of its directory D, the
-                    // user's rules like the user-level files (R-RULE-5).
+                    // user's rules like the user-level files.
                     ScopeKind::Rule { .. } if c.scope.dir().is_some() => Section::SetProject {
                         path: &c.path,
                         dir,
@@ -526,7 +526,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                             ScopeKind::Project { dir, .. } => {
                                 root_changed || old_chain.contains(dir)
                             }
-                            // A rule goes with its directory D (R-RULE-4).
+                            // A rule goes with its directory D.
                             ScopeKind::Rule { .. } => scope
                                 .dir()
                                 .is_none_or(|dir| root_changed || old_chain.contains(dir)),

@@ -713,8 +713,16 @@ mod tests {
     #[case::rule_before_sibling_dir(r("a/.claude/rules/z.md"), p("b", "base"), fw())]
     #[case::rule_formats_order(r(".claude/rules/z.md"), r(".windsurf/rules/a.md"), fw())]
     #[case::rule_claude_before_cursor(r(".claude/rules/z.md"), r(".cursor/rules/a.mdc"), fw())]
-    #[case::rule_cursor_before_copilot(r(".cursor/rules/z.mdc"), r(".github/copilot-instructions.md"), fw())]
-    #[case::rule_copilot_root_first(r(".github/copilot-instructions.md"), r(".github/instructions/a.instructions.md"), fw())]
+    #[case::rule_cursor_before_copilot(
+        r(".cursor/rules/z.mdc"),
+        r(".github/copilot-instructions.md"),
+        fw()
+    )]
+    #[case::rule_copilot_root_first(
+        r(".github/copilot-instructions.md"),
+        r(".github/instructions/a.instructions.md"),
+        fw()
+    )]
     #[case::rule_file_before_subdir(r(".claude/rules/a.md"), r(".claude/rules/a/z.md"), fw())]
     #[case::rule_byte_order(r(".claude/rules/B.md"), r(".claude/rules/a.md"), fw())]
     #[case::user_rule_after_user_files(uf("~/b.md"), r("~/.claude/rules/a.md"), claude())]

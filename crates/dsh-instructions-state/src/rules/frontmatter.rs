@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::globs::{RuleGlobs, split_globs};
+use super::globs::{RuleDiagnostic, RuleGlobs, split_globs};
 use crate::config::RuleFormat;
 
 /// At most this many globs in one rule's glob field (R-RULE-2).
@@ -102,30 +102,6 @@ impl RuleError {
     }
 }
 
-/// A problem that left the rule usable: a glob that did not compile was
-/// dropped (R-RULE-2).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RuleDiagnostic {
-    /// The front matter key.
-    pub field: &'static str,
-    /// The glob as written.
-    pub glob: String,
-    /// The compiler's reason.
-    pub reason: String,
-}
-
-impl fmt::Display for RuleDiagnostic {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: glob `{}` dropped: {}",
-            self.field,
-            self.glob.escape_debug(),
-            self.reason
-        )
-    }
-}
-
 /// A rule as its text says: kind, globs (path-scoped rules only), content
 /// and the dropped globs.
 #[derive(Clone, Debug)]
@@ -158,7 +134,9 @@ pub fn split_front_matter(text: &str) -> (Option<&str>, &str) {
     let mut at = 0;
     while at <= rest.len() {
         let line_end = rest[at..].find('\n').map_or(rest.len(), |i| at + i);
-        let line = rest[at..line_end].strip_suffix('\r').unwrap_or(&rest[at..line_end]);
+        let line = rest[at..line_end]
+            .strip_suffix('\r')
+            .unwrap_or(&rest[at..line_end]);
         if line == "---" {
             let after = (line_end + 1).min(rest.len());
             return (Some(&rest[..at]), &rest[after..]);
@@ -417,10 +395,7 @@ fn glob_field(format: RuleFormat) -> &'static str {
 
 /// The kind of a rule from its fields (R-RULE-2, R-RULE-8), with its
 /// globs when path-scoped.
-fn classify(
-    format: RuleFormat,
-    fields: &Fields,
-) -> Result<(RuleKind, Vec<String>), RuleError> {
+fn classify(format: RuleFormat, fields: &Fields) -> Result<(RuleKind, Vec<String>), RuleError> {
     let field = glob_field(format);
     let globs = glob_list(fields, field)?;
     let scoped = |g: Vec<String>| {

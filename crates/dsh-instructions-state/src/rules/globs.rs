@@ -5,7 +5,31 @@
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use super::frontmatter::RuleDiagnostic;
+use std::fmt;
+
+/// A problem that left the rule usable: a glob that did not compile was
+/// dropped (R-RULE-2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleDiagnostic {
+    /// The front matter key.
+    pub field: &'static str,
+    /// The glob as written.
+    pub glob: String,
+    /// The compiler's reason.
+    pub reason: String,
+}
+
+impl fmt::Display for RuleDiagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: glob `{}` dropped: {}",
+            self.field,
+            self.glob.escape_debug(),
+            self.reason
+        )
+    }
+}
 
 /// A rule's globs as written and compiled; matched against paths relative
 /// to the rule's directory D.

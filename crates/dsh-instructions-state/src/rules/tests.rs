@@ -64,7 +64,11 @@ fn kinds(
 #[case::paths_map(Claude, fm("paths: {a: b}"), "paths")]
 #[case::paths_list_of_numbers(Claude, fm("paths: [1]"), "paths")]
 #[case::always_apply_string(Cursor, fm("alwaysApply: \"yes\""), "alwaysApply")]
-#[case::always_apply_unquoted_word_fallback(Cursor, fm("globs: *.ts\nalwaysApply: yes"), "alwaysApply")]
+#[case::always_apply_unquoted_word_fallback(
+    Cursor,
+    fm("globs: *.ts\nalwaysApply: yes"),
+    "alwaysApply"
+)]
 #[case::apply_to_bool(Copilot, fm("applyTo: true"), "applyTo")]
 #[case::trigger_unknown(Windsurf, fm("trigger: sometimes"), "trigger")]
 #[case::trigger_list(Windsurf, fm("trigger: [glob]"), "trigger")]
@@ -80,13 +84,25 @@ fn limits_on_globs() {
     // R-RULE-2: more than 64 globs, or one over 1,024 bytes.
     let many: Vec<String> = (0..65).map(|i| format!("g{i}")).collect();
     let e = parse_rule(Claude, &fm(&format!("paths: \"{}\"", many.join(",")))).unwrap_err();
-    assert_eq!(e, RuleError::TooManyGlobs { field: "paths", count: 65 });
+    assert_eq!(
+        e,
+        RuleError::TooManyGlobs {
+            field: "paths",
+            count: 65
+        }
+    );
     let text = fm(&format!("paths: \"{}\"", many[..64].join(",")));
     let ok = parse_rule(Claude, &text).unwrap();
     assert_eq!(ok.globs.written().len(), 64);
     let long = "a".repeat(1_025);
     let e = parse_rule(Cursor, &fm(&format!("globs: \"{long}\""))).unwrap_err();
-    assert_eq!(e, RuleError::GlobTooLong { field: "globs", bytes: 1_025 });
+    assert_eq!(
+        e,
+        RuleError::GlobTooLong {
+            field: "globs",
+            bytes: 1_025
+        }
+    );
     assert!(parse_rule(Cursor, &fm(&format!("globs: \"{}\"", &long[1..]))).is_ok());
 }
 
