@@ -41,19 +41,23 @@ Lists the project root and why, the DSH home, every directory from the root
 to the cwd with each candidate's fate (loaded, shadowed, points to, duplicate,
 absent, unavailable, outside trusted roots, omitted or truncated by the
 budget), with imports on each loaded file's @path import tree and each
-target's fate, the byte ledger and the baseline identity.
+target's fate, the byte ledger and the baseline identity. With rule formats
+on (--rules, or rule_formats), every rule file with its kind (always on,
+path-scoped with its globs, manual, unavailable) and whether it is attached
+at the cwd; --touch PATH... shows what touching those paths would attach.
 
 Example:
-  dsh-instructions explain --cwd ~/src/app/pkg --policy all-distinct --json")]
-    Explain(ViewArgs),
+  dsh-instructions explain --cwd ~/src/app/pkg --policy all-distinct --json
+  dsh-instructions explain --rules claude,cursor --touch src/api/h.ts")]
+    Explain(ExplainArgs),
     /// Exit 1 when any instruction file would not load whole (for CI).
     #[command(after_help = "\
 Exit status: 0 when every instruction file from the root to the cwd loads
 whole; 1 with one line per cause when a file would be omitted, truncated,
 unavailable, outside the trusted roots, or shadowed by a sibling whose content
 differs (a small pointer file naming the winner, e.g. `@AGENTS.md`, is fine),
-or (with imports on) an @path import would not expand; 2 for usage or
-configuration errors.
+or (with imports on) an @path import would not expand, or (with rule formats
+on) a rule file cannot load; 2 for usage or configuration errors.
 
 Example:
   dsh-instructions check --cwd . --max-bytes 16384")]
@@ -191,6 +195,10 @@ pub(crate) struct ConfigArgs {
     /// Do not expand `@path` imports, whatever the preset says.
     #[arg(long)]
     pub no_imports: bool,
+    /// Rule formats to read, comma-separated: claude, cursor, copilot,
+    /// windsurf (`none` for none; the claude preset reads claude).
+    #[arg(long, value_name = "FORMATS")]
+    pub rules: Option<String>,
 }
 
 /// Arguments of `show` and `explain`.
@@ -204,6 +212,17 @@ pub(crate) struct ViewArgs {
     /// Print a JSON document instead of text (shape: docs/cli.md).
     #[arg(long)]
     pub json: bool,
+}
+
+/// Arguments of `explain`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ExplainArgs {
+    #[command(flatten)]
+    pub view: ViewArgs,
+    /// Show which rules a touch of these paths would attach (relative to
+    /// the cwd or absolute).
+    #[arg(long = "touch", value_name = "PATH", num_args = 1..)]
+    pub touch: Vec<PathBuf>,
 }
 
 /// Arguments of `check`.
@@ -386,10 +405,32 @@ mod tests {
     fn import_flags_parse(#[case] argv: &[&str], #[case] on: bool, #[case] off: bool) {
         // R-CFG-10
         let cli = Cli::try_parse_from(argv).expect("valid argv");
-        let (Command::Show(a) | Command::Explain(a)) = cli.command else {
-            panic!("not show/explain")
+        let a = match cli.command {
+            Command::Show(a) => a,
+            Command::Explain(e) => e.view,
+            _ => panic!("not show/explain"),
         };
         assert_eq!((a.config.imports, a.config.no_imports), (on, off));
+    }
+
+    #[test]
+    fn explain_takes_touches_and_rules() {
+        // R-RULE-1: --rules names formats; --touch takes several paths.
+        let cli = Cli::try_parse_from([
+            "x",
+            "explain",
+            "--rules",
+            "claude,cursor",
+            "--touch",
+            "a.ts",
+            "b/c.py",
+        ])
+        .expect("valid");
+        let Command::Explain(e) = cli.command else {
+            panic!("not explain")
+        };
+        assert_eq!(e.touch, [PathBuf::from("a.ts"), PathBuf::from("b/c.py")]);
+        assert_eq!(e.view.config.rules.as_deref(), Some("claude,cursor"));
     }
 
     #[test]

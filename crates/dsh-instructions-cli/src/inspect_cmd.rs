@@ -10,13 +10,13 @@ use dsh_instructions_discovery::{
     CancellationToken, Cancelled, FsProvider, RootReason, Unavailable,
 };
 use dsh_instructions_runtime::{
-    CandidateFate, ImportFate, InspectedCandidate, InspectedImport, Inspection, Preview, inspect,
-    preview,
+    CandidateFate, ImportFate, InspectedCandidate, InspectedImport, InspectedRule, InspectedRules,
+    Inspection, Preview, RuleFate, inspect, inspect_rules, preview,
 };
 use dsh_instructions_state::Config;
 use serde_json::{Value, json};
 
-use crate::args::{CheckArgs, ConfigArgs, ViewArgs};
+use crate::args::{CheckArgs, ConfigArgs, ExplainArgs, ViewArgs};
 use crate::error::{CliError, EXIT_PROBLEMS};
 use crate::setup::{self, Setup};
 
@@ -26,6 +26,8 @@ pub(crate) const EXPLAIN_SCHEMA: u32 = 1;
 /// What one inspection gives the three commands.
 struct Seen {
     inspection: Inspection,
+    /// The rule files around the cwd (SPEC §14), empty without formats.
+    rules: InspectedRules,
     config: Config,
     warnings: Vec<String>,
 }
@@ -54,13 +56,27 @@ fn look<T>(
     Ok((seen, setup))
 }
 
-fn run_inspect(cwd_flag: Option<&std::path::Path>, flags: &ConfigArgs) -> Result<Seen, CliError> {
-    let (inspection, setup) = look(cwd_flag, flags, async |provider, setup, cwd| {
+fn run_inspect(
+    cwd_flag: Option<&std::path::Path>,
+    flags: &ConfigArgs,
+    touches: &[std::path::PathBuf],
+) -> Result<Seen, CliError> {
+    let ((inspection, rules), setup) = look(cwd_flag, flags, async |provider, setup, cwd| {
         let cancel = CancellationToken::new();
-        inspect(provider, &setup.config, &setup.home, cwd, &cancel).await
+        let seen = inspect(provider, &setup.config, &setup.home, cwd, &cancel).await?;
+        // Touches as a tool would name them: relative to the cwd.
+        let touches: Vec<camino::Utf8PathBuf> = touches
+            .iter()
+            .filter_map(|t| camino::Utf8Path::from_path(t))
+            .map(|t| dsh_home_paths::normalize_lexically(&cwd.join(t)))
+            .collect();
+        let rules =
+            inspect_rules(provider, &setup.config, &setup.home, cwd, &touches, &cancel).await?;
+        Ok((seen, rules))
     })?;
     Ok(Seen {
         inspection,
+        rules,
         config: setup.config,
         warnings: setup.warnings,
     })
@@ -105,15 +121,20 @@ fn source_json(text: &str, source: &dsh_instructions_state::TypedSource) -> Valu
 }
 
 /// `explain`: the readable table, or the stable `--json` document.
-pub(crate) fn explain(args: &ViewArgs) -> Result<ExitCode, CliError> {
-    let seen = run_inspect(args.cwd.as_deref(), &args.config)?;
-    if args.json {
-        out!(
-            "{}",
-            explain_json(&seen.inspection, &seen.config, &seen.warnings)
-        );
+pub(crate) fn explain(args: &ExplainArgs) -> Result<ExitCode, CliError> {
+    let view = &args.view;
+    let seen = run_inspect(view.cwd.as_deref(), &view.config, &args.touch)?;
+    let touched = !args.touch.is_empty();
+    if view.json {
+        let mut doc = explain_json(&seen.inspection, &seen.config, &seen.warnings);
+        doc["rules"] = rules_json(&seen.rules, &seen.config);
+        out!("{doc}");
     } else {
-        out_raw!("{}", explain_text(&seen.inspection, &seen.config));
+        out_raw!(
+            "{}{}",
+            explain_text(&seen.inspection, &seen.config),
+            rules_text(&seen.rules, &seen.config, touched)
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -121,8 +142,13 @@ pub(crate) fn explain(args: &ViewArgs) -> Result<ExitCode, CliError> {
 /// `check`: exit 0 when every file loads whole, else one line per cause and
 /// exit 1.
 pub(crate) fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
-    let seen = run_inspect(args.cwd.as_deref(), &args.config)?.inspection;
-    let problems = check_lines(&seen);
+    let Seen {
+        inspection: seen,
+        rules,
+        ..
+    } = run_inspect(args.cwd.as_deref(), &args.config, &[])?;
+    let mut problems = check_lines(&seen);
+    problems.extend(rule_check_lines(&rules));
     if problems.is_empty() {
         let loaded = seen
             .candidates
@@ -152,7 +178,7 @@ pub(crate) fn hook_files_here(agent: dsh_instructions_hooks::Agent) -> Result<Ho
         agent: Some(agent),
         ..ConfigArgs::default()
     };
-    let seen = run_inspect(None, &flags)?.inspection;
+    let seen = run_inspect(None, &flags, &[])?.inspection;
     let budget = seen
         .candidates
         .iter()
@@ -402,6 +428,127 @@ fn explain_text(seen: &Inspection, config: &Config) -> String {
     }
     let _ = writeln!(out, "identity      {}", seen.baseline.identity);
     out
+}
+
+/// A rule's kind for people: `always on`, `path-scoped: `a`, `b``, `manual`,
+/// `unavailable: <why>` (R-RULE-2).
+fn rule_kind_text(rule: &InspectedRule) -> String {
+    match &rule.fate {
+        RuleFate::AlwaysOn => "always on".to_owned(),
+        RuleFate::PathScoped { globs } => {
+            let globs: Vec<String> = globs.iter().map(|g| format!("`{g}`")).collect();
+            format!("path-scoped: {}", globs.join(", "))
+        }
+        RuleFate::Manual => "manual".to_owned(),
+        RuleFate::Unavailable { reason, .. } => format!("unavailable: {reason}"),
+    }
+}
+
+/// Whether the rule is attached at the cwd, or what attaches it.
+fn rule_attach_text(rule: &InspectedRule, touched: bool) -> String {
+    if rule.attached_at_cwd {
+        return "attached".to_owned();
+    }
+    if !rule.attached_by.is_empty() {
+        let by: Vec<&str> = rule.attached_by.iter().map(|p| p.as_str()).collect();
+        return format!("attached by touch of {}", by.join(", "));
+    }
+    match (&rule.fate, touched) {
+        (RuleFate::PathScoped { .. }, false) => "not attached (until a matching touch)".to_owned(),
+        (RuleFate::PathScoped { .. }, true) => "not attached by these touches".to_owned(),
+        (RuleFate::AlwaysOn, _) => "not attached (its directory is not loaded)".to_owned(),
+        _ => "never attached".to_owned(),
+    }
+}
+
+/// The rules table of `explain` (SPEC §14); nothing without rule formats.
+fn rules_text(rules: &InspectedRules, config: &Config, touched: bool) -> String {
+    let mut out = String::new();
+    if config.rule_formats().is_empty() {
+        return out;
+    }
+    let formats: Vec<&str> = config.rule_formats().iter().map(|f| f.as_str()).collect();
+    let _ = writeln!(out, "\nrules         {}", formats.join(", "));
+    if rules.rules.is_empty() {
+        let _ = writeln!(out, "  (no rule files)");
+    }
+    let w = rules
+        .rules
+        .iter()
+        .map(|r| r.path.len())
+        .chain([4])
+        .max()
+        .unwrap_or(4);
+    for rule in &rules.rules {
+        let _ = writeln!(
+            out,
+            "  {:w$}  {}; {}",
+            rule.path,
+            rule_kind_text(rule),
+            rule_attach_text(rule, touched)
+        );
+    }
+    for line in rules.notes.iter().chain(&rules.skipped) {
+        let _ = writeln!(out, "  note: {line}");
+    }
+    out
+}
+
+/// `explain --json`'s `rules` member: `null` without rule formats.
+fn rules_json(rules: &InspectedRules, config: &Config) -> Value {
+    if config.rule_formats().is_empty() {
+        return Value::Null;
+    }
+    let items: Vec<Value> = rules
+        .rules
+        .iter()
+        .map(|r| {
+            let (kind, globs, field, reason) = match &r.fate {
+                RuleFate::AlwaysOn => ("always-on", Vec::new(), None, None),
+                RuleFate::PathScoped { globs } => ("path-scoped", globs.clone(), None, None),
+                RuleFate::Manual => ("manual", Vec::new(), None, None),
+                RuleFate::Unavailable { field, reason } => (
+                    "unavailable",
+                    Vec::new(),
+                    field.clone(),
+                    Some(reason.clone()),
+                ),
+            };
+            json!({
+                "path": r.path,
+                "dir": r.dir,
+                "format": r.format.as_str(),
+                "kind": kind,
+                "globs": globs,
+                "field": field,
+                "reason": reason,
+                "attached": r.attached_at_cwd,
+                "attached_by": r.attached_by.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "formats": config.rule_formats().iter().map(|f| f.as_str()).collect::<Vec<_>>(),
+        "files": items,
+        "notes": rules.notes,
+        "skipped": rules.skipped,
+    })
+}
+
+/// `check`'s lines for rule files that cannot load (R-RULE-2: unavailable;
+/// R-RULE-1: skipped by the listing).
+fn rule_check_lines(rules: &InspectedRules) -> Vec<String> {
+    rules
+        .rules
+        .iter()
+        .filter_map(|r| match &r.fate {
+            RuleFate::Unavailable { reason, .. } => {
+                Some(format!("{}: rule unavailable: {reason}", r.path))
+            }
+            _ => None,
+        })
+        .chain(rules.skipped.iter().cloned())
+        .collect()
 }
 
 fn root_reason_json(reason: &RootReason) -> Value {

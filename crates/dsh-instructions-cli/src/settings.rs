@@ -269,6 +269,15 @@ fn flags_input(flags: &ConfigArgs) -> Result<ConfigInput, CliError> {
     } else if flags.no_imports {
         input.imports = Some(false);
     }
+    // R-CFG-12: names are checked where the configuration resolves, so an
+    // unknown one is the same error as in settings.yaml.
+    if let Some(v) = &flags.rules {
+        input.rule_formats = Some(if v.trim() == "none" {
+            Vec::new()
+        } else {
+            v.split(',').map(|f| f.trim().to_owned()).collect()
+        });
+    }
     if let Some(home) = &flags.home {
         let home = home.to_str().ok_or_else(|| {
             CliError::new(format!("--home is not valid UTF-8: {}", home.display()))

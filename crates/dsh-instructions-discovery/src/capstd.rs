@@ -45,6 +45,7 @@
 mod blocking;
 mod classify;
 mod dirs;
+mod list;
 mod named;
 mod probed;
 mod read;
@@ -67,7 +68,8 @@ use crate::dircache::{DirCache, STAMP_MARGIN};
 use crate::dirmemory::DirMemory;
 use crate::paths::normalize;
 use crate::provider::{
-    BoxFuture, Cancelled, FsProvider, MarkerProbe, PathKind, Probe, ReadOutcome, Unavailable,
+    BoxFuture, Cancelled, DirListing, FsProvider, MarkerProbe, PathKind, Probe, ReadOutcome,
+    Unavailable,
 };
 use blocking::{check, run_blocking};
 use classify::{Class, classify};
@@ -478,6 +480,19 @@ impl FsProvider for CapStdProvider {
                 .iter()
                 .map(|path| inner.read_text(path, max_source_bytes, token))
                 .collect()
+        }))
+    }
+
+    /// One blocking task for the directory (R-RULE-1).
+    fn list_dir<'a>(
+        &'a self,
+        dir: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<DirListing, Cancelled>> {
+        let inner = Arc::clone(&self.inner);
+        let dir = dir.to_owned();
+        Box::pin(run_blocking(self.inline, cancel, move |token| {
+            inner.list_dir(&dir, token)
         }))
     }
 

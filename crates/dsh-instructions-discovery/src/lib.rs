@@ -4,6 +4,7 @@
 
 mod dircache;
 mod dirmemory;
+mod listing;
 mod named;
 mod paths;
 mod stamp;
@@ -18,13 +19,14 @@ mod text;
 pub use cap_std::{AmbientAuthority, ambient_authority};
 pub use capstd::{CapStdProvider, ProviderError};
 pub use dirmemory::DirMemory;
+pub use listing::{RuleFileProblem, RuleFiles, list_rule_files};
 #[cfg(feature = "test-support")]
 pub use memory::{
     Fault, FaultError, FsOp, MemKind, MemNode, MemoryProvider, OpCounters, UnknownName,
 };
 pub use provider::{
-    BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MAX_LINK_HOPS,
-    MarkerProbe, PathKind, PresentFile, Probe, ReadOutcome, Unavailable,
+    BoxFuture, Cancelled, DirListing, EntryKind, FileIdentity, FileVersion, FsProvider, LoadedText,
+    MAX_LINK_HOPS, MarkerProbe, PathKind, PresentFile, Probe, ReadOutcome, Unavailable,
 };
 pub use root::{ProjectRoot, RootReason, chain, display_path, find_project_root, relative_dir};
 pub use text::decode_text;

@@ -62,8 +62,8 @@ use tokio_util::sync::CancellationToken;
 use crate::capstd::ProviderError;
 use crate::paths::normalize;
 use crate::provider::{
-    BoxFuture, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText, MarkerProbe, PathKind,
-    PresentFile, Probe, ReadOutcome, Unavailable,
+    BoxFuture, Cancelled, DirListing, EntryKind, FileIdentity, FileVersion, FsProvider, LoadedText,
+    MarkerProbe, PathKind, PresentFile, Probe, ReadOutcome, Unavailable,
 };
 use crate::text::decode_text;
 use requests::{
@@ -494,6 +494,63 @@ impl FsProvider for MemoryProvider {
         Box::pin(async move {
             self.begin(cancel, true).await?;
             self.execute(path, &MarkerRequest, cancel).await
+        })
+    }
+
+    /// The directory followed as the disk provider follows it (confined,
+    /// links re-anchored), then its children by name, one counted probe.
+    fn list_dir<'a>(
+        &'a self,
+        dir: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<DirListing, Cancelled>> {
+        Box::pin(async move {
+            self.begin(cancel, true).await?;
+            let path = normalize(dir);
+            let state = lock(&self.shared);
+            let mut chain = vec![path.clone()];
+            let target = match walk::resolve_confined(&state.nodes, &self.roots, &path, &mut chain)
+            {
+                Resolved::Node(target) => target,
+                Resolved::Absent => return Ok(DirListing::Absent),
+                Resolved::Unavailable(reason) => return Ok(DirListing::Unavailable(reason)),
+            };
+            let is_dir = target.parent().is_none()
+                || matches!(
+                    state.nodes.get(&target).map(|e| &e.kind),
+                    Some(MemKind::Dir)
+                );
+            if !is_dir {
+                return Ok(DirListing::Absent);
+            }
+            let mut entries = Vec::new();
+            let mut truncated = false;
+            let below = state
+                .nodes
+                .range::<Utf8PathBuf, _>((
+                    std::ops::Bound::Excluded(&target),
+                    std::ops::Bound::Unbounded,
+                ))
+                .take_while(|(p, _)| p.starts_with(&target));
+            for (p, entry) in below {
+                if p.parent() != Some(target.as_path()) {
+                    continue;
+                }
+                let Some(name) = p.file_name() else { continue };
+                if entries.len() == DirListing::MAX_ENTRIES {
+                    truncated = true;
+                    break;
+                }
+                let kind = match entry.kind {
+                    MemKind::File(_) => EntryKind::File,
+                    MemKind::Dir => EntryKind::Dir,
+                    MemKind::Link(_) => EntryKind::Link,
+                    MemKind::Fifo => EntryKind::Other,
+                };
+                entries.push((name.to_owned(), kind));
+            }
+            entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            Ok(DirListing::Entries { entries, truncated })
         })
     }
 }

@@ -220,6 +220,43 @@ pub enum PathKind {
     Unavailable(Unavailable),
 }
 
+/// What a directory entry is, as the directory itself says (no link
+/// followed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link (its target not looked at).
+    Link,
+    /// Anything else: FIFO, socket, device.
+    Other,
+}
+
+/// The entries of one directory, from [`FsProvider::list_dir`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DirListing {
+    /// The entries, in byte order of their names (`.` and `..` left out,
+    /// names that are not UTF-8 left out), at most
+    /// [`DirListing::MAX_ENTRIES`]; `truncated` when there were more.
+    Entries {
+        /// Name and kind of each entry.
+        entries: Vec<(String, EntryKind)>,
+        /// More entries than [`DirListing::MAX_ENTRIES`] existed.
+        truncated: bool,
+    },
+    /// No directory there (nothing, a file, a dangling link).
+    Absent,
+    /// Could not be listed (outside the trusted roots included).
+    Unavailable(Unavailable),
+}
+
+impl DirListing {
+    /// At most this many entries of one directory are returned.
+    pub const MAX_ENTRIES: usize = 65_536;
+}
+
 /// A filesystem as the instruction loader sees it.
 ///
 /// Paths are absolute and lexically normalized. Implementations must observe
@@ -373,6 +410,29 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
                     Probe::Unavailable(reason) => PathKind::Unavailable(reason),
                 })
                 .collect())
+        })
+    }
+
+    /// Lists the entries of the directory `dir` (R-RULE-1's rules
+    /// directories; see [`crate::list_rule_files`]): `dir` itself is
+    /// followed like [`FsProvider::probe`] follows a path (links inside the
+    /// trusted roots only), its entries are named with what they are before
+    /// any link is followed, and no entry is opened.
+    ///
+    /// The default cannot list: it answers
+    /// [`DirListing::Unavailable`], so a provider without a listing reports
+    /// its rules as unavailable instead of silently having none. Decorators
+    /// must forward it (see [`FsProvider::probe_dirs`]).
+    fn list_dir<'a>(
+        &'a self,
+        dir: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<DirListing, Cancelled>> {
+        let _ = (dir, cancel);
+        Box::pin(async {
+            Ok(DirListing::Unavailable(Unavailable::Io(
+                "this provider does not list directories".to_owned(),
+            )))
         })
     }
 

@@ -10,8 +10,8 @@ use std::time::Duration;
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::{
     CancellationToken, Cancelled, CapStdProvider, FileIdentity, FsProvider, LoadedText,
-    MarkerProbe, MemNode, MemoryProvider, PathKind, PresentFile, Probe, ReadOutcome, Unavailable,
-    ambient_authority,
+    MarkerProbe, MemNode, MemoryProvider, PathKind, PresentFile, Probe, ReadOutcome,
+    RuleFileProblem, RuleFiles, Unavailable, ambient_authority, list_rule_files,
 };
 
 /// Trusted roots of every fixture; `/outside` exists but is not trusted.
@@ -842,6 +842,152 @@ async fn a_trusted_root_wins_over_a_names_only_root<F: Fixture>() {
     assert_reads(&fx, "/r1/CLAUDE.md", "shared").await;
 }
 
+async fn rules<F: Fixture>(fx: &F, dir: &str, suffix: &str, recursive: bool) -> RuleFiles {
+    list_rule_files(fx.provider(), &fx.path(dir), suffix, recursive, &token())
+        .await
+        .unwrap()
+}
+
+/// R-RULE-1 / R-RULE-8: rule files by suffix, in byte order of their path
+/// relative to the rules directory (`a.md` before `a/z.md`); subdirectories
+/// only when recursive; nothing else listed.
+async fn rule_listing_orders_and_filters<F: Fixture>() {
+    let fx = F::new();
+    let d = "/r1/.claude/rules";
+    fx.file(&format!("{d}/a/z.md"), b"z");
+    fx.file(&format!("{d}/a.md"), b"a");
+    fx.file(&format!("{d}/B.md"), b"B");
+    fx.file(&format!("{d}/notes.txt"), b"n");
+    fx.file(&format!("{d}/.md"), b"bare suffix");
+    fx.dir(&format!("{d}/empty.md"));
+    let found = rules(&fx, d, ".md", true).await;
+    assert_eq!(found.files, ["B.md", "a.md", "a/z.md"]);
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    let flat = rules(&fx, d, ".md", false).await;
+    assert_eq!(flat.files, ["B.md", "a.md"]);
+    // An absent rules directory, or a file in its place, has no rules.
+    assert_eq!(
+        rules(&fx, "/r1/.cursor/rules", ".mdc", true).await,
+        RuleFiles::default()
+    );
+    fx.file("/r1/.windsurf/rules", b"not a directory");
+    assert_eq!(
+        rules(&fx, "/r1/.windsurf/rules", ".md", false).await,
+        RuleFiles::default()
+    );
+}
+
+/// R-RULE-1: at most 4 path components and 256 rule files; the rest is
+/// skipped with a problem naming it.
+async fn rule_listing_is_bounded<F: Fixture>() {
+    let fx = F::new();
+    let d = "/r1/.claude/rules";
+    fx.file(&format!("{d}/a/b/c/d.md"), b"four");
+    fx.file(&format!("{d}/a/b/c/d/e.md"), b"five");
+    let found = rules(&fx, d, ".md", true).await;
+    assert_eq!(found.files, ["a/b/c/d.md"]);
+    assert_eq!(
+        found.problems,
+        [RuleFileProblem::TooDeep {
+            rel: "a/b/c/d".into()
+        }]
+    );
+    let many = "/r2/.cursor/rules";
+    for i in 0..300 {
+        fx.file(&format!("{many}/r{i:03}.mdc"), b"x");
+    }
+    let found = rules(&fx, many, ".mdc", true).await;
+    assert_eq!(found.files.len(), 256);
+    assert_eq!(found.files[0], "r000.mdc");
+    assert_eq!(found.files[255], "r255.mdc");
+    assert_eq!(
+        found.problems,
+        [RuleFileProblem::TooManyFiles { skipped: 44 }]
+    );
+}
+
+/// R-RULE-1: links followed only inside the trusted roots, loops end, a
+/// FIFO named like a rule is never opened and is reported.
+async fn rule_listing_links_and_specials<F: Fixture>() {
+    let fx = F::new();
+    let d = "/r1/.claude/rules";
+    fx.file("/r2/shared.md", b"shared");
+    fx.link(&format!("{d}/shared.md"), "/r2/shared.md");
+    fx.file("/outside/secret.md", b"secret");
+    fx.link(&format!("{d}/secret.md"), "/outside/secret.md");
+    fx.link(&format!("{d}/gone.md"), "nothing-here.md");
+    fx.link(&format!("{d}/p.md"), "q.md");
+    fx.link(&format!("{d}/q.md"), "p.md");
+    fx.fifo(&format!("{d}/x.md"));
+    fx.file(&format!("{d}/sub/s.md"), b"s");
+    fx.link(&format!("{d}/sub/again"), "..");
+    let found = rules(&fx, d, ".md", true).await;
+    // The directory link re-lists the same directory until the depth
+    // bound: four components at most, the fifth level reported.
+    assert_eq!(
+        found.files,
+        [
+            "shared.md",
+            "sub/again/shared.md",
+            "sub/again/sub/s.md",
+            "sub/s.md",
+        ]
+    );
+    assert!(found.problems.contains(&RuleFileProblem::TooDeep {
+        rel: "sub/again/sub/again".into()
+    }));
+    let outside = |rel: &str| RuleFileProblem::Unavailable {
+        rel: rel.into(),
+        reason: Unavailable::OutsideTrustedRoots,
+    };
+    assert!(
+        found.problems.contains(&outside("secret.md")),
+        "{:?}",
+        found.problems
+    );
+    assert!(
+        found.problems.contains(&RuleFileProblem::Unavailable {
+            rel: "p.md".into(),
+            reason: Unavailable::Loop
+        }),
+        "{:?}",
+        found.problems
+    );
+    assert!(
+        found
+            .problems
+            .contains(&RuleFileProblem::NotARegularFile { rel: "x.md".into() })
+    );
+    // A rules directory that is itself a link out of the roots.
+    fx.link("/r2/.claude", "/outside");
+    fx.dir("/outside/rules");
+    let escaped = rules(&fx, "/r2/.claude/rules", ".md", true).await;
+    assert!(escaped.files.is_empty());
+    assert_eq!(escaped.problems, [outside(".")]);
+}
+
+/// R-RULE-1: a rules directory of 10,000 files lists its first 256 rule
+/// files, promptly.
+async fn rule_listing_of_ten_thousand_files<F: Fixture>() {
+    let fx = F::new();
+    let d = "/r1/.github/instructions";
+    for i in 0..10_000 {
+        fx.file(&format!("{d}/f{i:05}.instructions.md"), b"");
+    }
+    let started = std::time::Instant::now();
+    let found = rules(&fx, d, ".instructions.md", true).await;
+    assert_eq!(found.files.len(), 256);
+    assert_eq!(
+        found.problems,
+        [RuleFileProblem::TooManyFiles { skipped: 9_744 }]
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 macro_rules! contract {
     ($module:ident, $fixture:ty) => {
         contract!(@tests $module, $fixture;
@@ -856,7 +1002,9 @@ macro_rules! contract {
             read_many_matches_read_text, markers_until_found_stops_at_the_first_hit, version_tracks_content,
             distinct_files_have_distinct_identities, cancelled_token_cancels_every_operation,
             path_kinds_classify_without_reading, names_only_roots_admit_their_names_alone,
-            names_only_links_stay_in_their_directory, a_trusted_root_wins_over_a_names_only_root);
+            names_only_links_stay_in_their_directory, a_trusted_root_wins_over_a_names_only_root,
+            rule_listing_orders_and_filters, rule_listing_is_bounded,
+            rule_listing_links_and_specials, rule_listing_of_ten_thousand_files);
     };
     (@tests $module:ident, $fixture:ty; $($name:ident),* $(,)?) => {
         mod $module {

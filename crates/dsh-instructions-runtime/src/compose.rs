@@ -227,6 +227,17 @@ fn render_transitions(
                         dir,
                         content,
                     },
+                    // A rule reads like a file of its directory D, the
+                    // user's rules like the user-level files.
+                    ScopeKind::Rule { .. } if c.scope.dir().is_some() => Section::SetProject {
+                        path: &c.path,
+                        dir,
+                        content,
+                    },
+                    ScopeKind::Rule { .. } => Section::SetUserGlobal {
+                        path: &c.path,
+                        content,
+                    },
                 },
             }
         })
@@ -515,6 +526,10 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                             ScopeKind::Project { dir, .. } => {
                                 root_changed || old_chain.contains(dir)
                             }
+                            // A rule goes with its directory D.
+                            ScopeKind::Rule { .. } => scope
+                                .dir()
+                                .is_none_or(|dir| root_changed || old_chain.contains(dir)),
                         }
                 })
                 .map(|(scope, entry)| Change {

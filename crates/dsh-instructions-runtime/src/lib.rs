@@ -13,6 +13,7 @@ mod maps;
 mod memory_host;
 mod open;
 mod pointer;
+mod rules;
 mod scan;
 mod shell;
 mod slots;
@@ -31,6 +32,7 @@ pub use instance::{Instance, Mount, PreStepOutcome};
 pub use memory_host::{HistoryItem, Inbox, MemoryHost};
 pub use open::{CapStdFactory, OpenError, Opened, ProviderFactory, SessionSpec, open_mount};
 pub use pointer::{POINTER_MAX_BYTES, is_pointer_to};
+pub use rules::{InspectedRule, InspectedRules, RuleFate, inspect_rules};
 pub use shell::{MAX_SHELL_TOUCHES, changes_directory, command_paths};
 pub use touch::TouchKind;
 pub use user_file::UserFile;
@@ -48,7 +50,7 @@ pub use dsh_instructions_discovery::{
 pub use dsh_instructions_discovery::{MemNode, MemoryProvider};
 pub use dsh_instructions_state::{
     Action, Budget, CacheEntry, CandidatePolicy, Change, Config, ConfigError, ConfigInput,
-    ConfigWarning, ContentTransform, Digest, FallbackScope, NumberInput, Preset, ScopeKey,
-    TypedSource,
+    ConfigWarning, ContentTransform, Digest, FallbackScope, NumberInput, Preset, RuleFormat,
+    ScopeKey, TypedSource,
 };
 pub use serde_json::Value;

@@ -27,5 +27,5 @@ pub use validated::{Config, default_touch_tools};
 pub use values::{
     CLAUDE_DIR_FILE, CLAUDE_MAX_IMPORT_DEPTH, CandidatePolicy, ContentTransform,
     DEFAULT_MAX_IMPORT_DEPTH, DEFAULT_MAX_SOURCE_BYTES, DEFAULT_PRESET_MAX_BYTES, FallbackScope,
-    Preset,
+    Preset, RuleFormat,
 };

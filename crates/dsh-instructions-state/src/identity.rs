@@ -62,7 +62,8 @@ pub fn baseline_identity(config: &Config, root_relative_to_cwd: &str) -> String 
 /// `imports`, then `max_import_depth` (only with imports on), `claude_dir`,
 /// `fallback_instruction_file_candidates` with `fallback_scope` (only when
 /// the list is not empty), `content_transform`, `user_instruction_files`,
-/// `ancestor_instruction_files`.
+/// `ancestor_instruction_files`, `rule_formats` (R-RULE-6: only when not
+/// empty).
 fn extra_members(config: &Config) -> String {
     let mut s = String::new();
     if config.imports() {
@@ -102,6 +103,14 @@ fn extra_members(config: &Config) -> String {
             r#""ancestor_instruction_files":{},"#,
             json_list(config.ancestor_instruction_files())
         );
+    }
+    if !config.rule_formats().is_empty() {
+        let names: Vec<String> = config
+            .rule_formats()
+            .iter()
+            .map(|f| f.as_str().to_owned())
+            .collect();
+        let _ = write!(s, r#""rule_formats":{},"#, json_list(&names));
     }
     s
 }
@@ -268,6 +277,12 @@ mod tests {
         c.imports = true;
         c.max_import_depth = 4;
         claude_variants.push(id(&c, "."));
+        // R-RULE-6: a non-empty rule_formats changes it, each list its own.
+        let mut c = base.clone();
+        c.rule_formats = vec![crate::RuleFormat::Claude];
+        claude_variants.push(id(&c, "."));
+        c.rule_formats.push(crate::RuleFormat::Cursor);
+        claude_variants.push(id(&c, "."));
         let unique: std::collections::BTreeSet<&String> =
             variants.iter().chain(&claude_variants).collect();
         assert_eq!(unique.len(), variants.len() + claude_variants.len());
@@ -290,5 +305,27 @@ mod tests {
         c.touch_tools.clear();
         c.shell_tools.insert("Bash".into(), vec!["command".into()]);
         assert_eq!(id(&c, "."), reference);
+    }
+
+    #[test]
+    fn empty_rule_formats_keep_the_recorded_identity_text() {
+        // R-RULE-6: the identity text of a session recorded before rules
+        // existed (the defaults, and the claude preset without rules) is
+        // byte-for-byte what it was, so its baseline stays compatible.
+        let schema1 = r#"{"root":".","markers":[".git"],"max_bytes":65536,"max_source_bytes":1048576,"instruction_file_candidates":["AGENTS.md","CLAUDE.md"],"local_instruction_file_candidates":["AGENTS.local.md","CLAUDE.local.md"],"policy":"first-wins","schema":1}"#;
+        let c = Config::with_max_bytes(65_536);
+        assert!(c.rule_formats().is_empty());
+        assert_eq!(baseline_identity(&c, "."), schema1);
+        let mut claude = Config::preset(Preset::Claude);
+        let with_rules = baseline_identity(&claude, ".");
+        assert!(
+            with_rules.ends_with(r#""rule_formats":["claude"],"schema":1}"#),
+            "{with_rules}"
+        );
+        claude.rule_formats.clear();
+        assert_eq!(
+            baseline_identity(&claude, "."),
+            with_rules.replace(r#""rule_formats":["claude"],"#, "")
+        );
     }
 }

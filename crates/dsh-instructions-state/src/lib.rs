@@ -8,6 +8,7 @@ pub mod describe;
 mod digest;
 mod identity;
 mod imports;
+mod rules;
 mod scope;
 mod source;
 mod transition;
@@ -18,7 +19,7 @@ pub use claude::claude_transform;
 pub use config::{
     CLAUDE_DIR_FILE, CLAUDE_MAX_IMPORT_DEPTH, CandidatePolicy, Config, ConfigError, ConfigInput,
     ConfigWarning, ContentTransform, DEFAULT_MAX_IMPORT_DEPTH, DEFAULT_MAX_SOURCE_BYTES,
-    DEFAULT_PRESET_MAX_BYTES, FallbackScope, NumberInput, Preset, ResolvedConfig,
+    DEFAULT_PRESET_MAX_BYTES, FallbackScope, NumberInput, Preset, ResolvedConfig, RuleFormat,
     default_touch_tools, reasons, validate_names, validate_user_files,
 };
 pub use digest::Digest;
@@ -29,7 +30,13 @@ pub use identity::{baseline_identity, root_relative_to_cwd};
 pub use imports::{
     IMPORT_MAX_COUNT, IMPORT_MAX_DEPTH, ImportBlock, ImportToken, assemble_imports, import_tokens,
 };
-pub use scope::{SLOT_BASE, SLOT_CLAUDE_DIR, SLOT_LOCAL, ScopeKey, ScopeKind, section_order};
+pub use rules::{
+    MAX_GLOB_BYTES, MAX_GLOBS, ParsedRule, RuleDiagnostic, RuleError, RuleGlobs, RuleKind,
+    parse_rule, split_front_matter,
+};
+pub use scope::{
+    RulePlace, SLOT_BASE, SLOT_CLAUDE_DIR, SLOT_LOCAL, ScopeKey, ScopeKind, section_order,
+};
 pub use source::{Action, Change, SCHEMA, SOURCE_FORM, SOURCE_KIND, TypedSource};
 pub use transition::{
     Observation, ProbeClass, SlotOutcome, dedup_keep, reconcile_directory, select_first_wins,

@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use crate::config::{CandidatePolicy, Config, plain_relative_path};
+use crate::config::{CandidatePolicy, Config, RuleFormat, plain_relative_path};
 
 /// Slot of the base instruction under `first-wins` (R-STATE-2).
 pub const SLOT_BASE: &str = "base";
@@ -17,6 +17,11 @@ const USER_GLOBAL: &str = "user\0AGENTS.md";
 const USER_PREFIX: &str = "user\0";
 const PROJECT_PREFIX: &str = "project\0";
 const ANCESTOR_PREFIX: &str = "ancestor\0";
+const RULE_PREFIX: &str = "rule\0";
+/// The user's Claude rules directory as a display path prefix (R-RULE-8).
+pub(crate) const USER_CLAUDE_RULES: &str = "~/.claude/rules/";
+/// Copilot's one always-on file at the project root (R-RULE-1).
+pub(crate) const COPILOT_ROOT_FILE: &str = ".github/copilot-instructions.md";
 
 /// Which file a change is about, as the NUL-separated string of R-STATE-2:
 /// `user\0AGENTS.md` for the user-global file, `user\0~/<path>` for an
@@ -61,6 +66,12 @@ pub enum ScopeKind<'a> {
         /// The configured relative path, e.g. `CLAUDE.md` or
         /// `.claude/CLAUDE.md`.
         name: &'a str,
+    },
+    /// A rule file (SPEC §14, R-RULE-8): `rule\0<display path>`.
+    Rule {
+        /// The display path: project-relative
+        /// (`pkg/.cursor/rules/x.mdc`) or `~/.claude/rules/<rel>`.
+        path: &'a str,
     },
     /// A slot of a project directory.
     Project {
@@ -181,9 +192,34 @@ impl ScopeKey {
             .then(|| Self(format!("{ANCESTOR_PREFIX}{dir}\0{name}")))
     }
 
+    /// A rule file's scope, `rule\0<display path>` (R-RULE-8); `None`
+    /// unless `path` is a rule file's display path ([`RulePlace::of`]).
+    ///
+    /// ```
+    /// use dsh_instructions_state::{RuleFormat, ScopeKey, ScopeKind};
+    /// let k = ScopeKey::rule("pkg/.cursor/rules/x.mdc").unwrap();
+    /// assert_eq!(k.as_str(), "rule\0pkg/.cursor/rules/x.mdc");
+    /// assert_eq!(k.kind(), ScopeKind::Rule { path: "pkg/.cursor/rules/x.mdc" });
+    /// assert_eq!(k.dir(), Some("pkg"));
+    /// assert_eq!(ScopeKey::parse(k.as_str()), Some(k));
+    /// assert!(ScopeKey::rule("~/.claude/rules/go.md").unwrap().is_user());
+    /// assert_eq!(ScopeKey::rule("pkg/notes.md"), None);
+    /// ```
+    pub fn rule(path: &str) -> Option<Self> {
+        RulePlace::of(path).map(|_| Self(format!("{RULE_PREFIX}{path}")))
+    }
+
+    /// The place of a rule key's file, `None` for other keys.
+    pub fn rule_place(&self) -> Option<RulePlace<'_>> {
+        self.0.strip_prefix(RULE_PREFIX).and_then(RulePlace::of)
+    }
+
     /// Parses a persisted key; `None` for anything that is not one of the
     /// shapes of R-STATE-2 with a well-formed directory and slot.
     pub fn parse(s: &str) -> Option<Self> {
+        if let Some(path) = s.strip_prefix(RULE_PREFIX) {
+            return Self::rule(path);
+        }
         if s == USER_GLOBAL {
             return Some(Self::user_global());
         }
@@ -205,6 +241,9 @@ impl ScopeKey {
 
     /// The key's parts.
     pub fn kind(&self) -> ScopeKind<'_> {
+        if let Some(path) = self.0.strip_prefix(RULE_PREFIX) {
+            return ScopeKind::Rule { path };
+        }
         if let Some(rest) = self.0.strip_prefix(ANCESTOR_PREFIX) {
             // Every ancestor key holds a NUL after the directory; the
             // fallback only keeps this total.
@@ -226,18 +265,24 @@ impl ScopeKey {
     }
 
     /// The project directory (`.` or relative), `None` for the scopes
-    /// outside the project (user and ancestor files).
+    /// outside the project (user and ancestor files, the user's rules). A
+    /// project rule's directory is D, the one holding its rules directory
+    /// (R-RULE-8).
     pub fn dir(&self) -> Option<&str> {
         match self.kind() {
             ScopeKind::UserGlobal | ScopeKind::UserFile { .. } | ScopeKind::Ancestor { .. } => None,
+            ScopeKind::Rule { .. } => self.rule_place().and_then(|p| p.dir),
             ScopeKind::Project { dir, .. } => Some(dir),
         }
     }
 
-    /// The slot, `None` for the scopes outside the project.
+    /// The slot, `None` for the scopes outside the project and for rules.
     pub fn slot(&self) -> Option<&str> {
         match self.kind() {
-            ScopeKind::UserGlobal | ScopeKind::UserFile { .. } | ScopeKind::Ancestor { .. } => None,
+            ScopeKind::UserGlobal
+            | ScopeKind::UserFile { .. }
+            | ScopeKind::Ancestor { .. }
+            | ScopeKind::Rule { .. } => None,
             ScopeKind::Project { slot, .. } => Some(slot),
         }
     }
@@ -250,7 +295,92 @@ impl ScopeKey {
     /// True for the user-global scope, the agent user-level files and the
     /// ancestor files: the scopes outside the project.
     pub fn is_user(&self) -> bool {
-        !matches!(self.kind(), ScopeKind::Project { .. })
+        match self.kind() {
+            ScopeKind::Project { .. } => false,
+            ScopeKind::Rule { .. } => self.dir().is_none(),
+            _ => true,
+        }
+    }
+}
+
+/// Where a rule file sits, read off its display path (R-RULE-1, R-RULE-8).
+///
+/// ```
+/// use dsh_instructions_state::{RuleFormat, RulePlace};
+/// let p = RulePlace::of("a/b/.claude/rules/x/y.md").unwrap();
+/// assert_eq!((p.dir, p.format, p.rel), (Some("a/b"), RuleFormat::Claude, "x/y.md"));
+/// let root = RulePlace::of(".windsurf/rules/w.md").unwrap();
+/// assert_eq!(root.dir, Some("."));
+/// assert_eq!(RulePlace::of("~/.claude/rules/r.md").unwrap().dir, None);
+/// assert_eq!(RulePlace::of(".windsurf/rules/sub/w.md"), None); // not recursive
+/// assert_eq!(RulePlace::of("a/.claude/rules/x.txt"), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RulePlace<'a> {
+    /// D, the directory holding the rules directory (`.` for the root), or
+    /// `None` for the user's `~/.claude/rules/`.
+    pub dir: Option<&'a str>,
+    /// The format whose rules directory holds it.
+    pub format: RuleFormat,
+    /// The path relative to the rules directory (for Copilot's root file,
+    /// `copilot-instructions.md`, relative to `.github`).
+    pub rel: &'a str,
+}
+
+impl<'a> RulePlace<'a> {
+    /// The place of a display path, `None` unless it names a rule file: a
+    /// plain relative path (or `~/.claude/rules/…`) whose first rules
+    /// directory of some format is followed by a rule file name of that
+    /// format, or Copilot's `.github/copilot-instructions.md`; a project
+    /// path never starts with `~/`. A path with
+    /// several rules directories belongs to the first (the broadest D).
+    pub fn of(path: &'a str) -> Option<Self> {
+        if let Some(rel) = path.strip_prefix(USER_CLAUDE_RULES) {
+            return (plain_relative_path(rel) && RuleFormat::Claude.is_rule_file(rel)).then_some(
+                Self {
+                    dir: None,
+                    format: RuleFormat::Claude,
+                    rel,
+                },
+            );
+        }
+        // `~/…` is the user's alone: a project directory named `~` would
+        // read as the home in every text.
+        if !plain_relative_path(path) || path.starts_with("~/") {
+            return None;
+        }
+        if path == COPILOT_ROOT_FILE {
+            return Some(Self {
+                dir: Some("."),
+                format: RuleFormat::Copilot,
+                rel: "copilot-instructions.md",
+            });
+        }
+        // The earliest component boundary where some rules directory starts.
+        let mut best: Option<(usize, RuleFormat)> = None;
+        for format in RuleFormat::ALL {
+            let rd = format.rules_dir();
+            let mut from = 0;
+            while let Some(i) = path[from..].find(rd).map(|i| i + from) {
+                let at_boundary = i == 0 || path.as_bytes()[i - 1] == b'/';
+                let followed = path.as_bytes().get(i + rd.len()) == Some(&b'/');
+                if at_boundary && followed {
+                    if best.is_none_or(|(b, _)| i < b) {
+                        best = Some((i, format));
+                    }
+                    break;
+                }
+                from = i + 1;
+            }
+        }
+        let (i, format) = best?;
+        let rel = &path[i + format.rules_dir().len() + 1..];
+        let dir = if i == 0 { "." } else { &path[..i - 1] };
+        format.is_rule_file(rel).then_some(Self {
+            dir: Some(dir),
+            format,
+            rel,
+        })
     }
 }
 
@@ -311,6 +441,35 @@ pub(crate) fn all_distinct_slots(config: &Config) -> impl Iterator<Item = &str> 
         )
 }
 
+/// What a project scope is within its directory.
+enum DirEntry<'a> {
+    Slot(&'a str),
+    Rule(RulePlace<'a>),
+}
+
+/// A project scope's directory and entry; `None` for the scopes outside
+/// the project (the user's rules included).
+fn project_entry(key: &ScopeKey) -> Option<(&str, DirEntry<'_>)> {
+    match key.kind() {
+        ScopeKind::Project { dir, slot } => Some((dir, DirEntry::Slot(slot))),
+        ScopeKind::Rule { .. } => {
+            let place = key.rule_place()?;
+            Some((place.dir?, DirEntry::Rule(place)))
+        }
+        _ => None,
+    }
+}
+
+/// R-RULE-8: formats in the order claude, cursor, copilot, windsurf (the
+/// Copilot root file first among Copilot's), then the byte order of the
+/// path relative to the rules directory.
+fn rule_rank<'a>(p: RulePlace<'a>) -> (RuleFormat, bool, &'a [u8]) {
+    // No file in `.github/instructions/` has this rel (it lacks the
+    // `.instructions.md` ending), so it is the root file.
+    let in_dir = p.rel != "copilot-instructions.md";
+    (p.format, in_dir, p.rel.as_bytes())
+}
+
 /// Rank of a scope outside the project: the user-global file, then the
 /// user-level files in configured order (unknown ones last), then the
 /// ancestor files — by depth of their directory (`/` = 0, broadest first),
@@ -327,6 +486,9 @@ fn user_rank<'a>(key: &'a ScopeKey, config: &Config) -> (usize, usize, Vec<&'a s
             Vec::new(),
             0,
         ),
+        // The user's rules sit at the user-level position, after its files
+        // (R-RULE-1), by path; a project rule never gets here with a D.
+        ScopeKind::Rule { .. } if key.dir().is_none() => (1, usize::MAX, Vec::new(), 1),
         ScopeKind::Ancestor { dir, name } => {
             let parts: Vec<&str> = dir.split('/').filter(|c| !c.is_empty()).collect();
             (
@@ -336,7 +498,7 @@ fn user_rank<'a>(key: &'a ScopeKey, config: &Config) -> (usize, usize, Vec<&'a s
                 position(config.ancestor_instruction_files(), name),
             )
         }
-        ScopeKind::Project { .. } => (3, 0, Vec::new(), 0),
+        ScopeKind::Project { .. } | ScopeKind::Rule { .. } => (3, 0, Vec::new(), 0),
     }
 }
 
@@ -364,9 +526,7 @@ fn user_rank<'a>(key: &'a ScopeKey, config: &Config) -> (usize, usize, Vec<&'a s
 /// assert_eq!(keys[1].slot(), Some("base"));
 /// ```
 pub fn section_order(a: &ScopeKey, b: &ScopeKey, config: &Config) -> Ordering {
-    let (ScopeKind::Project { dir: da, slot: sa }, ScopeKind::Project { dir: db, slot: sb }) =
-        (a.kind(), b.kind())
-    else {
+    let (Some((da, ea)), Some((db, eb))) = (project_entry(a), project_entry(b)) else {
         // At least one is a user scope: user scopes sort first.
         return user_rank(a, config)
             .cmp(&user_rank(b, config))
@@ -377,12 +537,20 @@ pub fn section_order(a: &ScopeKey, b: &ScopeKey, config: &Config) -> Ordering {
         .count()
         .cmp(&cb.clone().count())
         .then_with(|| ca.map(str::as_bytes).cmp(cb.map(str::as_bytes)))
-        .then_with(|| {
-            // `None` (unknown) must sort after every `Some`.
-            let (ra, rb) = (slot_rank(sa, config), slot_rank(sb, config));
-            ra.is_none().cmp(&rb.is_none()).then(ra.cmp(&rb))
+        .then_with(|| match (ea, eb) {
+            (DirEntry::Slot(sa), DirEntry::Slot(sb)) => {
+                // `None` (unknown) must sort after every `Some`.
+                let (ra, rb) = (slot_rank(sa, config), slot_rank(sb, config));
+                ra.is_none()
+                    .cmp(&rb.is_none())
+                    .then(ra.cmp(&rb))
+                    .then_with(|| sa.as_bytes().cmp(sb.as_bytes()))
+            }
+            // R-RULE-8: a directory's rules come after its candidates.
+            (DirEntry::Slot(_), DirEntry::Rule(_)) => Ordering::Less,
+            (DirEntry::Rule(_), DirEntry::Slot(_)) => Ordering::Greater,
+            (DirEntry::Rule(pa), DirEntry::Rule(pb)) => rule_rank(pa).cmp(&rule_rank(pb)),
         })
-        .then_with(|| sa.as_bytes().cmp(sb.as_bytes()))
         // Keeps the order total even for keys whose directories only differ
         // in spelling (`project()` does not normalize).
         .then_with(|| a.as_str().cmp(b.as_str()))
@@ -417,6 +585,19 @@ mod tests {
     #[case::ancestor_empty_name("ancestor\0/a\0", false)]
     #[case::ancestor_no_name("ancestor\0/a", false)]
     #[case::ancestor_extra_part("ancestor\0/a\0CLAUDE.md\0x", false)]
+    #[case::rule_claude_root("rule\0.claude/rules/api.md", true)]
+    #[case::rule_cursor_nested("rule\0pkg/.cursor/rules/x/y.mdc", true)]
+    #[case::rule_copilot_root_file("rule\0.github/copilot-instructions.md", true)]
+    #[case::rule_copilot_file("rule\0.github/instructions/a.instructions.md", true)]
+    #[case::rule_copilot_wrong_ending("rule\0.github/instructions/a.md", false)]
+    #[case::rule_windsurf_flat("rule\0.windsurf/rules/w.md", true)]
+    #[case::rule_windsurf_nested("rule\0.windsurf/rules/s/w.md", false)]
+    #[case::rule_user("rule\0~/.claude/rules/go.md", true)]
+    #[case::rule_user_cursor("rule\0~/.cursor/rules/go.mdc", false)]
+    #[case::rule_not_in_rules_dir("rule\0pkg/x.md", false)]
+    #[case::rule_bare_suffix("rule\0.claude/rules/.md", false)]
+    #[case::rule_dotdot("rule\0a/../.claude/rules/x.md", false)]
+    #[case::rule_half_name("rule\0x.claude/rules/y.md", false)]
     #[case::no_slot("project\0a", false)]
     #[case::empty_slot("project\0a\0", false)]
     #[case::empty_dir("project\0\0base", false)]
@@ -494,6 +675,10 @@ mod tests {
         ScopeKey::ancestor(dir, name).unwrap()
     }
 
+    fn r(path: &str) -> ScopeKey {
+        ScopeKey::rule(path).unwrap()
+    }
+
     fn claude() -> Config {
         let mut c = Config::preset(crate::Preset::Claude);
         c.user_instruction_files.push("~/b.md".into());
@@ -518,6 +703,31 @@ mod tests {
     #[case::known_before_unknown_fw(p("a", "local"), p("a", "AGENTS.md"), fw())]
     #[case::unknown_by_name(p("a", "X"), p("a", "Y"), fw())]
     #[case::candidate_position(p(".", "CLAUDE.md"), p(".", "AGENTS.local.md"), ad())]
+    // R-RULE-8: rules after the directory's candidates (base, claude-dir,
+    // local), before deeper directories; formats in fixed order; byte order
+    // of the path within the rules directory (`a.md` before `a/z.md`).
+    #[case::rule_after_local(p("a", "local"), r("a/.claude/rules/x.md"), fw())]
+    #[case::rule_after_claude_dir(p(".", "claude-dir"), r(".claude/rules/x.md"), claude())]
+    #[case::rule_after_unknown_slot(p(".", "ZZZ"), r(".cursor/rules/a.mdc"), fw())]
+    #[case::rule_before_deeper_dir(r("a/.windsurf/rules/z.md"), p("a/b", "base"), fw())]
+    #[case::rule_before_sibling_dir(r("a/.claude/rules/z.md"), p("b", "base"), fw())]
+    #[case::rule_formats_order(r(".claude/rules/z.md"), r(".windsurf/rules/a.md"), fw())]
+    #[case::rule_claude_before_cursor(r(".claude/rules/z.md"), r(".cursor/rules/a.mdc"), fw())]
+    #[case::rule_cursor_before_copilot(
+        r(".cursor/rules/z.mdc"),
+        r(".github/copilot-instructions.md"),
+        fw()
+    )]
+    #[case::rule_copilot_root_first(
+        r(".github/copilot-instructions.md"),
+        r(".github/instructions/a.instructions.md"),
+        fw()
+    )]
+    #[case::rule_file_before_subdir(r(".claude/rules/a.md"), r(".claude/rules/a/z.md"), fw())]
+    #[case::rule_byte_order(r(".claude/rules/B.md"), r(".claude/rules/a.md"), fw())]
+    #[case::user_rule_after_user_files(uf("~/b.md"), r("~/.claude/rules/a.md"), claude())]
+    #[case::user_rule_before_ancestor(r("~/.claude/rules/z.md"), an("/", "CLAUDE.md"), claude())]
+    #[case::user_rule_before_project(r("~/.claude/rules/z.md"), p(".", "base"), claude())]
     #[case::base_list_first(p(".", "AGENTS.md"), p(".", "CLAUDE.md"), ad())]
     #[case::known_before_unknown_ad(p(".", "CLAUDE.local.md"), p(".", "base"), ad())]
     #[case::user_file_after_user_global(
@@ -604,7 +814,23 @@ mod tests {
                 prop_oneof![Just("CLAUDE.md"), Just(".claude/CLAUDE.md"), Just("CLAUDE.local.md"), Just("zz")],
             )
                 .prop_map(|(d, n)| ScopeKey::ancestor(d, n).unwrap()),
-            6 => (dir, slot).prop_map(|(d, s)| ScopeKey::project(&d, s)),
+            6 => (dir.clone(), slot).prop_map(|(d, s)| ScopeKey::project(&d, s)),
+            3 => (
+                dir,
+                prop_oneof![
+                    Just(".claude/rules/a.md"),
+                    Just(".claude/rules/a/z.md"),
+                    Just(".cursor/rules/b.mdc"),
+                    Just(".github/instructions/c.instructions.md"),
+                    Just(".windsurf/rules/d.md"),
+                ],
+            )
+                .prop_map(|(d, rel)| {
+                    let path = if d == "." { rel.to_owned() } else { format!("{d}/{rel}") };
+                    ScopeKey::rule(&path).unwrap()
+                }),
+            1 => prop_oneof![Just("~/.claude/rules/a.md"), Just("~/.claude/rules/b/c.md")]
+                .prop_map(|p| ScopeKey::rule(p).unwrap()),
         ]
     }
 

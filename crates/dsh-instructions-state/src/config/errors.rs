@@ -33,6 +33,12 @@ pub enum ConfigError {
         /// The name as written.
         name: String,
     },
+    /// `rule_formats` names no known rule format (R-CFG-12).
+    #[error("rule_formats entries must be claude, cursor, copilot or windsurf, got {name:?}")]
+    UnknownRuleFormat {
+        /// The name as written.
+        name: String,
+    },
 }
 
 impl ConfigError {
@@ -43,6 +49,7 @@ impl ConfigError {
             Self::InvalidNumber { field, .. } => field,
             Self::UnknownPreset { .. } => "preset",
             Self::UnknownPolicy { .. } => "candidate_policy",
+            Self::UnknownRuleFormat { .. } => "rule_formats",
         }
     }
 }

@@ -187,4 +187,8 @@ pub struct ConfigInput {
     /// See [`Config::max_import_depth`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_import_depth: Option<u32>,
+    /// See [`Config::rule_formats`] (R-CFG-12): names, checked by
+    /// [`ConfigInput::resolve`] so an unknown one is an error naming it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_formats: Option<Vec<String>>,
 }

@@ -55,7 +55,8 @@ impl ConfigInput {
             content_transform,
             user_instruction_files,
             ancestor_instruction_files,
-            max_import_depth
+            max_import_depth,
+            rule_formats
         );
         self
     }

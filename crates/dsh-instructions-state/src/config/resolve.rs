@@ -7,8 +7,8 @@ use dsh_instructions_render::Budget;
 
 use super::names::validate_ancestor_files;
 use super::{
-    Config, ConfigError, ConfigInput, ConfigWarning, NumberInput, reasons, validate_names,
-    validate_user_files,
+    Config, ConfigError, ConfigInput, ConfigWarning, NumberInput, RuleFormat, reasons,
+    validate_names, validate_user_files,
 };
 
 /// A validated configuration plus the entries validation ignored.
@@ -55,6 +55,19 @@ fn resolve_max_source_bytes(n: NumberInput) -> Result<u64, ConfigError> {
         .and_then(|v| u64::try_from(v).ok())
         .filter(|&v| v > 0)
         .ok_or_else(|| invalid("max_source_bytes", "a positive integer", n))
+}
+
+/// R-CFG-12: known names only; kept in [`RuleFormat::ALL`] order, each
+/// once, since the order of a directory's rules is the formats' fixed
+/// order (R-RULE-8), not the configured one.
+fn resolve_rule_formats(names: &[String]) -> Result<Vec<RuleFormat>, ConfigError> {
+    let mut formats = names
+        .iter()
+        .map(|n| n.parse::<RuleFormat>())
+        .collect::<Result<Vec<_>, _>>()?;
+    formats.sort_unstable();
+    formats.dedup();
+    Ok(formats)
 }
 
 impl ConfigInput {
@@ -163,6 +176,9 @@ impl ConfigInput {
         }
         if let Some(depth) = self.max_import_depth {
             config.max_import_depth = depth;
+        }
+        if let Some(names) = &self.rule_formats {
+            config.rule_formats = resolve_rule_formats(names)?;
         }
         Ok(ResolvedConfig { config, warnings })
     }

@@ -635,3 +635,50 @@ proptest! {
         }
     }
 }
+
+// R-CFG-12: rule_formats — default empty, the claude preset's [claude],
+// explicit lists win, known names only.
+#[rstest]
+#[case::default(json!({"max_bytes": 1}), &[])]
+#[case::claude_preset(json!({"preset": "claude"}), &[RuleFormat::Claude])]
+#[case::other_preset(json!({"preset": "codex"}), &[])]
+#[case::explicit_wins(json!({"preset": "claude", "rule_formats": []}), &[])]
+#[case::fixed_order_once(
+    json!({"max_bytes": 1, "rule_formats": ["windsurf", "claude", "windsurf", "cursor"]}),
+    &[RuleFormat::Claude, RuleFormat::Cursor, RuleFormat::Windsurf]
+)]
+#[case::all(
+    json!({"max_bytes": 1, "rule_formats": ["claude", "cursor", "copilot", "windsurf"]}),
+    &RuleFormat::ALL
+)]
+fn rule_formats_resolve(#[case] input: serde_json::Value, #[case] expected: &[RuleFormat]) {
+    let c = parse(input).resolve().unwrap().config;
+    assert_eq!(c.rule_formats(), expected);
+}
+
+#[rstest]
+#[case::unknown("zed")]
+#[case::case_matters("Claude")]
+#[case::empty("")]
+fn unknown_rule_format_is_an_error_naming_it(#[case] name: &str) {
+    // R-CFG-12
+    let err = parse(json!({"max_bytes": 1, "rule_formats": ["claude", name]}))
+        .resolve()
+        .unwrap_err();
+    assert_eq!(err.field(), "rule_formats");
+    assert_eq!(
+        err,
+        ConfigError::UnknownRuleFormat {
+            name: name.to_owned()
+        }
+    );
+    assert!(err.to_string().contains(&format!("{name:?}")), "{err}");
+}
+
+#[test]
+fn rule_formats_overlay_replaces_whole() {
+    let file = parse(json!({"preset": "claude", "rule_formats": ["cursor"]}));
+    let flags = parse(json!({"rule_formats": ["copilot"]}));
+    let c = file.overlay(flags).resolve().unwrap().config;
+    assert_eq!(c.rule_formats(), [RuleFormat::Copilot]);
+}

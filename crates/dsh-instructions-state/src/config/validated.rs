@@ -11,7 +11,7 @@ use dsh_instructions_render::Budget;
 use super::{CLAUDE_DIR_FILE, ConfigInput};
 use super::{
     CLAUDE_MAX_IMPORT_DEPTH, CandidatePolicy, ContentTransform, DEFAULT_MAX_IMPORT_DEPTH,
-    DEFAULT_MAX_SOURCE_BYTES, DEFAULT_PRESET_MAX_BYTES, FallbackScope, Preset,
+    DEFAULT_MAX_SOURCE_BYTES, DEFAULT_PRESET_MAX_BYTES, FallbackScope, Preset, RuleFormat,
 };
 
 /// The validated configuration shared by every crate (SPEC §3).
@@ -44,6 +44,7 @@ pub struct Config {
     pub(crate) user_instruction_files: Vec<String>,
     pub(crate) ancestor_instruction_files: Vec<String>,
     pub(crate) max_import_depth: u32,
+    pub(crate) rule_formats: Vec<RuleFormat>,
 }
 
 /// The files Claude Code reads in every directory above the project root
@@ -97,6 +98,7 @@ impl Config {
             user_instruction_files: Vec::new(),
             ancestor_instruction_files: Vec::new(),
             max_import_depth: DEFAULT_MAX_IMPORT_DEPTH,
+            rule_formats: Vec::new(),
         }
     }
 
@@ -135,6 +137,7 @@ impl Config {
             c.user_instruction_files = strings(&["~/.claude/CLAUDE.md"]);
             c.ancestor_instruction_files = strings(&ANCESTOR_CLAUDE_FILES);
             c.max_import_depth = CLAUDE_MAX_IMPORT_DEPTH;
+            c.rule_formats = vec![RuleFormat::Claude];
         }
         c
     }
@@ -255,5 +258,18 @@ impl Config {
     /// Import depth below a candidate (R-IMP-2); 5 by default, 4 for Claude.
     pub fn max_import_depth(&self) -> u32 {
         self.max_import_depth
+    }
+
+    /// The formats of path-scoped rule files that load (R-CFG-12, SPEC
+    /// §14), each once, in [`RuleFormat::ALL`] order; empty by default,
+    /// `[claude]` in the `claude` preset.
+    ///
+    /// ```
+    /// use dsh_instructions_state::{Config, Preset, RuleFormat};
+    /// assert!(Config::with_max_bytes(1).rule_formats().is_empty());
+    /// assert_eq!(Config::preset(Preset::Claude).rule_formats(), [RuleFormat::Claude]);
+    /// ```
+    pub fn rule_formats(&self) -> &[RuleFormat] {
+        &self.rule_formats
     }
 }

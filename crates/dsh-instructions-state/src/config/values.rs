@@ -195,3 +195,109 @@ impl FromStr for Preset {
             .ok_or_else(|| ConfigError::UnknownPreset { name: s.to_owned() })
     }
 }
+
+/// A format of path-scoped rule files (R-CFG-12, R-RULE-1): where its rules
+/// directory sits under a directory, which files in it are rules, and
+/// whether its subdirectories are searched.
+///
+/// ```
+/// use dsh_instructions_state::RuleFormat;
+/// assert_eq!("cursor".parse::<RuleFormat>()?, RuleFormat::Cursor);
+/// assert_eq!(RuleFormat::Cursor.rules_dir(), ".cursor/rules");
+/// assert!(RuleFormat::Cursor.is_rule_file("a/b.mdc"));
+/// assert!(!RuleFormat::Windsurf.recursive());
+/// assert!("zed".parse::<RuleFormat>().is_err());
+/// # Ok::<(), dsh_instructions_state::ConfigError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RuleFormat {
+    /// Claude Code: `.claude/rules/**/*.md`, front matter `paths`; also the
+    /// user's `~/.claude/rules/`.
+    Claude,
+    /// Cursor: `.cursor/rules/**/*.mdc`, front matter `globs` and
+    /// `alwaysApply`.
+    Cursor,
+    /// GitHub Copilot: `.github/instructions/**/*.instructions.md`, front
+    /// matter `applyTo`; also `.github/copilot-instructions.md` at the
+    /// project root (always on).
+    Copilot,
+    /// Windsurf: `.windsurf/rules/*.md` (not recursive), front matter
+    /// `trigger` and `globs`.
+    Windsurf,
+}
+
+impl RuleFormat {
+    /// Every format, in the order R-RULE-8 sorts a directory's rules by.
+    pub const ALL: [RuleFormat; 4] = [
+        RuleFormat::Claude,
+        RuleFormat::Cursor,
+        RuleFormat::Copilot,
+        RuleFormat::Windsurf,
+    ];
+
+    /// The configuration spelling: `claude`, `cursor`, `copilot` or
+    /// `windsurf`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Claude => "claude",
+            Self::Cursor => "cursor",
+            Self::Copilot => "copilot",
+            Self::Windsurf => "windsurf",
+        }
+    }
+
+    /// The rules directory relative to the directory that holds it.
+    pub fn rules_dir(self) -> &'static str {
+        match self {
+            Self::Claude => ".claude/rules",
+            Self::Cursor => ".cursor/rules",
+            Self::Copilot => ".github/instructions",
+            Self::Windsurf => ".windsurf/rules",
+        }
+    }
+
+    /// The ending a file name needs to be a rule of this format.
+    pub fn file_suffix(self) -> &'static str {
+        match self {
+            Self::Claude | Self::Windsurf => ".md",
+            Self::Cursor => ".mdc",
+            Self::Copilot => ".instructions.md",
+        }
+    }
+
+    /// Whether subdirectories of the rules directory are searched.
+    pub fn recursive(self) -> bool {
+        !matches!(self, Self::Windsurf)
+    }
+
+    /// Whether `rel`, a `/`-separated path relative to the rules directory,
+    /// names a rule file of this format: the right ending after a
+    /// non-empty stem, and no subdirectory for a non-recursive format.
+    pub fn is_rule_file(self, rel: &str) -> bool {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        let nested = rel.contains('/');
+        name.len() > self.file_suffix().len()
+            && name.ends_with(self.file_suffix())
+            && (self.recursive() || !nested)
+    }
+}
+
+impl fmt::Display for RuleFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for RuleFormat {
+    type Err = ConfigError;
+
+    /// Parses a format name exactly (R-CFG-12: an unknown name is an error
+    /// naming it).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|f| f.as_str() == s)
+            .ok_or_else(|| ConfigError::UnknownRuleFormat { name: s.to_owned() })
+    }
+}
