@@ -102,6 +102,13 @@ const CLAUDE_DIFFERENCES: &[PresetDifference] = &[
                  superset of Claude Code's path-wide fallback, so no AGENTS.md the hook \
                  silenced natively goes undelivered (R-HOOK-4)",
     },
+    PresetDifference {
+        field: "rule_formats",
+        reason: "Claude Code loads `.claude/rules` itself and the hook leaves them to it: it \
+                 takes them over only with everything Claude does, path-scoped rules on every \
+                 touch and after compaction included (R-RULE-7), which the runtime does not \
+                 compose yet; the library preset lists them (R-RULE-1)",
+    },
     SHELL,
 ];
 
