@@ -145,22 +145,14 @@ impl Agent {
     /// The agent's profile: everything the hook and its installer know
     /// about it, in one value.
     pub fn profile(self) -> AgentProfile {
-        let (library_preset, differences, native) = match self {
+        let library_preset = self.library_preset();
+        let (differences, native) = match self {
             Agent::Claude => (
-                Preset::Claude,
                 CLAUDE_DIFFERENCES,
                 NativeSwitch::ClaudeMdExcludes(CLAUDE_EXCLUDES),
             ),
-            Agent::Codex => (
-                Preset::Codex,
-                CODEX_DIFFERENCES,
-                NativeSwitch::CodexProjectDocMaxBytes,
-            ),
-            Agent::Gemini => (
-                Preset::Gemini,
-                GEMINI_DIFFERENCES,
-                NativeSwitch::GeminiContextFileName,
-            ),
+            Agent::Codex => (CODEX_DIFFERENCES, NativeSwitch::CodexProjectDocMaxBytes),
+            Agent::Gemini => (GEMINI_DIFFERENCES, NativeSwitch::GeminiContextFileName),
         };
         let framing = self.framing();
         AgentProfile {

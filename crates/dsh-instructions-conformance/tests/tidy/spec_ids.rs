@@ -37,10 +37,6 @@ pub(crate) const NOT_YET_IMPLEMENTED: &[(&str, &str)] = &[
         "R-RULE-5",
         "rules are listed and parsed, but no rule section is rendered yet",
     ),
-    (
-        "R-RULE-7",
-        "the library reads rules; no hook delivers them yet (the lead wires the agents)",
-    ),
 ];
 
 /// Ids or messages by 1-based line number.
