@@ -236,7 +236,6 @@ mod tests {
     use super::*;
     use camino::Utf8PathBuf;
     use dsh_instructions_runtime::TouchKind;
-    use dsh_instructions_state::Preset;
     use rstest::rstest;
 
     fn tmp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
