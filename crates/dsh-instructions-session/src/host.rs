@@ -10,6 +10,7 @@ use dsh_instructions_runtime::{
 use dsh_instructions_state::TypedSource;
 use dsh_session_log::{Event, EventKind, LogError, SessionLog, SurfaceSummary, VisibleSource};
 
+use crate::touch::{self, Replay};
 use crate::views;
 
 /// A [`Host`] over a session log: the visible workspace state and step
@@ -190,12 +191,15 @@ impl LogHost {
             .collect()
     }
 
-    /// The tool executions recorded after the last persisted message: their
-    /// touches made the pending message an earlier process held and lost
-    /// with its inbox.
-    pub fn tools_since_last_message(&self) -> Vec<ToolExecution> {
+    /// The tool executions and touches recorded after the last persisted
+    /// message or `settled` marker, in log order: they made the pending
+    /// message an earlier process held and lost with its inbox.
+    pub(crate) fn replay_since_last_message(&self) -> Vec<Replay> {
         match &self.lock().log {
-            Some(log) => tool_executions(log.summary().tools_since_message()),
+            Some(log) => replays(
+                log.summary().tools_since_message(),
+                log.header().touch_events,
+            ),
             None => Vec::new(),
         }
     }
@@ -284,8 +288,11 @@ pub fn typed_source(e: &Event) -> Option<TypedSource> {
     }
 }
 
-/// The tool events of `events` as the runtime's executions.
-fn tool_executions(events: &[Event]) -> Vec<ToolExecution> {
+/// The tool and touch events of `events` as what a mount reports again.
+/// In a log created before touches had their own event (`touch_events`
+/// unset), a `tool` event named `touch` is a touch (decision 0054); in a
+/// newer log it is the tool call it says.
+fn replays(events: &[Event], touch_events: bool) -> Vec<Replay> {
     events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -296,14 +303,35 @@ fn tool_executions(events: &[Event]) -> Vec<ToolExecution> {
                 cancelled,
                 token,
                 parent,
-            } => Some(ToolExecution {
-                name: name.clone(),
-                arguments: args.clone(),
-                token: token.clone().unwrap_or_else(|| format!("seq-{}", e.seq)),
-                parent: parent.clone(),
-                is_error: !ok,
-                cancelled: *cancelled,
-            }),
+            } => {
+                let exec = ToolExecution {
+                    name: name.clone(),
+                    arguments: args.clone(),
+                    token: token.clone().unwrap_or_else(|| format!("seq-{}", e.seq)),
+                    parent: parent.clone(),
+                    is_error: !ok,
+                    cancelled: *cancelled,
+                };
+                let legacy = (!touch_events)
+                    .then(|| touch::legacy_touch(&exec))
+                    .flatten();
+                Some(match legacy {
+                    Some((path, kind)) => Replay::Touch(path, kind),
+                    None => Replay::Tool(exec),
+                })
+            }
+            EventKind::Touch {
+                path,
+                kind,
+                command,
+                ..
+            } => {
+                let touch = touch::touch_of(path, Some(kind), command.as_deref());
+                if touch.is_none() {
+                    tracing::debug!(seq = e.seq, "a shell touch without its command is skipped");
+                }
+                touch.map(|kind| Replay::Touch(Utf8PathBuf::from(path), kind))
+            }
             _ => None,
         })
         .collect()
@@ -356,11 +384,45 @@ mod tests {
         host.append(EventKind::TurnEnd).expect("append");
         host.append(tool("b")).expect("append");
         let tokens: Vec<String> = host
-            .tools_since_last_message()
+            .replay_since_last_message()
             .into_iter()
-            .map(|t| t.token)
+            .map(|r| match r {
+                Replay::Tool(t) => t.token,
+                Replay::Touch(..) => panic!("no touch was kept"),
+            })
             .collect();
         assert_eq!(tokens, ["a", "b"]);
+    }
+
+    /// Decision 0054: whether a `tool` event named `touch` is a touch is the
+    /// log's header's word, and a `touch` event always is one.
+    #[rstest]
+    #[case::this_builds_log(true, false)]
+    #[case::an_earlier_builds_log(false, true)]
+    fn a_tool_named_touch_is_a_touch_only_in_an_old_log(
+        #[case] touch_events: bool,
+        #[case] is_touch: bool,
+    ) {
+        let event = |seq, kind| Event { seq, kind };
+        let named_touch = EventKind::Tool {
+            name: "touch".into(),
+            args: json!({"path": "a.txt"}),
+            ok: true,
+            cancelled: false,
+            token: Some("k".into()),
+            parent: None,
+        };
+        let typed = crate::touch::touch_event(
+            camino::Utf8Path::new("pkg"),
+            &dsh_instructions_runtime::TouchKind::List,
+            "t".into(),
+        );
+        let got = replays(&[event(1, named_touch), event(2, typed)], touch_events);
+        assert_eq!(matches!(got[0], Replay::Touch(..)), is_touch, "{got:?}");
+        assert_eq!(
+            got[1],
+            Replay::Touch("pkg".into(), dsh_instructions_runtime::TouchKind::List)
+        );
     }
 
     #[rstest]
