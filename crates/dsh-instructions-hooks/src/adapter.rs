@@ -29,6 +29,7 @@ use crate::parts::PART_BYTES;
 use crate::preset::{CONFIG_FILE_NAME, HookConfig, load_config};
 use crate::record::Records;
 use crate::touch::apply;
+use dsh_instructions_render::Framing;
 
 /// The largest event the adapter reads; a larger one is answered `{}` and
 /// logged (docs/hooks.md). Gemini CLI's `BeforeModel` stdin carries the
@@ -227,7 +228,7 @@ fn answer_event(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv) ->
         }
     };
     let (stdout, line, turn) = match result {
-        Ok(h) => (answer(agent, &event_name, h.given), h.why, h.turn),
+        Ok(h) => (answer(&event_name, h.given), h.why, h.turn),
         Err(e) => ("{}".to_owned(), format!("error: {e}"), None),
     };
     let log = home.as_ref().map(|home| {
@@ -248,26 +249,29 @@ fn answer_event(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv) ->
     }
 }
 
+/// How the context given to `agent` is wrapped: Claude Code wraps hook
+/// context in its own `<system-reminder>` and escapes ours, so it gets the
+/// blocks without our frame (decision 0019).
+fn framing(agent: Agent) -> Framing {
+    match agent {
+        Agent::Claude => Framing::Bare,
+        Agent::Codex | Agent::Gemini => Framing::Reminder,
+    }
+}
+
 /// The agent's answer (all three read `hookSpecificOutput.additionalContext`,
 /// harness README; Gemini CLI's `BeforeModel` reads `llm_request`).
-/// Claude Code wraps hook context in its own `<system-reminder>` and
-/// escapes ours, so it gets the text without our frame (decision 0019).
-fn answer(agent: Agent, event_name: &str, given: Given) -> String {
+/// The context text is already framed for the agent ([`framing`]).
+fn answer(event_name: &str, given: Given) -> String {
     match given {
         Given::Nothing => "{}".to_owned(),
-        Given::Context(text) => {
-            let text = match agent {
-                Agent::Claude => crate::parts::unframe(&text),
-                Agent::Codex | Agent::Gemini => text,
-            };
-            json!({
-                "hookSpecificOutput": {
-                    "hookEventName": event_name,
-                    "additionalContext": text,
-                }
-            })
-            .to_string()
-        }
+        Given::Context(text) => json!({
+            "hookSpecificOutput": {
+                "hookEventName": event_name,
+                "additionalContext": text,
+            }
+        })
+        .to_string(),
         Given::Request(messages) => json!({
             "hookSpecificOutput": {
                 "hookEventName": event_name,
@@ -452,7 +456,12 @@ async fn handle(
             let n = r.parts.len();
             let (given, turn) = match r.claim(k as usize) {
                 Some(i) => (
-                    Given::Context(crate::parts::render_part(&r.parts[i], k as usize, n)),
+                    Given::Context(crate::parts::render_part(
+                        &r.parts[i],
+                        k as usize,
+                        n,
+                        framing(call.agent),
+                    )),
                     turn_of(call.agent, &session_dir, &key, k as usize, n),
                 ),
                 None => (Given::Nothing, None),
@@ -492,7 +501,9 @@ async fn handle(
     let Some((mut recs, warn)) = records else {
         drop(session);
         return Ok(Handled::untimed((
-            message.map_or(Given::Nothing, |m| Given::Context(m.joined_text())),
+            message.map_or(Given::Nothing, |m| {
+                Given::Context(m.framed_text(framing(call.agent)))
+            }),
             why,
         )));
     };
@@ -503,7 +514,7 @@ async fn handle(
     let mut parts = recs.take_unclaimed();
     let carried = parts.len();
     if let Some(m) = &message {
-        parts.extend(crate::parts::split(&m.joined_text(), PART_BYTES));
+        parts.extend(crate::parts::split(m, PART_BYTES));
     }
     let n = parts.len();
     let turn = turn_of(call.agent, &session_dir, &key, k, n);
@@ -514,7 +525,12 @@ async fn handle(
     };
     let (given, turn) = match record.claim(k) {
         Some(i) => (
-            Given::Context(crate::parts::render_part(&record.parts[i], k, n)),
+            Given::Context(crate::parts::render_part(
+                &record.parts[i],
+                k,
+                n,
+                framing(call.agent),
+            )),
             turn,
         ),
         None => (Given::Nothing, None),

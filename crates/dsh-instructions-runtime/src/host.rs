@@ -4,6 +4,7 @@
 //! lines; [`crate::MemoryHost`] is a complete reference implementation.
 
 use camino::Utf8PathBuf;
+use dsh_instructions_render::{Block, Framing};
 use dsh_instructions_state::TypedSource;
 
 /// Identifier of an item in the host's next-step inbox.
@@ -16,6 +17,11 @@ pub type InboxId = u64;
 pub struct WorkspaceMessage {
     /// Text parts, baseline first.
     pub parts: Vec<String>,
+    /// The blocks of each part as render gave them (`parts[i]` is
+    /// `blocks[i]` in [`Framing::Reminder`]), so a host that cuts or
+    /// reframes the message works on values, never on the text; empty for
+    /// a message a host built from text alone.
+    pub blocks: Vec<Vec<Block>>,
     /// The typed source (metadata).
     pub source: TypedSource,
 }
@@ -26,11 +32,42 @@ impl WorkspaceMessage {
     ///
     /// ```
     /// use dsh_instructions_runtime::WorkspaceMessage;
-    /// let m = WorkspaceMessage { parts: vec!["a".into(), "b".into()], source: Default::default() };
+    /// let m = WorkspaceMessage {
+    ///     parts: vec!["a".into(), "b".into()],
+    ///     blocks: Vec::new(),
+    ///     source: Default::default(),
+    /// };
     /// assert_eq!(m.joined_text(), "a\nb");
     /// ```
     pub fn joined_text(&self) -> String {
         self.parts.join("\n")
+    }
+
+    /// The message as one text under `framing`, made from its blocks:
+    /// [`WorkspaceMessage::joined_text`] for [`Framing::Reminder`]. A
+    /// message without blocks is its joined text under either framing.
+    ///
+    /// ```
+    /// use dsh_instructions_render::{Block, BlockKind, Framing};
+    /// use dsh_instructions_runtime::WorkspaceMessage;
+    /// let intro = Block { kind: BlockKind::Intro, text: "Rules.".into() };
+    /// let m = WorkspaceMessage {
+    ///     parts: vec![Framing::Reminder.part(["Rules."])],
+    ///     blocks: vec![vec![intro]],
+    ///     source: Default::default(),
+    /// };
+    /// assert_eq!(m.framed_text(Framing::Reminder), m.joined_text());
+    /// assert_eq!(m.framed_text(Framing::Bare), "Rules.");
+    /// ```
+    pub fn framed_text(&self, framing: Framing) -> String {
+        if self.blocks.len() != self.parts.len() {
+            return self.joined_text();
+        }
+        self.blocks
+            .iter()
+            .map(|part| framing.part(part.iter().map(|b| b.text.as_str())))
+            .collect::<Vec<_>>()
+            .join(framing.between_parts())
     }
 }
 

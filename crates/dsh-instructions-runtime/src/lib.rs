@@ -46,6 +46,7 @@ pub use dsh_instructions_discovery::{
 };
 #[cfg(feature = "test-support")]
 pub use dsh_instructions_discovery::{MemNode, MemoryProvider};
+pub use dsh_instructions_render::{Block, BlockKind, Framing};
 pub use dsh_instructions_state::{
     Action, Budget, CacheEntry, CandidatePolicy, Change, Config, ConfigError, ConfigInput,
     ConfigWarning, ContentTransform, Digest, FallbackScope, NumberInput, Preset, ScopeKey,

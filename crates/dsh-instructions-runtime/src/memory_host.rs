@@ -51,7 +51,7 @@ impl HistoryItem {
 ///
 /// ```
 /// use dsh_instructions_runtime::{Inbox, WorkspaceMessage};
-/// let msg = |t: &str| WorkspaceMessage { parts: vec![t.into()], source: Default::default() };
+/// let msg = |t: &str| WorkspaceMessage { parts: vec![t.into()], blocks: Vec::new(), source: Default::default() };
 /// let mut inbox = Inbox::default();
 /// let a = inbox.prepend(msg("a"));
 /// let b = inbox.prepend(msg("b"));
@@ -389,6 +389,7 @@ mod tests {
     fn msg(text: &str) -> WorkspaceMessage {
         WorkspaceMessage {
             parts: vec![text.to_owned()],
+            blocks: Vec::new(),
             source: TypedSource::default(),
         }
     }

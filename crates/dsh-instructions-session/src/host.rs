@@ -346,6 +346,7 @@ mod tests {
     fn ws(baseline: bool) -> EventKind {
         workspace_event(&WorkspaceMessage {
             parts: vec!["x".into()],
+            blocks: Vec::new(),
             source: TypedSource {
                 baseline,
                 baseline_identity: None,
@@ -613,6 +614,7 @@ mod tests {
         let (_tmp, host) = log_host();
         let msg = |t: &str| WorkspaceMessage {
             parts: vec![t.into()],
+            blocks: Vec::new(),
             source: TypedSource::default(),
         };
         let a = host.inbox_prepend(msg("a"));
@@ -645,6 +647,7 @@ mod tests {
             BatchEntry::Host("hi".to_owned()),
             BatchEntry::Workspace(WorkspaceMessage {
                 parts: vec!["<system-reminder>…</system-reminder>".into()],
+                blocks: Vec::new(),
                 source: source.clone(),
             }),
         ])
