@@ -7,9 +7,6 @@ use camino::Utf8PathBuf;
 use dsh_instructions_render::{Block, Framing};
 use dsh_instructions_state::TypedSource;
 
-/// Identifier of an item in the host's next-step inbox.
-pub type InboxId = u64;
-
 /// A workspace message: one user-role message with one text part per
 /// rendered unit (baseline, dynamic batch), plus its typed source
 /// (R-STATE-1), which the host persists verbatim and never renders.
@@ -186,7 +183,9 @@ pub enum VisibleUpdate {
     Whole(Vec<TypedSource>),
 }
 
-/// What the adapter reads from a session and does to its inbox.
+/// What the adapter reads from a session: what a host must provide. The
+/// next-step inbox is the instance's own ([`crate::Instance::pending`]):
+/// it lives in memory only (R-RT-7), so no host has to keep it.
 ///
 /// Calls are short and synchronous; the adapter calls them from its own
 /// serialized lane, never concurrently for one session.
@@ -255,12 +254,4 @@ pub trait Host: Send + Sync + std::fmt::Debug + 'static {
     /// Whether persisted history ends inside an open step (after `step/start`,
     /// before `step/end`/`turn/end`); seeds step gating (R-RT-5).
     fn step_open(&self) -> bool;
-    /// Workspace messages pending in the next-step inbox, in inbox order.
-    fn pending(&self) -> Vec<(InboxId, WorkspaceMessage)>;
-    /// Puts a workspace message at the front of the inbox.
-    fn inbox_prepend(&self, message: WorkspaceMessage) -> InboxId;
-    /// Replaces an inbox item in place.
-    fn inbox_replace(&self, id: InboxId, message: WorkspaceMessage);
-    /// Removes an inbox item.
-    fn inbox_remove(&self, id: InboxId);
 }

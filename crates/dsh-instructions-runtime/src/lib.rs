@@ -7,6 +7,7 @@ mod error;
 mod gather;
 mod host;
 mod imports;
+mod inbox;
 mod inspect;
 mod instance;
 mod maps;
@@ -22,13 +23,13 @@ mod view;
 
 pub use error::MountError;
 pub use host::{
-    BatchEntry, BatchItem, Decision, Host, InboxId, SessionEvent, ToolExecution, ViewSnapshot,
-    VisibleMark, VisibleUpdate, WorkspaceMessage,
+    BatchEntry, BatchItem, Decision, Host, SessionEvent, ToolExecution, ViewSnapshot, VisibleMark,
+    VisibleUpdate, WorkspaceMessage,
 };
 pub use imports::{ImportFate, InspectedImport};
 pub use inspect::{CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview};
 pub use instance::{Instance, Mount, PreStepOutcome};
-pub use memory_host::{HistoryItem, Inbox, MemoryHost};
+pub use memory_host::{HistoryItem, MemoryHost};
 pub use open::{CapStdFactory, OpenError, Opened, ProviderFactory, SessionSpec, open_mount};
 pub use pointer::{POINTER_MAX_BYTES, is_pointer_to};
 pub use shell::{MAX_SHELL_TOUCHES, changes_directory, command_paths};

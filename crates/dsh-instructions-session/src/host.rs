@@ -4,8 +4,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use camino::Utf8PathBuf;
 use dsh_instructions_runtime::{
-    BatchEntry, Host, Inbox, InboxId, ToolExecution, ViewSnapshot, VisibleMark, VisibleUpdate,
-    WorkspaceMessage,
+    BatchEntry, Host, ToolExecution, ViewSnapshot, VisibleMark, VisibleUpdate, WorkspaceMessage,
 };
 use dsh_instructions_state::TypedSource;
 use dsh_session_log::{Event, EventKind, LogError, SessionLog, SurfaceSummary, VisibleSource};
@@ -14,8 +13,9 @@ use crate::touch::{self, Replay};
 use crate::views;
 
 /// A [`Host`] over a session log: the visible workspace state and step
-/// gating come from the log's surface (R-LOG-1); the next-step inbox lives
-/// in memory only, as SPEC R-RT-7 says (it does not survive a resume).
+/// gating come from the log's surface (R-LOG-1). The next-step inbox is the
+/// mounted instance's, in memory only, as SPEC R-RT-7 says (it does not
+/// survive a resume).
 ///
 /// The visible sources are read from the log's summary on demand, and only
 /// those a caller asks for are parsed: [`Host::visible_since`] from a mark
@@ -39,7 +39,6 @@ struct State {
     log: Option<SessionLog>,
     /// The summary of the closed log: the visible state stays readable.
     closed: Option<SurfaceSummary>,
-    inbox: Inbox,
     /// The latest fold an instance offered, written at close.
     offered: Option<(ViewSnapshot, VisibleMark)>,
 }
@@ -85,7 +84,6 @@ impl LogHost {
             state: Mutex::new(State {
                 log: Some(log),
                 closed: None,
-                inbox: Inbox::default(),
                 offered: None,
             }),
         }
@@ -258,22 +256,6 @@ impl Host for LogHost {
             .log
             .as_ref()
             .is_some_and(|log| log.summary().step_open())
-    }
-
-    fn pending(&self) -> Vec<(InboxId, WorkspaceMessage)> {
-        self.lock().inbox.pending().to_vec()
-    }
-
-    fn inbox_prepend(&self, message: WorkspaceMessage) -> InboxId {
-        self.lock().inbox.prepend(message)
-    }
-
-    fn inbox_replace(&self, id: InboxId, message: WorkspaceMessage) {
-        self.lock().inbox.replace(id, message);
-    }
-
-    fn inbox_remove(&self, id: InboxId) {
-        self.lock().inbox.remove(id);
     }
 }
 
@@ -607,32 +589,6 @@ mod tests {
         let path = host.path.clone();
         host.close();
         assert!(!crate::views::path_for(&path).exists());
-    }
-
-    #[test]
-    fn the_inbox_is_memory_only() {
-        let (_tmp, host) = log_host();
-        let msg = |t: &str| WorkspaceMessage {
-            parts: vec![t.into()],
-            blocks: Vec::new(),
-            source: TypedSource::default(),
-        };
-        let a = host.inbox_prepend(msg("a"));
-        let b = host.inbox_prepend(msg("b"));
-        assert_ne!(a, b);
-        host.inbox_replace(a, msg("a2"));
-        let texts: Vec<String> = host
-            .pending()
-            .into_iter()
-            .map(|(_, m)| m.joined_text())
-            .collect();
-        assert_eq!(texts, ["b", "a2"]);
-        host.inbox_remove(b);
-        assert_eq!(host.pending().len(), 1);
-        assert!(
-            host.events().expect("events").is_empty(),
-            "nothing of the inbox reaches the log"
-        );
     }
 
     #[test]

@@ -127,7 +127,7 @@ impl Session {
         })
     }
 
-    /// The host: the log, the visible state and the in-memory inbox.
+    /// The host: the log and the visible state.
     pub fn host(&self) -> &LogHost {
         &self.host
     }
@@ -343,7 +343,7 @@ impl Session {
 
     /// The workspace message pending in the inbox, if any.
     pub fn pending(&self) -> Option<WorkspaceMessage> {
-        self.host.pending().into_iter().next().map(|(_, m)| m)
+        self.instance.pending().into_iter().next()
     }
 
     /// Ends a tool step (`step_end`, R-RT-5), then the tool continuation
