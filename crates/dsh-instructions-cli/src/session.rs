@@ -322,6 +322,15 @@ fn event_line(e: &Event, hidden: bool, full: bool) -> String {
                 tool_outcome(*ok, *cancelled)
             )
         }
+        EventKind::Touch {
+            path,
+            kind,
+            command,
+            ..
+        } => match command {
+            Some(command) => format!("touch {kind} {path} {command:?}"),
+            None => format!("touch {kind} {path}"),
+        },
         EventKind::Compaction { hide } => format!(
             "compaction hides {}",
             hide.iter()

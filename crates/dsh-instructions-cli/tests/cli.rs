@@ -636,8 +636,8 @@ fn a_touch_finds_a_new_directory_and_step_end_enters_it() {
     let log = t.run(&["session", "log", &id]);
     let text = stdout(&log);
     assert!(
-        // A typed touch kept in the log (decision 0027).
-        text.contains("tool touch {\"path\":\"sub/main.rs\",\"kind\":\"read\"} ok"),
+        // A typed touch kept in the log as its own event (decision 0054).
+        text.contains("touch read sub/main.rs") && !text.contains("tool touch"),
         "{text}"
     );
     assert!(

@@ -174,7 +174,9 @@ mod tests {
     fn rec(key: &str, n: usize) -> Record {
         Record {
             key: key.into(),
-            parts: (0..n).map(|i| Part::Whole(format!("{key}{i}"))).collect(),
+            parts: (0..n)
+                .map(|i| Part::Whole(vec![vec![format!("{key}{i}")]]))
+                .collect(),
             claimed: vec![false; n],
         }
     }
@@ -197,7 +199,10 @@ mod tests {
         let carried = rs.take_unclaimed();
         assert_eq!(
             carried,
-            [Part::Whole("a1".into()), Part::Whole("a2".into())]
+            [
+                Part::Whole(vec![vec!["a1".into()]]),
+                Part::Whole(vec![vec!["a2".into()]])
+            ]
         );
         assert!(rs.take_unclaimed().is_empty());
     }

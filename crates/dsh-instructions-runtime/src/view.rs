@@ -473,18 +473,6 @@ mod tests {
         fn step_open(&self) -> bool {
             false
         }
-        fn pending(&self) -> Vec<(crate::InboxId, crate::WorkspaceMessage)> {
-            Vec::new()
-        }
-        fn inbox_prepend(&self, message: crate::WorkspaceMessage) -> crate::InboxId {
-            self.0.inbox_prepend(message)
-        }
-        fn inbox_replace(&self, id: crate::InboxId, message: crate::WorkspaceMessage) {
-            self.0.inbox_replace(id, message);
-        }
-        fn inbox_remove(&self, id: crate::InboxId) {
-            self.0.inbox_remove(id);
-        }
     }
 
     fn set_in(dir: &str) -> TypedSource {
