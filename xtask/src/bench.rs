@@ -149,6 +149,11 @@ fn cargo(args: &[&str], cli: Option<&Path>) -> Result<bool> {
     command.args(args).current_dir(workspace_root());
     if let Some(cli) = cli {
         command.env("DSH_BENCH_CLI", cli);
+        // The peer rows (issue 35 item 4): the pinned Codex CLI where the
+        // e2e cached it; the bench prints a skip line without it.
+        if let Some(codex) = crate::e2e::agents::cached_codex() {
+            command.env("DSH_BENCH_CODEX", codex);
+        }
     }
     let status = command
         .status()

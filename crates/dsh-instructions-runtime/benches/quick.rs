@@ -603,6 +603,92 @@ fn memory_rows(trees: &[Tree], wanted: &dyn Fn(&str) -> bool) {
     println!("# mem: empty-tree show {idle} KiB max RSS (median of 5 per row)");
 }
 
+/// One whole process with stdout and stderr discarded; its wall time when
+/// it succeeded.
+fn wall(command: &mut Command) -> Option<Duration> {
+    let t = Instant::now();
+    let ok = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then(|| t.elapsed())
+}
+
+/// The `peer/codex/…` rows (issue 35 item 4): whole-process `show` against
+/// the pinned Codex CLI's `codex debug prompt-input` on the same tree at
+/// the same budget (`project_doc_max_bytes`, the user-global file in
+/// `CODEX_HOME`), 21 runs each, interleaved; ratio Codex over ours, target
+/// at least 10. Skipped with a line when `DSH_BENCH_CODEX` (set by `cargo
+/// xtask bench` from the e2e cache) names no executable.
+fn peer_rows(trees: &[Tree], wanted: &dyn Fn(&str) -> bool) {
+    let max_bytes: i64 = 65_536;
+    let cases: Vec<&Tree> = trees
+        .iter()
+        .filter(|t| !matches!(t.shape, Shape::Imports { .. }))
+        .filter(|t| wanted(&format!("peer/codex/{}/64K", t.shape.label())))
+        .collect();
+    if cases.is_empty() {
+        return;
+    }
+    let (Ok(cli), Some(codex)) = (
+        std::env::var("DSH_BENCH_CLI"),
+        std::env::var_os("DSH_BENCH_CODEX").filter(|c| std::path::Path::new(c).exists()),
+    ) else {
+        println!(
+            "# peer/codex: skipped (the pinned Codex CLI is not in the e2e cache, \
+             ${{XDG_CACHE_HOME:-~/.cache}}/dsh-e2e/agents; `cargo xtask e2e --agent codex` installs it)"
+        );
+        return;
+    };
+    for tree in cases {
+        let case = format!("peer/codex/{}/64K", tree.shape.label());
+        // Codex writes its own state into its home: give it a copy of the
+        // user-global file in a home of its own, not the tree's.
+        let codex_home = tree.base.join(format!("codex-home-{}", tree.shape.label()));
+        let _ = std::fs::create_dir_all(&codex_home);
+        let _ = std::fs::copy(tree.home.join("AGENTS.md"), codex_home.join("AGENTS.md"));
+        let ours = || {
+            wall(
+                Command::new(&cli)
+                    .args(["show", "--cwd", tree.cwd.as_str(), "--home"])
+                    .arg(tree.home.as_str())
+                    .args(["--max-bytes", &max_bytes.to_string()]),
+            )
+        };
+        let theirs = || {
+            wall(
+                Command::new(&codex)
+                    .args(["debug", "prompt-input", "-c"])
+                    .arg(format!("project_doc_max_bytes={max_bytes}"))
+                    .current_dir(tree.cwd.as_std_path())
+                    .env("CODEX_HOME", codex_home.as_std_path()),
+            )
+        };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..21 {
+            match (ours(), theirs()) {
+                (Some(x), Some(y)) => {
+                    a.push(x);
+                    b.push(y);
+                }
+                _ => break,
+            }
+        }
+        if a.len() < 21 {
+            println!("# {case}: a run failed (ours or `codex debug prompt-input`)");
+            continue;
+        }
+        let (ours_ms, codex_ms) = (median(a), median(b));
+        println!(
+            "# {case}: ours {ours_ms:.2} ms, codex {codex_ms:.2} ms, {:.1}x, target >= 10x -> {}",
+            codex_ms / ours_ms,
+            if codex_ms / ours_ms >= 10.0 { "met" } else { "MISSED" }
+        );
+    }
+}
+
 fn main() {
     let filters: Vec<String> = std::env::args()
         .skip(1)
@@ -631,7 +717,14 @@ fn main() {
         let label = shape.label();
         // A filter naming a whole case (`touch/wide-1000/100/clean`) is
         // longer than the prefix, so it selects the tree too.
-        let any = ["baseline/", "touch/", "revalidate/", "mem/", "process/"]
+        let any = [
+            "baseline/",
+            "touch/",
+            "revalidate/",
+            "mem/",
+            "process/",
+            "peer/codex/",
+        ]
             .iter()
             .any(|k| {
                 let prefix = format!("{k}{label}");
@@ -703,6 +796,7 @@ fn main() {
         }
     }
     memory_rows(&trees, &wanted);
+    peer_rows(&trees, &wanted);
     for tree in &trees {
         println!(
             "# tree {}: {} candidate bytes, cwd {} levels below the root",
