@@ -12,6 +12,8 @@
 //! [`dsh_session_log::side::write`] by the lock holder, as a cache (not
 //! fsync'd); never instruction text.
 
+use std::borrow::Cow;
+
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::FileVersion;
 use dsh_instructions_state::{CacheEntry, Digest, ScopeKey};
@@ -24,23 +26,32 @@ pub const VERSIONS_FILE_NAME: &str = "versions.json";
 const FORMAT: &str = "dsh-session-versions";
 const VERSION: u32 = 1;
 
+/// The file, borrowing its text where it has no escapes: a hook process
+/// loads one entry per known file at every event (R-HOOK-6), and an owned
+/// `String` per field was a third of that load's allocations.
 #[derive(Serialize, Deserialize)]
-struct File {
-    format: String,
+struct File<'a> {
+    #[serde(borrow)]
+    format: Cow<'a, str>,
     version: u32,
-    entries: Vec<Entry>,
+    #[serde(borrow)]
+    entries: Vec<Entry<'a>>,
 }
 
 /// One scope's remembered read: compact, one line per scope.
 #[derive(Serialize, Deserialize)]
-struct Entry {
+struct Entry<'a> {
     /// [`ScopeKey::as_str`].
-    scope: String,
-    path: String,
+    #[serde(borrow)]
+    scope: Cow<'a, str>,
+    #[serde(borrow)]
+    path: Cow<'a, str>,
     /// [`FileVersion::words`] of a settled version.
     words: [u64; 4],
-    digest: String,
-    trimmed: String,
+    #[serde(borrow)]
+    digest: Cow<'a, str>,
+    #[serde(borrow)]
+    trimmed: Cow<'a, str>,
 }
 
 /// Where `log_path`'s session keeps its versions.
@@ -63,7 +74,7 @@ pub(crate) fn load(path: &Utf8Path) -> Vec<(ScopeKey, CacheEntry<FileVersion>)> 
             return Vec::new();
         }
     };
-    let file = match serde_json::from_slice::<File>(&bytes) {
+    let file = match serde_json::from_slice::<File<'_>>(&bytes) {
         Ok(file) => file,
         Err(e) => {
             damaged(&format!("not remembered versions ({e})"));
@@ -79,7 +90,7 @@ pub(crate) fn load(path: &Utf8Path) -> Vec<(ScopeKey, CacheEntry<FileVersion>)> 
             Some((
                 ScopeKey::parse(&e.scope)?,
                 CacheEntry {
-                    path: e.path,
+                    path: e.path.into_owned(),
                     version: FileVersion::settled(e.words),
                     digest: Digest::from_hex(&e.digest)?,
                     trimmed_digest: Digest::from_hex(&e.trimmed)?,
@@ -102,11 +113,11 @@ pub(crate) fn store(
         entries: entries
             .iter()
             .map(|(scope, e)| Entry {
-                scope: scope.as_str().to_owned(),
-                path: e.path.clone(),
+                scope: scope.as_str().into(),
+                path: e.path.as_str().into(),
                 words: e.version.words(),
-                digest: e.digest.to_hex(),
-                trimmed: e.trimmed_digest.to_hex(),
+                digest: e.digest.to_hex().into(),
+                trimmed: e.trimmed_digest.to_hex().into(),
             })
             .collect(),
     };
