@@ -61,7 +61,7 @@ impl Inner {
         names: &[String],
         cancel: &CancellationToken,
     ) -> Result<Option<Vec<Probe>>, Cancelled> {
-        if !named.iter().any(|parent| *parent == dir) {
+        if !named.contains(&dir) {
             return Ok(None);
         }
         let mut probes = Vec::with_capacity(names.len());
