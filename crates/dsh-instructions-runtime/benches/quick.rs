@@ -3,10 +3,14 @@
 //! their ratio, content bytes we read and provider operations per directory.
 //!
 //! Output (stable): a header line, then one case per line,
-//! `case  ours_ms  floor_ms  ratio  bytes_read  ops_per_dir`; lines starting
-//! with `#` are notes (memory, tree sizes). Arguments not starting with `-`
-//! filter cases by substring. `DSH_BENCH_CLI` names a built
-//! `dsh-instructions` binary for the memory and whole-process lines.
+//! `case  ours_ms  floor_ms  ratio  bytes_read  ops_per_dir  floor_bytes`;
+//! then the memory rows under their own header (`mem/<tree>/<budget>`:
+//! `rss_kib  over_kib  output_b  largest_b  target_kib  met`); lines
+//! starting with `#` are notes (peer rows, whole-process lines, tree
+//! sizes). Arguments not starting with `-` filter cases by substring.
+//! `DSH_BENCH_CLI` names a built `dsh-instructions` binary for the memory,
+//! whole-process and peer lines; `DSH_BENCH_CODEX` the pinned Codex CLI
+//! for the peer lines (`cargo xtask bench` sets both when it can).
 //!
 //! Ours and the floor alternate run by run so machine noise hits both; the
 //! first run of each is an untimed warm-up (ours counted through the
