@@ -12,8 +12,6 @@
 //! [`dsh_session_log::side::write`] by the lock holder, as a cache (not
 //! fsync'd); never instruction text.
 
-use std::borrow::Cow;
-
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::FileVersion;
 use dsh_instructions_state::{CacheEntry, Digest, ScopeKey};
@@ -26,32 +24,23 @@ pub const VERSIONS_FILE_NAME: &str = "versions.json";
 const FORMAT: &str = "dsh-session-versions";
 const VERSION: u32 = 1;
 
-/// The file, borrowing its text where it has no escapes: a hook process
-/// loads one entry per known file at every event (R-HOOK-6), and an owned
-/// `String` per field was a third of that load's allocations.
 #[derive(Serialize, Deserialize)]
-struct File<'a> {
-    #[serde(borrow)]
-    format: Cow<'a, str>,
+struct File {
+    format: String,
     version: u32,
-    #[serde(borrow)]
-    entries: Vec<Entry<'a>>,
+    entries: Vec<Entry>,
 }
 
 /// One scope's remembered read: compact, one line per scope.
 #[derive(Serialize, Deserialize)]
-struct Entry<'a> {
+struct Entry {
     /// [`ScopeKey::as_str`].
-    #[serde(borrow)]
-    scope: Cow<'a, str>,
-    #[serde(borrow)]
-    path: Cow<'a, str>,
+    scope: String,
+    path: String,
     /// [`FileVersion::words`] of a settled version.
     words: [u64; 4],
-    #[serde(borrow)]
-    digest: Cow<'a, str>,
-    #[serde(borrow)]
-    trimmed: Cow<'a, str>,
+    digest: String,
+    trimmed: String,
 }
 
 /// Where `log_path`'s session keeps its versions.
@@ -74,7 +63,7 @@ pub(crate) fn load(path: &Utf8Path) -> Vec<(ScopeKey, CacheEntry<FileVersion>)> 
             return Vec::new();
         }
     };
-    let file = match serde_json::from_slice::<File<'_>>(&bytes) {
+    let file = match serde_json::from_slice::<File>(&bytes) {
         Ok(file) => file,
         Err(e) => {
             damaged(&format!("not remembered versions ({e})"));
@@ -90,7 +79,7 @@ pub(crate) fn load(path: &Utf8Path) -> Vec<(ScopeKey, CacheEntry<FileVersion>)> 
             Some((
                 ScopeKey::parse(&e.scope)?,
                 CacheEntry {
-                    path: e.path.into_owned(),
+                    path: e.path,
                     version: FileVersion::settled(e.words),
                     digest: Digest::from_hex(&e.digest)?,
                     trimmed_digest: Digest::from_hex(&e.trimmed)?,
@@ -113,11 +102,11 @@ pub(crate) fn store(
         entries: entries
             .iter()
             .map(|(scope, e)| Entry {
-                scope: scope.as_str().into(),
-                path: e.path.as_str().into(),
+                scope: scope.as_str().to_owned(),
+                path: e.path.clone(),
                 words: e.version.words(),
-                digest: e.digest.to_hex().into(),
-                trimmed: e.trimmed_digest.to_hex().into(),
+                digest: e.digest.to_hex(),
+                trimmed: e.trimmed_digest.to_hex(),
             })
             .collect(),
     };
