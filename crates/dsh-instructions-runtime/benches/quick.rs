@@ -688,7 +688,11 @@ fn peer_rows(trees: &[Tree], wanted: &dyn Fn(&str) -> bool) {
         println!(
             "# {case}: ours {ours_ms:.2} ms, codex {codex_ms:.2} ms, {:.1}x, target >= 10x -> {}",
             codex_ms / ours_ms,
-            if codex_ms / ours_ms >= 10.0 { "met" } else { "MISSED" }
+            if codex_ms / ours_ms >= 10.0 {
+                "met"
+            } else {
+                "MISSED"
+            }
         );
     }
 }
@@ -729,11 +733,11 @@ fn main() {
             "process/",
             "peer/codex/",
         ]
-            .iter()
-            .any(|k| {
-                let prefix = format!("{k}{label}");
-                wanted(&prefix) || filters.iter().any(|f| f.starts_with(&prefix))
-            });
+        .iter()
+        .any(|k| {
+            let prefix = format!("{k}{label}");
+            wanted(&prefix) || filters.iter().any(|f| f.starts_with(&prefix))
+        });
         if !any {
             continue;
         }
