@@ -31,7 +31,9 @@ pub use imports::{ImportFate, InspectedImport};
 pub use inspect::{CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview};
 pub use instance::{Instance, Mount, PreStepOutcome};
 pub use memory_host::{HistoryItem, MemoryHost};
-pub use open::{CapStdFactory, OpenError, Opened, ProviderFactory, SessionSpec, open_mount};
+pub use open::{
+    CapStdFactory, OpenError, Opened, ProviderFactory, SessionSpec, open_mount, open_resolved,
+};
 pub use pointer::{POINTER_MAX_BYTES, is_pointer_to};
 pub use rules::{InspectedRule, InspectedRules, RuleFate, inspect_rules};
 pub use shell::{MAX_SHELL_TOUCHES, changes_directory, command_paths};
@@ -52,7 +54,7 @@ pub use dsh_instructions_discovery::{MemNode, MemoryProvider};
 pub use dsh_instructions_render::{Block, BlockKind, Framing};
 pub use dsh_instructions_state::{
     Action, Budget, CacheEntry, CandidatePolicy, Change, Config, ConfigError, ConfigInput,
-    ConfigWarning, ContentTransform, Digest, FallbackScope, NumberInput, Preset, RuleFormat,
-    ScopeKey, TypedSource,
+    ConfigWarning, ContentTransform, Digest, FallbackScope, NumberInput, Preset, ResolvedConfig,
+    RuleFormat, ScopeKey, TypedSource,
 };
 pub use serde_json::Value;
