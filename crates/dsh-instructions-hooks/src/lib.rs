@@ -17,6 +17,8 @@ mod preset;
 mod profile;
 mod record;
 mod shown;
+#[cfg(test)]
+mod testdir;
 mod tools;
 mod touch;
 

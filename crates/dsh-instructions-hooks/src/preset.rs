@@ -234,15 +234,10 @@ pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, HookConfi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use camino::Utf8PathBuf;
     use dsh_instructions_runtime::TouchKind;
     use rstest::rstest;
 
-    fn tmp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
-        (tmp, dir)
-    }
+    use crate::testdir::tmp_dir;
 
     fn load(agent: Agent, text: &str) -> HookConfig {
         let (_tmp, dir) = tmp_dir();

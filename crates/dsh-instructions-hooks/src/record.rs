@@ -217,11 +217,7 @@ mod tests {
         assert_eq!(rs.records[0].key, "k5");
     }
 
-    fn tmp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
-        (tmp, dir)
-    }
+    use crate::testdir::tmp_dir;
 
     #[test]
     fn saved_records_load_back() {

@@ -148,11 +148,7 @@ pub(crate) fn record(
 mod tests {
     use super::*;
 
-    fn tmp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
-        (tmp, dir)
-    }
+    use crate::testdir::tmp_dir;
 
     /// A composition of one file of `bytes` bytes.
     fn message(bytes: usize) -> WorkspaceMessage {
