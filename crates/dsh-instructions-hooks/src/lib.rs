@@ -43,3 +43,11 @@ pub use preset::{
 pub use profile::{AgentProfile, Framing, NativeSwitch, PresetDifference};
 pub use shown::escape_control;
 pub use tools::{AgentTool, ToolTouch, agent_tools, is_installed_tool};
+
+// The foreign types this crate's public signatures take (`respond`'s home
+// variables, the hook preset's input, a profile's library preset, the
+// message `split` cuts), so a product can depend on this crate alone — its
+// README example does, and `cargo xtask package` builds it so.
+pub use dsh_home_paths::HomeEnv;
+pub use dsh_instructions_runtime::WorkspaceMessage;
+pub use dsh_instructions_state::{ConfigInput, Preset};
