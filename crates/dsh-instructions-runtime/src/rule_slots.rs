@@ -284,3 +284,45 @@ fn rule_dedup(scan: &mut DirScan) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("---\npaths: \"*.ts\"\n---\nx", "`*.ts`")]
+    #[case(
+        "---\npaths: [\"a/**\", \"*.{ts,tsx}\"]\n---\nx",
+        "`a/**`, `*.{ts,tsx}`"
+    )]
+    fn globs_are_named_in_backticks_joined_by_commas(#[case] text: &str, #[case] want: &str) {
+        let parsed = parse_rule(RuleFormat::Claude, text).unwrap();
+        assert_eq!(globs_text(&parsed.globs), want);
+    }
+
+    /// The set section shows the content alone; a text that does not start
+    /// with this rule's line (another dir, other globs) is left whole.
+    #[rstest]
+    #[case(
+        "These instructions apply to files matching `*.ts` under `pkg`.\n\nbody",
+        "`*.ts`",
+        "pkg",
+        "body"
+    )]
+    #[case(
+        "These instructions apply to files matching `*.ts` under `pkg`.\n\nbody",
+        "`*.rs`",
+        "pkg",
+        "These instructions apply to files matching `*.ts` under `pkg`.\n\nbody"
+    )]
+    #[case("body", "`*.ts`", ".", "body")]
+    fn the_body_is_the_text_after_the_rule_line(
+        #[case] text: &str,
+        #[case] globs: &str,
+        #[case] dir: &str,
+        #[case] want: &str,
+    ) {
+        assert_eq!(rule_body(text, globs, dir), want);
+    }
+}
