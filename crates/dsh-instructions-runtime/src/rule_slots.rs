@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::{
-    Cancelled, LoadedText, ReadOutcome, Unavailable, list_rule_files,
+    Cancelled, LoadedText, Probe, ReadOutcome, Unavailable, list_rule_files,
 };
 use dsh_instructions_state::{
     ContentTransform, Digest, RuleFormat, RuleGlobs, RuleKind, ScopeKey, ScopeKind, parse_rule,
@@ -128,7 +128,51 @@ pub(crate) async fn add_rule_slots(
         }
     }
     listed.retain(|l| !skip(&l.scope));
-    let paths: Vec<Utf8PathBuf> = listed.iter().map(|l| l.path.clone()).collect();
+    // A visible rule whose file the version cache vouches for needs no
+    // read (R-STATE-8): its probe (one call for all) is enough. Rules not
+    // visible are read, since only their text says what they are.
+    let mut known: Vec<Option<SlotState>> = vec![None; listed.len()];
+    if let Some((cache, visible)) = g.cache {
+        let vouch: Vec<usize> = (0..listed.len())
+            .filter(|&i| visible.is_loaded(&listed[i].scope))
+            .collect();
+        if !vouch.is_empty() {
+            let paths: Vec<Utf8PathBuf> = vouch.iter().map(|&i| listed[i].path.clone()).collect();
+            let probes = g.provider.probe_paths(&paths, g.cancel).await?;
+            for (&i, probe) in vouch.iter().zip(&probes) {
+                let l = &listed[i];
+                let Probe::Present(present) = probe else {
+                    continue;
+                };
+                let Some(entry) = cache.fresh(
+                    &l.scope,
+                    &l.display,
+                    &present.version,
+                    visible.get(&l.scope),
+                ) else {
+                    continue;
+                };
+                known[i] = Some(SlotState::Loaded(LoadedFile {
+                    display: l.display.clone(),
+                    text: None,
+                    digest: entry.digest,
+                    trimmed: entry.trimmed_digest,
+                    version: present.version,
+                    bytes: present.size,
+                    imports: Vec::new(),
+                    import_key: Vec::new(),
+                    own_trimmed: None,
+                    rule_globs: None,
+                }));
+            }
+        }
+    }
+    let paths: Vec<Utf8PathBuf> = listed
+        .iter()
+        .zip(&known)
+        .filter(|(_, k)| k.is_none())
+        .map(|(l, _)| l.path.clone())
+        .collect();
     let reads = if paths.is_empty() {
         Vec::new()
     } else {
@@ -138,7 +182,14 @@ pub(crate) async fn add_rule_slots(
     };
     let mut reads = reads.into_iter();
     let mut added: Vec<Vec<SlotScan>> = vec![Vec::new(); scans.len()];
-    for l in listed {
+    for (l, known) in listed.into_iter().zip(known) {
+        if let Some(state) = known {
+            added[l.scan].push(SlotScan {
+                scope: l.scope,
+                state,
+            });
+            continue;
+        }
         // A provider that returned too few outcomes read nothing for the
         // rest: unavailable, never "absent".
         let outcome = reads
