@@ -13,6 +13,7 @@
 //! `remove`; one that cannot be read or parsed is unavailable, which never
 //! removes it (R-DISC-5).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
@@ -235,19 +236,24 @@ pub(crate) async fn add_rule_slots(
             state,
         });
     }
+    // The visible rules by directory, gathered once for every scan.
+    let mut shown: HashMap<&str, Vec<&ScopeKey>> = HashMap::new();
+    for (scope, _) in attach.visible.entries() {
+        if matches!(scope.kind(), ScopeKind::Rule { .. })
+            && attach.visible.is_loaded(scope)
+            && let Some(dir) = scope.dir()
+        {
+            shown.entry(dir).or_default().push(scope);
+        }
+    }
     for (scan, mut rules) in scans.iter_mut().zip(added) {
         let Some(rel) = scan.rel.as_deref() else {
             continue;
         };
         // A rule the model sees that is no longer found (deleted, now
         // manual, no longer listed) is an absent slot: a `remove`.
-        for (scope, _) in attach.visible.entries() {
-            if matches!(scope.kind(), ScopeKind::Rule { .. })
-                && scope.dir() == Some(rel)
-                && attach.visible.is_loaded(scope)
-                && !skip(scope)
-                && !rules.iter().any(|r| &r.scope == scope)
-            {
+        for &scope in shown.get(rel).into_iter().flatten() {
+            if !skip(scope) && !rules.iter().any(|r| &r.scope == scope) {
                 rules.push(SlotScan {
                     scope: scope.clone(),
                     state: SlotState::Absent,
