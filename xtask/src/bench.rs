@@ -7,7 +7,10 @@
 //! crate's `hook` target (`hook/…` cases, R-HOOK-6: whole processes of the
 //! release CLI, with median and p99 columns). FILTERs keep the
 //! cases whose name contains one of them. `--full` runs the criterion
-//! benches instead (runtime `compose`, render `render`).
+//! benches instead (runtime `compose`, render `render`). `cargo xtask bench
+//! mem` prints only the memory rows (`mem/<tree>/<budget>`: max RSS of a
+//! `show` process over the empty tree's, beside output bytes and the
+//! largest file; issue 35 item 3), from the quick pass alone.
 //!
 //! The measuring code lives in `crates/dsh-instructions-runtime/benches/`,
 //! `crates/dsh-session-log/benches/` and `crates/dsh-instructions-hooks/benches/` so
@@ -70,6 +73,10 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     bench_args.extend(filters.iter().map(String::as_str));
     if !cargo(&bench_args, Some(&cli))? {
         return Ok(ExitCode::FAILURE);
+    }
+    // Only the memory rows: the other targets have no `mem/` case.
+    if !filters.is_empty() && filters.iter().all(|f| f.starts_with("mem")) {
+        return Ok(ExitCode::SUCCESS);
     }
     // The session-log cases (R-LOG-5), same row format, same filters.
     let mut log_args = vec![
@@ -142,6 +149,11 @@ fn cargo(args: &[&str], cli: Option<&Path>) -> Result<bool> {
     command.args(args).current_dir(workspace_root());
     if let Some(cli) = cli {
         command.env("DSH_BENCH_CLI", cli);
+        // The peer rows (issue 35 item 4): the pinned Codex CLI where the
+        // e2e cached it; the bench prints a skip line without it.
+        if let Some(codex) = crate::e2e::agents::cached_codex() {
+            command.env("DSH_BENCH_CODEX", codex);
+        }
     }
     let status = command
         .status()

@@ -36,14 +36,14 @@ pub mod fs {
     pub use dsh_instructions_runtime::{OpenError, ProviderFactory};
 }
 
-/// Everything an implementation of [`Host`] names: the inbox, the visible
+/// Everything an implementation of [`Host`] names: the visible
 /// surface and its marks, and the typed source a workspace message carries,
 /// so an embedder can keep history in its own store with this crate alone
 /// ([`MemoryHost`] is the reference implementation).
 pub mod host {
     pub use camino::Utf8PathBuf;
     pub use dsh_instructions_runtime::{
-        Host, InboxId, ViewSnapshot, VisibleMark, VisibleUpdate, WorkspaceMessage,
+        Host, ViewSnapshot, VisibleMark, VisibleUpdate, WorkspaceMessage,
     };
     pub use dsh_instructions_state::{Action, Change, Digest, TypedSource};
 }

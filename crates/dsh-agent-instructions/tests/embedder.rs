@@ -14,7 +14,7 @@ use dsh_agent_instructions::fs::{
     Utf8PathBuf,
 };
 use dsh_agent_instructions::host::{
-    Host, InboxId, TypedSource, VisibleMark, VisibleUpdate, WorkspaceMessage,
+    Host, TypedSource, VisibleMark, VisibleUpdate, WorkspaceMessage,
 };
 use dsh_agent_instructions::{
     BatchEntry, BatchItem, ConfigInput, Decision, HomeEnv, Instance, Preset, SessionSpec,
@@ -123,12 +123,11 @@ impl ProviderFactory for MapFactory {
     }
 }
 
-/// The embedder's history: entered workspace sources and an inbox.
+/// The embedder's history: entered workspace sources (the inbox is the
+/// instance's own).
 #[derive(Debug, Default)]
 struct Store {
     entered: Mutex<Vec<TypedSource>>,
-    inbox: Mutex<Vec<(InboxId, WorkspaceMessage)>>,
-    next_id: Mutex<InboxId>,
 }
 
 impl Host for Store {
@@ -158,29 +157,6 @@ impl Host for Store {
 
     fn step_open(&self) -> bool {
         false
-    }
-
-    fn pending(&self) -> Vec<(InboxId, WorkspaceMessage)> {
-        self.inbox.lock().unwrap().clone()
-    }
-
-    fn inbox_prepend(&self, message: WorkspaceMessage) -> InboxId {
-        let mut next = self.next_id.lock().unwrap();
-        *next += 1;
-        self.inbox.lock().unwrap().insert(0, (*next, message));
-        *next
-    }
-
-    fn inbox_replace(&self, id: InboxId, message: WorkspaceMessage) {
-        for item in self.inbox.lock().unwrap().iter_mut() {
-            if item.0 == id {
-                item.1 = message.clone();
-            }
-        }
-    }
-
-    fn inbox_remove(&self, id: InboxId) {
-        self.inbox.lock().unwrap().retain(|(i, _)| *i != id);
     }
 }
 
@@ -270,6 +246,6 @@ fn an_embedder_implements_the_traits_from_the_facade_alone() {
             "{update:?}"
         );
         assert_eq!(update.source.changes[0].path, "AGENTS.md");
-        assert!(host.pending().is_empty(), "nothing left in the inbox");
+        assert!(instance.pending().is_empty(), "nothing left in the inbox");
     });
 }

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use camino::Utf8Path;
 use dsh_instructions_discovery::CancellationToken;
-use dsh_instructions_runtime::{TouchKind, WorkspaceMessage};
+use dsh_instructions_runtime::{OpenError, TouchKind, WorkspaceMessage};
 use dsh_instructions_session::{
     Record, Session, SessionError, SessionSettings, SessionStore, typed_source,
 };
@@ -80,8 +80,6 @@ async fn open(setup: &Setup, id: &str, flags: &ConfigArgs) -> Result<Open, CliEr
         // A session from before settings were kept: the flags and settings.yaml.
         None => setup.input.clone(),
     };
-    // Validated here so a bad flag is named as one (R-CLI-5).
-    settings::resolve_input(input.clone())?;
     let mut trust = stored.trust;
     trust.extend(setup::extra_roots(&setup.env, flags)?);
     let (log, report) = store.open(id)?;
@@ -95,6 +93,8 @@ async fn open(setup: &Setup, id: &str, flags: &ConfigArgs) -> Result<Open, CliEr
         trust,
     };
     let fs = setup::disk();
+    // The configuration is resolved once, in the mount; a bad flag is
+    // still named as one (R-CLI-5).
     let session = Session::mount(
         log,
         &run_settings,
@@ -102,7 +102,11 @@ async fn open(setup: &Setup, id: &str, flags: &ConfigArgs) -> Result<Open, CliEr
         &fs,
         &CancellationToken::new(),
     )
-    .await?;
+    .await
+    .map_err(|e| match e {
+        SessionError::Open(OpenError::Config(e)) => settings::flag_error(&e),
+        other => other.into(),
+    })?;
     Ok(Open { session })
 }
 
@@ -322,6 +326,15 @@ fn event_line(e: &Event, hidden: bool, full: bool) -> String {
                 tool_outcome(*ok, *cancelled)
             )
         }
+        EventKind::Touch {
+            path,
+            kind,
+            command,
+            ..
+        } => match command {
+            Some(command) => format!("touch {kind} {path} {command:?}"),
+            None => format!("touch {kind} {path}"),
+        },
         EventKind::Compaction { hide } => format!(
             "compaction hides {}",
             hide.iter()

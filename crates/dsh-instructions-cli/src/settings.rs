@@ -187,7 +187,12 @@ pub(crate) fn session_input(
 pub(crate) fn resolve_input(input: ConfigInput) -> Result<ResolvedConfig, CliError> {
     with_default_budget(input)
         .resolve()
-        .map_err(|e| CliError::new(format!("--{}: {e}", flag_of(e.field()))))
+        .map_err(|e| flag_error(&e))
+}
+
+/// A validation error of a field a flag sets, named by that flag.
+pub(crate) fn flag_error(e: &ConfigError) -> CliError {
+    CliError::new(format!("--{}: {e}", flag_of(e.field())))
 }
 
 /// The flags of `flags` that set a configuration field, as written on the
@@ -222,6 +227,7 @@ fn flag_of(field: &str) -> String {
         "local_instruction_file_candidates" => "local-candidates".to_owned(),
         "project_root_markers" => "markers".to_owned(),
         "dsh_home" => "home".to_owned(),
+        "rule_formats" => "rules".to_owned(),
         other => other.replace('_', "-"),
     }
 }

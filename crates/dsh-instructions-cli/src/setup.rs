@@ -7,7 +7,7 @@ use std::path::Path;
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeEnv, normalize_lexically, resolve_dsh_home};
 use dsh_instructions_discovery::{CancellationToken, ambient_authority};
-use dsh_instructions_runtime::{CapStdFactory, Opened, SessionSpec, open_mount};
+use dsh_instructions_runtime::{CapStdFactory, Opened, ResolvedConfig, SessionSpec, open_resolved};
 use dsh_instructions_state::{Config, ConfigInput};
 
 use crate::args::ConfigArgs;
@@ -135,7 +135,9 @@ pub(crate) fn disk() -> CapStdFactory {
 }
 
 /// Mounts `cwd` through the library's one entry point (R-RT-11): the same
-/// root, home and trusted roots every other caller gets.
+/// root, home and trusted roots every other caller gets, with the
+/// configuration [`load`] resolved — resolved once per command (issue 31
+/// item 4; its warnings were printed there).
 pub(crate) async fn mount(
     setup: &Setup,
     cwd: &Utf8Path,
@@ -147,7 +149,11 @@ pub(crate) async fn mount(
         env: setup.env.clone(),
         extra_roots,
     };
-    open_mount(&spec, &disk(), &CancellationToken::new())
+    let resolved = ResolvedConfig {
+        config: setup.config.clone(),
+        warnings: Vec::new(),
+    };
+    open_resolved(&spec, resolved, &disk(), &CancellationToken::new())
         .await
         .map_err(|e| CliError::new(e.to_string()))
 }
@@ -204,5 +210,48 @@ mod tests {
             err.to_string().starts_with("--cwd is not valid UTF-8"),
             "{err}"
         );
+    }
+
+    /// Issue 31 item 4: a command resolves its configuration once. Only
+    /// `settings.rs` resolves an input (`load`'s merged configuration, and
+    /// the file's own section to name its line when it is invalid); every
+    /// mount takes that result (`open_resolved`), and a session's stored
+    /// configuration is resolved by its mount alone — no shipped file calls
+    /// `open_mount`, which would resolve it again.
+    #[test]
+    fn the_cli_resolves_its_configuration_once() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&src).expect("src") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("read");
+            let shipped = text
+                .split("#[cfg(test)]\nmod tests")
+                .next()
+                .unwrap_or_default();
+            let code: Vec<&str> = shipped
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect();
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            checked += 1;
+            assert!(
+                !code.iter().any(|l| l.contains("open_mount(")),
+                "{name} mounts through open_mount, resolving the configuration again"
+            );
+            if name != "settings.rs" {
+                assert!(
+                    !code.iter().any(|l| l.contains(".resolve()")),
+                    "{name} resolves a configuration itself"
+                );
+            }
+        }
+        assert!(checked >= 9, "{checked}");
     }
 }

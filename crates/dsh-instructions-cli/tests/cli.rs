@@ -587,6 +587,26 @@ fn a_session_across_processes_sees_an_offline_edit_as_a_replace() {
     assert_eq!(messages[1]["source"]["changes"][0]["action"], "replace");
 }
 
+/// R-CLI-5 with the configuration resolved once (in the session's mount,
+/// issue 31 item 4): a bad flag on a session command is still an error
+/// that names the flag, and the session's log gains nothing.
+#[test]
+fn a_bad_flag_on_a_session_command_is_named_and_appends_nothing() {
+    let t = Tree::new();
+    t.write("repo/AGENTS.md", "Use tabs.");
+    let id = new_session(&t, ".");
+    let before = std::fs::read_to_string(session_log_path(&t, &id)).expect("log");
+    let out = t.run(&["session", "prompt", &id, "hi", "--rules", "nope"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--rules: "), "{}", stderr(&out));
+    assert!(stderr(&out).contains("nope"), "{}", stderr(&out));
+    let after = std::fs::read_to_string(session_log_path(&t, &id)).expect("log");
+    assert_eq!(before, after, "nothing appended");
+    // The same session still works with good flags.
+    let ok = t.run(&["session", "prompt", &id, "hi"]);
+    assert_eq!(code(&ok), 0, "{}", stderr(&ok));
+}
+
 #[test]
 fn a_settings_dsh_home_moves_sessions_for_every_command() {
     let t = Tree::new();
@@ -636,8 +656,8 @@ fn a_touch_finds_a_new_directory_and_step_end_enters_it() {
     let log = t.run(&["session", "log", &id]);
     let text = stdout(&log);
     assert!(
-        // A typed touch kept in the log (decision 0027).
-        text.contains("tool touch {\"path\":\"sub/main.rs\",\"kind\":\"read\"} ok"),
+        // A typed touch kept in the log as its own event (decision 0054).
+        text.contains("touch read sub/main.rs") && !text.contains("tool touch"),
         "{text}"
     );
     assert!(

@@ -339,9 +339,9 @@ impl Driver for RuntimeDriver {
     }
 
     async fn resume(&mut self) -> Result<(), DriverError> {
+        // The inbox is the instance's and is not persisted (R-RT-7): a new
+        // instance starts without it.
         self.dispose();
-        // The inbox is not persisted (R-RT-7).
-        self.host()?.clear_inbox();
         // A new loop instance finds its root again (R-DISC-2): mount through
         // the entry point, so the provider is opened for the root it finds.
         let spec = self.spec.clone().ok_or(DriverError::NotMounted)?;
@@ -350,11 +350,18 @@ impl Driver for RuntimeDriver {
     }
 
     async fn remount(&mut self, spec: &MountSpec) -> Result<(), DriverError> {
-        self.dispose();
         let (mount, tools) = runtime_mount(spec).await?;
         self.spec = Some(spec.clone());
         self.touch_tools = tools;
-        self.start(mount)
+        // A hot remount keeps the pending message (R-RT-7): the new
+        // instance takes over the old one's inbox.
+        let host: Arc<dyn Host> = self.host()?.clone();
+        let next = match self.instance.take() {
+            Some(previous) => previous.remount(mount, host)?,
+            None => Instance::mount(mount, host)?,
+        };
+        self.instance = Some(next);
+        Ok(())
     }
 
     async fn settle(&mut self) -> Result<(), DriverError> {
@@ -365,7 +372,14 @@ impl Driver for RuntimeDriver {
     async fn observe(&mut self) -> Result<HostState, DriverError> {
         let host = self.host()?;
         Ok(HostState {
-            inbox: host.inbox().iter().map(observed).collect(),
+            inbox: self
+                .instance
+                .as_ref()
+                .map(Instance::pending)
+                .unwrap_or_default()
+                .iter()
+                .map(observed)
+                .collect(),
             history: host
                 .user_messages()
                 .into_iter()

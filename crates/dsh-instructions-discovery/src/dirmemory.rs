@@ -183,9 +183,18 @@ impl DirMemory {
     /// bytes are not one (wrong header), without the lines it cannot read.
     pub fn decode(bytes: &[u8]) -> Self {
         let mut records = Records::default();
-        let text = String::from_utf8_lossy(bytes);
+        // Valid UTF-8 (every encoding) is borrowed as it is; the lossy pass
+        // is only for bytes that are not.
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
         let mut lines = text.split('\n');
         if lines.next() == Some(HEADER) {
+            // One record a line: size the map once instead of growing it
+            // through every power of two (a hook decodes this at every event).
+            let lines_left = bytes.iter().filter(|&&b| b == b'\n').count();
+            records.map.reserve(lines_left.min(MAX_DIRS));
             for line in lines {
                 if let Some((dir, rec)) = parse_line(line) {
                     if records.map.len() >= MAX_DIRS {

@@ -172,7 +172,7 @@ fn answer_event(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv) ->
         }
     };
     let (stdout, line, turn) = match result {
-        Ok(h) => (answer::answer(agent, &event_name, h.given), h.why, h.turn),
+        Ok(h) => (answer::answer(&event_name, h.given), h.why, h.turn),
         Err(e) => ("{}".to_owned(), format!("error: {e}"), None),
     };
     let log = home.as_ref().map(|home: &DshHome| {
@@ -296,10 +296,15 @@ async fn handle(
     .await?;
     let delivered = deliver::deliver(&touched.session, event, touched.deferred, &cancel).await?;
     let why = with_config_warnings(delivered.why, &touched.session);
-    let text = delivered.message.as_ref().map(|m| m.joined_text());
+    let message = delivered.message.as_ref();
     let handled = match (&piece, records) {
-        (Some(piece), Some(records)) => parts::record(piece, records, text.as_deref(), why),
-        _ => Handled::untimed((text.map_or(Given::Nothing, Given::Context), why)),
+        (Some(piece), Some(records)) => parts::record(piece, records, message, why),
+        _ => Handled::untimed((
+            message.map_or(Given::Nothing, |m| {
+                Given::Context(m.framed_text(call.agent.framing()))
+            }),
+            why,
+        )),
     };
     drop(touched);
     Ok(handled)

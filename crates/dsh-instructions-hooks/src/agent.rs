@@ -74,6 +74,18 @@ pub const CLAUDE_EXCLUDES: &[&str] = &[
 ];
 
 impl Agent {
+    /// The library preset the agent's hook preset starts from
+    /// ([`crate::hook_preset`]: this preset plus the differences its
+    /// profile names, decision 0051).
+    pub fn library_preset(self) -> dsh_instructions_state::Preset {
+        use dsh_instructions_state::Preset;
+        match self {
+            Agent::Claude => Preset::Claude,
+            Agent::Codex => Preset::Codex,
+            Agent::Gemini => Preset::Gemini,
+        }
+    }
+
     /// The events the adapter is registered for.
     pub fn events(self) -> &'static [EventSpec] {
         match self {

@@ -17,6 +17,8 @@ mod preset;
 mod profile;
 mod record;
 mod shown;
+#[cfg(test)]
+mod testdir;
 mod tools;
 mod touch;
 
@@ -33,7 +35,7 @@ pub use event::{
 };
 pub use heal::doctor_notes;
 pub use order::{ORDER_DEADLINE, PART_GAP, PART_GAP_ENV};
-pub use parts::{CONTINUED, PART_BYTES, Part, part_label, render_part, split, unframe};
+pub use parts::{CONTINUED, PART_BYTES, Part, part_label, render_part, split};
 pub use preset::{
     AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, HookConfigError,
     hook_preset, load_config,

@@ -171,11 +171,7 @@ mod tests {
     use super::*;
     use rstest::rstest;
 
-    fn tmp() -> (tempfile::TempDir, Utf8PathBuf) {
-        let t = tempfile::tempdir().expect("tempdir");
-        let p = Utf8PathBuf::from_path_buf(t.path().to_owned()).expect("utf-8");
-        (t, p)
-    }
+    use crate::testdir::tmp_dir as tmp;
 
     const KEY: &str = "0123456789abcdef0123456789abcdef0123456789abcdef";
 

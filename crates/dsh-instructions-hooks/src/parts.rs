@@ -5,14 +5,20 @@
 //! `additionalContext` whole, but each of several command hooks on one
 //! event keeps its own. So a message larger than [`PART_BYTES`] is cut into
 //! parts of at most that size, one per registered `--part K` entry. The cut
-//! falls between sections (a section starts at a line beginning with one of
-//! the R-REN header prefixes); a section longer than a part continues in
-//! the next one with its header repeated and ` (continued)`. Every part of a
-//! split message is its own `<system-reminder>` frame and opens with a label
-//! naming its place (`part 2 of 3`) and the precedence, because Claude Code
-//! shows hook outputs in the order they finished, not the order registered.
+//! falls between the blocks render gave the message (its preamble — notice
+//! and intro — and each section, [`WorkspaceMessage::blocks`]): the text is
+//! never parsed again, so a file whose content looks like a section header
+//! splits like any other. A section longer than a part continues in the
+//! next one with its header repeated and ` (continued)`. Every part of a
+//! split message opens with a label naming its place (`part 2 of 3`) and the
+//! precedence, because Claude Code shows hook outputs in the order they
+//! finished, not the order registered. How a part is wrapped for its agent
+//! is a [`Framing`] chosen when it is rendered ([`render_part`]).
+//!
+//! [`WorkspaceMessage::blocks`]: dsh_instructions_runtime::WorkspaceMessage::blocks
 
-use dsh_instructions_render::{FRAME_CLOSE, FRAME_OPEN, SECTION_HEADER_PREFIXES};
+use dsh_instructions_render::{Block, BlockKind, FRAME_CLOSE, FRAME_OPEN, Framing};
+use dsh_instructions_runtime::WorkspaceMessage;
 
 /// The largest part, in bytes: below the ~10,000 characters Claude Code and
 /// Codex keep whole (harness README, "Limits seen").
@@ -39,18 +45,30 @@ pub fn part_label(k: usize, n: usize) -> String {
     )
 }
 
-/// Splits `text` (one or more R-REN frames, as [`WorkspaceMessage::joined_text`]
-/// gives them) into part bodies: each a list of blocks that fits a part of
-/// `part_bytes` with its frame and label. Use [`render_part`] to frame one.
-/// A text that fits one part is one part holding it unchanged.
-///
-/// [`WorkspaceMessage::joined_text`]: dsh_instructions_runtime::WorkspaceMessage::joined_text
-pub fn split(text: &str, part_bytes: usize) -> Vec<Part> {
-    if text.is_empty() {
+/// Splits `message` into part bodies: each a list of blocks that fits a part
+/// of `part_bytes` with its frame and label. Use [`render_part`] to frame
+/// one. A message whose framed text fits one part is one part holding its
+/// blocks unchanged. The sizes are those of the [`Framing::Reminder`] text,
+/// the longer one, so a message splits the same for every agent. A message
+/// without blocks (one a host built from text) gives no parts.
+pub fn split(message: &WorkspaceMessage, part_bytes: usize) -> Vec<Part> {
+    let frames: Vec<Vec<String>> = message
+        .blocks
+        .iter()
+        .map(|part| part.iter().map(|b| b.text.clone()).collect())
+        .filter(|part: &Vec<String>| !part.is_empty())
+        .collect();
+    if frames.is_empty() {
         return Vec::new();
     }
-    if text.len() <= part_bytes {
-        return vec![Part::Whole(text.to_owned())];
+    let whole_len: usize = frames
+        .iter()
+        .map(|f| Framing::Reminder.part(f.iter().map(String::as_str)).len())
+        .sum::<usize>()
+        + frames.len()
+        - 1;
+    if whole_len <= part_bytes {
+        return vec![Part::Whole(frames)];
     }
     let cap = part_bytes
         .saturating_sub(FRAME_OPEN.len() + FRAME_CLOSE.len() + LABEL_RESERVE)
@@ -58,8 +76,8 @@ pub fn split(text: &str, part_bytes: usize) -> Vec<Part> {
     let mut parts: Vec<Vec<String>> = Vec::new();
     let mut cur: Vec<String> = Vec::new();
     let mut size = 0usize;
-    for block in blocks(text) {
-        let mut block = block.to_owned();
+    for (header, block) in units(&message.blocks) {
+        let mut block = block;
         loop {
             let sep = if cur.is_empty() { 0 } else { 2 };
             if size + sep + block.len() <= cap {
@@ -83,7 +101,7 @@ pub fn split(text: &str, part_bytes: usize) -> Vec<Part> {
             cur.push(block);
             parts.push(std::mem::take(&mut cur));
             size = 0;
-            block = continued(&rest, header_of(&cur_header_source(&parts)));
+            block = continued(&rest, header);
         }
     }
     if !cur.is_empty() {
@@ -92,28 +110,34 @@ pub fn split(text: &str, part_bytes: usize) -> Vec<Part> {
     parts.into_iter().map(Part::Blocks).collect()
 }
 
-/// The header line of the last block of the last finished part (the
-/// section being continued).
-fn cur_header_source(parts: &[Vec<String>]) -> String {
-    parts
-        .last()
-        .and_then(|p| p.last())
-        .cloned()
-        .unwrap_or_default()
-}
-
-/// The section header a block starts with, if it is a section; for a
-/// continued block, the original header (without ` (continued)`).
-fn header_of(block: &str) -> Option<String> {
-    let line = block.lines().next()?;
-    SECTION_HEADER_PREFIXES
-        .iter()
-        .any(|p| line.starts_with(p))
-        .then(|| line.trim_end_matches(CONTINUED).to_owned())
+/// The units a split moves whole when it can, in order: per rendered part,
+/// its preamble (notice and intro, joined as in the text) and each section
+/// with its header line.
+fn units(parts: &[Vec<Block>]) -> Vec<(Option<&str>, String)> {
+    let mut out = Vec::new();
+    for part in parts {
+        let mut preamble: Vec<&str> = Vec::new();
+        for block in part {
+            match &block.kind {
+                BlockKind::Section { header } => {
+                    if !preamble.is_empty() {
+                        out.push((None, preamble.join("\n\n")));
+                        preamble.clear();
+                    }
+                    out.push((Some(header.as_str()), block.text.clone()));
+                }
+                BlockKind::Notice | BlockKind::Intro => preamble.push(&block.text),
+            }
+        }
+        if !preamble.is_empty() {
+            out.push((None, preamble.join("\n\n")));
+        }
+    }
+    out
 }
 
 /// The rest of a cut section, under its repeated header.
-fn continued(rest: &str, header: Option<String>) -> String {
+fn continued(rest: &str, header: Option<&str>) -> String {
     match header {
         Some(h) => format!("{h}{CONTINUED}\n\n{rest}"),
         None => rest.to_owned(),
@@ -139,86 +163,72 @@ fn cut_point(block: &str, room: usize) -> usize {
     at
 }
 
-/// The blocks of every frame of `text`: the preamble (notice, intro) and
-/// each section, in order, without the frames.
-fn blocks(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let frames = text.split(concat_close_open());
-    for frame in frames {
-        let body = frame
-            .strip_prefix(FRAME_OPEN)
-            .unwrap_or(frame)
-            .strip_suffix(FRAME_CLOSE)
-            .unwrap_or_else(|| frame.strip_prefix(FRAME_OPEN).unwrap_or(frame));
-        let mut start = 0;
-        let mut from = 0;
-        while let Some(rel) = body[from..].find("\n\n") {
-            let at = from + rel;
-            let next = &body[at + 2..];
-            if SECTION_HEADER_PREFIXES.iter().any(|p| next.starts_with(p)) {
-                out.push(&body[start..at]);
-                start = at + 2;
-            }
-            from = at + 2;
-        }
-        out.push(&body[start..]);
-    }
-    out.retain(|b| !b.is_empty());
-    out
-}
-
-/// Between two frames of one message (`joined_text` joins with `\n`).
-fn concat_close_open() -> &'static str {
-    "\n</system-reminder>\n<system-reminder>\n"
-}
-
 /// One part of a message.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Part {
-    /// The whole message, unchanged (it fits one part).
-    Whole(String),
-    /// Blocks of a split message, framed and labelled by [`render_part`].
+    /// The whole message (it fits one part): the blocks of each of its
+    /// rendered parts.
+    Whole(Vec<Vec<String>>),
+    /// Blocks of a split message, labelled by [`render_part`].
     Blocks(Vec<String>),
 }
 
-/// The text of part `k` of `n`.
-pub fn render_part(part: &Part, k: usize, n: usize) -> String {
-    match part {
-        Part::Whole(text) if n == 1 => text.clone(),
-        Part::Whole(text) => {
-            // A whole message carried next to other parts gets a label too.
-            let body = blocks(text).join("\n\n");
-            format!("{FRAME_OPEN}{}\n\n{body}{FRAME_CLOSE}", part_label(k, n))
+/// The text of part `k` of `n`, wrapped as `framing` says. A whole message
+/// alone is its text unchanged (one frame per rendered part, as
+/// [`WorkspaceMessage::framed_text`] gives it); next to other parts, and
+/// every piece of a split message, it is one frame opening with its label.
+///
+/// ```
+/// use dsh_instructions_hooks::{Part, render_part};
+/// use dsh_instructions_render::Framing;
+/// let part = Part::Blocks(vec!["Instructions from: AGENTS.md\n\nUse tabs.".into()]);
+/// let text = render_part(&part, 1, 2, Framing::Bare);
+/// assert!(text.starts_with("Workspace instructions, part 1 of 2."));
+/// assert!(text.ends_with("\n\nInstructions from: AGENTS.md\n\nUse tabs."));
+/// ```
+pub fn render_part(part: &Part, k: usize, n: usize, framing: Framing) -> String {
+    let blocks: Vec<&str> = match part {
+        Part::Whole(frames) if n == 1 => {
+            return frames
+                .iter()
+                .map(|f| framing.part(f.iter().map(String::as_str)))
+                .collect::<Vec<_>>()
+                .join(framing.between_parts());
         }
-        Part::Blocks(blocks) => format!(
-            "{FRAME_OPEN}{}\n\n{}{FRAME_CLOSE}",
-            part_label(k, n),
-            blocks.join("\n\n")
-        ),
-    }
-}
-
-/// `text` without this project's `<system-reminder>` frames, for an agent
-/// that wraps hook context in its own (decision 0019): frames become blank
-/// lines between their bodies. Escaped closing tags in content stay escaped.
-pub fn unframe(text: &str) -> String {
-    text.split(concat_close_open())
-        .map(|f| {
-            let f = f.strip_prefix(FRAME_OPEN).unwrap_or(f);
-            f.strip_suffix(FRAME_CLOSE).unwrap_or(f)
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
+        // A whole message carried next to other parts gets a label too.
+        Part::Whole(frames) => frames.iter().flatten().map(String::as_str).collect(),
+        Part::Blocks(blocks) => blocks.iter().map(String::as_str).collect(),
+    };
+    let label = part_label(k, n);
+    framing.part(std::iter::once(label.as_str()).chain(blocks))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dsh_instructions_render::{
+        BaselineFile, BaselineKind, Budget, INTRO_NORMAL, Rendered, Section, render_baseline,
+        render_dynamic,
+    };
     use rstest::rstest;
 
-    fn frame(body: &str) -> String {
-        format!("{FRAME_OPEN}{body}{FRAME_CLOSE}")
+    const ROOMY: Budget = Budget::bytes(1 << 20);
+
+    fn message(parts: Vec<Rendered>) -> WorkspaceMessage {
+        WorkspaceMessage {
+            parts: parts.iter().map(|r| r.text.clone()).collect(),
+            blocks: parts.into_iter().map(|r| r.blocks).collect(),
+            source: Default::default(),
+        }
+    }
+
+    fn baseline(files: &[(String, String)]) -> Rendered {
+        let files: Vec<BaselineFile<'_>> = files
+            .iter()
+            .map(|(path, content)| BaselineFile { path, content })
+            .collect();
+        render_baseline(BaselineKind::Normal, &files, ROOMY)
     }
 
     fn section(path: &str, content: &str) -> String {
@@ -226,25 +236,43 @@ mod tests {
     }
 
     /// Every part rendered, as the model would read them.
-    fn rendered(text: &str, size: usize) -> Vec<String> {
-        let parts = split(text, size);
+    fn rendered(m: &WorkspaceMessage, size: usize, framing: Framing) -> Vec<String> {
+        let parts = split(m, size);
         let n = parts.len();
         parts
             .iter()
             .enumerate()
-            .map(|(i, p)| render_part(p, i + 1, n))
+            .map(|(i, p)| render_part(p, i + 1, n, framing))
             .collect()
     }
 
-    #[rstest]
-    #[case::empty("", 0)]
-    #[case::small("<system-reminder>\nx\n</system-reminder>", 1)]
-    fn small_messages_are_one_part_unchanged(#[case] text: &str, #[case] n: usize) {
-        let parts = rendered(text, PART_BYTES);
-        assert_eq!(parts.len(), n);
-        if n == 1 {
-            assert_eq!(parts[0], text);
-        }
+    #[test]
+    fn an_empty_message_is_no_part() {
+        assert!(split(&message(Vec::new()), PART_BYTES).is_empty());
+        assert!(split(&message(vec![render_dynamic(&[], ROOMY)]), PART_BYTES).is_empty());
+    }
+
+    /// A message that fits is one part: the composed text unchanged, or for
+    /// a bare agent the same without our frames (decision 0019).
+    #[test]
+    fn a_small_message_is_one_part_unchanged() {
+        let m = message(vec![
+            baseline(&[("AGENTS.md".into(), "Use tabs.".into())]),
+            render_dynamic(
+                &[Section::Remove {
+                    path: "x/AGENTS.md",
+                }],
+                ROOMY,
+            ),
+        ]);
+        assert_eq!(
+            rendered(&m, PART_BYTES, Framing::Reminder),
+            [m.joined_text()]
+        );
+        let bare = rendered(&m, PART_BYTES, Framing::Bare);
+        assert_eq!(bare, [m.framed_text(Framing::Bare)]);
+        assert!(!bare[0].contains("system-reminder"), "{}", bare[0]);
+        assert!(bare[0].contains("Use tabs.\n\nInstructions removed: x/AGENTS.md"));
     }
 
     /// Sections are never cut when they fit: the cut falls between them,
@@ -255,16 +283,20 @@ mod tests {
     #[case::many_small(40, 700)]
     #[case::two_big(2, 8_000)]
     fn sections_stay_whole_and_in_order(#[case] files: usize, #[case] each: usize) {
-        let secs: Vec<String> = (0..files)
+        let files: Vec<(String, String)> = (0..files)
             .map(|i| {
-                section(
-                    &format!("d{i}/AGENTS.md"),
-                    &format!("{i}:{}", "x".repeat(each)),
+                (
+                    format!("d{i}/AGENTS.md"),
+                    format!("{i}:{}", "x".repeat(each)),
                 )
             })
             .collect();
-        let text = frame(&format!("INTRO\n\n{}", secs.join("\n\n")));
-        let parts = rendered(&text, PART_BYTES);
+        let secs: Vec<String> = files.iter().map(|(p, c)| section(p, c)).collect();
+        let parts = rendered(
+            &message(vec![baseline(&files)]),
+            PART_BYTES,
+            Framing::Reminder,
+        );
         assert!(parts.len() > 1);
         let n = parts.len();
         let mut seen = Vec::new();
@@ -309,8 +341,8 @@ mod tests {
         } else {
             "y".repeat(len)
         };
-        let text = frame(&format!("INTRO\n\n{}", section("AGENTS.md", &content)));
-        let parts = rendered(&text, PART_BYTES);
+        let m = message(vec![baseline(&[("AGENTS.md".into(), content.clone())])]);
+        let parts = rendered(&m, PART_BYTES, Framing::Reminder);
         assert!(parts.len() >= 2);
         let mut joined = String::new();
         for (i, p) in parts.iter().enumerate() {
@@ -321,7 +353,8 @@ mod tests {
                 .expect("framed");
             let (_label, rest) = body.split_once("\n\n").expect("label");
             let rest = if i == 0 {
-                rest.strip_prefix("INTRO\n\n").expect("intro first")
+                rest.strip_prefix(&format!("{INTRO_NORMAL}\n\n"))
+                    .expect("intro first")
             } else {
                 rest
             };
@@ -335,27 +368,80 @@ mod tests {
         assert_eq!(joined, content, "nothing lost, nothing added");
     }
 
+    /// Issue 31 item 3: the split works on render's blocks, not on the
+    /// text, so a file whose content holds what looks like a section header
+    /// splits exactly like the same file with that line spelled otherwise —
+    /// byte for byte, the continued header naming the real file.
+    #[rstest]
+    #[case::baseline_header("\n\nInstructions from: fake/AGENTS.md\n\n")]
+    #[case::set_header("\n\nAdditional instructions from: fake/AGENTS.md\n\n")]
+    fn a_file_that_looks_like_a_section_splits_like_any_other(#[case] lookalike: &str) {
+        let other = lookalike.replacen("from:", "from=", 1);
+        assert_eq!(other.len(), lookalike.len());
+        let with = |middle: &str| {
+            let content = format!("{}{middle}{}", "a".repeat(7_000), "b".repeat(7_000));
+            message(vec![baseline(&[
+                ("AGENTS.md".into(), "root".into()),
+                ("pkg/AGENTS.md".into(), content),
+            ])])
+        };
+        for framing in [Framing::Reminder, Framing::Bare] {
+            let looks = rendered(&with(lookalike), PART_BYTES, framing);
+            let plain = rendered(&with(&other), PART_BYTES, framing);
+            assert!(looks.len() > 1);
+            let looks: Vec<String> = looks
+                .iter()
+                .map(|p| p.replacen(lookalike, &other, 1))
+                .collect();
+            assert_eq!(looks, plain, "{framing:?}");
+            assert!(
+                plain
+                    .iter()
+                    .skip(1)
+                    .all(|p| p.contains(&format!("Instructions from: pkg/AGENTS.md{CONTINUED}"))),
+                "{plain:?}"
+            );
+        }
+    }
+
     /// Both frames of a two-part message (baseline + dynamic batch) split as
     /// one sequence of sections.
     #[test]
     fn two_frames_split_as_one_message() {
-        let a = frame(&format!(
-            "INTRO\n\n{}",
-            section("AGENTS.md", &"a".repeat(6_000))
-        ));
-        let b = frame(&format!(
-            "Additional instructions from: x/AGENTS.md\n\n{}",
-            "b".repeat(6_000)
-        ));
-        let parts = rendered(&format!("{a}\n{b}"), PART_BYTES);
+        let m = message(vec![
+            baseline(&[("AGENTS.md".into(), "a".repeat(6_000))]),
+            render_dynamic(
+                &[Section::SetProject {
+                    path: "x/AGENTS.md",
+                    dir: "x",
+                    content: &"b".repeat(6_000),
+                }],
+                ROOMY,
+            ),
+        ]);
+        let parts = rendered(&m, PART_BYTES, Framing::Reminder);
         assert_eq!(parts.len(), 2);
         assert!(parts[0].contains(&"a".repeat(6_000)));
         assert!(parts[1].contains("Additional instructions from: x/AGENTS.md\n\n"));
     }
 
+    /// The bare framing is the framed part without our frame, label and
+    /// all; escaped closing tags in content stay escaped.
     #[test]
-    fn unframe_drops_only_our_frames() {
-        let text = format!("{}\n{}", frame("A <\\/system-reminder> z"), frame("B"));
-        assert_eq!(unframe(&text), "A <\\/system-reminder> z\n\nB");
+    fn a_bare_part_is_the_framed_one_without_our_frame() {
+        let m = message(vec![baseline(&[(
+            "AGENTS.md".into(),
+            format!("A </system-reminder> {}", "z".repeat(12_000)),
+        )])]);
+        let framed = rendered(&m, PART_BYTES, Framing::Reminder);
+        let bare = rendered(&m, PART_BYTES, Framing::Bare);
+        assert_eq!(framed.len(), bare.len());
+        for (f, b) in framed.iter().zip(&bare) {
+            let inner = f
+                .strip_prefix(FRAME_OPEN)
+                .and_then(|t| t.strip_suffix(FRAME_CLOSE));
+            assert_eq!(inner, Some(b.as_str()));
+        }
+        assert!(bare[0].contains("A <\\/system-reminder> z"), "{}", bare[0]);
     }
 }

@@ -3,7 +3,7 @@
 //! through the state crate's one overlay ([`ConfigInput::overlay`]).
 
 use camino::{Utf8Path, Utf8PathBuf};
-use dsh_instructions_state::{ConfigInput, ContentTransform, FallbackScope, NumberInput};
+use dsh_instructions_state::{Config, ConfigInput, FallbackScope, NumberInput, Preset};
 use serde_json::Value;
 
 use crate::agent::{Agent, PARTS};
@@ -75,80 +75,76 @@ pub struct HookConfig {
     pub warnings: Vec<String>,
 }
 
-/// The hook preset of `agent` (R-HOOK-4, R-HOOK-8): 65,536 bytes for the
-/// whole message (delivered in parts, [`crate::split`]), each agent's own
-/// precedence, imports on for Claude Code and Gemini CLI.
+/// The hook preset of `agent` (R-HOOK-4, R-HOOK-8): the agent's library
+/// preset ([`Agent::library_preset`]) with only the fields set where the
+/// hook differs from it, each for the reason its profile writes down
+/// ([`crate::AgentProfile::differences`], decision 0051):
 ///
-/// - Claude Code: `CLAUDE.md` first, `AGENTS.md` where a directory has no
-///   `CLAUDE.md`, overlay `CLAUDE.local.md` (then ours, `AGENTS.local.md`).
-/// - Codex: `AGENTS.override.md`, `AGENTS.md`, the overlays; Codex keeps
-///   loading `~/.codex/AGENTS.md` itself.
-/// - Gemini CLI: `AGENTS.md`, `CLAUDE.md`; it always loads `GEMINI.md`
-///   itself, so the adapter leaves that name to it (decision 0012).
+/// - every agent: 65,536 bytes for the whole message (delivered in parts,
+///   [`crate::split`]) and the agent's shell tool read as shell calls;
+/// - Claude Code: both overlays (`CLAUDE.local.md`, then ours,
+///   `AGENTS.local.md`), `AGENTS.md` wherever a directory has no
+///   `CLAUDE.md` (per directory), and no rule formats: `.claude/rules`
+///   stay Claude's own until the hook takes them over whole (R-RULE-7);
+/// - Codex: the default overlays, which Codex itself does not read;
+/// - Gemini CLI: the default candidates and overlays — it always loads
+///   `GEMINI.md` itself, so the adapter leaves that name to it (decision
+///   0012).
 ///
 /// The agent's tools are no `touch_tools` here: the hook reports them as
 /// typed touches (`crate::tools`).
 ///
 /// ```
 /// use dsh_instructions_hooks::{hook_preset, Agent};
+/// use dsh_instructions_state::{FallbackScope, Preset};
 /// let claude = hook_preset(Agent::Claude);
-/// assert_eq!(claude.imports, Some(true));
-/// assert_eq!(claude.instruction_file_candidates.as_deref(), Some(&["CLAUDE.md".to_owned()][..]));
-/// assert_eq!(claude.fallback_instruction_file_candidates.as_deref(), Some(&["AGENTS.md".to_owned()][..]));
-/// assert_eq!(claude.user_instruction_files.as_deref(), Some(&["~/.claude/CLAUDE.md".to_owned()][..]));
-/// assert_eq!(
-///     claude.ancestor_instruction_files.as_deref(),
-///     Some(&["CLAUDE.md".to_owned(), ".claude/CLAUDE.md".to_owned(), "CLAUDE.local.md".to_owned()][..])
-/// );
-/// assert_eq!(hook_preset(Agent::Codex).ancestor_instruction_files, None);
+/// assert_eq!(claude.preset, Some(Preset::Claude));
+/// let resolved = claude.resolve()?.config;
+/// assert!(resolved.imports());
+/// assert_eq!(resolved.instruction_file_candidates(), ["CLAUDE.md"]);
+/// assert_eq!(resolved.local_instruction_file_candidates(), ["CLAUDE.local.md", "AGENTS.local.md"]);
+/// assert_eq!(resolved.fallback_scope(), FallbackScope::Directory);
+/// assert_eq!(resolved.user_instruction_files(), ["~/.claude/CLAUDE.md"]);
 /// assert_eq!(claude.touch_tools, None);
-/// assert_eq!(hook_preset(Agent::Codex).imports, Some(false));
+/// let codex = hook_preset(Agent::Codex).resolve()?.config;
+/// assert!(!codex.imports());
+/// assert!(codex.ancestor_instruction_files().is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn hook_preset(agent: Agent) -> ConfigInput {
-    let names = |n: &[&str]| Some(n.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
-    let (base, local) = match agent {
-        // Claude Code's own selection (the `claude` preset, R-HOOK-8) with
-        // the fallback per directory: `AGENTS.md` loads wherever a directory
-        // has no `CLAUDE.md` — a superset of Claude's path-wide fallback
-        // (R-HOOK-4). Both overlays stay (R-HOOK-4: "the .local.md overlays").
-        Agent::Claude => (
-            names(&["CLAUDE.md"]),
-            names(&["CLAUDE.local.md", "AGENTS.local.md"]),
-        ),
-        Agent::Codex => (names(&["AGENTS.override.md", "AGENTS.md"]), None),
-        Agent::Gemini => (None, None),
-    };
-    let claude = agent == Agent::Claude;
+    let names = |n: &[String]| Some(n.to_vec());
+    let defaults = Config::preset(Preset::Dsh);
     let shell = crate::event::shell_tool(agent).to_owned();
-    ConfigInput {
+    let mut input = ConfigInput {
+        preset: Some(agent.library_preset()),
         max_bytes: Some(NumberInput::Int(HOOK_MAX_BYTES)),
         // R-CFG-11: the agent's shell tool's `command` is a shell call; the
         // adapter gives shell touches only while the session's config says
         // so (a `config.json` with `"shell_tools": {}` turns them off).
         shell_tools: Some([(shell, vec!["command".to_owned()])].into_iter().collect()),
-        instruction_file_candidates: base,
-        local_instruction_file_candidates: local,
-        imports: Some(matches!(agent, Agent::Claude | Agent::Gemini)),
-        // Claude Code's rules (contract 2): `.claude/CLAUDE.md`, its own
-        // transformations, imports to depth 4, and its user file — which
-        // `claudeMdExcludes` switches off natively, so the adapter delivers
-        // it (never lost, never twice).
-        fallback_instruction_file_candidates: claude.then(|| vec!["AGENTS.md".to_owned()]),
-        fallback_scope: claude.then_some(FallbackScope::Directory),
-        claude_dir: claude.then_some(true),
-        content_transform: claude.then_some(ContentTransform::Claude),
-        user_instruction_files: claude.then(|| vec!["~/.claude/CLAUDE.md".to_owned()]),
-        // Claude Code reads these in every directory above the project root
-        // too; `claudeMdExcludes` silences them natively, so the adapter
-        // delivers them, read by name only (R-HOOK-8, decision 0044).
-        ancestor_instruction_files: claude.then(|| {
-            ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"]
-                .map(String::from)
-                .to_vec()
-        }),
-        max_import_depth: claude.then_some(4),
         ..ConfigInput::default()
+    };
+    match agent {
+        Agent::Claude => {
+            input.local_instruction_file_candidates = Some(
+                ["CLAUDE.local.md", "AGENTS.local.md"]
+                    .map(String::from)
+                    .to_vec(),
+            );
+            input.fallback_scope = Some(FallbackScope::Directory);
+            input.rule_formats = Some(Vec::new());
+        }
+        Agent::Codex => {
+            input.local_instruction_file_candidates =
+                names(defaults.local_instruction_file_candidates());
+        }
+        Agent::Gemini => {
+            input.instruction_file_candidates = names(defaults.instruction_file_candidates());
+            input.local_instruction_file_candidates =
+                names(defaults.local_instruction_file_candidates());
+        }
     }
+    input
 }
 
 /// The agent's configuration: the preset, overlaid with the fields
@@ -209,12 +205,11 @@ pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, HookConfi
                     })
                     .collect();
             }
-            if over.preset.is_some() {
-                input = ConfigInput {
-                    imports: input.imports,
-                    ..ConfigInput::default()
-                };
-            }
+            // The one overlay rule (issue 31 item 4): a field given here
+            // replaces the hook preset's; a `preset` here replaces the base
+            // preset and resets nothing else, so the hook's differences
+            // (budget, overlays, shell tool, fallback) stay unless this
+            // file sets them too (decision 0052, superseding 0026's reset).
             input = input.overlay(over);
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -239,16 +234,10 @@ pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, HookConfi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use camino::Utf8PathBuf;
     use dsh_instructions_runtime::TouchKind;
-    use dsh_instructions_state::Preset;
     use rstest::rstest;
 
-    fn tmp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
-        (tmp, dir)
-    }
+    use crate::testdir::tmp_dir;
 
     fn load(agent: Agent, text: &str) -> HookConfig {
         let (_tmp, dir) = tmp_dir();
@@ -368,43 +357,43 @@ mod tests {
         }
     }
 
-    /// Decision 0026: fields of `config.json` win over the hook preset; a
-    /// `preset` there replaces the hook preset (keeping the agent's
-    /// imports unless the file sets them), its own fields still winning.
+    /// The one overlay rule (decision 0052): a field of `config.json`
+    /// replaces the hook preset's; a `preset` there replaces the base preset
+    /// and nothing else, so the hook's own differences stay unless the file
+    /// sets them too. Read back from the resolved configuration.
     #[rstest]
-    #[case::field_wins(r#"{"max_bytes": 9000}"#, Some(9000), Some(vec!["CLAUDE.md"]), None, Some(true))]
-    #[case::preset_replaces_the_hook_preset(
+    #[case::field_wins(r#"{"max_bytes": 9000}"#, 9000, &["CLAUDE.md"], &["CLAUDE.local.md", "AGENTS.local.md"], true)]
+    #[case::preset_replaces_the_base_only(
         r#"{"preset": "codex"}"#,
-        None,
-        None,
-        Some(Preset::Codex),
-        Some(true)
+        65_536,
+        &["AGENTS.override.md", "AGENTS.md"],
+        &["CLAUDE.local.md", "AGENTS.local.md"],
+        false
     )]
-    #[case::preset_with_a_field(
-        r#"{"preset": "codex", "max_bytes": 100, "imports": false}"#,
-        Some(100),
-        None,
-        Some(Preset::Codex),
-        Some(false)
+    #[case::preset_with_fields(
+        r#"{"preset": "codex", "max_bytes": 100, "imports": true, "local_instruction_file_candidates": []}"#,
+        100,
+        &["AGENTS.override.md", "AGENTS.md"],
+        &[],
+        true
     )]
     fn config_json_over_the_hook_preset(
         #[case] text: &str,
-        #[case] max: Option<i64>,
-        #[case] base: Option<Vec<&str>>,
-        #[case] preset: Option<Preset>,
-        #[case] imports: Option<bool>,
+        #[case] max: u64,
+        #[case] base: &[&str],
+        #[case] local: &[&str],
+        #[case] imports: bool,
     ) {
-        let c = load(Agent::Claude, text);
-        assert_eq!(
-            c.input.max_bytes,
-            max.or(c.input.preset.is_none().then_some(HOOK_MAX_BYTES))
-                .map(NumberInput::Int)
-        );
-        assert_eq!(
-            c.input.instruction_file_candidates,
-            base.map(|b| b.into_iter().map(str::to_owned).collect())
-        );
-        assert_eq!(c.input.preset, preset);
-        assert_eq!(c.input.imports, imports);
+        let c = load(Agent::Claude, text)
+            .input
+            .resolve()
+            .expect("valid")
+            .config;
+        assert_eq!(c.max_bytes().max_bytes(), max, "{text}");
+        assert_eq!(c.instruction_file_candidates(), base, "{text}");
+        assert_eq!(c.local_instruction_file_candidates(), local, "{text}");
+        assert_eq!(c.imports(), imports, "{text}");
+        // The hook's shell tool stays whatever the base.
+        assert!(c.is_shell_tool("Bash"), "{text}");
     }
 }

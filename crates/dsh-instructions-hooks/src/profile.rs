@@ -15,7 +15,7 @@ use crate::tools::{AgentTool, agent_tools};
 /// ```
 /// use dsh_instructions_hooks::{Agent, Framing, NativeSwitch};
 /// let claude = Agent::Claude.profile();
-/// assert_eq!(claude.framing, Framing::AgentFrames);
+/// assert_eq!(claude.framing, Framing::Bare);
 /// assert!(matches!(claude.native, NativeSwitch::ClaudeMdExcludes(_)));
 /// assert_eq!(claude.parts, 8);
 /// assert!(claude.differences.iter().any(|d| d.field == "fallback_scope"));
@@ -72,16 +72,11 @@ pub enum NativeSwitch {
     CodexProjectDocMaxBytes,
 }
 
-/// How the composition's text reaches the agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Framing {
-    /// Our own frame, as rendered.
-    Ours,
-    /// The agent wraps hook context in its own `<system-reminder>` and
-    /// escapes ours, so it gets the text without our frame (Claude Code,
-    /// decision 0019).
-    AgentFrames,
-}
+/// How the composition's text reaches the agent: the render crate's one
+/// framing option (decision 0055). Claude Code wraps hook context in its
+/// own `<system-reminder>` and escapes ours, so it gets the blocks without
+/// our frame ([`Framing::Bare`], decision 0019); the others get ours.
+pub use dsh_instructions_render::Framing;
 
 /// The reason every agent's hook names its shell tool.
 const SHELL: PresetDifference = PresetDifference {
@@ -145,22 +140,14 @@ impl Agent {
     /// The agent's profile: everything the hook and its installer know
     /// about it, in one value.
     pub fn profile(self) -> AgentProfile {
-        let (library_preset, differences, native) = match self {
+        let library_preset = self.library_preset();
+        let (differences, native) = match self {
             Agent::Claude => (
-                Preset::Claude,
                 CLAUDE_DIFFERENCES,
                 NativeSwitch::ClaudeMdExcludes(CLAUDE_EXCLUDES),
             ),
-            Agent::Codex => (
-                Preset::Codex,
-                CODEX_DIFFERENCES,
-                NativeSwitch::CodexProjectDocMaxBytes,
-            ),
-            Agent::Gemini => (
-                Preset::Gemini,
-                GEMINI_DIFFERENCES,
-                NativeSwitch::GeminiContextFileName,
-            ),
+            Agent::Codex => (CODEX_DIFFERENCES, NativeSwitch::CodexProjectDocMaxBytes),
+            Agent::Gemini => (GEMINI_DIFFERENCES, NativeSwitch::GeminiContextFileName),
         };
         let framing = self.framing();
         AgentProfile {
@@ -181,8 +168,8 @@ impl Agent {
     /// every event (no preset built).
     pub(crate) fn framing(self) -> Framing {
         match self {
-            Agent::Claude => Framing::AgentFrames,
-            Agent::Codex | Agent::Gemini => Framing::Ours,
+            Agent::Claude => Framing::Bare,
+            Agent::Codex | Agent::Gemini => Framing::Reminder,
         }
     }
 }
@@ -287,9 +274,9 @@ mod tests {
     }
 
     #[rstest]
-    #[case(Agent::Claude, Framing::AgentFrames, 8, true)]
-    #[case(Agent::Codex, Framing::Ours, 8, false)]
-    #[case(Agent::Gemini, Framing::Ours, 1, false)]
+    #[case(Agent::Claude, Framing::Bare, 8, true)]
+    #[case(Agent::Codex, Framing::Reminder, 8, false)]
+    #[case(Agent::Gemini, Framing::Reminder, 1, false)]
     fn the_profile_gathers_the_agent_facts(
         #[case] agent: Agent,
         #[case] framing: Framing,

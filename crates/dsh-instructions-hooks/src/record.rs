@@ -174,7 +174,9 @@ mod tests {
     fn rec(key: &str, n: usize) -> Record {
         Record {
             key: key.into(),
-            parts: (0..n).map(|i| Part::Whole(format!("{key}{i}"))).collect(),
+            parts: (0..n)
+                .map(|i| Part::Whole(vec![vec![format!("{key}{i}")]]))
+                .collect(),
             claimed: vec![false; n],
         }
     }
@@ -197,7 +199,10 @@ mod tests {
         let carried = rs.take_unclaimed();
         assert_eq!(
             carried,
-            [Part::Whole("a1".into()), Part::Whole("a2".into())]
+            [
+                Part::Whole(vec![vec!["a1".into()]]),
+                Part::Whole(vec![vec!["a2".into()]])
+            ]
         );
         assert!(rs.take_unclaimed().is_empty());
     }
@@ -212,11 +217,7 @@ mod tests {
         assert_eq!(rs.records[0].key, "k5");
     }
 
-    fn tmp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
-        (tmp, dir)
-    }
+    use crate::testdir::tmp_dir;
 
     #[test]
     fn saved_records_load_back() {

@@ -15,8 +15,8 @@ use std::fmt::Write as _;
 
 use crate::escape::{push_escaped, tag_positions, tags_within};
 use crate::{
-    BaselineFile, FRAME_CLOSE, FRAME_OPEN, Fate, HEADER_BASELINE, HEADER_REMOVE, HEADER_REPLACE,
-    HEADER_SET, IntroUsed, NOTICE_PREFIX, Rendered, Section,
+    BaselineFile, Block, BlockKind, FRAME_CLOSE, FRAME_OPEN, Fate, Framing, HEADER_BASELINE,
+    HEADER_REMOVE, HEADER_REPLACE, HEADER_SET, IntroUsed, NOTICE_PREFIX, Rendered, Section,
 };
 
 /// Block separator inside a part: one blank line.
@@ -57,6 +57,8 @@ const OMITTED_BOUND_DIVISOR: u64 = 16;
 pub(crate) struct Prep<'a> {
     /// Escaped header block(s), already joined; never empty.
     fixed: String,
+    /// Length of the header line at the start of `fixed`.
+    header_len: usize,
     /// Escaped display path, as the notice names it.
     path: Cow<'a, str>,
     /// Raw content; empty for a remove (which then can never be cut).
@@ -80,12 +82,21 @@ impl<'a> Prep<'a> {
         // (`Instructions from: <path>\n\n`). The blank line is part of the
         // fixed text here, because the empty content is no block of its own.
         let trailer = if file.content.is_empty() { SEP } else { "" };
+        let header_len = HEADER_BASELINE.len() + path.len();
         let fixed = [HEADER_BASELINE, &path, trailer].concat();
-        Self::new(fixed, path, file.content)
+        Self::new(fixed, header_len, path, file.content)
     }
 
     pub(crate) fn dynamic(section: &Section<'a>) -> Self {
         let path = crate::escape(section.path());
+        let prefix = match *section {
+            Section::SetProject { .. }
+            | Section::SetRule { .. }
+            | Section::SetUserGlobal { .. } => HEADER_SET,
+            Section::Replace { .. } | Section::ReplacePath { .. } => HEADER_REPLACE,
+            Section::Remove { .. } => HEADER_REMOVE,
+        };
+        let header_len = prefix.len() + path.len();
         let fixed = match *section {
             Section::SetProject { dir, .. } => [
                 HEADER_SET,
@@ -120,7 +131,8 @@ impl<'a> Prep<'a> {
             .concat(),
             Section::Remove { .. } => [HEADER_REMOVE, &path, SEP, REMOVE_TEXT].concat(),
         };
-        Self::new(fixed, path, section.content().unwrap_or(""))
+        debug_assert!(fixed.starts_with(prefix));
+        Self::new(fixed, header_len, path, section.content().unwrap_or(""))
     }
 
     /// A broad baseline file the caller did not read because it cannot be
@@ -129,6 +141,7 @@ impl<'a> Prep<'a> {
         let path = crate::escape(path);
         let fixed = [HEADER_BASELINE, &path].concat();
         Self {
+            header_len: fixed.len(),
             fixed,
             path,
             content: "",
@@ -137,9 +150,10 @@ impl<'a> Prep<'a> {
         }
     }
 
-    fn new(fixed: String, path: Cow<'a, str>, content: &'a str) -> Self {
+    fn new(fixed: String, header_len: usize, path: Cow<'a, str>, content: &'a str) -> Self {
         Self {
             fixed,
+            header_len,
             path,
             content,
             tags: tag_positions(content),
@@ -215,6 +229,7 @@ pub(crate) fn fits(size: u64, max_bytes: u64) -> bool {
 pub(crate) fn nothing(inputs: usize) -> Rendered {
     Rendered {
         text: String::new(),
+        blocks: Vec::new(),
         fates: vec![Fate::Omitted; inputs],
         notice: None,
         intro: IntroUsed::None,
@@ -581,12 +596,18 @@ fn notice(
 
 /// Builds the chosen render and its report.
 fn build(choice: Choice<'_, '_>, inputs: usize, max_bytes: u64) -> Rendered {
-    let mut body = Body::new(choice.size);
+    let mut blocks = Vec::with_capacity(choice.sections.len() + 2);
     if let Some(notice) = &choice.notice {
-        body.block_pair(choice.notice_lead, notice);
+        blocks.push(Block {
+            kind: BlockKind::Notice,
+            text: [choice.notice_lead, notice].concat(),
+        });
     }
     if let Some((intro, _)) = choice.intro {
-        body.block_pair("", intro);
+        blocks.push(Block {
+            kind: BlockKind::Intro,
+            text: intro.to_owned(),
+        });
     }
     let count = choice.sections.len();
     for (i, prep) in choice.sections.iter().enumerate() {
@@ -594,9 +615,10 @@ fn build(choice: Choice<'_, '_>, inputs: usize, max_bytes: u64) -> Rendered {
             Some(kept) if i + 1 == count => kept,
             _ => prep.content.len(),
         };
-        body.section(prep, kept);
+        blocks.push(section_block(prep, kept));
     }
-    let text = body.finish();
+    blocks.retain(|b| !b.text.is_empty());
+    let text = Framing::Reminder.part(blocks.iter().map(|b| b.text.as_str()));
     debug_assert_eq!(len(&text), choice.size, "measured size must match the text");
     // Defence in depth: a measuring bug must never produce an oversized part.
     if !fits(len(&text), max_bytes) {
@@ -619,56 +641,27 @@ fn build(choice: Choice<'_, '_>, inputs: usize, max_bytes: u64) -> Rendered {
     );
     Rendered {
         text,
+        blocks,
         fates,
         notice: choice.notice,
         intro: choice.intro.map_or(IntroUsed::None, |(_, used)| used),
     }
 }
 
-/// Writes a frame block by block, skipping empty blocks.
-struct Body {
-    text: String,
-    started: bool,
-}
-
-impl Body {
-    fn new(size: u64) -> Self {
-        let mut text = String::with_capacity(usize::try_from(size).unwrap_or(0));
-        text.push_str(FRAME_OPEN);
-        Self {
-            text,
-            started: false,
-        }
+/// One section's block: its fixed text, then (after a blank line) the
+/// first `kept` raw bytes of its content escaped, when any are kept.
+fn section_block(prep: &Prep<'_>, kept: usize) -> Block {
+    let mut text = prep.fixed.clone();
+    if let Some(content) = prep.content.get(..kept).filter(|c| !c.is_empty()) {
+        text.reserve(SEP.len() + content.len() + prep.tags.len());
+        text.push_str(SEP);
+        let tags = &prep.tags[..tags_within(&prep.tags, kept)];
+        push_escaped(&mut text, content, tags);
     }
-
-    fn open_block(&mut self) {
-        if self.started {
-            self.text.push_str(SEP);
-        }
-        self.started = true;
-    }
-
-    /// One block made of two glued pieces.
-    fn block_pair(&mut self, lead: &str, text: &str) {
-        if lead.is_empty() && text.is_empty() {
-            return;
-        }
-        self.open_block();
-        self.text.push_str(lead);
-        self.text.push_str(text);
-    }
-
-    fn section(&mut self, prep: &Prep<'_>, kept: usize) {
-        self.block_pair("", &prep.fixed);
-        if let Some(content) = prep.content.get(..kept).filter(|c| !c.is_empty()) {
-            self.open_block();
-            let tags = &prep.tags[..tags_within(&prep.tags, kept)];
-            push_escaped(&mut self.text, content, tags);
-        }
-    }
-
-    fn finish(mut self) -> String {
-        self.text.push_str(FRAME_CLOSE);
-        self.text
+    Block {
+        kind: BlockKind::Section {
+            header: prep.fixed[..prep.header_len].to_owned(),
+        },
+        text,
     }
 }

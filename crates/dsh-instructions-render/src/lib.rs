@@ -265,12 +265,98 @@ pub enum IntroUsed {
     None,
 }
 
+/// What a block of a rendered part is (see [`Block`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum BlockKind {
+    /// The budget notice (R-REN-4), with the [`SUPERSEDE`] lead of a
+    /// replacement's notice-only frame when it has one.
+    Notice,
+    /// The intro block (R-REN-2): [`IntroUsed`] says which.
+    Intro,
+    /// One section (R-REN-1, R-REN-3): its header line, the blank line and
+    /// everything up to the next section.
+    Section {
+        /// The header line: one of [`SECTION_HEADER_PREFIXES`] and the
+        /// escaped display path.
+        header: String,
+    },
+}
+
+/// One block of a rendered part, escaped, as it appears between the frame's
+/// blank lines; blocks are joined by one blank line.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Block {
+    /// What the block is.
+    pub kind: BlockKind,
+    /// Its text (escaped; a section's starts with its header line).
+    pub text: String,
+}
+
+/// How the blocks of a part are wrapped for the agent that reads them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Framing {
+    /// Each part in its own [`FRAME_OPEN`] … [`FRAME_CLOSE`] frame (SPEC §6).
+    #[default]
+    Reminder,
+    /// No frame of ours: for an agent that wraps the context it is given
+    /// in its own frame (Claude Code, decision 0019).
+    Bare,
+}
+
+impl Framing {
+    /// One part's text from its blocks: joined by a blank line, inside the
+    /// frame this framing gives; `""` for no blocks.
+    ///
+    /// ```
+    /// use dsh_instructions_render::{Budget, Framing, render_dynamic, Section};
+    ///
+    /// let out = render_dynamic(&[Section::Remove { path: "a/AGENTS.md" }], Budget::bytes(1_000));
+    /// let texts: Vec<&str> = out.blocks.iter().map(|b| b.text.as_str()).collect();
+    /// assert_eq!(Framing::Reminder.part(texts.iter().copied()), out.text);
+    /// assert!(Framing::Bare.part(texts.iter().copied()).starts_with("Instructions removed: a/AGENTS.md\n\n"));
+    /// ```
+    pub fn part<'b>(self, blocks: impl IntoIterator<Item = &'b str>) -> String {
+        let mut blocks = blocks.into_iter().peekable();
+        if blocks.peek().is_none() {
+            return String::new();
+        }
+        let mut text = String::new();
+        if self == Self::Reminder {
+            text.push_str(FRAME_OPEN);
+        }
+        for (i, block) in blocks.enumerate() {
+            if i > 0 {
+                text.push_str("\n\n");
+            }
+            text.push_str(block);
+        }
+        if self == Self::Reminder {
+            text.push_str(FRAME_CLOSE);
+        }
+        text
+    }
+
+    /// What separates two parts of one message shown as one text: a line
+    /// break between two frames, a blank line between two bare parts.
+    pub fn between_parts(self) -> &'static str {
+        match self {
+            Self::Reminder => "\n",
+            Self::Bare => "\n\n",
+        }
+    }
+}
+
 /// The result of rendering one part.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rendered {
     /// The part text: `""` when nothing was rendered, otherwise exactly one
-    /// frame, never longer than `max_bytes`.
+    /// frame, never longer than `max_bytes`. It is [`Framing::Reminder`]'s
+    /// text of [`Rendered::blocks`].
     pub text: String,
+    /// The blocks of the part in order — notice, intro, sections — as
+    /// values, so a caller that cuts or reframes the part works on them
+    /// instead of parsing `text` again. Empty when nothing was rendered.
+    pub blocks: Vec<Block>,
     /// One fate per input, in input order — also when `text` is empty, so the
     /// caller still gets the budget report (R-REN-6 step 5).
     pub fates: Vec<Fate>,
@@ -292,6 +378,20 @@ impl Rendered {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()
+    }
+
+    /// The part's text under `framing`: [`Rendered::text`] for
+    /// [`Framing::Reminder`].
+    ///
+    /// ```
+    /// use dsh_instructions_render::{Budget, Framing, render_empty_replacement, EMPTY_REPLACEMENT};
+    /// let out = render_empty_replacement(Budget::bytes(1_000));
+    /// assert_eq!(out.framed(Framing::Reminder), out.text);
+    /// assert_eq!(out.framed(Framing::Bare), EMPTY_REPLACEMENT);
+    /// ```
+    #[must_use]
+    pub fn framed(&self, framing: Framing) -> String {
+        framing.part(self.blocks.iter().map(|b| b.text.as_str()))
     }
 
     /// Byte length of the rendered text (what the budget counts).
@@ -422,8 +522,13 @@ pub fn render_empty_replacement(budget: Budget) -> Rendered {
     let max_bytes = budget.max_bytes();
     let len = FRAME_OPEN.len() + EMPTY_REPLACEMENT.len() + FRAME_CLOSE.len();
     if budget::fits(len as u64, max_bytes) {
+        let blocks = vec![Block {
+            kind: BlockKind::Intro,
+            text: EMPTY_REPLACEMENT.to_owned(),
+        }];
         Rendered {
-            text: [FRAME_OPEN, EMPTY_REPLACEMENT, FRAME_CLOSE].concat(),
+            text: Framing::Reminder.part([EMPTY_REPLACEMENT]),
+            blocks,
             fates: Vec::new(),
             notice: None,
             intro: IntroUsed::EmptyReplacement,

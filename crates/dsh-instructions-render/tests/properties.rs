@@ -3,8 +3,8 @@
 //! it) that the linear implementation must agree with exactly.
 
 use dsh_instructions_render::{
-    BaselineFile, BaselineKind, Budget, Fate, IntroUsed, Rendered, Section, escape,
-    render_baseline, render_dynamic,
+    BaselineFile, BaselineKind, BlockKind, Budget, Fate, Framing, IntroUsed, Rendered,
+    SECTION_HEADER_PREFIXES, Section, escape, render_baseline, render_dynamic,
 };
 use proptest::prelude::*;
 
@@ -73,6 +73,7 @@ fn represented(out: &Rendered) -> usize {
 
 /// Invariants every part must satisfy, whatever the inputs.
 fn check_shape(out: &Rendered, inputs: usize, max: u64) -> Result<(), TestCaseError> {
+    check_blocks(out)?;
     prop_assert!(out.len() as u64 <= max);
     prop_assert_eq!(out.fates.len(), inputs);
     if out.text.is_empty() {
@@ -122,6 +123,65 @@ fn check_shape(out: &Rendered, inputs: usize, max: u64) -> Result<(), TestCaseEr
     Ok(())
 }
 
+/// The blocks are the part as values (issue 31 item 3): the text is their
+/// framing, they come as notice, intro, sections, one section per
+/// represented input, each opening with its header line; the bare framing
+/// is the text without the frame.
+fn check_blocks(out: &Rendered) -> Result<(), TestCaseError> {
+    let texts = || out.blocks.iter().map(|b| b.text.as_str());
+    prop_assert_eq!(&Framing::Reminder.part(texts()), &out.text);
+    prop_assert_eq!(out.framed(Framing::Reminder), out.text.clone());
+    let bare = out.framed(Framing::Bare);
+    if out.text.is_empty() {
+        prop_assert!(out.blocks.is_empty() && bare.is_empty());
+        return Ok(());
+    }
+    prop_assert_eq!(
+        Some(bare.as_str()),
+        out.text
+            .strip_prefix(OPEN)
+            .and_then(|t| t.strip_suffix(CLOSE))
+    );
+    let rank = |k: &BlockKind| match k {
+        BlockKind::Notice => 0,
+        BlockKind::Intro => 1,
+        BlockKind::Section { .. } => 2,
+    };
+    let ranks: Vec<u8> = out.blocks.iter().map(|b| rank(&b.kind)).collect();
+    prop_assert!(
+        ranks
+            .windows(2)
+            .all(|w| w[0] < w[1] || (w[0] == 2 && w[1] == 2))
+    );
+    prop_assert_eq!(
+        out.notice.is_some(),
+        out.blocks.first().map(|b| &b.kind) == Some(&BlockKind::Notice)
+    );
+    prop_assert_eq!(
+        out.intro != IntroUsed::None,
+        out.blocks.iter().any(|b| b.kind == BlockKind::Intro)
+    );
+    let sections: Vec<_> = out
+        .blocks
+        .iter()
+        .filter_map(|b| match &b.kind {
+            BlockKind::Section { header } => Some((header, &b.text)),
+            _ => None,
+        })
+        .collect();
+    prop_assert_eq!(sections.len(), represented(out));
+    for (header, text) in sections {
+        prop_assert!(
+            SECTION_HEADER_PREFIXES
+                .iter()
+                .any(|p| header.starts_with(p))
+        );
+        prop_assert!(text.starts_with(header.as_str()));
+        prop_assert!(text[header.len()..].starts_with("\n\n"));
+    }
+    Ok(())
+}
+
 /// Checks, by searching the text, that each baseline file is rendered exactly
 /// as its fate says.
 fn check_baseline_sections(
@@ -134,6 +194,21 @@ fn check_baseline_sections(
         .filter(|l| l.starts_with("Instructions from: "))
         .count();
     prop_assert_eq!(headers, represented(out));
+    let block_headers: Vec<&str> = out
+        .blocks
+        .iter()
+        .filter_map(|b| match &b.kind {
+            BlockKind::Section { header } => Some(header.as_str()),
+            _ => None,
+        })
+        .collect();
+    let want: Vec<String> = files
+        .iter()
+        .zip(&out.fates)
+        .filter(|(_, f)| f.is_represented())
+        .map(|((path, _), _)| format!("Instructions from: {}", escape(path)))
+        .collect();
+    prop_assert_eq!(block_headers, want);
     for ((path, content), fate) in files.iter().zip(&out.fates) {
         let header = format!("Instructions from: {}", escape(path));
         let shown = match *fate {

@@ -57,7 +57,14 @@ fn baseline(c: &mut Criterion) {
             );
         }
         group.bench_function(BenchmarkId::new("baseline-floor", &label), |b| {
-            b.iter(|| black_box(floor::compose(&tree.home, &tree.cwd, MAX_SOURCE_BYTES)));
+            b.iter(|| {
+                black_box(floor::compose(
+                    &tree.home,
+                    &tree.cwd,
+                    MAX_SOURCE_BYTES,
+                    Some(65_536),
+                ))
+            });
         });
     }
     group.finish();

@@ -3,10 +3,14 @@
 //! their ratio, content bytes we read and provider operations per directory.
 //!
 //! Output (stable): a header line, then one case per line,
-//! `case  ours_ms  floor_ms  ratio  bytes_read  ops_per_dir`; lines starting
-//! with `#` are notes (memory, tree sizes). Arguments not starting with `-`
-//! filter cases by substring. `DSH_BENCH_CLI` names a built
-//! `dsh-instructions` binary for the memory and whole-process lines.
+//! `case  ours_ms  floor_ms  ratio  bytes_read  ops_per_dir  floor_bytes`;
+//! then the memory rows under their own header (`mem/<tree>/<budget>`:
+//! `rss_kib  over_kib  output_b  largest_b  target_kib  met`); lines
+//! starting with `#` are notes (peer rows, whole-process lines, tree
+//! sizes). Arguments not starting with `-` filter cases by substring.
+//! `DSH_BENCH_CLI` names a built `dsh-instructions` binary for the memory,
+//! whole-process and peer lines; `DSH_BENCH_CODEX` the pinned Codex CLI
+//! for the peer lines (`cargo xtask bench` sets both when it can).
 //!
 //! Ours and the floor alternate run by run so machine noise hits both; the
 //! first run of each is an untimed warm-up (ours counted through the
@@ -52,6 +56,8 @@ struct Row {
     floor_ms: f64,
     bytes_read: Option<u64>,
     ops_per_dir: Option<f64>,
+    /// Content bytes the floor read (its own count, same job).
+    floor_bytes: Option<u64>,
 }
 
 fn median(mut v: Vec<Duration>) -> f64 {
@@ -70,14 +76,18 @@ fn print_row(r: &Row) {
     let ops = r
         .ops_per_dir
         .map_or_else(|| "-".to_owned(), |o| format!("{o:.2}"));
+    let floor_bytes = r
+        .floor_bytes
+        .map_or_else(|| "-".to_owned(), |b| b.to_string());
     println!(
-        "{:<36} {:>10.3} {:>10.3} {:>7.2} {:>11} {:>11}",
+        "{:<40} {:>10.3} {:>10.3} {:>7.2} {:>11} {:>11} {:>11}",
         r.case,
         r.ours_ms,
         r.floor_ms,
         r.ours_ms / r.floor_ms,
         bytes,
-        ops
+        ops,
+        floor_bytes
     );
 }
 
@@ -119,7 +129,8 @@ fn baseline_case_on(
         drive::show(&counting, tree, max_bytes).await;
         counting.counts.snapshot()
     });
-    let _ = floor::compose(&tree.home, &tree.cwd, MAX_SOURCE_BYTES);
+    let budget = Some(max_bytes.unsigned_abs());
+    let floor_counts = floor::compose(&tree.home, &tree.cwd, MAX_SOURCE_BYTES, budget);
     let (ours_ms, floor_ms) = alternate(
         || {
             timed(|| {
@@ -132,7 +143,12 @@ fn baseline_case_on(
         },
         || {
             timed(|| {
-                let _ = black_box(floor::compose(&tree.home, &tree.cwd, MAX_SOURCE_BYTES));
+                let _ = black_box(floor::compose(
+                    &tree.home,
+                    &tree.cwd,
+                    MAX_SOURCE_BYTES,
+                    budget,
+                ));
             })
         },
     );
@@ -146,6 +162,7 @@ fn baseline_case_on(
         floor_ms,
         bytes_read: Some(counted.bytes_read),
         ops_per_dir: Some(counted.ops_per_dir()),
+        floor_bytes: Some(floor_counts.bytes_read),
     }
 }
 
@@ -215,11 +232,12 @@ fn ours_touches(
     })
 }
 
-fn floor_touches(tree: &Tree, touches: usize, edit: bool, rev: u32) -> Duration {
+fn floor_touches(tree: &Tree, touches: usize, edit: bool, rev: u32) -> (Duration, u64) {
     let Shape::Wide { packages } = tree.shape else {
-        return Duration::ZERO;
+        return (Duration::ZERO, 0);
     };
     let mut session = NaiveSession::start(&tree.home, &tree.root, MAX_SOURCE_BYTES);
+    let start_bytes = session.counts.bytes_read;
     let mut spent = Duration::ZERO;
     let mut edited = Vec::new();
     for k in 0..touches {
@@ -235,7 +253,7 @@ fn floor_touches(tree: &Tree, touches: usize, edit: bool, rev: u32) -> Duration 
     for p in edited {
         tree.edit_package(p, 0).expect("restore");
     }
-    spent
+    (spent, session.counts.bytes_read - start_bytes)
 }
 
 fn touch_case(rt: &tokio::runtime::Runtime, tree: &Tree, touches: usize, edit: bool) -> Row {
@@ -252,15 +270,15 @@ fn touch_case(rt: &tokio::runtime::Runtime, tree: &Tree, touches: usize, edit: b
     // ours (the decorator adds an atomic add per operation, noise next to a
     // syscall), and the floor runs right after it on the same warm cache.
     let (first, counted) = ours_touches(rt, tree, touches, edit, next_rev(), true);
-    let (ours_ms, floor_ms) = {
+    let (ours_ms, floor_ms, floor_bytes) = {
         let start = Instant::now();
-        let (mut a, mut b) = (vec![first], Vec::new());
-        b.push(floor_touches(tree, touches, edit, next_rev()));
+        let (first_floor, floor_bytes) = floor_touches(tree, touches, edit, next_rev());
+        let (mut a, mut b) = (vec![first], vec![first_floor]);
         while more(a.len(), start) {
             a.push(ours_touches(rt, tree, touches, edit, next_rev(), false).0);
-            b.push(floor_touches(tree, touches, edit, next_rev()));
+            b.push(floor_touches(tree, touches, edit, next_rev()).0);
         }
-        (median(a), median(b))
+        (median(a), median(b), floor_bytes)
     };
     if edit {
         tree.end_edits().expect("stamp");
@@ -275,14 +293,20 @@ fn touch_case(rt: &tokio::runtime::Runtime, tree: &Tree, touches: usize, edit: b
         floor_ms,
         bytes_read: Some(counted.bytes_read),
         ops_per_dir: Some(counted.ops_per_dir()),
+        floor_bytes: Some(floor_bytes),
     }
 }
 
+/// A pre-step with nothing pending and nothing changed, repeated on one
+/// warm in-process session (its handle caches and version cache stay warm
+/// between samples, which a hook process never has: the row's name says
+/// `warm-session`), interleaved sample by sample with the naive session's
+/// reconciliation of the same known directories.
 fn revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
     let Shape::Wide { packages } = tree.shape else {
         unreachable!("revalidation runs on wide trees")
     };
-    let (ours_ms, counted) = rt.block_on(async {
+    let (mut session, counted) = rt.block_on(async {
         let disk = drive::disk(tree).expect("open roots");
         let counting = Counting::new(disk);
         let mut session =
@@ -300,38 +324,31 @@ fn revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
         let before = counting.counts.snapshot();
         session.revalidate().await;
         let after = counting.counts.snapshot();
-        let counted = Snapshot {
-            probes: after.probes - before.probes,
-            dirs: after.dirs - before.dirs,
-            reads: after.reads - before.reads,
-            bytes_read: after.bytes_read - before.bytes_read,
-            markers: after.markers - before.markers,
-        };
-        let start = Instant::now();
-        let mut runs = Vec::new();
-        while more(runs.len(), start) {
-            let t = Instant::now();
-            black_box(session.revalidate().await);
-            runs.push(t.elapsed());
-        }
-        (median(runs), counted)
+        (session, after.since(&before))
     });
     let mut naive = NaiveSession::start(&tree.home, &tree.root, MAX_SOURCE_BYTES);
     let all: Vec<_> = (0..packages)
         .map(|p| tree.root.join(support::tree::package_rel(p)))
         .collect();
     naive.reconcile(&all);
-    let start = Instant::now();
-    let mut runs = Vec::new();
-    while more(runs.len(), start) {
-        runs.push(timed(|| naive.reconcile(&[])));
-    }
+    let before = naive.counts.bytes_read;
+    naive.reconcile(&[]);
+    let floor_bytes = naive.counts.bytes_read - before;
+    let (ours_ms, floor_ms) = alternate(
+        || {
+            timed(|| {
+                black_box(rt.block_on(session.revalidate()));
+            })
+        },
+        || timed(|| naive.reconcile(&[])),
+    );
     Row {
-        case: format!("revalidate/{}", tree.shape.label()),
+        case: format!("revalidate/{}/warm-session", tree.shape.label()),
         ours_ms,
-        floor_ms: median(runs),
+        floor_ms,
         bytes_read: Some(counted.bytes_read),
         ops_per_dir: Some(counted.ops_per_dir()),
+        floor_bytes: Some(floor_bytes),
     }
 }
 
@@ -350,6 +367,13 @@ fn imports_baseline_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
         assert!(shown.text.contains("Imported from: "), "imports expand");
         counting.counts.snapshot()
     });
+    let floor_counts = floor::compose_imports(
+        &tree.home,
+        &tree.cwd,
+        MAX_SOURCE_BYTES,
+        Some(65_536),
+        &targets,
+    );
     let (ours_ms, floor_ms) = alternate(
         || {
             timed(|| {
@@ -365,6 +389,7 @@ fn imports_baseline_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
                     &tree.home,
                     &tree.cwd,
                     MAX_SOURCE_BYTES,
+                    Some(65_536),
                     &targets,
                 ));
             })
@@ -376,6 +401,7 @@ fn imports_baseline_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
         floor_ms,
         bytes_read: Some(counted.bytes_read),
         ops_per_dir: Some(counted.ops_per_dir()),
+        floor_bytes: Some(floor_counts.bytes_read),
     }
 }
 
@@ -383,7 +409,7 @@ fn imports_baseline_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
 /// import targets cost a probe each and nothing is read (R-IMP-4).
 fn imports_revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
     let targets = import_targets();
-    let (ours_ms, counted) = rt.block_on(async {
+    let (mut session, counted) = rt.block_on(async {
         let counting = Counting::new(drive::disk(tree).expect("open roots"));
         let mut session = Session::start_with(
             Arc::new(counting.clone()),
@@ -400,37 +426,29 @@ fn imports_revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
             after.reads, before.reads,
             "an unchanged revalidation reads nothing"
         );
-        let counted = Snapshot {
-            probes: after.probes - before.probes,
-            dirs: after.dirs - before.dirs,
-            reads: after.reads - before.reads,
-            bytes_read: after.bytes_read - before.bytes_read,
-            markers: after.markers - before.markers,
-        };
-        let start = Instant::now();
-        let mut runs = Vec::new();
-        while more(runs.len(), start) {
-            let t = Instant::now();
-            black_box(session.revalidate().await);
-            runs.push(t.elapsed());
-        }
-        (median(runs), counted)
+        (session, after.since(&before))
     });
-    let start = Instant::now();
-    let mut runs = Vec::new();
-    while more(runs.len(), start) {
-        runs.push(timed(|| {
-            let _ = black_box(floor::revalidate_imports(
-                &tree.home, &tree.root, &tree.cwd, &targets,
-            ));
-        }));
-    }
+    let (ours_ms, floor_ms) = alternate(
+        || {
+            timed(|| {
+                black_box(rt.block_on(session.revalidate()));
+            })
+        },
+        || {
+            timed(|| {
+                let _ = black_box(floor::revalidate_imports(
+                    &tree.home, &tree.root, &tree.cwd, &targets,
+                ));
+            })
+        },
+    );
     Row {
-        case: format!("revalidate/{}", tree.shape.label()),
+        case: format!("revalidate/{}/warm-session", tree.shape.label()),
         ours_ms,
-        floor_ms: median(runs),
+        floor_ms,
         bytes_read: Some(counted.bytes_read),
         ops_per_dir: Some(counted.ops_per_dir()),
+        floor_bytes: Some(0),
     }
 }
 
@@ -488,12 +506,18 @@ fn render_case(over: bool) -> Row {
         floor_ms,
         bytes_read: None,
         ops_per_dir: None,
+        floor_bytes: None,
     }
 }
 
-/// Peak RSS (KiB) of `dsh-instructions show` via `/usr/bin/time -f %M`, and
-/// the bytes it printed.
-fn peak_rss(cli: &str, tree: &Tree, cwd: &camino::Utf8Path) -> Option<(u64, usize)> {
+/// Max RSS (KiB) of one `dsh-instructions show` process at `cwd` under
+/// `max_bytes` (`/usr/bin/time -f %M`), and the bytes it printed.
+fn peak_rss(
+    cli: &str,
+    home: &camino::Utf8Path,
+    cwd: &camino::Utf8Path,
+    max_bytes: i64,
+) -> Option<(u64, usize)> {
     let out = Command::new("/usr/bin/time")
         .args([
             "-f",
@@ -503,58 +527,174 @@ fn peak_rss(cli: &str, tree: &Tree, cwd: &camino::Utf8Path) -> Option<(u64, usiz
             "--cwd",
             cwd.as_str(),
             "--home",
-            tree.home.as_str(),
+            home.as_str(),
         ])
-        .args(["--max-bytes", "65536"])
+        .args(["--max-bytes", &max_bytes.to_string()])
         .stdin(Stdio::null())
         .output()
         .ok()?;
+    if !out.status.success() {
+        return None;
+    }
     let stderr = String::from_utf8_lossy(&out.stderr);
     let kib = stderr.lines().last()?.trim().parse().ok()?;
     Some((kib, out.stdout.len()))
 }
 
-fn memory_note(tree: &Tree) {
-    let Ok(cli) = std::env::var("DSH_BENCH_CLI") else {
-        println!("# memory: skipped (set DSH_BENCH_CLI to a built dsh-instructions)");
-        return;
-    };
-    // Idle: the same binary and job on a root holding no instruction file.
-    let idle_dir = tree.base.join("idle");
-    let _ = std::fs::create_dir_all(idle_dir.join(".git"));
-    let idle_tree = Tree {
-        home: idle_dir.join("home"),
-        ..tree.clone()
-    };
-    let _ = std::fs::create_dir_all(&idle_tree.home);
-    let runs = 5;
+/// Median of five [`peak_rss`] runs (the output of the last).
+fn median_rss(
+    cli: &str,
+    home: &camino::Utf8Path,
+    cwd: &camino::Utf8Path,
+    max_bytes: i64,
+) -> Option<(u64, usize)> {
     let mut peaks = Vec::new();
-    let mut idles = Vec::new();
-    let mut rendered = 0;
-    for _ in 0..runs {
-        if let (Some((peak, out)), Some((idle, _))) = (
-            peak_rss(&cli, tree, &tree.cwd),
-            peak_rss(&cli, &idle_tree, &idle_dir),
-        ) {
-            peaks.push(peak);
-            idles.push(idle);
-            rendered = out;
-        }
+    let mut printed = 0;
+    for _ in 0..5 {
+        let (kib, out) = peak_rss(cli, home, cwd, max_bytes)?;
+        peaks.push(kib);
+        printed = out;
     }
     peaks.sort_unstable();
-    idles.sort_unstable();
-    let (Some(peak), Some(idle)) = (peaks.get(peaks.len() / 2), idles.get(idles.len() / 2)) else {
-        println!("# memory: /usr/bin/time or {cli} failed");
+    Some((peaks[peaks.len() / 2], printed))
+}
+
+/// The `mem/…` rows (`cargo xtask bench mem`, issue 35 item 3): per tree
+/// and budget, the max RSS of a `show` process over that of the same
+/// binary and job on an empty tree (a `.git` root holding no instruction
+/// file, an empty home), beside the bytes it printed and the largest file
+/// on the chain; target: at most 2 x (output + largest file) + 1 MiB.
+fn memory_rows(trees: &[Tree], wanted: &dyn Fn(&str) -> bool) {
+    let cases: Vec<(&Tree, i64)> = trees
+        .iter()
+        .filter(|t| !matches!(t.shape, Shape::Imports { .. }))
+        .flat_map(|t| [(t, 64 * 1024), (t, 32 * 1024)])
+        .filter(|(t, kib)| wanted(&format!("mem/{}/{}K", t.shape.label(), kib / 1024)))
+        .collect();
+    let Some(first) = cases.first() else {
         return;
     };
-    let delta = peak.saturating_sub(*idle);
-    let bound = 2 * (rendered as u64 + tree.largest_on_chain) / 1024;
+    let Ok(cli) = std::env::var("DSH_BENCH_CLI") else {
+        println!("# mem: skipped (set DSH_BENCH_CLI to a built dsh-instructions)");
+        return;
+    };
+    let empty = first.0.base.join("empty");
+    let empty_home = empty.join("home");
+    let _ = std::fs::create_dir_all(empty.join(".git"));
+    let _ = std::fs::create_dir_all(&empty_home);
+    let Some((idle, _)) = median_rss(&cli, &empty_home, &empty, 65_536) else {
+        println!("# mem: /usr/bin/time or {cli} failed on the empty tree");
+        return;
+    };
     println!(
-        "# memory show/{}: peak {peak} KiB, idle {idle} KiB, delta {delta} KiB, target < {bound} KiB (2 x (rendered {rendered} B + largest file {} B)) -> {}",
-        tree.shape.label(),
-        tree.largest_on_chain,
-        if delta < bound { "met" } else { "MISSED" }
+        "{:<40} {:>10} {:>10} {:>11} {:>11} {:>10} {:>6}",
+        "case", "rss_kib", "over_kib", "output_b", "largest_b", "target_kib", "met"
     );
+    for (tree, max_bytes) in cases {
+        let case = format!("mem/{}/{}K", tree.shape.label(), max_bytes / 1024);
+        let Some((rss, output)) = median_rss(&cli, &tree.home, &tree.cwd, max_bytes) else {
+            println!("# {case}: {cli} show failed");
+            continue;
+        };
+        let over = rss.saturating_sub(idle);
+        let target = (2 * (output as u64 + tree.largest_on_chain)).div_ceil(1024) + 1024;
+        println!(
+            "{case:<40} {rss:>10} {over:>10} {output:>11} {:>11} {target:>10} {:>6}",
+            tree.largest_on_chain,
+            if over <= target { "yes" } else { "NO" }
+        );
+    }
+    println!("# mem: empty-tree show {idle} KiB max RSS (median of 5 per row)");
+}
+
+/// One whole process with stdout and stderr discarded; its wall time when
+/// it succeeded.
+fn wall(command: &mut Command) -> Option<Duration> {
+    let t = Instant::now();
+    let ok = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then(|| t.elapsed())
+}
+
+/// The `peer/codex/…` rows (issue 35 item 4): whole-process `show` against
+/// the pinned Codex CLI's `codex debug prompt-input` on the same tree at
+/// the same budget (`project_doc_max_bytes`, the user-global file in
+/// `CODEX_HOME`), 21 runs each, interleaved; ratio Codex over ours, target
+/// at least 10. Skipped with a line when `DSH_BENCH_CODEX` (set by `cargo
+/// xtask bench` from the e2e cache) names no executable.
+fn peer_rows(trees: &[Tree], wanted: &dyn Fn(&str) -> bool) {
+    let max_bytes: i64 = 65_536;
+    let cases: Vec<&Tree> = trees
+        .iter()
+        .filter(|t| !matches!(t.shape, Shape::Imports { .. }))
+        .filter(|t| wanted(&format!("peer/codex/{}/64K", t.shape.label())))
+        .collect();
+    if cases.is_empty() {
+        return;
+    }
+    let (Ok(cli), Some(codex)) = (
+        std::env::var("DSH_BENCH_CLI"),
+        std::env::var_os("DSH_BENCH_CODEX").filter(|c| std::path::Path::new(c).exists()),
+    ) else {
+        println!(
+            "# peer/codex: skipped (the pinned Codex CLI is not in the e2e cache, \
+             ${{XDG_CACHE_HOME:-~/.cache}}/dsh-e2e/agents; `cargo xtask e2e --agent codex` installs it)"
+        );
+        return;
+    };
+    for tree in cases {
+        let case = format!("peer/codex/{}/64K", tree.shape.label());
+        // Codex writes its own state into its home: give it a copy of the
+        // user-global file in a home of its own, not the tree's.
+        let codex_home = tree.base.join(format!("codex-home-{}", tree.shape.label()));
+        let _ = std::fs::create_dir_all(&codex_home);
+        let _ = std::fs::copy(tree.home.join("AGENTS.md"), codex_home.join("AGENTS.md"));
+        let ours = || {
+            wall(
+                Command::new(&cli)
+                    .args(["show", "--cwd", tree.cwd.as_str(), "--home"])
+                    .arg(tree.home.as_str())
+                    .args(["--max-bytes", &max_bytes.to_string()]),
+            )
+        };
+        let theirs = || {
+            wall(
+                Command::new(&codex)
+                    .args(["debug", "prompt-input", "-c"])
+                    .arg(format!("project_doc_max_bytes={max_bytes}"))
+                    .current_dir(tree.cwd.as_std_path())
+                    .env("CODEX_HOME", codex_home.as_std_path()),
+            )
+        };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..21 {
+            match (ours(), theirs()) {
+                (Some(x), Some(y)) => {
+                    a.push(x);
+                    b.push(y);
+                }
+                _ => break,
+            }
+        }
+        if a.len() < 21 {
+            println!("# {case}: a run failed (ours or `codex debug prompt-input`)");
+            continue;
+        }
+        let (ours_ms, codex_ms) = (median(a), median(b));
+        println!(
+            "# {case}: ours {ours_ms:.2} ms, codex {codex_ms:.2} ms, {:.1}x, target >= 10x -> {}",
+            codex_ms / ours_ms,
+            if codex_ms / ours_ms >= 10.0 {
+                "met"
+            } else {
+                "MISSED"
+            }
+        );
+    }
 }
 
 fn main() {
@@ -565,8 +705,8 @@ fn main() {
     let wanted = |case: &str| filters.is_empty() || filters.iter().any(|f| case.contains(f));
     let rt = drive::runtime();
     println!(
-        "{:<36} {:>10} {:>10} {:>7} {:>11} {:>11}",
-        "case", "ours_ms", "floor_ms", "ratio", "bytes_read", "ops_per_dir"
+        "{:<40} {:>10} {:>10} {:>7} {:>11} {:>11} {:>11}",
+        "case", "ours_ms", "floor_ms", "ratio", "bytes_read", "ops_per_dir", "floor_bytes"
     );
     let shapes = [
         Shape::Deep { depth: 16 },
@@ -585,12 +725,19 @@ fn main() {
         let label = shape.label();
         // A filter naming a whole case (`touch/wide-1000/100/clean`) is
         // longer than the prefix, so it selects the tree too.
-        let any = ["baseline/", "touch/", "revalidate/", "memory", "process/"]
-            .iter()
-            .any(|k| {
-                let prefix = format!("{k}{label}");
-                wanted(&prefix) || filters.iter().any(|f| f.starts_with(&prefix))
-            });
+        let any = [
+            "baseline/",
+            "touch/",
+            "revalidate/",
+            "mem/",
+            "process/",
+            "peer/codex/",
+        ]
+        .iter()
+        .any(|k| {
+            let prefix = format!("{k}{label}");
+            wanted(&prefix) || filters.iter().any(|f| f.starts_with(&prefix))
+        });
         if !any {
             continue;
         }
@@ -656,6 +803,8 @@ fn main() {
             print_row(&render_case(over));
         }
     }
+    memory_rows(&trees, &wanted);
+    peer_rows(&trees, &wanted);
     for tree in &trees {
         println!(
             "# tree {}: {} candidate bytes, cwd {} levels below the root",
@@ -665,9 +814,6 @@ fn main() {
                 .strip_prefix(&tree.root)
                 .map_or(0, |p| p.components().count())
         );
-        if tree.shape == (Shape::Deep { depth: 256 }) && wanted("memory") {
-            memory_note(tree);
-        }
         if wanted(&format!("process/{}", tree.shape.label())) {
             process_note(tree);
         }

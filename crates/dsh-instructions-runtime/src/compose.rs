@@ -194,13 +194,13 @@ fn directory_transitions(
     }
 }
 
-/// Renders dynamic transitions; returns the part text and the committed
+/// Renders dynamic transitions; returns the rendered part and the committed
 /// changes (R-STATE-7).
 fn render_transitions(
     mut pending: Vec<Pending>,
     config: &Config,
     budget: Budget,
-) -> (String, Vec<Change>) {
+) -> (Option<Rendered>, Vec<Change>) {
     pending.sort_by(|a, b| section_order(&a.change.scope, &b.change.scope, config));
     // A set/replace whose content was not read cannot be rendered; the cache
     // only skips reads whose result is already visible, so this never drops
@@ -267,7 +267,7 @@ fn render_transitions(
         })
         .collect();
     if sections.is_empty() {
-        return (String::new(), Vec::new());
+        return (None, Vec::new());
     }
     let rendered = render_dynamic(&sections, budget);
     let committed = pending
@@ -277,9 +277,9 @@ fn render_transitions(
         .map(|(p, _)| p.change.clone())
         .collect::<Vec<_>>();
     if committed.is_empty() {
-        return (String::new(), committed);
+        return (None, committed);
     }
-    (rendered.text, committed)
+    (Some(rendered), committed)
 }
 
 /// A complete baseline over the gathered chain.
@@ -380,7 +380,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
 
     let mut out = Composition::default();
     let mut pending: Vec<Pending> = Vec::new();
-    let mut baseline_part: Option<(String, Vec<Change>)> = None;
+    let mut baseline_part: Option<(Rendered, Vec<Change>)> = None;
     // Every known directory's winner joins it: sized once, not rehashed
     // nine times on the way to a thousand.
     let mut seen = SeenFiles::with_capacity(input.view.len() + chain.len() + 1);
@@ -440,7 +440,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 let changes = plan.held_sets(&mut out);
                 held.extend(changes.iter().map(|c| c.scope.clone()));
                 out.excluded = Some(omitted.clone());
-                baseline_part = Some((plan.rendered.text.clone(), changes));
+                baseline_part = Some((plan.rendered.clone(), changes));
             }
             // Visible state that survived (compaction hid only the baseline):
             // remove what the new baseline does not hold.
@@ -586,7 +586,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
             let mut changes = removes;
             changes.extend(plan.held_sets(&mut out));
             out.excluded = Some(plan.omitted());
-            baseline_part = Some((rendered.text, changes));
+            baseline_part = Some((rendered, changes));
             if nothing_remains {
                 known = Known::Nothing;
             } else if root_changed {
@@ -609,17 +609,20 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         remember_cache(&scan, &mut out);
     }
 
-    let (dyn_text, dyn_changes) = render_transitions(pending, config, budget);
+    let (dyn_part, dyn_changes) = render_transitions(pending, config, budget);
     let mut parts = Vec::new();
+    let mut blocks = Vec::new();
     let mut source = TypedSource::default();
-    if let Some((text, changes)) = baseline_part {
-        parts.push(text);
+    if let Some((rendered, changes)) = baseline_part {
+        parts.push(rendered.text);
+        blocks.push(rendered.blocks);
         source.baseline = true;
         source.baseline_identity = Some(identity);
         source.changes = changes;
     }
-    if !dyn_changes.is_empty() {
-        parts.push(dyn_text);
+    if let Some(rendered) = dyn_part.filter(|_| !dyn_changes.is_empty()) {
+        parts.push(rendered.text);
+        blocks.push(rendered.blocks);
         source.changes.extend(dyn_changes);
     }
     // R-STATE-7/8: the cache learns only what is committed or already visible.
@@ -635,7 +638,11 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
             })
     });
     if !parts.is_empty() {
-        out.message = Some(WorkspaceMessage { parts, source });
+        out.message = Some(WorkspaceMessage {
+            parts,
+            blocks,
+            source,
+        });
     }
     Ok(out)
 }

@@ -4,10 +4,8 @@
 //! lines; [`crate::MemoryHost`] is a complete reference implementation.
 
 use camino::Utf8PathBuf;
+use dsh_instructions_render::{Block, Framing};
 use dsh_instructions_state::TypedSource;
-
-/// Identifier of an item in the host's next-step inbox.
-pub type InboxId = u64;
 
 /// A workspace message: one user-role message with one text part per
 /// rendered unit (baseline, dynamic batch), plus its typed source
@@ -16,6 +14,11 @@ pub type InboxId = u64;
 pub struct WorkspaceMessage {
     /// Text parts, baseline first.
     pub parts: Vec<String>,
+    /// The blocks of each part as render gave them (`parts[i]` is
+    /// `blocks[i]` in [`Framing::Reminder`]), so a host that cuts or
+    /// reframes the message works on values, never on the text; empty for
+    /// a message a host built from text alone.
+    pub blocks: Vec<Vec<Block>>,
     /// The typed source (metadata).
     pub source: TypedSource,
 }
@@ -26,11 +29,42 @@ impl WorkspaceMessage {
     ///
     /// ```
     /// use dsh_instructions_runtime::WorkspaceMessage;
-    /// let m = WorkspaceMessage { parts: vec!["a".into(), "b".into()], source: Default::default() };
+    /// let m = WorkspaceMessage {
+    ///     parts: vec!["a".into(), "b".into()],
+    ///     blocks: Vec::new(),
+    ///     source: Default::default(),
+    /// };
     /// assert_eq!(m.joined_text(), "a\nb");
     /// ```
     pub fn joined_text(&self) -> String {
         self.parts.join("\n")
+    }
+
+    /// The message as one text under `framing`, made from its blocks:
+    /// [`WorkspaceMessage::joined_text`] for [`Framing::Reminder`]. A
+    /// message without blocks is its joined text under either framing.
+    ///
+    /// ```
+    /// use dsh_instructions_render::{Block, BlockKind, Framing};
+    /// use dsh_instructions_runtime::WorkspaceMessage;
+    /// let intro = Block { kind: BlockKind::Intro, text: "Rules.".into() };
+    /// let m = WorkspaceMessage {
+    ///     parts: vec![Framing::Reminder.part(["Rules."])],
+    ///     blocks: vec![vec![intro]],
+    ///     source: Default::default(),
+    /// };
+    /// assert_eq!(m.framed_text(Framing::Reminder), m.joined_text());
+    /// assert_eq!(m.framed_text(Framing::Bare), "Rules.");
+    /// ```
+    pub fn framed_text(&self, framing: Framing) -> String {
+        if self.blocks.len() != self.parts.len() {
+            return self.joined_text();
+        }
+        self.blocks
+            .iter()
+            .map(|part| framing.part(part.iter().map(|b| b.text.as_str())))
+            .collect::<Vec<_>>()
+            .join(framing.between_parts())
     }
 }
 
@@ -149,7 +183,9 @@ pub enum VisibleUpdate {
     Whole(Vec<TypedSource>),
 }
 
-/// What the adapter reads from a session and does to its inbox.
+/// What the adapter reads from a session: what a host must provide. The
+/// next-step inbox is the instance's own ([`crate::Instance::pending`]):
+/// it lives in memory only (R-RT-7), so no host has to keep it.
 ///
 /// Calls are short and synchronous; the adapter calls them from its own
 /// serialized lane, never concurrently for one session.
@@ -218,12 +254,4 @@ pub trait Host: Send + Sync + std::fmt::Debug + 'static {
     /// Whether persisted history ends inside an open step (after `step/start`,
     /// before `step/end`/`turn/end`); seeds step gating (R-RT-5).
     fn step_open(&self) -> bool;
-    /// Workspace messages pending in the next-step inbox, in inbox order.
-    fn pending(&self) -> Vec<(InboxId, WorkspaceMessage)>;
-    /// Puts a workspace message at the front of the inbox.
-    fn inbox_prepend(&self, message: WorkspaceMessage) -> InboxId;
-    /// Replaces an inbox item in place.
-    fn inbox_replace(&self, id: InboxId, message: WorkspaceMessage);
-    /// Removes an inbox item.
-    fn inbox_remove(&self, id: InboxId);
 }

@@ -25,6 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::error::MountError;
 use crate::host::{BatchEntry, Decision, Host, SessionEvent, ToolExecution, WorkspaceMessage};
+use crate::inbox::Inbox;
 use crate::touch::TouchKind;
 use crate::user_file::UserFile;
 use crate::view::VisibleView;
@@ -84,6 +85,9 @@ pub struct Instance {
     /// What of the lane's version cache may outlive this process
     /// ([`Instance::remembered_versions`]).
     remembered: Arc<Mutex<Remembered>>,
+    /// The next-step inbox (R-RT-2): memory only (R-RT-7), shared with the
+    /// lane, which alone changes it.
+    inbox: Arc<Mutex<Inbox>>,
 }
 
 /// The version-cache entries a host may persist for the next loop instance
@@ -144,6 +148,28 @@ impl Instance {
         host: Arc<dyn Host>,
         versions: Vec<(ScopeKey, CacheEntry<FileVersion>)>,
     ) -> Result<Self, MountError> {
+        Self::mount_with(mount, host, versions, Inbox::default())
+    }
+
+    /// A hot remount (R-RT-7): disposes this instance and mounts a new one
+    /// over `host` with `mount` (another configuration, say) that takes
+    /// over this one's pending message — the inbox is kept across a hot
+    /// remount, lost on a resume (a plain [`Instance::mount`]).
+    ///
+    /// # Errors
+    /// As [`Instance::mount`].
+    pub fn remount(&self, mount: Mount, host: Arc<dyn Host>) -> Result<Self, MountError> {
+        self.dispose();
+        let inbox = lock(&self.inbox).clone();
+        Self::mount_with(mount, host, Vec::new(), inbox)
+    }
+
+    fn mount_with(
+        mount: Mount,
+        host: Arc<dyn Host>,
+        versions: Vec<(ScopeKey, CacheEntry<FileVersion>)>,
+        inbox: Inbox,
+    ) -> Result<Self, MountError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| MountError::NoRuntime)?;
         let cancel = CancellationToken::new();
         let apply = Arc::new(Mutex::new(()));
@@ -156,12 +182,14 @@ impl Instance {
             }
         }
         let remembered = Arc::new(Mutex::new(remembered));
+        let inbox = Arc::new(Mutex::new(inbox));
         let (Some(config), Some(provider)) = (mount.config, mount.provider) else {
             return Ok(Self {
                 active: None,
                 cancel,
                 apply,
                 remembered,
+                inbox,
             });
         };
         // A `Config` is valid by construction (only `ConfigInput::resolve`
@@ -174,6 +202,7 @@ impl Instance {
                 cancel,
                 apply,
                 remembered,
+                inbox,
             });
         }
         let cwd = host.cwd();
@@ -195,6 +224,7 @@ impl Instance {
             root: mount.root.map(|r| r.root),
             cache,
             remembered: remembered.clone(),
+            inbox: inbox.clone(),
             excluded: None,
             view: VisibleView::default(),
             cancel: cancel.clone(),
@@ -216,7 +246,16 @@ impl Instance {
             cancel,
             apply,
             remembered,
+            inbox,
         })
+    }
+
+    /// The workspace messages pending in the next-step inbox, in inbox
+    /// order; at most one once the lane settled (R-RT-2). The inbox lives
+    /// in this instance only: a new instance over the same history starts
+    /// with none and composes again (R-RT-7).
+    pub fn pending(&self) -> Vec<WorkspaceMessage> {
+        lock(&self.inbox).messages().cloned().collect()
     }
 
     /// The version-cache entries a host may persist for the next loop
@@ -382,7 +421,7 @@ impl Instance {
     /// // Listing `pkg` touches `pkg` itself: its rule is pending.
     /// instance.touch("pkg".into(), TouchKind::List);
     /// instance.settle().await;
-    /// assert_eq!(host.inbox()[0].source.changes[0].path, "pkg/AGENTS.md");
+    /// assert_eq!(instance.pending()[0].source.changes[0].path, "pkg/AGENTS.md");
     /// # });
     /// ```
     pub fn touch(&self, path: &Utf8Path, kind: TouchKind) {

@@ -7,6 +7,7 @@ mod error;
 mod gather;
 mod host;
 mod imports;
+mod inbox;
 mod inspect;
 mod instance;
 mod maps;
@@ -24,14 +25,16 @@ mod view;
 
 pub use error::MountError;
 pub use host::{
-    BatchEntry, BatchItem, Decision, Host, InboxId, SessionEvent, ToolExecution, ViewSnapshot,
-    VisibleMark, VisibleUpdate, WorkspaceMessage,
+    BatchEntry, BatchItem, Decision, Host, SessionEvent, ToolExecution, ViewSnapshot, VisibleMark,
+    VisibleUpdate, WorkspaceMessage,
 };
 pub use imports::{ImportFate, InspectedImport};
 pub use inspect::{CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview};
 pub use instance::{Instance, Mount, PreStepOutcome};
-pub use memory_host::{HistoryItem, Inbox, MemoryHost};
-pub use open::{CapStdFactory, OpenError, Opened, ProviderFactory, SessionSpec, open_mount};
+pub use memory_host::{HistoryItem, MemoryHost};
+pub use open::{
+    CapStdFactory, OpenError, Opened, ProviderFactory, SessionSpec, open_mount, open_resolved,
+};
 pub use pointer::{POINTER_MAX_BYTES, is_pointer_to};
 pub use rules::{InspectedRule, InspectedRules, RuleFate, inspect_rules};
 pub use shell::{MAX_SHELL_TOUCHES, changes_directory, command_paths};
@@ -49,9 +52,10 @@ pub use dsh_instructions_discovery::{
 };
 #[cfg(feature = "test-support")]
 pub use dsh_instructions_discovery::{MemNode, MemoryProvider};
+pub use dsh_instructions_render::{Block, BlockKind, Framing};
 pub use dsh_instructions_state::{
     Action, Budget, CacheEntry, CandidatePolicy, Change, Config, ConfigError, ConfigInput,
-    ConfigWarning, ContentTransform, Digest, FallbackScope, NumberInput, Preset, RuleFormat,
-    ScopeKey, TypedSource,
+    ConfigWarning, ContentTransform, Digest, FallbackScope, NumberInput, Preset, ResolvedConfig,
+    RuleFormat, ScopeKey, TypedSource,
 };
 pub use serde_json::Value;

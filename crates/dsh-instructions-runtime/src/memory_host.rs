@@ -1,5 +1,5 @@
-//! A complete in-memory host: history with a visible surface, compaction and
-//! a next-step inbox. It serves this crate's tests, the conformance runner
+//! A complete in-memory host: history with a visible surface and
+//! compaction. It serves this crate's tests, the conformance runner
 //! and the CLI, and shows a product what the [`Host`] trait asks for.
 
 use std::collections::BTreeSet;
@@ -8,10 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use camino::Utf8PathBuf;
 use dsh_instructions_state::TypedSource;
 
-use crate::host::{
-    BatchEntry, Host, InboxId, SessionEvent, ViewSnapshot, VisibleMark, VisibleUpdate,
-    WorkspaceMessage,
-};
+use crate::host::{BatchEntry, Host, SessionEvent, ViewSnapshot, VisibleMark, VisibleUpdate};
 
 /// One persisted history entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,78 +37,10 @@ impl HistoryItem {
     }
 }
 
-/// A next-step inbox held in memory: the part of [`Host`] every in-memory
-/// host implements the same way, so a host that persists history elsewhere
-/// (a log, a database) keeps one of these behind its lock and forwards
-/// [`Host::pending`], [`Host::inbox_prepend`], [`Host::inbox_replace`] and
-/// [`Host::inbox_remove`] to it.
-///
-/// Ids are never reused, not even after [`Inbox::clear`], so an id a
-/// disposed instance still holds cannot reach a newer message.
-///
-/// ```
-/// use dsh_instructions_runtime::{Inbox, WorkspaceMessage};
-/// let msg = |t: &str| WorkspaceMessage { parts: vec![t.into()], source: Default::default() };
-/// let mut inbox = Inbox::default();
-/// let a = inbox.prepend(msg("a"));
-/// let b = inbox.prepend(msg("b"));
-/// inbox.replace(a, msg("a2"));
-/// let texts: Vec<String> = inbox.messages().map(|m| m.joined_text()).collect();
-/// assert_eq!(texts, ["b", "a2"]); // newest first
-/// inbox.remove(b);
-/// inbox.clear();
-/// assert!(inbox.pending().is_empty());
-/// assert_ne!(inbox.prepend(msg("c")), a, "ids are not reused");
-/// ```
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Inbox {
-    items: Vec<(InboxId, WorkspaceMessage)>,
-    last_id: InboxId,
-}
-
-impl Inbox {
-    /// Pending messages with their ids, in inbox order (front first).
-    pub fn pending(&self) -> &[(InboxId, WorkspaceMessage)] {
-        &self.items
-    }
-
-    /// Pending messages without their ids, in inbox order.
-    pub fn messages(&self) -> impl Iterator<Item = &WorkspaceMessage> {
-        self.items.iter().map(|(_, m)| m)
-    }
-
-    /// Puts `message` at the front and returns its fresh id.
-    pub fn prepend(&mut self, message: WorkspaceMessage) -> InboxId {
-        // Wrapping only after 2^64 prepends; never a panic.
-        self.last_id = self.last_id.wrapping_add(1);
-        self.items.insert(0, (self.last_id, message));
-        self.last_id
-    }
-
-    /// Replaces the message with this id in place; an id no longer pending
-    /// changes nothing.
-    pub fn replace(&mut self, id: InboxId, message: WorkspaceMessage) {
-        if let Some(slot) = self.items.iter_mut().find(|(i, _)| *i == id) {
-            slot.1 = message;
-        }
-    }
-
-    /// Removes the message with this id, if pending.
-    pub fn remove(&mut self, id: InboxId) {
-        self.items.retain(|(i, _)| *i != id);
-    }
-
-    /// Drops every pending message (ids keep counting).
-    pub fn clear(&mut self) {
-        self.items.clear();
-    }
-}
-
 #[derive(Debug, Default)]
 struct State {
     history: Vec<HistoryItem>,
     hidden: BTreeSet<usize>,
-    inbox: Inbox,
     /// Bumped whenever the visible surface changes other than by appending.
     generation: u64,
     /// History indexes of the visible workspace messages, oldest first.
@@ -293,16 +222,6 @@ impl MemoryHost {
         drop(s);
         self.lock().hide(hide);
     }
-
-    /// Pending workspace messages in the inbox.
-    pub fn inbox(&self) -> Vec<WorkspaceMessage> {
-        self.lock().inbox.messages().cloned().collect()
-    }
-
-    /// Empties the inbox (a resume: the inbox is not persisted, R-RT-7).
-    pub fn clear_inbox(&self) {
-        self.lock().inbox.clear();
-    }
 }
 
 impl Host for MemoryHost {
@@ -362,97 +281,5 @@ impl Host for MemoryHost {
                 _ => None,
             })
             .unwrap_or(false)
-    }
-
-    fn pending(&self) -> Vec<(InboxId, WorkspaceMessage)> {
-        self.lock().inbox.pending().to_vec()
-    }
-
-    fn inbox_prepend(&self, message: WorkspaceMessage) -> InboxId {
-        self.lock().inbox.prepend(message)
-    }
-
-    fn inbox_replace(&self, id: InboxId, message: WorkspaceMessage) {
-        self.lock().inbox.replace(id, message);
-    }
-
-    fn inbox_remove(&self, id: InboxId) {
-        self.lock().inbox.remove(id);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rstest::rstest;
-
-    fn msg(text: &str) -> WorkspaceMessage {
-        WorkspaceMessage {
-            parts: vec![text.to_owned()],
-            source: TypedSource::default(),
-        }
-    }
-
-    fn texts(inbox: &Inbox) -> Vec<String> {
-        inbox
-            .messages()
-            .map(WorkspaceMessage::joined_text)
-            .collect()
-    }
-
-    /// One inbox operation; ids are referred to by the order they were
-    /// handed out (0 = first prepend).
-    #[derive(Debug, Clone, Copy)]
-    enum Op {
-        Prepend(&'static str),
-        Replace(usize, &'static str),
-        Remove(usize),
-        Clear,
-    }
-
-    #[rstest]
-    #[case::newest_first(&[Op::Prepend("a"), Op::Prepend("b")], &["b", "a"])]
-    #[case::replace_in_place(&[Op::Prepend("a"), Op::Prepend("b"), Op::Replace(0, "a2")], &["b", "a2"])]
-    #[case::remove_one(&[Op::Prepend("a"), Op::Prepend("b"), Op::Remove(1)], &["a"])]
-    #[case::replace_after_remove_is_a_no_op(&[Op::Prepend("a"), Op::Remove(0), Op::Replace(0, "x")], &[])]
-    #[case::remove_twice_is_a_no_op(&[Op::Prepend("a"), Op::Prepend("b"), Op::Remove(0), Op::Remove(0)], &["b"])]
-    #[case::stale_id_after_clear_misses_the_new_message(&[Op::Prepend("a"), Op::Clear, Op::Prepend("b"), Op::Replace(0, "x"), Op::Remove(0)], &["b"])]
-    fn inbox_operations(#[case] ops: &[Op], #[case] want: &[&str]) {
-        let mut inbox = Inbox::default();
-        let mut ids = Vec::new();
-        for op in ops {
-            match *op {
-                Op::Prepend(t) => ids.push(inbox.prepend(msg(t))),
-                Op::Replace(n, t) => inbox.replace(ids[n], msg(t)),
-                Op::Remove(n) => inbox.remove(ids[n]),
-                Op::Clear => inbox.clear(),
-            }
-        }
-        assert_eq!(texts(&inbox), want);
-        let mut unique = ids.clone();
-        unique.sort_unstable();
-        unique.dedup();
-        assert_eq!(unique.len(), ids.len(), "ids are never reused: {ids:?}");
-    }
-
-    #[test]
-    fn memory_host_forwards_its_inbox_and_a_resume_clears_it() {
-        let host = MemoryHost::new("/r".into());
-        let a = host.inbox_prepend(msg("a"));
-        let b = host.inbox_prepend(msg("b"));
-        host.inbox_replace(a, msg("a2"));
-        let pending: Vec<(InboxId, String)> = host
-            .pending()
-            .into_iter()
-            .map(|(id, m)| (id, m.joined_text()))
-            .collect();
-        assert_eq!(pending, [(b, "b".to_owned()), (a, "a2".to_owned())]);
-        host.inbox_remove(b);
-        assert_eq!(host.inbox(), [msg("a2")]);
-        // R-RT-7: a resume drops the inbox; nothing of it reached history.
-        host.clear_inbox();
-        assert!(host.pending().is_empty());
-        assert!(host.history().is_empty());
-        assert_ne!(host.inbox_prepend(msg("c")), a);
     }
 }

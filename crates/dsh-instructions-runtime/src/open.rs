@@ -16,7 +16,7 @@ use dsh_instructions_discovery::{
     AmbientAuthority, CancellationToken, CapStdProvider, DirMemory, FsProvider, ProjectRoot,
     ProviderError, find_project_root,
 };
-use dsh_instructions_state::{ConfigError, ConfigInput, ConfigWarning};
+use dsh_instructions_state::{ConfigError, ConfigInput, ConfigWarning, ResolvedConfig};
 
 use crate::ancestors::ancestor_dirs;
 use crate::instance::Mount;
@@ -312,18 +312,53 @@ pub async fn open_mount(
     factory: &dyn ProviderFactory,
     cancel: &CancellationToken,
 ) -> Result<Opened, OpenError> {
-    if !spec.cwd.is_absolute() {
-        return Err(OpenError::RelativeCwd(spec.cwd.clone()));
-    }
-    if let Some(r) = spec.extra_roots.iter().find(|r| !r.is_absolute()) {
-        return Err(OpenError::RelativeRoot(r.clone()));
-    }
-    let cwd = normalize_lexically(&spec.cwd);
+    check_paths(spec)?;
     let Some(input) = &spec.config else {
         let home = resolve_dsh_home(None, &spec.env)?;
         return Ok(disabled(home));
     };
-    let resolved = input.resolve()?;
+    open_resolved(spec, input.resolve()?, factory, cancel).await
+}
+
+/// [`open_mount`] for a caller that has resolved the configuration itself
+/// (a CLI that validates it to name the flag or file line of an error, and
+/// needs its `dsh_home` before anything mounts): `resolved` is mounted as
+/// it is and `spec.config` is not read, so the configuration is resolved
+/// once per command (issue 31 item 4).
+///
+/// # Errors
+/// As [`open_mount`], except a configuration error.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+/// use dsh_instructions_runtime::{
+///     ambient_authority, open_resolved, CancellationToken, CapStdFactory, ConfigInput, HomeEnv,
+///     Preset, SessionSpec, Utf8PathBuf,
+/// };
+///
+/// let tmp = tempfile::tempdir()?;
+/// let base = Utf8PathBuf::try_from(tmp.path().to_path_buf())?;
+/// std::fs::create_dir_all(base.join("repo/.git"))?;
+/// let env = HomeEnv { home: Some(base.join("home").into_string().into()), ..Default::default() };
+/// let input = ConfigInput { preset: Some(Preset::Codex), ..Default::default() };
+/// let resolved = input.resolve()?; // once, by the caller
+/// let spec = SessionSpec::new(base.join("repo"), None, env);
+/// let factory = CapStdFactory::new(ambient_authority());
+/// let opened = open_resolved(&spec, resolved, &factory, &CancellationToken::new()).await?;
+/// let config = opened.mount.config.as_ref().expect("mounted");
+/// assert_eq!(config.instruction_file_candidates(), ["AGENTS.override.md", "AGENTS.md"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub async fn open_resolved(
+    spec: &SessionSpec,
+    resolved: ResolvedConfig,
+    factory: &dyn ProviderFactory,
+    cancel: &CancellationToken,
+) -> Result<Opened, OpenError> {
+    check_paths(spec)?;
+    let cwd = normalize_lexically(&spec.cwd);
     let config = resolved.config;
     let home = resolve_dsh_home(config.dsh_home(), &spec.env)?;
     // A zero budget (R-CFG-2) still opens the provider: the instance is a
@@ -360,6 +395,17 @@ pub async fn open_mount(
         trusted_roots,
         warnings: resolved.warnings,
     })
+}
+
+/// The spec's paths must be absolute (R-RT-11).
+fn check_paths(spec: &SessionSpec) -> Result<(), OpenError> {
+    if !spec.cwd.is_absolute() {
+        return Err(OpenError::RelativeCwd(spec.cwd.clone()));
+    }
+    if let Some(r) = spec.extra_roots.iter().find(|r| !r.is_absolute()) {
+        return Err(OpenError::RelativeRoot(r.clone()));
+    }
+    Ok(())
 }
 
 fn disabled(home: DshHome) -> Opened {

@@ -479,7 +479,7 @@ async fn closing_tag_in_a_dynamic_dir_label_is_escaped_r_ren_5() {
         "t1",
     );
     settle(&instance).await;
-    let pending = host.inbox();
+    let pending = instance.pending();
     assert_eq!(pending.len(), 1, "one pending workspace message");
     let part = &pending[0].parts[0];
     assert_one_frame(part);
@@ -955,15 +955,15 @@ async fn a_loaded_file_swapped_for_a_directory_mid_read_is_kept_then_removed_r_d
         "the swap happened mid-read"
     );
     assert!(
-        host.inbox().is_empty(),
+        instance.pending().is_empty(),
         "a read race is unavailable: nothing removed, nothing replaced: {:?}",
-        host.inbox()
+        instance.pending()
     );
 
     // Settled state: a directory is a confirmed absence.
     touch(&instance, &tree.repo.join("y.rs"), "t2");
     settle(&instance).await;
-    let pending = host.inbox();
+    let pending = instance.pending();
     assert_eq!(pending.len(), 1);
     let changes = &pending[0].source.changes;
     assert_eq!(changes.len(), 1);

@@ -191,7 +191,7 @@ async fn an_always_on_rule_edit_in_a_known_directory_is_a_replace_r_rule_4(
     );
     w.prompt().await.expect("baseline");
     w.read("/repo/pkg/lib.rs").await;
-    let inbox = w.host.inbox();
+    let inbox = w.instance.pending();
     assert_eq!(
         changes(&inbox[0]),
         [
@@ -241,9 +241,9 @@ async fn a_path_scoped_rule_attaches_on_a_matching_read_only_r_rule_4_r_rule_5(
     assert!(!baseline.parts.concat().contains("TS rule"));
     // `*.ts` anchored in `src`: a file at the root does not match.
     w.read("/repo/a.ts").await;
-    assert!(w.host.inbox().is_empty());
+    assert!(w.instance.pending().is_empty());
     w.read("/repo/src/a.ts").await;
-    let inbox = w.host.inbox();
+    let inbox = w.instance.pending();
     assert_eq!(
         inbox[0].parts,
         [frame(&format!(

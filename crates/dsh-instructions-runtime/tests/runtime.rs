@@ -95,31 +95,36 @@ impl World {
 
     fn resume(&mut self) {
         self.instance.dispose();
-        self.host.clear_inbox();
         self.instance = mount(&self.fs, &self.host, self.config.clone());
         self.step = 0;
     }
 
     fn remount(&mut self, config: Option<Config>) {
-        self.instance.dispose();
         self.config = config;
-        self.instance = mount(&self.fs, &self.host, self.config.clone());
+        self.instance = self
+            .instance
+            .remount(
+                mount_of(&self.fs, self.config.clone()),
+                self.host.clone() as Arc<dyn Host>,
+            )
+            .expect("remounted inside a runtime");
         self.step = 0;
     }
 }
 
+fn mount_of(fs: &MemoryProvider, config: Option<Config>) -> Mount {
+    Mount {
+        config,
+        provider: Some(Arc::new(fs.clone())),
+        home: home(),
+        root: None,
+        user_files: Vec::new(),
+    }
+}
+
 fn mount(fs: &MemoryProvider, host: &Arc<MemoryHost>, config: Option<Config>) -> Instance {
-    Instance::mount(
-        Mount {
-            config,
-            provider: Some(Arc::new(fs.clone())),
-            home: home(),
-            root: None,
-            user_files: Vec::new(),
-        },
-        host.clone() as Arc<dyn Host>,
-    )
-    .expect("mounted inside a runtime")
+    Instance::mount(mount_of(fs, config), host.clone() as Arc<dyn Host>)
+        .expect("mounted inside a runtime")
 }
 
 fn frame(body: &str) -> String {
@@ -156,19 +161,19 @@ async fn first_pre_step_folds_baseline_after_the_prompt_r_rt_1() {
         "prompt then workspace message persist together"
     );
     assert!(!users[0].is_workspace() && users[1].is_workspace());
-    assert!(w.host.inbox().is_empty());
+    assert!(w.instance.pending().is_empty());
 }
 
 #[tokio::test]
 async fn reject_leaves_the_baseline_pending_and_the_next_step_folds_it_r_rt_1() {
     let mut w = World::new(&[("/repo/AGENTS.md", "root rule")], "/repo");
     assert_eq!(w.pre_step(Decision::Reject).await, None);
-    assert_eq!(w.host.inbox().len(), 1);
+    assert_eq!(w.instance.pending().len(), 1);
     assert!(w.host.user_messages().is_empty());
     let entered = w.prompt("again").await.expect("pending message folded");
     assert!(entered.source.baseline);
     assert!(
-        w.host.inbox().is_empty(),
+        w.instance.pending().is_empty(),
         "entering removes the pending copy"
     );
 }
@@ -177,7 +182,7 @@ async fn reject_leaves_the_baseline_pending_and_the_next_step_folds_it_r_rt_1() 
 async fn empty_batch_pends_at_step_one_and_enters_alone_later_r_rt_1() {
     let mut w = World::new(&[("/repo/AGENTS.md", "root rule")], "/repo");
     assert_eq!(w.pre_step(Decision::Enter(vec![])).await, None);
-    assert_eq!(w.host.inbox().len(), 1);
+    assert_eq!(w.instance.pending().len(), 1);
     let entered = w.pre_step(Decision::Enter(vec![])).await;
     assert!(
         entered.is_some(),
@@ -190,7 +195,7 @@ async fn empty_batch_pends_at_step_one_and_enters_alone_later_r_rt_1() {
 async fn nothing_is_composed_without_files_r_rt_1() {
     let mut w = World::new(&[], "/repo");
     assert_eq!(w.prompt("hi").await, None);
-    assert!(w.host.inbox().is_empty());
+    assert!(w.instance.pending().is_empty());
 }
 
 #[tokio::test]
@@ -233,7 +238,7 @@ async fn touch_below_cwd_discovers_a_nested_file_r_rt_3() {
     w.prompt("hi").await.unwrap();
     w.tool("read", "pkg/src/lib.rs", "t1", None, true);
     w.instance.settle().await;
-    let inbox = w.host.inbox();
+    let inbox = w.instance.pending();
     assert_eq!(inbox.len(), 1);
     assert_eq!(
         actions(&inbox[0]),
@@ -268,7 +273,7 @@ async fn shell_failed_and_cancelled_tools_never_touch_r_rt_3_r_disc_9() {
         cancelled: true,
     });
     w.instance.settle().await;
-    assert!(w.host.inbox().is_empty());
+    assert!(w.instance.pending().is_empty());
 }
 
 #[tokio::test]
@@ -283,7 +288,7 @@ async fn touch_outside_the_cwd_discovers_nothing_new_r_rt_3() {
     w.prompt("hi").await.unwrap();
     w.tool("read", "/repo/other/x.rs", "t1", None, true);
     w.instance.settle().await;
-    assert!(w.host.inbox().is_empty());
+    assert!(w.instance.pending().is_empty());
 }
 
 #[tokio::test]
@@ -305,12 +310,12 @@ async fn parent_tokens_bubble_through_depth_and_failed_children_drop_r_rt_4() {
     w.tool("read", "b/y.rs", "c2", Some("top"), false);
     w.instance.settle().await;
     assert!(
-        w.host.inbox().is_empty(),
+        w.instance.pending().is_empty(),
         "nothing projects before the top-level result"
     );
     w.tool("code", "", "top", None, false);
     w.instance.settle().await;
-    let inbox = w.host.inbox();
+    let inbox = w.instance.pending();
     assert_eq!(inbox.len(), 1);
     assert_eq!(
         actions(&inbox[0]),
@@ -328,10 +333,13 @@ async fn touches_wait_for_the_step_to_close_r_rt_5() {
     w.event(SessionEvent::StepStart);
     w.tool("read", "pkg/x.rs", "t1", None, true);
     w.instance.settle().await;
-    assert!(w.host.inbox().is_empty(), "staged while the step is open");
+    assert!(
+        w.instance.pending().is_empty(),
+        "staged while the step is open"
+    );
     w.event(SessionEvent::StepEnd);
     w.instance.settle().await;
-    assert_eq!(w.host.inbox().len(), 1);
+    assert_eq!(w.instance.pending().len(), 1);
 }
 
 #[tokio::test]
@@ -348,7 +356,7 @@ async fn one_pending_message_replaced_in_place_r_rt_2_r_rt_6() {
     w.tool("read", "a/x.rs", "t1", None, true);
     w.tool("read", "b/x.rs", "t2", None, true);
     w.instance.settle().await;
-    let inbox = w.host.inbox();
+    let inbox = w.instance.pending();
     assert_eq!(inbox.len(), 1, "one pending workspace message at most");
     assert_eq!(
         actions(&inbox[0]),
@@ -404,7 +412,7 @@ async fn unavailable_never_removes_r_disc_5() {
         MemNode::file("v1").with_fault(FsOp::Stat, FaultError::Eacces),
     );
     assert_eq!(w.prompt("next").await, None);
-    assert!(w.host.inbox().is_empty());
+    assert!(w.instance.pending().is_empty());
 }
 
 #[tokio::test]
@@ -534,7 +542,7 @@ async fn cancelled_pre_step_returns_promptly_and_changes_nothing_r_disc_8() {
     .await
     .expect("returns promptly");
     assert!(out.is_err());
-    assert!(w.host.inbox().is_empty());
+    assert!(w.instance.pending().is_empty());
     assert!(w.host.user_messages().is_empty());
     // The gate is spent: the next pre-step composes normally.
     w.step = 0;
@@ -640,12 +648,16 @@ async fn files_left_out_by_the_budget_are_not_reprobed_r_rt_10() {
 async fn hot_remount_keeps_the_pending_message_r_rt_7() {
     let mut w = World::new(&[("/repo/AGENTS.md", "a")], "/repo");
     assert_eq!(w.pre_step(Decision::Reject).await, None);
-    assert_eq!(w.host.inbox().len(), 1);
+    assert_eq!(w.instance.pending().len(), 1);
     w.remount(w.config.clone());
-    assert_eq!(w.host.inbox().len(), 1, "the inbox survives a hot remount");
+    assert_eq!(
+        w.instance.pending().len(),
+        1,
+        "the inbox survives a hot remount"
+    );
     let m = w.prompt("hi").await.unwrap();
     assert!(m.source.baseline);
-    assert!(w.host.inbox().is_empty());
+    assert!(w.instance.pending().is_empty());
 }
 
 #[tokio::test]
@@ -672,7 +684,7 @@ async fn dispose_during_a_blocked_projection_writes_nothing_r_disc_8() {
     tokio::time::timeout(std::time::Duration::from_secs(10), w.instance.settle())
         .await
         .expect("the lane finishes the released projection");
-    assert!(w.host.inbox().is_empty());
+    assert!(w.instance.pending().is_empty());
 }
 
 #[tokio::test]

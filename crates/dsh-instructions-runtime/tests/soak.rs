@@ -455,21 +455,25 @@ impl Soak {
 
     fn resume(&mut self) {
         self.instance.dispose();
-        self.host.clear_inbox();
         self.checked = None;
         self.instance = mount(&self.fs, &self.host, &self.config);
         self.step_in_turn = 0;
     }
 
     fn remount(&mut self) {
-        self.instance.dispose();
         self.config = self.rng.pick(&configs()).clone();
-        self.instance = mount(&self.fs, &self.host, &self.config);
+        self.instance = self
+            .instance
+            .remount(
+                mount_of(&self.fs, &self.config),
+                self.host.clone() as Arc<dyn Host>,
+            )
+            .expect("remounted inside a runtime");
         self.step_in_turn = 0;
     }
 
     async fn pre_step(&mut self) {
-        let pending_before = !self.host.inbox().is_empty();
+        let pending_before = !self.instance.pending().is_empty();
         let kind = self.rng.below(10);
         let decision = match kind {
             0 => Decision::Reject,
@@ -532,7 +536,7 @@ impl Soak {
         );
         // Projections queued earlier would hit the gate first; drain them.
         let history = self.host.history();
-        let inbox = self.host.inbox();
+        let inbox = self.instance.pending();
         let cancel = CancellationToken::new();
         let run = self.instance.pre_step(
             self.step_in_turn + 1,
@@ -571,7 +575,7 @@ impl Soak {
                     self.ctx()
                 );
                 assert_eq!(
-                    self.host.inbox(),
+                    self.instance.pending(),
                     inbox,
                     "{}: cancel touched the inbox",
                     self.ctx()
@@ -772,7 +776,7 @@ impl Soak {
 
     fn check_step(&mut self) {
         let ctx = self.ctx();
-        let inbox = self.host.inbox();
+        let inbox = self.instance.pending();
         assert!(
             inbox.len() <= 1,
             "{ctx}: {} pending workspace messages",
@@ -810,7 +814,7 @@ impl Soak {
                     "step {step} op {op} cfg {} files {files:?} links {:?} inbox {:?}",
                     self.config.max_bytes(),
                     self.links,
-                    self.host.inbox().first().map(|m| &m.source.changes)
+                    self.instance.pending().first().map(|m| &m.source.changes)
                 );
             }
             match op {
@@ -836,18 +840,19 @@ impl Soak {
     }
 }
 
+fn mount_of(fs: &MemoryProvider, config: &Config) -> Mount {
+    Mount {
+        config: Some(config.clone()),
+        provider: Some(Arc::new(fs.clone())),
+        home: home(),
+        root: None,
+        user_files: Vec::new(),
+    }
+}
+
 fn mount(fs: &MemoryProvider, host: &Arc<MemoryHost>, config: &Config) -> Instance {
-    Instance::mount(
-        Mount {
-            config: Some(config.clone()),
-            provider: Some(Arc::new(fs.clone())),
-            home: home(),
-            root: None,
-            user_files: Vec::new(),
-        },
-        host.clone() as Arc<dyn Host>,
-    )
-    .expect("mounted inside a runtime")
+    Instance::mount(mount_of(fs, config), host.clone() as Arc<dyn Host>)
+        .expect("mounted inside a runtime")
 }
 
 #[test]

@@ -4,17 +4,18 @@ use std::sync::{Mutex, MutexGuard};
 
 use camino::Utf8PathBuf;
 use dsh_instructions_runtime::{
-    BatchEntry, Host, Inbox, InboxId, ToolExecution, ViewSnapshot, VisibleMark, VisibleUpdate,
-    WorkspaceMessage,
+    BatchEntry, Host, ToolExecution, ViewSnapshot, VisibleMark, VisibleUpdate, WorkspaceMessage,
 };
 use dsh_instructions_state::TypedSource;
 use dsh_session_log::{Event, EventKind, LogError, SessionLog, SurfaceSummary, VisibleSource};
 
+use crate::touch::{self, Replay};
 use crate::views;
 
 /// A [`Host`] over a session log: the visible workspace state and step
-/// gating come from the log's surface (R-LOG-1); the next-step inbox lives
-/// in memory only, as SPEC R-RT-7 says (it does not survive a resume).
+/// gating come from the log's surface (R-LOG-1). The next-step inbox is the
+/// mounted instance's, in memory only, as SPEC R-RT-7 says (it does not
+/// survive a resume).
 ///
 /// The visible sources are read from the log's summary on demand, and only
 /// those a caller asks for are parsed: [`Host::visible_since`] from a mark
@@ -38,7 +39,6 @@ struct State {
     log: Option<SessionLog>,
     /// The summary of the closed log: the visible state stays readable.
     closed: Option<SurfaceSummary>,
-    inbox: Inbox,
     /// The latest fold an instance offered, written at close.
     offered: Option<(ViewSnapshot, VisibleMark)>,
 }
@@ -84,7 +84,6 @@ impl LogHost {
             state: Mutex::new(State {
                 log: Some(log),
                 closed: None,
-                inbox: Inbox::default(),
                 offered: None,
             }),
         }
@@ -190,12 +189,15 @@ impl LogHost {
             .collect()
     }
 
-    /// The tool executions recorded after the last persisted message: their
-    /// touches made the pending message an earlier process held and lost
-    /// with its inbox.
-    pub fn tools_since_last_message(&self) -> Vec<ToolExecution> {
+    /// The tool executions and touches recorded after the last persisted
+    /// message or `settled` marker, in log order: they made the pending
+    /// message an earlier process held and lost with its inbox.
+    pub(crate) fn replay_since_last_message(&self) -> Vec<Replay> {
         match &self.lock().log {
-            Some(log) => tool_executions(log.summary().tools_since_message()),
+            Some(log) => replays(
+                log.summary().tools_since_message(),
+                log.header().touch_events,
+            ),
             None => Vec::new(),
         }
     }
@@ -255,22 +257,6 @@ impl Host for LogHost {
             .as_ref()
             .is_some_and(|log| log.summary().step_open())
     }
-
-    fn pending(&self) -> Vec<(InboxId, WorkspaceMessage)> {
-        self.lock().inbox.pending().to_vec()
-    }
-
-    fn inbox_prepend(&self, message: WorkspaceMessage) -> InboxId {
-        self.lock().inbox.prepend(message)
-    }
-
-    fn inbox_replace(&self, id: InboxId, message: WorkspaceMessage) {
-        self.lock().inbox.replace(id, message);
-    }
-
-    fn inbox_remove(&self, id: InboxId) {
-        self.lock().inbox.remove(id);
-    }
 }
 
 /// The typed source a workspace message was persisted with; `None` for
@@ -284,8 +270,11 @@ pub fn typed_source(e: &Event) -> Option<TypedSource> {
     }
 }
 
-/// The tool events of `events` as the runtime's executions.
-fn tool_executions(events: &[Event]) -> Vec<ToolExecution> {
+/// The tool and touch events of `events` as what a mount reports again.
+/// In a log created before touches had their own event (`touch_events`
+/// unset), a `tool` event named `touch` is a touch (decision 0054); in a
+/// newer log it is the tool call it says.
+fn replays(events: &[Event], touch_events: bool) -> Vec<Replay> {
     events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -296,14 +285,35 @@ fn tool_executions(events: &[Event]) -> Vec<ToolExecution> {
                 cancelled,
                 token,
                 parent,
-            } => Some(ToolExecution {
-                name: name.clone(),
-                arguments: args.clone(),
-                token: token.clone().unwrap_or_else(|| format!("seq-{}", e.seq)),
-                parent: parent.clone(),
-                is_error: !ok,
-                cancelled: *cancelled,
-            }),
+            } => {
+                let exec = ToolExecution {
+                    name: name.clone(),
+                    arguments: args.clone(),
+                    token: token.clone().unwrap_or_else(|| format!("seq-{}", e.seq)),
+                    parent: parent.clone(),
+                    is_error: !ok,
+                    cancelled: *cancelled,
+                };
+                let legacy = (!touch_events)
+                    .then(|| touch::legacy_touch(&exec))
+                    .flatten();
+                Some(match legacy {
+                    Some((path, kind)) => Replay::Touch(path, kind),
+                    None => Replay::Tool(exec),
+                })
+            }
+            EventKind::Touch {
+                path,
+                kind,
+                command,
+                ..
+            } => {
+                let touch = touch::touch_of(path, Some(kind), command.as_deref());
+                if touch.is_none() {
+                    tracing::debug!(seq = e.seq, "a shell touch without its command is skipped");
+                }
+                touch.map(|kind| Replay::Touch(Utf8PathBuf::from(path), kind))
+            }
             _ => None,
         })
         .collect()
@@ -318,6 +328,7 @@ mod tests {
     fn ws(baseline: bool) -> EventKind {
         workspace_event(&WorkspaceMessage {
             parts: vec!["x".into()],
+            blocks: Vec::new(),
             source: TypedSource {
                 baseline,
                 baseline_identity: None,
@@ -356,11 +367,45 @@ mod tests {
         host.append(EventKind::TurnEnd).expect("append");
         host.append(tool("b")).expect("append");
         let tokens: Vec<String> = host
-            .tools_since_last_message()
+            .replay_since_last_message()
             .into_iter()
-            .map(|t| t.token)
+            .map(|r| match r {
+                Replay::Tool(t) => t.token,
+                Replay::Touch(..) => panic!("no touch was kept"),
+            })
             .collect();
         assert_eq!(tokens, ["a", "b"]);
+    }
+
+    /// Decision 0054: whether a `tool` event named `touch` is a touch is the
+    /// log's header's word, and a `touch` event always is one.
+    #[rstest]
+    #[case::this_builds_log(true, false)]
+    #[case::an_earlier_builds_log(false, true)]
+    fn a_tool_named_touch_is_a_touch_only_in_an_old_log(
+        #[case] touch_events: bool,
+        #[case] is_touch: bool,
+    ) {
+        let event = |seq, kind| Event { seq, kind };
+        let named_touch = EventKind::Tool {
+            name: "touch".into(),
+            args: json!({"path": "a.txt"}),
+            ok: true,
+            cancelled: false,
+            token: Some("k".into()),
+            parent: None,
+        };
+        let typed = crate::touch::touch_event(
+            camino::Utf8Path::new("pkg"),
+            &dsh_instructions_runtime::TouchKind::List,
+            "t".into(),
+        );
+        let got = replays(&[event(1, named_touch), event(2, typed)], touch_events);
+        assert_eq!(matches!(got[0], Replay::Touch(..)), is_touch, "{got:?}");
+        assert_eq!(
+            got[1],
+            Replay::Touch("pkg".into(), dsh_instructions_runtime::TouchKind::List)
+        );
     }
 
     #[rstest]
@@ -547,31 +592,6 @@ mod tests {
     }
 
     #[test]
-    fn the_inbox_is_memory_only() {
-        let (_tmp, host) = log_host();
-        let msg = |t: &str| WorkspaceMessage {
-            parts: vec![t.into()],
-            source: TypedSource::default(),
-        };
-        let a = host.inbox_prepend(msg("a"));
-        let b = host.inbox_prepend(msg("b"));
-        assert_ne!(a, b);
-        host.inbox_replace(a, msg("a2"));
-        let texts: Vec<String> = host
-            .pending()
-            .into_iter()
-            .map(|(_, m)| m.joined_text())
-            .collect();
-        assert_eq!(texts, ["b", "a2"]);
-        host.inbox_remove(b);
-        assert_eq!(host.pending().len(), 1);
-        assert!(
-            host.events().expect("events").is_empty(),
-            "nothing of the inbox reaches the log"
-        );
-    }
-
-    #[test]
     fn appended_batches_keep_the_typed_source_verbatim() {
         let (_tmp, host) = log_host();
         let source = TypedSource {
@@ -583,6 +603,7 @@ mod tests {
             BatchEntry::Host("hi".to_owned()),
             BatchEntry::Workspace(WorkspaceMessage {
                 parts: vec!["<system-reminder>…</system-reminder>".into()],
+                blocks: Vec::new(),
                 source: source.clone(),
             }),
         ])

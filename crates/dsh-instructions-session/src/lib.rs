@@ -79,8 +79,9 @@ pub struct Session {
 impl Session {
     /// Mounts a fresh loop instance over `log` with `settings`: the cwd
     /// comes from the log's header, the home from `env` and the config, the
-    /// root and trusted roots from [`open_mount`]. Tool executions recorded
-    /// after the last persisted message are reported again, so the pending
+    /// root and trusted roots from [`open_mount`]. Tool executions and
+    /// touches recorded after the last persisted message are reported
+    /// again, so the pending
     /// message an earlier process lost with its inbox is composed again.
     ///
     /// # Errors
@@ -111,13 +112,13 @@ impl Session {
             host.clone() as Arc<dyn Host>,
             remembered,
         )?;
-        let replay = host.tools_since_last_message();
-        for exec in &replay {
-            // A kept typed touch goes back the typed way; any other tool
-            // event through the configured maps (R-CFG-8, R-CFG-11).
-            match touch::recorded_touch(exec) {
-                Some((path, kind)) => instance.touch(&path, kind),
-                None => instance.tool_result(exec),
+        let replay = host.replay_since_last_message();
+        for item in replay.iter().cloned() {
+            // A kept typed touch goes back the typed way; a tool event
+            // through the configured maps (R-CFG-8, R-CFG-11).
+            match item {
+                touch::Replay::Touch(path, kind) => instance.touch(&path, kind),
+                touch::Replay::Tool(exec) => instance.tool_result(&exec),
             }
         }
         if !replay.is_empty() {
@@ -131,7 +132,7 @@ impl Session {
         })
     }
 
-    /// The host: the log, the visible state and the in-memory inbox.
+    /// The host: the log and the visible state.
     pub fn host(&self) -> &LogHost {
         &self.host
     }
@@ -311,7 +312,7 @@ impl Session {
     /// Reports what a tool did at `path` (absolute, or relative to the
     /// session's cwd; [`TouchKind`]) and waits for its projection; returns
     /// the pending workspace message. [`Record::Keep`] appends it to the
-    /// log first (a `tool` event named [`TOUCH_RECORD`]) and a `settled`
+    /// log first (a `touch` event, decision 0054) and a `settled`
     /// event after it when nothing is pending, as [`Session::tool`] does.
     ///
     /// # Errors
@@ -347,7 +348,7 @@ impl Session {
 
     /// The workspace message pending in the inbox, if any.
     pub fn pending(&self) -> Option<WorkspaceMessage> {
-        self.host.pending().into_iter().next().map(|(_, m)| m)
+        self.instance.pending().into_iter().next()
     }
 
     /// Ends a tool step (`step_end`, R-RT-5), then the tool continuation

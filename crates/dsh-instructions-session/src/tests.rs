@@ -136,7 +136,7 @@ async fn an_unrecorded_touch_that_enters_leaves_nothing_to_replay() {
         .expect("enter")
         .expect("set");
     assert_eq!(changes(&set), [(Action::Set, "pkg/AGENTS.md".into())]);
-    assert!(s.host().tools_since_last_message().is_empty());
+    assert!(s.host().replay_since_last_message().is_empty());
 }
 
 #[tokio::test]
@@ -255,7 +255,7 @@ async fn touches_that_find_nothing_are_not_replayed_r_log_5() {
     assert_eq!(cost[59].probes, cost[2].probes, "probes per touch");
     assert_eq!(cost[59].reads, cost[2].reads, "reads per touch");
     let s = w.reopen().await;
-    assert!(s.host().tools_since_last_message().is_empty());
+    assert!(s.host().replay_since_last_message().is_empty());
 }
 
 /// A touch whose message is still pending is replayed by the next process,
@@ -338,32 +338,123 @@ async fn a_transient_touch_records_nothing() {
 /// Decision 0027: a log the previous version wrote — the hook's internal
 /// `touch` tool, a directory as a `.dsh-touch` entry inside it — still
 /// mounts and composes the touches it kept, under a configuration that
-/// (as new sessions') has no `touch` tool.
+/// (as new sessions') has no `touch` tool. The log is an earlier build's:
+/// its header has no `touch_events` (decision 0054).
 #[rstest::rstest]
 #[case::directory_entry("/w/repo/pkg/.dsh-touch")]
 #[case::file("/w/repo/pkg/x.ts")]
 #[tokio::test]
 async fn a_previous_versions_touch_records_still_mount(#[case] path: &str) {
     let w = world();
-    let cancel = CancellationToken::new();
     let first = w.create("/w/repo").await;
-    first
-        .enter(1, Some("hi".into()), &cancel)
-        .await
-        .expect("enter");
-    first
-        .host()
-        .append(EventKind::Tool {
-            name: "touch".into(),
-            args: json!({ "path": path }),
-            ok: true,
-            cancelled: false,
-            token: Some("hook-0".into()),
-            parent: None,
-        })
-        .expect("append");
+    enter_baseline(&first).await;
     drop(first);
+    as_an_earlier_build_wrote_it(
+        &w,
+        &format!(
+            r#"{{"seq":3,"type":"tool","name":"touch","args":{{"path":"{path}"}},"ok":true,"cancelled":false,"token":"hook-0"}}"#
+        ),
+    );
     let second = w.reopen().await;
     let pending = second.pending().expect("composed from the old record");
     assert_eq!(changes(&pending), [(Action::Set, "pkg/AGENTS.md".into())]);
+}
+
+/// Decision 0054: the line the version before this one wrote for a typed
+/// touch, verbatim, still replays as the touch it was.
+#[tokio::test]
+async fn an_earlier_builds_typed_touch_line_still_replays_as_a_touch() {
+    let mut w = world();
+    // No touch tool at all: only the typed record can bring the touch back.
+    w.settings.config = Some(ConfigInput {
+        max_bytes: Some(NumberInput::Int(65_536)),
+        touch_tools: Some(Default::default()),
+        ..ConfigInput::default()
+    });
+    let first = w.create("/w/repo").await;
+    enter_baseline(&first).await;
+    drop(first);
+    as_an_earlier_build_wrote_it(
+        &w,
+        r#"{"seq":3,"type":"tool","name":"touch","args":{"path":"pkg","kind":"list"},"ok":true,"cancelled":false,"token":"touch-0a1b2c3d"}"#,
+    );
+    let second = w.reopen().await;
+    let pending = second.pending().expect("composed from the old record");
+    assert_eq!(changes(&pending), [(Action::Set, "pkg/AGENTS.md".into())]);
+}
+
+/// Decision 0054: in a log this build writes, a product tool that is
+/// called `touch` is a tool call: replayed through the tool map, not as a
+/// touch of the path in its arguments.
+#[tokio::test]
+async fn a_tool_named_touch_is_a_tool_call_in_a_new_log() {
+    let mut w = world();
+    w.settings.config = Some(ConfigInput {
+        max_bytes: Some(NumberInput::Int(65_536)),
+        touch_tools: Some(Default::default()),
+        ..ConfigInput::default()
+    });
+    let first = w.create("/w/repo").await;
+    enter_baseline(&first).await;
+    let tool = ToolExecution {
+        name: "touch".into(),
+        arguments: json!({ "path": "/w/repo/pkg/x.ts" }),
+        token: "product-1".into(),
+        parent: None,
+        is_error: false,
+        cancelled: false,
+    };
+    let pending = first.tool(&tool, Record::Keep).await.expect("tool");
+    assert_eq!(pending, None, "no tool map names `touch`");
+    drop(first);
+    let second = w.reopen().await;
+    assert_eq!(second.pending(), None);
+    // Not settled away either: the tool is kept, as a tool.
+    let events = second.host().events().expect("events");
+    assert!(events.iter().any(|e| matches!(
+        &e.kind,
+        EventKind::Tool { name, .. } if name == "touch"
+    )));
+}
+
+/// A kept touch is a `touch` event in the log, not a tool event.
+#[tokio::test]
+async fn a_kept_touch_is_a_touch_event() {
+    let w = world();
+    let first = w.create("/w/repo").await;
+    enter_baseline(&first).await;
+    first
+        .touch(Utf8Path::new("pkg/x.ts"), TouchKind::Read, Record::Keep)
+        .await
+        .expect("touch");
+    let kinds: Vec<_> = first
+        .host()
+        .events()
+        .expect("events")
+        .iter()
+        .filter_map(|e| e.kind.type_name().map(str::to_owned))
+        .collect();
+    assert!(kinds.contains(&"touch".to_owned()), "{kinds:?}");
+    assert!(!kinds.contains(&"tool".to_owned()), "{kinds:?}");
+}
+
+/// Enters the baseline as a prompt's step (seq 1: the prompt, seq 2: the
+/// workspace message).
+async fn enter_baseline(s: &Session) {
+    s.enter(1, Some("hi".into()), &CancellationToken::new())
+        .await
+        .expect("enter")
+        .expect("baseline");
+    assert_eq!(s.host().events().expect("events").len(), 2);
+}
+
+/// Rewrites the session's log as an earlier build had it: the header line
+/// without `touch_events`, then `line` appended.
+fn as_an_earlier_build_wrote_it(w: &World, line: &str) {
+    let path = w.store.log_path("s").expect("path");
+    let text = std::fs::read_to_string(&path).expect("read");
+    let (header, rest) = text.split_once('\n').expect("a header line");
+    let old = header.replace(r#","touch_events":true"#, "");
+    assert_ne!(old, header, "the new header says touch_events");
+    std::fs::write(&path, format!("{old}\n{rest}{line}\n")).expect("write");
 }

@@ -23,6 +23,12 @@ pub struct SessionHeader {
     pub created_at: String,
     /// Working directory of the session.
     pub cwd: String,
+    /// Touches are [`EventKind::Touch`] events in this log (every log this
+    /// build creates). `false` for a log an earlier build created: there a
+    /// [`EventKind::Tool`] named `touch` is a touch (decision 0054), and
+    /// the field is absent from its header line.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub touch_events: bool,
 }
 
 impl SessionHeader {
@@ -39,6 +45,7 @@ impl SessionHeader {
             id: id.into(),
             created_at: rfc3339_utc(std::time::SystemTime::now()),
             cwd: cwd.into(),
+            touch_events: true,
         }
     }
 }
@@ -95,7 +102,25 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         parent: Option<String>,
     },
-    /// Every `tool` event before this one was projected and left nothing
+    /// What a tool did at a path, as the host recognised it (a typed touch,
+    /// R-RT-3): a file read or written, a directory listed or searched, or a
+    /// shell command run in a directory. Kept apart from [`EventKind::Tool`],
+    /// so a product tool that happens to be called `touch` stays a tool call
+    /// (decision 0054).
+    Touch {
+        /// The path, absolute or relative to the session's cwd.
+        path: String,
+        /// `read`, `write`, `list`, `search` or `shell`; a reader treats a
+        /// kind it does not know as `read`.
+        kind: String,
+        /// The command of a `shell` touch.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+        /// This touch's token.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
+    },
+    /// Every `tool` and `touch` event before this one was projected and left nothing
     /// pending: a later process need not report them again (R-LOG-5, a
     /// resume costs the same at the 2,000th touch as at the 10th). Older
     /// builds read it as an unknown event, which changes nothing for them.
@@ -120,6 +145,7 @@ const KNOWN_TYPES: &[&str] = &[
     "turn_end",
     "interrupted",
     "tool",
+    "touch",
     "settled",
     "compaction",
 ];
@@ -149,6 +175,7 @@ impl EventKind {
             Self::TurnEnd => Some("turn_end"),
             Self::Interrupted => Some("interrupted"),
             Self::Tool { .. } => Some("tool"),
+            Self::Touch { .. } => Some("touch"),
             Self::Settled => Some("settled"),
             Self::Compaction { .. } => Some("compaction"),
             Self::Unknown(value) => value.get("type").and_then(Value::as_str),

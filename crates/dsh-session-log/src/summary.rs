@@ -93,7 +93,8 @@ pub struct SurfaceSummary {
     events: u64,
     /// Visible workspace messages, oldest first.
     workspace: Vec<VisibleSource>,
-    /// `tool` events after the last `message` or `settled` event (hidden or not).
+    /// `tool` and `touch` events after the last `message` or `settled` event
+    /// (hidden or not).
     #[serde(with = "event_values")]
     tools_since_message: Vec<Event>,
     /// Last of `step_start` (open) vs `step_end`/`turn_end`/`interrupted`.
@@ -119,7 +120,9 @@ impl SurfaceSummary {
                     });
                 }
             }
-            EventKind::Tool { .. } => self.tools_since_message.push(event.clone()),
+            EventKind::Tool { .. } | EventKind::Touch { .. } => {
+                self.tools_since_message.push(event.clone());
+            }
             EventKind::Settled => self.tools_since_message.clear(),
             EventKind::TurnStart => self.turn_open = true,
             EventKind::StepStart => {
@@ -179,9 +182,9 @@ impl SurfaceSummary {
         self.turn_open
     }
 
-    /// The `tool` events after the last `message` or `settled` event
-    /// (hidden by a compaction or not), in order: the touches whose message
-    /// a previous process composed but never entered.
+    /// The `tool` and `touch` events after the last `message` or `settled`
+    /// event (hidden by a compaction or not), in order: the touches whose
+    /// message a previous process composed but never entered.
     pub fn tools_since_message(&self) -> &[Event] {
         &self.tools_since_message
     }
@@ -295,6 +298,30 @@ mod tests {
         assert_eq!(tokens, [Some("b".to_owned())]);
         assert!(
             of(vec![tool("a"), EventKind::Settled])
+                .tools_since_message()
+                .is_empty()
+        );
+    }
+
+    /// Touches wait for replay like tool events, and a `settled` or a
+    /// message drops them alike.
+    #[test]
+    fn touches_are_replayed_like_tools_until_settled() {
+        let touch = |path: &str| EventKind::Touch {
+            path: path.into(),
+            kind: "read".into(),
+            command: None,
+            token: None,
+        };
+        let s = of(vec![touch("old"), ws(2), tool("a"), touch("b")]);
+        let kinds: Vec<_> = s
+            .tools_since_message()
+            .iter()
+            .map(|e| e.kind.type_name())
+            .collect();
+        assert_eq!(kinds, [Some("tool"), Some("touch")]);
+        assert!(
+            of(vec![touch("a"), EventKind::Settled])
                 .tools_since_message()
                 .is_empty()
         );

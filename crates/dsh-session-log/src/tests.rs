@@ -18,6 +18,7 @@ fn header() -> SessionHeader {
         id: "s1".into(),
         created_at: "2026-11-30T00:00:00.000Z".into(),
         cwd: "/work/repo".into(),
+        touch_events: false,
     }
 }
 
@@ -129,6 +130,20 @@ fn create_refuses_foreign_schema() {
     assert!(dir_entries(&root).is_empty());
 }
 
+/// Decision 0054: a log this build creates says its touches are `touch`
+/// events; a header line written before says nothing and reads as `false`.
+#[test]
+fn header_says_whether_touches_are_their_own_events() {
+    assert!(SessionHeader::new("s", "/w").touch_events);
+    let (_tmp, root) = tmp_root();
+    let log = SessionLog::create(&root, SessionHeader::new("s1", "/work/repo")).unwrap();
+    let line = std::fs::read_to_string(log.path()).unwrap();
+    assert!(line.contains(r#""touch_events":true"#), "{line}");
+    let old: SessionHeader = serde_json::from_str(HEADER_LINE).unwrap();
+    assert_eq!(old, header());
+    assert!(!old.touch_events);
+}
+
 // ---- append / reopen ----
 
 #[test]
@@ -146,6 +161,12 @@ fn append_numbers_from_one_and_survives_reopen() {
             cancelled: false,
             token: Some("t1".into()),
             parent: Some("p0".into()),
+        },
+        EventKind::Touch {
+            path: "/work/repo/pkg".into(),
+            kind: "shell".into(),
+            command: Some("ls".into()),
+            token: Some("t2".into()),
         },
         EventKind::StepEnd,
         EventKind::TurnEnd,
@@ -543,6 +564,18 @@ fn arb_kind() -> impl Strategy<Value = EventKind> {
                 token,
                 parent: None,
             }),
+        (
+            text,
+            "read|write|list|search|shell",
+            proptest::option::of(text),
+            proptest::option::of(text)
+        )
+            .prop_map(|(path, kind, command, token)| EventKind::Touch {
+                path,
+                kind,
+                command,
+                token,
+            }),
         proptest::collection::vec(0u64..20, 0..4).prop_map(|hide| EventKind::Compaction { hide }),
         ("[a-z_]{1,8}", any::<i32>()).prop_filter_map("known type", |(ty, n)| {
             (![
@@ -553,6 +586,8 @@ fn arb_kind() -> impl Strategy<Value = EventKind> {
                 "turn_end",
                 "interrupted",
                 "tool",
+                "touch",
+                "settled",
                 "compaction",
             ]
             .contains(&ty.as_str()))

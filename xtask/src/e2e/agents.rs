@@ -114,6 +114,19 @@ fn installed_version(modules: &Path, package: &str) -> Option<String> {
     v["version"].as_str().map(str::to_owned)
 }
 
+/// The pinned Codex CLI's executable in the e2e cache, when that version is
+/// installed there (`cargo xtask bench` compares against it, issue 35).
+pub(crate) fn cached_codex() -> Option<PathBuf> {
+    let modules = cache_dir().ok()?.join("node_modules");
+    let (package, version) = PACKAGES.iter().find(|(p, _)| *p == "@openai/codex")?;
+    let bin = Installed {
+        modules: modules.clone(),
+    }
+    .bin("codex");
+    (installed_version(&modules, package).as_deref() == Some(*version) && bin.exists())
+        .then_some(bin)
+}
+
 /// Whether every pinned agent is in `cache` at its pinned version (then
 /// `install` needs no registry).
 pub(crate) fn all_cached(cache: &Path) -> bool {

@@ -34,7 +34,9 @@ impl Inner {
     ) -> Result<Vec<Probe>, Cancelled> {
         let dir = normalize(dir);
         check(cancel)?;
-        if let Some(probes) = self.probe_root_names(&dir, names, cancel)? {
+        if let Some(probes) =
+            self.probe_root_names(&self.named_roots(names), &dir, names, cancel)?
+        {
             return Ok(probes);
         }
         let handle = self.open_dir(&dir);
@@ -48,20 +50,18 @@ impl Inner {
     /// (the usual case, one comparison per root): no name is a root.
     ///
     /// [`probe`]: Self::probe
+    ///
+    /// `named` is [`Self::named_roots`] of `names`, computed once per batch:
+    /// with no root named by a candidate (the usual case) no directory pays
+    /// a path comparison.
     fn probe_root_names(
         &self,
+        named: &[&Utf8Path],
         dir: &Utf8Path,
         names: &[String],
         cancel: &CancellationToken,
     ) -> Result<Option<Vec<Probe>>, Cancelled> {
-        let is_root = self.roots.iter().any(|root| {
-            root.path.parent() == Some(dir)
-                && root
-                    .path
-                    .file_name()
-                    .is_some_and(|leaf| names.iter().any(|n| n == leaf))
-        });
-        if !is_root {
+        if !named.contains(&dir) {
             return Ok(None);
         }
         let mut probes = Vec::with_capacity(names.len());
@@ -69,6 +69,21 @@ impl Inner {
             probes.push(self.probe(&dir.join(name), cancel)?);
         }
         Ok(Some(probes))
+    }
+
+    /// The parent directories of the trusted roots whose last component is
+    /// one of `names`: the directories [`Self::probe_root_names`] takes the
+    /// full probe in.
+    fn named_roots(&self, names: &[String]) -> Vec<&Utf8Path> {
+        self.roots
+            .iter()
+            .filter(|root| {
+                root.path
+                    .file_name()
+                    .is_some_and(|leaf| names.iter().any(|n| n == leaf))
+            })
+            .filter_map(|root| root.path.parent())
+            .collect()
     }
 
     /// A handle on `dir` opened plainly inside its root, if it opens.
@@ -202,6 +217,7 @@ impl Inner {
         cancel: &CancellationToken,
     ) -> Result<Vec<Vec<Probe>>, Cancelled> {
         let mut out = Vec::with_capacity(dirs.len());
+        let named = self.named_roots(names);
         let mut previous: Option<(Utf8PathBuf, Dir)> = None;
         let mut cache = self.dirs.try_lock().ok();
         let mut memory = self.memory.get().map(DirMemory::lock);
@@ -211,7 +227,7 @@ impl Inner {
         for dir in dirs {
             check(cancel)?;
             let dir = normalized(dir);
-            if let Some(probes) = self.probe_root_names(&dir, names, cancel)? {
+            if let Some(probes) = self.probe_root_names(&named, &dir, names, cancel)? {
                 out.push(probes);
                 previous = None;
                 continue;

@@ -40,13 +40,8 @@ pub(crate) fn log_line(dir: &Utf8Path, line: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use camino::Utf8PathBuf;
 
-    fn tmp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
-        (tmp, dir)
-    }
+    use crate::testdir::tmp_dir;
 
     /// Concurrent invocations append to one diagnostic log: each line must
     /// reach it whole (one write per line), never interleaved with another.

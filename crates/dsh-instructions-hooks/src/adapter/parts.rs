@@ -9,6 +9,7 @@
 //! hold the lock composes and records the split ([`record`]).
 
 use camino::{Utf8Path, Utf8PathBuf};
+use dsh_instructions_runtime::WorkspaceMessage;
 
 use crate::agent::{Agent, PARTS};
 use crate::order::Turn;
@@ -72,7 +73,7 @@ pub(crate) fn recorded(piece: &Piece) -> Result<Recorded, AdapterError> {
     let (k, n) = (piece.k, r.parts.len());
     let (given, turn) = match r.claim(k) {
         Some(i) => (
-            Given::Context(render_part(&r.parts[i], k, n)),
+            Given::Context(render_part(&r.parts[i], k, n, piece.agent.framing())),
             piece.turn(n),
         ),
         None => (Given::Nothing, None),
@@ -86,20 +87,20 @@ pub(crate) fn recorded(piece: &Piece) -> Result<Recorded, AdapterError> {
 }
 
 /// The first part of this event to hold the lock: records the split of
-/// `text` (the composition, `None` for nothing new) so the peers answer
+/// `message` (the composition, `None` for nothing new) so the peers answer
 /// from it; pieces earlier events left unclaimed come first (given again,
 /// never dropped). `why` is the delivery's log reason, extended here.
 pub(crate) fn record(
     piece: &Piece,
     (mut recs, warn): (Records, Option<RecordsError>),
-    text: Option<&str>,
+    message: Option<&WorkspaceMessage>,
     mut why: String,
 ) -> Handled {
     let k = piece.k;
     let mut parts = recs.take_unclaimed();
     let carried = parts.len();
-    if let Some(text) = text {
-        parts.extend(split(text, PART_BYTES));
+    if let Some(message) = message {
+        parts.extend(split(message, PART_BYTES));
     }
     let n = parts.len();
     let turn = piece.turn(n);
@@ -109,7 +110,10 @@ pub(crate) fn record(
         parts,
     };
     let (given, turn) = match record.claim(k) {
-        Some(i) => (Given::Context(render_part(&record.parts[i], k, n)), turn),
+        Some(i) => (
+            Given::Context(render_part(&record.parts[i], k, n, piece.agent.framing())),
+            turn,
+        ),
         None => (Given::Nothing, None),
     };
     if n > 0 {
@@ -144,10 +148,22 @@ pub(crate) fn record(
 mod tests {
     use super::*;
 
-    fn tmp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
-        (tmp, dir)
+    use crate::testdir::tmp_dir;
+
+    /// A composition of one file of `bytes` bytes.
+    fn message(bytes: usize) -> WorkspaceMessage {
+        use dsh_instructions_render::{BaselineFile, BaselineKind, Budget, render_baseline};
+        let content = "x".repeat(bytes);
+        let files = [BaselineFile {
+            path: "AGENTS.md",
+            content: &content,
+        }];
+        let r = render_baseline(BaselineKind::Normal, &files, Budget::bytes(1 << 20));
+        WorkspaceMessage {
+            parts: vec![r.text.clone()],
+            blocks: vec![r.blocks],
+            source: Default::default(),
+        }
     }
 
     fn text(g: &Given) -> &str {
@@ -163,7 +179,7 @@ mod tests {
     fn peers_answer_their_piece_of_the_first_split() {
         let (_tmp, dir) = tmp_dir();
         let input = b"{\"hook_event_name\": \"UserPromptSubmit\"}";
-        let body = "x".repeat(PART_BYTES * 2);
+        let body = message(PART_BYTES * 2);
         let p2 = Piece::new(Agent::Codex, 2, input, &dir);
         let Recorded::Compose(recs, warn) = recorded(&p2).expect("recorded") else {
             panic!("nothing recorded yet")

@@ -266,11 +266,7 @@ mod tests {
         .expect("event")
     }
 
-    fn tmp_dir() -> (tempfile::TempDir, Utf8PathBuf) {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
-        (tmp, dir)
-    }
+    use crate::testdir::tmp_dir;
 
     /// The first event creates the session with the configuration; the
     /// next opens it, not fresh, with the settings it was created with.

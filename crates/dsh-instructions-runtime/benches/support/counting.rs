@@ -41,6 +41,17 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
+    /// What happened between `before` and this snapshot.
+    pub(crate) fn since(&self, before: &Self) -> Self {
+        Self {
+            probes: self.probes - before.probes,
+            dirs: self.dirs - before.dirs,
+            reads: self.reads - before.reads,
+            bytes_read: self.bytes_read - before.bytes_read,
+            markers: self.markers - before.markers,
+        }
+    }
+
     /// Provider operations per directory reconciled (probes + reads +
     /// marker checks, over `probe_many` calls).
     pub(crate) fn ops_per_dir(&self) -> f64 {

@@ -39,6 +39,21 @@ pub(crate) fn find_root(cwd: &Utf8Path, counts: &mut FloorCounts) -> Utf8PathBuf
     cwd.to_owned()
 }
 
+/// The directories from `cwd` up to and including the nearest one holding
+/// `.git` (just `cwd` when none does), nearest first: the root marker walk
+/// and the chain in one pass, one `stat` per directory.
+pub(crate) fn walk_chain<'a>(cwd: &'a Utf8Path, counts: &mut FloorCounts) -> Vec<&'a Utf8Path> {
+    let mut dirs = Vec::new();
+    for dir in cwd.ancestors() {
+        dirs.push(dir);
+        counts.stats += 1;
+        if fs::symlink_metadata(dir.join(".git")).is_ok() {
+            return dirs;
+        }
+    }
+    vec![cwd]
+}
+
 /// Root-to-cwd chain, root first.
 pub(crate) fn chain(root: &Utf8Path, cwd: &Utf8Path) -> Vec<Utf8PathBuf> {
     let mut dirs: Vec<Utf8PathBuf> = cwd
@@ -62,6 +77,21 @@ fn read_digest(path: &Utf8Path, cap: u64, counts: &mut FloorCounts) -> io::Resul
     Ok(Sha1::digest(&bytes).into())
 }
 
+/// Reads the first `limit` bytes of a file and returns their SHA-1: the
+/// prefix a budget cut keeps of the most specific file (R-REN-6 step 3).
+fn read_prefix_digest(
+    path: &Utf8Path,
+    limit: u64,
+    counts: &mut FloorCounts,
+) -> io::Result<[u8; 20]> {
+    use std::io::Read as _;
+    let mut bytes = Vec::with_capacity(usize::try_from(limit).unwrap_or(0));
+    fs::File::open(path)?.take(limit).read_to_end(&mut bytes)?;
+    counts.reads += 1;
+    counts.bytes_read += bytes.len() as u64;
+    Ok(Sha1::digest(&bytes).into())
+}
+
 /// First-wins winner of one list in `dir`: stat by absolute path in order,
 /// stop at the first regular file or at an error other than absence.
 fn winner(
@@ -82,49 +112,104 @@ fn winner(
     None
 }
 
-/// A complete baseline's I/O: root walk, user-global file, then every
-/// winner from the root to the cwd read and hashed (no budget: the naive
-/// program reads everything).
-pub(crate) fn compose(home: &Utf8Path, cwd: &Utf8Path, cap: u64) -> FloorCounts {
-    let mut counts = FloorCounts::default();
-    let root = find_root(cwd, &mut counts);
-    let user = home.join("AGENTS.md");
-    counts.stats += 1;
-    if fs::metadata(&user).is_ok_and(|m| m.is_file() && m.len() <= cap) {
-        let _ = read_digest(&user, cap, &mut counts);
-    }
-    for dir in chain(&root, cwd) {
-        for list in [&BASE[..], &LOCAL[..]] {
-            if let Some((path, m)) = winner(&dir, list, &mut counts)
-                && m.len() <= cap
-            {
-                let _ = read_digest(&path, cap, &mut counts);
-            }
-        }
-    }
-    counts
+/// One unit the budget keeps or drops whole: a winner and, with imports,
+/// the files it names; `size` is their sum by metadata.
+struct Unit {
+    files: Vec<Utf8PathBuf>,
+    size: u64,
 }
 
-/// A complete baseline's I/O with imports: [`compose`], then every named
-/// import target of every chain directory read and hashed (the floor knows
-/// the names; it does not parse).
+/// Reads `units` (nearest first) the way R-REN-6 keeps them: whole units
+/// while their sizes fit `budget`, stopping at the first that does not;
+/// when not even the nearest fits, only the prefix of its first file that
+/// the budget can keep (step 3). No budget reads everything.
+fn read_nearest_first(units: &[Unit], cap: u64, budget: Option<u64>, counts: &mut FloorCounts) {
+    let mut kept = 0u64;
+    for unit in units {
+        if let Some(b) = budget
+            && kept + unit.size > b
+        {
+            if kept == 0
+                && let Some(first) = unit.files.first()
+            {
+                let _ = read_prefix_digest(first, b, counts);
+            }
+            return;
+        }
+        for file in &unit.files {
+            let _ = read_digest(file, cap, counts);
+        }
+        kept += unit.size;
+    }
+}
+
+/// A complete baseline's I/O with the fewest operations: one walk up from
+/// the cwd that stats each directory's `.git` and its candidates (first
+/// wins per list), the user-global file, then reads — nearest first, only
+/// what the budget keeps (R-REN-6), each file once, hashed. No rendering:
+/// sizes by metadata stand for rendered sizes.
+pub(crate) fn compose(
+    home: &Utf8Path,
+    cwd: &Utf8Path,
+    cap: u64,
+    budget: Option<u64>,
+) -> FloorCounts {
+    compose_imports(home, cwd, cap, budget, &[])
+}
+
+/// [`compose`] with imports: each winner's unit also holds the named import
+/// targets of its directory that exist (the floor knows the names; it does
+/// not parse), stated in the same walk.
 pub(crate) fn compose_imports(
     home: &Utf8Path,
     cwd: &Utf8Path,
     cap: u64,
+    budget: Option<u64>,
     targets: &[String],
 ) -> FloorCounts {
-    let mut counts = compose(home, cwd, cap);
-    let root = find_root(cwd, &mut FloorCounts::default());
-    for dir in chain(&root, cwd) {
-        for rel in targets {
-            let path = dir.join(rel);
-            counts.stats += 1;
-            if fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= cap) {
-                let _ = read_digest(&path, cap, &mut counts);
+    let mut counts = FloorCounts::default();
+    let mut units = Vec::new();
+    for dir in walk_chain(cwd, &mut counts) {
+        // Nearest first: the local overlay is more specific than the base.
+        for list in [&LOCAL[..], &BASE[..]] {
+            let Some((path, m)) = winner(dir, list, &mut counts) else {
+                continue;
+            };
+            if m.len() > cap {
+                continue;
             }
+            let mut unit = Unit {
+                size: m.len(),
+                files: vec![path],
+            };
+            if list == &BASE[..] {
+                for rel in targets {
+                    let target = dir.join(rel);
+                    counts.stats += 1;
+                    if let Ok(t) = fs::metadata(&target)
+                        && t.is_file()
+                        && t.len() <= cap
+                    {
+                        unit.size += t.len();
+                        unit.files.push(target);
+                    }
+                }
+            }
+            units.push(unit);
         }
     }
+    let user = home.join("AGENTS.md");
+    counts.stats += 1;
+    if let Ok(m) = fs::metadata(&user)
+        && m.is_file()
+        && m.len() <= cap
+    {
+        units.push(Unit {
+            size: m.len(),
+            files: vec![user],
+        });
+    }
+    read_nearest_first(&units, cap, budget, &mut counts);
     counts
 }
 

@@ -16,7 +16,8 @@ use tokio::sync::{mpsc, oneshot};
 use super::front::Touch;
 use super::{Remembered, lock};
 use crate::compose::{ComposeInput, Composition, compose};
-use crate::host::{Host, InboxId, VisibleMark, WorkspaceMessage};
+use crate::host::{Host, VisibleMark, WorkspaceMessage};
+use crate::inbox::{Inbox, InboxId};
 use crate::user_file::UserFile;
 use crate::view::VisibleView;
 
@@ -67,6 +68,9 @@ pub(super) struct Lane {
     pub(super) cache: VersionCache<FileVersion>,
     /// The persistable part of `cache`, shared with the [`Instance`](super::Instance).
     pub(super) remembered: Arc<Mutex<Remembered>>,
+    /// The next-step inbox, shared with the [`Instance`](super::Instance)
+    /// that reads it; only the lane changes it.
+    pub(super) inbox: Arc<Mutex<Inbox>>,
     pub(super) excluded: Option<BTreeSet<ScopeKey>>,
     /// The visible surface as of the last composition (advanced by appends).
     pub(super) view: VisibleView,
@@ -153,12 +157,12 @@ impl Lane {
         // composition replaces it (R-RULE-4, R-RT-6).
         let mut pending_rules = BTreeSet::new();
         if !self.config.rule_formats().is_empty() {
-            for (_, pending) in self.host.pending() {
-                for change in pending.source.changes {
+            for pending in lock(&self.inbox).messages() {
+                for change in &pending.source.changes {
                     if matches!(change.scope.kind(), ScopeKind::Rule { .. })
                         && change.action != Action::Remove
                     {
-                        pending_rules.insert(change.scope);
+                        pending_rules.insert(change.scope.clone());
                     }
                 }
             }
@@ -217,7 +221,7 @@ impl Lane {
         for dir in &dirs {
             touched_dirs(&root, &self.cwd, dir, &mut extra);
         }
-        for (_, pending) in self.host.pending() {
+        for pending in lock(&self.inbox).messages() {
             for change in &pending.source.changes {
                 if let Some(dir) = change.scope.dir() {
                     extra.insert(dir.to_owned());
@@ -230,7 +234,7 @@ impl Lane {
         if cancel.is_cancelled() {
             return Err(Cancelled);
         }
-        sync_inbox(self.host.as_ref(), composition.message.take());
+        sync_inbox(&mut lock(&self.inbox), composition.message.take());
         self.commit(root, &mut composition);
         self.reconciled = Some(self.view.mark());
         Ok(())
@@ -290,7 +294,7 @@ impl Lane {
         cancel: &CancellationToken,
         slot: &Mutex<Slot>,
     ) -> Result<(), Cancelled> {
-        let pending = self.host.pending();
+        let pending = lock(&self.inbox).pending().to_vec();
         // A pending message is reused as it is (R-RT-10); otherwise compose,
         // unless the tool results' projections just reconciled everything.
         let (message, pending_id, mut composition, root) = match pending.first() {
@@ -313,25 +317,27 @@ impl Lane {
             DecisionKind::EnterEmpty => step > 1,
             DecisionKind::Reject => false,
         };
+        let mut inbox = lock(&self.inbox);
         // Stale extra copies never survive (R-RT-2).
         for (id, _) in pending.iter().skip(1) {
-            self.host.inbox_remove(*id);
+            inbox.remove(*id);
         }
         let entered = match (&message, enters) {
             (Some(m), true) => {
                 if let Some(id) = pending_id {
-                    self.host.inbox_remove(id);
+                    inbox.remove(id);
                 }
                 Some(m.clone())
             }
             (Some(m), false) => {
                 if pending_id.is_none() {
-                    self.host.inbox_prepend(m.clone());
+                    inbox.prepend(m.clone());
                 }
                 None
             }
             (None, _) => None,
         };
+        drop(inbox);
         if let (Some(c), Some(root)) = (composition.as_mut(), root) {
             self.commit(root, c);
         }
@@ -342,23 +348,23 @@ impl Lane {
 
 /// Makes the inbox hold exactly `desired` as its one pending workspace
 /// message (R-RT-2).
-fn sync_inbox(host: &dyn Host, desired: Option<WorkspaceMessage>) {
-    let pending = host.pending();
-    let mut rest: &[(InboxId, WorkspaceMessage)] = &pending;
-    match (desired, pending.first()) {
-        (Some(m), Some((id, current))) => {
-            if *current != m {
-                host.inbox_replace(*id, m);
+fn sync_inbox(inbox: &mut Inbox, desired: Option<WorkspaceMessage>) {
+    let ids: Vec<InboxId> = inbox.pending().iter().map(|(id, _)| *id).collect();
+    let mut rest: &[InboxId] = &ids;
+    match (desired, ids.first()) {
+        (Some(m), Some(&id)) => {
+            if inbox.pending()[0].1 != m {
+                inbox.replace(id, m);
             }
-            rest = &pending[1..];
+            rest = &ids[1..];
         }
         (Some(m), None) => {
-            host.inbox_prepend(m);
+            inbox.prepend(m);
         }
         (None, _) => {}
     }
-    for (id, _) in rest {
-        host.inbox_remove(*id);
+    for id in rest {
+        inbox.remove(*id);
     }
 }
 

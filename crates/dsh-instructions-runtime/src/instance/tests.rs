@@ -60,7 +60,7 @@ async fn mount_inside_a_runtime_runs_the_lane() {
     assert!(instance.is_active());
     instance.tool_result(&read("pkg/x.ts", "t1", None));
     instance.settle().await;
-    assert_eq!(host.inbox().len(), 1, "the lane projected the touch");
+    assert_eq!(instance.pending().len(), 1, "the lane projected the touch");
 }
 
 /// R-RT-4 keeps a child's touches until its parent settles; a parent
@@ -78,7 +78,7 @@ async fn waiting_parents_are_dropped_at_turn_end() {
     instance.tool_result(&read("x", "p1", None));
     assert_eq!(instance.waiting_parents(), 1, "a settled parent is freed");
     instance.settle().await;
-    let inbox = host.inbox();
+    let inbox = instance.pending();
     let paths: Vec<&str> = inbox[0]
         .source
         .changes
@@ -166,8 +166,8 @@ async fn run_after_baseline(config: Config, report: impl FnOnce(&Instance)) -> (
     fs.reset_counters();
     report(&instance);
     instance.settle().await;
-    let paths = host
-        .inbox()
+    let paths = instance
+        .pending()
         .iter()
         .flat_map(|m| m.source.changes.iter().map(|c| c.path.clone()))
         .collect();
@@ -274,10 +274,13 @@ async fn typed_touches_wait_for_the_step_end() {
     instance.session_event(SessionEvent::StepStart);
     instance.touch(Utf8Path::new("pkg"), TouchKind::List);
     instance.settle().await;
-    assert!(host.inbox().is_empty(), "staged while the step is open");
+    assert!(
+        instance.pending().is_empty(),
+        "staged while the step is open"
+    );
     instance.session_event(SessionEvent::StepEnd);
     instance.settle().await;
-    assert_eq!(host.inbox().len(), 1);
+    assert_eq!(instance.pending().len(), 1);
 }
 
 /// A failed or cancelled shell call touches nothing, like any tool
