@@ -26,6 +26,8 @@ const FRAME_LEN: u64 = (FRAME_OPEN.len() + FRAME_CLOSE.len()) as u64;
 
 const SET_PROJECT_BEFORE_DIR: &str = "These instructions apply to work under `";
 const SET_PROJECT_AFTER_DIR: &str = "`. Follow them where they apply; more specific instructions take precedence. They do not override system, developer, or direct user instructions.";
+const SET_RULE_BEFORE_GLOBS: &str = "These instructions apply to files matching ";
+const SET_RULE_BEFORE_DIR: &str = " under `";
 const SET_USER_GLOBAL: &str = "These instructions apply to all work. Follow them where they apply; more specific instructions take precedence. They do not override system, developer, or direct user instructions.";
 const REPLACE_TEXT: &str = "This file changed after it was loaded. Use the content below instead of the instructions previously loaded from it.";
 const REPLACE_PATH_BEFORE_PREV: &str =
@@ -88,7 +90,9 @@ impl<'a> Prep<'a> {
     pub(crate) fn dynamic(section: &Section<'a>) -> Self {
         let path = crate::escape(section.path());
         let prefix = match *section {
-            Section::SetProject { .. } | Section::SetUserGlobal { .. } => HEADER_SET,
+            Section::SetProject { .. }
+            | Section::SetRule { .. }
+            | Section::SetUserGlobal { .. } => HEADER_SET,
             Section::Replace { .. } | Section::ReplacePath { .. } => HEADER_REPLACE,
             Section::Remove { .. } => HEADER_REMOVE,
         };
@@ -99,6 +103,17 @@ impl<'a> Prep<'a> {
                 &path,
                 SEP,
                 SET_PROJECT_BEFORE_DIR,
+                &crate::escape(dir),
+                SET_PROJECT_AFTER_DIR,
+            ]
+            .concat(),
+            Section::SetRule { globs, dir, .. } => [
+                HEADER_SET,
+                &path,
+                SEP,
+                SET_RULE_BEFORE_GLOBS,
+                &crate::escape(globs),
+                SET_RULE_BEFORE_DIR,
                 &crate::escape(dir),
                 SET_PROJECT_AFTER_DIR,
             ]

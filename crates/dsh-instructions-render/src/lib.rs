@@ -109,6 +109,33 @@ pub enum Section<'a> {
         /// Loaded text.
         content: &'a str,
     },
+    /// A path-scoped rule became visible (R-RULE-5): its line names the
+    /// globs and the directory they are relative to.
+    ///
+    /// ```
+    /// use dsh_instructions_render::{Budget, Section, render_dynamic};
+    /// let set = Section::SetRule {
+    ///     path: ".claude/rules/ts.md",
+    ///     globs: "`*.ts`",
+    ///     dir: ".",
+    ///     content: "Use strict mode.",
+    /// };
+    /// let out = render_dynamic(&[set], Budget::bytes(1_000));
+    /// assert!(out.text.contains(
+    ///     "These instructions apply to files matching `*.ts` under `.`. Follow them"
+    /// ));
+    /// ```
+    SetRule {
+        /// Display path.
+        path: &'a str,
+        /// The globs, each in backticks, joined by `, `.
+        globs: &'a str,
+        /// Project-relative directory the globs are relative to (`.` for
+        /// the root).
+        dir: &'a str,
+        /// Loaded text (the rule's content, without its front matter).
+        content: &'a str,
+    },
     /// The user-global file became visible.
     SetUserGlobal {
         /// Display path.
@@ -151,6 +178,7 @@ impl<'a> Section<'a> {
     pub fn path(&self) -> &'a str {
         match *self {
             Section::SetProject { path, .. }
+            | Section::SetRule { path, .. }
             | Section::SetUserGlobal { path, .. }
             | Section::Replace { path, .. }
             | Section::ReplacePath { path, .. }
@@ -169,6 +197,7 @@ impl<'a> Section<'a> {
     pub fn content(&self) -> Option<&'a str> {
         match *self {
             Section::SetProject { content, .. }
+            | Section::SetRule { content, .. }
             | Section::SetUserGlobal { content, .. }
             | Section::Replace { content, .. }
             | Section::ReplacePath { content, .. } => Some(content),

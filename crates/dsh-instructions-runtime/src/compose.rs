@@ -26,8 +26,9 @@ use dsh_instructions_state::{
 use crate::WorkspaceMessage;
 use crate::gather::{gather_chain, gather_dirs, path_gate, probe_with_user_global, process_dirs};
 use crate::imports::ImportContext;
+use crate::rule_slots::rule_body;
 use crate::scan::{
-    DirScan, Gather, LoadedFile, SeenFiles, SlotState, cache_entry, dir_abs, identity_dedup,
+    Attach, DirScan, Gather, LoadedFile, SeenFiles, SlotState, cache_entry, dir_abs, identity_dedup,
 };
 use crate::slots::{Gate, Layout};
 use crate::user_file::UserFile;
@@ -53,6 +54,13 @@ pub(crate) struct ComposeInput<'a> {
     /// Extra project directories (root-relative) to reconcile: touched
     /// directories below the cwd and those named by the pending message.
     pub extra_dirs: &'a BTreeSet<String>,
+    /// Absolute paths this composition touches (a touch projection's
+    /// files and directories), which attach matching path-scoped rules
+    /// (R-RULE-3, R-RULE-4).
+    pub touched: &'a [Utf8PathBuf],
+    /// Rule scopes a pending message attaches, kept attached by a
+    /// composition that replaces it (R-RT-6).
+    pub pending_rules: &'a BTreeSet<ScopeKey>,
 }
 
 /// The result of a composition, applied only if it was not cancelled.
@@ -126,6 +134,8 @@ enum Known {
 struct Pending {
     change: Change,
     text: Option<Arc<str>>,
+    /// A path-scoped rule's `<G>` (R-RULE-5).
+    rule_globs: Option<Arc<str>>,
 }
 
 fn observation(state: &SlotState) -> Observation {
@@ -166,17 +176,21 @@ fn directory_transitions(
             (s.scope.clone(), visible.get(&s.scope), obs)
         })
         .collect();
-    let texts: HashMap<&ScopeKey, Option<Arc<str>>> = scan
+    let texts: HashMap<&ScopeKey, &LoadedFile> = scan
         .slots
         .iter()
         .filter_map(|s| match &s.state {
-            SlotState::Loaded(f) => Some((&s.scope, f.text.clone())),
+            SlotState::Loaded(f) => Some((&s.scope, f)),
             _ => None,
         })
         .collect();
     for change in reconcile_directory(&items) {
-        let text = texts.get(&change.scope).cloned().flatten();
-        out.push(Pending { change, text });
+        let file = texts.get(&change.scope);
+        out.push(Pending {
+            text: file.and_then(|f| f.text.clone()),
+            rule_globs: file.and_then(|f| f.rule_globs.clone()),
+            change,
+        });
     }
 }
 
@@ -227,6 +241,16 @@ fn render_transitions(
                         dir,
                         content,
                     },
+                    // A path-scoped rule names its globs (R-RULE-5).
+                    ScopeKind::Rule { .. } if c.scope.dir().is_some() && p.rule_globs.is_some() => {
+                        let globs = p.rule_globs.as_deref().unwrap_or("");
+                        Section::SetRule {
+                            path: &c.path,
+                            globs,
+                            dir,
+                            content: rule_body(content, globs, dir),
+                        }
+                    }
                     // A rule reads like a file of its directory D, the
                     // user's rules like the user-level files.
                     ScopeKind::Rule { .. } if c.scope.dir().is_some() => Section::SetProject {
@@ -367,6 +391,12 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         .imports()
         .then(|| ImportContext::new(input.root, input.home).refusing(config));
     let layout = Layout::new(config);
+    let attach = Attach {
+        visible,
+        pending: input.pending_rules,
+        touched: input.touched,
+    };
+    let rules = (!config.rule_formats().is_empty()).then_some(&attach);
     let mut full = Gather {
         provider: input.provider,
         config,
@@ -376,6 +406,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         layout: &layout,
         gate: Gate::Open,
         user_files: input.user_files,
+        rules,
     };
     full.gate = path_gate(&full, input.root, &chain).await?;
     let cached = Gather {
@@ -387,6 +418,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         layout: &layout,
         gate: full.gate,
         user_files: input.user_files,
+        rules,
     };
 
     match &latest {

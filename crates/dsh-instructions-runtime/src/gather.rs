@@ -10,6 +10,7 @@ use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{Cancelled, Probe};
 use dsh_instructions_state::{CLAUDE_DIR_FILE, ProbeClass, ScopeKey};
 
+use crate::rule_slots::add_rule_slots;
 use crate::scan::{
     DirScan, Gather, SeenFiles, SlotKeys, SlotState, class as probe_class, dir_abs, identity_dedup,
 };
@@ -172,6 +173,9 @@ pub(crate) async fn process_dirs(
     let all: Vec<usize> = (0..scans.len()).collect();
     g.read_scans(&mut scans, &all, seen).await?;
     seen.demote_failed_duplicates(&mut scans);
+    if let Some(attach) = g.rules {
+        add_rule_slots(g, &mut scans, attach, skip).await?;
+    }
     Ok(scans)
 }
 
@@ -205,6 +209,9 @@ pub(crate) async fn gather_chain(
     }
     read_within_budget(g, &mut scans, budget, seen).await?;
     seen.demote_failed_duplicates(&mut scans);
+    if let Some(attach) = g.rules {
+        add_rule_slots(g, &mut scans, attach, &|_| false).await?;
+    }
     Ok(scans)
 }
 

@@ -322,6 +322,7 @@ pub async fn preview(
         layout: &layout,
         gate: Gate::Open,
         user_files: &user_files,
+        rules: None,
     };
     Ok(gather_baseline(&gather, home, cwd)
         .await?
@@ -364,6 +365,7 @@ pub async fn inspect(
         layout: &layout,
         gate: Gate::Open,
         user_files: &user_files,
+        rules: None,
     };
     let gathered = gather_baseline(&gather, home, cwd).await?;
     let fates: HashMap<ScopeKey, Fate> = gathered

@@ -14,6 +14,7 @@ mod maps;
 mod memory_host;
 mod open;
 mod pointer;
+mod rule_slots;
 mod rules;
 mod scan;
 mod shell;

@@ -5,7 +5,7 @@
 //! [`crate::gather`]'s job. Nothing is mutated here, so a cancellation
 //! anywhere leaves no trace (R-DISC-8).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
@@ -55,6 +55,10 @@ pub(crate) struct LoadedFile {
     /// content differ from it (a sibling that mirrors the file compares
     /// against this, R-CLI-6); `None` when `trimmed` is already that.
     pub own_trimmed: Option<Digest>,
+    /// For a path-scoped rule (R-RULE-5): its globs as the section names
+    /// them (each in backticks, joined by `, `); `text` then starts with
+    /// the rule's line and a blank line. `None` for every other file.
+    pub rule_globs: Option<Arc<str>>,
 }
 
 /// A slot's present winner, probed but not (yet) read.
@@ -115,6 +119,17 @@ impl DirScan {
     }
 }
 
+/// What decides whether a path-scoped rule loads in this composition.
+pub(crate) struct Attach<'a> {
+    /// The model's visible state: a rule whose `set` is visible is attached.
+    pub visible: &'a VisibleState,
+    /// Rules attached by a message not yet entered (a touch projection's
+    /// pending `set`s), which a new composition must keep (R-RT-6).
+    pub pending: &'a BTreeSet<ScopeKey>,
+    /// Absolute paths this composition touches (R-RT-3).
+    pub touched: &'a [Utf8PathBuf],
+}
+
 /// Read-only context of one gather pass.
 pub(crate) struct Gather<'a> {
     pub provider: &'a dyn FsProvider,
@@ -132,6 +147,10 @@ pub(crate) struct Gather<'a> {
     pub gate: Gate,
     /// The agent user-level files, rendered after the user-global file.
     pub user_files: &'a [UserFile],
+    /// `Some` when this pass loads rules as slots of their directories
+    /// (R-RULE-4; compositions with `rule_formats` non-empty), with what
+    /// attaches a path-scoped rule.
+    pub rules: Option<&'a Attach<'a>>,
 }
 
 /// Scope keys of one directory's slots, rewritten in place for every
@@ -398,6 +417,13 @@ impl Gather<'_> {
         let Some((cache, visible)) = self.cache else {
             return false;
         };
+        // A directory's rules are not covered by its candidates' probes
+        // (its rules directories have stamps of their own): with rules on,
+        // every directory takes the full path, so a rule's edit, removal
+        // or new file is never missed (R-RULE-4).
+        if !self.config.rule_formats().is_empty() {
+            return false;
+        }
         if probes.len() != names.len() {
             return false;
         }
@@ -583,6 +609,7 @@ impl Gather<'_> {
                     imports: Vec::new(),
                     import_key: entry.imports,
                     own_trimmed: None,
+                    rule_globs: None,
                 });
             } else {
                 waiting.push((si, i));
@@ -688,6 +715,7 @@ impl Gather<'_> {
                 imports: Vec::new(),
                 import_key: Vec::new(),
                 own_trimmed: None,
+                rule_globs: None,
             }));
         }
         let max = self.config.max_source_bytes();
@@ -738,6 +766,7 @@ fn loaded(
                 imports: Vec::new(),
                 import_key: Vec::new(),
                 own_trimmed: None,
+                rule_globs: None,
             })
         }
         // Present at the probe, gone at the read: treat as unavailable for

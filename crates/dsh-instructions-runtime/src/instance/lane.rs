@@ -10,7 +10,7 @@ use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{
     CancellationToken, Cancelled, FileVersion, FsProvider, PathKind, find_project_root,
 };
-use dsh_instructions_state::{Budget, Config, ScopeKey, VersionCache};
+use dsh_instructions_state::{Action, Budget, Config, ScopeKey, ScopeKind, VersionCache};
 use tokio::sync::{mpsc, oneshot};
 
 use super::front::Touch;
@@ -149,9 +149,24 @@ impl Lane {
         &mut self,
         root: &Utf8Path,
         extra_dirs: &BTreeSet<String>,
+        touched: &[Utf8PathBuf],
         cancel: &CancellationToken,
     ) -> Result<Composition, Cancelled> {
         self.view.refresh(self.host.as_ref(), &self.cwd);
+        // Rules a pending projection attached stay attached when this
+        // composition replaces it (R-RULE-4, R-RT-6).
+        let mut pending_rules = BTreeSet::new();
+        if !self.config.rule_formats().is_empty() {
+            for pending in lock(&self.inbox).messages() {
+                for change in &pending.source.changes {
+                    if matches!(change.scope.kind(), ScopeKind::Rule { .. })
+                        && change.action != Action::Remove
+                    {
+                        pending_rules.insert(change.scope.clone());
+                    }
+                }
+            }
+        }
         compose(&ComposeInput {
             provider: self.provider.as_ref(),
             config: &self.config,
@@ -165,6 +180,8 @@ impl Lane {
             cache: &self.cache,
             excluded: self.excluded.as_ref(),
             extra_dirs,
+            touched,
+            pending_rules: &pending_rules,
         })
         .await
     }
@@ -193,7 +210,7 @@ impl Lane {
         cancel: &CancellationToken,
     ) -> Result<(), Cancelled> {
         self.reconciled = None;
-        let dirs = self.touched(touches, cancel).await?;
+        let (dirs, paths) = self.touched(touches, cancel).await?;
         if dirs.is_empty() {
             // Only shell words that name nothing: no reconciliation, no
             // read (R-HOOK-6).
@@ -211,7 +228,7 @@ impl Lane {
                 }
             }
         }
-        let mut composition = self.compose(&root, &extra, cancel).await?;
+        let mut composition = self.compose(&root, &extra, &paths, cancel).await?;
         let apply = self.apply.clone();
         let _guard = lock(&apply);
         if cancel.is_cancelled() {
@@ -226,32 +243,47 @@ impl Lane {
     /// The directories `touches` touch: a file its parent, a directory
     /// itself; a shell candidate only when the provider classifies it (one batch,
     /// metadata only) as a file (its parent) or a directory (itself).
+    /// Second, the touched paths themselves (files and directories), which
+    /// path-scoped rules match (R-RULE-3).
     async fn touched(
         &self,
         touches: &[Touch],
         cancel: &CancellationToken,
-    ) -> Result<Vec<Utf8PathBuf>, Cancelled> {
+    ) -> Result<(Vec<Utf8PathBuf>, Vec<Utf8PathBuf>), Cancelled> {
         let mut dirs = Vec::new();
+        let mut paths = Vec::new();
         let mut candidates = Vec::new();
         for touch in touches {
             match touch {
-                Touch::File(path) => dirs.extend(path.parent().map(Utf8Path::to_owned)),
-                Touch::Dir(path) => dirs.push(path.clone()),
+                Touch::File(path) => {
+                    dirs.extend(path.parent().map(Utf8Path::to_owned));
+                    paths.push(path.clone());
+                }
+                Touch::Dir(path) => {
+                    dirs.push(path.clone());
+                    paths.push(path.clone());
+                }
                 Touch::Shell(paths) => candidates.extend(paths.iter().cloned()),
             }
         }
         if candidates.is_empty() {
-            return Ok(dirs);
+            return Ok((dirs, paths));
         }
         let kinds = self.provider.path_kinds(&candidates, cancel).await?;
         for (path, kind) in candidates.into_iter().zip(kinds) {
             match kind {
-                PathKind::File => dirs.extend(path.parent().map(Utf8Path::to_owned)),
-                PathKind::Directory => dirs.push(path),
+                PathKind::File => {
+                    dirs.extend(path.parent().map(Utf8Path::to_owned));
+                    paths.push(path);
+                }
+                PathKind::Directory => {
+                    dirs.push(path.clone());
+                    paths.push(path);
+                }
                 PathKind::Other | PathKind::Absent | PathKind::Unavailable(_) => {}
             }
         }
-        Ok(dirs)
+        Ok((dirs, paths))
     }
 
     async fn pre_step(
@@ -270,7 +302,7 @@ impl Lane {
             None if reuse => (None, None, None, None),
             None => {
                 let root = self.root(cancel).await?;
-                let mut c = self.compose(&root, &BTreeSet::new(), cancel).await?;
+                let mut c = self.compose(&root, &BTreeSet::new(), &[], cancel).await?;
                 (c.message.take(), None, Some(c), Some(root))
             }
         };

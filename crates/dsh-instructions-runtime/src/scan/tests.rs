@@ -108,6 +108,7 @@ fn settled_over(
         layout: &Layout::new(&config),
         gate: Gate::Open,
         user_files: &[],
+        rules: None,
     };
     g.settled(REL, &names(), probes, skip, seen, &mut SlotKeys::default())
 }

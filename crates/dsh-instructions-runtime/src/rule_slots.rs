@@ -1,0 +1,385 @@
+//! Rules as slots of their directory (R-RULE-4, R-RULE-5, R-RULE-8): after
+//! a directory's candidates are gathered, its rules directories (of the
+//! configured formats, R-RULE-1) are listed and read through the provider,
+//! each rule parsed (R-RULE-2), and the rules that load are appended to the
+//! directory's scan as slots keyed `rule\0<display path>`, in section order,
+//! so that baselines, transitions, budget and commits treat them exactly as
+//! the directory's files. Nothing here runs when `rule_formats` is empty.
+//!
+//! Which rules load: an always-on rule always; a path-scoped rule while it
+//! is attached — its `set` visible or pending — or when a path this
+//! composition touches matches it (R-RULE-3); a manual rule never. A rule
+//! that loaded and is gone (deleted, now manual) is an absent slot, hence a
+//! `remove`; one that cannot be read or parsed is unavailable, which never
+//! removes it (R-DISC-5).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use dsh_instructions_discovery::{
+    Cancelled, LoadedText, Probe, ReadOutcome, Unavailable, list_rule_files,
+};
+use dsh_instructions_state::{
+    ContentTransform, Digest, RuleFormat, RuleGlobs, RuleKind, ScopeKey, ScopeKind, parse_rule,
+    section_order, split_front_matter,
+};
+
+use crate::scan::{Attach, DirScan, Gather, LoadedFile, SlotScan, SlotState};
+
+/// The `<G>` of R-RULE-5: each glob in backticks, joined by `, `.
+pub(crate) fn globs_text(globs: &RuleGlobs) -> String {
+    globs
+        .written()
+        .iter()
+        .map(|g| format!("`{g}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The line a path-scoped rule's baseline and `replace` sections carry
+/// before its content (R-RULE-5, R-RULE-8).
+pub(crate) fn rule_line(globs: &str, dir: &str) -> String {
+    format!("These instructions apply to files matching {globs} under `{dir}`.")
+}
+
+/// A path-scoped rule's content without its line ([`rule_line`]).
+pub(crate) fn rule_body<'t>(text: &'t str, globs: &str, dir: &str) -> &'t str {
+    let line = rule_line(globs, dir);
+    text.strip_prefix(line.as_str())
+        .and_then(|t| t.strip_prefix("\n\n"))
+        .unwrap_or(text)
+}
+
+/// One listed rule file waiting for its read.
+struct Listed {
+    scan: usize,
+    format: RuleFormat,
+    display: String,
+    scope: ScopeKey,
+    path: Utf8PathBuf,
+    /// Copilot's root file: always on, no front matter read.
+    root_file: bool,
+}
+
+/// Appends the rule slots of every project directory in `scans` (see the
+/// module docs). Slots for which `skip` holds (left out by the budget of
+/// the instance's render, R-RT-10) are not reported. One listing per rules
+/// directory, one read for all rule files.
+pub(crate) async fn add_rule_slots(
+    g: &Gather<'_>,
+    scans: &mut [DirScan],
+    attach: &Attach<'_>,
+    skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
+) -> Result<(), Cancelled> {
+    let formats = g.config.rule_formats();
+    if formats.is_empty() {
+        return Ok(());
+    }
+    let mut listed: Vec<Listed> = Vec::new();
+    for (si, scan) in scans.iter().enumerate() {
+        let Some(rel) = scan.rel.as_deref() else {
+            continue;
+        };
+        let prefix = if rel == "." {
+            String::new()
+        } else {
+            format!("{rel}/")
+        };
+        for &format in formats {
+            let dir = scan.abs.join(format.rules_dir());
+            let files = list_rule_files(
+                g.provider,
+                &dir,
+                format.file_suffix(),
+                format.recursive(),
+                g.cancel,
+            )
+            .await?;
+            for problem in &files.problems {
+                tracing::debug!(dir = %dir, ?problem, "rule file skipped");
+            }
+            for file in files.files {
+                let display = format!("{prefix}{}/{file}", format.rules_dir());
+                let Some(scope) = ScopeKey::rule(&display) else {
+                    continue;
+                };
+                listed.push(Listed {
+                    scan: si,
+                    format,
+                    display,
+                    scope,
+                    path: dir.join(&file),
+                    root_file: false,
+                });
+            }
+        }
+        if rel == "." && formats.contains(&RuleFormat::Copilot) {
+            let display = ".github/copilot-instructions.md".to_owned();
+            if let Some(scope) = ScopeKey::rule(&display) {
+                listed.push(Listed {
+                    scan: si,
+                    format: RuleFormat::Copilot,
+                    display,
+                    scope,
+                    path: scan.abs.join(".github/copilot-instructions.md"),
+                    root_file: true,
+                });
+            }
+        }
+    }
+    listed.retain(|l| !skip(&l.scope));
+    // A visible rule whose file the version cache vouches for needs no
+    // read (R-STATE-8): its probe (one call for all) is enough. Rules not
+    // visible are read, since only their text says what they are.
+    let mut known: Vec<Option<SlotState>> = vec![None; listed.len()];
+    if let Some((cache, visible)) = g.cache {
+        let vouch: Vec<usize> = (0..listed.len())
+            .filter(|&i| visible.is_loaded(&listed[i].scope))
+            .collect();
+        if !vouch.is_empty() {
+            let paths: Vec<Utf8PathBuf> = vouch.iter().map(|&i| listed[i].path.clone()).collect();
+            let probes = g.provider.probe_paths(&paths, g.cancel).await?;
+            for (&i, probe) in vouch.iter().zip(&probes) {
+                let l = &listed[i];
+                let Probe::Present(present) = probe else {
+                    continue;
+                };
+                let Some(entry) = cache.fresh(
+                    &l.scope,
+                    &l.display,
+                    &present.version,
+                    visible.get(&l.scope),
+                ) else {
+                    continue;
+                };
+                known[i] = Some(SlotState::Loaded(LoadedFile {
+                    display: l.display.clone(),
+                    text: None,
+                    digest: entry.digest,
+                    trimmed: entry.trimmed_digest,
+                    version: present.version,
+                    bytes: present.size,
+                    imports: Vec::new(),
+                    import_key: Vec::new(),
+                    own_trimmed: None,
+                    rule_globs: None,
+                }));
+            }
+        }
+    }
+    let paths: Vec<Utf8PathBuf> = listed
+        .iter()
+        .zip(&known)
+        .filter(|(_, k)| k.is_none())
+        .map(|(l, _)| l.path.clone())
+        .collect();
+    let reads = if paths.is_empty() {
+        Vec::new()
+    } else {
+        g.provider
+            .read_many(&paths, g.config.max_source_bytes(), g.cancel)
+            .await?
+    };
+    let mut reads = reads.into_iter();
+    let mut added: Vec<Vec<SlotScan>> = vec![Vec::new(); scans.len()];
+    for (l, known) in listed.into_iter().zip(known) {
+        if let Some(state) = known {
+            added[l.scan].push(SlotScan {
+                scope: l.scope,
+                state,
+            });
+            continue;
+        }
+        // A provider that returned too few outcomes read nothing for the
+        // rest: unavailable, never "absent".
+        let outcome = reads
+            .next()
+            .unwrap_or_else(|| ReadOutcome::Unavailable(Unavailable::Io("no read result".into())));
+        let dir = scans[l.scan].rel.clone().unwrap_or_else(|| ".".to_owned());
+        let state = match outcome {
+            ReadOutcome::Absent => continue,
+            ReadOutcome::Unavailable(u) => {
+                tracing::debug!(path = %l.path, reason = %u, "rule file unreadable");
+                SlotState::Unavailable(u)
+            }
+            ReadOutcome::Loaded(read) => {
+                let transform = g.config.content_transform();
+                let parsed = if l.root_file {
+                    // Always on whatever its front matter says (R-RULE-1);
+                    // a front matter block is still no content (R-RULE-2).
+                    let content = split_front_matter(&read.text).1;
+                    Ok((RuleKind::AlwaysOn, RuleGlobs::default(), content))
+                } else {
+                    parse_rule(l.format, &read.text).map(|p| (p.kind, p.globs, p.content))
+                };
+                match parsed {
+                    Err(e) => {
+                        tracing::debug!(path = %l.path, error = %e, "rule unavailable");
+                        SlotState::Unavailable(Unavailable::Io(e.to_string()))
+                    }
+                    Ok((RuleKind::Manual, _, _)) => continue,
+                    Ok((RuleKind::PathScoped, globs, _))
+                        if !is_attached(&l.scope, attach)
+                            && !touched_match(&globs, &scans[l.scan].abs, attach.touched) =>
+                    {
+                        continue;
+                    }
+                    Ok((kind, globs, content)) => SlotState::Loaded(rule_file(
+                        &l.display, &dir, kind, &globs, content, transform, &read,
+                    )),
+                }
+            }
+        };
+        added[l.scan].push(SlotScan {
+            scope: l.scope,
+            state,
+        });
+    }
+    // The visible rules by directory, gathered once for every scan.
+    let mut shown: HashMap<&str, Vec<&ScopeKey>> = HashMap::new();
+    for (scope, _) in attach.visible.entries() {
+        if matches!(scope.kind(), ScopeKind::Rule { .. })
+            && attach.visible.is_loaded(scope)
+            && let Some(dir) = scope.dir()
+        {
+            shown.entry(dir).or_default().push(scope);
+        }
+    }
+    for (scan, mut rules) in scans.iter_mut().zip(added) {
+        let Some(rel) = scan.rel.as_deref() else {
+            continue;
+        };
+        // A rule the model sees that is no longer found (deleted, now
+        // manual, no longer listed) is an absent slot: a `remove`.
+        for &scope in shown.get(rel).into_iter().flatten() {
+            if !skip(scope) && !rules.iter().any(|r| &r.scope == scope) {
+                rules.push(SlotScan {
+                    scope: scope.clone(),
+                    state: SlotState::Absent,
+                });
+            }
+        }
+        rules.sort_by(|a, b| section_order(&a.scope, &b.scope, g.config));
+        scan.slots.extend(rules);
+        rule_dedup(scan);
+    }
+    Ok(())
+}
+
+fn is_attached(scope: &ScopeKey, attach: &Attach<'_>) -> bool {
+    attach.visible.is_loaded(scope) || attach.pending.contains(scope)
+}
+
+/// Whether a touched path under `base` matches (R-RULE-3); the path itself
+/// relative to D, so a directory touch matches only a glob that matches
+/// the directory.
+fn touched_match(globs: &RuleGlobs, base: &Utf8Path, touched: &[Utf8PathBuf]) -> bool {
+    touched.iter().any(|t| {
+        t.strip_prefix(base)
+            .is_ok_and(|rel| !rel.as_str().is_empty() && globs.matches(rel.as_str()))
+    })
+}
+
+/// A loaded rule: its section text (with the path-scoped line), its digest
+/// over kind, globs and content (R-RULE-8: the line names the globs, and
+/// only a path-scoped rule has one) and its dedup key over the content
+/// alone.
+fn rule_file(
+    display: &str,
+    dir: &str,
+    kind: RuleKind,
+    globs: &RuleGlobs,
+    content: &str,
+    transform: ContentTransform,
+    read: &LoadedText,
+) -> LoadedFile {
+    let content = transform.apply(content);
+    let trimmed = Digest::of_trimmed(&content);
+    let (text, rule_globs): (Arc<str>, Option<Arc<str>>) = match kind {
+        RuleKind::PathScoped => {
+            let g = globs_text(globs);
+            let text = format!("{}\n\n{content}", rule_line(&g, dir));
+            (Arc::from(text), Some(Arc::from(g)))
+        }
+        _ => (Arc::from(content.as_ref()), None),
+    };
+    LoadedFile {
+        display: display.to_owned(),
+        digest: Digest::of(&text),
+        trimmed,
+        version: read.version,
+        bytes: text.len() as u64,
+        text: Some(text),
+        imports: Vec::new(),
+        import_key: Vec::new(),
+        own_trimmed: None,
+        rule_globs,
+    }
+}
+
+/// Per-directory trimmed-content dedup across candidates and rules
+/// (R-RULE-4, R-CFG-7): a rule whose content equals an earlier kept file's
+/// or rule's is a duplicate. Candidates were deduplicated among themselves
+/// already.
+fn rule_dedup(scan: &mut DirScan) {
+    let mut kept: Vec<(Digest, String)> = Vec::new();
+    for slot in &mut scan.slots {
+        let SlotState::Loaded(file) = &slot.state else {
+            continue;
+        };
+        let is_rule = matches!(slot.scope.kind(), ScopeKind::Rule { .. });
+        match kept.iter().find(|(d, _)| *d == file.trimmed) {
+            Some((_, of)) if is_rule => {
+                slot.state = SlotState::Duplicate {
+                    trimmed: Some(file.trimmed),
+                    of: of.clone(),
+                    identity: None,
+                };
+            }
+            _ => kept.push((file.trimmed, file.display.clone())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("---\npaths: \"*.ts\"\n---\nx", "`*.ts`")]
+    #[case(
+        "---\npaths: [\"a/**\", \"*.{ts,tsx}\"]\n---\nx",
+        "`a/**`, `*.{ts,tsx}`"
+    )]
+    fn globs_are_named_in_backticks_joined_by_commas(#[case] text: &str, #[case] want: &str) {
+        let parsed = parse_rule(RuleFormat::Claude, text).unwrap();
+        assert_eq!(globs_text(&parsed.globs), want);
+    }
+
+    /// The set section shows the content alone; a text that does not start
+    /// with this rule's line (another dir, other globs) is left whole.
+    #[rstest]
+    #[case(
+        "These instructions apply to files matching `*.ts` under `pkg`.\n\nbody",
+        "`*.ts`",
+        "pkg",
+        "body"
+    )]
+    #[case(
+        "These instructions apply to files matching `*.ts` under `pkg`.\n\nbody",
+        "`*.rs`",
+        "pkg",
+        "These instructions apply to files matching `*.ts` under `pkg`.\n\nbody"
+    )]
+    #[case("body", "`*.ts`", ".", "body")]
+    fn the_body_is_the_text_after_the_rule_line(
+        #[case] text: &str,
+        #[case] globs: &str,
+        #[case] dir: &str,
+        #[case] want: &str,
+    ) {
+        assert_eq!(rule_body(text, globs, dir), want);
+    }
+}
