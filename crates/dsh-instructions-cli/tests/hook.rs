@@ -196,6 +196,24 @@ fn install_needs_an_agent() {
     assert!(stderr(&out).contains("--agent"));
 }
 
+/// Runs a binary this test process has just written. Another test thread
+/// that forks while the copy's write descriptor is still open hands that
+/// descriptor to its child until the child execs, and for that moment the
+/// kernel refuses to execute the file (`ETXTBSY`, "Text file busy"): a race
+/// of the test harness, not of the product, so it is waited out (bounded).
+fn output_of_fresh_copy(cmd: &mut Command) -> std::process::Output {
+    const ETXTBSY: i32 = 26;
+    for _ in 0..200 {
+        match cmd.output() {
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other.expect("run"),
+        }
+    }
+    panic!("the fresh copy stayed busy for 2 s");
+}
+
 /// `npx dsh-instructions hook install` runs the binary from npm's cache,
 /// which npm may clear: the hook registers a stable copy in the DSH home
 /// instead, which runs as the hook and answers events; a binary anywhere
@@ -207,13 +225,13 @@ fn an_install_through_npx_registers_a_stable_copy() {
     std::fs::create_dir_all(&npx).expect("mkdir");
     let cached = npx.join("dsh-instructions");
     std::fs::copy(BIN, &cached).expect("copy the binary into an npx-like cache");
-    let out = Command::new(&cached)
+    let mut install = Command::new(&cached);
+    install
         .args(["hook", "install", "--agent", "claude"])
         .current_dir(t.path("repo"))
         .env("HOME", t.path("home"))
-        .env("DSH_HOME", t.path("dsh"))
-        .output()
-        .expect("run");
+        .env("DSH_HOME", t.path("dsh"));
+    let out = output_of_fresh_copy(&mut install);
     assert!(
         out.status.success(),
         "{}",
