@@ -10,7 +10,6 @@
 //! block names by path (`tokio::`, `tempfile::`) at the versions the crate's
 //! manifest asks for.
 
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -202,14 +201,12 @@ pub(crate) fn manifest(
         member.dir.display().to_string(),
         quoted(own_features)
     );
-    let named: BTreeSet<&Dep> = deps
-        .iter()
-        .filter(|d| {
-            programs
-                .iter()
-                .any(|p| mentions(p, &d.name.replace('-', "_")))
-        })
-        .collect();
+    // `deps_of` lists each registry crate once, so no set is needed.
+    let named = deps.iter().filter(|d| {
+        programs
+            .iter()
+            .any(|p| mentions(p, &d.name.replace('-', "_")))
+    });
     for d in named {
         let _ = writeln!(
             toml,
@@ -229,18 +226,6 @@ pub(crate) fn manifest(
         );
     }
     toml
-}
-
-impl PartialOrd for Dep {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Dep {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.name.cmp(&other.name)
-    }
 }
 
 /// Builds every publishable crate's README examples against that crate
