@@ -153,18 +153,11 @@ pub(crate) async fn add_rule_slots(
                 ) else {
                     continue;
                 };
-                known[i] = Some(SlotState::Loaded(LoadedFile {
-                    display: l.display.clone(),
-                    text: None,
-                    digest: entry.digest,
-                    trimmed: entry.trimmed_digest,
-                    version: present.version,
-                    bytes: present.size,
-                    imports: Vec::new(),
-                    import_key: Vec::new(),
-                    own_trimmed: None,
-                    rule_globs: None,
-                }));
+                known[i] = Some(SlotState::Loaded(LoadedFile::vouched(
+                    l.display.clone(),
+                    entry,
+                    present,
+                )));
             }
         }
     }

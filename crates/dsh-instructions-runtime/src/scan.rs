@@ -61,6 +61,29 @@ pub(crate) struct LoadedFile {
     pub rule_globs: Option<Arc<str>>,
 }
 
+impl LoadedFile {
+    /// A file whose content the version cache vouches for (R-STATE-8): its
+    /// digests from `entry`, its version and size from the probe, no text.
+    pub(crate) fn vouched(
+        display: String,
+        entry: &CacheEntry<FileVersion>,
+        present: &PresentFile,
+    ) -> Self {
+        Self {
+            display,
+            text: None,
+            digest: entry.digest,
+            trimmed: entry.trimmed_digest,
+            version: present.version,
+            bytes: present.size,
+            imports: Vec::new(),
+            import_key: Vec::new(),
+            own_trimmed: None,
+            rule_globs: None,
+        }
+    }
+}
+
 /// A slot's present winner, probed but not (yet) read.
 #[derive(Debug, Clone)]
 pub(crate) struct ProbedFile {
@@ -705,18 +728,11 @@ impl Gather<'_> {
             if !entry.imports.is_empty() {
                 return Vouch::Check(entry.clone());
             }
-            return Vouch::Known(SlotState::Loaded(LoadedFile {
-                display: file.display.clone(),
-                text: None,
-                digest: entry.digest,
-                trimmed: entry.trimmed_digest,
-                version: present.version,
-                bytes: present.size,
-                imports: Vec::new(),
-                import_key: Vec::new(),
-                own_trimmed: None,
-                rule_globs: None,
-            }));
+            return Vouch::Known(SlotState::Loaded(LoadedFile::vouched(
+                file.display.clone(),
+                entry,
+                present,
+            )));
         }
         let max = self.config.max_source_bytes();
         if present.size > max {
