@@ -183,16 +183,13 @@ impl DirMemory {
     /// bytes are not one (wrong header), without the lines it cannot read.
     pub fn decode(bytes: &[u8]) -> Self {
         let mut records = Records::default();
-        // Valid UTF-8 (every encoding) is borrowed as it is; the lossy pass
-        // is only for bytes that are not.
-        let text = match std::str::from_utf8(bytes) {
-            Ok(text) => std::borrow::Cow::Borrowed(text),
-            Err(_) => String::from_utf8_lossy(bytes),
-        };
-        let mut lines = text.split('\n');
-        if lines.next() == Some(HEADER) {
+        // Read as bytes: each line is split and its numbers parsed in place;
+        // only the path, which must be UTF-8, becomes a string (a hook
+        // decodes this at every event, one line per known directory).
+        let mut lines = bytes.split(|&b| b == b'\n');
+        if lines.next() == Some(HEADER.as_bytes()) {
             // One record a line: size the map once instead of growing it
-            // through every power of two (a hook decodes this at every event).
+            // through every power of two.
             let lines_left = bytes.iter().filter(|&&b| b == b'\n').count();
             records.map.reserve(lines_left.min(MAX_DIRS));
             for line in lines {
@@ -268,27 +265,56 @@ impl DirMemory {
     }
 }
 
-/// One line of the encoding: `D|M`, six stamp words, names, absent (hex),
-/// then the path (the rest of the line, spaces included).
-fn parse_line(line: &str) -> Option<(&str, Rec)> {
-    let mut fields = line.splitn(10, ' ');
-    let tag = fields.next()?;
-    let mut word = || u64::from_str_radix(fields.next()?, 16).ok();
-    let w = [word()?, word()?, word()?, word()?, word()?, word()?];
-    let names = word()?;
-    let absent = word()?;
-    let dir = fields.next().filter(|d| d.starts_with('/'))?;
-    let stamp = Stamp::from_words(w);
+/// One line of the encoding: `D|M`, six stamp words, names, absent (hex,
+/// each followed by one space), then the path (the rest of the line, spaces
+/// included: absolute, UTF-8).
+fn parse_line(line: &[u8]) -> Option<(&str, Rec)> {
+    let (tag, mut rest) = match line {
+        [tag, b' ', rest @ ..] => (*tag, rest),
+        _ => return None,
+    };
+    let mut words = [0_u64; 8];
+    for word in &mut words {
+        let end = rest.iter().position(|&b| b == b' ')?;
+        *word = hex_word(&rest[..end])?;
+        rest = &rest[end + 1..];
+    }
+    let dir = std::str::from_utf8(rest)
+        .ok()
+        .filter(|d| d.starts_with('/'))?;
+    let [w0, w1, w2, w3, w4, w5, names, absent] = words;
+    let stamp = Stamp::from_words([w0, w1, w2, w3, w4, w5]);
     let rec = match tag {
-        "D" => Rec::Dir {
+        b'D' => Rec::Dir {
             stamp,
             names,
             absent,
         },
-        "M" => Rec::Missing { parent: stamp },
+        b'M' => Rec::Missing { parent: stamp },
         _ => return None,
     };
     Some((dir, rec))
+}
+
+/// A hexadecimal `u64` as [`u64::from_str_radix`] reads it (digits of
+/// either case after an optional `+`; none, another byte or an overflow:
+/// `None`), without going through `&str`.
+fn hex_word(field: &[u8]) -> Option<u64> {
+    let digits = field.strip_prefix(b"+").unwrap_or(field);
+    if digits.is_empty() {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &b in digits {
+        let digit = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => return None,
+        };
+        value = value.checked_mul(16)? | u64::from(digit);
+    }
+    Some(value)
 }
 
 #[cfg(test)]
@@ -346,6 +372,79 @@ mod tests {
     #[case::empty(b"".as_slice(), 0)]
     fn malformed_input_is_skipped_never_trusted(#[case] bytes: &[u8], #[case] kept: usize) {
         assert_eq!(DirMemory::decode(bytes).len(), kept);
+    }
+
+    /// The parse before issue 35 (`&str`, `splitn`, `from_str_radix`), the
+    /// reference the byte parse must agree with.
+    fn reference_line(line: &str) -> Option<(&str, Rec)> {
+        let mut fields = line.splitn(10, ' ');
+        let tag = fields.next()?;
+        let mut word = || u64::from_str_radix(fields.next()?, 16).ok();
+        let w = [word()?, word()?, word()?, word()?, word()?, word()?];
+        let names = word()?;
+        let absent = word()?;
+        let dir = fields.next().filter(|d| d.starts_with('/'))?;
+        let stamp = Stamp::from_words(w);
+        let rec = match tag {
+            "D" => Rec::Dir {
+                stamp,
+                names,
+                absent,
+            },
+            "M" => Rec::Missing { parent: stamp },
+            _ => return None,
+        };
+        Some((dir, rec))
+    }
+
+    #[rstest]
+    #[case::upper_case_digits("D A B C D E F 0 0 /a")]
+    #[case::plus_sign("M +1 2 3 4 5 6 0 0 /a")]
+    #[case::lone_plus("D + 2 3 4 5 6 0 0 /a")]
+    #[case::sixteen_digits("D ffffffffffffffff 2 3 4 5 6 0 0 /a")]
+    #[case::overflow("D 10000000000000000 2 3 4 5 6 0 0 /a")]
+    #[case::leading_zeros("D 00000000000000000001 2 3 4 5 6 0 0 /a")]
+    #[case::double_space("D 1  2 3 4 5 6 0 0 /a")]
+    #[case::path_with_spaces("D 1 2 3 4 5 6 0 0 /a b  c ")]
+    #[case::no_path("D 1 2 3 4 5 6 0 0")]
+    #[case::empty_path("D 1 2 3 4 5 6 0 0 ")]
+    #[case::long_tag("DD 1 2 3 4 5 6 0 0 /a")]
+    #[case::no_tag(" 1 2 3 4 5 6 0 0 /a")]
+    #[case::empty("")]
+    fn the_byte_parse_reads_a_line_as_the_str_parse_did(#[case] line: &str) {
+        assert_eq!(
+            parse_line(line.as_bytes()),
+            reference_line(line),
+            "{line:?}"
+        );
+    }
+
+    proptest::proptest! {
+        /// Lines built from the encoding's own tokens and near misses: the
+        /// byte parse keeps exactly the records the reference keeps.
+        #[test]
+        fn the_byte_parse_agrees_with_the_str_parse(
+            line in "[DMX ]{0,2}([0-9a-fA-Fg+]{0,18} ){0,9}[/a ]{0,4}[é\\x00]?[a-z/ ]{0,6}"
+        ) {
+            proptest::prop_assert_eq!(parse_line(line.as_bytes()), reference_line(&line));
+        }
+
+        /// Mostly well-formed lines, so that kept records are compared too.
+        #[test]
+        fn the_byte_parse_agrees_on_nearly_valid_lines(
+            line in "[DMX] (\\+?[0-9a-fA-F]{1,17} ){8}/[a-z é]{0,8}"
+        ) {
+            proptest::prop_assert_eq!(parse_line(line.as_bytes()), reference_line(&line));
+        }
+    }
+
+    #[test]
+    fn a_path_that_is_not_utf8_is_skipped_alone() {
+        let mut bytes = b"dsh-dir-stamps 1\nD 1 2 3 4 5 6 0 0 /a\xff\n".to_vec();
+        bytes.extend_from_slice(b"D 1 2 3 4 5 6 0 0 /b\n");
+        let memory = DirMemory::decode(&bytes);
+        assert_eq!(memory.len(), 1);
+        assert!(memory.lock().get("/b").is_some());
     }
 
     #[test]
