@@ -399,20 +399,48 @@ impl Session {
     }
 }
 
+impl Session {
+    /// Ends the session as dropping it does — the instance disposed, the
+    /// remembered versions and the kept fold saved, the log closed and the
+    /// session lock released — but leaves its memory to the operating
+    /// system instead of freeing it piece by piece: for a process that exits
+    /// right after (the agent hook, R-HOOK-6, where freeing the state of
+    /// 1,000 known directories is a measurable part of an event). Anything
+    /// else should simply drop the session.
+    ///
+    /// ```no_run
+    /// # async fn demo(session: dsh_instructions_session::Session) {
+    /// // ... the answer is composed and written ...
+    /// session.close_for_exit();
+    /// std::process::exit(0);
+    /// # }
+    /// ```
+    pub fn close_for_exit(self) {
+        self.close_now();
+        std::mem::forget(self);
+    }
+
+    /// What [`Drop`] does, shared with [`Session::close_for_exit`].
+    fn close_now(&self) {
+        self.instance.dispose();
+        // Still under the session lock: the next process over this session
+        // probes what this one read instead of reading it again (decision
+        // 0036). Only when there is news; a failure only costs reads.
+        if let Some(versions) = self.instance.changed_remembered_versions()
+            && let Err(error) = versions::store(&self.versions_path, &versions)
+        {
+            tracing::debug!(%error, "the remembered versions were not saved");
+        }
+        self.host.close();
+    }
+}
+
 impl Drop for Session {
     /// Releases the session lock deterministically: the instance is disposed
     /// (nothing more is applied), the remembered versions saved, and the log
     /// closed, whatever still holds a handle on the host.
     fn drop(&mut self) {
-        self.instance.dispose();
-        // Still under the session lock: the next process over this session
-        // probes what this one read instead of reading it again (decision
-        // 0036). Only when there is news; a failure only costs reads.
-        let (versions, changed) = self.instance.remembered_versions();
-        if changed && let Err(error) = versions::store(&self.versions_path, &versions) {
-            tracing::debug!(%error, "the remembered versions were not saved");
-        }
-        self.host.close();
+        self.close_now();
     }
 }
 

@@ -458,3 +458,44 @@ fn as_an_earlier_build_wrote_it(w: &World, line: &str) {
     assert_ne!(old, header, "the new header says touch_events");
     std::fs::write(&path, format!("{old}\n{rest}{line}\n")).expect("write");
 }
+
+/// `close_for_exit` ends a session as dropping it does (issue 35): the same
+/// side files with the same bytes (remembered versions, kept fold), and the
+/// session lock released, so the next process opens it without waiting.
+#[tokio::test]
+async fn closing_for_exit_saves_and_unlocks_as_dropping_does() {
+    let mut kept = Vec::new();
+    for for_exit in [false, true] {
+        let w = world();
+        let cancel = CancellationToken::new();
+        let s = w.create("/w/repo").await;
+        s.enter(1, Some("hi".into()), &cancel)
+            .await
+            .expect("enter")
+            .expect("baseline");
+        s.tool(&read("pkg/x.ts", "t1"), Record::Keep)
+            .await
+            .expect("tool");
+        s.step_end(&cancel).await.expect("step end");
+        if for_exit {
+            s.close_for_exit();
+        } else {
+            drop(s);
+        }
+        let dir = w.store.log_path("s").expect("path");
+        let dir = dir.parent().expect("session dir");
+        let side: Vec<Option<Vec<u8>>> = [crate::versions::VERSIONS_FILE_NAME, VIEW_FILE_NAME]
+            .iter()
+            .map(|name| std::fs::read(dir.join(name)).ok())
+            .collect();
+        // The memory provider's versions never settle, so only the fold is
+        // kept here; both files are compared all the same.
+        assert!(side[1].is_some(), "the kept fold is written");
+        // Unlocked: a zero wait would fail on a held lock.
+        let store = SessionStore::new(w.store.dir()).with_lock_wait(LockWait::no_wait());
+        let (log, _) = store.open("s").expect("the lock is released");
+        drop(log);
+        kept.push(side);
+    }
+    assert_eq!(kept[0], kept[1]);
+}

@@ -59,13 +59,27 @@ fn defaults_match_spec() {
 #[case::claude(Preset::Claude, &["CLAUDE.md"], &["CLAUDE.local.md"], 65_536)]
 #[case::opencode(Preset::Opencode, &["AGENTS.md", "CLAUDE.md"], &[], 65_536)]
 #[case::gemini(Preset::Gemini, &["GEMINI.md"], &[], 65_536)]
+#[case::copilot(Preset::Copilot, &["AGENTS.md", "CLAUDE.md", "GEMINI.md"], &[], 65_536)]
+#[case::qwen(Preset::Qwen, &["QWEN.md", "AGENTS.md"], &[], 65_536)]
 fn presets(#[case] p: Preset, #[case] base: &[&str], #[case] local: &[&str], #[case] max: i64) {
     let c = Config::preset(p);
     // R-CFG-10: imports on exactly for the agents that expand them.
-    assert_eq!(c.imports(), matches!(p, Preset::Claude | Preset::Gemini));
+    assert_eq!(
+        c.imports(),
+        matches!(p, Preset::Claude | Preset::Gemini | Preset::Qwen)
+    );
     assert_eq!(c.instruction_file_candidates(), v(base));
     assert_eq!(c.local_instruction_file_candidates(), v(local));
-    assert_eq!(c.candidate_policy(), CandidatePolicy::FirstWins);
+    // Copilot CLI and Qwen Code load every name that exists in a directory.
+    let all = matches!(p, Preset::Copilot | Preset::Qwen);
+    assert_eq!(
+        c.candidate_policy(),
+        if all {
+            CandidatePolicy::AllDistinct
+        } else {
+            CandidatePolicy::FirstWins
+        }
+    );
     assert_eq!(c.max_bytes(), Budget::from_signed(max));
     assert_eq!(c.project_root_markers(), v(&[".git"]));
     assert_eq!(c.max_source_bytes(), DEFAULT_MAX_SOURCE_BYTES);
@@ -93,22 +107,26 @@ fn presets(#[case] p: Preset, #[case] base: &[&str], #[case] local: &[&str], #[c
             ContentTransform::None
         }
     );
-    assert_eq!(
-        c.user_instruction_files(),
-        if claude {
-            v(&["~/.claude/CLAUDE.md"])
-        } else {
-            v(&[])
-        }
-    );
-    assert_eq!(
-        c.ancestor_instruction_files(),
-        if claude {
-            v(&["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"])
-        } else {
-            v(&[])
-        }
-    );
+    let user: &[&str] = match p {
+        Preset::Claude => &["~/.claude/CLAUDE.md"],
+        Preset::Copilot => &["~/.copilot/copilot-instructions.md"],
+        Preset::Qwen => &["~/.qwen/QWEN.md"],
+        _ => &[],
+    };
+    assert_eq!(c.user_instruction_files(), v(user));
+    let above: &[&str] = match p {
+        Preset::Claude => &["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"],
+        // Qwen Code reads its names past the git root (harness README).
+        Preset::Qwen => &["QWEN.md", "AGENTS.md"],
+        _ => &[],
+    };
+    assert_eq!(c.ancestor_instruction_files(), v(above));
+    let rules: &[RuleFormat] = match p {
+        Preset::Claude => &[RuleFormat::Claude],
+        Preset::Copilot => &[RuleFormat::Claude, RuleFormat::Copilot],
+        _ => &[],
+    };
+    assert_eq!(c.rule_formats(), rules);
     assert_eq!(c.max_import_depth(), if claude { 4 } else { 5 });
     // The preset alone satisfies the max_bytes requirement (R-CFG-1).
     let name = p.to_string();

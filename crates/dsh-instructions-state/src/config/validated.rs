@@ -52,6 +52,20 @@ pub struct Config {
 pub(crate) const ANCESTOR_CLAUDE_FILES: [&str; 3] =
     ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"];
 
+/// The files GitHub Copilot CLI loads in a directory, in its order (the
+/// `copilot` preset's candidates, every one that exists).
+pub(crate) const COPILOT_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md", "GEMINI.md"];
+
+/// Copilot CLI's user-level file (the `copilot` preset).
+pub(crate) const COPILOT_USER_FILE: &str = "~/.copilot/copilot-instructions.md";
+
+/// The files Qwen Code loads in a directory, in its order (the `qwen`
+/// preset's candidates, also read above the project root).
+pub(crate) const QWEN_FILES: &[&str] = &["QWEN.md", "AGENTS.md"];
+
+/// Qwen Code's user-level file (the `qwen` preset).
+pub(crate) const QWEN_USER_FILE: &str = "~/.qwen/QWEN.md";
+
 pub(super) fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
 }
@@ -123,12 +137,28 @@ impl Config {
             Preset::Claude => (&["CLAUDE.md"], &["CLAUDE.local.md"], 65_536),
             Preset::Opencode => (&["AGENTS.md", "CLAUDE.md"], &[], 65_536),
             Preset::Gemini => (&["GEMINI.md"], &[], 65_536),
+            Preset::Copilot => (COPILOT_FILES, &[], 65_536),
+            Preset::Qwen => (QWEN_FILES, &[], 65_536),
         };
         c.instruction_file_candidates = strings(base);
         c.local_instruction_file_candidates = strings(local);
         c.candidate_policy = CandidatePolicy::FirstWins;
         c.max_bytes = Budget::from_signed(max_bytes);
-        c.imports = matches!(p, Preset::Claude | Preset::Gemini);
+        c.imports = matches!(p, Preset::Claude | Preset::Gemini | Preset::Qwen);
+        if p == Preset::Copilot {
+            // Copilot CLI loads each of them, in this order, after its user
+            // file (harness README, "Native instructions").
+            c.candidate_policy = CandidatePolicy::AllDistinct;
+            c.user_instruction_files = strings(&[COPILOT_USER_FILE]);
+            c.rule_formats = vec![RuleFormat::Claude, RuleFormat::Copilot];
+        }
+        if p == Preset::Qwen {
+            // Qwen Code loads both names from the cwd up past the project
+            // root, after its user file (harness README).
+            c.candidate_policy = CandidatePolicy::AllDistinct;
+            c.user_instruction_files = strings(&[QWEN_USER_FILE]);
+            c.ancestor_instruction_files = strings(QWEN_FILES);
+        }
         if p == Preset::Claude {
             c.claude_dir = true;
             c.fallback_instruction_file_candidates = strings(&["AGENTS.md"]);

@@ -154,16 +154,30 @@ pub enum Preset {
     Opencode,
     /// `[GEMINI.md]`, no overlays, 65,536 bytes.
     Gemini,
+    /// GitHub Copilot CLI's native selection: every one of
+    /// `[AGENTS.md, CLAUDE.md, GEMINI.md]` (all distinct), no overlays, the
+    /// user file `~/.copilot/copilot-instructions.md`, the `copilot` rules
+    /// (`.github/copilot-instructions.md`, `.github/instructions`) and the
+    /// `claude` rules; 65,536 bytes.
+    Copilot,
+    /// Qwen Code's native selection: every one of `[QWEN.md, AGENTS.md]`
+    /// (all distinct), also in each directory above the project root, no
+    /// overlays, the user file `~/.qwen/QWEN.md`, imports; 65,536 bytes.
+    /// Qwen's own `.qwen/rules` are no rule format here (SPEC §14 has none
+    /// like it).
+    Qwen,
 }
 
 impl Preset {
     /// Every preset, in the order SPEC lists them.
-    pub const ALL: [Preset; 5] = [
+    pub const ALL: [Preset; 7] = [
         Preset::Dsh,
         Preset::Codex,
         Preset::Claude,
         Preset::Opencode,
         Preset::Gemini,
+        Preset::Copilot,
+        Preset::Qwen,
     ];
 
     /// The name used by `--preset` and the `preset` config key.
@@ -174,6 +188,8 @@ impl Preset {
             Self::Claude => "claude",
             Self::Opencode => "opencode",
             Self::Gemini => "gemini",
+            Self::Copilot => "copilot",
+            Self::Qwen => "qwen",
         }
     }
 }
