@@ -803,6 +803,7 @@ fn main() {
             print_row(&render_case(over));
         }
     }
+    rules_rows(&rt, &wanted);
     memory_rows(&trees, &wanted);
     peer_rows(&trees, &wanted);
     for tree in &trees {
@@ -817,6 +818,132 @@ fn main() {
         if wanted(&format!("process/{}", tree.shape.label())) {
             process_note(tree);
         }
+    }
+}
+
+/// The rules rows (issue 32 item 4, `support/rules.rs`): a session's
+/// complete baseline with 50 rules in 10 rules directories, and one touch that
+/// attaches the 10 rules matching it; ours and the floor alternate sample
+/// by sample (the touch: each sample a fresh session, the touch alone timed).
+fn rules_rows(rt: &tokio::runtime::Runtime, wanted: &dyn Fn(&str) -> bool) {
+    let (base_case, touch_case) = ("baseline/rules-50/64K", "touch/rules-50/1");
+    if !wanted(base_case) && !wanted(touch_case) {
+        return;
+    }
+    let tree = support::rules::tree().expect("build the rules tree");
+    let config = support::rules::config();
+    let file = support::rules::touched(&tree);
+    // Warm-up and counts; both sides must have done the job. Ours is a
+    // session's first pre-step (the hook's baseline): `show`'s preview
+    // composes no rules yet.
+    let start = |provider: Arc<dyn FsProvider>| {
+        rt.block_on(Session::start_with(
+            provider,
+            &tree,
+            &tree.cwd,
+            config.clone(),
+        ))
+    };
+    let disk = drive::disk(&tree).expect("open roots");
+    let counting = Counting::new(disk);
+    let first = start(Arc::new(counting.clone()));
+    let counted = counting.counts.snapshot();
+    let text: String = first
+        .host
+        .user_messages()
+        .into_iter()
+        .filter_map(|m| match m {
+            dsh_instructions_runtime::HistoryItem::User { parts, .. } => Some(parts.concat()),
+            dsh_instructions_runtime::HistoryItem::Event(_) => None,
+        })
+        .collect();
+    let floor_base = support::rules::FloorRules::baseline(&tree);
+    let always = support::rules::LEVELS;
+    assert_eq!(
+        floor_base.attached(),
+        always,
+        "floor: one always-on rule per level"
+    );
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("Instructions from: ") && l.ends_with(".claude/rules/r0.md"))
+            .count(),
+        always,
+        "ours: every always-on rule in the baseline"
+    );
+    if wanted(base_case) {
+        let (ours_ms, floor_ms) = alternate(
+            || {
+                timed(|| {
+                    // Opening the roots is part of the job (the hook does it).
+                    drop(black_box(start(drive::disk(&tree).expect("open roots"))));
+                })
+            },
+            || timed(|| drop(black_box(support::rules::FloorRules::baseline(&tree)))),
+        );
+        print_row(&Row {
+            case: base_case.to_owned(),
+            ours_ms,
+            floor_ms,
+            bytes_read: Some(counted.bytes_read),
+            ops_per_dir: Some(counted.ops_per_dir()),
+            floor_bytes: Some(floor_base.bytes_read()),
+        });
+    }
+    if wanted(touch_case) {
+        let ours = |counted: bool| {
+            rt.block_on(async {
+                let disk = drive::disk(&tree).expect("open roots");
+                let counting = Counting::new(disk.clone());
+                let provider: Arc<dyn FsProvider> = if counted {
+                    Arc::new(counting.clone())
+                } else {
+                    disk
+                };
+                let mut session =
+                    Session::start_with(provider, &tree, &tree.cwd, config.clone()).await;
+                let before = counting.counts.snapshot();
+                let t = Instant::now();
+                let message = black_box(session.touch(&file).await);
+                let spent = t.elapsed();
+                (spent, counting.counts.snapshot().since(&before), message)
+            })
+        };
+        let (_, snap, message) = ours(true);
+        let attached = message
+            .map(|m| {
+                m.parts
+                    .concat()
+                    .matches("These instructions apply to files matching `**/*.rs`")
+                    .count()
+            })
+            .unwrap_or(0);
+        assert_eq!(
+            attached,
+            support::rules::LEVELS,
+            "ours: the touch attaches one rule per level"
+        );
+        let floor_touch = || {
+            let mut f = support::rules::FloorRules::baseline(&tree);
+            let before = f.bytes_read();
+            let spent = timed(|| f.touch(&file));
+            (spent, f.attached(), f.bytes_read() - before)
+        };
+        let (_, floor_attached, floor_bytes) = floor_touch();
+        assert_eq!(
+            floor_attached,
+            2 * support::rules::LEVELS,
+            "floor: one rule per level attached"
+        );
+        let (ours_ms, floor_ms) = alternate(|| ours(false).0, || floor_touch().0);
+        print_row(&Row {
+            case: touch_case.to_owned(),
+            ours_ms,
+            floor_ms,
+            bytes_read: Some(snap.bytes_read),
+            ops_per_dir: Some(snap.ops_per_dir()),
+            floor_bytes: Some(floor_bytes),
+        });
     }
 }
 

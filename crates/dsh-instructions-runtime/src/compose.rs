@@ -26,7 +26,7 @@ use dsh_instructions_state::{
 use crate::WorkspaceMessage;
 use crate::gather::{gather_chain, gather_dirs, path_gate, probe_with_user_global, process_dirs};
 use crate::imports::ImportContext;
-use crate::rule_slots::rule_body;
+use crate::rule_slots::{add_rule_slots, rule_body};
 use crate::scan::{
     Attach, DirScan, Gather, LoadedFile, SeenFiles, SlotState, cache_entry, dir_abs, identity_dedup,
 };
@@ -242,7 +242,9 @@ fn render_transitions(
                         content,
                     },
                     // A path-scoped rule names its globs (R-RULE-5).
-                    ScopeKind::Rule { .. } if c.scope.dir().is_some() && p.rule_globs.is_some() => {
+                    // The user's have D = `.`: their globs are relative
+                    // to the project root (R-RULE-8).
+                    ScopeKind::Rule { .. } if p.rule_globs.is_some() => {
                         let globs = p.rule_globs.as_deref().unwrap_or("");
                         Section::SetRule {
                             path: &c.path,
@@ -513,6 +515,10 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 let all: Vec<usize> = (0..users.len()).collect();
                 cached.read_scans(&mut users, &all, &mut seen).await?;
                 seen.demote_failed_duplicates(&mut users);
+                if let Some(attach) = cached.rules {
+                    // The user's rules (R-RULE-1), in their scan.
+                    add_rule_slots(&cached, &mut users, attach, &skip, &seen).await?;
+                }
                 for ug in &users {
                     directory_transitions(ug, visible, &none, &none, &mut pending);
                     remember_cache(ug, &mut out);

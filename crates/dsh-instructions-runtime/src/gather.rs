@@ -10,7 +10,7 @@ use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{Cancelled, Probe};
 use dsh_instructions_state::{CLAUDE_DIR_FILE, ProbeClass, ScopeKey};
 
-use crate::rule_slots::add_rule_slots;
+use crate::rule_slots::{add_rule_slots, user_rules_scan};
 use crate::scan::{
     DirScan, Gather, SeenFiles, SlotKeys, SlotState, class as probe_class, dir_abs, identity_dedup,
 };
@@ -106,10 +106,11 @@ const CLAUDE_MD: &str = "CLAUDE.md";
 /// The subdirectory of the `.claude/CLAUDE.md` rule.
 const CLAUDE_SUBDIR: &str = ".claude";
 
-/// The scans of the user-global file, of the agent user-level files and of
-/// the ancestor files above `root` (in that order: the scopes outside the
-/// project, broadest first), and the probes of `dirs`, all at once (on
-/// disk, blocking tasks that overlap).
+/// The scans of the user-global file, of the agent user-level files, of
+/// the user's rules (an empty scan [`add_rule_slots`] fills) and of the
+/// ancestor files above `root` (in that order: the scopes outside the
+/// project, broadest first, R-RULE-8), and the probes of `dirs`, all at
+/// once (on disk, blocking tasks that overlap).
 pub(crate) async fn probe_with_user_global(
     g: &Gather<'_>,
     home: &DshHome,
@@ -126,6 +127,7 @@ pub(crate) async fn probe_with_user_global(
     );
     let mut scans = vec![ug?];
     scans.extend(users?);
+    scans.extend(user_rules_scan(g, home, root));
     scans.extend(ancestors?);
     Ok((scans, probes?))
 }
@@ -174,7 +176,7 @@ pub(crate) async fn process_dirs(
     g.read_scans(&mut scans, &all, seen).await?;
     seen.demote_failed_duplicates(&mut scans);
     if let Some(attach) = g.rules {
-        add_rule_slots(g, &mut scans, attach, skip).await?;
+        add_rule_slots(g, &mut scans, attach, skip, seen).await?;
     }
     Ok(scans)
 }
@@ -210,7 +212,7 @@ pub(crate) async fn gather_chain(
     read_within_budget(g, &mut scans, budget, seen).await?;
     seen.demote_failed_duplicates(&mut scans);
     if let Some(attach) = g.rules {
-        add_rule_slots(g, &mut scans, attach, &|_| false).await?;
+        add_rule_slots(g, &mut scans, attach, &|_| false, seen).await?;
     }
     Ok(scans)
 }

@@ -273,6 +273,16 @@ impl Instance {
         (all, r.changed)
     }
 
+    /// [`Instance::remembered_versions`] when they changed since the mount,
+    /// else `None` without copying them: what a host that writes only news
+    /// needs (the agent hook at every event, R-HOOK-6).
+    pub fn changed_remembered_versions(&self) -> Option<Vec<(ScopeKey, CacheEntry<FileVersion>)>> {
+        if !lock(&self.remembered).changed {
+            return None;
+        }
+        Some(self.remembered_versions().0)
+    }
+
     /// Whether the adapter does anything (config, budget and provider present).
     pub fn is_active(&self) -> bool {
         self.active.is_some()

@@ -16,7 +16,7 @@ use dsh_instructions_discovery::{
     AmbientAuthority, CancellationToken, CapStdProvider, DirMemory, FsProvider, ProjectRoot,
     ProviderError, find_project_root,
 };
-use dsh_instructions_state::{ConfigError, ConfigInput, ConfigWarning, ResolvedConfig};
+use dsh_instructions_state::{ConfigError, ConfigInput, ConfigWarning, ResolvedConfig, RuleFormat};
 
 use crate::ancestors::ancestor_dirs;
 use crate::instance::Mount;
@@ -374,7 +374,22 @@ pub async fn open_resolved(
         .iter()
         .filter_map(|f| f.path.parent().map(Utf8Path::to_owned))
         .collect();
-    let extra: Vec<Utf8PathBuf> = spec.extra_roots.iter().cloned().chain(user_dirs).collect();
+    // The user's `~/.claude/rules/` is trusted when `claude` rules load
+    // (R-RULE-1) and no user file's directory holds it already; a root
+    // that does not exist admits nothing.
+    let user_rules = config
+        .rule_formats()
+        .contains(&RuleFormat::Claude)
+        .then(|| crate::rule_slots::user_rules_dir(&user_files, &home))
+        .flatten()
+        .filter(|d| !user_dirs.iter().any(|u| d.starts_with(u)));
+    let extra: Vec<Utf8PathBuf> = spec
+        .extra_roots
+        .iter()
+        .cloned()
+        .chain(user_dirs)
+        .chain(user_rules)
+        .collect();
     let trusted_roots = trusted_roots(&root.root, &home, &extra);
     // The directories above the root admit their ancestor files by name
     // only (R-HOOK-8, docs/decisions/0044): they are no trusted roots.
@@ -561,6 +576,23 @@ mod tests {
         let opened = open(&spec).await.expect("opens");
         assert!(opened.mount.user_files.is_empty());
         assert_eq!(opened.trusted_roots, ["/w/repo", "/home/u/.dsh"]);
+    }
+
+    /// R-RULE-1: `claude` rules in another agent's preset trust the
+    /// user's `~/.claude/rules/` alone, not the rest of `~/.claude`.
+    #[tokio::test]
+    async fn claude_rules_trust_the_user_rules_directory_alone() {
+        let config = ConfigInput {
+            preset: Some(Preset::Codex),
+            rule_formats: Some(vec!["claude".to_owned()]),
+            ..ConfigInput::default()
+        };
+        let spec = SessionSpec::new("/w/repo", Some(config), env());
+        let opened = open(&spec).await.expect("opens");
+        assert_eq!(
+            opened.trusted_roots,
+            ["/w/repo", "/home/u/.dsh", "/home/u/.claude/rules"]
+        );
     }
 
     /// R-HOOK-8, decision 0044: the claude preset opens the directories

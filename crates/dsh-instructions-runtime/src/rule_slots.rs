@@ -17,15 +17,18 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
+use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
-    Cancelled, LoadedText, Probe, ReadOutcome, Unavailable, list_rule_files,
+    Cancelled, FileIdentity, LoadedText, Probe, ReadOutcome, Unavailable, list_rule_files,
 };
 use dsh_instructions_state::{
     ContentTransform, Digest, RuleFormat, RuleGlobs, RuleKind, ScopeKey, ScopeKind, parse_rule,
     section_order, split_front_matter,
 };
 
-use crate::scan::{Attach, DirScan, Gather, LoadedFile, SlotScan, SlotState};
+use crate::imports::{self, Candidate, ImportContext};
+use crate::scan::{Attach, DirScan, Gather, LoadedFile, SeenFiles, SlotScan, SlotState};
+use crate::user_file::UserFile;
 
 /// The `<G>` of R-RULE-5: each glob in backticks, joined by `, `.
 pub(crate) fn globs_text(globs: &RuleGlobs) -> String {
@@ -71,6 +74,7 @@ pub(crate) async fn add_rule_slots(
     scans: &mut [DirScan],
     attach: &Attach<'_>,
     skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
+    seen: &SeenFiles,
 ) -> Result<(), Cancelled> {
     let formats = g.config.rule_formats();
     if formats.is_empty() {
@@ -78,6 +82,13 @@ pub(crate) async fn add_rule_slots(
     }
     let mut listed: Vec<Listed> = Vec::new();
     for (si, scan) in scans.iter().enumerate() {
+        if scan.rules_base.is_some() {
+            // The user's `~/.claude/rules/` (R-RULE-1): `claude` only.
+            if formats.contains(&RuleFormat::Claude) {
+                list_user_rules(g, si, &scan.abs, &mut listed).await?;
+            }
+            continue;
+        }
         let Some(rel) = scan.rel.as_deref() else {
             continue;
         };
@@ -153,6 +164,10 @@ pub(crate) async fn add_rule_slots(
                 ) else {
                     continue;
                 };
+                // A rule with imports depends on its targets too: read.
+                if !entry.imports.is_empty() {
+                    continue;
+                }
                 known[i] = Some(SlotState::Loaded(LoadedFile::vouched(
                     l.display.clone(),
                     entry,
@@ -176,6 +191,8 @@ pub(crate) async fn add_rule_slots(
     };
     let mut reads = reads.into_iter();
     let mut added: Vec<Vec<SlotScan>> = vec![Vec::new(); scans.len()];
+    // Loaded rules whose content may import (R-RULE-8, R-IMP-1).
+    let mut importing: Vec<Importing> = Vec::new();
     for (l, known) in listed.into_iter().zip(known) {
         if let Some(state) = known {
             added[l.scan].push(SlotScan {
@@ -214,13 +231,29 @@ pub(crate) async fn add_rule_slots(
                     Ok((RuleKind::Manual, _, _)) => continue,
                     Ok((RuleKind::PathScoped, globs, _))
                         if !is_attached(&l.scope, attach)
-                            && !touched_match(&globs, &scans[l.scan].abs, attach.touched) =>
+                            && !touched_match(
+                                &globs,
+                                scans[l.scan].glob_base(),
+                                attach.touched,
+                            ) =>
                     {
                         continue;
                     }
-                    Ok((kind, globs, content)) => SlotState::Loaded(rule_file(
-                        &l.display, &dir, kind, &globs, content, transform, &read,
-                    )),
+                    Ok((kind, globs, content)) => {
+                        let file =
+                            rule_file(&l.display, &dir, kind, &globs, content, transform, &read);
+                        if g.imports.is_some() && content.contains('@') {
+                            importing.push(Importing {
+                                scan: l.scan,
+                                at: added[l.scan].len(),
+                                from: l.path.parent().map(Utf8Path::to_owned).unwrap_or_default(),
+                                dir: dir.clone(),
+                                content: transform.apply(content).into_owned(),
+                                identity: read.identity.clone(),
+                            });
+                        }
+                        SlotState::Loaded(file)
+                    }
                 }
             }
         };
@@ -229,23 +262,28 @@ pub(crate) async fn add_rule_slots(
             state,
         });
     }
-    // The visible rules by directory, gathered once for every scan.
-    let mut shown: HashMap<&str, Vec<&ScopeKey>> = HashMap::new();
+    if let Some(ctx) = g.imports
+        && !importing.is_empty()
+    {
+        expand_rule_imports(g, ctx, seen, &importing, &mut added).await?;
+    }
+    // The visible rules by directory (`None`: the user's), gathered once
+    // for every scan.
+    let mut shown: HashMap<Option<&str>, Vec<&ScopeKey>> = HashMap::new();
     for (scope, _) in attach.visible.entries() {
-        if matches!(scope.kind(), ScopeKind::Rule { .. })
-            && attach.visible.is_loaded(scope)
-            && let Some(dir) = scope.dir()
-        {
-            shown.entry(dir).or_default().push(scope);
+        if matches!(scope.kind(), ScopeKind::Rule { .. }) && attach.visible.is_loaded(scope) {
+            shown.entry(scope.dir()).or_default().push(scope);
         }
     }
     for (scan, mut rules) in scans.iter_mut().zip(added) {
-        let Some(rel) = scan.rel.as_deref() else {
-            continue;
+        let dir = match (&scan.rules_base, scan.rel.as_deref()) {
+            (Some(_), _) => None,
+            (None, Some(rel)) => Some(rel),
+            (None, None) => continue,
         };
         // A rule the model sees that is no longer found (deleted, now
         // manual, no longer listed) is an absent slot: a `remove`.
-        for &scope in shown.get(rel).into_iter().flatten() {
+        for &scope in shown.get(&dir).into_iter().flatten() {
             if !skip(scope) && !rules.iter().any(|r| &r.scope == scope) {
                 rules.push(SlotScan {
                     scope: scope.clone(),
@@ -258,6 +296,96 @@ pub(crate) async fn add_rule_slots(
         rule_dedup(scan);
     }
     Ok(())
+}
+
+/// The user's rules directory below the OS home (R-RULE-1).
+const USER_RULES_DIR: &str = "rules";
+/// The display prefix of the user's rules (R-RULE-8).
+const USER_RULES_SHOWN: &str = "~/.claude/rules/";
+/// The user-level file whose directory holds the user's rules and whose
+/// trusted root they share (R-RULE-8).
+const USER_CLAUDE_MD: &str = "~/.claude/CLAUDE.md";
+/// The directory of the user's Claude files below the OS home.
+const USER_CLAUDE_DIR: &str = ".claude";
+
+/// The user's `~/.claude/rules/` (R-RULE-1), read whenever `claude` is a
+/// rule format: beside the configured user-level file `~/.claude/CLAUDE.md`
+/// when there is one, else below the OS home that the default DSH home
+/// (`~/.dsh`, R-HOME-3) names, as for `~/` imports (docs/decisions/0010,
+/// 0059). `None` only under another DSH home without that file: the OS home
+/// is then unknown here. [`crate::open_mount`] trusts this directory.
+pub(crate) fn user_rules_dir(files: &[UserFile], home: &DshHome) -> Option<Utf8PathBuf> {
+    let beside_claude_md = files
+        .iter()
+        .find(|f| f.label == USER_CLAUDE_MD)
+        .and_then(|f| f.path.parent())
+        .map(|d| d.join(USER_RULES_DIR));
+    beside_claude_md.or_else(|| {
+        (home.label == HomeLabel::Default)
+            .then(|| home.path.parent())
+            .flatten()
+            .map(|os_home| os_home.join(USER_CLAUDE_DIR).join(USER_RULES_DIR))
+    })
+}
+
+/// The empty scan of the user's rules, which [`add_rule_slots`] fills:
+/// only in a pass that loads rules, with `claude` among the formats
+/// ([`user_rules_dir`]).
+pub(crate) fn user_rules_scan(g: &Gather<'_>, home: &DshHome, root: &Utf8Path) -> Option<DirScan> {
+    if g.rules.is_none() || !g.config.rule_formats().contains(&RuleFormat::Claude) {
+        return None;
+    }
+    Some(DirScan {
+        rel: None,
+        abs: user_rules_dir(g.user_files, home)?,
+        candidates: Vec::new(),
+        slots: Vec::new(),
+        rules_base: Some(root.to_owned()),
+    })
+}
+
+/// Lists the user's rules directory `dir` into `listed` as scan `si`.
+async fn list_user_rules(
+    g: &Gather<'_>,
+    si: usize,
+    dir: &Utf8Path,
+    listed: &mut Vec<Listed>,
+) -> Result<(), Cancelled> {
+    let format = RuleFormat::Claude;
+    let files = list_rule_files(
+        g.provider,
+        dir,
+        format.file_suffix(),
+        format.recursive(),
+        g.cancel,
+    )
+    .await?;
+    for problem in &files.problems {
+        tracing::debug!(dir = %dir, ?problem, "user rule file skipped");
+    }
+    for file in files.files {
+        let display = format!("{USER_RULES_SHOWN}{file}");
+        let Some(scope) = ScopeKey::rule(&display) else {
+            continue;
+        };
+        listed.push(Listed {
+            scan: si,
+            format,
+            display,
+            scope,
+            path: dir.join(&file),
+            root_file: false,
+        });
+    }
+    Ok(())
+}
+
+impl DirScan {
+    /// The directory a rule of this scan takes its globs relative to: D,
+    /// or the project root for the user's rules (R-RULE-8).
+    fn glob_base(&self) -> &Utf8Path {
+        self.rules_base.as_deref().unwrap_or(&self.abs)
+    }
 }
 
 fn is_attached(scope: &ScopeKey, attach: &Attach<'_>) -> bool {
@@ -311,6 +439,67 @@ fn rule_file(
     }
 }
 
+/// A loaded rule whose content may import.
+struct Importing {
+    /// Its scan and its place among the scan's new rule slots.
+    scan: usize,
+    at: usize,
+    /// The rule file's directory: imports resolve relative to it.
+    from: Utf8PathBuf,
+    /// D, as its path-scoped line names it.
+    dir: String,
+    /// Its content after the agent's transform.
+    content: String,
+    identity: FileIdentity,
+}
+
+/// Expands the imports of the rules in `importing` (R-RULE-8: imports
+/// apply to rules as to the agent's files; R-IMP-1..4): each rule's content
+/// becomes its own text plus the import blocks, relative to the rule
+/// file's directory, in one provider call per import level for all of
+/// them; its digests, bytes, import tree and import key follow, so an
+/// edit of a target is a `replace` of the rule.
+async fn expand_rule_imports(
+    g: &Gather<'_>,
+    ctx: &ImportContext,
+    seen: &SeenFiles,
+    importing: &[Importing],
+    added: &mut [Vec<SlotScan>],
+) -> Result<(), Cancelled> {
+    let items: Vec<Candidate<'_>> = importing
+        .iter()
+        .map(|r| Candidate {
+            dir: &r.from,
+            text: &r.content,
+            identity: &r.identity,
+        })
+        .collect();
+    let expansions =
+        imports::expand_all(g.provider, g.config, g.cancel, ctx, seen.own(), &items).await?;
+    for (r, exp) in importing.iter().zip(expansions) {
+        let Some(SlotState::Loaded(file)) = added[r.scan].get_mut(r.at).map(|s| &mut s.state)
+        else {
+            continue;
+        };
+        if exp.records.is_empty() {
+            continue;
+        }
+        let line = file.rule_globs.as_deref().map(|g| rule_line(g, &r.dir));
+        let text = match line {
+            Some(line) => format!("{line}\n\n{}", exp.content),
+            None => exp.content.clone(),
+        };
+        file.own_trimmed = Some(file.trimmed);
+        file.trimmed = Digest::of_trimmed(&exp.content);
+        file.digest = Digest::of(&text);
+        file.bytes = text.len() as u64;
+        file.text = Some(Arc::from(text));
+        file.imports = exp.records;
+        file.import_key = exp.key;
+    }
+    Ok(())
+}
+
 /// Per-directory trimmed-content dedup across candidates and rules
 /// (R-RULE-4, R-CFG-7): a rule whose content equals an earlier kept file's
 /// or rule's is a duplicate. Candidates were deduplicated among themselves
@@ -349,6 +538,42 @@ mod tests {
     fn globs_are_named_in_backticks_joined_by_commas(#[case] text: &str, #[case] want: &str) {
         let parsed = parse_rule(RuleFormat::Claude, text).unwrap();
         assert_eq!(globs_text(&parsed.globs), want);
+    }
+
+    /// The user's rules sit beside `~/.claude/CLAUDE.md` (its trusted
+    /// root); without it, below the OS home the default DSH home names,
+    /// and nowhere under another DSH home.
+    #[rstest]
+    #[case(&["~/.claude/CLAUDE.md"], HomeLabel::EnvVar, Some("/home/u/.claude/rules"))]
+    #[case(&["~/x.md", "~/.claude/CLAUDE.md"], HomeLabel::EnvVar, Some("/home/u/.claude/rules"))]
+    #[case(&["~/.codex/AGENTS.md"], HomeLabel::EnvVar, None)]
+    #[case(&[], HomeLabel::EnvVar, None)]
+    #[case(&["~/.codex/AGENTS.md"], HomeLabel::Default, Some("/os/me/.claude/rules"))]
+    #[case(&[], HomeLabel::Default, Some("/os/me/.claude/rules"))]
+    #[case(&["~/.claude/CLAUDE.md"], HomeLabel::Default, Some("/home/u/.claude/rules"))]
+    fn the_user_rules_sit_beside_the_user_claude_md(
+        #[case] labels: &[&str],
+        #[case] label: HomeLabel,
+        #[case] want: Option<&str>,
+    ) {
+        let files: Vec<UserFile> = labels
+            .iter()
+            .map(|l| UserFile {
+                path: Utf8Path::new("/home/u").join(l.trim_start_matches("~/")),
+                label: (*l).to_owned(),
+            })
+            .collect();
+        let home = DshHome {
+            path: match label {
+                HomeLabel::Default => "/os/me/.dsh".into(),
+                HomeLabel::EnvVar => "/opt/dsh".into(),
+            },
+            label,
+        };
+        assert_eq!(
+            user_rules_dir(&files, &home).as_deref(),
+            want.map(Utf8Path::new)
+        );
     }
 
     /// The set section shows the content alone; a text that does not start

@@ -127,6 +127,10 @@ pub(crate) struct DirScan {
     pub abs: Utf8PathBuf,
     pub candidates: Vec<CandidateProbe>,
     pub slots: Vec<SlotScan>,
+    /// For the user's rules pseudo-directory (`abs` is `~/.claude/rules`):
+    /// the project root its path-scoped globs are relative to (R-RULE-8).
+    /// `None` for every other scan.
+    pub rules_base: Option<Utf8PathBuf>,
 }
 
 impl DirScan {
@@ -211,6 +215,11 @@ impl SeenFiles {
         }
     }
 
+    /// The own sections of this pass (R-IMP-3), for the rules' imports.
+    pub(crate) fn own(&self) -> &IdentityMap<String> {
+        &self.own
+    }
+
     /// Records the present slot winners of a baseline scan (the
     /// user-global file or a chain directory) as own sections (R-IMP-3).
     /// Only called with imports on.
@@ -278,6 +287,7 @@ fn user_scan(file: &Utf8Path, label: &str, scope: ScopeKey, probe: Probe) -> Dir
         abs: file.parent().map(Utf8Path::to_owned).unwrap_or_default(),
         candidates: vec![candidate],
         slots: vec![SlotScan { scope, state }],
+        rules_base: None,
     }
 }
 
@@ -404,6 +414,7 @@ impl Gather<'_> {
             abs: abs.to_owned(),
             candidates,
             slots,
+            rules_base: None,
         }
     }
 

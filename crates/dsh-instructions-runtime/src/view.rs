@@ -28,6 +28,25 @@ pub(crate) fn dir_key(rel: &str) -> DirKey {
     (depth, rel.replace('/', "\0"))
 }
 
+/// Counts `dir` in `known` `delta` more (or fewer) times; a count that
+/// reaches zero forgets the directory.
+fn add_to(known: &mut BTreeMap<DirKey, (String, usize)>, dir: &str, delta: isize) {
+    use std::collections::btree_map::Entry;
+    match known.entry(dir_key(dir)) {
+        Entry::Occupied(mut e) => {
+            let count = &mut e.get_mut().1;
+            *count = count.saturating_add_signed(delta);
+            if *count == 0 {
+                e.remove();
+            }
+        }
+        Entry::Vacant(e) if delta > 0 => {
+            e.insert((dir.to_owned(), delta.unsigned_abs()));
+        }
+        Entry::Vacant(_) => {}
+    }
+}
+
 /// Root recorded in a baseline identity (relative to the cwd), made absolute.
 pub(crate) fn identity_root(identity: Option<&str>, cwd: &Utf8Path) -> Option<Utf8PathBuf> {
     let value: serde_json::Value = serde_json::from_str(identity?).ok()?;
@@ -257,33 +276,22 @@ impl VisibleView {
     }
 
     fn add(&mut self, dir: &str, delta: isize) {
-        use std::collections::btree_map::Entry;
-        match self.known.entry(dir_key(dir)) {
-            Entry::Occupied(mut e) => {
-                let count = &mut e.get_mut().1;
-                *count = count.saturating_add_signed(delta);
-                if *count == 0 {
-                    e.remove();
-                }
-            }
-            Entry::Vacant(e) if delta > 0 => {
-                e.insert((dir.to_owned(), delta.unsigned_abs()));
-            }
-            Entry::Vacant(_) => {}
-        }
+        add_to(&mut self.known, dir, delta);
     }
 
     fn recount(&mut self) {
-        self.known.clear();
-        let dirs: Vec<String> = self
-            .visible
-            .entries()
-            .filter(|(_, e)| self.counts(e))
-            .filter_map(|(s, _)| s.dir().map(str::to_owned))
-            .collect();
-        for dir in dirs {
-            self.add(&dir, 1);
+        // Straight from the entries into a fresh map: no intermediate copy
+        // of every directory's path (a hook restores a view of every known
+        // directory at every event, R-HOOK-6).
+        let mut known = BTreeMap::new();
+        for (scope, entry) in self.visible.entries() {
+            if self.counts(entry)
+                && let Some(dir) = scope.dir()
+            {
+                add_to(&mut known, dir, 1);
+            }
         }
+        self.known = known;
     }
 
     /// Folds one more visible message in.

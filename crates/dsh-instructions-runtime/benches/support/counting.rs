@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::{
-    BoxFuture, CancellationToken, Cancelled, FsProvider, MarkerProbe, PathKind, Probe, ReadOutcome,
+    BoxFuture, CancellationToken, Cancelled, DirListing, FsProvider, MarkerProbe, PathKind, Probe,
+    ReadOutcome,
 };
 
 /// Counts, shared between clones.
@@ -200,6 +201,18 @@ impl FsProvider for Counting {
             }
             Ok(out)
         })
+    }
+
+    /// A rules directory listing (R-RULE-1) counts as one probe; without
+    /// this forward the default answers "cannot list" and a counted run
+    /// would compose no rules at all.
+    fn list_dir<'a>(
+        &'a self,
+        dir: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<DirListing, Cancelled>> {
+        add(&self.counts.probes, 1);
+        self.inner.list_dir(dir, cancel)
     }
 
     fn marker<'a>(

@@ -6,4 +6,5 @@
 pub(crate) mod counting;
 pub(crate) mod drive;
 pub(crate) mod floor;
+pub(crate) mod rules;
 pub(crate) mod tree;

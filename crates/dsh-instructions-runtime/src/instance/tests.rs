@@ -321,3 +321,25 @@ fn turn_end_forgets_every_waiting_parent() {
     front.end_turn();
     assert!(front.children.is_empty());
 }
+
+/// A seeded version cache that nothing changed is no news: the hook writes
+/// nothing and copies nothing at the end of an event (issue 35), while the
+/// entries themselves are still there for a host that asks for all.
+#[tokio::test]
+async fn unchanged_remembered_versions_are_no_news() {
+    use dsh_instructions_state::{CacheEntry, Digest, ScopeKey};
+    let (mount, host) = mount_of(None);
+    let seed = vec![(
+        ScopeKey::project("pkg", "base"),
+        CacheEntry {
+            path: "pkg/AGENTS.md".into(),
+            version: FileVersion::settled([1, 2, 3, 4]),
+            digest: Digest::of("pkg rule"),
+            trimmed_digest: Digest::of("pkg rule"),
+            imports: Vec::new(),
+        },
+    )];
+    let instance = Instance::mount_remembering(mount, host as Arc<dyn Host>, seed.clone()).unwrap();
+    assert_eq!(instance.remembered_versions(), (seed, false));
+    assert_eq!(instance.changed_remembered_versions(), None);
+}
