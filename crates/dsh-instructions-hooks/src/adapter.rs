@@ -24,6 +24,8 @@
 //! appended to the log before it is printed. Every problem answers `{}`
 //! and is one line of the adapter's own log ([`hooklog`]).
 
+#[cfg(test)]
+mod agents_tests;
 mod answer;
 mod deliver;
 mod hooklog;
@@ -71,7 +73,7 @@ pub fn respond(agent: Agent, input: &[u8], env: &HomeEnv) -> String {
 /// that prints the answer should use [`respond_part_to`], which counts it
 /// only once it is printed.
 pub fn respond_part(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv) -> String {
-    let answered = answer_event(agent, part, input, env);
+    let answered = answer_event(agent, part, None, input, env);
     let waited = answered.turn.as_ref().map(|t| t.wait(answered.started));
     if let Some(t) = &answered.turn {
         t.finished();
@@ -103,7 +105,39 @@ pub fn respond_part_to(
     env: &HomeEnv,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
-    let answered = answer_event(agent, part, input, env);
+    respond_event_to(agent, part, None, input, env, out)
+}
+
+/// [`respond_part_to`] for an event the command line names (`--event E`):
+/// GitHub Copilot CLI's camelCase events carry no event name on stdin, so
+/// each installed command names its own (decision 0065). A stdin that
+/// names its event keeps that name.
+///
+/// ```
+/// use dsh_home_paths::HomeEnv;
+/// use dsh_instructions_hooks::{Agent, respond_event_to};
+///
+/// let tmp = tempfile::tempdir()?;
+/// let env = HomeEnv { home: Some(tmp.path().to_str().unwrap().into()), ..HomeEnv::default() };
+/// let mut out = Vec::new();
+/// // Copilot's `agentStop` takes no context.
+/// let stdin = br#"{"sessionId": "s1", "cwd": "/w", "stopReason": "end_turn"}"#;
+/// respond_event_to(Agent::Copilot, None, Some("agentStop"), stdin, &env, &mut out)?;
+/// assert_eq!(out, b"{}\n");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// Writing the answer to `out` failed.
+pub fn respond_event_to(
+    agent: Agent,
+    part: Option<u32>,
+    event: Option<&str>,
+    input: &[u8],
+    env: &HomeEnv,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let answered = answer_event(agent, part, event, input, env);
     let waited = answered.turn.as_ref().map(|t| t.wait(answered.started));
     let printed = out
         .write_all(answered.stdout.as_bytes())
@@ -114,6 +148,46 @@ pub fn respond_part_to(
     }
     answered.log(waited);
     printed
+}
+
+/// [`respond_event_to`] for a process that exits right after the answer:
+/// what the `dsh-instructions hook` process runs. Everything the event
+/// writes is written as in [`respond_part_to`] — the log, the side files,
+/// the answer (flushed), the adapter's log line — and the session lock is
+/// released, but the event's in-memory state (the mounted session, the
+/// version cache, the directory stamps of every known directory) is left
+/// to the operating system instead of being freed piece by piece, which at
+/// 1,000 known directories is a measurable part of an event (R-HOOK-6,
+/// issue 35). Then the process exits with status 0 (R-HOOK-1).
+pub fn respond_part_to_and_exit(
+    agent: Agent,
+    part: Option<u32>,
+    event: Option<&str>,
+    input: &[u8],
+    env: &HomeEnv,
+    out: &mut dyn std::io::Write,
+) -> ! {
+    let answered = answer_event_leaving(agent, part, event, input, env, Ending::Exit);
+    let waited = answered.turn.as_ref().map(|t| t.wait(answered.started));
+    let _ = out
+        .write_all(answered.stdout.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    if let Some(t) = &answered.turn {
+        t.finished();
+    }
+    answered.log(waited);
+    std::process::exit(0)
+}
+
+/// How an event's state ends once its answer is composed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// Dropped: everything is freed (a library call).
+    Drop,
+    /// Closed (log, lock, side files) and left to the operating system: the
+    /// process exits right after ([`respond_part_to_and_exit`]).
+    Exit,
 }
 
 /// One event's answer before it is printed.
@@ -144,12 +218,33 @@ impl Answered {
 }
 
 /// The pipeline, stage 1 and 7 around the rest ([`run_blocking`]).
-fn answer_event(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv) -> Answered {
+fn answer_event(
+    agent: Agent,
+    part: Option<u32>,
+    event: Option<&str>,
+    input: &[u8],
+    env: &HomeEnv,
+) -> Answered {
+    answer_event_leaving(agent, part, event, input, env, Ending::Drop)
+}
+
+/// [`answer_event`], its state ending as `ending` says.
+fn answer_event_leaving(
+    agent: Agent,
+    part: Option<u32>,
+    event: Option<&str>,
+    input: &[u8],
+    env: &HomeEnv,
+    ending: Ending,
+) -> Answered {
     let started = Instant::now();
     let home = resolve_dsh_home(None, env).ok();
     // Parsed once, keeping only what the adapter reads. An oversized event
     // is not parsed at all.
-    let parsed = parse::parse(input);
+    let mut parsed = parse::parse(input);
+    if let (Some(name), Parsed::Event(lean)) = (event, &mut parsed) {
+        lean.name_if_unnamed(name);
+    }
     let event_name = parsed.event_name();
     let result = match (&home, parsed) {
         (None, _) => Err(AdapterError::Config(
@@ -166,13 +261,14 @@ fn answer_event(agent: Agent, part: Option<u32>, input: &[u8], env: &HomeEnv) ->
                     part,
                     input,
                     env,
+                    ending,
                 };
                 run_blocking(&ctx, configured)
             })
         }
     };
     let (stdout, line, turn) = match result {
-        Ok(h) => (answer::answer(&event_name, h.given), h.why, h.turn),
+        Ok(h) => (answer::answer(agent, &event_name, h.given), h.why, h.turn),
         Err(e) => ("{}".to_owned(), format!("error: {e}"), None),
     };
     let log = home.as_ref().map(|home: &DshHome| {
@@ -199,6 +295,7 @@ struct Call<'a> {
     part: Option<u32>,
     input: &'a [u8],
     env: &'a HomeEnv,
+    ending: Ending,
 }
 
 /// Stages 3 to 6 for a configured event, on a current-thread runtime when
@@ -223,7 +320,12 @@ fn run_blocking(call: &Call<'_>, configured: Configured) -> Result<Handled, Adap
                 .map_err(|e| {
                     AdapterError::Config(format!("cannot start the async runtime: {e}"))
                 })?;
-            runtime.block_on(handle(call, &event, &config.input, &dir, leading))?
+            let handled = runtime.block_on(handle(call, &event, &config.input, &dir, leading));
+            if call.ending == Ending::Exit {
+                // Its tasks hold the rest of the event's state.
+                std::mem::forget(runtime);
+            }
+            handled?
         }
     };
     line.push_str(&handled.why);
@@ -270,9 +372,19 @@ async fn handle(
             .await
             .map(Handled::untimed);
     }
-    let piece = call
-        .part
-        .map(|k| parts::Piece::new(call.agent, k, call.input, session_dir));
+    // Copilot CLI registers one entry per event, which gives the message in
+    // pieces only where Copilot cuts the context (`postToolUse`); the
+    // others' `--part K` entries each give their piece.
+    let piece = match (call.agent, call.part) {
+        (Agent::Copilot, _) => Some(parts::Piece::single(
+            call.agent,
+            !matches!(event.action, Action::Tool { .. } | Action::Shell { .. }),
+            call.input,
+            session_dir,
+        )),
+        (agent, Some(k)) => Some(parts::Piece::new(agent, k, call.input, session_dir)),
+        (_, None) => None,
+    };
     let records = match &piece {
         Some(p) => match parts::recorded(p)? {
             parts::Recorded::Answered(handled) => {
@@ -294,6 +406,13 @@ async fn handle(
         &cancel,
     )
     .await?;
+    if let Some(why) = crate::touch::marks_only(call.agent, &event.action) {
+        // The session is marked (every earlier message hidden); the next
+        // event that reaches the model gives the complete baseline
+        // (decision 0066). Peer parts have nothing to give either.
+        drop(touched);
+        return Ok(Handled::nothing(why.to_owned()));
+    }
     let delivered = deliver::deliver(&touched.session, event, touched.deferred, &cancel).await?;
     let why = with_config_warnings(delivered.why, &touched.session);
     let message = delivered.message.as_ref();
@@ -306,7 +425,14 @@ async fn handle(
             why,
         )),
     };
-    drop(touched);
+    match call.ending {
+        Ending::Drop => drop(touched),
+        Ending::Exit => {
+            touched.session.close_for_exit();
+            stamps.save_and_leave();
+            std::mem::forget(fs);
+        }
+    }
     Ok(handled)
 }
 

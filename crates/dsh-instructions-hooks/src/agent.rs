@@ -1,4 +1,4 @@
-//! The three agents and the facts the hook and its installer share about
+//! The five agents and the facts the hook and its installer share about
 //! each: which events to register, with which matcher, in which unit the
 //! timeout is given, how many parts answer, and which instruction files the
 //! agent loads natively (R-HOOK-3, R-HOOK-5); where the settings live is the
@@ -16,7 +16,8 @@ pub struct EventSpec {
     /// The event's name as it appears in the settings file.
     pub name: &'static str,
     /// The matcher of our group, `None` for "every occurrence" (the key is
-    /// then left out, which all three agents read as match-all).
+    /// then left out, which every agent reads as match-all; Copilot CLI's
+    /// hook files have no matchers at all).
     pub matcher: Option<&'static str>,
 }
 
@@ -29,6 +30,7 @@ pub const TIMEOUT_SECONDS: u64 = 10;
 // (`crate::tools`), which the event parser reads too (R-HOOK-3).
 use crate::tools::{
     CLAUDE_MATCHER as CLAUDE_TOOLS, CODEX_MATCHER as CODEX_TOOLS, GEMINI_MATCHER as GEMINI_TOOLS,
+    QWEN_MATCHER as QWEN_TOOLS,
 };
 
 /// How many parts one context answer is split into for Claude Code and
@@ -64,13 +66,43 @@ const GEMINI_EVENTS: &[EventSpec] = &[
     ev("BeforeModel", None),
 ];
 
+/// GitHub Copilot CLI's camelCase events (harness README): their stdin
+/// names no event, so each installed command names its own
+/// (`hook --agent copilot --event E`, decision 0065). `preCompact` takes no
+/// context; it marks the session so the next event gives a complete
+/// baseline (decision 0066). Copilot's hook files have no matcher: every
+/// tool call reaches `postToolUse`, and the parser keeps only the tool
+/// table's.
+const COPILOT_EVENTS: &[EventSpec] = &[
+    ev("sessionStart", None),
+    ev("userPromptSubmitted", None),
+    ev("postToolUse", None),
+    ev("preCompact", None),
+];
+
+/// Qwen Code, in Claude Code's shape; `PreCompact` marks the session
+/// (it answers `{}`: a context there would only go into the compaction
+/// prompt, decision 0066).
+const QWEN_EVENTS: &[EventSpec] = &[
+    ev("SessionStart", None),
+    ev("UserPromptSubmit", None),
+    ev("PostToolUse", Some(QWEN_TOOLS)),
+    ev("PreCompact", None),
+];
+
 /// The instruction files the agents load natively and that the adapter
-/// delivers instead: the default candidates and their overlays (R-HOOK-4).
+/// delivers instead: the default candidates and their overlays (R-HOOK-4),
+/// and Claude Code's rules, the project's and the user's (R-RULE-7). The
+/// installer adds the user's rules directory by its absolute path too
+/// (decision 0059): which form Claude Code matches `~/` entries in is not
+/// measured.
 pub const CLAUDE_EXCLUDES: &[&str] = &[
     "**/CLAUDE.md",
     "**/AGENTS.md",
     "**/CLAUDE.local.md",
     "**/AGENTS.local.md",
+    "**/.claude/rules/**",
+    "~/.claude/rules/**",
 ];
 
 impl Agent {
@@ -83,6 +115,8 @@ impl Agent {
             Agent::Claude => Preset::Claude,
             Agent::Codex => Preset::Codex,
             Agent::Gemini => Preset::Gemini,
+            Agent::Copilot => Preset::Copilot,
+            Agent::Qwen => Preset::Qwen,
         }
     }
 
@@ -92,25 +126,47 @@ impl Agent {
             Agent::Claude => CLAUDE_EVENTS,
             Agent::Codex => CODEX_EVENTS,
             Agent::Gemini => GEMINI_EVENTS,
+            Agent::Copilot => COPILOT_EVENTS,
+            Agent::Qwen => QWEN_EVENTS,
         }
     }
 
     /// The `timeout` value written into each handler: Gemini CLI counts
-    /// milliseconds, the other two seconds (harness README).
+    /// milliseconds, the others seconds (Copilot CLI's key is
+    /// `timeoutSec`; harness README).
     pub fn timeout_value(self) -> u64 {
         match self {
             Agent::Gemini => TIMEOUT_SECONDS * 1000,
-            Agent::Claude | Agent::Codex => TIMEOUT_SECONDS,
+            Agent::Claude | Agent::Codex | Agent::Copilot | Agent::Qwen => TIMEOUT_SECONDS,
         }
     }
 
     /// How many entries are registered per event: [`PARTS`] for Claude Code
-    /// and Codex, one for Gemini CLI (it has no per-hook size limit).
+    /// and Codex, one for the others. Gemini CLI and Qwen Code keep a whole
+    /// answer (20,000 characters arrived whole, harness README); Copilot
+    /// CLI cuts only `postToolUse` context, at 10,240 characters, and how it
+    /// joins several hooks' answers is not measured, so its one entry gives
+    /// a tool event's message a part at a time, the rest with the next
+    /// events (decision 0066).
     pub fn parts(self) -> u32 {
         match self {
-            Agent::Gemini => 1,
+            Agent::Gemini | Agent::Copilot | Agent::Qwen => 1,
             Agent::Claude | Agent::Codex => PARTS,
         }
+    }
+
+    /// Whether a resumed session's history no longer holds the
+    /// session-start context (Copilot CLI and Qwen Code replace it with the
+    /// resuming process's, measured), so a resume gives the complete
+    /// baseline again (decision 0066). Claude Code and Codex keep it.
+    pub fn resume_replaces_start_context(self) -> bool {
+        matches!(self, Agent::Copilot | Agent::Qwen)
+    }
+
+    /// Whether the agent's stdin names no event, so the installed command
+    /// does (`--event E`, decision 0065): Copilot CLI's camelCase events.
+    pub fn event_on_command_line(self) -> bool {
+        matches!(self, Agent::Copilot)
     }
 
     /// Whether the agent shows its hooks' answers in the order the processes
@@ -122,13 +178,39 @@ impl Agent {
     }
 
     /// The commands registered per event, in order: `<base> --part K` for
-    /// K = 1..=PARTS (Claude Code, Codex), `<base>` alone for Gemini CLI.
+    /// K = 1..=PARTS (Claude Code, Codex), `<base>` alone for Gemini CLI
+    /// and Qwen Code. Copilot CLI's name their event: see
+    /// [`Agent::event_commands`].
     pub fn commands(self, base: &str) -> Vec<String> {
         match self {
-            Agent::Gemini => vec![base.to_owned()],
+            Agent::Gemini | Agent::Qwen | Agent::Copilot => vec![base.to_owned()],
             Agent::Claude | Agent::Codex => {
                 (1..=PARTS).map(|k| format!("{base} --part {k}")).collect()
             }
+        }
+    }
+
+    /// The commands registered for `event`: [`Agent::commands`], each
+    /// followed by `--event <event>` where the agent's stdin names no event
+    /// (Copilot CLI, decision 0065).
+    ///
+    /// ```
+    /// use dsh_instructions_hooks::Agent;
+    /// assert_eq!(
+    ///     Agent::Copilot.event_commands("x hook --agent copilot", "sessionStart"),
+    ///     ["x hook --agent copilot --event sessionStart"]
+    /// );
+    /// assert_eq!(Agent::Qwen.event_commands("x hook --agent qwen", "SessionStart"), ["x hook --agent qwen"]);
+    /// ```
+    pub fn event_commands(self, base: &str, event: &str) -> Vec<String> {
+        let commands = self.commands(base);
+        if self.event_on_command_line() {
+            commands
+                .into_iter()
+                .map(|c| format!("{c} --event {event}"))
+                .collect()
+        } else {
+            commands
         }
     }
 }
@@ -170,6 +252,8 @@ mod tests {
     #[case(Agent::Claude)]
     #[case(Agent::Codex)]
     #[case(Agent::Gemini)]
+    #[case(Agent::Copilot)]
+    #[case(Agent::Qwen)]
     fn agent_names_round_trip(#[case] agent: Agent) {
         assert_eq!(agent.to_string().parse::<Agent>(), Ok(agent));
     }
@@ -179,7 +263,7 @@ mod tests {
         let e = "cursor".parse::<Agent>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown agent `cursor` (expected claude, codex or gemini)"
+            "unknown agent `cursor` (expected claude, codex, gemini, copilot or qwen)"
         );
     }
 
@@ -187,6 +271,8 @@ mod tests {
     #[case(Agent::Claude, 10)]
     #[case(Agent::Codex, 10)]
     #[case(Agent::Gemini, 10_000)]
+    #[case(Agent::Copilot, 10)]
+    #[case(Agent::Qwen, 10)]
     fn gemini_counts_milliseconds(#[case] agent: Agent, #[case] want: u64) {
         assert_eq!(agent.timeout_value(), want);
     }
@@ -212,6 +298,46 @@ mod tests {
                 "BeforeModel"
             ]
         );
+        assert_eq!(
+            names(Agent::Copilot),
+            [
+                "sessionStart",
+                "userPromptSubmitted",
+                "postToolUse",
+                "preCompact"
+            ]
+        );
+        assert_eq!(
+            names(Agent::Qwen),
+            [
+                "SessionStart",
+                "UserPromptSubmit",
+                "PostToolUse",
+                "PreCompact"
+            ]
+        );
+    }
+
+    /// Decision 0065: Copilot CLI's commands carry their event, one entry
+    /// each; nobody else's do.
+    #[test]
+    fn copilot_commands_name_their_event() {
+        for spec in Agent::Copilot.events() {
+            let c = Agent::Copilot
+                .event_commands("/b/dsh-instructions hook --agent copilot", spec.name);
+            assert_eq!(
+                c,
+                [format!(
+                    "/b/dsh-instructions hook --agent copilot --event {}",
+                    spec.name
+                )]
+            );
+            assert!(is_our_command(&c[0]));
+        }
+        let q = Agent::Qwen.event_commands("/b/dsh-instructions hook --agent qwen", "SessionStart");
+        assert_eq!(q, ["/b/dsh-instructions hook --agent qwen"]);
+        let c = Agent::Codex.event_commands("b hook --agent codex", "SessionStart");
+        assert_eq!(c, Agent::Codex.commands("b hook --agent codex"));
     }
 
     #[test]
@@ -231,6 +357,7 @@ mod tests {
     #[case(Agent::Claude, "|Bash")]
     #[case(Agent::Codex, "apply_patch|Bash")]
     #[case(Agent::Gemini, "|run_shell_command")]
+    #[case(Agent::Qwen, "|run_shell_command")]
     fn tool_matchers_include_the_shell(#[case] agent: Agent, #[case] tail: &str) {
         let m = agent
             .events()

@@ -69,6 +69,15 @@ pub(crate) struct SaveOnDrop<'a> {
     pub(crate) memory: DirMemory,
 }
 
+impl SaveOnDrop<'_> {
+    /// Saves now and leaves the memory to the operating system: the process
+    /// exits right after (`respond_part_to_and_exit`).
+    pub(crate) fn save_and_leave(self) {
+        save(self.session_dir, &self.memory);
+        std::mem::forget(self);
+    }
+}
+
 impl Drop for SaveOnDrop<'_> {
     fn drop(&mut self) {
         save(self.session_dir, &self.memory);

@@ -2,9 +2,13 @@
 //! (R-HOOK-1, R-HOOK-3), and the paths a tool call touches.
 //!
 //! The field names are the ones measured in `../shared/agent-harness/`
-//! (`fixtures/<agent>/hook-stdin.*.json`): every event of the three agents
-//! carries `session_id`, `cwd` and `hook_event_name`; session start adds
-//! `source`; post-tool events add `tool_name` and `tool_input`.
+//! (`fixtures/<agent>/hook-stdin.*.json`): every event of Claude Code,
+//! Codex, Gemini CLI and Qwen Code carries `session_id`, `cwd` and
+//! `hook_event_name`; session start adds `source`; post-tool events add
+//! `tool_name` and `tool_input`. GitHub Copilot CLI's camelCase events
+//! spell them `sessionId`, `toolName` and `toolArgs` and name no event: the
+//! installed command line does (`--event`, decision 0065), and the adapter
+//! puts it in `hook_event_name` before this parser reads the event.
 
 use std::collections::BTreeMap;
 
@@ -38,7 +42,8 @@ pub enum StartSource {
     Resume,
     /// History was cleared (`/clear`).
     Clear,
-    /// After the agent compacted its history (Claude Code, Codex).
+    /// After the agent compacted its history (Claude Code, Codex; Qwen
+    /// Code fires it without waiting for its answer, decision 0066).
     Compact,
     /// A source this build does not know: handled like a start.
     Other(String),
@@ -69,6 +74,11 @@ pub enum Action {
     },
     /// Gemini CLI's advisory `PreCompress`.
     PreCompress,
+    /// Copilot CLI's `preCompact`, Qwen Code's `PreCompact`: the history is
+    /// about to be compacted and no event after it takes context the model
+    /// sees, so the session is marked and the next event gives a complete
+    /// baseline (decision 0066). Answers `{}`.
+    PreCompact,
     /// Gemini CLI's `BeforeModel`: a main-chat model request (R-HOOK-9).
     Model,
     /// Any other event: no context (R-HOOK-1).
@@ -178,14 +188,18 @@ fn is_patch_tool(agent: Agent, tool: &str) -> bool {
 
 /// Event names per agent for the actions the adapter takes.
 fn classify(agent: Agent, name: &str) -> Kind {
+    use Agent::{Claude, Codex, Copilot, Gemini, Qwen};
     match (agent, name) {
-        (_, "SessionStart") => Kind::Start,
-        (Agent::Claude | Agent::Codex, "UserPromptSubmit") | (Agent::Gemini, "BeforeAgent") => {
-            Kind::Prompt
-        }
-        (Agent::Claude | Agent::Codex, "PostToolUse") | (Agent::Gemini, "AfterTool") => Kind::Tool,
-        (Agent::Gemini, "PreCompress") => Kind::PreCompress,
-        (Agent::Gemini, "BeforeModel") => Kind::Model,
+        (Claude | Codex | Gemini | Qwen, "SessionStart") | (Copilot, "sessionStart") => Kind::Start,
+        (Claude | Codex | Qwen, "UserPromptSubmit")
+        | (Gemini, "BeforeAgent")
+        | (Copilot, "userPromptSubmitted") => Kind::Prompt,
+        (Claude | Codex | Qwen, "PostToolUse")
+        | (Gemini, "AfterTool")
+        | (Copilot, "postToolUse") => Kind::Tool,
+        (Gemini, "PreCompress") => Kind::PreCompress,
+        (Copilot, "preCompact") | (Qwen, "PreCompact") => Kind::PreCompact,
+        (Gemini, "BeforeModel") => Kind::Model,
         _ => Kind::Other,
     }
 }
@@ -195,12 +209,33 @@ enum Kind {
     Prompt,
     Tool,
     PreCompress,
+    PreCompact,
     Model,
     Other,
 }
 
+/// `key`, or Copilot CLI's camelCase spelling of it (`sessionId`,
+/// `toolName`, `toolArgs`).
+fn field<'a>(v: &'a Value, key: &'static str) -> Option<&'a Value> {
+    v.get(key).or_else(|| {
+        Some(camel(key))
+            .filter(|c| !c.is_empty())
+            .and_then(|c| v.get(c))
+    })
+}
+
+/// Copilot CLI's name of a snake_case field the parser reads.
+fn camel(key: &str) -> &'static str {
+    match key {
+        "session_id" => "sessionId",
+        "tool_name" => "toolName",
+        "tool_input" => "toolArgs",
+        _ => "",
+    }
+}
+
 fn text<'a>(v: &'a Value, key: &'static str) -> Result<&'a str, EventError> {
-    v.get(key)
+    field(v, key)
         .and_then(Value::as_str)
         .filter(|s| !s.trim().is_empty())
         .ok_or(EventError::Missing(key))
@@ -244,7 +279,8 @@ pub fn event_from_value(agent: Agent, v: &Value, tools: &ToolMap) -> Result<Hook
     let action = match classify(agent, &name) {
         Kind::Start => Action::Start(
             match v.get("source").and_then(Value::as_str).unwrap_or("startup") {
-                "startup" => StartSource::Startup,
+                // Copilot CLI says `new`.
+                "startup" | "new" => StartSource::Startup,
                 "resume" => StartSource::Resume,
                 "clear" => StartSource::Clear,
                 "compact" => StartSource::Compact,
@@ -253,15 +289,15 @@ pub fn event_from_value(agent: Agent, v: &Value, tools: &ToolMap) -> Result<Hook
         ),
         Kind::Prompt => Action::Prompt,
         Kind::PreCompress => Action::PreCompress,
+        Kind::PreCompact => Action::PreCompact,
         Kind::Model => Action::Model,
         Kind::Other => Action::NoContext,
         Kind::Tool => {
-            let tool = v
-                .get("tool_name")
+            let tool = field(v, "tool_name")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned();
-            let input = v.get("tool_input").cloned().unwrap_or(Value::Null);
+            let input = field(v, "tool_input").cloned().unwrap_or(Value::Null);
             if tool == shell_tool(agent)
                 && let Some(command) = input.get("command").and_then(Value::as_str)
             {
@@ -494,5 +530,160 @@ mod tests {
         v["tool_input"] = json!({"file_path": "q/r.txt"});
         let e = parse_event(Agent::Claude, v.to_string().as_bytes(), &tools).expect("parses");
         assert_eq!(e.action, Action::NoContext, "Read is no longer configured");
+    }
+}
+
+/// The recorded payloads of GitHub Copilot CLI 1.0.102 and Qwen Code
+/// 0.24.4 (`tests/fixtures/`, verbatim from the agent harness), each read
+/// as the event the adapter registered it for.
+#[cfg(test)]
+mod recorded {
+    use super::*;
+    use rstest::rstest;
+
+    fn fixture(agent: &str, name: &str) -> Vec<u8> {
+        let path = format!(
+            "{}/tests/fixtures/{agent}/hook-stdin.{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// Copilot CLI's camelCase stdin names no event: the command line's
+    /// `--event` does (decision 0065), as the adapter puts it in.
+    fn copilot(name: &str, event: &str) -> HookEvent {
+        let mut v: Value = serde_json::from_slice(&fixture("copilot", name)).expect("json");
+        assert!(v.get("hook_event_name").is_none(), "{name} names no event");
+        v["hook_event_name"] = Value::String(event.to_owned());
+        event_from_value(Agent::Copilot, &v, &default_tools(Agent::Copilot)).expect("parses")
+    }
+
+    #[rstest]
+    #[case(
+        "sessionStart-new",
+        "sessionStart",
+        Action::Start(StartSource::Startup)
+    )]
+    #[case(
+        "sessionStart-resume",
+        "sessionStart",
+        Action::Start(StartSource::Resume)
+    )]
+    #[case("userPromptSubmitted", "userPromptSubmitted", Action::Prompt)]
+    #[case("preCompact-auto", "preCompact", Action::PreCompact)]
+    #[case("preCompact-manual", "preCompact", Action::PreCompact)]
+    #[case("preToolUse-view", "preToolUse", Action::NoContext)]
+    #[case("agentStop", "agentStop", Action::NoContext)]
+    #[case("sessionEnd", "sessionEnd", Action::NoContext)]
+    fn copilot_events_map_to_actions(
+        #[case] name: &str,
+        #[case] event: &str,
+        #[case] want: Action,
+    ) {
+        let e = copilot(name, event);
+        assert_eq!(e.action, want);
+        assert_eq!(e.session_id, "0ee10845-c111-4d84-966c-d64f9963f017");
+        assert_eq!(e.cwd, "/WORKSPACE");
+        assert_eq!(e.name, event);
+    }
+
+    #[test]
+    fn copilot_view_touches_its_path() {
+        let e = copilot("postToolUse-view", "postToolUse");
+        assert_eq!(
+            e.action,
+            Action::Tool {
+                name: "view".into(),
+                touched: vec![Touched {
+                    path: "/WORKSPACE/sub/file.txt".into(),
+                    kind: TouchKind::Read,
+                }],
+            }
+        );
+    }
+
+    /// Copilot CLI's other tools, in the argument shapes of its 1.0.102
+    /// schemas: `grep`/`glob` take `path` or `paths`, `bash` a command.
+    #[rstest]
+    #[case("create", serde_json::json!({"path": "/w/a/new.txt", "file_text": "x"}), Some(vec![("/w/a/new.txt", TouchKind::Write)]))]
+    #[case("edit", serde_json::json!({"path": "a/b.rs", "old_str": "x", "new_str": "y"}), Some(vec![("a/b.rs", TouchKind::Write)]))]
+    #[case("grep", serde_json::json!({"pattern": "x", "paths": ["/w/src", "/w/lib/**/*.rs"]}), Some(vec![("/w/src", TouchKind::Search), ("/w/lib", TouchKind::Search)]))]
+    #[case("glob", serde_json::json!({"pattern": "*.md", "path": "/w/docs"}), Some(vec![("/w/docs", TouchKind::Search)]))]
+    #[case("fetch_copilot_cli_documentation", serde_json::json!({"path": "/w/x"}), None)]
+    fn copilot_tools_touch_their_paths(
+        #[case] tool: &str,
+        #[case] args: Value,
+        #[case] want: Option<Vec<(&str, TouchKind)>>,
+    ) {
+        let v = serde_json::json!({"sessionId": "s", "cwd": "/w", "hook_event_name": "postToolUse",
+            "toolName": tool, "toolArgs": args});
+        let e =
+            event_from_value(Agent::Copilot, &v, &default_tools(Agent::Copilot)).expect("parses");
+        match want {
+            Some(want) => {
+                let want: Vec<Touched> = want
+                    .into_iter()
+                    .map(|(p, kind)| Touched {
+                        path: p.into(),
+                        kind,
+                    })
+                    .collect();
+                assert_eq!(
+                    e.action,
+                    Action::Tool {
+                        name: tool.into(),
+                        touched: want
+                    }
+                );
+            }
+            None => assert_eq!(e.action, Action::NoContext),
+        }
+        let bash = serde_json::json!({"sessionId": "s", "cwd": "/w", "hook_event_name": "postToolUse",
+            "toolName": "bash", "toolArgs": {"command": "cat a/b"}});
+        let e = event_from_value(Agent::Copilot, &bash, &default_tools(Agent::Copilot))
+            .expect("parses");
+        assert!(matches!(e.action, Action::Shell { ref command, .. } if command == "cat a/b"));
+    }
+
+    fn qwen(name: &str) -> HookEvent {
+        parse_event(
+            Agent::Qwen,
+            &fixture("qwen", name),
+            &default_tools(Agent::Qwen),
+        )
+        .expect("parses")
+    }
+
+    #[rstest]
+    #[case("SessionStart-startup", Action::Start(StartSource::Startup))]
+    #[case("SessionStart-resume", Action::Start(StartSource::Resume))]
+    #[case("SessionStart-compact", Action::Start(StartSource::Compact))]
+    #[case("UserPromptSubmit", Action::Prompt)]
+    #[case("PreCompact-auto", Action::PreCompact)]
+    #[case("PreCompact-manual", Action::PreCompact)]
+    #[case("PostCompact-auto", Action::NoContext)]
+    #[case("PreToolUse-read_file", Action::NoContext)]
+    #[case("PostToolBatch", Action::NoContext)]
+    #[case("Stop", Action::NoContext)]
+    #[case("InstructionsLoaded", Action::NoContext)]
+    fn qwen_events_map_to_actions(#[case] name: &str, #[case] want: Action) {
+        let e = qwen(name);
+        assert_eq!(e.action, want, "{name}");
+        assert_eq!(e.session_id, "ebd60154-88bd-4664-9d8a-c1780aaad1e9");
+    }
+
+    #[test]
+    fn qwen_read_file_touches_its_path() {
+        let e = qwen("PostToolUse-read_file");
+        assert_eq!(
+            e.action,
+            Action::Tool {
+                name: "read_file".into(),
+                touched: vec![Touched {
+                    path: "/WORKSPACE/sub/file.txt".into(),
+                    kind: TouchKind::Read,
+                }],
+            }
+        );
     }
 }

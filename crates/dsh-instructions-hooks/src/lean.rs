@@ -16,10 +16,15 @@ use serde_json::{Map, Value};
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct LeanEvent {
     hook_event_name: Option<Value>,
+    /// Copilot CLI's camelCase events say `sessionId`, `toolName` and
+    /// `toolArgs`: read into the names [`crate::event`] reads.
+    #[serde(alias = "sessionId")]
     session_id: Option<Value>,
     cwd: Option<Value>,
     source: Option<Value>,
+    #[serde(alias = "toolName")]
     tool_name: Option<Value>,
+    #[serde(alias = "toolArgs")]
     tool_input: Option<Value>,
     /// Gemini CLI `BeforeModel`.
     pub llm_request: Option<LeanRequest>,
@@ -64,6 +69,15 @@ impl<'de> Deserialize<'de> for Leading {
 }
 
 impl LeanEvent {
+    /// Names the event `name` when its stdin names none (Copilot CLI's
+    /// camelCase events: the installed command line says which it is,
+    /// decision 0065). An event that names itself keeps its own name.
+    pub(crate) fn name_if_unnamed(&mut self, name: &str) {
+        if self.hook_event_name.is_none() {
+            self.hook_event_name = Some(Value::String(name.to_owned()));
+        }
+    }
+
     /// The event's fields as the JSON object [`crate::event`] reads.
     pub(crate) fn to_value(&self) -> Value {
         let mut m = Map::new();
@@ -113,6 +127,25 @@ mod tests {
             e.to_value(),
             json!({"hook_event_name": "BeforeModel", "session_id": "s", "cwd": "/w"})
         );
+    }
+
+    /// A Copilot CLI camelCase event, as recorded: read into the snake_case
+    /// fields, named by the command line's `--event`.
+    #[test]
+    fn copilot_camel_case_reads_as_the_common_fields() {
+        let text = include_str!("../tests/fixtures/copilot/hook-stdin.postToolUse-view.json");
+        let mut e = parse(text.as_bytes()).expect("parses");
+        e.name_if_unnamed("postToolUse");
+        assert_eq!(
+            e.to_value(),
+            json!({"hook_event_name": "postToolUse",
+                "session_id": "0ee10845-c111-4d84-966c-d64f9963f017", "cwd": "/WORKSPACE",
+                "tool_name": "view", "tool_input": {"path": "/WORKSPACE/sub/file.txt"}})
+        );
+        // An event that names itself keeps its name.
+        let mut named = parse(br#"{"hook_event_name": "Stop"}"#).expect("parses");
+        named.name_if_unnamed("postToolUse");
+        assert_eq!(named.to_value()["hook_event_name"], "Stop");
     }
 
     #[test]

@@ -23,7 +23,8 @@ mod tools;
 mod touch;
 
 pub use adapter::{
-    LOCK_WAIT, LOCK_WAIT_ENV, MAX_EVENT_BYTES, respond, respond_part, respond_part_to, store_id,
+    LOCK_WAIT, LOCK_WAIT_ENV, MAX_EVENT_BYTES, respond, respond_event_to, respond_part,
+    respond_part_to, respond_part_to_and_exit, store_id,
 };
 pub use agent::{
     Agent, CLAUDE_EXCLUDES, EventSpec, PARTS, ParseNameError, Scope, TIMEOUT_SECONDS, hook_command,
@@ -40,14 +41,15 @@ pub use preset::{
     AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, HookConfigError,
     hook_preset, load_config,
 };
-pub use profile::{AgentProfile, Framing, NativeSwitch, PresetDifference};
+pub use profile::{AgentProfile, Framing, NativeSwitch, PresetDifference, QWEN_NO_SUCH_FILE};
 pub use shown::escape_control;
 pub use tools::{AgentTool, ToolTouch, agent_tools, is_installed_tool};
 
 // The foreign types this crate's public signatures take (`respond`'s home
 // variables, the hook preset's input, a profile's library preset, the
-// message `split` cuts), so a product can depend on this crate alone — its
+// message `split` cuts, the rule formats `hook install --rules` writes),
+// so a product can depend on this crate alone — its
 // README example does, and `cargo xtask package` builds it so.
 pub use dsh_home_paths::HomeEnv;
 pub use dsh_instructions_runtime::WorkspaceMessage;
-pub use dsh_instructions_state::{ConfigInput, Preset};
+pub use dsh_instructions_state::{ConfigInput, Preset, RuleFormat};

@@ -1,4 +1,4 @@
-//! The names of the three agents and the two install scopes, as the command
+//! The names of the five agents and the two install scopes, as the command
 //! line and the paths spell them: the one module both the installer's
 //! facts ([`crate::agent`]) and the tool table (`crate::tools`) build on.
 
@@ -14,6 +14,11 @@ pub enum Agent {
     Codex,
     /// Gemini CLI (`~/.gemini/settings.json`).
     Gemini,
+    /// GitHub Copilot CLI (`~/.copilot/hooks/dsh-instructions.json`, a file
+    /// of the adapter's own).
+    Copilot,
+    /// Qwen Code (`~/.qwen/settings.json`).
+    Qwen,
 }
 
 /// Where the hooks are installed.
@@ -22,13 +27,20 @@ pub enum Scope {
     /// The user's own settings: every project of that user.
     #[default]
     User,
-    /// One project's settings (`<project>/.claude/`, `.codex/`, `.gemini/`).
+    /// One project's settings (`<project>/.claude/`, `.codex/`, `.gemini/`,
+    /// `.github/hooks/`, `.qwen/`).
     Project,
 }
 
 impl Agent {
     /// All agents, in a stable order.
-    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 5] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Copilot,
+        Agent::Qwen,
+    ];
 
     /// The name used on the command line and in paths.
     pub fn as_str(self) -> &'static str {
@@ -36,6 +48,8 @@ impl Agent {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::Copilot => "copilot",
+            Agent::Qwen => "qwen",
         }
     }
 }
@@ -63,10 +77,12 @@ impl FromStr for Agent {
             "claude" => Ok(Agent::Claude),
             "codex" => Ok(Agent::Codex),
             "gemini" => Ok(Agent::Gemini),
+            "copilot" => Ok(Agent::Copilot),
+            "qwen" => Ok(Agent::Qwen),
             _ => Err(ParseNameError {
                 what: "agent",
                 given: s.to_owned(),
-                expected: "claude, codex or gemini",
+                expected: "claude, codex, gemini, copilot or qwen",
             }),
         }
     }

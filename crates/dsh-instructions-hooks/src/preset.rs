@@ -83,13 +83,18 @@ pub struct HookConfig {
 /// - every agent: 65,536 bytes for the whole message (delivered in parts,
 ///   [`crate::split`]) and the agent's shell tool read as shell calls;
 /// - Claude Code: both overlays (`CLAUDE.local.md`, then ours,
-///   `AGENTS.local.md`), `AGENTS.md` wherever a directory has no
-///   `CLAUDE.md` (per directory), and no rule formats: `.claude/rules`
-///   stay Claude's own until the hook takes them over whole (R-RULE-7);
+///   `AGENTS.local.md`), and `AGENTS.md` wherever a directory has no
+///   `CLAUDE.md` (per directory); its `claude` rules are the library
+///   preset's, which the hook takes over from Claude Code (R-RULE-7);
 /// - Codex: the default overlays, which Codex itself does not read;
 /// - Gemini CLI: the default candidates and overlays — it always loads
 ///   `GEMINI.md` itself, so the adapter leaves that name to it (decision
-///   0012).
+///   0012);
+/// - GitHub Copilot CLI: only what Copilot lacks — no candidates, user file
+///   or rules (Copilot loads them itself; its loading cannot be switched off
+///   from a settings file, decision 0067), the default overlays;
+/// - Qwen Code: the default overlays (Qwen's `.qwen/rules` stay Qwen's,
+///   decision 0068).
 ///
 /// The agent's tools are no `touch_tools` here: the hook reports them as
 /// typed touches (`crate::tools`).
@@ -106,6 +111,7 @@ pub struct HookConfig {
 /// assert_eq!(resolved.fallback_scope(), FallbackScope::Directory);
 /// assert_eq!(resolved.user_instruction_files(), ["~/.claude/CLAUDE.md"]);
 /// assert_eq!(claude.touch_tools, None);
+/// assert_eq!(resolved.rule_formats(), [dsh_instructions_state::RuleFormat::Claude]);
 /// let codex = hook_preset(Agent::Codex).resolve()?.config;
 /// assert!(!codex.imports());
 /// assert!(codex.ancestor_instruction_files().is_empty());
@@ -132,7 +138,6 @@ pub fn hook_preset(agent: Agent) -> ConfigInput {
                     .to_vec(),
             );
             input.fallback_scope = Some(FallbackScope::Directory);
-            input.rule_formats = Some(Vec::new());
         }
         Agent::Codex => {
             input.local_instruction_file_candidates =
@@ -140,6 +145,20 @@ pub fn hook_preset(agent: Agent) -> ConfigInput {
         }
         Agent::Gemini => {
             input.instruction_file_candidates = names(defaults.instruction_file_candidates());
+            input.local_instruction_file_candidates =
+                names(defaults.local_instruction_file_candidates());
+        }
+        Agent::Copilot => {
+            // Copilot CLI's own loading cannot be switched off from its
+            // settings (decision 0067): it keeps its candidates, its user
+            // file and both rule formats, and the hook gives what it lacks.
+            input.instruction_file_candidates = Some(Vec::new());
+            input.user_instruction_files = Some(Vec::new());
+            input.rule_formats = Some(Vec::new());
+            input.local_instruction_file_candidates =
+                names(defaults.local_instruction_file_candidates());
+        }
+        Agent::Qwen => {
             input.local_instruction_file_candidates =
                 names(defaults.local_instruction_file_candidates());
         }

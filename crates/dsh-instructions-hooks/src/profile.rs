@@ -70,7 +70,21 @@ pub enum NativeSwitch {
     GeminiContextFileName,
     /// Codex: `project_doc_max_bytes = 0` in `config.toml`.
     CodexProjectDocMaxBytes,
+    /// Qwen Code: `context.fileName` names only this file, which no
+    /// instruction layout holds (decision 0068): Qwen loads no `QWEN.md` or
+    /// `AGENTS.md` (its `.qwen/rules` stay on, measured).
+    QwenContextFileName(&'static str),
+    /// GitHub Copilot CLI: no setting switches its loading off (only the
+    /// `--no-custom-instructions` flag, which a hook cannot set): it stays
+    /// on, and the hook delivers only what Copilot lacks (decision 0067).
+    CopilotKeptOn,
 }
+
+/// The one name Qwen Code's `context.fileName` is set to (decision 0068):
+/// a name of this project's own, which no instruction layout uses. Were
+/// Qwen's memory tool to save into it (it writes the first name), that file
+/// is Qwen's own memory, which Qwen then loads and the hook never delivers.
+pub const QWEN_NO_SUCH_FILE: &str = "DSH-INSTRUCTIONS-NO-SUCH-FILE.md";
 
 /// How the composition's text reaches the agent: the render crate's one
 /// framing option (decision 0055). Claude Code wraps hook context in its
@@ -97,13 +111,6 @@ const CLAUDE_DIFFERENCES: &[PresetDifference] = &[
                  superset of Claude Code's path-wide fallback, so no AGENTS.md the hook \
                  silenced natively goes undelivered (R-HOOK-4)",
     },
-    PresetDifference {
-        field: "rule_formats",
-        reason: "Claude Code loads `.claude/rules` itself and the hook leaves them to it: it \
-                 takes them over only with everything Claude does, path-scoped rules on every \
-                 touch and after compaction included (R-RULE-7), which the runtime does not \
-                 compose yet; the library preset lists them (R-RULE-1)",
-    },
     SHELL,
 ];
 
@@ -119,6 +126,39 @@ const CODEX_DIFFERENCES: &[PresetDifference] = &[
         reason: "the hook's budget is the same 65,536 bytes for every agent, delivered in parts \
                  (R-HOOK-4); Codex's own `project_doc_max_bytes` of 32,768 is what the \
                  library preset imitates",
+    },
+    SHELL,
+];
+
+const COPILOT_DIFFERENCES: &[PresetDifference] = &[
+    PresetDifference {
+        field: "instruction_file_candidates",
+        reason: "Copilot CLI loads `AGENTS.md`, `CLAUDE.md` and `GEMINI.md` itself and no \
+                 setting switches that off (decision 0067): the hook delivers none of them, \
+                 so none arrives twice",
+    },
+    PresetDifference {
+        field: "user_instruction_files",
+        reason: "Copilot CLI loads `~/.copilot/copilot-instructions.md` itself (decision 0067)",
+    },
+    PresetDifference {
+        field: "rule_formats",
+        reason: "Copilot CLI loads `.github/instructions`, `.github/copilot-instructions.md` and \
+                 `.claude/rules` itself (decision 0067)",
+    },
+    PresetDifference {
+        field: "local_instruction_file_candidates",
+        reason: "Copilot CLI reads no .local.md overlay: the hook delivers the default ones \
+                 (R-HOOK-4), which is what it adds to Copilot's own loading",
+    },
+    SHELL,
+];
+
+const QWEN_DIFFERENCES: &[PresetDifference] = &[
+    PresetDifference {
+        field: "local_instruction_file_candidates",
+        reason: "Qwen Code reads no .local.md overlay: the hook delivers the default ones \
+                 (R-HOOK-4)",
     },
     SHELL,
 ];
@@ -148,6 +188,11 @@ impl Agent {
             ),
             Agent::Codex => (CODEX_DIFFERENCES, NativeSwitch::CodexProjectDocMaxBytes),
             Agent::Gemini => (GEMINI_DIFFERENCES, NativeSwitch::GeminiContextFileName),
+            Agent::Copilot => (COPILOT_DIFFERENCES, NativeSwitch::CopilotKeptOn),
+            Agent::Qwen => (
+                QWEN_DIFFERENCES,
+                NativeSwitch::QwenContextFileName(QWEN_NO_SUCH_FILE),
+            ),
         };
         let framing = self.framing();
         AgentProfile {
@@ -168,8 +213,11 @@ impl Agent {
     /// every event (no preset built).
     pub(crate) fn framing(self) -> Framing {
         match self {
-            Agent::Claude => Framing::Bare,
-            Agent::Codex | Agent::Gemini => Framing::Reminder,
+            // Qwen Code wraps each context in a tag of its own and escapes
+            // `<` and `>` in ours, as Claude Code does (decision 0019).
+            Agent::Claude | Agent::Qwen => Framing::Bare,
+            // Copilot CLI shows the text verbatim (harness README).
+            Agent::Codex | Agent::Gemini | Agent::Copilot => Framing::Reminder,
         }
     }
 }
@@ -215,6 +263,8 @@ mod tests {
     #[case(Agent::Claude)]
     #[case(Agent::Codex)]
     #[case(Agent::Gemini)]
+    #[case(Agent::Copilot)]
+    #[case(Agent::Qwen)]
     fn the_hook_and_the_library_preset_differ_only_where_a_reason_says(#[case] agent: Agent) {
         let p = agent.profile();
         let hook = p.preset.resolve().expect("the hook preset is valid").config;
@@ -264,6 +314,26 @@ mod tests {
         assert_eq!(hook.max_bytes(), library.max_bytes());
     }
 
+    /// R-RULE-7: the Claude Code hook takes `.claude/rules` and the user's
+    /// `~/.claude/rules` over — it reads `claude` rules as the library
+    /// preset does and its excludes keep Claude from loading them too;
+    /// Codex and Gemini read no rules unless told to.
+    #[test]
+    fn the_claude_hook_takes_the_rules_over_and_the_others_read_none() {
+        use dsh_instructions_state::RuleFormat;
+        assert_eq!(hook_claude().rule_formats(), [RuleFormat::Claude]);
+        let NativeSwitch::ClaudeMdExcludes(excludes) = Agent::Claude.profile().native else {
+            panic!("Claude Code is switched off by claudeMdExcludes");
+        };
+        for pattern in ["**/.claude/rules/**", "~/.claude/rules/**"] {
+            assert!(excludes.contains(&pattern), "{pattern} in {excludes:?}");
+        }
+        for agent in [Agent::Codex, Agent::Gemini, Agent::Copilot, Agent::Qwen] {
+            let config = agent.profile().preset.resolve().expect("valid").config;
+            assert!(config.rule_formats().is_empty(), "{agent}");
+        }
+    }
+
     fn hook_claude() -> Config {
         Agent::Claude
             .profile()
@@ -277,6 +347,8 @@ mod tests {
     #[case(Agent::Claude, Framing::Bare, 8, true)]
     #[case(Agent::Codex, Framing::Reminder, 8, false)]
     #[case(Agent::Gemini, Framing::Reminder, 1, false)]
+    #[case(Agent::Copilot, Framing::Reminder, 1, false)]
+    #[case(Agent::Qwen, Framing::Bare, 1, false)]
     fn the_profile_gathers_the_agent_facts(
         #[case] agent: Agent,
         #[case] framing: Framing,
@@ -289,13 +361,60 @@ mod tests {
         assert_eq!(p.parts, parts);
         assert_eq!(p.parts_by_finish, by_finish);
         assert_eq!(p.events, agent.events());
-        // The tool event's matcher names exactly the tool table's tools.
-        let matcher = p
-            .events
-            .iter()
-            .find_map(|e| e.matcher)
-            .expect("a tool event");
+        // The tool event's matcher names exactly the tool table's tools
+        // (Copilot CLI's hook files have none: every tool reaches it).
         let names: Vec<&str> = p.tools.iter().map(|t| t.name).collect();
-        assert_eq!(matcher, names.join("|"));
+        match p.events.iter().find_map(|e| e.matcher) {
+            Some(matcher) => assert_eq!(matcher, names.join("|")),
+            None => assert_eq!(agent, Agent::Copilot),
+        }
+    }
+
+    /// Decision 0067: the Copilot CLI hook gives only what Copilot lacks —
+    /// no candidate, user file or rule format of Copilot's own, the
+    /// overlays — read back from the resolved configuration.
+    #[test]
+    fn the_copilot_hook_delivers_only_what_copilot_lacks() {
+        let p = Agent::Copilot.profile();
+        assert_eq!(p.native, NativeSwitch::CopilotKeptOn);
+        let hook = p.preset.resolve().expect("valid").config;
+        let library = Config::preset(Preset::Copilot);
+        assert!(hook.instruction_file_candidates().is_empty());
+        assert!(hook.user_instruction_files().is_empty());
+        assert!(hook.rule_formats().is_empty());
+        assert_eq!(
+            hook.local_instruction_file_candidates(),
+            ["AGENTS.local.md", "CLAUDE.local.md"]
+        );
+        assert_eq!(
+            library.instruction_file_candidates(),
+            ["AGENTS.md", "CLAUDE.md", "GEMINI.md"]
+        );
+    }
+
+    /// The Qwen Code hook delivers what Qwen's switched-off loading read —
+    /// `QWEN.md` and `AGENTS.md`, above the root too, and `~/.qwen/QWEN.md`
+    /// — plus the overlays; no rule format (decision 0068).
+    #[test]
+    fn the_qwen_hook_delivers_what_qwen_loaded() {
+        let p = Agent::Qwen.profile();
+        assert_eq!(
+            p.native,
+            NativeSwitch::QwenContextFileName(QWEN_NO_SUCH_FILE)
+        );
+        let hook = p.preset.resolve().expect("valid").config;
+        assert_eq!(hook.instruction_file_candidates(), ["QWEN.md", "AGENTS.md"]);
+        assert_eq!(hook.ancestor_instruction_files(), ["QWEN.md", "AGENTS.md"]);
+        assert_eq!(hook.user_instruction_files(), ["~/.qwen/QWEN.md"]);
+        assert!(hook.rule_formats().is_empty());
+        assert!(hook.imports());
+        assert_eq!(
+            hook.local_instruction_file_candidates(),
+            ["AGENTS.local.md", "CLAUDE.local.md"]
+        );
+        assert!(
+            p.preset.instruction_file_candidates.is_none(),
+            "the library's own"
+        );
     }
 }

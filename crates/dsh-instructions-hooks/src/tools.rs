@@ -83,28 +83,60 @@ tool_table!(GEMINI_TOOLS, GEMINI_MATCHER,
     "run_shell_command" => ToolTouch::Shell,
 );
 
+// GitHub Copilot CLI: its tools' arguments are camelCase `toolArgs`, read
+// as `tool_input` (`crate::event`); `grep` and `glob` take `path` or
+// `paths` (read from the 1.0.102 bundle's tool schemas). Copilot's hook
+// files have no matcher: this names the tools the parser keeps.
+tool_table!(COPILOT_TOOLS, COPILOT_MATCHER,
+    "view" => paths(TouchKind::Read, &["path"]),
+    "create" => paths(TouchKind::Write, &["path"]),
+    "edit" => paths(TouchKind::Write, &["path"]),
+    "grep" => paths(TouchKind::Search, &["path", "paths"]),
+    "glob" => paths(TouchKind::Search, &["path", "paths"]),
+    "bash" => ToolTouch::Shell,
+);
+
+// Qwen Code 0.24.4 (its 14 tools, harness README; argument names from its
+// bundle's `extractToolFilePaths`).
+tool_table!(QWEN_TOOLS, QWEN_MATCHER,
+    "read_file" => paths(TouchKind::Read, &["file_path"]),
+    "write_file" => paths(TouchKind::Write, &["file_path"]),
+    "edit" => paths(TouchKind::Write, &["file_path"]),
+    "notebook_edit" => paths(TouchKind::Write, &["notebook_path"]),
+    "grep_search" => paths(TouchKind::Search, &["path"]),
+    "glob" => paths(TouchKind::Search, &["path"]),
+    "run_shell_command" => ToolTouch::Shell,
+);
+
 /// The tools of `agent` the hook is installed for, in matcher order.
 pub fn agent_tools(agent: Agent) -> &'static [AgentTool] {
     match agent {
         Agent::Claude => CLAUDE_TOOLS,
         Agent::Codex => CODEX_TOOLS,
         Agent::Gemini => GEMINI_TOOLS,
+        Agent::Copilot => COPILOT_TOOLS,
+        Agent::Qwen => QWEN_TOOLS,
     }
 }
 
-/// The installed tool matcher of `agent` (generated from [`agent_tools`]).
+/// The tool matcher of `agent` (generated from [`agent_tools`]): the one
+/// installed, except for Copilot CLI, whose hook files have none.
 pub(crate) fn tool_matcher(agent: Agent) -> &'static str {
     match agent {
         Agent::Claude => CLAUDE_MATCHER,
         Agent::Codex => CODEX_MATCHER,
         Agent::Gemini => GEMINI_MATCHER,
+        Agent::Copilot => COPILOT_MATCHER,
+        Agent::Qwen => QWEN_MATCHER,
     }
 }
 
-/// Whether the installed matcher of `agent` lets calls of `tool` reach the
-/// hook: `tool` is one of its alternatives.
+/// Whether the installed hooks of `agent` let calls of `tool` reach the
+/// hook: `tool` is one of the matcher's alternatives, or the agent has no
+/// matcher (Copilot CLI: every call reaches it).
 pub fn is_installed_tool(agent: Agent, tool: &str) -> bool {
-    tool_matcher(agent).split('|').any(|t| t == tool)
+    let matched = agent.events().iter().any(|e| e.matcher.is_some());
+    !matched || tool_matcher(agent).split('|').any(|t| t == tool)
 }
 
 #[cfg(test)]
@@ -122,16 +154,22 @@ mod tests {
     #[case(Agent::Claude)]
     #[case(Agent::Codex)]
     #[case(Agent::Gemini)]
+    #[case(Agent::Copilot)]
+    #[case(Agent::Qwen)]
     fn the_matcher_and_the_parser_hold_the_same_tools(#[case] agent: Agent) {
         let names: Vec<&str> = agent_tools(agent).iter().map(|t| t.name).collect();
         let matcher: Vec<&str> = tool_matcher(agent).split('|').collect();
         assert_eq!(matcher, names);
-        let tool_event = agent
-            .events()
-            .iter()
-            .find_map(|e| e.matcher)
-            .expect("a tool event");
-        assert_eq!(tool_event, tool_matcher(agent), "installed as generated");
+        match agent.events().iter().find_map(|e| e.matcher) {
+            Some(tool_event) => {
+                assert_eq!(tool_event, tool_matcher(agent), "installed as generated")
+            }
+            // No matcher: every tool reaches the hook.
+            None => {
+                assert_eq!(agent, Agent::Copilot);
+                assert!(is_installed_tool(agent, "fetch_copilot_cli_documentation"));
+            }
+        }
         for name in default_tools(agent).keys() {
             assert!(
                 is_installed_tool(agent, name),
@@ -147,15 +185,22 @@ mod tests {
     #[case(Agent::Claude)]
     #[case(Agent::Codex)]
     #[case(Agent::Gemini)]
+    #[case(Agent::Copilot)]
+    #[case(Agent::Qwen)]
     fn every_table_tool_parses_to_a_touch(#[case] agent: Agent) {
-        let event = if agent == Agent::Gemini {
-            "AfterTool"
-        } else {
-            "PostToolUse"
+        let event = match agent {
+            Agent::Gemini => "AfterTool",
+            Agent::Copilot => "postToolUse",
+            _ => "PostToolUse",
         };
         let call = |name: &str, input: serde_json::Value| {
-            let v = json!({"session_id": "s", "cwd": "/w", "hook_event_name": event,
-                "tool_name": name, "tool_input": input});
+            let v = if agent == Agent::Copilot {
+                json!({"sessionId": "s", "cwd": "/w", "hook_event_name": event,
+                    "toolName": name, "toolArgs": input})
+            } else {
+                json!({"session_id": "s", "cwd": "/w", "hook_event_name": event,
+                    "tool_name": name, "tool_input": input})
+            };
             parse_event(agent, v.to_string().as_bytes(), &default_tools(agent))
                 .expect("parses")
                 .action
@@ -190,6 +235,10 @@ mod tests {
     #[case(
         Agent::Gemini,
         "read_file|write_file|replace|read_many_files|list_directory|run_shell_command"
+    )]
+    #[case(
+        Agent::Qwen,
+        "read_file|write_file|edit|notebook_edit|grep_search|glob|run_shell_command"
     )]
     fn matchers_are_unchanged(#[case] agent: Agent, #[case] want: &str) {
         assert_eq!(tool_matcher(agent), want);

@@ -31,9 +31,26 @@ pub(crate) async fn apply(
         // History is gone (compaction, clear) or new while we have a log for
         // this id: every earlier workspace message is hidden, so the next
         // composition is a complete baseline (R-RT-8).
+        // Copilot CLI fires `sessionStart(new)` and the first
+        // `userPromptSubmitted` in either order (2 of 47 pairs prompt first,
+        // measured): a new session its prompt already created holds that
+        // baseline in its history, so the start gives only what is new.
+        Action::Start(StartSource::Startup) if !fresh && agent == Agent::Copilot => {}
         Action::Start(StartSource::Compact | StartSource::Clear | StartSource::Startup)
             if !fresh =>
         {
+            session.compact_workspace()?;
+        }
+        // Copilot CLI and Qwen Code replace the session-start context on a
+        // resume instead of keeping it (harness README): the resumed
+        // history lacks the baseline, so it is given complete again.
+        Action::Start(StartSource::Resume) if !fresh && agent.resume_replaces_start_context() => {
+            session.compact_workspace()?;
+        }
+        // About to compact, and no later event of these agents takes
+        // context right after it: marked here, so the next event that
+        // reaches the model gives the complete baseline (decision 0066).
+        Action::PreCompact if !fresh => {
             session.compact_workspace()?;
         }
         Action::Tool { touched, .. } => {
@@ -60,6 +77,23 @@ pub(crate) async fn apply(
         _ => {}
     }
     Ok(())
+}
+
+/// Why an event only marks its session and gives nothing (decision 0066):
+/// a pre-compaction event, whose context would go into the compaction
+/// prompt (Qwen Code) or nowhere (Copilot CLI), and Qwen Code's
+/// `SessionStart(compact)`, which Qwen fires without waiting for its
+/// answer, so the request right after the compaction would not carry it.
+pub(crate) fn marks_only(agent: Agent, action: &Action) -> Option<&'static str> {
+    match action {
+        Action::PreCompact => {
+            Some("compaction ahead: marked, the next event gives a complete baseline")
+        }
+        Action::Start(StartSource::Compact) if agent == Agent::Qwen => Some(
+            "compacted (Qwen does not wait for this answer): the next event gives a complete baseline",
+        ),
+        _ => None,
+    }
 }
 
 /// Whether the session's configuration makes `tool` a shell tool

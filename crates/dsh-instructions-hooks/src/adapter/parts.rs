@@ -26,6 +26,13 @@ pub(crate) struct Piece {
     key: String,
     records_path: Utf8PathBuf,
     session_dir: Utf8PathBuf,
+    /// This answer gives every piece (carried ones first), not only the
+    /// k-th: Copilot CLI's one entry on an event that keeps a whole answer.
+    all: bool,
+    /// The event's only entry (Copilot CLI): no peer answers from a record
+    /// of it, so none is looked up (two events with the same bytes are two
+    /// events).
+    single: bool,
 }
 
 /// What the record says of this part's event.
@@ -46,6 +53,21 @@ impl Piece {
             key: event_key(input),
             records_path: session_dir.join(crate::record::RECORDS_FILE_NAME),
             session_dir: session_dir.to_owned(),
+            all: false,
+            single: false,
+        }
+    }
+
+    /// The one entry of an agent that registers one per event (Copilot
+    /// CLI): on an event whose answer arrives whole (`all`), every piece,
+    /// those earlier events left first; on a tool event, whose context the
+    /// agent cuts, the first piece, the rest with the next events
+    /// (decision 0066).
+    pub(crate) fn single(agent: Agent, all: bool, input: &[u8], session_dir: &Utf8Path) -> Self {
+        Self {
+            all,
+            single: true,
+            ..Self::new(agent, 1, input, session_dir)
         }
     }
 
@@ -67,6 +89,9 @@ impl Piece {
 /// The record could not be saved.
 pub(crate) fn recorded(piece: &Piece) -> Result<Recorded, AdapterError> {
     let (mut recs, warn) = Records::load(&piece.records_path);
+    if piece.single {
+        return Ok(Recorded::Compose(recs, warn));
+    }
     let Some(r) = recs.find_mut(&piece.key) else {
         return Ok(Recorded::Compose(recs, warn));
     };
@@ -109,12 +134,28 @@ pub(crate) fn record(
         claimed: vec![false; n],
         parts,
     };
-    let (given, turn) = match record.claim(k) {
-        Some(i) => (
-            Given::Context(render_part(&record.parts[i], k, n, piece.agent.framing())),
-            turn,
-        ),
-        None => (Given::Nothing, None),
+    let framing = piece.agent.framing();
+    let (given, turn) = if piece.all {
+        let texts: Vec<String> = (1..=n)
+            .filter_map(|k| {
+                record
+                    .claim(k)
+                    .map(|i| render_part(&record.parts[i], k, n, framing))
+            })
+            .collect();
+        if texts.is_empty() {
+            (Given::Nothing, None)
+        } else {
+            (Given::Context(texts.join(framing.between_parts())), None)
+        }
+    } else {
+        match record.claim(k) {
+            Some(i) => (
+                Given::Context(render_part(&record.parts[i], k, n, framing)),
+                turn,
+            ),
+            None => (Given::Nothing, None),
+        }
     };
     if n > 0 {
         why.push_str(&format!("; {n} parts"));
@@ -122,11 +163,18 @@ pub(crate) fn record(
     if carried > 0 {
         why.push_str(&format!(", {carried} carried from earlier events"));
     }
-    if n > PARTS as usize {
-        why.push_str(&format!(
-            "; {} parts beyond the {PARTS} registered are given with the next event",
-            n - PARTS as usize
-        ));
+    let registered = if piece.all {
+        n
+    } else {
+        piece.agent.parts() as usize
+    };
+    if n > registered {
+        let beyond = if piece.agent.parts() == 1 {
+            format!("{} parts beyond this answer's one", n - registered)
+        } else {
+            format!("{} parts beyond the {PARTS} registered", n - registered)
+        };
+        why.push_str(&format!("; {beyond} are given with the next event"));
     }
     if let Some(w) = warn {
         why.push_str(&format!("; unreadable records replaced: {w}"));
