@@ -24,6 +24,7 @@ use crate::hooks::{self, EventStatus};
 use crate::install_record::{self, FileRecord, InstallState};
 use crate::layout::{self, Files, Locations};
 use crate::native::{self, NativeStatus};
+use crate::rules;
 use crate::shown::shown;
 
 /// What to install into: the agent, the scope and where things are.
@@ -411,21 +412,89 @@ fn key(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// What [`install_with`] does beyond what [`install`] does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InstallOptions {
+    /// `Some`: the rule formats the hook reads (`--rules`, R-RULE-7),
+    /// written as `rule_formats` into the hook's `config.json`
+    /// (`$DSH_HOME/hooks/<agent>/config.json`; uninstall takes out what
+    /// install wrote). `None`: that file is left alone.
+    pub rules: Option<Vec<dsh_instructions_hooks::RuleFormat>>,
+}
+
 /// Registers the agent's commands for `base` (`<base> --part K` for
 /// K = 1..=PARTS on Claude Code and Codex, `<base>` on Gemini CLI) for the
 /// agent's events, switches the agent's own instruction loading off and,
 /// for Codex, persists the hooks' trust, so the agent runs the adapter with
 /// no extra flag (R-HOOK-5). Every file is written or none (R-HOOK-10).
+/// [`install_with`] with [`InstallOptions::default`].
 pub fn install(target: &Target<'_>, base: &str, dry_run: bool) -> Result<Report, HookError> {
+    install_with(target, base, &InstallOptions::default(), dry_run)
+}
+
+/// [`install`], and what `options` asks for on top, in the same
+/// all-or-nothing run.
+///
+/// ```
+/// use dsh_instructions_hooks::RuleFormat;
+/// use dsh_instructions_installer::{Agent, InstallOptions, Locations, Scope, Target, install_with};
+/// let tmp = tempfile::tempdir()?;
+/// let loc = Locations {
+///     home: tmp.path().join("home"),
+///     codex_home: tmp.path().join("home/.codex"),
+///     project: tmp.path().join("repo"),
+///     dsh_home: tmp.path().join("home/.dsh"),
+/// };
+/// let target = Target { agent: Agent::Codex, scope: Scope::User, locations: &loc };
+/// let options = InstallOptions { rules: Some(vec![RuleFormat::Cursor]) };
+/// install_with(&target, "/bin/dsh-instructions hook --agent codex", &options, false)?;
+/// let config = std::fs::read_to_string(loc.dsh_home.join("hooks/codex/config.json"))?;
+/// assert!(config.contains(r#""rule_formats""#) && config.contains(r#""cursor""#));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// As [`install`]; also a hook `config.json` that is malformed or no
+/// object, naming the file.
+pub fn install_with(
+    target: &Target<'_>,
+    base: &str,
+    options: &InstallOptions,
+    dry_run: bool,
+) -> Result<Report, HookError> {
     let agent = target.agent;
     let mut run = Run::start(target)?;
     let files = run.files.clone();
+    if let Some(formats) = &options.rules {
+        let config = rules::hook_config(&target.locations.dsh_home, agent);
+        let prior = run.state.native.get(&key(&config)).cloned();
+        let ci = run.docs.load_json(&config)?;
+        let rec = rules::set_rule_formats(run.docs.json(ci)?, &config, formats, prior.as_ref())?;
+        run.state.native.insert(key(&config), rec);
+        if agent == Agent::Claude && !formats.contains(&dsh_instructions_hooks::RuleFormat::Claude)
+        {
+            // Claude's excludes still name its rules (R-RULE-7).
+            run.notes.push(rules::CLAUDE_RULES_NOTE.to_owned());
+        }
+    }
     let hi = run.docs.load_json(&files.hooks)?;
+    if agent == Agent::Copilot {
+        // A file of our own; native loading stays on (decision 0067), so
+        // there is no setting to record.
+        crate::copilot::install(run.docs.json(hi)?, &files.hooks, base)?;
+        run.notes.push(format!(
+            "Copilot CLI's own instruction loading stays on: {}",
+            native::COPILOT_NATIVE_NOTE
+        ));
+        return run.finish(target, false, dry_run);
+    }
     let moves = hooks::install(run.docs.json(hi)?, &files.hooks, agent, base)?;
     let prior = run.state.native.get(&key(&files.native)).cloned();
     let rec = match agent.profile().native {
         NativeSwitch::ClaudeMdExcludes(patterns) => {
-            native::claude_off(run.docs.json(hi)?, &files.hooks, patterns, prior.as_ref())?
+            let patterns = claude_excludes(patterns, target.locations);
+            let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
+            native::claude_off(run.docs.json(hi)?, &files.hooks, &patterns, prior.as_ref())?
         }
         NativeSwitch::GeminiContextFileName => {
             native::gemini_off(run.docs.json(hi)?, &files.hooks, prior.as_ref())?
@@ -434,6 +503,11 @@ pub fn install(target: &Target<'_>, base: &str, dry_run: bool) -> Result<Report,
             let ni = run.docs.load_toml(&files.native)?;
             native::codex_off(run.docs.toml(ni)?, &files.native, prior.as_ref())?
         }
+        NativeSwitch::QwenContextFileName(name) => {
+            native::qwen_off(run.docs.json(hi)?, &files.hooks, name, prior.as_ref())?
+        }
+        // Handled above: Copilot CLI has no native setting to record.
+        NativeSwitch::CopilotKeptOn => return run.finish(target, false, dry_run),
     };
     run.state.native.insert(key(&files.native), rec);
     if let Some(trust) = &files.trust {
@@ -475,6 +549,10 @@ pub fn uninstall(target: &Target<'_>, dry_run: bool) -> Result<Report, HookError
     let mut run = Run::start(target)?;
     let files = run.files.clone();
     let hi = run.docs.load_json(&files.hooks)?;
+    if target.agent == Agent::Copilot {
+        crate::copilot::uninstall(run.docs.json(hi)?, &files.hooks)?;
+        return run.finish(target, true, dry_run);
+    }
     let moves = hooks::uninstall(run.docs.json(hi)?, &files.hooks)?;
     let rec = run.state.native.remove(&key(&files.native));
     let note = match (&rec, target.agent) {
@@ -489,6 +567,13 @@ pub fn uninstall(target: &Target<'_>, dry_run: bool) -> Result<Report, HookError
         (Some(r), _) => native::json_restore(run.docs.json(hi)?, &files.hooks, r)?,
     };
     run.notes.extend(note);
+    // What `--rules` wrote into the hook's config.json (R-RULE-7).
+    let config = rules::hook_config(&target.locations.dsh_home, target.agent);
+    if let Some(r) = run.state.native.remove(&key(&config)) {
+        let ci = run.docs.load_json(&config)?;
+        run.notes
+            .extend(native::json_restore(run.docs.json(ci)?, &config, &r)?);
+    }
     if let Some(trust) = &files.trust
         && (!moves.removed.is_empty()
             || !moves.moved.is_empty()
@@ -564,7 +649,7 @@ impl Diagnosis {
         self.events.iter().all(|e| {
             e.status == EventStatus::Present
                 && e.trust.as_ref().is_none_or(|t| *t == Trust::Trusted)
-        }) && self.native == NativeStatus::Off
+        }) && matches!(self.native, NativeStatus::Off | NativeStatus::Kept(_))
             && self.problems.is_empty()
     }
 
@@ -617,6 +702,9 @@ impl Diagnosis {
                     "  native loading    ON: {why}; double delivery possible"
                 );
             }
+            NativeStatus::Kept(why) => {
+                let _ = writeln!(out, "  native loading    on, {why}");
+            }
         }
         for p in &self.problems {
             let _ = writeln!(out, "  problem: {p}");
@@ -652,7 +740,12 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError
     };
     let mut events = Vec::new();
     for spec in agent.events() {
-        for found in hooks::check(&doc, &files.hooks, agent, spec, command)? {
+        let found = if agent == Agent::Copilot {
+            vec![crate::copilot::check(&doc, &files.hooks, spec, command)?]
+        } else {
+            hooks::check(&doc, &files.hooks, agent, spec, command)?
+        };
+        for found in found {
             let trust = match (&trust_doc, &files.trust, found.pos) {
                 (Some(td), Some(tp), Some(pos)) => {
                     let grp = &doc["hooks"][spec.name][pos.0];
@@ -684,7 +777,8 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError
     // of an earlier version, which uninstall could not undo.
     let (_, _, record) = install_record::load(&files.state, &files.legacy_state)?;
     let any_ours = events.iter().any(|e| e.status != EventStatus::Missing);
-    if any_ours && !record.native.contains_key(&key(&files.native)) {
+    let has_native_setting = agent != Agent::Copilot;
+    if any_ours && has_native_setting && !record.native.contains_key(&key(&files.native)) {
         problems.push(format!(
             "the installer's record ({}) has nothing for {}: the install is incomplete and uninstall could not restore the native setting; run install again",
             shown(&files.state),
@@ -699,7 +793,9 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError
                     files.hooks.display()
                 ));
             }
-            native::claude_status(&doc, excludes(agent))
+            let patterns = claude_excludes(excludes(agent), target.locations);
+            let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
+            native::claude_status(&doc, &patterns)
         }
         Agent::Gemini => {
             if doc.pointer("/hooksConfig/enabled") == Some(&Value::Bool(false)) {
@@ -731,6 +827,16 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError
             }
             native::codex_status(v)
         }
+        Agent::Qwen => {
+            if doc.get("disableAllHooks") == Some(&Value::Bool(true)) {
+                problems.push(format!(
+                    "`disableAllHooks` is true in {}: Qwen Code runs no hook",
+                    files.hooks.display()
+                ));
+            }
+            native::qwen_status(&doc)
+        }
+        Agent::Copilot => NativeStatus::Kept(native::COPILOT_NATIVE_NOTE.to_owned()),
     };
     problems.extend(other_scope_problem(target));
     let mut notes = Vec::new();
@@ -741,6 +847,9 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError
         agent,
     )) {
         notes.extend(dsh_instructions_hooks::doctor_notes(&sessions));
+    }
+    if agent == Agent::Qwen {
+        notes.push(native::QWEN_RULES_NOTE.to_owned());
     }
     if agent == Agent::Gemini {
         notes.push(native::GEMINI_MD_NOTE.to_owned());
@@ -777,7 +886,13 @@ fn other_scope_problem(target: &Target<'_>) -> Option<String> {
         .as_object()?
         .values()
         .filter_map(Value::as_array)
-        .any(|l| !hooks::positions(l).is_empty());
+        .any(|l| {
+            if target.agent == Agent::Copilot {
+                crate::copilot::any_ours(l)
+            } else {
+                !hooks::positions(l).is_empty()
+            }
+        });
     any.then(|| {
         format!(
             "also installed at {other} scope ({}): the adapter would run twice per event",
@@ -786,11 +901,28 @@ fn other_scope_problem(target: &Target<'_>) -> Option<String> {
     })
 }
 
+/// The `claudeMdExcludes` patterns install writes and doctor looks for:
+/// the profile's, then the user's rules directory by its absolute path
+/// (Claude Code matches the patterns against absolute paths; whether it
+/// reads `~/` in one is not measured, so both forms, decision 0059). None
+/// for an agent switched off by another setting.
+fn claude_excludes(profile: &[&str], locations: &Locations) -> Vec<String> {
+    let mut out: Vec<String> = profile.iter().map(|p| (*p).to_owned()).collect();
+    if !out.is_empty() {
+        let rules = locations.home.join(".claude").join("rules");
+        out.push(format!("{}/**", rules.to_string_lossy()));
+    }
+    out
+}
+
 /// The `claudeMdExcludes` patterns of `agent`'s profile (none for an agent
 /// switched off by another setting).
 fn excludes(agent: Agent) -> &'static [&'static str] {
     match agent.profile().native {
         NativeSwitch::ClaudeMdExcludes(patterns) => patterns,
-        NativeSwitch::GeminiContextFileName | NativeSwitch::CodexProjectDocMaxBytes => &[],
+        NativeSwitch::GeminiContextFileName
+        | NativeSwitch::CodexProjectDocMaxBytes
+        | NativeSwitch::QwenContextFileName(_)
+        | NativeSwitch::CopilotKeptOn => &[],
     }
 }

@@ -29,8 +29,10 @@ pub struct Locations {
 pub struct Files {
     /// The JSON file holding the `hooks` object.
     pub hooks: PathBuf,
-    /// The file holding the native-loading setting (for Claude Code and
-    /// Gemini CLI the same as `hooks`; for Codex a `config.toml`).
+    /// The file holding the native-loading setting (for Claude Code,
+    /// Gemini CLI and Qwen Code the same as `hooks`; for Codex a
+    /// `config.toml`; Copilot CLI has no such setting, decision 0067, and
+    /// this is its `hooks` file too).
     pub native: PathBuf,
     /// Codex only: the user `config.toml` that holds persisted hook trust
     /// (Codex reads trust only from user-controlled layers, so it is the
@@ -44,12 +46,19 @@ pub struct Files {
     pub legacy_state: PathBuf,
 }
 
+/// The adapter's own file in Copilot CLI's hooks directory (Copilot reads
+/// every `*.json` there).
+const COPILOT_HOOKS_FILE: &str = "dsh-instructions.json";
+
 /// The per-user or per-project configuration directory's name.
-fn config_dir_name(agent: Agent) -> &'static str {
-    match agent {
-        Agent::Claude => ".claude",
-        Agent::Codex => ".codex",
-        Agent::Gemini => ".gemini",
+fn config_dir_name(agent: Agent, scope: Scope) -> &'static str {
+    match (agent, scope) {
+        (Agent::Claude, _) => ".claude",
+        (Agent::Codex, _) => ".codex",
+        (Agent::Gemini, _) => ".gemini",
+        (Agent::Qwen, _) => ".qwen",
+        (Agent::Copilot, Scope::User) => ".copilot",
+        (Agent::Copilot, Scope::Project) => ".github",
     }
 }
 
@@ -63,11 +72,21 @@ pub(crate) fn files(agent: Agent, scope: Scope, loc: &Locations) -> Files {
         .join("install.json");
     let dir = match (agent, scope) {
         (Agent::Codex, Scope::User) => loc.codex_home.clone(),
-        (_, Scope::User) => loc.home.join(config_dir_name(agent)),
-        (_, Scope::Project) => loc.project.join(config_dir_name(agent)),
+        (_, Scope::User) => loc.home.join(config_dir_name(agent, scope)),
+        (_, Scope::Project) => loc.project.join(config_dir_name(agent, scope)),
     };
     match agent {
-        Agent::Claude | Agent::Gemini => {
+        Agent::Copilot => {
+            let ours = dir.join("hooks").join(COPILOT_HOOKS_FILE);
+            Files {
+                hooks: ours.clone(),
+                native: ours,
+                trust: None,
+                state,
+                legacy_state,
+            }
+        }
+        Agent::Claude | Agent::Gemini | Agent::Qwen => {
             let settings = dir.join("settings.json");
             Files {
                 hooks: settings.clone(),
@@ -178,5 +197,34 @@ mod tests {
         let g = files(Agent::Gemini, Scope::User, &loc);
         assert_eq!(g.hooks, PathBuf::from("/h/.gemini/settings.json"));
         assert_eq!(g.native, g.hooks);
+    }
+
+    /// Copilot CLI: a file of our own in its hooks directory (user:
+    /// `~/.copilot/hooks/`, project: `.github/hooks/`); Qwen Code: its
+    /// `settings.json`, hooks and native setting in one.
+    #[rstest]
+    #[case(Agent::Copilot, Scope::User, "/h/.copilot/hooks/dsh-instructions.json")]
+    #[case(
+        Agent::Copilot,
+        Scope::Project,
+        "/p/.github/hooks/dsh-instructions.json"
+    )]
+    #[case(Agent::Qwen, Scope::User, "/h/.qwen/settings.json")]
+    #[case(Agent::Qwen, Scope::Project, "/p/.qwen/settings.json")]
+    fn copilot_and_qwen_files(#[case] agent: Agent, #[case] scope: Scope, #[case] hooks: &str) {
+        let loc = Locations {
+            home: "/h".into(),
+            codex_home: "/h/.codex".into(),
+            project: "/p".into(),
+            dsh_home: "/h/.dsh".into(),
+        };
+        let f = files(agent, scope, &loc);
+        assert_eq!(f.hooks, PathBuf::from(hooks));
+        assert_eq!(f.native, f.hooks);
+        assert_eq!(f.trust, None);
+        assert_eq!(
+            f.state,
+            PathBuf::from(format!("/h/.dsh/installer/{agent}.json"))
+        );
     }
 }

@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 mod codex;
+mod copilot;
 mod diff;
 mod error;
 mod files;
@@ -10,6 +11,7 @@ mod install;
 mod install_record;
 mod layout;
 mod native;
+mod rules;
 mod shown;
 
 pub use codex::{Trust, trust_hash, trust_key};
@@ -17,6 +19,9 @@ pub use dsh_instructions_hooks::{Agent, Scope};
 pub use error::HookError;
 pub use files::BACKUP_SUFFIX;
 pub use hooks::EventStatus;
-pub use install::{Diagnosis, EventReport, FileChange, Report, Target, doctor, install, uninstall};
+pub use install::{
+    Diagnosis, EventReport, FileChange, InstallOptions, Report, Target, doctor, install,
+    install_with, uninstall,
+};
 pub use layout::{Files, Locations, installer_dir};
 pub use native::NativeStatus;

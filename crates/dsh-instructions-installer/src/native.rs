@@ -6,6 +6,11 @@
 //! - Gemini CLI: `context.fileName: []` loads no `AGENTS.md`/`CLAUDE.md`
 //!   (`GEMINI.md` is always loaded: see [`GEMINI_MD_NOTE`]).
 //! - Codex: `project_doc_max_bytes = 0` in `config.toml`.
+//! - Qwen Code: `context.fileName` names one file no layout holds
+//!   (decision 0068); its `.qwen/rules` stay on (see [`QWEN_RULES_NOTE`]).
+//! - GitHub Copilot CLI: no setting, only a flag (decision 0067): its
+//!   loading stays on and the hook gives what it lacks
+//!   ([`COPILOT_NATIVE_NOTE`]).
 
 use std::path::Path;
 
@@ -32,6 +37,15 @@ const GEMINI_DELIVERED: &[&str] = &[
 pub(crate) const GEMINI_MD_NOTE: &str = "Gemini CLI loads GEMINI.md itself whatever `context.fileName` says \
 (0.61); the adapter must not deliver GEMINI.md too (decision 0012)";
 
+/// Told by doctor for every Qwen Code installation.
+pub(crate) const QWEN_RULES_NOTE: &str = "Qwen Code loads its own `.qwen/rules` whatever \
+`context.fileName` says (0.24.4, measured); the adapter leaves them to Qwen (decision 0068)";
+
+/// Why Copilot CLI's native loading stays on, told by doctor.
+pub(crate) const COPILOT_NATIVE_NOTE: &str = "kept on: only the `--no-custom-instructions` flag \
+switches it off, which a hook cannot set; the hook delivers only what Copilot CLI does not load \
+(the .local.md overlays, the user-global file, nested overlays on touches, decision 0067)";
+
 const CLAUDE_KEY: &str = "claudeMdExcludes";
 const GEMINI_PARENT: &str = "context";
 const GEMINI_KEY: &str = "fileName";
@@ -44,6 +58,10 @@ pub enum NativeStatus {
     Off,
     /// It does: double delivery is possible. The text says why.
     On(String),
+    /// It stays on by design and the hook delivers only what the agent
+    /// does not load, so nothing arrives twice (Copilot CLI, decision
+    /// 0067). The text says why.
+    Kept(String),
 }
 
 fn root_mut<'a>(doc: &'a mut Value, path: &Path) -> Result<&'a mut Map<String, Value>, HookError> {
@@ -101,6 +119,28 @@ pub(crate) fn gemini_off(
     path: &Path,
     prior: Option<&NativeRecord>,
 ) -> Result<NativeRecord, HookError> {
+    context_file_name(doc, path, Value::Array(Vec::new()), prior)
+}
+
+/// Qwen Code: sets `context.fileName` to `[name]`, a file no layout holds
+/// (`[]` changes nothing in Qwen, measured).
+pub(crate) fn qwen_off(
+    doc: &mut Value,
+    path: &Path,
+    name: &str,
+    prior: Option<&NativeRecord>,
+) -> Result<NativeRecord, HookError> {
+    let set = Value::Array(vec![Value::String(name.to_owned())]);
+    context_file_name(doc, path, set, prior)
+}
+
+/// Sets `context.fileName` to `set`, recording what was there.
+fn context_file_name(
+    doc: &mut Value,
+    path: &Path,
+    set: Value,
+    prior: Option<&NativeRecord>,
+) -> Result<NativeRecord, HookError> {
     let root = root_mut(doc, path)?;
     let created_parent = !root.contains_key(GEMINI_PARENT);
     let ctx = root
@@ -109,7 +149,6 @@ pub(crate) fn gemini_off(
         .as_object_mut()
         .ok_or_else(|| HookError::wrong_type(path, GEMINI_PARENT, "an object"))?;
     let cur = ctx.get(GEMINI_KEY).cloned();
-    let set = Value::Array(Vec::new());
     if cur.as_ref() != Some(&set) {
         ctx.insert(GEMINI_KEY.to_owned(), set.clone());
     }
@@ -274,6 +313,44 @@ pub(crate) fn gemini_status(doc: &Value) -> NativeStatus {
     }
 }
 
+/// The names the Qwen Code hook delivers: Qwen loading any of them itself
+/// means twice.
+const QWEN_DELIVERED: &[&str] = &["QWEN.md", "AGENTS.md", "AGENTS.local.md", "CLAUDE.local.md"];
+
+/// Qwen Code's status per `context.fileName`: off when it names files and
+/// none the hook delivers. Absent or `[]` (or only blank names) is Qwen's
+/// default, `QWEN.md` and `AGENTS.md` (measured).
+pub(crate) fn qwen_status(doc: &Value) -> NativeStatus {
+    let names: Vec<&str> = match doc.get(GEMINI_PARENT).and_then(|c| c.get(GEMINI_KEY)) {
+        None => Vec::new(),
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        Some(_) => Vec::new(),
+    };
+    let names: Vec<&str> = names
+        .into_iter()
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .collect();
+    if names.is_empty() {
+        return NativeStatus::On(format!(
+            "`{GEMINI_DOTTED}` is not set (or empty): Qwen Code loads QWEN.md and AGENTS.md itself"
+        ));
+    }
+    let loaded: Vec<&str> = names
+        .into_iter()
+        .filter(|n| QWEN_DELIVERED.contains(n))
+        .collect();
+    if loaded.is_empty() {
+        NativeStatus::Off
+    } else {
+        NativeStatus::On(format!(
+            "`{GEMINI_DOTTED}` makes Qwen Code load {} itself",
+            loaded.join(", ")
+        ))
+    }
+}
+
 /// Codex's status per the value of `project_doc_max_bytes`.
 pub(crate) fn codex_status(value: Option<i64>) -> NativeStatus {
     match value {
@@ -331,6 +408,25 @@ mod tests {
         let rec = gemini_off(&mut doc, Path::new("s"), None).expect("ok");
         assert_eq!(doc["context"]["fileName"], json!([]));
         assert_eq!(gemini_status(&doc), NativeStatus::Off);
+        json_restore(&mut doc, Path::new("s"), &rec).expect("ok");
+        assert_eq!(doc, original);
+    }
+
+    /// Qwen Code: `[]` is no switch (measured), so the name of no file is
+    /// set; a user's own list is put back on restore.
+    #[rstest]
+    #[case(json!({}), true)]
+    #[case(json!({"context": {"fileName": []}}), true)]
+    #[case(json!({"context": {"fileName": [" "]}}), true)]
+    #[case(json!({"context": {"fileName": ["QWEN.md", "MEMORY.md"], "x": 1}}), true)]
+    #[case(json!({"context": {"fileName": "MEMORY.md"}}), false)]
+    fn qwen_off_and_back(#[case] original: Value, #[case] double: bool) {
+        let name = dsh_instructions_hooks::QWEN_NO_SUCH_FILE;
+        let mut doc = original.clone();
+        assert_eq!(matches!(qwen_status(&doc), NativeStatus::On(_)), double);
+        let rec = qwen_off(&mut doc, Path::new("s"), name, None).expect("ok");
+        assert_eq!(doc["context"]["fileName"], json!([name]));
+        assert_eq!(qwen_status(&doc), NativeStatus::Off);
         json_restore(&mut doc, Path::new("s"), &rec).expect("ok");
         assert_eq!(doc, original);
     }

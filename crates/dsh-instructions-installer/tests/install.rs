@@ -112,6 +112,7 @@ fn backup(path: &Path) -> PathBuf {
 #[case(Agent::Claude)]
 #[case(Agent::Codex)]
 #[case(Agent::Gemini)]
+#[case(Agent::Qwen)]
 fn fresh_install_makes_doctor_healthy(#[case] agent: Agent) {
     let m = Machine::new();
     let before = doctor(&m.user(agent), &cmd(agent)).expect("doctor");
@@ -140,6 +141,101 @@ fn fresh_install_makes_doctor_healthy(#[case] agent: Agent) {
     assert_eq!(d.native, NativeStatus::Off);
     // Nothing existed before, so nothing was backed up.
     assert!(!backup(&files.hooks).exists());
+}
+
+/// Copilot CLI: one file of our own in `~/.copilot/hooks/`, each event's
+/// command naming it (decision 0065), in Copilot's shape; nothing else is
+/// touched and doctor says its own loading stays on (decision 0067).
+#[test]
+fn copilot_install_writes_one_file_of_its_own() {
+    let m = Machine::new();
+    let t = m.user(Agent::Copilot);
+    let report = install(&t, &cmd(Agent::Copilot), false).expect("install");
+    let files = t.files();
+    assert_eq!(
+        files.hooks,
+        m.loc.home.join(".copilot/hooks/dsh-instructions.json")
+    );
+    let written: Vec<&PathBuf> = report.changes.iter().map(|c| &c.path).collect();
+    assert_eq!(written, [&files.hooks, &files.state]);
+    assert!(
+        report.summary().contains("stays on"),
+        "{}",
+        report.summary()
+    );
+    let v = json_of(&files.hooks);
+    assert_eq!(v["version"], 1);
+    let events: Vec<&str> = v["hooks"]
+        .as_object()
+        .expect("hooks")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "sessionStart",
+            "userPromptSubmitted",
+            "postToolUse",
+            "preCompact"
+        ]
+    );
+    for spec in Agent::Copilot.events() {
+        assert_eq!(
+            v["hooks"][spec.name],
+            json!([{"type": "command", "bash": format!("{} --event {}", cmd(Agent::Copilot), spec.name), "timeoutSec": 10}]),
+            "{}",
+            spec.name
+        );
+    }
+    let d = doctor(&t, &cmd(Agent::Copilot)).expect("doctor");
+    assert!(d.healthy(), "{}", d.render());
+    assert!(matches!(d.native, NativeStatus::Kept(_)));
+    assert!(
+        d.render().contains("native loading    on, kept on"),
+        "{}",
+        d.render()
+    );
+    uninstall(&t, false).expect("uninstall");
+    assert_eq!(m.snapshot(), Vec::new());
+}
+
+/// Qwen Code: Claude Code's shape in `~/.qwen/settings.json`, and
+/// `context.fileName` set to the one name no layout holds (decision 0068).
+#[test]
+fn qwen_install_registers_the_hooks_and_switches_its_loading_off() {
+    let m = Machine::new();
+    let t = m.user(Agent::Qwen);
+    let files = t.files();
+    m.write(
+        &files.hooks,
+        r#"{
+  "model": {"name": "mock-model"},
+  "context": {"fileName": ["QWEN.md"]}
+}
+"#,
+    );
+    let d = doctor(&t, &cmd(Agent::Qwen)).expect("doctor");
+    assert!(matches!(d.native, NativeStatus::On(_)), "{}", d.render());
+    install(&t, &cmd(Agent::Qwen), false).expect("install");
+    let v = json_of(&files.hooks);
+    assert_eq!(
+        v["context"]["fileName"],
+        json!([dsh_instructions_hooks::QWEN_NO_SUCH_FILE])
+    );
+    assert_eq!(v["model"]["name"], "mock-model");
+    assert_eq!(
+        v["hooks"]["PostToolUse"][0]["matcher"],
+        "read_file|write_file|edit|notebook_edit|grep_search|glob|run_shell_command"
+    );
+    assert_eq!(
+        v["hooks"]["SessionStart"][0]["hooks"][0],
+        json!({"type": "command", "command": cmd(Agent::Qwen), "timeout": 10})
+    );
+    assert_eq!(v["hooks"]["PreCompact"].as_array().map(Vec::len), Some(1));
+    let d = doctor(&t, &cmd(Agent::Qwen)).expect("doctor");
+    assert!(d.healthy(), "{}", d.render());
+    assert!(d.render().contains(".qwen/rules"), "{}", d.render());
 }
 
 #[test]
@@ -177,7 +273,10 @@ fn claude_merge_keeps_other_hooks_keys_order_and_indent() {
             "**/CLAUDE.md",
             "**/AGENTS.md",
             "**/CLAUDE.local.md",
-            "**/AGENTS.local.md"
+            "**/AGENTS.local.md",
+            "**/.claude/rules/**",
+            "~/.claude/rules/**",
+            format!("{}/.claude/rules/**", m.loc.home.display())
         ])
     );
     assert_eq!(read(&backup(&path)), original);
@@ -187,6 +286,8 @@ fn claude_merge_keeps_other_hooks_keys_order_and_indent() {
 #[case(Agent::Claude)]
 #[case(Agent::Codex)]
 #[case(Agent::Gemini)]
+#[case(Agent::Copilot)]
+#[case(Agent::Qwen)]
 fn second_install_changes_nothing_and_makes_no_second_backup(#[case] agent: Agent) {
     let m = Machine::new();
     let files = m.user(agent).files();
@@ -207,6 +308,10 @@ fn second_install_changes_nothing_and_makes_no_second_backup(#[case] agent: Agen
 #[case(
     Agent::Gemini,
     "{\n  \"context\": {\"fileName\": \"AGENTS.md\"},\n  \"hooks\": {\n    \"AfterTool\": [{\"matcher\": \"x\", \"hooks\": [{\"type\": \"command\", \"command\": \"fmt\"}]}]\n  }\n}\n"
+)]
+#[case(
+    Agent::Qwen,
+    "{\n  \"context\": {\"fileName\": [\"QWEN.md\", \"NOTES.md\"]},\n  \"security\": {\"auth\": {\"selectedType\": \"openai\"}},\n  \"hooks\": {\n    \"Stop\": [{\"matcher\": \"\", \"hooks\": [{\"type\": \"command\", \"command\": \"say done\", \"timeout\": 30}]}]\n  }\n}\n"
 )]
 fn uninstall_restores_the_original_and_the_native_setting(
     #[case] agent: Agent,
@@ -236,6 +341,8 @@ fn uninstall_restores_the_original_and_the_native_setting(
 #[case(Agent::Claude)]
 #[case(Agent::Codex)]
 #[case(Agent::Gemini)]
+#[case(Agent::Copilot)]
+#[case(Agent::Qwen)]
 fn uninstall_after_a_fresh_install_removes_what_install_created(#[case] agent: Agent) {
     let m = Machine::new();
     install(&m.user(agent), &cmd(agent), false).expect("install");
@@ -567,7 +674,14 @@ fn toml_of(json_case: &'static str) -> &'static str {
 
 #[rstest]
 fn install_then_uninstall_gives_back_every_byte(
-    #[values(Agent::Claude, Agent::Codex, Agent::Gemini)] agent: Agent,
+    #[values(
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Copilot,
+        Agent::Qwen
+    )]
+    agent: Agent,
     #[values(
         Setup::Text(COMPACT),
         Setup::Text(CRLF),
@@ -725,6 +839,8 @@ fn the_first_backup_is_never_overwritten() {
 #[case(Agent::Claude)]
 #[case(Agent::Codex)]
 #[case(Agent::Gemini)]
+#[case(Agent::Copilot)]
+#[case(Agent::Qwen)]
 fn a_failing_state_write_leaves_every_file_as_it_was(#[case] agent: Agent) {
     let m = Machine::new();
     let t = m.user(agent);
@@ -834,7 +950,9 @@ proptest::proptest! {
         agent in proptest::prop_oneof![
             proptest::strategy::Just(Agent::Claude),
             proptest::strategy::Just(Agent::Codex),
-            proptest::strategy::Just(Agent::Gemini)
+            proptest::strategy::Just(Agent::Gemini),
+            proptest::strategy::Just(Agent::Copilot),
+            proptest::strategy::Just(Agent::Qwen)
         ],
         text in proptest::prop_oneof![
             "[ -~\r\n\t]{0,60}",
