@@ -81,13 +81,17 @@ Example:
 /// `hook`: the event handler (no subcommand) or its installer (R-HOOK-1, R-HOOK-5).
 #[derive(Debug, Clone, Args)]
 pub(crate) struct HookArgs {
-    /// The agent: claude, codex or gemini.
+    /// The agent: claude, codex, gemini, copilot or qwen.
     #[arg(long, value_name = "AGENT", global = true)]
     pub agent: Option<dsh_instructions_hooks::Agent>,
     /// Answer only piece K (1..=8) of the event's composed message, `{}`
     /// when it has none; without it, the whole message in one answer.
     #[arg(long, value_name = "K")]
     pub part: Option<u32>,
+    /// The event being answered, for an agent whose stdin names none
+    /// (Copilot CLI's camelCase events; the installed command says which).
+    #[arg(long, value_name = "EVENT")]
+    pub event: Option<String>,
     /// Install, uninstall or check; none: handle one event from stdin.
     #[command(subcommand)]
     pub action: Option<HookAction>,
@@ -103,9 +107,15 @@ again changes nothing), saves the previous file as <file>.dsh-backup, and
 records the agent's native-loading setting in $DSH_HOME/hooks/<agent>/install.json
 so `uninstall` can restore it. For Codex it also persists the hooks' trust.
 
+--rules FORMATS writes the rule formats the hook reads (claude, cursor,
+copilot, windsurf, comma-separated; none for none) as rule_formats into
+$DSH_HOME/hooks/<agent>/config.json; uninstall takes that out again. The
+Claude Code hook reads claude rules without it; Codex and Gemini read none.
+
 Example:
-  dsh-instructions hook install --agent codex --scope user")]
-    Install(HookChangeArgs),
+  dsh-instructions hook install --agent codex --scope user
+  dsh-instructions hook install --agent codex --rules claude,cursor")]
+    Install(HookInstallArgs),
     /// Remove the hook and restore the agent's native loading.
     #[command(after_help = "\
 Example:
@@ -146,6 +156,18 @@ pub(crate) struct HookChangeArgs {
     pub dry_run: bool,
 }
 
+/// Arguments of `hook install`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct HookInstallArgs {
+    #[command(flatten)]
+    pub change: HookChangeArgs,
+    /// Rule formats the hook reads, comma-separated: claude, cursor,
+    /// copilot, windsurf (`none` for none), written into the hook's
+    /// config.json (R-RULE-7).
+    #[arg(long, value_name = "FORMATS")]
+    pub rules: Option<String>,
+}
+
 /// Flags that shape the configuration (SPEC §3); they win over
 /// `$DSH_HOME/settings.yaml`, which wins over presets and defaults.
 #[derive(Debug, Clone, Default, Args)]
@@ -156,13 +178,13 @@ pub(crate) struct ConfigArgs {
     /// Per-file cap in bytes (default 1048576).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_source_bytes: Option<i64>,
-    /// Preset: dsh, codex, claude, opencode or gemini (claude = Claude Code's own selection:
+    /// Preset: dsh, codex, claude, opencode, gemini, copilot or qwen (claude = Claude Code's own selection:
     /// CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md, AGENTS.md where no CLAUDE file is on
     /// the path, ~/.claude/CLAUDE.md, imports to depth 4).
     #[arg(long, value_name = "P")]
     pub preset: Option<String>,
-    /// Use the hook adapter's configuration for this agent (claude, codex
-    /// or gemini; `$DSH_HOME/hooks/<agent>/config.json` included) instead of
+    /// Use the hook adapter's configuration for this agent (claude, codex,
+    /// gemini, copilot or qwen; `$DSH_HOME/hooks/<agent>/config.json` included) instead of
     /// `settings.yaml`: shows exactly what that agent's hook delivers here
     /// (R-HOOK-8). Other flags still win over it.
     #[arg(long, value_name = "AGENT", conflicts_with = "preset")]

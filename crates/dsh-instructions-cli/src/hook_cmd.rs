@@ -19,13 +19,17 @@ use crate::setup;
 /// Runs `hook …`.
 pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
     let Some(action) = &args.action else {
-        return Ok(handle_event(args.agent, args.part));
+        return Ok(handle_event(args.agent, args.part, args.event.as_deref()));
     };
-    let agent = args
-        .agent
-        .ok_or_else(|| CliError::new("hook: --agent claude|codex|gemini is required"))?;
+    let agent = args.agent.ok_or_else(|| {
+        CliError::new("hook: --agent claude|codex|gemini|copilot|qwen is required")
+    })?;
     match action {
-        HookAction::Install(a) => {
+        HookAction::Install(i) => {
+            let a = &i.change;
+            let options = installer::InstallOptions {
+                rules: i.rules.as_deref().map(parse_rules).transpose()?,
+            };
             let (loc, command) = resolve(agent, &a.target)?;
             if a.target.command.is_none() && !a.dry_run {
                 keep_stable_copy(&loc.dsh_home)?;
@@ -35,7 +39,8 @@ pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
                 scope: a.target.scope,
                 locations: &loc,
             };
-            let report = installer::install(&target, &command, a.dry_run).map_err(hook_error)?;
+            let report = installer::install_with(&target, &command, &options, a.dry_run)
+                .map_err(hook_error)?;
             print_report(&report);
             Ok(ExitCode::SUCCESS)
         }
@@ -71,6 +76,9 @@ pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
                         out!("warning: budget: {l}");
                     }
                     d.note_ancestor_files(here.ancestors);
+                    for l in rules_lines(agent, t.scope, &here.rule_formats, &here.undelivered) {
+                        out!("{l}");
+                    }
                 }
                 Err(e) => out!("budget: not checked here ({e})"),
             }
@@ -86,7 +94,7 @@ pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
 
 /// The event handler (R-HOOK-1): one event from stdin, the answer on
 /// stdout, exit 0 whatever happens — an agent never sees the adapter fail.
-fn handle_event(agent: Option<Agent>, part: Option<u32>) -> ExitCode {
+fn handle_event(agent: Option<Agent>, part: Option<u32>, event: Option<&str>) -> ExitCode {
     use std::io::Read as _;
     let mut input = Vec::new();
     // One byte more than the bound tells an oversized event from a full one.
@@ -95,14 +103,75 @@ fn handle_event(agent: Option<Agent>, part: Option<u32>) -> ExitCode {
     match (agent, read, setup::process_env()) {
         // Printed and flushed by the adapter itself, so that a part counts
         // as finished only once the agent can read it (decision 0043).
-        (Some(agent), Ok(_), Ok(env)) => {
-            let _ =
-                hooks::respond_part_to(agent, part, &input, &env, &mut std::io::stdout().lock());
-        }
+        // The process ends with the answer: the event's state is left to
+        // the operating system, not freed (R-HOOK-6).
+        (Some(agent), Ok(_), Ok(env)) => hooks::respond_part_to_and_exit(
+            agent,
+            part,
+            event,
+            &input,
+            &env,
+            &mut std::io::stdout().lock(),
+        ),
         // No agent, unreadable stdin or cwd: nothing to give.
         _ => out!("{{}}"),
     }
     ExitCode::SUCCESS
+}
+
+/// What `hook doctor` says about the rule files here (R-RULE-7): that the
+/// hook delivers every one, or each it does not, then the command that
+/// would make it (the formats it reads and the missing ones, since
+/// `--rules` replaces the list).
+fn rules_lines(
+    agent: Agent,
+    scope: hooks::Scope,
+    read: &[hooks::RuleFormat],
+    undelivered: &[(String, hooks::RuleFormat)],
+) -> Vec<String> {
+    if undelivered.is_empty() {
+        return vec!["rules: the hook delivers every rule file here".to_owned()];
+    }
+    let mut formats: Vec<hooks::RuleFormat> = read.to_vec();
+    let mut lines = Vec::with_capacity(undelivered.len() + 1);
+    for (path, format) in undelivered {
+        lines.push(format!(
+            "warning: rules: {path} ({format}) is not delivered by the {agent} hook"
+        ));
+        if !formats.contains(format) {
+            formats.push(*format);
+        }
+    }
+    formats.sort();
+    let names: Vec<&str> = formats.iter().map(|f| f.as_str()).collect();
+    let scope = match scope {
+        hooks::Scope::User => String::new(),
+        other => format!(" --scope {other}"),
+    };
+    lines.push(format!(
+        "rules: to deliver them: dsh-instructions hook install --agent {agent}{scope} --rules {}",
+        names.join(",")
+    ));
+    lines
+}
+
+/// The formats of `--rules` (`none`: none), each known (R-CFG-12); an
+/// unknown one is an error naming the flag.
+fn parse_rules(text: &str) -> Result<Vec<hooks::RuleFormat>, CliError> {
+    if text.trim() == "none" {
+        return Ok(Vec::new());
+    }
+    text.split(',')
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .map(|f| {
+            f.parse().map_err(|_| {
+                CliError::new(format!(
+                    "--rules: unknown rule format `{f}` (known: claude, cursor, copilot, windsurf; or none)"
+                ))
+            })
+        })
+        .collect()
 }
 
 fn hook_error(e: installer::HookError) -> CliError {
@@ -226,6 +295,57 @@ mod stable_exe_tests {
         assert_eq!(
             registered_exe(Path::new(exe), Path::new("/home/u/.dsh")),
             PathBuf::from(want)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hooks::{RuleFormat, Scope};
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("claude,cursor", &[RuleFormat::Claude, RuleFormat::Cursor])]
+    #[case(" windsurf , copilot ", &[RuleFormat::Windsurf, RuleFormat::Copilot])]
+    #[case("none", &[])]
+    fn rules_parse(#[case] text: &str, #[case] want: &[RuleFormat]) {
+        assert_eq!(parse_rules(text).expect("valid"), want);
+    }
+
+    #[rstest]
+    #[case("claude,zed", "`zed`")]
+    #[case("Cursor", "`Cursor`")]
+    fn an_unknown_rule_format_is_an_error_naming_the_flag(#[case] text: &str, #[case] bad: &str) {
+        let e = parse_rules(text).unwrap_err().to_string();
+        assert!(e.contains("--rules") && e.contains(bad), "{e}");
+    }
+
+    /// R-RULE-7: all delivered is one line; otherwise a line per file and
+    /// the exact command, keeping the formats the hook reads already.
+    #[test]
+    fn doctor_rules_lines_name_the_files_and_the_command() {
+        assert_eq!(
+            rules_lines(Agent::Codex, Scope::User, &[], &[]),
+            ["rules: the hook delivers every rule file here"]
+        );
+        let missing = [(".cursor/rules/x.mdc".to_owned(), RuleFormat::Cursor)];
+        assert_eq!(
+            rules_lines(Agent::Codex, Scope::User, &[], &missing),
+            [
+                "warning: rules: .cursor/rules/x.mdc (cursor) is not delivered by the codex hook",
+                "rules: to deliver them: dsh-instructions hook install --agent codex --rules cursor",
+            ]
+        );
+        let lines = rules_lines(
+            Agent::Gemini,
+            Scope::Project,
+            &[RuleFormat::Windsurf],
+            &missing,
+        );
+        assert_eq!(
+            lines[1],
+            "rules: to deliver them: dsh-instructions hook install --agent gemini --scope project --rules cursor,windsurf"
         );
     }
 }

@@ -13,7 +13,7 @@ use dsh_instructions_runtime::{
     CandidateFate, ImportFate, InspectedCandidate, InspectedImport, InspectedRule, InspectedRules,
     Inspection, Preview, RuleFate, inspect, inspect_rules, preview,
 };
-use dsh_instructions_state::Config;
+use dsh_instructions_state::{Config, RuleFormat};
 use serde_json::{Value, json};
 
 use crate::args::{CheckArgs, ConfigArgs, ExplainArgs, ViewArgs};
@@ -178,7 +178,9 @@ pub(crate) fn hook_files_here(agent: dsh_instructions_hooks::Agent) -> Result<Ho
         agent: Some(agent),
         ..ConfigArgs::default()
     };
-    let seen = run_inspect(None, &flags, &[])?.inspection;
+    let looked = run_inspect(None, &flags, &[])?;
+    let rule_formats = looked.config.rule_formats().to_vec();
+    let seen = looked.inspection;
     let budget = seen
         .candidates
         .iter()
@@ -199,8 +201,39 @@ pub(crate) fn hook_files_here(agent: dsh_instructions_hooks::Agent) -> Result<Ho
         .filter(|c| !matches!(c.fate, CandidateFate::Absent))
         .map(|c| format!("{}: {}", c.path, fate_text(&c.fate)))
         .collect();
-    Ok(HookFiles { budget, ancestors })
+    // R-RULE-7: every rule file here in any format, against the formats
+    // the installed hook reads.
+    let every = ConfigArgs {
+        agent: Some(agent),
+        rules: Some(ALL_RULE_FORMATS.to_owned()),
+        ..ConfigArgs::default()
+    };
+    let all = run_inspect(None, &every, &[])?.rules;
+    // What the agent itself still loads reaches the model too.
+    let mut delivered = rule_formats.clone();
+    delivered.extend(natively_loaded_rules(agent));
+    let undelivered = undelivered_rules(&all, &delivered);
+    Ok(HookFiles {
+        budget,
+        ancestors,
+        rule_formats,
+        undelivered,
+    })
 }
+
+/// The rule formats an agent keeps loading itself with the hook installed:
+/// GitHub Copilot CLI's loading cannot be switched off and reads its own
+/// and Claude's rules (decision 0067); the others load none once the hook
+/// is installed (Claude Code's are excluded, R-RULE-7).
+fn natively_loaded_rules(agent: dsh_instructions_hooks::Agent) -> &'static [RuleFormat] {
+    match agent {
+        dsh_instructions_hooks::Agent::Copilot => &[RuleFormat::Claude, RuleFormat::Copilot],
+        _ => &[],
+    }
+}
+
+/// Every rule format, as `--rules` spells them.
+const ALL_RULE_FORMATS: &str = "claude,cursor,copilot,windsurf";
 
 /// What `hook doctor` says about the files at the current directory.
 pub(crate) struct HookFiles {
@@ -209,6 +242,23 @@ pub(crate) struct HookFiles {
     /// A line per file above the project root the hook delivers or names
     /// (decision 0044).
     pub ancestors: Vec<String>,
+    /// The rule formats the installed hook reads (R-RULE-7).
+    pub rule_formats: Vec<RuleFormat>,
+    /// The rule files here, in a format the hook does not read, that
+    /// would load if it did (always on or path-scoped; a manual rule loads
+    /// nowhere), each with its format.
+    pub undelivered: Vec<(String, RuleFormat)>,
+}
+
+/// The rules of `all` (inspected with every format on) whose format is not
+/// in `read` and that would load with it (R-RULE-7).
+fn undelivered_rules(all: &InspectedRules, read: &[RuleFormat]) -> Vec<(String, RuleFormat)> {
+    all.rules
+        .iter()
+        .filter(|r| !read.contains(&r.format))
+        .filter(|r| matches!(r.fate, RuleFate::AlwaysOn | RuleFate::PathScoped { .. }))
+        .map(|r| (r.path.clone(), r.format))
+        .collect()
 }
 
 /// One line per candidate whose fate fails `check` (R-CLI-6), then one per
@@ -639,6 +689,46 @@ fn explain_json(seen: &Inspection, config: &Config, warnings: &[String]) -> Valu
 
 #[cfg(test)]
 mod tests {
+    /// R-RULE-7: doctor names the rules in formats the hook does not read
+    /// that would load (always on, path-scoped), never manual ones nor
+    /// those it reads.
+    #[rstest::rstest]
+    #[case::all_read(&[RuleFormat::Claude, RuleFormat::Cursor], &[])]
+    #[case::cursor_not_read(&[RuleFormat::Claude], &[".cursor/rules/x.mdc"])]
+    #[case::none_read(&[], &[".claude/rules/a.md", ".cursor/rules/x.mdc"])]
+    fn undelivered_rules_are_the_loadable_ones_in_unread_formats(
+        #[case] read: &[RuleFormat],
+        #[case] want: &[&str],
+    ) {
+        let rule = |path: &str, format, fate| InspectedRule {
+            path: path.to_owned(),
+            dir: Some(".".to_owned()),
+            format,
+            fate,
+            attached_at_cwd: false,
+            attached_by: Vec::new(),
+        };
+        let all = InspectedRules {
+            rules: vec![
+                rule(".claude/rules/a.md", RuleFormat::Claude, RuleFate::AlwaysOn),
+                rule(
+                    ".cursor/rules/x.mdc",
+                    RuleFormat::Cursor,
+                    RuleFate::PathScoped {
+                        globs: vec!["*.ts".into()],
+                    },
+                ),
+                rule(".cursor/rules/m.mdc", RuleFormat::Cursor, RuleFate::Manual),
+            ],
+            ..InspectedRules::default()
+        };
+        let got: Vec<String> = undelivered_rules(&all, read)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(got, want);
+    }
+
     use super::*;
     use rstest::rstest;
 

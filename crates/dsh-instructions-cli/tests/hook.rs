@@ -274,3 +274,115 @@ fn an_install_through_npx_registers_a_stable_copy() {
     let hooks = std::fs::read_to_string(t.path("home/.codex/hooks.json")).expect("codex hooks");
     assert!(hooks.contains(BIN), "{hooks}");
 }
+
+/// Decisions 0065, 0067: `hook install --agent copilot` writes one file of
+/// its own, each command naming its event; the binary answers such an
+/// event (its stdin names none) with Copilot's top-level key; doctor is
+/// healthy with Copilot's own loading kept on; uninstall removes the file.
+#[test]
+fn copilot_install_answer_doctor_uninstall() {
+    let t = Tree::new();
+    std::fs::write(t.path("repo/AGENTS.local.md"), "LOCAL-MARKER be brief.\n").expect("write");
+    let file = t.path("home/.copilot/hooks/dsh-instructions.json");
+    let out = t.run(&["hook", "install", "--agent", "copilot"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = read(&file);
+    assert!(
+        text.contains(&format!(
+            "\"{BIN} hook --agent copilot --event sessionStart\""
+        )),
+        "{text}"
+    );
+
+    let mut child = t
+        .cmd(&["hook", "--agent", "copilot", "--event", "sessionStart"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let payload = serde_json::json!({"sessionId": "cop-1", "timestamp": 1, "cwd": t.path("repo"),
+        "source": "new", "initialPrompt": "hi"});
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(payload.to_string().as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(code(&out), 0);
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let context = answer["additionalContext"].as_str().expect("top-level key");
+    assert!(context.contains("LOCAL-MARKER be brief."), "{context}");
+    assert!(answer.get("hookSpecificOutput").is_none(), "{answer}");
+
+    let out = t.run(&["hook", "doctor", "--agent", "copilot"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("native loading    on, kept on"),
+        "{}",
+        stdout(&out)
+    );
+    let out = t.run(&["hook", "uninstall", "--agent", "copilot"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!file.exists());
+}
+
+/// Qwen Code: Claude Code's shape in `~/.qwen/settings.json`, native
+/// loading off, doctor healthy (with the `.qwen/rules` note), uninstall
+/// removes what install created.
+#[test]
+fn qwen_install_doctor_uninstall() {
+    let t = Tree::new();
+    let settings = t.path("home/.qwen/settings.json");
+    let out = t.run(&["hook", "install", "--agent", "qwen"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&read(&settings)).expect("json");
+    assert_eq!(
+        v["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+        format!("{BIN} hook --agent qwen")
+    );
+    assert_eq!(
+        v["context"]["fileName"],
+        serde_json::json!(["DSH-INSTRUCTIONS-NO-SUCH-FILE.md"])
+    );
+    let out = t.run(&["hook", "doctor", "--agent", "qwen"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert!(stdout(&out).contains(".qwen/rules"), "{}", stdout(&out));
+    let out = t.run(&["hook", "uninstall", "--agent", "qwen"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!settings.exists());
+}
+
+/// R-HOOK-8: `explain --agent A` shows what A's hook delivers here — Qwen
+/// Code's `QWEN.md` and `AGENTS.md`; for Copilot CLI, which loads those
+/// itself, only the overlay (decision 0067). `check --agent` agrees.
+#[test]
+fn explain_and_check_take_copilot_and_qwen() {
+    let t = Tree::new();
+    for (f, text) in [
+        ("repo/AGENTS.md", "ROOT-AGENTS\n"),
+        ("repo/QWEN.md", "ROOT-QWEN\n"),
+        ("repo/AGENTS.local.md", "ROOT-LOCAL\n"),
+    ] {
+        std::fs::write(t.path(f), text).expect("write");
+    }
+    let qwen = t.run(&["explain", "--agent", "qwen"]);
+    assert_eq!(code(&qwen), 0, "{}", stderr(&qwen));
+    let q = stdout(&qwen);
+    let (a, b) = (
+        q.find("QWEN.md").expect("QWEN.md"),
+        q.find("AGENTS.md").expect("AGENTS.md"),
+    );
+    assert!(a < b, "{q}");
+    let copilot = stdout(&t.run(&["explain", "--agent", "copilot"]));
+    let files: Vec<&str> = copilot
+        .lines()
+        .filter(|l| l.starts_with(". "))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(files, ["AGENTS.local.md", "CLAUDE.local.md"], "{copilot}");
+    for agent in ["copilot", "qwen"] {
+        let out = t.run(&["check", "--agent", agent]);
+        assert_eq!(code(&out), 0, "{agent}: {}{}", stdout(&out), stderr(&out));
+    }
+}
