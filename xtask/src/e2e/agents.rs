@@ -1,4 +1,4 @@
-//! The three real agents: pinned install from the npm registry into a cache,
+//! The five real agents: pinned install from the npm registry into a cache,
 //! each agent's endpoint configuration for the mock, the hook entries, and
 //! one runner per agent that starts a session and resumes it.
 //!
@@ -23,11 +23,21 @@ pub(crate) enum Agent {
     Codex,
     /// Gemini CLI.
     Gemini,
+    /// GitHub Copilot CLI (its "bring your own key" Chat Completions provider).
+    Copilot,
+    /// Qwen Code.
+    Qwen,
 }
 
 impl Agent {
     /// All agents, in report order.
-    pub(crate) const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+    pub(crate) const ALL: [Agent; 5] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Copilot,
+        Agent::Qwen,
+    ];
 
     /// The name used on the command line and by `dsh-instructions hook --agent`.
     pub(crate) fn name(self) -> &'static str {
@@ -35,15 +45,19 @@ impl Agent {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::Copilot => "copilot",
+            Agent::Qwen => "qwen",
         }
     }
 
-    /// Parses `claude|codex|gemini`.
+    /// Parses `claude|codex|gemini|copilot|qwen`.
     pub(crate) fn parse(s: &str) -> Result<Agent> {
         Agent::ALL
             .into_iter()
             .find(|a| a.name() == s)
-            .with_context(|| format!("unknown agent `{s}` (claude, codex or gemini)"))
+            .with_context(|| {
+                format!("unknown agent `{s}` (claude, codex, gemini, copilot or qwen)")
+            })
     }
 
     /// Text the agent's own instruction loading puts around a file; finding
@@ -56,6 +70,34 @@ impl Agent {
             ],
             Agent::Codex => &["# AGENTS.md instructions for"],
             Agent::Gemini => &["--- Context from:"],
+            // The system prompt's `<custom_instruction>` blocks and the
+            // reminder after a `view` (harness README, "Native instructions").
+            Agent::Copilot => &["<custom_instruction>", "Custom instructions from "],
+            // The end of its `--- Context from: <path> ---` heading for the
+            // files it loads (QWEN.md, AGENTS.md): Qwen's own
+            // `~/.qwen/output-language.md` comes with the same heading and
+            // stays (it writes that file itself; not an instruction file).
+            Agent::Qwen => &["AGENTS.md ---", "QWEN.md ---"],
+        }
+    }
+
+    /// Whether the agent's own instruction loading stays on with the hook
+    /// installed: Copilot CLI has no setting for it, only the
+    /// `--no-custom-instructions` flag, so the hook gives only what Copilot
+    /// does not load itself (decision 0067). Its native wrappers are then
+    /// no sign of a double delivery; a file seen twice is.
+    pub(crate) fn native_kept(self) -> bool {
+        self == Agent::Copilot
+    }
+
+    /// Text that proves a native copy where the hook is the only deliverer
+    /// (R-HOOK-5): the native signatures, or none where native loading is
+    /// kept on by design ([`Agent::native_kept`]).
+    pub(crate) fn double_delivery_signatures(self) -> &'static [&'static str] {
+        if self.native_kept() {
+            &[]
+        } else {
+            self.native_signatures()
         }
     }
 
@@ -64,6 +106,12 @@ impl Agent {
         match self {
             // Node start-up dominates Gemini CLI (3–4 s per call, measured).
             Agent::Gemini => Duration::from_secs(150),
+            // Copilot CLI can wait 60 s after `/compact` before it exits 0
+            // ("a waited send timed out after 60000ms", measured): bounded
+            // above that, so the measured hang passes and a real one fails.
+            Agent::Copilot => Duration::from_secs(100),
+            // Node start-up and its bundle: 5–7 s per call (measured).
+            Agent::Qwen => Duration::from_secs(120),
             _ => Duration::from_secs(100),
         }
     }
@@ -80,11 +128,31 @@ impl fmt::Display for Agent {
 const PART_GAP_ENV: &str = "DSH_HOOK_PART_GAP_MS";
 
 /// The pinned npm packages (the versions the harness measured).
-pub(crate) const PACKAGES: [(&str, &str); 3] = [
+pub(crate) const PACKAGES: [(&str, &str); 5] = [
     ("@anthropic-ai/claude-code", "2.1.328"),
     ("@openai/codex", "0.169.0"),
     ("@google/gemini-cli", "0.61.0"),
+    // A loader: the program is its optional dependency
+    // `@github/copilot-<os>-<arch>` (checked by `install`).
+    ("@github/copilot", "1.0.102"),
+    ("@qwen-code/qwen-code", "0.24.4"),
 ];
+
+/// Copilot CLI's platform package, the optional dependency holding the
+/// program (`@github/copilot` alone does not run).
+fn copilot_platform_package() -> String {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        "windows" => "win32",
+        other => other,
+    };
+    format!("@github/copilot-{os}-{arch}")
+}
 
 /// Where the installed agents live.
 #[derive(Debug, Clone)]
@@ -96,6 +164,16 @@ pub(crate) struct Installed {
 impl Installed {
     fn bin(&self, name: &str) -> PathBuf {
         self.modules.join(".bin").join(name)
+    }
+
+    /// Where Copilot CLI unpacks its bundle on first start (~235 MB,
+    /// `$COPILOT_PKG_CACHE_HOME/pkg`): in the e2e cache, not in each run's
+    /// throwaway HOME.
+    pub(crate) fn copilot_pkg_cache(&self) -> PathBuf {
+        self.modules.parent().map_or_else(
+            || self.modules.join("copilot-pkg"),
+            |c| c.join("copilot-pkg"),
+        )
     }
 }
 
@@ -134,17 +212,30 @@ pub(crate) fn all_cached(cache: &Path) -> bool {
     PACKAGES
         .iter()
         .all(|(p, v)| installed_version(&modules, p).as_deref() == Some(*v))
+        && copilot_program_installed(&modules)
+}
+
+/// Copilot CLI's optional platform package at the pinned version (npm
+/// skips optional dependencies silently under `--omit=optional`).
+fn copilot_program_installed(modules: &Path) -> bool {
+    let Some((_, v)) = PACKAGES.iter().find(|(p, _)| *p == "@github/copilot") else {
+        return true;
+    };
+    installed_version(modules, &copilot_platform_package()).as_deref() == Some(*v)
 }
 
 /// Installs the pinned agents into `cache` unless every one is already there
 /// at its pinned version (idempotent; no registry traffic then).
 pub(crate) fn install(cache: &Path) -> Result<Installed> {
     let modules = cache.join("node_modules");
-    let missing: Vec<String> = PACKAGES
+    let mut missing: Vec<String> = PACKAGES
         .iter()
         .filter(|(p, v)| installed_version(&modules, p).as_deref() != Some(*v))
         .map(|(p, v)| format!("{p}@{v}"))
         .collect();
+    if missing.is_empty() && !copilot_program_installed(&modules) {
+        missing.push(copilot_platform_package());
+    }
     if !missing.is_empty() {
         fs::create_dir_all(cache)?;
         println!(
@@ -170,6 +261,31 @@ pub(crate) fn install(cache: &Path) -> Result<Installed> {
                 bail!("after npm install, {p} is {got:?}, want {v}");
             }
         }
+        if !copilot_program_installed(&modules) {
+            bail!(
+                "after npm install, {} (Copilot CLI's program, an optional dependency) is missing \
+(npm configured to omit optional dependencies?)",
+                copilot_platform_package()
+            );
+        }
+    }
+    let installed = Installed {
+        modules: modules.clone(),
+    };
+    // Copilot CLI unpacks its bundle on its first start: done here, outside
+    // every timed step, into the e2e cache.
+    let warm = Command::new(installed.bin("copilot"))
+        .arg("--version")
+        .env("COPILOT_PKG_CACHE_HOME", installed.copilot_pkg_cache())
+        .env("COPILOT_OFFLINE", "true")
+        .env("COPILOT_AUTO_UPDATE", "false")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .context("cannot run copilot --version")?;
+    if !warm.success() {
+        bail!("`copilot --version` failed ({warm}): its bundle did not unpack");
     }
     // Claude Code's postinstall puts its native binary in place; npm may
     // skip install scripts, and the script is idempotent, so always run it.
@@ -183,7 +299,7 @@ pub(crate) fn install(cache: &Path) -> Result<Installed> {
             .stderr(Stdio::null())
             .status();
     }
-    Ok(Installed { modules })
+    Ok(installed)
 }
 
 /// Paths of one scenario run.
@@ -241,6 +357,21 @@ stream_max_retries = 0\n\n[analytics]\nenabled = false\n\n\
                 // The base URL alone selects the "gateway" auth type, which
                 // headless mode rejects (exit 41, measured).
                 "security": {"auth": {"selectedType": "gemini-api-key"}}
+            }),
+        ),
+        // Copilot CLI takes its provider from the environment (see
+        // `command`); its user directory starts empty.
+        Agent::Copilot => Ok(fs::create_dir_all(dirs.home.join(".copilot"))?),
+        Agent::Qwen => write_json(
+            &dirs.home.join(".qwen/settings.json"),
+            &json!({
+                // OPENAI_* alone is not enough headless: the auth type is
+                // pinned (harness README, "Qwen Code 0.24.4").
+                "security": {"auth": {"selectedType": "openai"}},
+                "model": {"name": "mock-model"},
+                "general": {"enableAutoUpdate": false},
+                "privacy": {"usageStatisticsEnabled": false},
+                "telemetry": {"enabled": false}
             }),
         ),
     }
@@ -328,8 +459,48 @@ pub(crate) fn write_hook_entries(agent: Agent, dirs: &Dirs, command: &str) -> Re
             s["context"] = json!({"fileName": []});
             write_json(&path, &s)
         }
+        Agent::Copilot => {
+            // camelCase events carry no event name: each entry names it in
+            // the hook's environment. Native loading has no setting, only
+            // `--no-custom-instructions` (the session passes it for the
+            // marker hook: `Session::native_off`).
+            let events = [
+                "sessionStart",
+                "userPromptSubmitted",
+                "preToolUse",
+                "postToolUse",
+            ];
+            let hooks: serde_json::Map<String, Value> = events
+                .iter()
+                .map(|e| {
+                    (
+                        (*e).to_owned(),
+                        json!([{"type": "command", "bash": command, "timeoutSec": 30,
+                                "env": {MARKER_EVENT_ENV: e}}]),
+                    )
+                })
+                .collect();
+            write_json(
+                &dirs.home.join(".copilot/hooks/e2e-marker.json"),
+                &json!({"version": 1, "hooks": hooks}),
+            )
+        }
+        Agent::Qwen => {
+            let path = dirs.home.join(".qwen/settings.json");
+            let mut s = read_json(&path)?;
+            let h = json!([{"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": 30}]}]);
+            s["hooks"] = json!({"SessionStart": h, "UserPromptSubmit": h, "PostToolUse": h});
+            // A name no file has: Qwen then loads no QWEN.md/AGENTS.md (an
+            // empty list changes nothing, measured).
+            s["context"] = json!({"fileName": ["E2E-NO-SUCH-FILE.md"]});
+            write_json(&path, &s)
+        }
     }
 }
+
+/// The hook environment entry that names a Copilot CLI event for the marker
+/// hook (its camelCase payloads carry no event name).
+pub(crate) const MARKER_EVENT_ENV: &str = "E2E_HOOK_EVENT";
 
 /// Installs the product's hooks with its own installer.
 pub(crate) fn run_installer(agent: Agent, dirs: &Dirs, bin: &Path) -> Result<()> {
@@ -394,9 +565,13 @@ pub(crate) struct Session {
     started: bool,
     /// Codex: pass `--dangerously-bypass-hook-trust` (no persisted trust).
     bypass_trust: bool,
-    /// Claude: the `--session-id` we chose; Codex: the thread id it printed.
+    /// Claude, Copilot, Qwen: the `--session-id` we chose; Codex: the
+    /// thread id it printed.
     id: Option<String>,
     steps: usize,
+    /// Copilot CLI: pass `--no-custom-instructions` (its only switch for
+    /// native loading; the marker hook's plumbing check sets it).
+    pub(crate) native_off: bool,
 }
 
 /// A session id for Claude Code (`--session-id` wants a UUID); unique enough
@@ -433,6 +608,7 @@ impl Session {
             bypass_trust: !codex_trust_persisted(dirs),
             id: None,
             steps: 0,
+            native_off: false,
         }
     }
 
@@ -478,6 +654,24 @@ impl Session {
                 c.env("GOOGLE_GEMINI_BASE_URL", base)
                     .env("GEMINI_API_KEY", "mock-key")
                     .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+            }
+            Agent::Copilot => {
+                let home = &self.dirs.home;
+                c.env("COPILOT_OFFLINE", "true")
+                    .env("COPILOT_AUTO_UPDATE", "false")
+                    .env("COPILOT_PROVIDER_BASE_URL", format!("{base}/v1"))
+                    .env("COPILOT_PROVIDER_API_KEY", "sk-mock-000")
+                    .env("COPILOT_MODEL", "gpt-4.1")
+                    .env("COPILOT_PKG_CACHE_HOME", self.installed.copilot_pkg_cache())
+                    .env("XDG_CACHE_HOME", home.join(".cache"))
+                    .env("XDG_CONFIG_HOME", home.join(".config"))
+                    .env("XDG_STATE_HOME", home.join(".local/state"));
+            }
+            Agent::Qwen => {
+                c.env("OPENAI_BASE_URL", format!("{base}/v1"))
+                    .env("OPENAI_API_KEY", "sk-mock-000")
+                    .env("OPENAI_MODEL", "mock-model")
+                    .env("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1");
             }
         }
         c
@@ -543,8 +737,47 @@ impl Session {
                 a.extend(["-p".to_owned(), text.to_owned()]);
                 self.installed.bin("gemini")
             }
+            Agent::Copilot => {
+                a.extend(
+                    ["-p", text, "--allow-all-tools", "--output-format", "json"].map(String::from),
+                );
+                a.push("--no-auto-update".into());
+                a.push("--log-dir".into());
+                a.push(self.dirs.run.join("copilot-logs").display().to_string());
+                if self.native_off {
+                    a.push("--no-custom-instructions".into());
+                }
+                self.session_flag(&mut a, text == "/compact");
+                self.installed.bin("copilot")
+            }
+            Agent::Qwen => {
+                a.extend(["--approval-mode", "yolo", "--output-format", "json"].map(String::from));
+                self.session_flag(&mut a, false);
+                a.extend(["-p".to_owned(), text.to_owned()]);
+                self.installed.bin("qwen")
+            }
         };
         Ok((program, a))
+    }
+
+    /// `--session-id <new uuid>` to start, `--resume <it>` later;
+    /// `--continue` (the only session) where `--resume` is worse: Copilot
+    /// CLI's `/compact` hung 60 s after `--resume` in 2 of 2 runs, after
+    /// `--continue` in 4 of 13 (harness README).
+    fn session_flag(&mut self, a: &mut Vec<String>, continue_instead: bool) {
+        if self.started {
+            if continue_instead {
+                a.push("--continue".into());
+            } else {
+                a.push("--resume".into());
+                a.push(self.id.clone().unwrap_or_default());
+            }
+        } else {
+            let id = make_uuid(&self.dirs.run);
+            a.push("--session-id".into());
+            a.push(id.clone());
+            self.id = Some(id);
+        }
     }
 
     /// Sends one prompt: the first starts the session, later ones resume it.
@@ -629,9 +862,41 @@ mod tests {
     #[case("claude", Agent::Claude)]
     #[case("codex", Agent::Codex)]
     #[case("gemini", Agent::Gemini)]
+    #[case("copilot", Agent::Copilot)]
+    #[case("qwen", Agent::Qwen)]
     fn names_round_trip(#[case] s: &str, #[case] a: Agent) {
         assert_eq!(Agent::parse(s).unwrap(), a);
         assert_eq!(a.to_string(), s);
+    }
+
+    #[test]
+    fn the_cache_counts_only_with_copilots_platform_package() {
+        let tmp = tempfile::tempdir().unwrap();
+        let put = |package: &str, version: &str| {
+            let d = tmp.path().join("node_modules").join(package);
+            fs::create_dir_all(&d).unwrap();
+            fs::write(
+                d.join("package.json"),
+                json!({"version": version}).to_string(),
+            )
+            .unwrap();
+        };
+        for (p, v) in PACKAGES {
+            put(p, v);
+        }
+        assert!(
+            !all_cached(tmp.path()),
+            "the loader alone does not run Copilot CLI"
+        );
+        put(&copilot_platform_package(), "1.0.0");
+        assert!(
+            !all_cached(tmp.path()),
+            "another version is not the pinned one"
+        );
+        put(&copilot_platform_package(), "1.0.102");
+        assert!(all_cached(tmp.path()));
+        put("@qwen-code/qwen-code", "0.24.3");
+        assert!(!all_cached(tmp.path()));
     }
 
     #[test]
@@ -660,6 +925,8 @@ mod tests {
     #[case(Agent::Claude)]
     #[case(Agent::Codex)]
     #[case(Agent::Gemini)]
+    #[case(Agent::Copilot)]
+    #[case(Agent::Qwen)]
     fn hook_entries_merge_into_the_endpoint_config(#[case] agent: Agent) {
         let tmp = tempfile::tempdir().unwrap();
         let d = dirs(tmp.path());
@@ -691,6 +958,19 @@ mod tests {
                 assert_eq!(s["security"]["auth"]["selectedType"], "gemini-api-key");
                 assert_eq!(s["hooks"]["AfterTool"][0]["hooks"][0]["timeout"], 30000);
                 assert_eq!(s["context"]["fileName"], json!([]));
+            }
+            Agent::Copilot => {
+                let h = read_json(&d.home.join(".copilot/hooks/e2e-marker.json")).unwrap();
+                assert_eq!(h["version"], 1);
+                let entry = &h["hooks"]["postToolUse"][0];
+                assert_eq!(entry["bash"], "/bin/dsh-instructions hook --agent x");
+                assert_eq!(entry["env"][MARKER_EVENT_ENV], "postToolUse");
+            }
+            Agent::Qwen => {
+                let s = read_json(&d.home.join(".qwen/settings.json")).unwrap();
+                assert_eq!(s["security"]["auth"]["selectedType"], "openai");
+                assert_eq!(s["hooks"]["PostToolUse"][0]["hooks"][0]["timeout"], 30);
+                assert_eq!(s["context"]["fileName"], json!(["E2E-NO-SUCH-FILE.md"]));
             }
         }
     }
@@ -734,6 +1014,23 @@ mod tests {
         gemini.started = true;
         let (_, args) = gemini.invocation("c").unwrap();
         assert_eq!(&args[4..], ["--resume", "latest", "-p", "c"]);
+
+        for agent in [Agent::Copilot, Agent::Qwen] {
+            let mut s = Session::new(agent, &inst, &d, 1);
+            let (_, first) = s.invocation("a [p:t1]").unwrap();
+            assert!(!first.contains(&"--no-custom-instructions".to_owned()));
+            s.started = true;
+            let (_, second) = s.invocation("b [p:t2]").unwrap();
+            assert!(at(&first, "--session-id").is_some());
+            assert_eq!(at(&first, "--session-id"), at(&second, "--resume"));
+            assert_eq!(at(&second, "-p").as_deref(), Some("b [p:t2]"));
+        }
+        let mut copilot = Session::new(Agent::Copilot, &inst, &d, 1);
+        copilot.native_off = true;
+        copilot.started = true;
+        let (_, compact) = copilot.invocation("/compact").unwrap();
+        assert!(compact.contains(&"--continue".to_owned()) && at(&compact, "--resume").is_none());
+        assert!(compact.contains(&"--no-custom-instructions".to_owned()));
     }
 
     #[test]

@@ -75,16 +75,49 @@ pub(crate) enum Expect {
     /// Zero times or once (a file that may or may not be re-delivered, but
     /// never twice).
     AtMostOnce(String),
+    /// At least one of these is present (two wordings that each tell the
+    /// model the same thing).
+    AnyOf(Vec<String>),
+    /// Every line of this file text exactly once, in the file's order (a
+    /// file delivered in parts arrived whole and in order, R-HOOK-7).
+    Whole(String),
+    /// A file whole, line by line (R-HOOK-7): every line exactly once, in
+    /// this order. Passes on no text only for no lines.
+    Lines(Vec<String>),
 }
 
 impl Expect {
     /// Checks one expectation; `Err` says what was seen instead.
     pub(crate) fn check(&self, text: &str) -> Result<(), String> {
         let (needle, ok, want) = match self {
+            Expect::Lines(lines) => return check_lines(lines, text),
             Expect::Once(s) => (s, count(text, s) == 1, "exactly once".to_owned()),
             Expect::Absent(s) => (s, count(text, s) == 0, "absent".to_owned()),
             Expect::Present(s) => (s, count(text, s) > 0, "present".to_owned()),
             Expect::AtMostOnce(s) => (s, count(text, s) <= 1, "at most once".to_owned()),
+            Expect::Whole(file) => {
+                let mut last = 0;
+                for (i, line) in file.lines().enumerate() {
+                    let n = count(text, line);
+                    let at = text.find(line).unwrap_or(0);
+                    if n != 1 || at < last {
+                        return Err(format!(
+                            "file line {} `{line}`: seen {n} times{}",
+                            i + 1,
+                            if n == 1 { ", out of order" } else { "" }
+                        ));
+                    }
+                    last = at;
+                }
+                return Ok(());
+            }
+            Expect::AnyOf(all) => {
+                if all.iter().any(|s| count(text, s) > 0) {
+                    return Ok(());
+                }
+                let names: Vec<String> = all.iter().map(|s| format!("`{s}`")).collect();
+                return Err(format!("none of {} is present", names.join(", ")));
+            }
         };
         if ok {
             return Ok(());
@@ -97,6 +130,36 @@ impl Expect {
             format!("`{needle}`: want {want}, seen {seen} times: {ex}")
         })
     }
+}
+
+/// [`Expect::Lines`]: the first line that is not there exactly once, or
+/// the first that stands before its predecessor.
+fn check_lines(lines: &[String], text: &str) -> Result<(), String> {
+    let mut last: Option<(usize, &str)> = None;
+    for line in lines {
+        let n = count(text, line);
+        if n != 1 {
+            let ex = excerpts(text, line, 60);
+            return Err(format!(
+                "`{line}`: want exactly once (a whole file), seen {n} times{}",
+                if ex.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {ex}")
+                }
+            ));
+        }
+        let at = text.find(line.as_str()).unwrap_or(0);
+        if let Some((prev_at, prev)) = last
+            && at < prev_at
+        {
+            return Err(format!(
+                "`{line}` stands before `{prev}`: the file is out of order"
+            ));
+        }
+        last = Some((at, line));
+    }
+    Ok(())
 }
 
 /// Every failed expectation, in order.
@@ -132,6 +195,17 @@ mod tests {
     #[case(Expect::Present("M".into()), "", false)]
     #[case(Expect::AtMostOnce("M".into()), "", true)]
     #[case(Expect::AtMostOnce("M".into()), "M M", false)]
+    #[case(Expect::AnyOf(vec!["A".into(), "B".into()]), "x B", true)]
+    #[case(Expect::AnyOf(vec!["A".into(), "B".into()]), "x C", false)]
+    #[case(Expect::Whole("L1\nL2\n".into()), "a L1 b L2", true)]
+    #[case(Expect::Whole("L1\nL2\n".into()), "L2 L1", false)]
+    #[case(Expect::Whole("L1\nL2\n".into()), "L1 L2 L2", false)]
+    #[case(Expect::Whole("L1\nL2\n".into()), "L1", false)]
+    #[case(Expect::Lines(vec!["L1".into(), "L2".into()]), "x L1 y L2", true)]
+    #[case(Expect::Lines(vec!["L1".into(), "L2".into()]), "L2 L1", false)]
+    #[case(Expect::Lines(vec!["L1".into(), "L2".into()]), "L1", false)]
+    #[case(Expect::Lines(vec!["L1".into(), "L2".into()]), "L1 L2 L1 L2", false)]
+    #[case(Expect::Lines(vec!["L1".into()]), "", false)]
     fn expectations(#[case] e: Expect, #[case] text: &str, #[case] ok: bool) {
         assert_eq!(e.check(text).is_ok(), ok);
     }

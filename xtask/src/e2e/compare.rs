@@ -28,55 +28,9 @@ use super::agents::{self, Agent, Dirs, Installed, Session};
 use super::assertions::{count, visible_text};
 #[cfg(test)]
 use super::layouts::LAYOUTS;
-use super::layouts::Layout;
+use super::layouts::{Layout, content};
 use super::mock::Mock;
 use super::scenarios::{Plan, Step};
-
-/// The marker id of a file: its path, upper-cased, non-alphanumerics as `-`.
-fn id(path: &str) -> String {
-    path.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '-'
-            }
-        })
-        .collect()
-}
-
-/// A file of exactly `size` bytes (at least its two marker lines) whose
-/// every line is unique in the layout.
-pub(crate) fn content(path: &str, size: usize) -> String {
-    let id = id(path);
-    let start = format!("E2E-L-{id}-START\n");
-    let end = format!("E2E-L-{id}-END\n");
-    let mut body = String::new();
-    let mut n = 0;
-    let filler = "keep the e2e layout rules of this directory in mind.";
-    loop {
-        let room = size.saturating_sub(start.len() + body.len() + end.len());
-        if room == 0 {
-            break;
-        }
-        n += 1;
-        let line = format!("E2E-L-{id} line {n:05}: {filler}\n");
-        if room >= 2 * line.len() {
-            body.push_str(&line);
-        } else {
-            // The last line takes exactly the room left (still unique: it
-            // keeps its number; never shorter than its head).
-            let mut l = format!("E2E-L-{id} line {n:05}:");
-            while l.len() + 1 < room {
-                l.push('.');
-            }
-            body.push_str(&l);
-            body.push('\n');
-            break;
-        }
-    }
-    format!("{start}{body}{end}")
-}
 
 /// What of one file reached the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,6 +174,8 @@ fn one_turn(
         cwd: layout.cwd.to_owned(),
         steps: Vec::new(),
         needs: super::scenarios::Needs::Nothing,
+        rule_formats: Vec::new(),
+        against_native: false,
     };
     super::prepare(&plan, &dirs)?;
     let mut mock = Mock::start(
@@ -388,9 +344,13 @@ pub(crate) fn judge(
     // The composed order (R-HOOK-4): the delivered files, by where they
     // start in the request, keep the layout's order — as the model reads
     // them, never reassembled from the parts' labels.
+    // Where the agent's own loading stays on (decision 0067), its files
+    // stand in its own order; the order of the adapter's is checked.
+    let by_adapter = |i: usize| !(agent.native_kept() && n[i].started);
     let mut order: Vec<(usize, usize)> = h
         .iter()
         .enumerate()
+        .filter(|(i, _)| by_adapter(*i))
         .filter_map(|(i, s)| s.at.map(|at| (at, i)))
         .collect();
     order.sort();
@@ -423,7 +383,9 @@ pub(crate) fn judge(
     // ... and the hooked run must be the adapter's: its heading before every
     // file it delivered.
     for (i, (path, _)) in files.iter().enumerate() {
-        let Some(at) = h[i].at else { continue };
+        let Some(at) = h[i].at.filter(|_| by_adapter(i)) else {
+            continue;
+        };
         let heading = format!("{HEADING}{}", shown_name(path, hook_dir));
         if !hooked[..at].contains(&heading) {
             problems.push(format!(
@@ -431,7 +393,7 @@ pub(crate) fn judge(
             ));
         }
     }
-    for sig in agent.native_signatures() {
+    for sig in agent.double_delivery_signatures() {
         if hooked.contains(sig) {
             problems.push(format!(
                 "a native copy reached the model with the hook (`{sig}`)"
@@ -461,6 +423,29 @@ pub(crate) fn judge(
     }
 }
 
+/// What the agent alone delivered of a layout: bytes, and per file whole
+/// or how much (`native <agent> <layout>: N B, a.md whole, b.md 120 B`).
+pub(crate) fn native_line(agent: Agent, layout: &Layout, native: &str) -> String {
+    let mut total = 0;
+    let mut per: Vec<String> = Vec::new();
+    for (p, size) in layout.files {
+        let s = seen(native, &content(p, *size));
+        total += s.bytes;
+        per.push(if s.whole {
+            format!("{p} whole")
+        } else if s.started || s.bytes > 0 {
+            format!("{p} {} B", s.bytes)
+        } else {
+            format!("{p} not loaded")
+        });
+    }
+    format!(
+        "native {agent:<7} {:<8} {total:>6} B: {}",
+        layout.name,
+        per.join(", ")
+    )
+}
+
 /// Runs the comparison of one layout for one agent.
 pub(crate) fn run(
     agent: Agent,
@@ -477,6 +462,8 @@ pub(crate) fn run(
     // where the parts' timing is least forgiving.
     let load = super::load::CpuLoad::per_core();
     let native = one_turn(agent, layout, installed, bin, &native_dir, false)?;
+    // The native half on its own line, before the hooked run can fail.
+    println!("     {}", native_line(agent, layout, &native));
     let hooked = one_turn(agent, layout, installed, bin, &hook_dir, true)?;
     let spinning = load.threads();
     drop(load);
@@ -640,6 +627,62 @@ mod tests {
             Path::new("/r/hook"),
         )
         .problems
+    }
+
+    #[test]
+    fn the_native_line_names_each_file_whole_cut_or_missing() {
+        let l = &super::super::layouts::AIRFLOW;
+        let first = content(l.files[0].0, l.files[0].1);
+        let line = native_line(Agent::Qwen, l, &first);
+        assert!(line.contains(&format!("{} B", first.len())), "{line}");
+        assert!(line.contains("ws/AGENTS.md whole"), "{line}");
+        assert!(line.contains("ws/providers/AGENTS.md not loaded"), "{line}");
+        let cut = native_line(Agent::Qwen, l, &first[..first.len() / 2]);
+        assert!(
+            cut.contains("ws/AGENTS.md ") && !cut.contains("whole"),
+            "{cut}"
+        );
+    }
+
+    /// Copilot CLI keeps its own loading with the hook (decision 0067): its
+    /// wrappers and order are no failure, a file arriving twice is. Qwen
+    /// Code's loading is switched off, so the same text fails for it.
+    #[test]
+    fn a_kept_native_loading_passes_alone_and_fails_doubled() {
+        let l = &super::super::layouts::AIRFLOW;
+        let files: Vec<String> = l.files.iter().map(|(p, n)| content(p, *n)).collect();
+        let copilot: String = files
+            .iter()
+            .map(|f| format!("<custom_instruction>\n{f}\n</custom_instruction>\n"))
+            .collect();
+        let j = judge(Agent::Copilot, l, &copilot, &copilot, Path::new("/r/hook"));
+        assert_eq!(j.problems, Vec::<String>::new());
+        let doubled = format!("{copilot}{HEADING}AGENTS.md\n\n{}", files[0]);
+        let j = judge(Agent::Copilot, l, &copilot, &doubled, Path::new("/r/hook"));
+        assert!(
+            j.problems.iter().any(|p| p.contains("lines twice")),
+            "{:?}",
+            j.problems
+        );
+        let qwen: String = l
+            .files
+            .iter()
+            .zip(&files)
+            .map(|((p, _), f)| format!("--- Context from: {p} ---\n{f}"))
+            .collect();
+        let j = judge(Agent::Qwen, l, &qwen, &qwen, Path::new("/r/hook"));
+        assert!(
+            j.problems.iter().any(|p| p.contains("native copy")),
+            "{:?}",
+            j.problems
+        );
+        assert!(
+            j.problems
+                .iter()
+                .any(|p| p.contains("no `Instructions from: ")),
+            "{:?}",
+            j.problems
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The generated layouts of the native-vs-hooked comparisons
+//! The generated layouts of the native-vs-hooked comparisons and their files' content
 //! (`compare.rs`): which files, how large, and where the agent starts. The
 //! case list (`scenarios.rs`) names them and the comparison runs them, so
 //! they live apart from both.
@@ -17,10 +17,11 @@ pub(crate) struct Layout {
     /// `(path, bytes)` in composed order.
     pub files: &'static [(&'static str, usize)],
     /// How many of the files each agent loads by itself (Claude Code,
-    /// Codex, Gemini CLI with `AGENTS.md` named; harness README, "Native
-    /// instruction loading"): a native run that delivers fewer compares
-    /// nothing and fails (R-HOOK-7).
-    pub native: [usize; 3],
+    /// Codex, Gemini CLI with `AGENTS.md` named, Copilot CLI, Qwen Code;
+    /// harness README, "Native instruction loading", and the native runs
+    /// here): a native run that delivers fewer compares nothing and fails
+    /// (R-HOOK-7).
+    pub native: [usize; 5],
     /// Parts the hooked message must come in, at least, in the agents that
     /// take parts (Claude Code, Codex); 0 = any number.
     pub min_parts: u32,
@@ -33,16 +34,19 @@ impl Layout {
             Agent::Claude => 0,
             Agent::Codex => 1,
             Agent::Gemini => 2,
+            Agent::Copilot => 3,
+            Agent::Qwen => 4,
         }]
     }
 
     /// The parts the hooked message must come in for `agent` (Gemini CLI
-    /// takes the composition whole through `BeforeModel`).
+    /// takes the composition whole through `BeforeModel`; Copilot CLI and
+    /// Qwen Code took 20,000-character contexts whole at session start,
+    /// measured, so a part count is the adapter's choice there).
     pub(crate) fn min_parts(&self, agent: Agent) -> u32 {
-        if agent == Agent::Gemini {
-            0
-        } else {
-            self.min_parts
+        match agent {
+            Agent::Claude | Agent::Codex => self.min_parts,
+            Agent::Gemini | Agent::Copilot | Agent::Qwen => 0,
         }
     }
 }
@@ -59,8 +63,11 @@ pub(crate) const SENTRY: Layout = Layout {
         ("ws/static/AGENTS.md", 19_081),
     ],
     // Claude: the two CLAUDE.md (path-wide fallback off); Codex and
-    // Gemini: the two AGENTS.md.
-    native: [2, 2, 2],
+    // Gemini: the two AGENTS.md. Copilot: all four (every directory from
+    // the git root to the cwd, AGENTS.md and CLAUDE.md alike; measured
+    // 2026-12-04, 51,607 B); Qwen: the two AGENTS.md from the cwd up
+    // (28,281 B).
+    native: [2, 2, 2, 4, 2],
     min_parts: 0,
 };
 
@@ -70,7 +77,8 @@ pub(crate) const AIRFLOW: Layout = Layout {
     name: "airflow",
     cwd: "providers",
     files: &[("ws/AGENTS.md", 23_802), ("ws/providers/AGENTS.md", 9_500)],
-    native: [2, 2, 2],
+    // Copilot and Qwen: both (33,302 B, measured).
+    native: [2, 2, 2, 2, 2],
     min_parts: 4,
 };
 
@@ -80,7 +88,7 @@ pub(crate) const BIG_ROOT: Layout = Layout {
     name: "big-root",
     cwd: ".",
     files: &[("ws/AGENTS.md", 34_300), ("ws/src/AGENTS.md", 1_100)],
-    native: [1, 1, 1],
+    native: [1, 1, 1, 1, 1],
     min_parts: 4,
 };
 
@@ -91,7 +99,7 @@ pub(crate) const ANCESTOR: Layout = Layout {
     name: "ancestor",
     cwd: ".",
     files: &[("CLAUDE.md", 1_800), ("ws/CLAUDE.md", 2_500)],
-    native: [2, 0, 0],
+    native: [2, 0, 0, 0, 0],
     min_parts: 0,
 };
 
@@ -101,7 +109,7 @@ pub(crate) const CLAUDE_USER: Layout = Layout {
     name: "claude-user",
     cwd: ".",
     files: &[("home/.claude/CLAUDE.md", 2_100), ("ws/CLAUDE.md", 3_300)],
-    native: [2, 0, 0],
+    native: [2, 0, 0, 0, 0],
     min_parts: 0,
 };
 
@@ -117,7 +125,7 @@ pub(crate) const CLAUDE_MIXED: Layout = Layout {
         ("ws/a/CLAUDE.local.md", 700),
     ],
     // AGENTS.md is not loaded: a CLAUDE.md is on the path.
-    native: [3, 0, 0],
+    native: [3, 0, 0, 0, 0],
     min_parts: 0,
 };
 
@@ -134,10 +142,57 @@ pub(crate) const PARTS: Layout = Layout {
         ("ws/a/b/AGENTS.md", 26_000),
         ("ws/a/b/c/AGENTS.md", 600),
     ],
-    // Codex stops at its 32 KiB cap before the last file.
-    native: [4, 3, 4],
+    // Codex stops at its 32 KiB cap before the last file; Copilot and Qwen
+    // read all four (36,900 B, measured).
+    native: [4, 3, 4, 4, 4],
     min_parts: 4,
 };
+
+/// The marker id of a file: its path, upper-cased, non-alphanumerics as `-`.
+fn id(path: &str) -> String {
+    path.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// A file of exactly `size` bytes (at least its two marker lines) whose
+/// every line is unique in the layout.
+pub(crate) fn content(path: &str, size: usize) -> String {
+    let id = id(path);
+    let start = format!("E2E-L-{id}-START\n");
+    let end = format!("E2E-L-{id}-END\n");
+    let mut body = String::new();
+    let mut n = 0;
+    let filler = "keep the e2e layout rules of this directory in mind.";
+    loop {
+        let room = size.saturating_sub(start.len() + body.len() + end.len());
+        if room == 0 {
+            break;
+        }
+        n += 1;
+        let line = format!("E2E-L-{id} line {n:05}: {filler}\n");
+        if room >= 2 * line.len() {
+            body.push_str(&line);
+        } else {
+            // The last line takes exactly the room left (still unique: it
+            // keeps its number; never shorter than its head).
+            let mut l = format!("E2E-L-{id} line {n:05}:");
+            while l.len() + 1 < room {
+                l.push('.');
+            }
+            body.push_str(&l);
+            body.push('\n');
+            break;
+        }
+    }
+    format!("{start}{body}{end}")
+}
 
 /// Every layout (the unit tests walk them).
 #[cfg(test)]

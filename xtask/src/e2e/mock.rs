@@ -1,6 +1,6 @@
 //! The mock model server: 127.0.0.1 only, one thread per connection,
-//! HTTP/1.1 keep-alive. It answers the Anthropic Messages, OpenAI Responses
-//! and Gemini endpoints from the script (`script.rs`, `wire.rs`), appends
+//! HTTP/1.1 keep-alive. It answers the Anthropic Messages, OpenAI Responses,
+//! OpenAI Chat Completions and Gemini endpoints from the script (`script.rs`, `wire.rs`), appends
 //! every request and its answer to a JSON-lines log, and refuses anything
 //! else — including `CONNECT` from agents that honour `HTTPS_PROXY`, which the
 //! runner points here — recording it as stray so nothing leaves the machine
@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
+use super::chat;
 use super::http::{self, Request};
 use super::script::{self, Decision, Item};
 use super::wire::{self, Place, Reply};
@@ -226,6 +227,8 @@ pub(crate) enum Route {
     AnthropicCount,
     /// OpenAI `POST …/responses`.
     Responses,
+    /// OpenAI `POST …/chat/completions` (Copilot CLI, Qwen Code).
+    Chat,
     /// `GET …/models` (Codex asks for the model list).
     Models,
     /// Gemini `POST …/models/<m>:<verb>`.
@@ -240,6 +243,7 @@ pub(crate) fn route(method: &str, path: &str) -> Route {
         "POST" if path.ends_with("/v1/messages/count_tokens") => Route::AnthropicCount,
         "POST" if path.ends_with("/v1/messages") => Route::Anthropic,
         "POST" if path.ends_with("/responses") => Route::Responses,
+        "POST" if path.ends_with("/chat/completions") => Route::Chat,
         "GET" if path.ends_with("/models") => Route::Models,
         "POST" => {
             let Some((head, verb)) = path.rsplit_once(':') else {
@@ -384,6 +388,14 @@ fn answer(s: &Shared, req: &Request) -> (Vec<u8>, bool) {
             );
             wire::responses_reply(&b, &d, place, &mut ids)
         }
+        Route::Chat => {
+            let d = decide(
+                s,
+                &chat::chat_items(&b),
+                b["tools"].as_array().is_some_and(|t| !t.is_empty()),
+            );
+            chat::chat_reply(&b, &chat::chat_decision(&b, d), place, &mut ids)
+        }
         Route::Gemini { model, verb } => {
             let d = decide(
                 s,
@@ -422,6 +434,7 @@ mod tests {
     #[case("POST", "/v1/messages/count_tokens", Route::AnthropicCount)]
     #[case("POST", "/v1/responses", Route::Responses)]
     #[case("GET", "/v1/models", Route::Models)]
+    #[case("POST", "/v1/chat/completions", Route::Chat)]
     #[case("POST", "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
            Route::Gemini { model: "gemini-2.5-flash".into(), verb: "streamGenerateContent".into() })]
     #[case("POST", "/v1beta/models/gemini-2.5-flash:countTokens",

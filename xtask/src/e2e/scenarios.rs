@@ -71,6 +71,11 @@ pub(crate) struct Plan {
     pub steps: Vec<Step>,
     /// Extra capability required.
     pub needs: Needs,
+    /// Rule formats the hook is given (R-RULE-7, `rules.rs`); empty: the
+    /// hook's own default.
+    pub rule_formats: Vec<&'static str>,
+    /// Run the steps natively (no hook) first and compare (`rules.rs`).
+    pub against_native: bool,
 }
 
 /// A case: a name, what it proves, and its plan per agent (`Err` = FAIL and
@@ -96,18 +101,18 @@ pub(crate) fn instr(marker: &str) -> String {
     format!("# e2e instructions\n{marker}: follow the e2e rules here.\n")
 }
 
-fn f(path: &str, content: impl Into<String>) -> (String, String) {
+pub(crate) fn f(path: &str, content: impl Into<String>) -> (String, String) {
     (path.to_owned(), content.into())
 }
 
-fn once(s: &str) -> Expect {
+pub(crate) fn once(s: &str) -> Expect {
     Expect::Once(s.to_owned())
 }
-fn absent(s: &str) -> Expect {
+pub(crate) fn absent(s: &str) -> Expect {
     Expect::Absent(s.to_owned())
 }
 
-fn step(label: &'static str, prompt: &str, expect: Vec<Expect>) -> Step {
+pub(crate) fn step(label: &'static str, prompt: &str, expect: Vec<Expect>) -> Step {
     Step {
         label,
         before: Vec::new(),
@@ -120,12 +125,14 @@ fn step(label: &'static str, prompt: &str, expect: Vec<Expect>) -> Step {
     }
 }
 
-fn plan(files: Vec<(String, String)>, cwd: &str, steps: Vec<Step>) -> Plan {
+pub(crate) fn plan(files: Vec<(String, String)>, cwd: &str, steps: Vec<Step>) -> Plan {
     Plan {
         files,
         cwd: cwd.to_owned(),
         steps,
         needs: Needs::Nothing,
+        rule_formats: Vec::new(),
+        against_native: false,
     }
 }
 
@@ -142,7 +149,18 @@ fn reads_touch(_: Agent) -> bool {
 /// arrives twice after a resume), so history-based counts hold only for
 /// Claude Code and Codex.
 fn keeps_history_on_resume(agent: Agent) -> bool {
-    agent != Agent::Gemini
+    !matches!(agent, Agent::Gemini) && !replaces_start_on_resume(agent)
+}
+
+/// Copilot CLI and Qwen Code replace the session-start context with the
+/// resuming process's and keep the rest of the history (prompt contexts,
+/// tool results; harness README, "replaced, not accumulated"), so the
+/// adapter gives a complete baseline on every resume: the request after a
+/// resume holds each current file once, one intro, no old version that
+/// only a session-start context held, and says that the new baseline
+/// supersedes whatever of an earlier one the history still holds.
+fn replaces_start_on_resume(agent: Agent) -> bool {
+    matches!(agent, Agent::Copilot | Agent::Qwen)
 }
 
 /// Gemini CLI through `BeforeModel` (R-HOOK-9, decision 0020): every
@@ -155,6 +173,30 @@ fn gemini_request_baseline(step: &mut Step, current: &[&str], old: &[&str]) {
     step.expect.extend(old.iter().map(|m| absent(m)));
 }
 
+/// Copilot CLI keeps its own loading with the hook (decision 0067): the
+/// files it loads itself arrive once in its own wrappers and the adapter
+/// must not give them again, so their adapter headings must be absent.
+/// Measured natively here (2026-12-04): every `AGENTS.md` from the git root
+/// to the cwd at start, and after a `view` the viewed file's directory and
+/// those between it and the root (a transient message: only in the next
+/// request). Not after `create`, `edit` or `bash`: those nested files are
+/// what Copilot lacks, so the adapter's headings stay expected there.
+fn copilot_loads(agent: Agent, step: &mut Step, native: &[&str]) {
+    if !agent.native_kept() {
+        return;
+    }
+    for e in &mut step.expect {
+        if let Expect::Once(text) = e
+            && let Some(path) = text
+                .strip_prefix("Instructions from: ")
+                .or_else(|| text.strip_prefix("Additional instructions from: "))
+            && native.contains(&path)
+        {
+            *e = Expect::Absent(format!("structions from: {path}"));
+        }
+    }
+}
+
 fn start_files() -> Vec<(String, String)> {
     vec![
         f("home/.dsh/AGENTS.md", instr("E2E-HOME-V1")),
@@ -164,41 +206,37 @@ fn start_files() -> Vec<(String, String)> {
     ]
 }
 
-fn start_root(_: Agent) -> Result<Plan, String> {
-    Ok(plan(
-        start_files(),
-        ".",
-        vec![step(
-            "start",
-            "Hello [p:t1] [mock:text]",
-            vec![
-                once("E2E-HOME-V1"),
-                once("E2E-ROOT-V1"),
-                absent("E2E-A-V1"),
-                once("Instructions from: ~/.dsh/AGENTS.md"),
-                once("Instructions from: AGENTS.md"),
-                once(INTRO),
-            ],
-        )],
-    ))
+fn start_root(agent: Agent) -> Result<Plan, String> {
+    let mut s = step(
+        "start",
+        "Hello [p:t1] [mock:text]",
+        vec![
+            once("E2E-HOME-V1"),
+            once("E2E-ROOT-V1"),
+            absent("E2E-A-V1"),
+            once("Instructions from: ~/.dsh/AGENTS.md"),
+            once("Instructions from: AGENTS.md"),
+            once(INTRO),
+        ],
+    );
+    copilot_loads(agent, &mut s, &["AGENTS.md"]);
+    Ok(plan(start_files(), ".", vec![s]))
 }
 
-fn start_sub(_: Agent) -> Result<Plan, String> {
-    Ok(plan(
-        start_files(),
-        "a",
-        vec![step(
-            "start",
-            "Hello [p:t1] [mock:text]",
-            vec![
-                once("E2E-HOME-V1"),
-                once("E2E-ROOT-V1"),
-                once("E2E-A-V1"),
-                once("Instructions from: a/AGENTS.md"),
-                once(INTRO),
-            ],
-        )],
-    ))
+fn start_sub(agent: Agent) -> Result<Plan, String> {
+    let mut s = step(
+        "start",
+        "Hello [p:t1] [mock:text]",
+        vec![
+            once("E2E-HOME-V1"),
+            once("E2E-ROOT-V1"),
+            once("E2E-A-V1"),
+            once("Instructions from: a/AGENTS.md"),
+            once(INTRO),
+        ],
+    );
+    copilot_loads(agent, &mut s, &["AGENTS.md", "a/AGENTS.md"]);
+    Ok(plan(start_files(), "a", vec![s]))
 }
 
 fn read_deep(agent: Agent) -> Result<Plan, String> {
@@ -223,15 +261,9 @@ fn read_deep(agent: Agent) -> Result<Plan, String> {
             absent("E2E-XYZ-V1"),
         ]
     };
-    Ok(plan(
-        files,
-        ".",
-        vec![step(
-            "read",
-            "Read it [p:t1] [mock:read=x/y/z/file.txt]",
-            expect,
-        )],
-    ))
+    let mut s = step("read", "Read it [p:t1] [mock:read=x/y/z/file.txt]", expect);
+    copilot_loads(agent, &mut s, &["x/AGENTS.md", "x/y/z/AGENTS.md"]);
+    Ok(plan(files, ".", vec![s]))
 }
 
 fn write(_: Agent) -> Result<Plan, String> {
@@ -255,11 +287,17 @@ fn write(_: Agent) -> Result<Plan, String> {
     ))
 }
 
+/// Claude Code and Qwen Code refuse an edit of a file not read in the
+/// session (Qwen: "has not been read in this session. Use the read_file tool
+/// first", measured).
+fn edits_need_a_read(agent: Agent) -> bool {
+    matches!(agent, Agent::Claude | Agent::Qwen)
+}
+
 fn edit(agent: Agent) -> Result<Plan, String> {
-    // Claude Code refuses an Edit of a file it has not Read in the session,
-    // so for it the directory is touched by the Read first and the case
-    // proves the Edit adds no second copy.
-    let prompt = if agent == Agent::Claude {
+    // Where an edit needs a read first, the directory is touched by the
+    // read and the case proves the edit adds no second copy.
+    let prompt = if edits_need_a_read(agent) {
         "Edit it [p:t1] [mock:read=e/f.txt] [mock:edit=e/f.txt]"
     } else {
         "Edit it [p:t1] [mock:edit=e/f.txt]"
@@ -298,6 +336,23 @@ fn external_edit(agent: Agent) -> Result<Plan, String> {
             once("E2E-ROOT-V1"),
             once(INTRO),
             absent(SUPERSEDE),
+        ]);
+    } else if agent.native_kept() {
+        // Copilot: its own system prompt, rebuilt by the resuming process,
+        // holds V2; the adapter has nothing to give (no file Copilot lacks).
+        second.expect.extend([
+            absent("E2E-ROOT-V1"),
+            absent("structions from: AGENTS.md"),
+            Expect::AtMostOnce(INTRO.into()),
+            Expect::AtMostOnce(SUPERSEDE.into()),
+        ]);
+    } else if replaces_start_on_resume(agent) {
+        // V1 was only in the first process's session-start context.
+        second.expect.extend([
+            once("Instructions from: AGENTS.md"),
+            absent("E2E-ROOT-V1"),
+            once(INTRO),
+            Expect::AtMostOnce(SUPERSEDE.into()),
         ]);
     } else {
         gemini_request_baseline(&mut second, &["E2E-ROOT-V2"], &["E2E-ROOT-V1"]);
@@ -350,6 +405,32 @@ fn offline_resume(agent: Agent) -> Result<Plan, String> {
             once(INTRO),
             absent(SUPERSEDE),
         ]);
+    } else if agent.native_kept() {
+        // Copilot: a/AGENTS.md came in its own transient message after the
+        // read and is gone (and removed); the root in its rebuilt system
+        // prompt; the user-global file from the adapter's new baseline.
+        resume.expect.extend([
+            once("E2E-HOME-V1"),
+            absent("E2E-ROOT-V1"),
+            absent("E2E-A-V1"),
+            once("Instructions from: ~/.dsh/AGENTS.md"),
+            absent("structions from: AGENTS.md"),
+            once(INTRO),
+        ]);
+    } else if replaces_start_on_resume(agent) {
+        resume.expect.extend([
+            once("E2E-HOME-V1"),
+            // The old root was in the replaced session-start context only.
+            absent("E2E-ROOT-V1"),
+            // a/AGENTS.md came with the read: the tool result keeps it, so
+            // the new baseline must tell the model it no longer applies.
+            once("E2E-A-V1"),
+            Expect::AnyOf(vec![
+                SUPERSEDE.into(),
+                "Instructions removed: a/AGENTS.md".into(),
+            ]),
+            once(INTRO),
+        ]);
     } else {
         gemini_request_baseline(
             &mut resume,
@@ -380,6 +461,8 @@ fn parallel(agent: Agent) -> Result<Plan, String> {
     };
     let mut e = expect;
     e.push(once("E2E-ROOT-V1"));
+    let mut s = step("parallel", "Both [p:t1] [mock:read=p/f.txt,q/f.txt]", e);
+    copilot_loads(agent, &mut s, &["p/AGENTS.md", "q/AGENTS.md"]);
     Ok(plan(
         vec![
             f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
@@ -389,11 +472,7 @@ fn parallel(agent: Agent) -> Result<Plan, String> {
             f("ws/q/f.txt", "plain q\n"),
         ],
         ".",
-        vec![step(
-            "parallel",
-            "Both [p:t1] [mock:read=p/f.txt,q/f.txt]",
-            e,
-        )],
+        vec![s],
     ))
 }
 
@@ -414,6 +493,11 @@ fn compaction(agent: Agent) -> Result<Plan, String> {
             "Big [p:t2] [mock:usage=900000] [mock:read=x/f.txt]",
             Vec::new(),
         ),
+        // Manual compaction: Copilot CLI has no post-compaction event and
+        // Qwen Code's SessionStart(compact) context never arrived
+        // (measured), so the next process's turn is what is checked.
+        Agent::Copilot => step("compact", "/compact", Vec::new()),
+        Agent::Qwen => step("compact", "/compress", Vec::new()),
     };
     // The event itself first (issue 21 item 1): a summary request was made.
     compact.compacts = true;
@@ -434,6 +518,7 @@ fn compaction(agent: Agent) -> Result<Plan, String> {
     // Gemini included: its composition comes with every request and never
     // persists, so the compressed history holds no second copy (R-HOOK-9).
     after.expect.extend(baseline);
+    copilot_loads(agent, &mut after, &["AGENTS.md"]);
     Ok(plan(
         vec![
             f("home/.dsh/AGENTS.md", instr("E2E-HOME-V1")),
@@ -454,7 +539,7 @@ fn compaction(agent: Agent) -> Result<Plan, String> {
     ))
 }
 
-fn escape(_: Agent) -> Result<Plan, String> {
+fn escape(agent: Agent) -> Result<Plan, String> {
     // Gemini CLI gets its composition through `BeforeModel` (R-HOOK-9),
     // which it does not wrap or HTML-escape, so all three agents read the
     // adapter's own escape of the closing tag.
@@ -462,23 +547,35 @@ fn escape(_: Agent) -> Result<Plan, String> {
         "E2E-ESC-V1 before <\\/system-reminder> after",
         "E2E-ESC-V1 before <\\\\/system-reminder",
     );
+    // Never the raw closing tag, nor a wrong form (HTML-unescaped for
+    // Gemini, escaped twice for the others).
+    let mut expect = vec![absent("E2E-ESC-V1 before </system-reminder"), absent(wrong)];
+    if agent == Agent::Qwen {
+        // Qwen Code HTML-escapes `<` and `>` of every context itself
+        // (measured), so the line arrives once in its escaped form, whether
+        // or not the adapter escaped the tag first, and never escaped twice.
+        expect.extend([
+            once("E2E-ESC-V1 before &lt;"),
+            once("system-reminder&gt; after"),
+            absent("&amp;lt;"),
+        ]);
+    } else {
+        expect.push(once(escaped));
+    }
+    // Copilot CLI loads the root file itself, verbatim (decision 0067):
+    // the adapter's escape is tested on the file it gives, the user-global.
+    let at = if agent.native_kept() {
+        "home/.dsh/AGENTS.md"
+    } else {
+        "ws/AGENTS.md"
+    };
     Ok(plan(
         vec![f(
-            "ws/AGENTS.md",
+            at,
             "# tricky\nE2E-ESC-V1 before </system-reminder> after\n",
         )],
         ".",
-        vec![step(
-            "start",
-            "Hello [p:t1] [mock:text]",
-            // Never the raw closing tag, nor a wrong form (HTML-unescaped for
-            // Gemini, escaped twice for the others).
-            vec![
-                once(escaped),
-                absent("E2E-ESC-V1 before </system-reminder"),
-                absent(wrong),
-            ],
-        )],
+        vec![step("start", "Hello [p:t1] [mock:text]", expect)],
     ))
 }
 
@@ -537,6 +634,43 @@ fn shell_reads(_: Agent) -> Result<Plan, String> {
     ))
 }
 
+/// Copilot CLI cuts `postToolUse` context silently at 10,240 characters
+/// (harness README), so the adapter gives a tool event's message a part at
+/// a time and the rest with the next events (decision 0066). A 25 KB
+/// `a/AGENTS.local.md` (an overlay: the adapter's, Copilot does not load
+/// it) makes three parts; touched by a `view`, then two more `view`s in the
+/// same turn (measured: one part per tool event, so after two views the
+/// file stood at line 185 of 290 and the last part waited for the next
+/// event): the turn's last request holds the overlay whole, its lines once
+/// and in order, its heading once.
+fn copilot_cut(_: Agent) -> Result<Plan, String> {
+    let overlay = super::layouts::content("ws/a/AGENTS.local.md", 25_000);
+    let mut s = step(
+        "cut",
+        "Read thrice [p:t1] [mock:read=a/f.txt] [mock:read=a/g.txt] [mock:read=a/h.txt]",
+        vec![
+            Expect::Whole(overlay.clone()),
+            // Copilot's own, after each view (transient: the last one).
+            Expect::Present("E2E-A-V1".into()),
+            once("Additional instructions from: a/AGENTS.local.md\n"),
+            once("Workspace instructions, part 1 of 3."),
+        ],
+    );
+    s.expect_turn = vec![Expect::Whole(overlay.clone())];
+    Ok(plan(
+        vec![
+            f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
+            f("ws/a/AGENTS.md", instr("E2E-A-V1")),
+            f("ws/a/AGENTS.local.md", overlay),
+            f("ws/a/f.txt", "plain f\n"),
+            f("ws/a/g.txt", "plain g\n"),
+            f("ws/a/h.txt", "plain h\n"),
+        ],
+        ".",
+        vec![s],
+    ))
+}
+
 /// Gemini CLI through `BeforeModel` (R-HOOK-9, issue 17 item 7c): a
 /// five-prompt session with a read, a model edit, an external edit of the
 /// root file, a compression and a turn after it. Every main-chat request
@@ -591,13 +725,26 @@ fn gemini_session(_: Agent) -> Result<Plan, String> {
 /// Plumbing check with the marker hook (`--hook marker`): the mock, the
 /// agent's offline config, hook registration and native loading switched off.
 fn plumbing(agent: Agent) -> Result<Plan, String> {
-    let (submit, post) = match agent {
-        Agent::Gemini => ("HOOK-MARKER-BeforeAgent", "HOOK-MARKER-AfterTool"),
-        _ => ("HOOK-MARKER-UserPromptSubmit", "HOOK-MARKER-PostToolUse"),
+    let (start, submit, post) = match agent {
+        Agent::Gemini => (
+            "HOOK-MARKER-SessionStart",
+            "HOOK-MARKER-BeforeAgent",
+            "HOOK-MARKER-AfterTool",
+        ),
+        Agent::Copilot => (
+            "HOOK-MARKER-sessionStart",
+            "HOOK-MARKER-userPromptSubmitted",
+            "HOOK-MARKER-postToolUse",
+        ),
+        _ => (
+            "HOOK-MARKER-SessionStart",
+            "HOOK-MARKER-UserPromptSubmit",
+            "HOOK-MARKER-PostToolUse",
+        ),
     };
     // The resumed step checks the write and edit tool calls of every agent
     // (Claude Code edits only what it has read).
-    let tools = if agent == Agent::Claude {
+    let tools = if edits_need_a_read(agent) {
         "Change [p:t2] [mock:read=s/e.txt] [mock:edit=s/e.txt] [mock:write=s/new.txt]"
     } else {
         "Change [p:t2] [mock:edit=s/e.txt] [mock:write=s/new.txt]"
@@ -627,7 +774,7 @@ fn plumbing(agent: Agent) -> Result<Plan, String> {
                 "start",
                 "Read [p:t1] [mock:read=s/f.txt]",
                 vec![
-                    Expect::Present("HOOK-MARKER-SessionStart".into()),
+                    Expect::Present(start.into()),
                     Expect::Present(submit.into()),
                     Expect::Present(post.into()),
                     // Native loading is off and the marker hook delivers nothing.
@@ -726,6 +873,13 @@ pub(crate) const CASES: &[Case] = &[
         layout: None,
     },
     Case {
+        name: "copilot-cut",
+        about: "Copilot: a 25 KB overlay touched by a view, cut at 10,240: whole and in order by the turn's end",
+        plan: copilot_cut,
+        only: Some(Agent::Copilot),
+        layout: None,
+    },
+    Case {
         name: "imports",
         about: "Claude: CLAUDE.md \"See @AGENTS.md\" → AGENTS.md once",
         plan: imports,
@@ -808,7 +962,11 @@ mod tests {
     #[test]
     fn every_plan_is_well_formed() {
         let mut names = std::collections::HashSet::new();
-        for case in CASES.iter().chain([&PLUMBING]) {
+        for case in CASES
+            .iter()
+            .chain(crate::e2e::rules::CASES)
+            .chain([&PLUMBING])
+        {
             assert!(names.insert(case.name), "duplicate case {}", case.name);
             for agent in Agent::ALL {
                 let Ok(p) = (case.plan)(agent) else { continue };
@@ -820,7 +978,7 @@ mod tests {
                     );
                 }
                 for s in &p.steps {
-                    if s.prompt != "/compact" {
+                    if s.prompt != "/compact" && s.prompt != "/compress" {
                         assert!(
                             prompt_tag(&s.prompt).is_some(),
                             "{}: untagged prompt",
@@ -884,6 +1042,36 @@ mod tests {
             let p = read_deep(agent).unwrap();
             assert!(p.steps[0].expect.contains(&Expect::Once("E2E-X-V1".into())));
         }
+    }
+
+    /// Decision 0067: where Copilot loads a file itself, the adapter's
+    /// heading for it must be absent; the file's marker still counts once,
+    /// and what Copilot lacks keeps its heading.
+    #[test]
+    fn copilots_own_files_lose_only_their_adapter_headings() {
+        let copilot = start_sub(Agent::Copilot).unwrap();
+        let qwen = start_sub(Agent::Qwen).unwrap();
+        let e = &copilot.steps[0].expect;
+        assert!(e.contains(&Expect::Absent("structions from: a/AGENTS.md".into())));
+        assert!(e.contains(&Expect::Once("E2E-A-V1".into())));
+        assert!(
+            qwen.steps[0]
+                .expect
+                .contains(&once("Instructions from: a/AGENTS.md"))
+        );
+        let root = start_root(Agent::Copilot).unwrap();
+        assert!(
+            root.steps[0]
+                .expect
+                .contains(&once("Instructions from: ~/.dsh/AGENTS.md"))
+        );
+        // Copilot does not load a written file's directory: the adapter must.
+        let w = write(Agent::Copilot).unwrap();
+        assert!(
+            w.steps[0]
+                .expect
+                .contains(&once("Additional instructions from: w/AGENTS.md"))
+        );
     }
 
     #[test]

@@ -174,6 +174,8 @@ pub(crate) fn asks_for_summary(text: &str) -> bool {
         "summarize the conversation",
         "summarize this conversation",
         "summarization the conversation",
+        // Qwen Code's `/compress` and auto-compression prompt.
+        "summarizes a conversation when its context window",
     ]
     .iter()
     .any(|p| t.contains(p))
@@ -352,6 +354,9 @@ mod tests {
     #[case("You are performing a CONTEXT CHECKPOINT COMPACTION. …")]
     #[case("Your task is to create a detailed summary of the conversation so far")]
     #[case("generate the <state_snapshot>")]
+    #[case(
+        "You are the component that summarizes a conversation when its context window is about to overflow."
+    )]
     fn summary_requests(#[case] text: &str) {
         let done = Mutex::new(HashSet::new());
         let items = [t("earlier [p:t1]"), t(text)];

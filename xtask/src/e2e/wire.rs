@@ -4,7 +4,8 @@
 //! offers: Claude Code `Read`/`Write`/`Edit`; Codex `exec_command` (a shell
 //! `cat`, never a touch: R-DISC-9) and `apply_patch` (a freeform "custom" tool
 //! or a function, whichever the request lists); Gemini CLI `read_file`,
-//! `write_file`, `replace`.
+//! `write_file`, `replace`. Chat Completions (Copilot CLI, Qwen Code) is in
+//! `chat.rs`.
 
 use std::path::Path;
 
@@ -22,7 +23,7 @@ pub(crate) struct Place<'a> {
 }
 
 impl Place<'_> {
-    fn abs(&self, rel: &str) -> String {
+    pub(crate) fn abs(&self, rel: &str) -> String {
         self.workspace.join(rel).display().to_string()
     }
 
@@ -50,7 +51,7 @@ pub(crate) struct Reply {
     pub answer: Value,
 }
 
-fn texts_of(content: &Value) -> String {
+pub(crate) fn texts_of(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts
@@ -68,7 +69,7 @@ fn sse_event(name: &str, data: &Value) -> String {
 
 /// A scripted tool the request does not offer: answer with text that says so,
 /// so the step's assertions fail with a visible reason.
-fn missing_tool(decision: &Decision, tool: &str) -> (String, String) {
+pub(crate) fn missing_tool(decision: &Decision, tool: &str) -> (String, String) {
     (
         "no-tool".to_owned(),
         format!("{} (mock: no {tool} tool offered)", decision.action.text()),
