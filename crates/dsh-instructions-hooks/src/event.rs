@@ -56,6 +56,12 @@ pub enum Action {
     Start(StartSource),
     /// A prompt was submitted: a turn's first pre-step.
     Prompt,
+    /// Qwen Code's `UserPromptSubmit` with an empty prompt, fired before
+    /// every follow-up model call of a turn: handled as a prompt, but its
+    /// context is a message of its own that Qwen drops from the history on
+    /// resume (measured), so what it delivered is hidden then (decision
+    /// 0072).
+    FollowUp,
     /// A tool finished: its touched paths.
     Tool {
         /// The agent's tool name.
@@ -287,6 +293,11 @@ pub fn event_from_value(agent: Agent, v: &Value, tools: &ToolMap) -> Result<Hook
                 other => StartSource::Other(other.to_owned()),
             },
         ),
+        Kind::Prompt
+            if agent == Agent::Qwen && v.get("prompt").and_then(Value::as_str) == Some("") =>
+        {
+            Action::FollowUp
+        }
         Kind::Prompt => Action::Prompt,
         Kind::PreCompress => Action::PreCompress,
         Kind::PreCompact => Action::PreCompact,
@@ -587,16 +598,27 @@ mod recorded {
         assert_eq!(e.name, event);
     }
 
+    /// Decision 0073: Copilot attaches a viewed directory's files itself,
+    /// so `view` is no touch; `edit` at the same path is a write there.
     #[test]
-    fn copilot_view_touches_its_path() {
-        let e = copilot("postToolUse-view", "postToolUse");
+    fn copilot_edit_touches_its_path_and_view_does_not() {
+        assert_eq!(
+            copilot("postToolUse-view", "postToolUse").action,
+            Action::NoContext
+        );
+        let mut v: Value =
+            serde_json::from_slice(&fixture("copilot", "postToolUse-view")).expect("json");
+        v["toolName"] = "edit".into();
+        v["hook_event_name"] = "postToolUse".into();
+        let e =
+            event_from_value(Agent::Copilot, &v, &default_tools(Agent::Copilot)).expect("event");
         assert_eq!(
             e.action,
             Action::Tool {
-                name: "view".into(),
+                name: "edit".into(),
                 touched: vec![Touched {
                     path: "/WORKSPACE/sub/file.txt".into(),
-                    kind: TouchKind::Read,
+                    kind: TouchKind::Write,
                 }],
             }
         );

@@ -5,6 +5,7 @@
 use camino::Utf8Path;
 use dsh_instructions_runtime::{Host as _, TouchKind, changes_directory};
 use dsh_instructions_session::{Record, Session, SessionError};
+use serde_json::Value;
 
 use crate::agent::Agent;
 use crate::event::{Action, HookEvent, StartSource, Touched};
@@ -18,6 +19,25 @@ pub(crate) struct Mounting<'a> {
     pub fs: &'a dyn dsh_instructions_runtime::ProviderFactory,
     /// The session's directory (its deferred touches).
     pub session_dir: &'a Utf8Path,
+}
+
+/// The source-JSON field that records which hook event delivered a message
+/// (ignored by the typed source, R-STATE-1).
+pub(crate) const DELIVERED_BY: &str = "hookEvent";
+
+/// The source-JSON field that marks a delivery by Qwen Code's empty-prompt
+/// follow-up firing ([`Action::FollowUp`]; decision 0072).
+pub(crate) const FOLLOW_UP: &str = "followUp";
+
+/// Whether a message persisted with `source` is gone from the history of
+/// an agent that replaces its session-start context on resume (Copilot
+/// CLI, Qwen Code, harness README): what a session start delivered, and
+/// what Qwen's empty-prompt follow-ups delivered. Prompt and tool-result
+/// contexts stay (decision 0072).
+pub(crate) fn dropped_on_resume(source: &Value) -> bool {
+    let by = source.get(DELIVERED_BY).and_then(Value::as_str);
+    matches!(by, Some("SessionStart" | "sessionStart"))
+        || source.get(FOLLOW_UP).and_then(Value::as_bool) == Some(true)
 }
 
 /// The event's effect on the session before delivering (R-HOOK-3).
@@ -42,10 +62,14 @@ pub(crate) async fn apply(
             session.compact_workspace()?;
         }
         // Copilot CLI and Qwen Code replace the session-start context on a
-        // resume instead of keeping it (harness README): the resumed
-        // history lacks the baseline, so it is given complete again.
+        // resume instead of keeping it (harness README), and Qwen drops its
+        // empty-prompt follow-ups' messages: exactly those are hidden, so
+        // the resumed history lacks the baseline and gets it complete again,
+        // while what prompts and tool results delivered stays visible and
+        // is reconciled — an offline edit or removal of a nested file is
+        // said (R-RT-7, R-RT-8; decision 0072).
         Action::Start(StartSource::Resume) if !fresh && agent.resume_replaces_start_context() => {
-            session.compact_workspace()?;
+            session.compact_where(dropped_on_resume)?;
         }
         // About to compact, and no later event of these agents takes
         // context right after it: marked here, so the next event that

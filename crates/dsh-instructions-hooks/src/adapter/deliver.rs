@@ -8,10 +8,9 @@ use serde_json::{Map, Value};
 
 use crate::event::{Action, HookEvent};
 use crate::outcome::summary;
-
-/// The source-JSON field that records which hook event delivered a message
-/// (ignored by the typed source, R-STATE-1).
-const DELIVERED_BY: &str = "hookEvent";
+#[cfg(test)]
+use crate::touch::dropped_on_resume;
+use crate::touch::{DELIVERED_BY, FOLLOW_UP};
 
 /// What a delivery entered, and the log's words for it.
 #[derive(Debug)]
@@ -24,6 +23,9 @@ pub(crate) struct Delivered {
 fn note(event: &HookEvent) -> Map<String, Value> {
     let mut note = Map::new();
     note.insert(DELIVERED_BY.into(), Value::String(event.name.clone()));
+    if event.action == Action::FollowUp {
+        note.insert(FOLLOW_UP.into(), Value::Bool(true));
+    }
     note
 }
 
@@ -72,5 +74,29 @@ mod tests {
         let n = note(&event);
         assert_eq!(n.len(), 1);
         assert_eq!(n["hookEvent"], "UserPromptSubmit");
+    }
+
+    /// Decision 0072: a resume of Copilot CLI or Qwen Code hides what a
+    /// session start or a Qwen follow-up delivered, nothing else.
+    #[rstest::rstest]
+    #[case::qwen_start(crate::Agent::Qwen, "SessionStart", "hi", true)]
+    #[case::copilot_start(crate::Agent::Copilot, "sessionStart", "hi", true)]
+    #[case::qwen_follow_up(crate::Agent::Qwen, "UserPromptSubmit", "", true)]
+    #[case::qwen_prompt(crate::Agent::Qwen, "UserPromptSubmit", "hi", false)]
+    #[case::copilot_prompt(crate::Agent::Copilot, "userPromptSubmitted", "", false)]
+    #[case::qwen_tool(crate::Agent::Qwen, "PostToolUse", "", false)]
+    fn what_a_resume_drops(
+        #[case] agent: crate::Agent,
+        #[case] name: &str,
+        #[case] prompt: &str,
+        #[case] dropped: bool,
+    ) {
+        let v = serde_json::json!({
+            "hook_event_name": name, "session_id": "s", "cwd": "/w", "prompt": prompt,
+        });
+        let tools = crate::default_tools(agent);
+        let event = crate::event::event_from_value(agent, &v, &tools).expect("event");
+        let source = Value::Object(note(&event));
+        assert_eq!(dropped_on_resume(&source), dropped, "{source}");
     }
 }
