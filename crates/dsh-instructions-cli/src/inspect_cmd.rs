@@ -132,7 +132,11 @@ pub(crate) fn explain(args: &ExplainArgs) -> Result<ExitCode, CliError> {
     } else {
         out_raw!(
             "{}{}",
-            explain_text(&seen.inspection, &seen.config),
+            explain_text(
+                &seen.inspection,
+                &seen.config,
+                view.config.agent.map_or(&[][..], |a| a.own_chain_files())
+            ),
             rules_text(&seen.rules, &seen.config, touched)
         );
     }
@@ -399,7 +403,10 @@ fn fate_text(fate: &CandidateFate) -> String {
     }
 }
 
-fn explain_text(seen: &Inspection, config: &Config) -> String {
+/// `own`: the agent's files it loads itself from the chain (Copilot CLI,
+/// decision 0073), shown as such: its hook composes them but gives only
+/// their updates and removals.
+fn explain_text(seen: &Inspection, config: &Config, own: &[&str]) -> String {
     let mut out = String::new();
     let rel = seen
         .baseline
@@ -449,7 +456,15 @@ fn explain_text(seen: &Inspection, config: &Config) -> String {
                 }
             });
             // Each loaded file's import tree follows it (R-IMP-5).
-            std::iter::once((dir, shown_path(seen, c), fate_text(&c.fate))).chain(
+            let mut fate = fate_text(&c.fate);
+            let name = c.path.rsplit('/').next().unwrap_or_default();
+            if c.dir.is_some()
+                && own.contains(&name)
+                && matches!(c.fate, CandidateFate::Loaded { .. })
+            {
+                fate.push_str(", given by the agent itself (the hook gives its updates)");
+            }
+            std::iter::once((dir, shown_path(seen, c), fate)).chain(
                 c.imports
                     .iter()
                     .map(|i| (String::new(), import_row(i), import_fate_text(&i.fate))),

@@ -354,8 +354,9 @@ fn qwen_install_doctor_uninstall() {
 }
 
 /// R-HOOK-8: `explain --agent A` shows what A's hook delivers here — Qwen
-/// Code's `QWEN.md` and `AGENTS.md`; for Copilot CLI, which loads those
-/// itself, only the overlay (decision 0067). `check --agent` agrees.
+/// Code's `QWEN.md` and `AGENTS.md`; for Copilot CLI, which loads its own
+/// files itself, those marked as given by Copilot, and the overlays
+/// (decisions 0067, 0073). `check --agent` agrees.
 #[test]
 fn explain_and_check_take_copilot_and_qwen() {
     let t = Tree::new();
@@ -380,7 +381,26 @@ fn explain_and_check_take_copilot_and_qwen() {
         .filter(|l| l.starts_with(". "))
         .filter_map(|l| l.split_whitespace().nth(1))
         .collect();
-    assert_eq!(files, ["AGENTS.local.md", "CLAUDE.local.md"], "{copilot}");
+    assert_eq!(
+        files,
+        [
+            "AGENTS.md",
+            "CLAUDE.md",
+            "GEMINI.md",
+            "AGENTS.local.md",
+            "CLAUDE.local.md"
+        ],
+        "{copilot}"
+    );
+    let own: Vec<&str> = copilot
+        .lines()
+        .filter(|l| l.contains("given by the agent itself"))
+        .collect();
+    assert_eq!(own.len(), 1, "only the AGENTS.md that loads: {copilot}");
+    assert!(
+        own[0].starts_with(". ") && own[0].contains(" AGENTS.md "),
+        "{copilot}"
+    );
     for agent in ["copilot", "qwen"] {
         let out = t.run(&["check", "--agent", agent]);
         assert_eq!(code(&out), 0, "{agent}: {}{}", stdout(&out), stderr(&out));

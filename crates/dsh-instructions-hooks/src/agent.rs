@@ -163,6 +163,25 @@ impl Agent {
         matches!(self, Agent::Copilot | Agent::Qwen)
     }
 
+    /// The instruction files the agent loads itself from every directory
+    /// of the project's chain at each start, keeps through compaction and
+    /// cannot be told not to load: the hook composes them like any file
+    /// but leaves their baseline sections out of its answers (GitHub
+    /// Copilot CLI, decision 0073). Empty for the agents whose loading the
+    /// installer switches off.
+    ///
+    /// ```
+    /// use dsh_instructions_hooks::Agent;
+    /// assert_eq!(Agent::Copilot.own_chain_files(), ["AGENTS.md", "CLAUDE.md", "GEMINI.md"]);
+    /// assert!(Agent::Qwen.own_chain_files().is_empty());
+    /// ```
+    pub fn own_chain_files(self) -> &'static [&'static str] {
+        match self {
+            Agent::Copilot => &["AGENTS.md", "CLAUDE.md", "GEMINI.md"],
+            Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Qwen => &[],
+        }
+    }
+
     /// Whether the agent's stdin names no event, so the installed command
     /// does (`--event E`, decision 0065): Copilot CLI's camelCase events.
     pub fn event_on_command_line(self) -> bool {

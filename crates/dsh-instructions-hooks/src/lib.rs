@@ -10,6 +10,7 @@ mod gemini;
 mod heal;
 mod lean;
 mod names;
+mod native_chain;
 mod order;
 mod outcome;
 mod parts;

@@ -90,9 +90,12 @@ pub struct HookConfig {
 /// - Gemini CLI: the default candidates and overlays — it always loads
 ///   `GEMINI.md` itself, so the adapter leaves that name to it (decision
 ///   0012);
-/// - GitHub Copilot CLI: only what Copilot lacks — no candidates, user file
-///   or rules (Copilot loads them itself; its loading cannot be switched off
-///   from a settings file, decision 0067), the default overlays;
+/// - GitHub Copilot CLI: Copilot's own candidates, which the hook composes
+///   but gives only where Copilot lacks them — nested directories, updates,
+///   removals (its chain's are in Copilot's system prompt, decision 0073) —
+///   no user file or rules (Copilot loads them itself; its loading cannot
+///   be switched off from a settings file, decision 0067), the default
+///   overlays;
 /// - Qwen Code: the default overlays (Qwen's `.qwen/rules` stay Qwen's,
 ///   decision 0068).
 ///
@@ -150,9 +153,11 @@ pub fn hook_preset(agent: Agent) -> ConfigInput {
         }
         Agent::Copilot => {
             // Copilot CLI's own loading cannot be switched off from its
-            // settings (decision 0067): it keeps its candidates, its user
-            // file and both rule formats, and the hook gives what it lacks.
-            input.instruction_file_candidates = Some(Vec::new());
+            // settings (decision 0067): it keeps its user file and both rule
+            // formats. Its candidates are composed, so the nested ones reach
+            // the model on every touch and the chain's updates and removals
+            // are said; the chain's baseline sections, which Copilot holds,
+            // are left out of the answer (decision 0073).
             input.user_instruction_files = Some(Vec::new());
             input.rule_formats = Some(Vec::new());
             input.local_instruction_file_candidates =

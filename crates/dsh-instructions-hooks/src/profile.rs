@@ -132,12 +132,6 @@ const CODEX_DIFFERENCES: &[PresetDifference] = &[
 
 const COPILOT_DIFFERENCES: &[PresetDifference] = &[
     PresetDifference {
-        field: "instruction_file_candidates",
-        reason: "Copilot CLI loads `AGENTS.md`, `CLAUDE.md` and `GEMINI.md` itself and no \
-                 setting switches that off (decision 0067): the hook delivers none of them, \
-                 so none arrives twice",
-    },
-    PresetDifference {
         field: "user_instruction_files",
         reason: "Copilot CLI loads `~/.copilot/copilot-instructions.md` itself (decision 0067)",
     },
@@ -370,16 +364,21 @@ mod tests {
         }
     }
 
-    /// Decision 0067: the Copilot CLI hook gives only what Copilot lacks —
-    /// no candidate, user file or rule format of Copilot's own, the
-    /// overlays — read back from the resolved configuration.
+    /// Decisions 0067, 0073: the Copilot CLI hook composes Copilot's own
+    /// candidates (their chain sections are left out of its answers, the
+    /// nested ones are what Copilot lacks), no user file or rule format of
+    /// Copilot's own, the overlays — read back from the resolved
+    /// configuration.
     #[test]
     fn the_copilot_hook_delivers_only_what_copilot_lacks() {
         let p = Agent::Copilot.profile();
         assert_eq!(p.native, NativeSwitch::CopilotKeptOn);
         let hook = p.preset.resolve().expect("valid").config;
         let library = Config::preset(Preset::Copilot);
-        assert!(hook.instruction_file_candidates().is_empty());
+        assert_eq!(
+            hook.instruction_file_candidates(),
+            Agent::Copilot.own_chain_files()
+        );
         assert!(hook.user_instruction_files().is_empty());
         assert!(hook.rule_formats().is_empty());
         assert_eq!(

@@ -86,9 +86,11 @@ tool_table!(GEMINI_TOOLS, GEMINI_MATCHER,
 // GitHub Copilot CLI: its tools' arguments are camelCase `toolArgs`, read
 // as `tool_input` (`crate::event`); `grep` and `glob` take `path` or
 // `paths` (read from the 1.0.102 bundle's tool schemas). Copilot's hook
-// files have no matcher: this names the tools the parser keeps.
+// files have no matcher: this names the tools the parser keeps. `view` is
+// no touch: after it Copilot attaches the viewed directories' files itself
+// (a message of its own, in the next request only), so a persistent copy of
+// ours would put them there twice (decision 0073).
 tool_table!(COPILOT_TOOLS, COPILOT_MATCHER,
-    "view" => paths(TouchKind::Read, &["path"]),
     "create" => paths(TouchKind::Write, &["path"]),
     "edit" => paths(TouchKind::Write, &["path"]),
     "grep" => paths(TouchKind::Search, &["path", "paths"]),

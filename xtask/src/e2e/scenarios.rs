@@ -645,13 +645,16 @@ fn shell_reads(_: Agent) -> Result<Plan, String> {
 /// and in order, its heading once.
 fn copilot_cut(_: Agent) -> Result<Plan, String> {
     let overlay = super::layouts::content("ws/a/AGENTS.local.md", 25_000);
+    // Three `create`s: `view` is no touch for Copilot, which attaches the
+    // viewed directory's own files itself (decision 0073); after a create
+    // it attaches nothing, so `a/AGENTS.md` is the adapter's too.
     let mut s = step(
         "cut",
-        "Read thrice [p:t1] [mock:read=a/f.txt] [mock:read=a/g.txt] [mock:read=a/h.txt]",
+        "Write thrice [p:t1] [mock:write=a/f.txt] [mock:write=a/g.txt] [mock:write=a/h.txt]",
         vec![
             Expect::Whole(overlay.clone()),
-            // Copilot's own, after each view (transient: the last one).
-            Expect::Present("E2E-A-V1".into()),
+            once("E2E-A-V1"),
+            once("Additional instructions from: a/AGENTS.md\n"),
             once("Additional instructions from: a/AGENTS.local.md\n"),
             once("Workspace instructions, part 1 of 3."),
         ],
@@ -662,9 +665,6 @@ fn copilot_cut(_: Agent) -> Result<Plan, String> {
             f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
             f("ws/a/AGENTS.md", instr("E2E-A-V1")),
             f("ws/a/AGENTS.local.md", overlay),
-            f("ws/a/f.txt", "plain f\n"),
-            f("ws/a/g.txt", "plain g\n"),
-            f("ws/a/h.txt", "plain h\n"),
         ],
         ".",
         vec![s],

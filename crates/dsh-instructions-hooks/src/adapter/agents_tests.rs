@@ -82,6 +82,14 @@ impl Machine {
         )
     }
 
+    /// Copilot's recorded `postToolUse` of a `view`, as an `edit` of the
+    /// same file: `view` is no touch (decision 0073).
+    fn copilot_edit(&self) -> Value {
+        let mut payload = self.payload(Agent::Copilot, "postToolUse-view");
+        payload["toolName"] = "edit".into();
+        self.answer(Agent::Copilot, Some("postToolUse"), &payload)
+    }
+
     fn qwen(&self, name: &str) -> Value {
         self.answer(Agent::Qwen, None, &self.payload(Agent::Qwen, name))
     }
@@ -143,6 +151,64 @@ fn copilot_start_gives_what_copilot_lacks_at_the_top_level() {
     assert!(
         m.hook_log(Agent::Copilot)
             .contains(" sessionStart session 0ee10845")
+    );
+}
+
+/// Decision 0073: Copilot CLI attaches nested files only after a `view`,
+/// and only for the next request. An `edit` (like `create`, `grep`,
+/// `bash`) of a nested file gives its directory's `AGENTS.md`, kept in the
+/// history; a `view` gives nothing (Copilot's own message has it); the
+/// root's `AGENTS.md`, in Copilot's system prompt, is never given.
+#[test]
+fn copilot_gets_nested_files_on_the_touches_it_lacks() {
+    let m = machine();
+    std::fs::write(m.project.join("sub/AGENTS.md"), "SUB-AGENTS nested.\n").expect("write");
+    let start = m.copilot("sessionStart-new", "sessionStart");
+    assert!(
+        !copilot_context(&start)
+            .expect("overlay")
+            .contains("ROOT-AGENTS")
+    );
+    assert_eq!(
+        copilot_context(&m.copilot("postToolUse-view", "postToolUse")),
+        None
+    );
+    let edit = m.copilot_edit();
+    let text = copilot_context(&edit).expect("the nested file");
+    assert!(
+        text.contains("Additional instructions from: sub/AGENTS.md"),
+        "{text}"
+    );
+    assert!(text.contains("SUB-AGENTS nested."), "{text}");
+    assert!(!text.contains("ROOT-AGENTS"), "{text}");
+}
+
+/// Decision 0073: the chain's files Copilot holds are composed, so what
+/// Copilot lacks about them — an edit while it runs — is said; a compaction
+/// (which keeps Copilot's system prompt) brings back the overlay but not
+/// the root file.
+#[test]
+fn copilot_gets_updates_of_the_files_it_loaded_itself() {
+    let m = machine();
+    assert!(copilot_context(&m.copilot("sessionStart-new", "sessionStart")).is_some());
+    std::fs::write(m.project.join("AGENTS.md"), "ROOT-AGENTS-V2 be kinder.\n").expect("write");
+    let prompt = m.copilot("userPromptSubmitted", "userPromptSubmitted");
+    let text = copilot_context(&prompt).expect("the update");
+    assert!(
+        text.contains("Updated instructions from: AGENTS.md"),
+        "{text}"
+    );
+    assert!(text.contains("ROOT-AGENTS-V2"), "{text}");
+    assert_eq!(
+        copilot_context(&m.copilot("preCompact-manual", "preCompact")),
+        None
+    );
+    let after = m.copilot("userPromptSubmitted", "userPromptSubmitted");
+    let text = copilot_context(&after).expect("the baseline again");
+    assert!(text.contains("ROOT-LOCAL be brief."), "{text}");
+    assert!(
+        !text.contains("ROOT-AGENTS"),
+        "Copilot's system prompt has it: {text}"
     );
 }
 
@@ -261,6 +327,44 @@ fn qwen_read_file_gives_the_nested_file() {
     assert!(!text.contains("ROOT-QWEN"), "given once: {text}");
 }
 
+/// Decision 0072: a Qwen resume replaces only the session-start context;
+/// the nested file a tool result delivered stays in the history, so when
+/// it was removed while Qwen was not running the resume says so beside
+/// the new baseline, and the root's new version is given once.
+#[test]
+fn a_qwen_resume_says_a_nested_file_left_while_away() {
+    let m = machine();
+    std::fs::write(m.project.join("sub/QWEN.md"), "SUB-QWEN nested.\n").expect("write");
+    assert!(qwen_context(&m.qwen("SessionStart-startup")).is_some());
+    assert!(qwen_context(&m.qwen("PostToolUse-read_file")).is_some());
+    std::fs::remove_file(m.project.join("sub/QWEN.md")).expect("remove");
+    std::fs::write(m.project.join("QWEN.md"), "ROOT-QWEN-V2 be exact.\n").expect("write");
+    let again = m.qwen("SessionStart-resume");
+    let text = qwen_context(&again).expect("the baseline and the removal");
+    assert!(text.contains("Instructions removed: sub/QWEN.md"), "{text}");
+    assert_eq!(text.matches("ROOT-QWEN-V2").count(), 1, "{text}");
+    assert!(text.contains("ROOT-AGENTS"), "the whole baseline: {text}");
+    assert!(!text.contains("SUB-QWEN"), "{text}");
+}
+
+/// Decision 0072: what Qwen's empty-prompt follow-up delivered is gone
+/// after a resume, like the session start's context, so it comes again.
+#[test]
+fn a_qwen_resume_gives_again_what_a_follow_up_gave() {
+    let m = machine();
+    assert!(qwen_context(&m.qwen("SessionStart-startup")).is_some());
+    std::fs::write(m.project.join("AGENTS.md"), "ROOT-AGENTS-V2 be kind.\n").expect("write");
+    let mut follow_up = m.payload(Agent::Qwen, "UserPromptSubmit");
+    follow_up["prompt"] = "".into();
+    let update = m.answer(Agent::Qwen, None, &follow_up);
+    let text = qwen_context(&update).expect("the update");
+    assert!(text.contains("ROOT-AGENTS-V2"), "{text}");
+    let again = m.qwen("SessionStart-resume");
+    let text = qwen_context(&again).expect("the baseline");
+    assert_eq!(text.matches("ROOT-AGENTS-V2").count(), 1, "{text}");
+    assert!(!text.contains("Updated instructions"), "{text}");
+}
+
 /// Copilot CLI cuts `postToolUse` context at 10,240 characters, silently:
 /// a larger message is given a part at a time, each whole, and the rest
 /// with the next event (here the next prompt), in order and complete.
@@ -276,7 +380,7 @@ fn copilot_tool_context_is_cut_into_parts_that_arrive_complete() {
     )
     .expect("write");
     assert!(copilot_context(&m.copilot("sessionStart-new", "sessionStart")).is_some());
-    let first = m.copilot("postToolUse-view", "postToolUse");
+    let first = m.copilot_edit();
     let first = copilot_context(&first).expect("a part").to_owned();
     assert!(first.chars().count() <= 10_240, "{}", first.chars().count());
     assert!(
@@ -349,7 +453,7 @@ proptest::proptest! {
         std::fs::write(m.project.join("sub/AGENTS.local.md"), text.join("\n") + "\n")
             .expect("write");
         m.copilot("sessionStart-new", "sessionStart");
-        let tool = m.copilot("postToolUse-view", "postToolUse");
+        let tool = m.copilot_edit();
         let tool = copilot_context(&tool).unwrap_or_default().to_owned();
         proptest::prop_assert!(tool.chars().count() <= 10_240, "{}", tool.chars().count());
         let next = m.copilot("userPromptSubmitted", "userPromptSubmitted");

@@ -125,7 +125,12 @@ pub(crate) fn record(
     let mut parts = recs.take_unclaimed();
     let carried = parts.len();
     if let Some(message) = message {
-        parts.extend(split(message, PART_BYTES));
+        // What the agent loads itself and keeps is composed (so updates,
+        // removals and the budget see it) but not given twice (decision
+        // 0073).
+        let own =
+            crate::native_chain::without_native_baseline(message, piece.agent.own_chain_files());
+        parts.extend(split(own.as_ref().unwrap_or(message), PART_BYTES));
     }
     let n = parts.len();
     let turn = piece.turn(n);
