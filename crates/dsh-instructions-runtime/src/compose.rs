@@ -28,7 +28,8 @@ use crate::gather::{gather_chain, gather_dirs, path_gate, probe_with_user_global
 use crate::imports::ImportContext;
 use crate::rule_slots::{add_rule_slots, rule_body};
 use crate::scan::{
-    Attach, DirScan, Gather, LoadedFile, SeenFiles, SlotState, cache_entry, dir_abs, identity_dedup,
+    Attach, DirScan, Gather, LoadedFile, SeenFiles, SlotScan, SlotState, cache_entry, dir_abs,
+    identity_dedup,
 };
 use crate::slots::{Gate, Layout};
 use crate::user_file::UserFile;
@@ -155,6 +156,30 @@ fn observation(state: &SlotState) -> Observation {
 /// Per-slot transitions of one gathered directory (R-STATE-6, R-STATE-9).
 /// `held` scopes are carried by a baseline part and produce nothing here;
 /// `not_retained` scopes were left out by the budget of a complete render.
+/// `scans` without the path-scoped rules whose `set` is visible (R-RULE-8:
+/// attached rules are nested-like state); `None` when there is none, as
+/// after a full compaction or at a start, where nothing is visible.
+fn without_attached_rules(scans: &[DirScan], visible: &VisibleState) -> Option<Vec<DirScan>> {
+    let attached = |s: &SlotScan| {
+        matches!(s.scope.kind(), ScopeKind::Rule { .. })
+            && visible.is_loaded(&s.scope)
+            && matches!(&s.state, SlotState::Loaded(f) if f.rule_globs.is_some())
+    };
+    if !scans.iter().any(|d| d.slots.iter().any(attached)) {
+        return None;
+    }
+    Some(
+        scans
+            .iter()
+            .map(|d| {
+                let mut d = d.clone();
+                d.slots.retain(|s| !attached(s));
+                d
+            })
+            .collect(),
+    )
+}
+
 fn directory_transitions(
     scan: &DirScan,
     visible: &VisibleState,
@@ -435,7 +460,17 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 &mut seen,
             )
             .await?;
-            let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
+            // An attached path-scoped rule whose `set` is still visible
+            // (the hiding took the baseline only: Copilot CLI and Qwen Code
+            // replace their session-start context on resume) is state like
+            // a nested file (R-RULE-8): not rendered again here, reconciled
+            // below like any visible scope.
+            let fresh = without_attached_rules(&scans, visible);
+            let plan = BaselinePlan::new(
+                fresh.as_deref().unwrap_or(&scans),
+                BaselineKind::Normal,
+                budget,
+            );
             let mut held = BTreeSet::new();
             let omitted = plan.omitted();
             if !plan.rendered.is_empty() {
