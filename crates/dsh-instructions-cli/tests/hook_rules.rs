@@ -125,8 +125,10 @@ fn an_unknown_rules_format_is_an_error_naming_the_flag() {
 }
 
 /// GitHub Copilot CLI keeps loading its own and Claude's rules (decision
-/// 0067): doctor names only the formats nobody delivers, and its command
-/// does not ask the hook for those Copilot loads itself.
+/// 0067) and its hook reads the `copilot` format too (decision 0073):
+/// doctor names only the formats nobody delivers, and its command keeps
+/// the format the hook reads (`--rules` replaces the list) without asking
+/// for Claude's, which Copilot loads itself.
 #[test]
 fn doctor_counts_what_copilot_loads_itself_as_delivered() {
     let t = Tree::new();
@@ -149,7 +151,7 @@ fn doctor_counts_what_copilot_loads_itself_as_delivered() {
     assert!(!text.contains("a.instructions.md"), "{text}");
     assert!(!text.contains(".claude/rules/c.md"), "{text}");
     assert!(
-        text.contains("dsh-instructions hook install --agent copilot --rules cursor\n"),
+        text.contains("dsh-instructions hook install --agent copilot --rules cursor,copilot\n"),
         "{text}"
     );
 }

@@ -182,6 +182,20 @@ impl Agent {
         }
     }
 
+    /// The rule places the agent loads itself at each start, always-on
+    /// rules of which it keeps in its system prompt: a project path under
+    /// one of these (a file, or a directory ending in `/`) names an own
+    /// rule, whose baseline section the hook leaves out as it does
+    /// [`Agent::own_chain_files`]' (GitHub Copilot CLI's `copilot` format,
+    /// decision 0073). A path-scoped rule is never left out: Copilot
+    /// attaches it only after a `view`, for one request.
+    pub(crate) fn own_rule_places(self) -> &'static [&'static str] {
+        match self {
+            Agent::Copilot => &[".github/copilot-instructions.md", ".github/instructions/"],
+            Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Qwen => &[],
+        }
+    }
+
     /// Whether the agent's stdin names no event, so the installed command
     /// does (`--event E`, decision 0065): Copilot CLI's camelCase events.
     pub fn event_on_command_line(self) -> bool {

@@ -7,39 +7,74 @@
 //! Nested files, overlays, the user-global file, updates and removals are
 //! what Copilot lacks, and stay.
 
-use dsh_instructions_render::{BlockKind, Framing};
+use dsh_instructions_render::{Block, BlockKind, Framing};
 use dsh_instructions_runtime::WorkspaceMessage;
 
 /// The header prefix of a baseline section (R-REN-1).
 const BASELINE_HEADER: &str = "Instructions from: ";
 
-/// `message` without the baseline sections whose file name is one of
-/// `names` (the agent's own candidates, loaded by the agent from every
-/// directory of the chain); `None` when nothing is left out. A baseline
-/// part left with no section and no notice is dropped whole. The user's
-/// files (`~/…`) are never left out: the names are project files.
+/// What opens a path-scoped rule's section after its header and blank line
+/// (R-RULE-5's exact text): such a rule is never left out.
+const PATH_SCOPED_LINE: &str = "These instructions apply to files matching ";
+
+/// What an agent holds of the chain by itself.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Own<'a> {
+    /// File names it loads from every directory of the chain.
+    pub names: &'a [&'a str],
+    /// Rule places (a file, or a directory ending in `/`) whose always-on
+    /// rules it loads.
+    pub places: &'a [&'a str],
+}
+
+impl Own<'_> {
+    fn is_empty(&self) -> bool {
+        self.names.is_empty() && self.places.is_empty()
+    }
+
+    /// Whether a baseline section with this display path and text is one
+    /// the agent holds: a project path (never `~/…`) named like one of its
+    /// files, or an always-on rule under one of its places.
+    fn holds(&self, path: &str, text: &str) -> bool {
+        if path.starts_with('~') {
+            return false;
+        }
+        if self
+            .names
+            .iter()
+            .any(|n| path.rsplit('/').next() == Some(*n))
+        {
+            return true;
+        }
+        let under = |place: &str| path.starts_with(place) || path.contains(&format!("/{place}"));
+        self.places.iter().any(|p| under(p))
+            && !text
+                .split_once("\n\n")
+                .is_some_and(|(_, rest)| rest.starts_with(PATH_SCOPED_LINE))
+    }
+}
+
+/// `message` without the baseline sections the agent holds itself
+/// ([`Own`]); `None` when nothing is left out. A baseline part left with no
+/// section and no notice is dropped whole.
 pub(crate) fn without_native_baseline(
     message: &WorkspaceMessage,
-    names: &[&str],
+    own: Own<'_>,
 ) -> Option<WorkspaceMessage> {
-    if !message.source.baseline || names.is_empty() {
+    if !message.source.baseline || own.is_empty() {
         return None;
     }
     let baseline = message.blocks.first()?;
-    let native = |kind: &BlockKind| match kind {
-        BlockKind::Section { header } => header.strip_prefix(BASELINE_HEADER).is_some_and(|p| {
-            !p.starts_with('~') && names.iter().any(|n| p.rsplit('/').next() == Some(*n))
-        }),
+    let native = |b: &Block| match &b.kind {
+        BlockKind::Section { header } => header
+            .strip_prefix(BASELINE_HEADER)
+            .is_some_and(|p| own.holds(p, &b.text)),
         _ => false,
     };
-    if !baseline.iter().any(|b| native(&b.kind)) {
+    if !baseline.iter().any(native) {
         return None;
     }
-    let kept: Vec<_> = baseline
-        .iter()
-        .filter(|b| !native(&b.kind))
-        .cloned()
-        .collect();
+    let kept: Vec<_> = baseline.iter().filter(|b| !native(b)).cloned().collect();
     let mut out = message.clone();
     let says_something = kept
         .iter()
@@ -61,7 +96,7 @@ pub(crate) fn without_native_baseline(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dsh_instructions_render::{Block, SECTION_HEADER_PREFIXES};
+    use dsh_instructions_render::SECTION_HEADER_PREFIXES;
 
     fn section(path: &str) -> Block {
         let header = format!("{BASELINE_HEADER}{path}");
@@ -99,8 +134,11 @@ mod tests {
         assert!(SECTION_HEADER_PREFIXES.contains(&BASELINE_HEADER));
     }
 
-    fn names() -> Vec<&'static str> {
-        crate::Agent::Copilot.own_chain_files().to_vec()
+    fn names() -> Own<'static> {
+        Own {
+            names: crate::Agent::Copilot.own_chain_files(),
+            places: crate::Agent::Copilot.own_rule_places(),
+        }
     }
 
     #[test]
@@ -116,7 +154,7 @@ mod tests {
             ],
             None,
         );
-        let out = without_native_baseline(&m, &names()).expect("changed");
+        let out = without_native_baseline(&m, names()).expect("changed");
         let kept: Vec<&str> = out.blocks[0].iter().map(|b| b.text.as_str()).collect();
         assert_eq!(kept.len(), 4);
         assert!(kept[1].contains("~/.dsh/AGENTS.md"));
@@ -130,6 +168,37 @@ mod tests {
         assert!(out.parts[0].contains("body of pkg/CLAUDE.local.md"));
     }
 
+    /// Copilot's always-on `copilot` rules of the chain are its own; a
+    /// path-scoped one (its applies line after the header) and another
+    /// format's rule are not.
+    #[test]
+    fn always_on_copilot_rules_go_path_scoped_ones_stay() {
+        let scoped = Block {
+            text: format!(
+                "{BASELINE_HEADER}.github/instructions/db.instructions.md\n\n{PATH_SCOPED_LINE}`db/**` under `.`.\n\nbody"
+            ),
+            kind: BlockKind::Section {
+                header: format!("{BASELINE_HEADER}.github/instructions/db.instructions.md"),
+            },
+        };
+        let m = message(
+            vec![
+                intro(),
+                section(".github/copilot-instructions.md"),
+                section(".github/instructions/all.instructions.md"),
+                section("pkg/.github/instructions/x.instructions.md"),
+                scoped,
+                section(".cursor/rules/a.mdc"),
+            ],
+            None,
+        );
+        let out = without_native_baseline(&m, names()).expect("changed");
+        let kept: Vec<&str> = out.blocks[0].iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(kept.len(), 3, "{kept:#?}");
+        assert!(kept[1].contains("db.instructions.md"));
+        assert!(kept[2].contains(".cursor/rules/a.mdc"));
+    }
+
     #[test]
     fn a_baseline_of_native_files_only_is_dropped_and_the_dynamic_part_stays() {
         let dynamic = vec![Block {
@@ -139,7 +208,7 @@ mod tests {
             },
         }];
         let m = message(vec![intro(), section("AGENTS.md")], Some(dynamic.clone()));
-        let out = without_native_baseline(&m, &names()).expect("changed");
+        let out = without_native_baseline(&m, names()).expect("changed");
         assert_eq!(out.blocks, vec![dynamic]);
         assert_eq!(out.parts.len(), 1);
         assert!(out.parts[0].contains("Instructions removed: a/AGENTS.md"));
@@ -149,10 +218,14 @@ mod tests {
     fn updates_and_messages_without_a_baseline_are_untouched() {
         let mut m = message(vec![section("AGENTS.md")], None);
         m.source.baseline = false;
-        assert!(without_native_baseline(&m, &names()).is_none());
+        assert!(without_native_baseline(&m, names()).is_none());
         let m = message(vec![intro(), section("AGENTS.local.md")], None);
-        assert!(without_native_baseline(&m, &names()).is_none());
+        assert!(without_native_baseline(&m, names()).is_none());
         let m = message(vec![intro(), section("AGENTS.md")], None);
-        assert!(without_native_baseline(&m, &[]).is_none());
+        let none = Own {
+            names: &[],
+            places: &[],
+        };
+        assert!(without_native_baseline(&m, none).is_none());
     }
 }

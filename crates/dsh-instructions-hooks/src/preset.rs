@@ -3,7 +3,7 @@
 //! through the state crate's one overlay ([`ConfigInput::overlay`]).
 
 use camino::{Utf8Path, Utf8PathBuf};
-use dsh_instructions_state::{Config, ConfigInput, FallbackScope, NumberInput, Preset};
+use dsh_instructions_state::{Config, ConfigInput, FallbackScope, NumberInput, Preset, RuleFormat};
 use serde_json::Value;
 
 use crate::agent::{Agent, PARTS};
@@ -93,8 +93,9 @@ pub struct HookConfig {
 /// - GitHub Copilot CLI: Copilot's own candidates, which the hook composes
 ///   but gives only where Copilot lacks them — nested directories, updates,
 ///   removals (its chain's are in Copilot's system prompt, decision 0073) —
-///   no user file or rules (Copilot loads them itself; its loading cannot
-///   be switched off from a settings file, decision 0067), the default
+///   and its `copilot` rules the same way; no user file and no
+///   `.claude/rules` (Copilot loads them itself; its loading cannot be
+///   switched off from a settings file, decision 0067), the default
 ///   overlays;
 /// - Qwen Code: the default overlays (Qwen's `.qwen/rules` stay Qwen's,
 ///   decision 0068).
@@ -159,7 +160,12 @@ pub fn hook_preset(agent: Agent) -> ConfigInput {
             // are said; the chain's baseline sections, which Copilot holds,
             // are left out of the answer (decision 0073).
             input.user_instruction_files = Some(Vec::new());
-            input.rule_formats = Some(Vec::new());
+            // Copilot's own `copilot` rules are composed like its files:
+            // the always-on ones of the chain are left to its system prompt,
+            // a path-scoped one comes on every touch Copilot does not attach
+            // it on (decision 0073). `.claude/rules` stay Copilot's: how it
+            // reads `paths:` there is not measured.
+            input.rule_formats = Some(vec![RuleFormat::Copilot.as_str().to_owned()]);
             input.local_instruction_file_candidates =
                 names(defaults.local_instruction_file_candidates());
         }

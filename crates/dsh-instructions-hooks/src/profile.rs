@@ -137,8 +137,9 @@ const COPILOT_DIFFERENCES: &[PresetDifference] = &[
     },
     PresetDifference {
         field: "rule_formats",
-        reason: "Copilot CLI loads `.github/instructions`, `.github/copilot-instructions.md` and \
-                 `.claude/rules` itself (decision 0067)",
+        reason: "Copilot CLI loads `.claude/rules` itself and how it reads their `paths:` is not \
+                 measured, so the hook reads only the `copilot` format, whose chain rules it \
+                 leaves to Copilot (decisions 0067, 0073)",
     },
     PresetDifference {
         field: "local_instruction_file_candidates",
@@ -311,7 +312,8 @@ mod tests {
     /// R-RULE-7: the Claude Code hook takes `.claude/rules` and the user's
     /// `~/.claude/rules` over — it reads `claude` rules as the library
     /// preset does and its excludes keep Claude from loading them too;
-    /// Codex and Gemini read no rules unless told to.
+    /// Codex, Gemini and Qwen read no rules unless told to; Copilot's hook
+    /// reads Copilot's own format (decision 0073, its own test below).
     #[test]
     fn the_claude_hook_takes_the_rules_over_and_the_others_read_none() {
         use dsh_instructions_state::RuleFormat;
@@ -322,7 +324,7 @@ mod tests {
         for pattern in ["**/.claude/rules/**", "~/.claude/rules/**"] {
             assert!(excludes.contains(&pattern), "{pattern} in {excludes:?}");
         }
-        for agent in [Agent::Codex, Agent::Gemini, Agent::Copilot, Agent::Qwen] {
+        for agent in [Agent::Codex, Agent::Gemini, Agent::Qwen] {
             let config = agent.profile().preset.resolve().expect("valid").config;
             assert!(config.rule_formats().is_empty(), "{agent}");
         }
@@ -380,7 +382,10 @@ mod tests {
             Agent::Copilot.own_chain_files()
         );
         assert!(hook.user_instruction_files().is_empty());
-        assert!(hook.rule_formats().is_empty());
+        assert_eq!(
+            hook.rule_formats(),
+            [dsh_instructions_state::RuleFormat::Copilot]
+        );
         assert_eq!(
             hook.local_instruction_file_candidates(),
             ["AGENTS.local.md", "CLAUDE.local.md"]

@@ -675,6 +675,71 @@ fn copilot_cut(_: Agent) -> Result<Plan, String> {
 /// five-prompt session with a read, a model edit, an external edit of the
 /// root file, a compression and a turn after it. Every main-chat request
 /// holds each current file exactly once and never the old root version.
+/// Copilot's own `copilot` rules (decision 0073): the always-on
+/// `.github/copilot-instructions.md` and `applyTo: "**"` file are Copilot's
+/// (once, in its system prompt, without the adapter's heading); the
+/// `applyTo: "db/**"` file, which Copilot attaches only after a `view`,
+/// arrives once with the adapter's heading on a shell read and on a
+/// `create` of a matching file, and stays.
+fn copilot_rules(_: Agent) -> Result<Plan, String> {
+    let scoped =
+        |glob: &str, marker: &str| format!("---\napplyTo: \"{glob}\"\n---\n{}", instr(marker));
+    let start = step(
+        "start",
+        "Hello [p:t1] [mock:text]",
+        vec![
+            once("E2E-CI-ALL"),
+            once("E2E-CI-EVERY"),
+            absent("structions from: .github/copilot-instructions.md"),
+            absent("structions from: .github/instructions/every.instructions.md"),
+            absent("E2E-CI-DB-V1"),
+            absent("E2E-CI-WEB-V1"),
+        ],
+    );
+    let shell = step(
+        "shell",
+        "Read the schema [p:t2] [mock:shell=cat db/schema.sql]",
+        vec![
+            once("E2E-CI-ALL"),
+            once("E2E-CI-DB-V1"),
+            once("Additional instructions from: .github/instructions/db.instructions.md"),
+            once("files matching `db/**`"),
+            absent("E2E-CI-WEB-V1"),
+        ],
+    );
+    let create = step(
+        "create",
+        "Write a page [p:t3] [mock:write=web/new.txt]",
+        vec![
+            once("E2E-CI-DB-V1"),
+            once("E2E-CI-WEB-V1"),
+            once("Additional instructions from: .github/instructions/web.instructions.md"),
+        ],
+    );
+    Ok(plan(
+        vec![
+            f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
+            f("ws/.github/copilot-instructions.md", instr("E2E-CI-ALL")),
+            f(
+                "ws/.github/instructions/every.instructions.md",
+                scoped("**", "E2E-CI-EVERY"),
+            ),
+            f(
+                "ws/.github/instructions/db.instructions.md",
+                scoped("db/**", "E2E-CI-DB-V1"),
+            ),
+            f(
+                "ws/.github/instructions/web.instructions.md",
+                scoped("web/**", "E2E-CI-WEB-V1"),
+            ),
+            f("ws/db/schema.sql", "create table t (id int);\n"),
+            f("ws/web/index.txt", "plain web\n"),
+        ],
+        ".",
+        vec![start, shell, create],
+    ))
+}
+
 fn gemini_session(_: Agent) -> Result<Plan, String> {
     let base = |root: &str| vec![once("E2E-HOME-V1"), once(root)];
     let mut p1 = step(
@@ -870,6 +935,13 @@ pub(crate) const CASES: &[Case] = &[
         about: "</system-reminder> in a file reaches the model escaped",
         plan: escape,
         only: None,
+        layout: None,
+    },
+    Case {
+        name: "copilot-rules",
+        about: "Copilot: its always-on instructions stay its own; applyTo ones arrive on a shell read and a create, once",
+        plan: copilot_rules,
+        only: Some(Agent::Copilot),
         layout: None,
     },
     Case {

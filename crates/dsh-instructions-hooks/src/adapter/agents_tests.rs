@@ -183,6 +183,52 @@ fn copilot_gets_nested_files_on_the_touches_it_lacks() {
     assert!(!text.contains("ROOT-AGENTS"), "{text}");
 }
 
+/// Decision 0073: Copilot's `copilot` rules are composed like its files —
+/// its always-on ones (`.github/copilot-instructions.md`, `applyTo: "**"`)
+/// are in its system prompt and never given; a path-scoped one, which
+/// Copilot attaches only after a `view`, comes with an `edit` of a matching
+/// file, with its globs line, once.
+#[test]
+fn copilot_gets_path_scoped_instructions_on_the_touches_it_lacks() {
+    let m = machine();
+    let dir = m.project.join(".github/instructions");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        m.project.join(".github/copilot-instructions.md"),
+        "RULE-ALL always.\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("every.instructions.md"),
+        "---\napplyTo: \"**\"\n---\nRULE-EVERY always.\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("sub.instructions.md"),
+        "---\napplyTo: \"sub/**\"\n---\nRULE-SUB scoped.\n",
+    )
+    .expect("write");
+    let start = m.copilot("sessionStart-new", "sessionStart");
+    let text = copilot_context(&start).expect("overlay");
+    assert!(
+        !text.contains("RULE-"),
+        "Copilot holds its always-on rules: {text}"
+    );
+    let edit = m.copilot_edit();
+    let text = copilot_context(&edit).expect("the scoped rule");
+    assert!(
+        text.contains("Additional instructions from: .github/instructions/sub.instructions.md"),
+        "{text}"
+    );
+    assert!(text.contains("files matching `sub/**`"), "{text}");
+    assert_eq!(text.matches("RULE-SUB scoped.").count(), 1, "{text}");
+    assert!(
+        !text.contains("RULE-ALL") && !text.contains("RULE-EVERY"),
+        "{text}"
+    );
+    assert_eq!(copilot_context(&m.copilot_edit()), None, "once");
+}
+
 /// Decision 0073: the chain's files Copilot holds are composed, so what
 /// Copilot lacks about them — an edit while it runs — is said; a compaction
 /// (which keeps Copilot's system prompt) brings back the overlay but not

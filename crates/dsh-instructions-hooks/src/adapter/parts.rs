@@ -128,8 +128,13 @@ pub(crate) fn record(
         // What the agent loads itself and keeps is composed (so updates,
         // removals and the budget see it) but not given twice (decision
         // 0073).
-        let own =
-            crate::native_chain::without_native_baseline(message, piece.agent.own_chain_files());
+        let own = crate::native_chain::without_native_baseline(
+            message,
+            crate::native_chain::Own {
+                names: piece.agent.own_chain_files(),
+                places: piece.agent.own_rule_places(),
+            },
+        );
         parts.extend(split(own.as_ref().unwrap_or(message), PART_BYTES));
     }
     let n = parts.len();
