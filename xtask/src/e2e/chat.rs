@@ -229,21 +229,8 @@ pub(crate) fn chat_reply(
                       "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
                       "usage": usage});
     let answer = resp["choices"][0]["message"].clone();
-    if body["stream"].as_bool() == Some(true) {
-        Reply {
-            content_type: "text/event-stream",
-            body: chat_sse(&resp).into_bytes(),
-            action,
-            answer,
-        }
-    } else {
-        Reply {
-            content_type: "application/json",
-            body: resp.to_string().into_bytes(),
-            action,
-            answer,
-        }
-    }
+    let stream = body["stream"].as_bool() == Some(true);
+    Reply::shaped(stream, &resp, chat_sse, action, answer)
 }
 
 /// A complete completion as the chunk stream: the role, the content or each

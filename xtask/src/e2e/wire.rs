@@ -51,6 +51,30 @@ pub(crate) struct Reply {
     pub answer: Value,
 }
 
+impl Reply {
+    /// The answer `resp` as the request asked for it: the event stream
+    /// `sse` renders when `stream`, else `resp` as one JSON body.
+    pub(crate) fn shaped(
+        stream: bool,
+        resp: &Value,
+        sse: impl FnOnce(&Value) -> String,
+        action: String,
+        answer: Value,
+    ) -> Self {
+        let (content_type, body) = if stream {
+            ("text/event-stream", sse(resp))
+        } else {
+            ("application/json", resp.to_string())
+        };
+        Self {
+            content_type,
+            body: body.into_bytes(),
+            action,
+            answer,
+        }
+    }
+}
+
 pub(crate) fn texts_of(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
@@ -171,21 +195,8 @@ pub(crate) fn anthropic_reply(
                      "model": body["model"].as_str().unwrap_or("mock"), "content": content,
                      "stop_reason": stop, "stop_sequence": null, "usage": usage});
     let answer = msg["content"].clone();
-    if body["stream"].as_bool() == Some(true) {
-        Reply {
-            content_type: "text/event-stream",
-            body: anthropic_sse(&msg).into_bytes(),
-            action,
-            answer,
-        }
-    } else {
-        Reply {
-            content_type: "application/json",
-            body: msg.to_string().into_bytes(),
-            action,
-            answer,
-        }
-    }
+    let stream = body["stream"].as_bool() == Some(true);
+    Reply::shaped(stream, &msg, anthropic_sse, action, answer)
 }
 
 /// A complete message as the Anthropic event stream.
@@ -551,21 +562,13 @@ pub(crate) fn gemini_reply(
                                         "totalTokenCount": d.usage + 12},
                       "modelVersion": model});
     let answer = resp["candidates"][0]["content"]["parts"].clone();
-    if stream {
-        Reply {
-            content_type: "text/event-stream",
-            body: format!("data: {resp}\r\n\r\n").into_bytes(),
-            action,
-            answer,
-        }
-    } else {
-        Reply {
-            content_type: "application/json",
-            body: resp.to_string().into_bytes(),
-            action,
-            answer,
-        }
-    }
+    Reply::shaped(
+        stream,
+        &resp,
+        |r| format!("data: {r}\r\n\r\n"),
+        action,
+        answer,
+    )
 }
 
 #[cfg(test)]
