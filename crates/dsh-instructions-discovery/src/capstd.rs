@@ -68,8 +68,8 @@ use crate::dircache::{DirCache, STAMP_MARGIN};
 use crate::dirmemory::DirMemory;
 use crate::paths::normalize;
 use crate::provider::{
-    BoxFuture, Cancelled, DirListing, FsProvider, MarkerProbe, PathKind, Probe, ReadOutcome,
-    Unavailable,
+    BoxFuture, Cancelled, DirListing, FsProvider, MarkerProbe, PathKind, Probe, ProbedDirs,
+    ReadOutcome, Unavailable,
 };
 use blocking::{check, run_blocking};
 use classify::{Class, classify};
@@ -394,6 +394,23 @@ impl FsProvider for CapStdProvider {
         names: &'a [String],
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Vec<Vec<Probe>>, Cancelled>> {
+        let inner = Arc::clone(&self.inner);
+        let dirs = dirs.to_vec();
+        let names = names.to_vec();
+        Box::pin(run_blocking(self.inline, cancel, move |token| {
+            inner.probe_dirs(&dirs, &names, token).map(|p| p.probes)
+        }))
+    }
+
+    /// [`FsProvider::probe_dirs`]'s one blocking task, telling the
+    /// directories it found missing (by a lookup, from what it remembers,
+    /// or below one of them in the same batch).
+    fn probe_dirs_missing<'a>(
+        &'a self,
+        dirs: &'a [Utf8PathBuf],
+        names: &'a [String],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<ProbedDirs, Cancelled>> {
         let inner = Arc::clone(&self.inner);
         let dirs = dirs.to_vec();
         let names = names.to_vec();

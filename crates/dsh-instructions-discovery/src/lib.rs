@@ -26,7 +26,7 @@ pub use memory::{
 };
 pub use provider::{
     BoxFuture, Cancelled, DirListing, EntryKind, FileIdentity, FileVersion, FsProvider, LoadedText,
-    MAX_LINK_HOPS, MarkerProbe, PathKind, PresentFile, Probe, ReadOutcome, Unavailable,
+    MAX_LINK_HOPS, MarkerProbe, PathKind, PresentFile, Probe, ProbedDirs, ReadOutcome, Unavailable,
 };
 pub use root::{ProjectRoot, RootReason, chain, display_path, find_project_root, relative_dir};
 pub use text::decode_text;

@@ -257,6 +257,19 @@ impl DirListing {
     pub const MAX_ENTRIES: usize = 65_536;
 }
 
+/// What [`FsProvider::probe_dirs_missing`] returns: the probes of every
+/// directory, as [`FsProvider::probe_dirs`] gives them, and which of the
+/// directories the provider saw to be missing.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProbedDirs {
+    /// One list of probes per directory, one probe per name.
+    pub probes: Vec<Vec<Probe>>,
+    /// One flag per directory: `true` when the provider saw that no
+    /// directory is there (every probe in it is then [`Probe::Absent`]);
+    /// `false` when it is there or the provider does not know.
+    pub missing: Vec<bool>,
+}
+
 /// A filesystem as the instruction loader sees it.
 ///
 /// Paths are absolute and lexically normalized. Implementations must observe
@@ -311,6 +324,48 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
                 out.push(self.probe_many(dir, names, cancel).await?);
             }
             Ok(out)
+        })
+    }
+
+    /// [`FsProvider::probe_dirs`], also telling which of `dirs` the
+    /// provider saw to be no directory at all (no entry, or a path through
+    /// something that is no directory) while probing them: then
+    /// [`FsProvider::list_dir`] of it would say [`DirListing::Absent`] too,
+    /// and a caller may skip that listing (a known directory's absent rules
+    /// directories, R-RULE-1, R-HOOK-6). `missing[i]` is `true` only when the
+    /// provider knows; the default knows nothing and says `false` for every
+    /// directory, which only costs the caller its listings. Decorators must
+    /// forward it (see [`FsProvider::probe_dirs`]).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use dsh_instructions_discovery::{
+    ///     CancellationToken, CapStdProvider, FsProvider, Probe, Utf8PathBuf, ambient_authority,
+    /// };
+    /// let tmp = tempfile::tempdir().unwrap();
+    /// let root = Utf8PathBuf::from_path_buf(tmp.path().canonicalize().unwrap()).unwrap();
+    /// std::fs::create_dir(root.join("pkg")).unwrap();
+    /// let fs = CapStdProvider::new(vec![root.clone()], ambient_authority()).unwrap();
+    /// let dirs = [root.join("pkg"), root.join("pkg/.claude/rules")];
+    /// let names = ["AGENTS.md".to_owned()];
+    /// let probed = fs
+    ///     .probe_dirs_missing(&dirs, &names, &CancellationToken::new())
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(probed.probes, [vec![Probe::Absent], vec![Probe::Absent]]);
+    /// assert_eq!(probed.missing, [false, true]);
+    /// # });
+    /// ```
+    fn probe_dirs_missing<'a>(
+        &'a self,
+        dirs: &'a [Utf8PathBuf],
+        names: &'a [String],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<ProbedDirs, Cancelled>> {
+        Box::pin(async move {
+            let probes = self.probe_dirs(dirs, names, cancel).await?;
+            let missing = vec![false; probes.len()];
+            Ok(ProbedDirs { probes, missing })
         })
     }
 

@@ -530,7 +530,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                     for ug in &users {
                         seen.note_own(ug);
                     }
-                    for ((rel, abs), p) in rels.iter().zip(&dirs).zip(&probes) {
+                    for ((rel, abs), p) in rels.iter().zip(&dirs).zip(&probes.probes) {
                         if chain_set.contains(rel) {
                             seen.note_own(&cached.slots(
                                 abs,

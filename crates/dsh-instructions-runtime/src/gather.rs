@@ -8,13 +8,28 @@
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{Cancelled, Probe};
-use dsh_instructions_state::{CLAUDE_DIR_FILE, ProbeClass, ScopeKey};
+use std::collections::HashSet;
+
+use dsh_instructions_state::{CLAUDE_DIR_FILE, ProbeClass, RuleFormat, ScopeKey, ScopeKind};
 
 use crate::rule_slots::{add_rule_slots, user_rules_scan};
 use crate::scan::{
-    DirScan, Gather, SeenFiles, SlotKeys, SlotState, class as probe_class, dir_abs, identity_dedup,
+    Attach, DirScan, Gather, SeenFiles, SlotKeys, SlotState, class as probe_class, dir_abs,
+    identity_dedup,
 };
 use crate::slots::Gate;
+
+/// What [`probe_dirs`] found in a set of directories.
+#[derive(Debug, Default)]
+pub(crate) struct DirProbes {
+    /// One list per directory, one probe per logical name.
+    pub probes: Vec<Vec<Probe>>,
+    /// One flag per directory: every rules directory of the configured
+    /// formats (R-RULE-1) was seen missing in the same provider call, so
+    /// there is nothing to list there. `false` when rules are off, or when
+    /// one may be there (or the provider cannot tell).
+    pub rules_missing: Vec<bool>,
+}
 
 /// Probes a set of directories in one provider call (none for an empty
 /// set), one probe per logical name ([`crate::slots::Layout`]).
@@ -23,52 +38,105 @@ use crate::slots::Gate;
 /// directory's `.claude` subdirectory, listed right after the directory in
 /// the same call: a provider's directory stamps (docs/decisions/0007) only
 /// vouch for one directory's own entries, so a name with `/` must never
-/// reach them.
+/// reach them. With `rules` (a pass that loads rules), each configured
+/// format's rules directory is listed after those, so that a provider that
+/// can tell a missing directory from what it already proves (the disk
+/// provider's remembered stamps) says "no rules here" with no lookup
+/// (R-HOOK-6, decision 0075).
 pub(crate) async fn probe_dirs(
     g: &Gather<'_>,
     dirs: &[Utf8PathBuf],
     names: &[String],
-) -> Result<Vec<Vec<Probe>>, Cancelled> {
+    rules: bool,
+) -> Result<DirProbes, Cancelled> {
     if dirs.is_empty() {
-        return Ok(Vec::new());
+        return Ok(DirProbes::default());
     }
-    let Some(rule) = names.iter().position(|n| n == CLAUDE_DIR_FILE) else {
-        return g.provider.probe_dirs(dirs, names, g.cancel).await;
+    let rule_dirs: Vec<&str> = if rules {
+        g.config
+            .rule_formats()
+            .iter()
+            .map(|f| f.rules_dir())
+            .collect()
+    } else {
+        Vec::new()
     };
+    let rule = names.iter().position(|n| n == CLAUDE_DIR_FILE);
+    if rule.is_none() && rule_dirs.is_empty() {
+        let probes = g.provider.probe_dirs(dirs, names, g.cancel).await?;
+        let rules_missing = vec![false; probes.len()];
+        return Ok(DirProbes {
+            probes,
+            rules_missing,
+        });
+    }
     let mut physical: Vec<String> = names
         .iter()
         .filter(|n| *n != CLAUDE_DIR_FILE)
         .cloned()
         .collect();
-    let claude_md = match physical.iter().position(|n| n == CLAUDE_MD) {
-        Some(i) => i,
-        None => {
-            physical.push(CLAUDE_MD.to_owned());
-            physical.len() - 1
-        }
+    let claude_md = match rule {
+        None => 0,
+        Some(_) => match physical.iter().position(|n| n == CLAUDE_MD) {
+            Some(i) => i,
+            None => {
+                physical.push(CLAUDE_MD.to_owned());
+                physical.len() - 1
+            }
+        },
     };
-    let all: Vec<Utf8PathBuf> = dirs
-        .iter()
-        .flat_map(|d| [d.clone(), d.join(CLAUDE_SUBDIR)])
-        .collect();
-    let probes = g.provider.probe_dirs(&all, &physical, g.cancel).await?;
-    let mut out = Vec::with_capacity(dirs.len());
-    let mut it = probes.into_iter();
-    while let (Some(own), Some(sub)) = (it.next(), it.next()) {
-        let mut own = own.into_iter();
-        let mut merged = Vec::with_capacity(names.len());
-        for i in 0..names.len() {
-            let probe = if i == rule {
-                sub.get(claude_md).cloned()
-            } else {
-                own.next()
-            };
-            // A provider that answered too few probes answered nothing
-            // for the rest: the caller treats a short list as incomplete.
-            let Some(probe) = probe else { break };
-            merged.push(probe);
+    let stride = 1 + usize::from(rule.is_some()) + rule_dirs.len();
+    let mut all: Vec<Utf8PathBuf> = Vec::with_capacity(dirs.len() * stride);
+    for d in dirs {
+        all.push(d.clone());
+        if rule.is_some() {
+            all.push(d.join(CLAUDE_SUBDIR));
         }
-        out.push(merged);
+        all.extend(rule_dirs.iter().map(|r| d.join(r)));
+    }
+    let probed = g
+        .provider
+        .probe_dirs_missing(&all, &physical, g.cancel)
+        .await?;
+    let mut out = DirProbes {
+        probes: Vec::with_capacity(dirs.len()),
+        rules_missing: Vec::with_capacity(dirs.len()),
+    };
+    let mut it = probed.probes.into_iter();
+    for i in 0..dirs.len() {
+        let Some(own) = it.next() else { break };
+        let sub = if rule.is_some() { it.next() } else { None };
+        for _ in &rule_dirs {
+            it.next();
+        }
+        // The flags of this directory's rules directories (a provider that
+        // answered too few says nothing for the rest: not missing).
+        let flags = probed
+            .missing
+            .get(i * stride + stride - rule_dirs.len()..(i + 1) * stride);
+        out.rules_missing
+            .push(!rule_dirs.is_empty() && flags.is_some_and(|f| f.iter().all(|&m| m)));
+        let merged = match rule {
+            None => own,
+            Some(rule) => {
+                let mut own = own.into_iter();
+                let mut merged = Vec::with_capacity(names.len());
+                for i in 0..names.len() {
+                    let probe = if i == rule {
+                        sub.as_ref().and_then(|s| s.get(claude_md)).cloned()
+                    } else {
+                        own.next()
+                    };
+                    // A provider that answered too few probes answered
+                    // nothing for the rest: the caller treats a short list
+                    // as incomplete.
+                    let Some(probe) = probe else { break };
+                    merged.push(probe);
+                }
+                merged
+            }
+        };
+        out.probes.push(merged);
     }
     Ok(out)
 }
@@ -87,7 +155,7 @@ pub(crate) async fn path_gate(
         return Ok(Gate::Open);
     }
     let dirs: Vec<Utf8PathBuf> = chain.iter().map(|rel| dir_abs(root, rel)).collect();
-    let probes = probe_dirs(g, &dirs, &g.layout.names).await?;
+    let probes = probe_dirs(g, &dirs, &g.layout.names, false).await?.probes;
     if probes.len() != dirs.len() || probes.iter().any(|p| p.len() != g.layout.names.len()) {
         return Ok(Gate::Unknown);
     }
@@ -117,13 +185,13 @@ pub(crate) async fn probe_with_user_global(
     root: &Utf8Path,
     dirs: &[Utf8PathBuf],
     names: &[String],
-) -> Result<(Vec<DirScan>, Vec<Vec<Probe>>), Cancelled> {
+) -> Result<(Vec<DirScan>, DirProbes), Cancelled> {
     let (file, label) = (home.user_global_file(), home.user_global_label());
     let (ug, users, ancestors, probes) = tokio::join!(
         g.user_global(&file, &label, ScopeKey::user_global()),
         g.user_files(),
         g.ancestors(root),
-        probe_dirs(g, dirs, names)
+        probe_dirs(g, dirs, names, g.rules.is_some())
     );
     let mut scans = vec![ug?];
     scans.extend(users?);
@@ -146,7 +214,7 @@ pub(crate) async fn gather_dirs(
 ) -> Result<Vec<DirScan>, Cancelled> {
     let dirs: Vec<Utf8PathBuf> = rels.iter().map(|rel| dir_abs(root, rel)).collect();
     let names = g.names();
-    let probes = probe_dirs(g, &dirs, &names).await?;
+    let probes = probe_dirs(g, &dirs, &names, g.rules.is_some()).await?;
     process_dirs(g, rels, &dirs, names, probes, skip, seen).await
 }
 
@@ -156,17 +224,30 @@ pub(crate) async fn process_dirs(
     rels: &[&str],
     dirs: &[Utf8PathBuf],
     names: Vec<String>,
-    probes: Vec<Vec<Probe>>,
+    probes: DirProbes,
     skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
     seen: &mut SeenFiles,
 ) -> Result<Vec<DirScan>, Cancelled> {
     let mut scans = Vec::with_capacity(dirs.len());
     let mut keys = SlotKeys::default();
-    for ((rel, abs), probes) in rels.iter().zip(dirs).zip(probes) {
-        if g.settled(rel, &names, &probes, skip, seen, &mut keys) {
+    let ruled = g.rules.map(ruled_dirs).unwrap_or_default();
+    // Copilot's root file is no rules directory's: the root never settles
+    // on its rules.
+    let root_file = g.config.rule_formats().contains(&RuleFormat::Copilot);
+    let missing = probes
+        .rules_missing
+        .iter()
+        .copied()
+        .chain(std::iter::repeat(false));
+    for (((rel, abs), probes), rules_missing) in
+        rels.iter().zip(dirs).zip(probes.probes).zip(missing)
+    {
+        let rules_settled = rules_missing && !ruled.contains(*rel) && !(root_file && *rel == ".");
+        if g.settled(rel, &names, &probes, rules_settled, skip, seen, &mut keys) {
             continue;
         }
         let mut scan = g.slots(abs, rel, names.clone(), probes, skip);
+        scan.rules_missing = rules_missing;
         // Identity dedup needs no content, so every read can wait for one
         // batch after it.
         identity_dedup(&mut scan, seen);
@@ -179,6 +260,18 @@ pub(crate) async fn process_dirs(
         add_rule_slots(g, &mut scans, attach, skip, seen).await?;
     }
     Ok(scans)
+}
+
+/// The project directories a rule the model sees comes from: such a
+/// directory never settles on its probes alone, since a rule of it that is
+/// gone must be removed (R-RULE-4).
+fn ruled_dirs<'a>(attach: &'a Attach<'a>) -> HashSet<&'a str> {
+    attach
+        .visible
+        .entries_unordered()
+        .filter(|(scope, e)| e.is_loaded() && matches!(scope.kind(), ScopeKind::Rule { .. }))
+        .filter_map(|(scope, _)| scope.dir())
+        .collect()
 }
 
 /// Gathers the user-global file and the root-to-cwd chain. With a budget,
@@ -198,8 +291,17 @@ pub(crate) async fn gather_chain(
     let names = g.names();
     let (users, probes) = probe_with_user_global(g, home, root, &dirs, &names).await?;
     scans.extend(users);
-    for ((rel, abs), probes) in chain.iter().zip(&dirs).zip(probes) {
-        scans.push(g.slots(abs, rel, names.clone(), probes, &|_| false));
+    let missing = probes
+        .rules_missing
+        .iter()
+        .copied()
+        .chain(std::iter::repeat(false));
+    for (((rel, abs), probes), rules_missing) in
+        chain.iter().zip(&dirs).zip(probes.probes).zip(missing)
+    {
+        let mut scan = g.slots(abs, rel, names.clone(), probes, &|_| false);
+        scan.rules_missing = rules_missing;
+        scans.push(scan);
     }
     if g.imports.is_some() {
         for scan in &scans {

@@ -92,12 +92,15 @@ pub(crate) async fn add_rule_slots(
         let Some(rel) = scan.rel.as_deref() else {
             continue;
         };
+        // Every rules directory here was seen missing: nothing to list (a
+        // rule it showed before is still removed below).
+        let listing: &[RuleFormat] = if scan.rules_missing { &[] } else { formats };
         let prefix = if rel == "." {
             String::new()
         } else {
             format!("{rel}/")
         };
-        for &format in formats {
+        for &format in listing {
             let dir = scan.abs.join(format.rules_dir());
             let files = list_rule_files(
                 g.provider,
@@ -270,10 +273,16 @@ pub(crate) async fn add_rule_slots(
     // The visible rules by directory (`None`: the user's), gathered once
     // for every scan.
     let mut shown: HashMap<Option<&str>, Vec<&ScopeKey>> = HashMap::new();
-    for (scope, _) in attach.visible.entries() {
-        if matches!(scope.kind(), ScopeKind::Rule { .. }) && attach.visible.is_loaded(scope) {
+    for (scope, e) in attach.visible.entries_unordered() {
+        if e.is_loaded() && matches!(scope.kind(), ScopeKind::Rule { .. }) {
             shown.entry(scope.dir()).or_default().push(scope);
         }
+    }
+    // Key order within a directory, as the removes below are appended
+    // (then sorted by section order with the rest): only the few
+    // directories with rules are sorted, not every visible entry.
+    for scopes in shown.values_mut() {
+        scopes.sort_unstable();
     }
     for (scan, mut rules) in scans.iter_mut().zip(added) {
         let dir = match (&scan.rules_base, scan.rel.as_deref()) {
@@ -341,6 +350,7 @@ pub(crate) fn user_rules_scan(g: &Gather<'_>, home: &DshHome, root: &Utf8Path) -
         candidates: Vec::new(),
         slots: Vec::new(),
         rules_base: Some(root.to_owned()),
+        rules_missing: false,
     })
 }
 

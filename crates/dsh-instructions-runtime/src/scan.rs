@@ -131,6 +131,9 @@ pub(crate) struct DirScan {
     /// the project root its path-scoped globs are relative to (R-RULE-8).
     /// `None` for every other scan.
     pub rules_base: Option<Utf8PathBuf>,
+    /// Every configured format's rules directory here was seen missing by
+    /// the probe call ([`crate::gather::DirProbes`]): nothing to list.
+    pub rules_missing: bool,
 }
 
 impl DirScan {
@@ -288,6 +291,7 @@ fn user_scan(file: &Utf8Path, label: &str, scope: ScopeKey, probe: Probe) -> Dir
         candidates: vec![candidate],
         slots: vec![SlotScan { scope, state }],
         rules_base: None,
+        rules_missing: false,
     }
 }
 
@@ -415,12 +419,14 @@ impl Gather<'_> {
             candidates,
             slots,
             rules_base: None,
+            rules_missing: false,
         }
     }
 
     /// Whether a probed directory shows exactly what the model already sees,
     /// so that building its scan could produce no transition and no cache
-    /// update: every reported slot is absent where nothing loaded is visible,
+    /// update (with rules on, only when `rules_settled` says its rules
+    /// have nothing to show either): every reported slot is absent where nothing loaded is visible,
     /// or its winner is a file the version cache vouches for (R-STATE-8)
     /// whose identity and trimmed content no earlier file of the pass
     /// shares. Then the winners join `seen` (later directories dedup against
@@ -436,11 +442,13 @@ impl Gather<'_> {
     /// nothing on the way to "no": the classes live on the stack, the scope
     /// keys in `keys` (one per slot, rewritten in place; see [`SlotKeys`]),
     /// and a display path is built only for a winner the cache vouches for.
+    #[allow(clippy::too_many_arguments)] // one pass's context, each used once
     pub(crate) fn settled(
         &self,
         rel: &str,
         names: &[String],
         probes: &[Probe],
+        rules_settled: bool,
         skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
         seen: &mut SeenFiles,
         keys: &mut SlotKeys,
@@ -453,9 +461,11 @@ impl Gather<'_> {
         };
         // A directory's rules are not covered by its candidates' probes
         // (its rules directories have stamps of their own): with rules on,
-        // every directory takes the full path, so a rule's edit, removal
-        // or new file is never missed (R-RULE-4).
-        if !self.config.rule_formats().is_empty() {
+        // a directory settles only when the caller found nothing of its
+        // rules to look at (`rules_settled`: no rules directory, no rule
+        // of it shown); every other takes the full path, so a rule's edit,
+        // removal or new file is never missed (R-RULE-4).
+        if !self.config.rule_formats().is_empty() && !rules_settled {
             return false;
         }
         if probes.len() != names.len() {

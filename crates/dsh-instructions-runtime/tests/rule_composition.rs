@@ -221,6 +221,58 @@ async fn an_always_on_rule_edit_in_a_known_directory_is_a_replace_r_rule_4(
     );
 }
 
+/// A known directory with no rules directory settles on its probes
+/// (decision 0075: the probe call says its `.claude/rules` is missing), yet
+/// a rules directory created there later is listed at the next prompt, and
+/// when the whole `.claude` goes away the rule it held is removed: a
+/// directory whose rule the model sees never settles on probes alone.
+#[rstest]
+#[tokio::test]
+async fn a_rules_directory_created_or_removed_in_a_known_directory_is_seen_r_rule_4(
+    #[values("memory", "disk")] kind: &str,
+) {
+    let mut w = World::new(
+        kind,
+        &[
+            ("/repo/AGENTS.md", "root"),
+            ("/repo/pkg/AGENTS.md", "pkg"),
+            ("/repo/pkg/lib.rs", "code"),
+        ],
+        rules_config(&["claude"], 65_536),
+    );
+    w.prompt().await.expect("baseline");
+    w.read("/repo/pkg/lib.rs").await;
+    assert_eq!(
+        changes(&w.instance.pending()[0]),
+        [(Action::Set, "pkg/AGENTS.md".to_owned())]
+    );
+    w.prompt().await.expect("the set enters");
+    assert_eq!(w.prompt().await, None, "nothing new");
+    w.files
+        .write("/repo/pkg/.claude/rules/style.md", "style one");
+    let m = w.prompt().await.expect("the new rule is seen");
+    assert_eq!(
+        changes(&m),
+        [(Action::Set, "pkg/.claude/rules/style.md".to_owned())]
+    );
+    assert_eq!(w.prompt().await, None, "nothing new");
+    match &w.files {
+        Files::Memory(fs) => {
+            // The subtree goes with it.
+            fs.remove(Utf8Path::new("/repo/pkg/.claude"));
+        }
+        Files::Disk { .. } => {
+            std::fs::remove_dir_all(w.files.path("/repo/pkg/.claude")).unwrap();
+        }
+    }
+    let m = w.prompt().await.expect("the removal is seen");
+    assert_eq!(
+        changes(&m),
+        [(Action::Remove, "pkg/.claude/rules/style.md".to_owned())]
+    );
+    assert_eq!(w.prompt().await, None, "settled again");
+}
+
 #[rstest]
 #[tokio::test]
 async fn a_path_scoped_rule_attaches_on_a_matching_read_only_r_rule_4_r_rule_5(

@@ -179,6 +179,26 @@ impl VisibleState {
         all.into_iter()
     }
 
+    /// [`Self::entries`] in no particular order, without sorting them: for
+    /// callers that order the result themselves or need no order (a hook
+    /// event looks at every known directory's entry, R-HOOK-6).
+    ///
+    /// ```
+    /// use dsh_instructions_state::{Action, Change, Digest, ScopeKey, TypedSource, VisibleState};
+    /// let set = |dir: &str| Change {
+    ///     action: Action::Set, scope: ScopeKey::project(dir, "base"),
+    ///     path: format!("{dir}/AGENTS.md"), previous_path: None, digest: Some(Digest::of("x")),
+    /// };
+    /// let source = TypedSource { changes: vec![set("b"), set("a")], ..Default::default() };
+    /// let state = VisibleState::derive([(0, &source)]);
+    /// let mut dirs: Vec<&str> = state.entries_unordered().filter_map(|(s, _)| s.dir()).collect();
+    /// dirs.sort_unstable();
+    /// assert_eq!(dirs, ["a", "b"]);
+    /// ```
+    pub fn entries_unordered(&self) -> impl Iterator<Item = (&ScopeKey, &VisibleEntry)> {
+        self.entries.iter()
+    }
+
     /// Scopes whose latest visible change loads them, in key order.
     pub fn loaded(&self) -> impl Iterator<Item = (&ScopeKey, &VisibleEntry)> {
         self.entries().filter(|(_, e)| e.is_loaded())

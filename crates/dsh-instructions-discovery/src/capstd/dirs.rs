@@ -15,7 +15,7 @@ use super::classify::{
 use crate::dircache::{Batch, name_bit, plain};
 use crate::dirmemory::DirMemory;
 use crate::paths::{normalize, normalized};
-use crate::provider::{Cancelled, Probe, Unavailable};
+use crate::provider::{Cancelled, Probe, ProbedDirs, Unavailable};
 use crate::stamp::{Raw, RawKind, Stamp};
 
 impl Inner {
@@ -209,16 +209,22 @@ impl Inner {
     /// between batches (the `dircache` module); the others are opened
     /// relative to the previous handle when they are its plain child, so a
     /// long chain never re-walks its path from the root (O(depth), not
-    /// O(depth²), component lookups).
+    /// O(depth²), component lookups). Also returns which directories were
+    /// seen missing ([`crate::ProbedDirs::missing`]).
     pub(super) fn probe_dirs(
         &self,
         dirs: &[Utf8PathBuf],
         names: &[String],
         cancel: &CancellationToken,
-    ) -> Result<Vec<Vec<Probe>>, Cancelled> {
+    ) -> Result<ProbedDirs, Cancelled> {
         let mut out = Vec::with_capacity(dirs.len());
+        let mut missing = Vec::with_capacity(dirs.len());
         let named = self.named_roots(names);
         let mut previous: Option<(Utf8PathBuf, Dir)> = None;
+        // The last directory of this batch seen missing: a directory below
+        // it is missing too, with no lookup (a known directory's absent
+        // `.claude/`, then its `.claude/rules/`, R-HOOK-6).
+        let mut gone: Option<String> = None;
         let mut cache = self.dirs.try_lock().ok();
         let mut memory = self.memory.get().map(DirMemory::lock);
         let mut batch = cache
@@ -227,15 +233,31 @@ impl Inner {
         for dir in dirs {
             check(cancel)?;
             let dir = normalized(dir);
+            if gone.as_deref().is_some_and(|g| {
+                dir.as_str()
+                    .strip_prefix(g)
+                    .is_some_and(|rest| rest.starts_with('/'))
+            }) {
+                out.push(vec![Probe::Absent; names.len()]);
+                missing.push(true);
+                previous = None;
+                continue;
+            }
             if let Some(probes) = self.probe_root_names(&named, &dir, names, cancel)? {
                 out.push(probes);
+                missing.push(false);
                 previous = None;
                 continue;
             }
             if let Some(batch) = batch.as_mut()
-                && let Some(probes) = self.probe_remembered(batch, &dir, names, cancel)?
+                && let Some((probes, is_missing)) =
+                    self.probe_remembered(batch, &dir, names, cancel)?
             {
                 out.push(probes);
+                missing.push(is_missing);
+                if is_missing {
+                    gone = Some(dir.as_str().to_owned());
+                }
                 previous = None;
                 continue;
             }
@@ -243,6 +265,7 @@ impl Inner {
                 && let Some(probes) = self.probe_cached(batch, &dir, names, cancel)?
             {
                 out.push(probes);
+                missing.push(false);
                 previous = None;
                 continue;
             }
@@ -269,6 +292,8 @@ impl Inner {
                     // `.claude/` in every known directory, R-HOOK-6).
                     Err(Class::Absent) => {
                         out.push(vec![Probe::Absent; names.len()]);
+                        missing.push(true);
+                        gone = Some(dir.into_string());
                         previous = None;
                         continue;
                     }
@@ -276,9 +301,13 @@ impl Inner {
                 },
             };
             out.push(self.probe_names(&dir, handle.as_ref(), names, cancel)?);
+            missing.push(false);
             previous = handle.map(|h| (dir, h));
         }
-        Ok(out)
+        Ok(ProbedDirs {
+            probes: out,
+            missing,
+        })
     }
 }
 

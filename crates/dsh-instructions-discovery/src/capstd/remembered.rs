@@ -27,7 +27,8 @@ impl Inner {
     /// Answers `dir` from the facts an earlier process remembered
     /// (decision 0037, argued in the `dirmemory` module), or `None` when it
     /// has none or they no longer hold (the caller takes the handle path,
-    /// which records the new facts).
+    /// which records the new facts); with the probes, whether the
+    /// directory is remembered missing.
     #[cfg(target_os = "linux")]
     pub(super) fn probe_remembered(
         &self,
@@ -35,7 +36,7 @@ impl Inner {
         dir: &Utf8Path,
         names: &[String],
         cancel: &CancellationToken,
-    ) -> Result<Option<Vec<Probe>>, Cancelled> {
+    ) -> Result<Option<(Vec<Probe>, bool)>, Cancelled> {
         let Some(rec) = batch.memory.as_deref().and_then(|m| m.get(dir.as_str())) else {
             return Ok(None);
         };
@@ -58,7 +59,7 @@ impl Inner {
                     return Ok(None);
                 };
                 if self.proven(batch, root_path, handle, up.as_str()) == Some(parent) {
-                    return Ok(Some(vec![Probe::Absent; names.len()]));
+                    return Ok(Some((vec![Probe::Absent; names.len()], true)));
                 }
             }
             Rec::Dir {
@@ -85,7 +86,7 @@ impl Inner {
                         probes.push(self.probe_through(handle, rel, dir, name, cancel)?);
                     }
                     batch.count_skipped(skipped);
-                    return Ok(Some(probes));
+                    return Ok(Some((probes, false)));
                 }
             }
         }
@@ -103,7 +104,7 @@ impl Inner {
         _dir: &Utf8Path,
         _names: &[String],
         _cancel: &CancellationToken,
-    ) -> Result<Option<Vec<Probe>>, Cancelled> {
+    ) -> Result<Option<(Vec<Probe>, bool)>, Cancelled> {
         Ok(None)
     }
 

@@ -360,7 +360,7 @@ mod stamps {
         }
 
         fn dirs(&self) -> Vec<Utf8PathBuf> {
-            ["a", "a/b", "a/b/c"]
+            ["a", "a/b", "a/b/c", "a/b/c/d"]
                 .iter()
                 .map(|d| self.root.join(d))
                 .collect()
@@ -395,8 +395,22 @@ mod stamps {
                 .inner
                 .probe_dirs(&self.dirs(), &names, &cancel)
                 .unwrap();
+            // Missing directories included: what memory and kept handles
+            // say is missing, a fresh lookup says too, and the disk agrees
+            // (a directory it cannot see, out of the roots or behind a
+            // permission, is not "missing": it does not know).
             assert_eq!(got, want, "cached probes differ from a fresh provider's");
-            got
+            for (dir, missing) in self.dirs().iter().zip(&got.missing) {
+                let gone = match std::fs::metadata(dir) {
+                    Ok(meta) => !meta.is_dir(),
+                    Err(e) => matches!(
+                        e.kind(),
+                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                    ),
+                };
+                assert!(!missing || gone, "{dir} is there, not missing");
+            }
+            got.probes
         }
 
         fn skipped(&self) -> u64 {
@@ -459,6 +473,15 @@ mod stamps {
         assert_eq!(fx.skipped(), 7);
         let memory = fx.memory.as_ref().unwrap().borrow().clone();
         assert_eq!(memory.len(), 4, "the root, a, a/b, and a/b/c as missing");
+        // Both say so: a/b/c remembered missing, a/b/c/d below it.
+        let names: Vec<String> = NAMES.map(str::to_owned).to_vec();
+        let carried = DirMemory::decode(&memory.encode());
+        let got = fx
+            .process(carried)
+            .inner
+            .probe_dirs(&fx.dirs(), &names, &CancellationToken::new())
+            .unwrap();
+        assert_eq!(got.missing, [false, false, true, true]);
         assert!(!memory.changed(), "nothing new to write back");
     }
 
@@ -643,7 +666,8 @@ mod stamps {
                 .inner
                 .probe_dirs(&[root.join("a")], &names, &cancel)
                 .unwrap();
-            assert_eq!(p, vec![vec![Probe::Absent; 4]]);
+            assert_eq!(p.probes, vec![vec![Probe::Absent; 4]]);
+            assert_eq!(p.missing, [false]);
         }
         assert_eq!(provider.inner.dirs.lock().unwrap().skipped, 0);
     }

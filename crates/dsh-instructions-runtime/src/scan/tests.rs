@@ -96,7 +96,25 @@ fn settled_over(
     skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
     seen: &mut SeenFiles,
 ) -> bool {
-    let config = Config::with_max_bytes(65_536);
+    settled_in(
+        Config::with_max_bytes(65_536),
+        false,
+        cache,
+        probes,
+        skip,
+        seen,
+    )
+}
+
+/// [`Gather::settled`] of [`REL`] under `config`, its rules settled or not.
+fn settled_in(
+    config: Config,
+    rules_settled: bool,
+    cache: Option<(&VersionCache<FileVersion>, &VisibleState)>,
+    probes: &[Probe],
+    skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
+    seen: &mut SeenFiles,
+) -> bool {
     let cancel = CancellationToken::new();
     let provider = dsh_instructions_discovery::MemoryProvider::new(Vec::new());
     let g = Gather {
@@ -110,7 +128,15 @@ fn settled_over(
         user_files: &[],
         rules: None,
     };
-    g.settled(REL, &names(), probes, skip, seen, &mut SlotKeys::default())
+    g.settled(
+        REL,
+        &names(),
+        probes,
+        rules_settled,
+        skip,
+        seen,
+        &mut SlotKeys::default(),
+    )
 }
 
 const A: Probe = Probe::Absent;
@@ -196,4 +222,33 @@ fn slots_left_out_by_the_budget_are_not_looked_at() {
 fn a_gather_without_cache_never_settles() {
     let mut seen = SeenFiles::default();
     assert!(!settled_over(None, &[A, A, A, A], &|_| false, &mut seen));
+}
+
+/// With rules on, unchanged candidates settle a directory only when the
+/// caller found its rules settled too (decision 0075); with rules off the
+/// flag is never looked at.
+#[rstest]
+#[case::rules_off_flag_ignored(&[], false, true)]
+#[case::rules_on_and_settled(&["claude"], true, true)]
+#[case::rules_on_not_settled(&["claude"], false, false)]
+fn rules_settle_a_directory_only_when_the_caller_says_so(
+    #[case] formats: &[&str],
+    #[case] rules_settled: bool,
+    #[case] expected: bool,
+) {
+    let input: dsh_instructions_state::ConfigInput =
+        serde_json::from_value(serde_json::json!({"max_bytes": 65_536, "rule_formats": formats}))
+            .unwrap();
+    let config = input.resolve().expect("valid config").config;
+    let (visible, cache) = setup(Shown::Loaded("AGENTS.md", "x"), Shown::Nothing);
+    let mut seen = SeenFiles::default();
+    let got = settled_in(
+        config,
+        rules_settled,
+        Some((&cache, &visible)),
+        &[present(1, 1), A, A, A],
+        &|_| false,
+        &mut seen,
+    );
+    assert_eq!(got, expected);
 }
