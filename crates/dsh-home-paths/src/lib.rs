@@ -270,11 +270,20 @@ pub fn is_lexically_normal(path: &Utf8Path) -> bool {
     if s == "/" {
         return true;
     }
-    let names = s.strip_prefix('/').unwrap_or(s);
-    !names.is_empty()
-        && names
-            .split('/')
-            .all(|name| !name.is_empty() && name != "." && name != "..")
+    let names = s.strip_prefix('/').unwrap_or(s).as_bytes();
+    // One pass over the bytes (a hook checks every known directory's
+    // paths at every event): each name between slashes is non-empty and
+    // neither `.` nor `..`.
+    let mut start = 0;
+    for end in 0..=names.len() {
+        if end == names.len() || names[end] == b'/' {
+            match &names[start..end] {
+                b"" | b"." | b".." => return false,
+                _ => start = end + 1,
+            }
+        }
+    }
+    true
 }
 
 /// How a DSH home is shown to people and the model (R-HOME-3): never as an
@@ -706,6 +715,20 @@ mod tests {
                     "{} -> {}", input, once
                 );
             }
+        }
+
+        /// The one-pass check says "normal" exactly when folding the
+        /// components would change nothing (absolute paths, Unix).
+        #[test]
+        fn normal_exactly_when_folding_changes_nothing(
+            parts in proptest::collection::vec(
+                prop_oneof![Just(".".to_string()), Just("..".to_string()), Just(String::new()), "[a-z.]{1,3}"],
+                0..8,
+            )
+        ) {
+            let input = format!("/{}", parts.join("/"));
+            let path = Utf8Path::new(&input);
+            prop_assert_eq!(is_lexically_normal(path), fold_components(path).as_str() == input, "{}", input);
         }
 
         #[test]

@@ -624,14 +624,15 @@ fn wall(command: &mut Command) -> Option<Duration> {
 /// the pinned Codex CLI's `codex debug prompt-input` on the same tree at
 /// the same budget (`project_doc_max_bytes`, the user-global file in
 /// `CODEX_HOME`), 21 runs each, interleaved; ratio Codex over ours, target
-/// at least 10. Skipped with a line when `DSH_BENCH_CODEX` (set by `cargo
+/// at least 10. Two budgets: 64 KiB (the hook's default) and 64 MiB, where
+/// both read every file of the chain (the deep-256 case). Skipped with a line when `DSH_BENCH_CODEX` (set by `cargo
 /// xtask bench` from the e2e cache) names no executable.
 fn peer_rows(trees: &[Tree], wanted: &dyn Fn(&str) -> bool) {
-    let max_bytes: i64 = 65_536;
-    let cases: Vec<&Tree> = trees
+    let cases: Vec<(&Tree, i64, &str)> = trees
         .iter()
         .filter(|t| !matches!(t.shape, Shape::Imports { .. }))
-        .filter(|t| wanted(&format!("peer/codex/{}/64K", t.shape.label())))
+        .flat_map(|t| [(t, 65_536, "64K"), (t, 64 << 20, "64M")])
+        .filter(|(t, _, b)| wanted(&format!("peer/codex/{}/{b}", t.shape.label())))
         .collect();
     if cases.is_empty() {
         return;
@@ -646,8 +647,8 @@ fn peer_rows(trees: &[Tree], wanted: &dyn Fn(&str) -> bool) {
         );
         return;
     };
-    for tree in cases {
-        let case = format!("peer/codex/{}/64K", tree.shape.label());
+    for (tree, max_bytes, budget) in cases {
+        let case = format!("peer/codex/{}/{budget}", tree.shape.label());
         // Codex writes its own state into its home: give it a copy of the
         // user-global file in a home of its own, not the tree's.
         let codex_home = tree.base.join(format!("codex-home-{}", tree.shape.label()));

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::{
     BoxFuture, CancellationToken, Cancelled, DirListing, FsProvider, MarkerProbe, PathKind, Probe,
-    ReadOutcome,
+    ProbedDirs, ReadOutcome,
 };
 
 /// Counts, shared between clones.
@@ -134,6 +134,17 @@ impl FsProvider for Counting {
         add(&self.counts.dirs, dirs.len() as u64);
         add(&self.counts.probes, (dirs.len() * names.len()) as u64);
         self.inner.probe_dirs(dirs, names, cancel)
+    }
+
+    fn probe_dirs_missing<'a>(
+        &'a self,
+        dirs: &'a [Utf8PathBuf],
+        names: &'a [String],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<ProbedDirs, Cancelled>> {
+        add(&self.counts.dirs, dirs.len() as u64);
+        add(&self.counts.probes, (dirs.len() * names.len()) as u64);
+        self.inner.probe_dirs_missing(dirs, names, cancel)
     }
 
     fn probe_paths<'a>(
