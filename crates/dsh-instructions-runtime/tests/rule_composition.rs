@@ -7,10 +7,14 @@ mod common;
 use common::config_of;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
-use dsh_instructions_discovery::{CancellationToken, CapStdProvider, MemNode, MemoryProvider};
+use dsh_instructions_discovery::{
+    BoxFuture, CancellationToken, Cancelled, CapStdProvider, DirListing, MarkerProbe, MemNode,
+    MemoryProvider, PathKind, Probe, ProbedDirs, ReadOutcome,
+};
 use dsh_instructions_runtime::{
     BatchItem, Decision, FsProvider, Host, Instance, MemoryHost, Mount, ToolExecution,
     WorkspaceMessage, ambient_authority,
@@ -84,7 +88,103 @@ impl Files {
     }
 }
 
+/// Forwards every call to the provider it wraps, counting the directory
+/// listings (as a product's counting or tracing decorator would).
+#[derive(Debug)]
+struct Listings {
+    inner: Arc<dyn FsProvider>,
+    lists: Arc<AtomicUsize>,
+}
+
+impl FsProvider for Listings {
+    fn probe<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Probe, Cancelled>> {
+        self.inner.probe(path, cancel)
+    }
+    fn probe_many<'a>(
+        &'a self,
+        dir: &'a Utf8Path,
+        names: &'a [String],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
+        self.inner.probe_many(dir, names, cancel)
+    }
+    fn probe_dirs<'a>(
+        &'a self,
+        dirs: &'a [Utf8PathBuf],
+        names: &'a [String],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<Vec<Probe>>, Cancelled>> {
+        self.inner.probe_dirs(dirs, names, cancel)
+    }
+    fn probe_dirs_missing<'a>(
+        &'a self,
+        dirs: &'a [Utf8PathBuf],
+        names: &'a [String],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<ProbedDirs, Cancelled>> {
+        self.inner.probe_dirs_missing(dirs, names, cancel)
+    }
+    fn probe_paths<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
+        self.inner.probe_paths(paths, cancel)
+    }
+    fn markers_until_found<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<MarkerProbe>, Cancelled>> {
+        self.inner.markers_until_found(paths, cancel)
+    }
+    fn read_text<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        max_source_bytes: u64,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<ReadOutcome, Cancelled>> {
+        self.inner.read_text(path, max_source_bytes, cancel)
+    }
+    fn read_many<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        max_source_bytes: u64,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<ReadOutcome>, Cancelled>> {
+        self.inner.read_many(paths, max_source_bytes, cancel)
+    }
+    fn path_kinds<'a>(
+        &'a self,
+        paths: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<PathKind>, Cancelled>> {
+        self.inner.path_kinds(paths, cancel)
+    }
+    fn list_dir<'a>(
+        &'a self,
+        dir: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<DirListing, Cancelled>> {
+        self.lists.fetch_add(1, Ordering::Relaxed);
+        self.inner.list_dir(dir, cancel)
+    }
+    fn marker<'a>(
+        &'a self,
+        path: &'a Utf8Path,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>> {
+        self.inner.marker(path, cancel)
+    }
+}
+
 struct World {
+    /// Directory listings the instance's provider made so far.
+    lists: Arc<AtomicUsize>,
     files: Files,
     host: Arc<MemoryHost>,
     instance: Instance,
@@ -103,10 +203,15 @@ impl World {
         }
         let cwd = fs.path(cwd);
         let host = Arc::new(MemoryHost::new(cwd));
+        let lists = Arc::new(AtomicUsize::new(0));
+        let provider: Arc<dyn FsProvider> = Arc::new(Listings {
+            inner: fs.provider(),
+            lists: Arc::clone(&lists),
+        });
         let instance = Instance::mount(
             Mount {
                 config: Some(config),
-                provider: Some(fs.provider()),
+                provider: Some(provider),
                 home: DshHome {
                     path: fs.path("/home/u/.dsh"),
                     label: HomeLabel::EnvVar,
@@ -118,6 +223,7 @@ impl World {
         )
         .expect("mounted inside a runtime");
         Self {
+            lists,
             files: fs,
             host,
             instance,
@@ -247,7 +353,21 @@ async fn a_rules_directory_created_or_removed_in_a_known_directory_is_seen_r_rul
         [(Action::Set, "pkg/AGENTS.md".to_owned())]
     );
     w.prompt().await.expect("the set enters");
+    let before = w.lists.load(Ordering::Relaxed);
     assert_eq!(w.prompt().await, None, "nothing new");
+    if kind == "disk" {
+        // Decision 0075: the probe call proved every `.claude/rules`
+        // missing (the root's and pkg's), so nothing is listed.
+        assert_eq!(w.lists.load(Ordering::Relaxed), before, "no listing");
+    }
+    // An edit takes pkg off the settled path; its rules are still known
+    // missing: composed, and still not listed.
+    w.files.write("/repo/pkg/AGENTS.md", "pkg, edited");
+    let m = w.prompt().await.expect("the edit is seen");
+    assert_eq!(changes(&m), [(Action::Replace, "pkg/AGENTS.md".to_owned())]);
+    if kind == "disk" {
+        assert_eq!(w.lists.load(Ordering::Relaxed), before, "no listing");
+    }
     w.files
         .write("/repo/pkg/.claude/rules/style.md", "style one");
     let m = w.prompt().await.expect("the new rule is seen");
