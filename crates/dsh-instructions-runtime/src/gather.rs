@@ -52,16 +52,23 @@ pub(crate) async fn probe_dirs(
     if dirs.is_empty() {
         return Ok(DirProbes::default());
     }
-    let rule_dirs: Vec<&str> = if rules {
-        g.config
-            .rule_formats()
-            .iter()
-            .map(|f| f.rules_dir())
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let formats: &[RuleFormat] = if rules { g.config.rule_formats() } else { &[] };
     let rule = names.iter().position(|n| n == CLAUDE_DIR_FILE);
+    // A rules directory inside `.claude/` while `.claude` is in the batch
+    // anyway (Claude's `.claude/rules`): missing when `.claude` is, with
+    // no entry of its own (one path per known directory fewer to build
+    // and prove); when `.claude` is there, it is listed as before.
+    let under_claude = |r: &str| {
+        rule.is_some()
+            && r.strip_prefix(CLAUDE_SUBDIR)
+                .is_some_and(|rest| rest.starts_with('/'))
+    };
+    let rule_dirs: Vec<&str> = formats
+        .iter()
+        .map(|f| f.rules_dir())
+        .filter(|r| !under_claude(r))
+        .collect();
+    let with_claude = formats.iter().any(|f| under_claude(f.rules_dir()));
     if rule.is_none() && rule_dirs.is_empty() {
         let probes = g.provider.probe_dirs(dirs, names, g.cancel).await?;
         let rules_missing = vec![false; probes.len()];
@@ -109,13 +116,16 @@ pub(crate) async fn probe_dirs(
         for _ in &rule_dirs {
             it.next();
         }
-        // The flags of this directory's rules directories (a provider that
-        // answered too few says nothing for the rest: not missing).
+        // The flags of this directory's rules directories, and of its
+        // `.claude` for those inside it (a provider that answered too few
+        // says nothing for the rest: not missing).
         let flags = probed
             .missing
             .get(i * stride + stride - rule_dirs.len()..(i + 1) * stride);
-        out.rules_missing
-            .push(!rule_dirs.is_empty() && flags.is_some_and(|f| f.iter().all(|&m| m)));
+        let claude_gone = !with_claude || probed.missing.get(i * stride + 1) == Some(&true);
+        out.rules_missing.push(
+            !formats.is_empty() && claude_gone && flags.is_some_and(|f| f.iter().all(|&m| m)),
+        );
         let merged = match rule {
             None => own,
             Some(rule) => {

@@ -336,7 +336,13 @@ async fn an_always_on_rule_edit_in_a_known_directory_is_a_replace_r_rule_4(
 #[tokio::test]
 async fn a_rules_directory_created_or_removed_in_a_known_directory_is_seen_r_rule_4(
     #[values("memory", "disk")] kind: &str,
+    // With `.claude/CLAUDE.md` probed, `.claude/rules` is known missing
+    // from `.claude` itself; without it, from a probe of its own.
+    #[values(false, true)] claude_dir: bool,
 ) {
+    let config = config_of(serde_json::json!({
+        "max_bytes": 65_536, "rule_formats": ["claude"], "claude_dir": claude_dir,
+    }));
     let mut w = World::new(
         kind,
         &[
@@ -344,7 +350,7 @@ async fn a_rules_directory_created_or_removed_in_a_known_directory_is_seen_r_rul
             ("/repo/pkg/AGENTS.md", "pkg"),
             ("/repo/pkg/lib.rs", "code"),
         ],
-        rules_config(&["claude"], 65_536),
+        config,
     );
     w.prompt().await.expect("baseline");
     w.read("/repo/pkg/lib.rs").await;
