@@ -394,12 +394,7 @@ impl FsProvider for CapStdProvider {
         names: &'a [String],
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Vec<Vec<Probe>>, Cancelled>> {
-        let inner = Arc::clone(&self.inner);
-        let dirs = dirs.to_vec();
-        let names = names.to_vec();
-        Box::pin(run_blocking(self.inline, cancel, move |token| {
-            inner.probe_dirs(&dirs, &names, token).map(|p| p.probes)
-        }))
+        Box::pin(async move { Ok(self.probe_dirs_missing(dirs, names, cancel).await?.probes) })
     }
 
     /// [`FsProvider::probe_dirs`]'s one blocking task, telling the

@@ -625,8 +625,9 @@ fn wall(command: &mut Command) -> Option<Duration> {
 /// the same budget (`project_doc_max_bytes`, the user-global file in
 /// `CODEX_HOME`), 21 runs each, interleaved; ratio Codex over ours, target
 /// at least 10. Two budgets: 64 KiB (the hook's default) and 64 MiB, where
-/// both read every file of the chain (the deep-256 case). Skipped with a line when `DSH_BENCH_CODEX` (set by `cargo
-/// xtask bench` from the e2e cache) names no executable.
+/// both read every file of the chain (the deep-256 case). Skipped
+/// with a line when `DSH_BENCH_CODEX` (set by `cargo xtask bench` from the
+/// e2e cache) names no executable.
 fn peer_rows(trees: &[Tree], wanted: &dyn Fn(&str) -> bool) {
     let cases: Vec<(&Tree, i64, &str)> = trees
         .iter()

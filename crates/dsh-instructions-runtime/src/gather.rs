@@ -8,14 +8,11 @@
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{Cancelled, Probe};
-use std::collections::HashSet;
+use dsh_instructions_state::{CLAUDE_DIR_FILE, ProbeClass, RuleFormat, ScopeKey};
 
-use dsh_instructions_state::{CLAUDE_DIR_FILE, ProbeClass, RuleFormat, ScopeKey, ScopeKind};
-
-use crate::rule_slots::{add_rule_slots, user_rules_scan};
+use crate::rule_slots::{add_rule_slots, shown_rules, user_rules_scan};
 use crate::scan::{
-    Attach, DirScan, Gather, SeenFiles, SlotKeys, SlotState, class as probe_class, dir_abs,
-    identity_dedup,
+    DirScan, Gather, SeenFiles, SlotKeys, SlotState, class as probe_class, dir_abs, identity_dedup,
 };
 use crate::slots::Gate;
 
@@ -240,7 +237,12 @@ pub(crate) async fn process_dirs(
 ) -> Result<Vec<DirScan>, Cancelled> {
     let mut scans = Vec::with_capacity(dirs.len());
     let mut keys = SlotKeys::default();
-    let ruled = g.rules.map(ruled_dirs).unwrap_or_default();
+    // A directory a shown rule comes from never settles on its probes
+    // alone: a rule of it that is gone must be removed (R-RULE-4).
+    let ruled = g
+        .rules
+        .map(|attach| shown_rules(attach.visible))
+        .unwrap_or_default();
     // Copilot's root file is no rules directory's: the root never settles
     // on its rules.
     let root_file = g.config.rule_formats().contains(&RuleFormat::Copilot);
@@ -252,7 +254,8 @@ pub(crate) async fn process_dirs(
     for (((rel, abs), probes), rules_missing) in
         rels.iter().zip(dirs).zip(probes.probes).zip(missing)
     {
-        let rules_settled = rules_missing && !ruled.contains(*rel) && !(root_file && *rel == ".");
+        let rules_settled =
+            rules_missing && !ruled.contains_key(&Some(*rel)) && !(root_file && *rel == ".");
         if g.settled(rel, &names, &probes, rules_settled, skip, seen, &mut keys) {
             continue;
         }
@@ -270,18 +273,6 @@ pub(crate) async fn process_dirs(
         add_rule_slots(g, &mut scans, attach, skip, seen).await?;
     }
     Ok(scans)
-}
-
-/// The project directories a rule the model sees comes from: such a
-/// directory never settles on its probes alone, since a rule of it that is
-/// gone must be removed (R-RULE-4).
-fn ruled_dirs<'a>(attach: &'a Attach<'a>) -> HashSet<&'a str> {
-    attach
-        .visible
-        .entries_unordered()
-        .filter(|(scope, e)| e.is_loaded() && matches!(scope.kind(), ScopeKind::Rule { .. }))
-        .filter_map(|(scope, _)| scope.dir())
-        .collect()
 }
 
 /// Gathers the user-global file and the root-to-cwd chain. With a budget,

@@ -22,8 +22,8 @@ use dsh_instructions_discovery::{
     Cancelled, FileIdentity, LoadedText, Probe, ReadOutcome, Unavailable, list_rule_files,
 };
 use dsh_instructions_state::{
-    ContentTransform, Digest, RuleFormat, RuleGlobs, RuleKind, ScopeKey, ScopeKind, parse_rule,
-    section_order, split_front_matter,
+    ContentTransform, Digest, RuleFormat, RuleGlobs, RuleKind, ScopeKey, ScopeKind, VisibleState,
+    parse_rule, section_order, split_front_matter,
 };
 
 use crate::imports::{self, Candidate, ImportContext};
@@ -270,20 +270,8 @@ pub(crate) async fn add_rule_slots(
     {
         expand_rule_imports(g, ctx, seen, &importing, &mut added).await?;
     }
-    // The visible rules by directory (`None`: the user's), gathered once
-    // for every scan.
-    let mut shown: HashMap<Option<&str>, Vec<&ScopeKey>> = HashMap::new();
-    for (scope, e) in attach.visible.entries_unordered() {
-        if e.is_loaded() && matches!(scope.kind(), ScopeKind::Rule { .. }) {
-            shown.entry(scope.dir()).or_default().push(scope);
-        }
-    }
-    // Key order within a directory, as the removes below are appended
-    // (then sorted by section order with the rest): only the few
-    // directories with rules are sorted, not every visible entry.
-    for scopes in shown.values_mut() {
-        scopes.sort_unstable();
-    }
+    // The visible rules by directory, gathered once for every scan.
+    let shown = shown_rules(attach.visible);
     for (scan, mut rules) in scans.iter_mut().zip(added) {
         let dir = match (&scan.rules_base, scan.rel.as_deref()) {
             (Some(_), _) => None,
@@ -335,6 +323,22 @@ pub(crate) fn user_rules_dir(files: &[UserFile], home: &DshHome) -> Option<Utf8P
             .flatten()
             .map(|os_home| os_home.join(USER_CLAUDE_DIR).join(USER_RULES_DIR))
     })
+}
+
+/// The rules the model sees, by the directory they come from (`None`: the
+/// user's), each directory's in key order. Only the few directories with
+/// rules are sorted, not every visible entry.
+pub(crate) fn shown_rules(visible: &VisibleState) -> HashMap<Option<&str>, Vec<&ScopeKey>> {
+    let mut shown: HashMap<Option<&str>, Vec<&ScopeKey>> = HashMap::new();
+    for (scope, e) in visible.entries_unordered() {
+        if e.is_loaded() && matches!(scope.kind(), ScopeKind::Rule { .. }) {
+            shown.entry(scope.dir()).or_default().push(scope);
+        }
+    }
+    for scopes in shown.values_mut() {
+        scopes.sort_unstable();
+    }
+    shown
 }
 
 /// The empty scan of the user's rules, which [`add_rule_slots`] fills:

@@ -426,8 +426,8 @@ impl Gather<'_> {
     /// Whether a probed directory shows exactly what the model already sees,
     /// so that building its scan could produce no transition and no cache
     /// update (with rules on, only when `rules_settled` says its rules
-    /// have nothing to show either): every reported slot is absent where nothing loaded is visible,
-    /// or its winner is a file the version cache vouches for (R-STATE-8)
+    /// have nothing to show either): every reported slot is absent where
+    /// nothing loaded is visible, or its winner is a file the version cache vouches for (R-STATE-8)
     /// whose identity and trimmed content no earlier file of the pass
     /// shares. Then the winners join `seen` (later directories dedup against
     /// them as on the full path) and the caller skips the directory. Anything

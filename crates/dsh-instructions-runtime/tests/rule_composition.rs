@@ -88,8 +88,10 @@ impl Files {
     }
 }
 
-/// Forwards every call to the provider it wraps, counting the directory
-/// listings (as a product's counting or tracing decorator would).
+/// Forwards the wrapped provider's directory batches (`probe_dirs_missing`
+/// among them, as a product's decorator must) and path kinds, and counts
+/// its listings; the other per-path calls take the trait's defaults over
+/// `probe`, `read_text` and `marker`.
 #[derive(Debug)]
 struct Listings {
     inner: Arc<dyn FsProvider>,
@@ -103,14 +105,6 @@ impl FsProvider for Listings {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Probe, Cancelled>> {
         self.inner.probe(path, cancel)
-    }
-    fn probe_many<'a>(
-        &'a self,
-        dir: &'a Utf8Path,
-        names: &'a [String],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
-        self.inner.probe_many(dir, names, cancel)
     }
     fn probe_dirs<'a>(
         &'a self,
@@ -128,20 +122,6 @@ impl FsProvider for Listings {
     ) -> BoxFuture<'a, Result<ProbedDirs, Cancelled>> {
         self.inner.probe_dirs_missing(dirs, names, cancel)
     }
-    fn probe_paths<'a>(
-        &'a self,
-        paths: &'a [Utf8PathBuf],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
-        self.inner.probe_paths(paths, cancel)
-    }
-    fn markers_until_found<'a>(
-        &'a self,
-        paths: &'a [Utf8PathBuf],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<MarkerProbe>, Cancelled>> {
-        self.inner.markers_until_found(paths, cancel)
-    }
     fn read_text<'a>(
         &'a self,
         path: &'a Utf8Path,
@@ -149,14 +129,6 @@ impl FsProvider for Listings {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<ReadOutcome, Cancelled>> {
         self.inner.read_text(path, max_source_bytes, cancel)
-    }
-    fn read_many<'a>(
-        &'a self,
-        paths: &'a [Utf8PathBuf],
-        max_source_bytes: u64,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<ReadOutcome>, Cancelled>> {
-        self.inner.read_many(paths, max_source_bytes, cancel)
     }
     fn path_kinds<'a>(
         &'a self,
