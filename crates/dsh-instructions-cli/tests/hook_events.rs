@@ -1649,6 +1649,69 @@ fn a_tool_call_with_nothing_to_give_is_empty_in_every_part() {
     assert_eq!(messages(&t, "claude", "q").len(), before);
 }
 
+/// R-HOOK-6: a part whose event a peer already composed answers from the
+/// record under the session lock without reading the log or the
+/// directory stamps (at 1,000 known directories those are most of its
+/// cost); the part that composes the next event still repairs the log.
+#[test]
+fn a_peer_part_answers_from_the_record_without_reading_the_log() {
+    let t = Tree::new();
+    t.event("claude", "SessionStart-startup", "p", "")
+        .context("SessionStart");
+    let file = format!("{}/AGENTS.md", t.ws());
+    let input = fill(&fixture("claude", "PostToolUse-Read"), "p", &t.ws(), &file);
+    let part = |k: u32| {
+        t.spawn(
+            &["hook", "--agent", "claude", "--part", &k.to_string()],
+            input.clone().into_bytes(),
+        )
+        .finish()
+    };
+    part(1).assert_nothing();
+    // What a reader of either file would notice: a torn last line (the
+    // log's open truncates it) and a foreign stamps file (its load heals
+    // it, with a line in the hook's log).
+    let session_dir = t.sessions_dir("claude").join("p");
+    let mut torn = t.log_bytes("claude", "p");
+    torn.extend_from_slice(br#"{"seq": 99, "torn"#);
+    std::fs::write(t.session_log("claude", "p"), &torn).expect("tear the log");
+    std::fs::write(session_dir.join("dirs.stamps"), "not stamps\n").expect("damage");
+    let log_lines = t.hook_log("claude").len();
+    for k in 2..=PARTS {
+        part(k).assert_nothing();
+    }
+    assert!(
+        t.log_bytes("claude", "p") == torn,
+        "the peers never opened the log"
+    );
+    assert_eq!(
+        std::fs::read(session_dir.join("dirs.stamps")).expect("stamps"),
+        b"not stamps\n"
+    );
+    let lines = t.hook_log("claude");
+    assert_eq!(lines.len(), log_lines + (PARTS as usize - 1), "{lines:#?}");
+    assert!(
+        lines[log_lines..]
+            .iter()
+            .all(|l| l.contains("no part") && !l.contains("heal")),
+        "{lines:#?}"
+    );
+    // The next event's composing part repairs both.
+    t.event("claude", "UserPromptSubmit", "p", "")
+        .assert_nothing();
+    let log = t.log_bytes("claude", "p");
+    assert!(
+        log.ends_with(b"\n") && !log.ends_with(br#""torn"#),
+        "repaired"
+    );
+    assert!(
+        t.hook_log("claude")
+            .iter()
+            .any(|l| l.contains("heal") && l.contains("dirs.stamps")),
+        "the composing part heals the stamps"
+    );
+}
+
 /// A part that cannot be delivered (fewer entries registered than parts,
 /// an entry that did not run) is given with the next event, never dropped.
 #[test]

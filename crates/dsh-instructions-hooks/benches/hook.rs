@@ -502,6 +502,7 @@ fn main() {
     if !sessions.iter().any(|(tag, _, _, _)| {
         wanted(&format!("hook/prompt/{tag}"))
             || wanted(&format!("hook/read-known/{tag}"))
+            || wanted(&format!("hook/peer-part/{tag}"))
             || wanted(&format!("hook/concurrent-{CONCURRENT}/{tag}"))
     }) {
         return;
@@ -534,6 +535,7 @@ fn main() {
         ];
         if !cases.iter().any(|(c, _)| wanted(c))
             && !wanted(&format!("hook/concurrent-{CONCURRENT}/{tag}"))
+            && !wanted(&format!("hook/peer-part/{tag}"))
         {
             continue;
         }
@@ -581,6 +583,49 @@ fn main() {
             println!(
                 "{case:<34} {m:>9.3} {p:>9.3} {fm:>9.3} {fp:>9.3} {:>6.2} {count:>6} {visible:>7} {dirs:>4} {pm:>9.3}",
                 m / fm
+            );
+        }
+        // As installed, an event runs one process per `--part K` entry:
+        // the first to hold the lock composes (the `prompt` case), the
+        // other seven answer from its record. This row is one of those.
+        let case = format!("hook/peer-part/{tag}");
+        if wanted(&case) {
+            let mut ours = Vec::new();
+            let mut floor = Vec::new();
+            for i in 0..=runs {
+                // A new event each time (Claude Code's `prompt_id`), so
+                // part 1 composes it and part 2 finds the record.
+                let input = fx.event(
+                    &session,
+                    "UserPromptSubmit",
+                    json!({"prompt": "go on", "prompt_id": format!("bench-{i}")}),
+                );
+                invoke(
+                    &cli,
+                    &["hook", "--agent", "claude", "--part", "1"],
+                    &fx,
+                    &input,
+                );
+                let peer = invoke(
+                    &cli,
+                    &["hook", "--agent", "claude", "--part", "2"],
+                    &fx,
+                    &input,
+                );
+                let stat = invoke(&me, &floor_args, &fx, &input);
+                // The first round warms the page cache.
+                if i > 0 {
+                    ours.push(peer);
+                    floor.push(stat);
+                }
+            }
+            assert_eq!(fx.events(&session).0, count, "nothing new appends nothing");
+            let (m, p) = stats(ours);
+            let (fm, fp) = stats(floor);
+            println!(
+                "{case:<34} {m:>9.3} {p:>9.3} {fm:>9.3} {fp:>9.3} {:>6.2} {count:>6} {visible:>7} {dirs:>4} {:>9}",
+                m / fm,
+                "-"
             );
         }
         let case = format!("hook/concurrent-{CONCURRENT}/{tag}");

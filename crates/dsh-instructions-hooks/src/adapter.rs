@@ -346,11 +346,35 @@ async fn handle(
     dir: &camino::Utf8Path,
     leading: Option<Vec<serde_json::Value>>,
 ) -> Result<Handled, AdapterError> {
-    let opened = match session::open(dir, event, input)? {
+    let locked = match session::open(dir, event, input)? {
         Opening::Busy(why) => return Ok(Handled::nothing(why)),
-        Opening::Open(opened) => opened,
+        Opening::Open(locked) => locked,
     };
-    let session_dir = &opened.session_dir;
+    let session_dir = &locked.session_dir.clone();
+    // Copilot CLI registers one entry per event, which gives the message in
+    // pieces only where Copilot cuts the context (`postToolUse`); the
+    // others' `--part K` entries each give their piece. Gemini CLI has no
+    // pieces.
+    let piece = match (call.agent, call.part) {
+        (Agent::Gemini, _) => None,
+        (Agent::Copilot, _) => Some(parts::Piece::single(
+            call.agent,
+            !matches!(event.action, Action::Tool { .. } | Action::Shell { .. }),
+            call.input,
+            session_dir,
+        )),
+        (agent, Some(k)) => Some(parts::Piece::new(agent, k, call.input, session_dir)),
+        (_, None) => None,
+    };
+    // A peer's record answers before the log is read (R-HOOK-6).
+    let records = match &piece {
+        Some(p) => match parts::recorded(p)? {
+            parts::Recorded::Answered(handled) => return Ok(handled),
+            parts::Recorded::Compose(recs, warn) => Some((recs, warn)),
+        },
+        None => None,
+    };
+    let opened = locked.open(input)?;
     // What the last event's process proved about the known directories
     // (decision 0037), written back when this one is done.
     let stamps = crate::dirstamps::SaveOnDrop {
@@ -372,29 +396,6 @@ async fn handle(
             .await
             .map(Handled::untimed);
     }
-    // Copilot CLI registers one entry per event, which gives the message in
-    // pieces only where Copilot cuts the context (`postToolUse`); the
-    // others' `--part K` entries each give their piece.
-    let piece = match (call.agent, call.part) {
-        (Agent::Copilot, _) => Some(parts::Piece::single(
-            call.agent,
-            !matches!(event.action, Action::Tool { .. } | Action::Shell { .. }),
-            call.input,
-            session_dir,
-        )),
-        (agent, Some(k)) => Some(parts::Piece::new(agent, k, call.input, session_dir)),
-        (_, None) => None,
-    };
-    let records = match &piece {
-        Some(p) => match parts::recorded(p)? {
-            parts::Recorded::Answered(handled) => {
-                drop(opened.log);
-                return Ok(handled);
-            }
-            parts::Recorded::Compose(recs, warn) => Some((recs, warn)),
-        },
-        None => None,
-    };
     let cancel = CancellationToken::new();
     let touched = touches::touch(
         &mounting,

@@ -6,7 +6,8 @@ use dsh_home_paths::DshHome;
 use dsh_instructions_state::ConfigInput;
 use dsh_session_log::side::{self, Durability, Found};
 use dsh_session_log::{
-    LOG_FILE_NAME, LockWait, LogError, OpenReport, SessionHeader, SessionLog, session_dir,
+    LOG_FILE_NAME, LockWait, LogError, OpenReport, SessionHeader, SessionLock, SessionLog,
+    session_dir,
 };
 use serde::{Deserialize, Serialize};
 
@@ -141,6 +142,36 @@ impl SessionStore {
             });
         }
         Ok(SessionLog::open_locked(&path, self.wait)?)
+    }
+
+    /// Takes the lock of session `id` without reading its log: for a
+    /// writer that may find nothing to do under it. Open the log under it
+    /// with [`SessionLog::open_held`].
+    ///
+    /// ```
+    /// use dsh_instructions_session::{SessionSettings, SessionStore};
+    /// use dsh_session_log::SessionLog;
+    /// let tmp = tempfile::tempdir()?;
+    /// let store = SessionStore::new(camino::Utf8Path::from_path(tmp.path()).unwrap());
+    /// drop(store.create("s1", "/w".into(), &SessionSettings::default())?);
+    /// let held = store.lock("s1")?;
+    /// let (log, _report) = SessionLog::open_held(held)?;
+    /// assert_eq!(log.header().id, "s1");
+    /// assert!(store.lock("nope").is_err(), "no such session");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`SessionError::NoSession`] when it does not exist; lock errors.
+    pub fn lock(&self, id: &str) -> Result<SessionLock, SessionError> {
+        let path = self.log_path(id)?;
+        if !self.exists(id)? {
+            return Err(SessionError::NoSession {
+                id: id.to_owned(),
+                path,
+            });
+        }
+        Ok(SessionLock::acquire(&path, self.wait)?)
     }
 
     /// The settings session `id` was created with; a session created before

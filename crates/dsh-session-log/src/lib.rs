@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use camino::{Utf8Path, Utf8PathBuf};
 
 pub use event::{Event, EventKind, SCHEMA_VERSION, SessionHeader};
-pub use lock::LockWait;
+pub use lock::{LockWait, SessionLock};
 pub use parse::{ParsedLog, SkippedLine, TornReason, TornTail, read_log};
 pub use store::{CHECKPOINT_AFTER_BYTES, OpenReport, SessionLog};
 pub use summary::{RawSource, SurfaceSummary, VisibleSource};

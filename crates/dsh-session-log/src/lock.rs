@@ -22,9 +22,9 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use camino::Utf8Path;
+use camino::{Utf8Path, Utf8PathBuf};
 
-use crate::LogError;
+use crate::{LOCK_FILE_NAME, LogError};
 
 /// How long to wait for the session lock (R-LOG-4).
 ///
@@ -110,6 +110,54 @@ impl Default for LockWait {
 /// the lock after we gave up.
 const FIRST_PAUSE: Duration = Duration::from_millis(1);
 const MAX_PAUSE: Duration = Duration::from_millis(25);
+
+/// The session lock of one log, held (R-LOG-4): taken before the log is
+/// opened, so a writer that finds it has nothing to do under the lock (a
+/// hook part answering from a peer's record, for one) never pays for
+/// reading the log. [`crate::SessionLog::open_held`] opens the log under
+/// it; dropping it releases the lock.
+///
+/// ```
+/// use dsh_session_log::{LockWait, SessionHeader, SessionLock, SessionLog};
+/// let tmp = tempfile::tempdir()?;
+/// let dir = camino::Utf8Path::from_path(tmp.path()).unwrap();
+/// let path = SessionLog::create(dir, SessionHeader::new("s", "/w"))?.path().to_owned();
+/// let held = SessionLock::acquire(&path, LockWait::no_wait())?;
+/// // Another writer cannot open the log meanwhile.
+/// assert!(SessionLog::open_locked(&path, LockWait::no_wait()).is_err());
+/// let (log, _report) = SessionLog::open_held(held)?;
+/// assert_eq!(log.header().id, "s");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct SessionLock {
+    log_path: Utf8PathBuf,
+    /// The locked `session.lock`; the lock lasts while this is open.
+    _file: File,
+}
+
+impl SessionLock {
+    /// Takes the lock of the log at `log_path` (its sibling
+    /// `session.lock`, created when missing, replaced when unusable),
+    /// waiting at most `wait`. The log itself is neither opened nor
+    /// required to exist.
+    ///
+    /// # Errors
+    /// [`LogError::LockTimeout`] when another writer keeps it past `wait`;
+    /// [`LogError::Io`] when the lock file cannot be opened or locked.
+    pub fn acquire(log_path: &Utf8Path, wait: LockWait) -> Result<Self, LogError> {
+        let file = acquire(&log_path.with_file_name(LOCK_FILE_NAME), wait)?;
+        Ok(Self {
+            log_path: log_path.to_owned(),
+            _file: file,
+        })
+    }
+
+    /// The log this lock guards.
+    pub fn log_path(&self) -> &Utf8Path {
+        &self.log_path
+    }
+}
 
 /// Opens (creating when missing) and exclusively locks `lock_path`; the lock
 /// lasts as long as the returned file is open. An unusable `lock_path` is

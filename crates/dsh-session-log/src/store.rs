@@ -8,10 +8,10 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::checkpoint::{self, Checkpoint};
 use crate::event::{Event, EventKind, SCHEMA_VERSION, SessionHeader, encode_event, encode_header};
-use crate::lock::{self, LockWait};
+use crate::lock::{LockWait, SessionLock};
 use crate::parse::{ScanStart, SkippedLine, TornTail, read_log, scan_events, split_header};
 use crate::summary::SurfaceSummary;
-use crate::{LOCK_FILE_NAME, LOG_FILE_NAME, LogError, surface};
+use crate::{LOG_FILE_NAME, LogError, surface};
 
 /// What [`SessionLog::open`] found and repaired.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -59,8 +59,8 @@ pub const CHECKPOINT_AFTER_BYTES: u64 = 8 * 1024;
 pub struct SessionLog {
     path: Utf8PathBuf,
     file: File,
-    /// The locked `session.lock`; the lock lasts while this is open.
-    _lock: File,
+    /// The session lock; it lasts while this is open.
+    _lock: SessionLock,
     header: SessionHeader,
     summary: SurfaceSummary,
     /// Every skipped line of the file (for the next checkpoint).
@@ -140,7 +140,7 @@ impl SessionLog {
                 sync_dir(parent)?;
             }
         }
-        let lock = lock::acquire(&dir.join(LOCK_FILE_NAME), wait)?;
+        let lock = SessionLock::acquire(&path, wait)?;
 
         crate::side::create_new(&path, line.as_bytes()).map_err(|e| {
             if e.kind() == io::ErrorKind::AlreadyExists {
@@ -238,7 +238,17 @@ impl SessionLog {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open_locked(path: &Utf8Path, wait: LockWait) -> Result<(Self, OpenReport), LogError> {
-        let lock = lock::acquire(&path.with_file_name(LOCK_FILE_NAME), wait)?;
+        Self::open_held(SessionLock::acquire(path, wait)?)
+    }
+
+    /// [`SessionLog::open_locked`] under a lock already held: opens and
+    /// repairs the log at [`SessionLock::log_path`].
+    ///
+    /// # Errors
+    /// As [`SessionLog::open_locked`], but for the lock.
+    pub fn open_held(lock: SessionLock) -> Result<(Self, OpenReport), LogError> {
+        let owned = lock.log_path().to_owned();
+        let path = owned.as_path();
         let file = OpenOptions::new()
             .read(true)
             .append(true)

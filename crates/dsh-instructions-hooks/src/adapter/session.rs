@@ -10,7 +10,7 @@ use std::time::Duration;
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_session::{SessionError, SessionSettings, SessionStore};
 use dsh_instructions_state::{ConfigInput, Digest};
-use dsh_session_log::{LockWait, LogError, SessionLog};
+use dsh_session_log::{LockWait, LogError, SessionLock, SessionLog};
 
 use super::hooklog::{LOG_FILE_NAME, OLD_LOG_FILE_NAME};
 use crate::deferred::Deferred;
@@ -93,7 +93,7 @@ fn adopt_old_store(agent_dir: &Utf8Path, sessions: &Utf8Path, id: &str) {
     }
 }
 
-/// The agent session of one event, its log held under the lock.
+/// The agent session of one event, its log open under the lock.
 #[derive(Debug)]
 pub(crate) struct Opened {
     /// The session's log, holding the session lock until dropped.
@@ -102,22 +102,78 @@ pub(crate) struct Opened {
     pub(crate) settings: SessionSettings,
     /// Whether this event created the session.
     pub(crate) fresh: bool,
+}
+
+/// The agent session of one event under its lock, its log not read yet: a
+/// `--part K` whose peer already composed the event answers from the
+/// record without it (R-HOOK-6: at 1,000 known directories reading the
+/// log's checkpoint is most of such a part's work).
+#[derive(Debug)]
+pub(crate) struct Locked {
+    store: SessionStore,
+    id: String,
+    held: Held,
+    /// The event starts a loop instance (its version cache starts empty).
+    start: bool,
     /// The session's directory, for its side files.
     pub(crate) session_dir: Utf8PathBuf,
 }
 
-/// What opening the event's session came to.
+/// What [`Locked`] holds.
+#[derive(Debug)]
+enum Held {
+    /// The event created the session: its new log and settings.
+    Created(Box<(SessionLog, SessionSettings)>),
+    /// The lock of an existing session.
+    Lock(SessionLock),
+}
+
+impl Locked {
+    /// Opens the log under the held lock (repairing it, R-LOG-2) with the
+    /// session's settings (rebuilt from `input` when damaged). A session
+    /// start forgets the version cache first: it is a new loop instance
+    /// in the agent (startup, resume, clear, compact), whose cache starts
+    /// empty (R-STATE-8); the events after it share what it read
+    /// (decision 0036). Without the file every known file is read once
+    /// more.
+    ///
+    /// # Errors
+    /// The log's and the settings' errors.
+    pub(crate) fn open(self, input: &ConfigInput) -> Result<Opened, SessionError> {
+        let (log, settings, fresh) = match self.held {
+            Held::Created(created) => {
+                let (log, settings) = *created;
+                (log, settings, true)
+            }
+            Held::Lock(lock) => {
+                let (log, _report) = SessionLog::open_held(lock)?;
+                let settings = crate::heal::settings(&self.store, &self.id, input)?;
+                (log, settings, false)
+            }
+        };
+        if self.start {
+            let _ = dsh_instructions_session::forget_versions(&self.session_dir);
+        }
+        Ok(Opened {
+            log,
+            settings,
+            fresh,
+        })
+    }
+}
+
+/// What locking the event's session came to.
 #[derive(Debug)]
 pub(crate) enum Opening {
-    /// Open, under the lock.
-    Open(Box<Opened>),
+    /// Locked (or created, and so locked).
+    Open(Box<Locked>),
     /// A peer held the lock past the bound: the log's reason, the event's
     /// touches deferred (or why they are lost).
     Busy(String),
 }
 
-/// Opens (or creates, with `input`) the session of `event` in the stores
-/// below `agent_dir`.
+/// Locks (or creates, with `input`) the session of `event` in the stores
+/// below `agent_dir`; [`Locked::open`] reads its log.
 ///
 /// # Errors
 /// The store's errors other than a lock held past the bound.
@@ -131,7 +187,7 @@ pub(crate) fn open(
     let id = store_id(&event.session_id);
     adopt_old_store(agent_dir, &sessions, &id);
     let session_dir = dsh_session_log::session_dir(store.dir(), &id).map_err(SessionError::from)?;
-    let (log, settings, fresh) = match open_or_create(&store, &id, &event.cwd, input) {
+    let held = match lock_or_create(&store, &id, &event.cwd, input) {
         Err(busy @ SessionError::Log(LogError::LockTimeout { .. })) => {
             // A peer holds the lock past the bound: keep this event's
             // touches for the next invocation instead of losing them.
@@ -148,17 +204,11 @@ pub(crate) fn open(
         }
         other => other?,
     };
-    if matches!(event.action, Action::Start(_)) {
-        // A session start is a new loop instance in the agent (startup,
-        // resume, clear, compact): its version cache starts empty
-        // (R-STATE-8); the events after it share what it read (decision
-        // 0036). Without the file every known file is read once more.
-        let _ = dsh_instructions_session::forget_versions(&session_dir);
-    }
-    Ok(Opening::Open(Box::new(Opened {
-        log,
-        settings,
-        fresh,
+    Ok(Opening::Open(Box::new(Locked {
+        store,
+        id,
+        held,
+        start: matches!(event.action, Action::Start(_)),
         session_dir,
     })))
 }
@@ -183,29 +233,27 @@ fn deferrable(event: &HookEvent) -> Vec<Deferred> {
     }
 }
 
-/// Opens the session's log under its lock, creating it (with `input` as its
+/// Takes the session's lock, creating the session (with `input` as its
 /// settings and `cwd` from this first event, R-HOOK-2) when it is new. Two
-/// first invocations racing to create: the loser opens the winner's log.
-fn open_or_create(
+/// first invocations racing to create: the loser locks the winner's.
+fn lock_or_create(
     store: &SessionStore,
     id: &str,
     cwd: &Utf8Path,
     input: &ConfigInput,
-) -> Result<(SessionLog, SessionSettings, bool), SessionError> {
+) -> Result<Held, SessionError> {
     if !store.exists(id)? {
         let settings = SessionSettings {
             config: Some(input.clone()),
             trust: Vec::new(),
         };
         match store.create(id, cwd.to_owned(), &settings) {
-            Ok(log) => return Ok((log, settings, true)),
+            Ok(log) => return Ok(Held::Created(Box::new((log, settings)))),
             Err(SessionError::Log(LogError::AlreadyExists { .. })) => {}
             Err(e) => return Err(e),
         }
     }
-    let (log, _report) = store.open(id)?;
-    let settings = crate::heal::settings(store, id, input)?;
-    Ok((log, settings, false))
+    Ok(Held::Lock(store.lock(id)?))
 }
 
 #[cfg(test)]
@@ -278,13 +326,15 @@ mod tests {
         let Opening::Open(first) = open(&dir, &e, &input).expect("open") else {
             panic!("busy")
         };
-        assert!(first.fresh);
         assert_eq!(first.session_dir, dir.join("sessions/s1"));
+        let first = first.open(&input).expect("log");
+        assert!(first.fresh);
         assert_eq!(first.settings.config.as_ref(), Some(&input));
         drop(first);
         let Opening::Open(second) = open(&dir, &e, &ConfigInput::default()).expect("open") else {
             panic!("busy")
         };
+        let second = second.open(&ConfigInput::default()).expect("log");
         assert!(!second.fresh);
         assert_eq!(second.settings.config.as_ref(), Some(&input), "as created");
     }
@@ -304,7 +354,7 @@ mod tests {
         let Opening::Open(o) = open(&dir, &e, &input).expect("open") else {
             panic!("busy")
         };
-        assert!(!o.fresh, "the old log goes on");
+        assert!(!o.open(&input).expect("log").fresh, "the old log goes on");
         assert!(!dir.join("old").exists());
     }
 }
