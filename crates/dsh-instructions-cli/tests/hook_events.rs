@@ -251,9 +251,16 @@ struct Tree {
 
 impl Tree {
     fn new() -> Self {
-        let t = Self {
-            tmp: tempfile::tempdir().expect("tempdir"),
-        };
+        Self::made(tempfile::tempdir().expect("tempdir"))
+    }
+
+    /// A tree in a temporary directory below `base`.
+    fn new_in(base: &Path) -> Self {
+        Self::made(tempfile::tempdir_in(base).expect("tempdir"))
+    }
+
+    fn made(tmp: tempfile::TempDir) -> Self {
+        let t = Self { tmp };
         std::fs::create_dir_all(t.path("ws/.git")).expect("mkdir");
         t.write("home/.dsh/AGENTS.md", GLOBAL);
         t.write("ws/AGENTS.md", ROOT_V1);
@@ -1709,6 +1716,70 @@ fn a_peer_part_answers_from_the_record_without_reading_the_log() {
             .iter()
             .any(|l| l.contains("heal") && l.contains("dirs.stamps")),
         "the composing part heals the stamps"
+    );
+}
+
+/// Decision 0076 as installed: once a quiet event wrote the memo, the next
+/// event's composing part answers from it (and its peers from the
+/// record); an edit takes the full path and is given whole.
+#[test]
+fn a_quiet_event_answers_from_the_memo_in_every_part() {
+    // Every directory above the tree is a dependency (an instruction file
+    // may appear there, R-HOOK-8); `/tmp` changes whenever a test makes a
+    // temporary directory, so the tree lives where nothing else does.
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("quiet-memo");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("base");
+    let t = Tree::new_in(&base);
+    t.event("claude", "SessionStart-startup", "q", "")
+        .context("SessionStart");
+    // Only what changed at least 2 s before an event vouches.
+    std::thread::sleep(Duration::from_millis(2_200));
+    let memo = t.sessions_dir("claude").join("q/quiet.memo");
+    t.event("claude", "UserPromptSubmit", "q", "")
+        .assert_nothing();
+    assert!(memo.is_file(), "{:#?}", t.hook_log("claude"));
+    let prompt = |id: &str, k: u32| {
+        let mut v: Value = serde_json::from_str(&fill(
+            &fixture("claude", "UserPromptSubmit"),
+            "q",
+            &t.ws(),
+            "",
+        ))
+        .expect("json");
+        v["prompt_id"] = id.into();
+        t.spawn(
+            &["hook", "--agent", "claude", "--part", &k.to_string()],
+            v.to_string().into_bytes(),
+        )
+        .finish()
+    };
+    let lines = t.hook_log("claude").len();
+    for k in 1..=PARTS {
+        prompt("p1", k).assert_nothing();
+    }
+    let log = t.hook_log("claude");
+    assert!(
+        log[lines].contains("part 1 ") && log[lines].contains("unchanged since a quiet event"),
+        "{log:#?}"
+    );
+    assert!(
+        log[lines + 1..].iter().all(|l| l.contains("no part")),
+        "{log:#?}"
+    );
+    // An edit: the full path, the file given, and the memo written anew
+    // only once the edit is 2 s old.
+    t.write("ws/AGENTS.md", "ROOT-RULES v2\n");
+    let outs: Vec<Out> = (1..=PARTS).map(|k| prompt("p2", k)).collect();
+    let given = part_answers(outs, "UserPromptSubmit");
+    let text: String = given.into_iter().flatten().collect();
+    assert!(text.contains("ROOT-RULES v2"), "{text}");
+    assert!(
+        !t.hook_log("claude")
+            .last()
+            .is_some_and(|l| l.contains("unchanged since")),
+        "{:#?}",
+        t.hook_log("claude")
     );
 }
 

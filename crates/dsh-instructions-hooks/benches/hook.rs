@@ -503,6 +503,8 @@ fn main() {
         wanted(&format!("hook/prompt/{tag}"))
             || wanted(&format!("hook/read-known/{tag}"))
             || wanted(&format!("hook/peer-part/{tag}"))
+            || wanted(&format!("hook/prompt-no-memo/{tag}"))
+            || wanted(&format!("hook/prompt-memo-stale/{tag}"))
             || wanted(&format!("hook/concurrent-{CONCURRENT}/{tag}"))
     }) {
         return;
@@ -536,6 +538,8 @@ fn main() {
         if !cases.iter().any(|(c, _)| wanted(c))
             && !wanted(&format!("hook/concurrent-{CONCURRENT}/{tag}"))
             && !wanted(&format!("hook/peer-part/{tag}"))
+            && !wanted(&format!("hook/prompt-no-memo/{tag}"))
+            && !wanted(&format!("hook/prompt-memo-stale/{tag}"))
         {
             continue;
         }
@@ -548,6 +552,11 @@ fn main() {
         // (2 s) is read again at every event, rightly (it may still change
         // within the same timestamp). The cases measure "nothing new" on a
         // tree nobody edited this second, so wait the margin out.
+        // The floor's list is written into the fixture's root, a directory
+        // above the repository, whose change the quiet memo rightly sees
+        // (an instruction file may appear there): written before the wait.
+        let list = fx.known_list(&session, dirs);
+        let list = list.to_string_lossy();
         std::thread::sleep(Duration::from_millis(2_200));
         let (count, visible) = fx.events(&session);
         if std::env::var_os("DSH_BENCH_HOOK_KEEP").is_some() {
@@ -558,8 +567,6 @@ fn main() {
                     .map_or_else(String::new, |p| p.display().to_string())
             );
         }
-        let list = fx.known_list(&session, dirs);
-        let list = list.to_string_lossy();
         let floor_args = ["hook", "--stat-floor", list.as_ref()];
         for (case, input) in cases.iter().filter(|(c, _)| wanted(c)) {
             // Warm-up: page cache, and the log's checkpoint at its tail.
@@ -620,6 +627,87 @@ fn main() {
                 }
             }
             assert_eq!(fx.events(&session).0, count, "nothing new appends nothing");
+            let (m, p) = stats(ours);
+            let (fm, fp) = stats(floor);
+            println!(
+                "{case:<34} {m:>9.3} {p:>9.3} {fm:>9.3} {fp:>9.3} {:>6.2} {count:>6} {visible:>7} {dirs:>4} {:>9}",
+                m / fm,
+                "-"
+            );
+        }
+        // The first quiet event after a change (anywhere the memo looks):
+        // the full path, then the memo written again (decision 0077).
+        let case = format!("hook/prompt-no-memo/{tag}");
+        if wanted(&case) {
+            let memo = fx
+                .dsh_home
+                .join("hooks/claude/sessions")
+                .join(&session)
+                .join("quiet.memo");
+            let input = fx.prompt_event(&session);
+            let (mut ours, mut floor) = (Vec::new(), Vec::new());
+            for i in 0..=runs {
+                let _ = std::fs::remove_file(&memo);
+                let took = invoke(&cli, &["hook", "--agent", "claude"], &fx, &input);
+                assert!(
+                    memo.is_file(),
+                    "a quiet event on an old tree writes the memo"
+                );
+                let stat = invoke(&me, &floor_args, &fx, &input);
+                if i > 0 {
+                    ours.push(took);
+                    floor.push(stat);
+                }
+            }
+            let (m, p) = stats(ours);
+            let (fm, fp) = stats(floor);
+            println!(
+                "{case:<34} {m:>9.3} {p:>9.3} {fm:>9.3} {fp:>9.3} {:>6.2} {count:>6} {visible:>7} {dirs:>4} {:>9}",
+                m / fm,
+                "-"
+            );
+        }
+        // The first quiet event after one directory changed: the full
+        // path, then the memo written again from what still holds of the
+        // old one. The change is simulated in the memo (the repository's
+        // own stamp made stale), so no sample waits out the 2 s margin.
+        let case = format!("hook/prompt-memo-stale/{tag}");
+        if wanted(&case) {
+            let memo = fx
+                .dsh_home
+                .join("hooks/claude/sessions")
+                .join(&session)
+                .join("quiet.memo");
+            let input = fx.prompt_event(&session);
+            invoke(&cli, &["hook", "--agent", "claude"], &fx, &input);
+            let repo_line = format!(" {}", fx.repo.to_string_lossy());
+            let (mut ours, mut floor) = (Vec::new(), Vec::new());
+            for i in 0..=runs {
+                let text = std::fs::read_to_string(&memo).expect("a memo to make stale");
+                let stale: String = text
+                    .lines()
+                    .map(|l| {
+                        if l.starts_with("t ") && l.ends_with(&repo_line) {
+                            format!("t 1{}\n", &l[2..])
+                        } else {
+                            format!("{l}\n")
+                        }
+                    })
+                    .collect();
+                assert_ne!(stale, text, "the memo stamps the repository");
+                std::fs::write(&memo, &stale).expect("stale memo");
+                let took = invoke(&cli, &["hook", "--agent", "claude"], &fx, &input);
+                assert_ne!(
+                    std::fs::read_to_string(&memo).expect("memo"),
+                    stale,
+                    "written again"
+                );
+                let stat = invoke(&me, &floor_args, &fx, &input);
+                if i > 0 {
+                    ours.push(took);
+                    floor.push(stat);
+                }
+            }
             let (m, p) = stats(ours);
             let (fm, fp) = stats(floor);
             println!(

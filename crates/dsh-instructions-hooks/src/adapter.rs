@@ -346,6 +346,9 @@ async fn handle(
     dir: &camino::Utf8Path,
     leading: Option<Vec<serde_json::Value>>,
 ) -> Result<Handled, AdapterError> {
+    // Before anything is read: what the quiet memo's stamps are held
+    // against (decision 0077).
+    let t0 = std::time::SystemTime::now();
     let locked = match session::open(dir, event, input)? {
         Opening::Busy(why) => return Ok(Handled::nothing(why)),
         Opening::Open(locked) => locked,
@@ -374,7 +377,22 @@ async fn handle(
         },
         None => None,
     };
+    // An event the quiet memo proves to answer nothing, from stamps alone
+    // (decision 0077, R-HOOK-6).
+    let key = crate::quiet::key(call.agent, event, input, call.env, session_dir);
+    if let Some(why) = key
+        .as_deref()
+        .and_then(|k| crate::quiet::quiet(session_dir, k))
+    {
+        return Ok(match (&piece, records) {
+            (Some(piece), Some(records)) => parts::record(piece, records, None, why),
+            _ => Handled::nothing(why),
+        });
+    }
     let opened = locked.open(input)?;
+    let start = key
+        .as_ref()
+        .and_then(|_| crate::quiet::Start::after_open(session_dir, t0));
     // What the last event's process proved about the known directories
     // (decision 0037), written back when this one is done.
     let stamps = crate::dirstamps::SaveOnDrop {
@@ -386,9 +404,10 @@ async fn handle(
     let fs = CapStdFactory::new(ambient_authority())
         .inline()
         .remembering(stamps.memory.clone());
+    let recorder = crate::quiet::Recorder::new(&fs);
     let mounting = Mounting {
         env: call.env,
-        fs: &fs,
+        fs: if start.is_some() { &recorder } else { &fs },
         session_dir,
     };
     if call.agent == Agent::Gemini {
@@ -416,6 +435,7 @@ async fn handle(
     }
     let delivered = deliver::deliver(&touched.session, event, touched.deferred, &cancel).await?;
     let why = with_config_warnings(delivered.why, &touched.session);
+    let quiet_why = start.as_ref().map(|_| why.clone());
     let message = delivered.message.as_ref();
     let handled = match (&piece, records) {
         (Some(piece), Some(records)) => parts::record(piece, records, message, why),
@@ -426,11 +446,16 @@ async fn handle(
             why,
         )),
     };
+    if let (Some(key), Some(start), Some(why), None) = (key, &start, &quiet_why, message) {
+        // Still under the lock: the next event may answer from it.
+        crate::quiet::remember(session_dir, (key, why), event, recorder.reads(), start);
+    }
     match call.ending {
         Ending::Drop => drop(touched),
         Ending::Exit => {
             touched.session.close_for_exit();
             stamps.save_and_leave();
+            std::mem::forget(recorder);
             std::mem::forget(fs);
         }
     }

@@ -142,6 +142,9 @@ pub(crate) fn damaged_side_files(dir: &Utf8Path) -> Vec<(&'static str, String)> 
             }
         }
     }
+    if let Some(damage) = crate::quiet::damage(dir) {
+        out.push((crate::quiet::MEMO_FILE_NAME, damage));
+    }
     for name in [LOCK_FILE_NAME, DEFERRED_FILE_NAME] {
         let path = dir.join(name);
         if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
@@ -173,15 +176,21 @@ mod tests {
         assert!(doctor_notes(root).is_empty(), "{:?}", doctor_notes(root));
         std::fs::write(root.join("bad").join(SETTINGS_FILE_NAME), "{\"con").expect("w");
         std::fs::write(root.join("bad").join(VIEW_FILE_NAME), "[1]").expect("w");
+        std::fs::write(root.join("bad").join(crate::quiet::MEMO_FILE_NAME), "memo?").expect("w");
         std::fs::remove_file(root.join("bad").join(LOCK_FILE_NAME)).expect("rm");
         std::fs::create_dir(root.join("bad").join(LOCK_FILE_NAME)).expect("mkdir");
         let notes = doctor_notes(root);
-        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert_eq!(notes.len(), 4, "{notes:?}");
         assert!(
             notes.iter().all(|n| n.starts_with("session bad: ")),
             "{notes:?}"
         );
-        for f in [SETTINGS_FILE_NAME, VIEW_FILE_NAME, LOCK_FILE_NAME] {
+        for f in [
+            SETTINGS_FILE_NAME,
+            VIEW_FILE_NAME,
+            LOCK_FILE_NAME,
+            crate::quiet::MEMO_FILE_NAME,
+        ] {
             assert!(notes.iter().any(|n| n.contains(f)), "{f}: {notes:?}");
         }
     }

@@ -16,6 +16,7 @@ mod outcome;
 mod parts;
 mod preset;
 mod profile;
+mod quiet;
 mod record;
 mod shown;
 #[cfg(test)]
