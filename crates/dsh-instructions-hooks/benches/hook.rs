@@ -451,6 +451,27 @@ fn stats(mut v: Vec<Duration>) -> (f64, f64) {
     (at(0.5), at(0.99))
 }
 
+/// `runs` samples of `ours` and of `floor`, interleaved, after one round
+/// that warms the page cache; `before(i)` runs untimed ahead of each.
+fn interleaved(
+    runs: usize,
+    mut before: impl FnMut(usize),
+    mut ours: impl FnMut(usize) -> Duration,
+    mut floor: impl FnMut() -> Duration,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for i in 0..=runs {
+        before(i);
+        let took = ours(i);
+        let stat = floor();
+        if i > 0 {
+            a.push(took);
+            b.push(stat);
+        }
+    }
+    (a, b)
+}
+
 /// The stat floor process (see the module docs): `hook --stat-floor LIST`.
 /// Returns whether this process was one.
 fn stat_floor_process() -> bool {
@@ -595,11 +616,28 @@ fn main() {
         // As installed, an event runs one process per `--part K` entry:
         // the first to hold the lock composes (the `prompt` case), the
         // other seven answer from its record. This row is one of those.
+        let row = |case: &str, (ours, floor): (Vec<Duration>, Vec<Duration>)| {
+            let (m, p) = stats(ours);
+            let (fm, fp) = stats(floor);
+            println!(
+                "{case:<34} {m:>9.3} {p:>9.3} {fm:>9.3} {fp:>9.3} {:>6.2} {count:>6} {visible:>7} {dirs:>4} {:>9}",
+                m / fm,
+                "-"
+            );
+        };
+        let floor = || invoke(&me, &floor_args, &fx, &fx.prompt_event(&session));
+        let memo = fx
+            .dsh_home
+            .join("hooks/claude/sessions")
+            .join(&session)
+            .join("quiet.memo");
+        let claude = ["hook", "--agent", "claude"];
+        // As installed, an event runs one process per `--part K` entry:
+        // the first to hold the lock composes (the `prompt` case), the
+        // other seven answer from its record. This row is one of those.
         let case = format!("hook/peer-part/{tag}");
         if wanted(&case) {
-            let mut ours = Vec::new();
-            let mut floor = Vec::new();
-            for i in 0..=runs {
+            let part = |i: usize, k: &str| {
                 // A new event each time (Claude Code's `prompt_id`), so
                 // part 1 composes it and part 2 finds the record.
                 let input = fx.event(
@@ -609,63 +647,41 @@ fn main() {
                 );
                 invoke(
                     &cli,
-                    &["hook", "--agent", "claude", "--part", "1"],
+                    &["hook", "--agent", "claude", "--part", k],
                     &fx,
                     &input,
-                );
-                let peer = invoke(
-                    &cli,
-                    &["hook", "--agent", "claude", "--part", "2"],
-                    &fx,
-                    &input,
-                );
-                let stat = invoke(&me, &floor_args, &fx, &input);
-                // The first round warms the page cache.
-                if i > 0 {
-                    ours.push(peer);
-                    floor.push(stat);
-                }
-            }
-            assert_eq!(fx.events(&session).0, count, "nothing new appends nothing");
-            let (m, p) = stats(ours);
-            let (fm, fp) = stats(floor);
-            println!(
-                "{case:<34} {m:>9.3} {p:>9.3} {fm:>9.3} {fp:>9.3} {:>6.2} {count:>6} {visible:>7} {dirs:>4} {:>9}",
-                m / fm,
-                "-"
+                )
+            };
+            row(
+                &case,
+                interleaved(
+                    runs,
+                    |i| {
+                        part(i, "1");
+                    },
+                    |i| part(i, "2"),
+                    floor,
+                ),
             );
+            assert_eq!(fx.events(&session).0, count, "nothing new appends nothing");
         }
         // The first quiet event after a change (anywhere the memo looks):
         // the full path, then the memo written again (decision 0077).
         let case = format!("hook/prompt-no-memo/{tag}");
         if wanted(&case) {
-            let memo = fx
-                .dsh_home
-                .join("hooks/claude/sessions")
-                .join(&session)
-                .join("quiet.memo");
             let input = fx.prompt_event(&session);
-            let (mut ours, mut floor) = (Vec::new(), Vec::new());
-            for i in 0..=runs {
-                let _ = std::fs::remove_file(&memo);
-                let took = invoke(&cli, &["hook", "--agent", "claude"], &fx, &input);
+            let ours = |_| {
+                let took = invoke(&cli, &claude, &fx, &input);
                 assert!(
                     memo.is_file(),
                     "a quiet event on an old tree writes the memo"
                 );
-                let stat = invoke(&me, &floor_args, &fx, &input);
-                if i > 0 {
-                    ours.push(took);
-                    floor.push(stat);
-                }
-            }
-            let (m, p) = stats(ours);
-            let (fm, fp) = stats(floor);
-            println!(
-                "{case:<34} {m:>9.3} {p:>9.3} {fm:>9.3} {fp:>9.3} {:>6.2} {count:>6} {visible:>7} {dirs:>4} {:>9}",
-                m / fm,
-                "-"
-            );
+                took
+            };
+            let forget = |_| {
+                let _ = std::fs::remove_file(&memo);
+            };
+            row(&case, interleaved(runs, forget, ours, floor));
         }
         // The first quiet event after one directory changed: the full
         // path, then the memo written again from what still holds of the
@@ -673,18 +689,13 @@ fn main() {
         // own stamp made stale), so no sample waits out the 2 s margin.
         let case = format!("hook/prompt-memo-stale/{tag}");
         if wanted(&case) {
-            let memo = fx
-                .dsh_home
-                .join("hooks/claude/sessions")
-                .join(&session)
-                .join("quiet.memo");
             let input = fx.prompt_event(&session);
-            invoke(&cli, &["hook", "--agent", "claude"], &fx, &input);
+            invoke(&cli, &claude, &fx, &input);
             let repo_line = format!(" {}", fx.repo.to_string_lossy());
-            let (mut ours, mut floor) = (Vec::new(), Vec::new());
-            for i in 0..=runs {
+            let stale = std::cell::RefCell::new(String::new());
+            let make_stale = |_| {
                 let text = std::fs::read_to_string(&memo).expect("a memo to make stale");
-                let stale: String = text
+                let made: String = text
                     .lines()
                     .map(|l| {
                         if l.starts_with("t ") && l.ends_with(&repo_line) {
@@ -694,27 +705,17 @@ fn main() {
                         }
                     })
                     .collect();
-                assert_ne!(stale, text, "the memo stamps the repository");
-                std::fs::write(&memo, &stale).expect("stale memo");
-                let took = invoke(&cli, &["hook", "--agent", "claude"], &fx, &input);
-                assert_ne!(
-                    std::fs::read_to_string(&memo).expect("memo"),
-                    stale,
-                    "written again"
-                );
-                let stat = invoke(&me, &floor_args, &fx, &input);
-                if i > 0 {
-                    ours.push(took);
-                    floor.push(stat);
-                }
-            }
-            let (m, p) = stats(ours);
-            let (fm, fp) = stats(floor);
-            println!(
-                "{case:<34} {m:>9.3} {p:>9.3} {fm:>9.3} {fp:>9.3} {:>6.2} {count:>6} {visible:>7} {dirs:>4} {:>9}",
-                m / fm,
-                "-"
-            );
+                assert_ne!(made, text, "the memo stamps the repository");
+                std::fs::write(&memo, &made).expect("stale memo");
+                *stale.borrow_mut() = made;
+            };
+            let ours = |_| {
+                let took = invoke(&cli, &claude, &fx, &input);
+                let now = std::fs::read_to_string(&memo).expect("memo");
+                assert_ne!(now, *stale.borrow(), "written again");
+                took
+            };
+            row(&case, interleaved(runs, make_stale, ours, floor));
         }
         let case = format!("hook/concurrent-{CONCURRENT}/{tag}");
         if tag == "1000vis" && wanted(&case) {

@@ -673,6 +673,13 @@ impl Reads {
             .push(read);
     }
 
+    fn push_paths(&self, paths: &[Utf8PathBuf]) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(paths.iter().cloned().map(Read::Path));
+    }
+
     /// The stamp of everything read (see the module's doc), or `None` when
     /// something cannot vouch: changed within the margin before `t0`, not
     /// looked at (permissions, a loop), or a dangling link. With the digest
@@ -1022,9 +1029,7 @@ impl FsProvider for Recording {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
         Box::pin(async move {
-            for p in paths {
-                self.reads.push(Read::Path(p.clone()));
-            }
+            self.reads.push_paths(paths);
             let probes = self.inner.probe_paths(paths, cancel).await?;
             self.check(probes.iter().any(probe_unvouched));
             Ok(probes)
@@ -1067,9 +1072,7 @@ impl FsProvider for Recording {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Vec<ReadOutcome>, Cancelled>> {
         Box::pin(async move {
-            for p in paths {
-                self.reads.push(Read::Path(p.clone()));
-            }
+            self.reads.push_paths(paths);
             let reads = self
                 .inner
                 .read_many(paths, max_source_bytes, cancel)
@@ -1085,9 +1088,7 @@ impl FsProvider for Recording {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Vec<PathKind>, Cancelled>> {
         Box::pin(async move {
-            for p in paths {
-                self.reads.push(Read::Path(p.clone()));
-            }
+            self.reads.push_paths(paths);
             let kinds = self.inner.path_kinds(paths, cancel).await?;
             self.check(
                 kinds

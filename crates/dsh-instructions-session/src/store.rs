@@ -134,14 +134,20 @@ impl SessionStore {
     /// # Errors
     /// [`SessionError::NoSession`] when it does not exist; log errors.
     pub fn open(&self, id: &str) -> Result<(SessionLog, OpenReport), SessionError> {
+        Ok(SessionLog::open_locked(&self.existing_log(id)?, self.wait)?)
+    }
+
+    /// The log of session `id`, which must exist.
+    fn existing_log(&self, id: &str) -> Result<Utf8PathBuf, SessionError> {
         let path = self.log_path(id)?;
-        if !self.exists(id)? {
-            return Err(SessionError::NoSession {
+        if self.exists(id)? {
+            Ok(path)
+        } else {
+            Err(SessionError::NoSession {
                 id: id.to_owned(),
                 path,
-            });
+            })
         }
-        Ok(SessionLog::open_locked(&path, self.wait)?)
     }
 
     /// Takes the lock of session `id` without reading its log: for a
@@ -164,14 +170,7 @@ impl SessionStore {
     /// # Errors
     /// [`SessionError::NoSession`] when it does not exist; lock errors.
     pub fn lock(&self, id: &str) -> Result<SessionLock, SessionError> {
-        let path = self.log_path(id)?;
-        if !self.exists(id)? {
-            return Err(SessionError::NoSession {
-                id: id.to_owned(),
-                path,
-            });
-        }
-        Ok(SessionLock::acquire(&path, self.wait)?)
+        Ok(SessionLock::acquire(&self.existing_log(id)?, self.wait)?)
     }
 
     /// The settings session `id` was created with; a session created before
