@@ -7,7 +7,7 @@
 //! (R-HOOK-6). After an event whose full path answered nothing and wrote
 //! nothing to the log, the hook keeps `quiet.memo` beside the log:
 //!
-//! - the **keys** of such events: a digest of the agent, the parsed event
+//! - the **keys** of such events: a digest of the build, the agent, the parsed event
 //!   (its name, session, cwd and action with its touched paths, never the
 //!   bytes, which carry ids that differ every time), the configuration and
 //!   the home paths; each with the reason its event logged;
@@ -442,10 +442,31 @@ pub(crate) fn key(
     if !eligible || deferred_waiting(session_dir) {
         return None;
     }
-    // Every field of each (their `Debug` forms are total and ordered).
-    let text = format!("{}\n{event:?}\n{input:?}\n{env:?}", agent.as_str());
+    Some(key_of(agent, event, input, env, &build()?))
+}
+
+/// The key of `event` as `build` composes it: every field of each (their
+/// `Debug` forms are total and ordered).
+fn key_of(
+    agent: Agent,
+    event: &HookEvent,
+    input: &ConfigInput,
+    env: &HomeEnv,
+    build: &str,
+) -> String {
+    let text = format!("{build}\n{}\n{event:?}\n{input:?}\n{env:?}", agent.as_str());
     let digest = Sha256::digest(text.as_bytes());
-    Some(digest.iter().map(|b| format!("{b:02x}")).collect())
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// This build: its version and its executable's stamp. Another build may
+/// compose the same inputs otherwise (an upgrade that reads a new kind of
+/// file), so a memo another build wrote never answers for this one. `None`
+/// when the executable cannot be looked at: no memo.
+fn build() -> Option<String> {
+    let exe = std::env::current_exe().ok()?;
+    let stamp = look(Utf8Path::from_path(&exe)?, Look::Target).ok()?;
+    Some(format!("{} {:?}", env!("CARGO_PKG_VERSION"), stamp.0))
 }
 
 /// Touches a busy session kept for the next event: that event's

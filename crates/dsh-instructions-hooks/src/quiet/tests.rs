@@ -81,6 +81,32 @@ fn path_lines(#[case] line: &str, #[case] want: Option<(Look, &str)>) {
     assert_eq!(decode_path_line(line).map(|(h, _, p)| (h, p)), want);
 }
 
+/// A key names its build (a memo another build wrote, before an upgrade,
+/// never answers for this one) and its event's action.
+#[test]
+fn keys_name_the_build_and_the_action() {
+    let event = |action: Action| HookEvent {
+        name: "UserPromptSubmit".into(),
+        session_id: "s".into(),
+        cwd: "/w".into(),
+        action,
+    };
+    let (input, env) = (ConfigInput::default(), HomeEnv::default());
+    let key = |e: &HookEvent, build: &str| key_of(Agent::Claude, e, &input, &env, build);
+    let prompt = event(Action::Prompt);
+    assert_eq!(
+        key(&prompt, "0.1.0 [1]"),
+        key(&event(Action::Prompt), "0.1.0 [1]")
+    );
+    assert_ne!(key(&prompt, "0.1.0 [1]"), key(&prompt, "0.1.0 [2]"));
+    assert_ne!(key(&prompt, "0.1.0 [1]"), key(&prompt, "0.2.0 [1]"));
+    assert_ne!(
+        key(&prompt, "0.1.0 [1]"),
+        key(&event(Action::FollowUp), "0.1.0 [1]")
+    );
+    assert!(build().is_some_and(|b| b.starts_with(env!("CARGO_PKG_VERSION"))));
+}
+
 /// The margin: a change as old as the margin before the event vouches, a
 /// newer one does not.
 #[test]
