@@ -380,9 +380,13 @@ async fn handle(
     // An event the quiet memo proves to answer nothing, from stamps alone
     // (decision 0077, R-HOOK-6).
     let key = crate::quiet::key(call.agent, event, input, call.env, session_dir);
+    let memo = key
+        .as_ref()
+        .map(|_| crate::quiet::MemoRead::of(session_dir));
     if let Some(why) = key
         .as_deref()
-        .and_then(|k| crate::quiet::quiet(session_dir, k))
+        .zip(memo.as_ref())
+        .and_then(|(k, m)| crate::quiet::quiet(m, session_dir, k))
     {
         return Ok(match (&piece, records) {
             (Some(piece), Some(records)) => parts::record(piece, records, None, why),
@@ -446,9 +450,18 @@ async fn handle(
             why,
         )),
     };
-    if let (Some(key), Some(start), Some(why), None) = (key, &start, &quiet_why, message) {
+    if let (Some(key), Some(memo), Some(start), Some(why), None) =
+        (key, memo, &start, &quiet_why, message)
+    {
         // Still under the lock: the next event may answer from it.
-        crate::quiet::remember(session_dir, (key, why), event, recorder.reads(), start);
+        crate::quiet::remember(
+            session_dir,
+            memo,
+            (key, why),
+            event,
+            recorder.reads(),
+            start,
+        );
     }
     match call.ending {
         Ending::Drop => drop(touched),

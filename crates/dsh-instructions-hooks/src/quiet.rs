@@ -56,6 +56,7 @@ use dsh_instructions_discovery::{
     ProbedDirs, ReadOutcome, Unavailable,
 };
 use dsh_instructions_runtime::{OpenError, ProviderFactory};
+use dsh_instructions_session::SETTINGS_FILE_NAME;
 use dsh_instructions_state::ConfigInput;
 use dsh_session_log::side::{self, Durability, Found};
 use sha2::{Digest as _, Sha256};
@@ -75,9 +76,6 @@ const MAX_KEYS: usize = 64;
 
 /// How old a stamped change must be, before the event began, to vouch.
 pub(crate) const MARGIN: Duration = Duration::from_secs(2);
-
-/// The session's settings file (`dsh_instructions_session`'s name).
-const SETTINGS_FILE_NAME: &str = "settings.json";
 
 #[cfg(test)]
 thread_local! {
@@ -169,7 +167,10 @@ fn look(_path: &Utf8Path, _how: Look) -> std::io::Result<Stamp> {
 /// Whether an error says nothing is at the path (or a file stands where a
 /// directory of it should).
 fn is_absent(e: &std::io::Error) -> bool {
-    e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(20 /* ENOTDIR */)
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
 }
 
 /// The memo as stored.
@@ -359,6 +360,40 @@ fn decode_session_line(line: Option<&str>, tag: &str) -> Option<Option<Stamp>> {
     }
 }
 
+/// One line of a memo after its log and settings lines.
+enum Line<'a> {
+    /// A key and its event's reason.
+    Key(&'a str, &'a str),
+    /// A probe batch stamped whole.
+    Batch(&'a str),
+    /// A path's stamp.
+    Path(Look, Stamp, &'a str),
+}
+
+/// The log and settings stamps of a memo and its other lines, each `None`
+/// when it is not of this format; `None` for a memo not of it at all.
+fn parse(
+    bytes: &[u8],
+) -> Option<(
+    Option<Stamp>,
+    Option<Stamp>,
+    impl Iterator<Item = Option<Line<'_>>>,
+)> {
+    let mut lines = body(bytes)?;
+    let log = decode_session_line(lines.next(), "log")?;
+    let settings = decode_session_line(lines.next(), "settings")?;
+    let rest = lines.map(|line| {
+        if let Some(rest) = line.strip_prefix("key ") {
+            rest.split_once(' ').map(|(k, w)| Line::Key(k, w))
+        } else if let Some(batch) = line.strip_prefix("batch ") {
+            Some(Line::Batch(batch))
+        } else {
+            decode_path_line(line).map(|(how, stamp, path)| Line::Path(how, stamp, path))
+        }
+    });
+    Some((log, settings, rest))
+}
+
 impl Memo {
     fn encode(&self) -> String {
         let mut out = String::with_capacity(64 + self.paths.len() * 120);
@@ -399,21 +434,19 @@ impl Memo {
     /// The memo `bytes` hold; `None` for anything not of this format or
     /// torn.
     fn decode(bytes: &[u8]) -> Option<Self> {
-        let mut lines = body(bytes)?;
+        let (log, settings, lines) = parse(bytes)?;
         let mut memo = Self {
-            log: decode_session_line(lines.next(), "log")?,
-            settings: decode_session_line(lines.next(), "settings")?,
+            log,
+            settings,
             ..Self::default()
         };
         for line in lines {
-            if let Some(rest) = line.strip_prefix("key ") {
-                let (key, why) = rest.split_once(' ')?;
-                memo.keys.push((key.to_owned(), why.to_owned()));
-            } else if let Some(batch) = line.strip_prefix("batch ") {
-                memo.batches.insert(batch.to_owned());
-            } else {
-                let (how, stamp, path) = decode_path_line(line)?;
-                memo.paths.insert(path, how, stamp);
+            match line? {
+                Line::Key(key, why) => memo.keys.push((key.to_owned(), why.to_owned())),
+                Line::Batch(batch) => {
+                    memo.batches.insert(batch.to_owned());
+                }
+                Line::Path(how, stamp, path) => memo.paths.insert(path, how, stamp),
             }
         }
         Some(memo)
@@ -455,8 +488,7 @@ fn key_of(
     build: &str,
 ) -> String {
     let text = format!("{build}\n{}\n{event:?}\n{input:?}\n{env:?}", agent.as_str());
-    let digest = Sha256::digest(text.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::record::hex(&Sha256::digest(text.as_bytes()))
 }
 
 /// This build: its version and its executable's stamp. Another build may
@@ -493,18 +525,35 @@ fn session_stamps(session_dir: &Utf8Path) -> Option<(Stamp, Option<Stamp>)> {
     Some((log, settings))
 }
 
-/// The memo's bytes in `session_dir`, if a file is there; a damaged one
-/// (unreadable, not of this format, torn) is removed and reported.
-fn read(session_dir: &Utf8Path) -> Option<Vec<u8>> {
-    let path = session_dir.join(MEMO_FILE_NAME);
-    let damage = match side::read(&path) {
-        Found::Missing => return None,
-        Found::Bytes(bytes) if body(&bytes).is_some() => return Some(bytes),
-        Found::Bytes(_) => "not a quiet memo (or torn)".to_owned(),
-        Found::Damaged(damage) => damage,
-    };
-    discard(&path, &damage);
-    None
+/// The memo of a session as this event read it, under the session lock
+/// (so it cannot change before [`remember`] writes it again).
+#[derive(Debug)]
+pub(crate) struct MemoRead(Option<Vec<u8>>);
+
+impl MemoRead {
+    /// The memo in `session_dir`, if a file is there; a damaged one
+    /// (unreadable, not of this format, torn) is removed and reported.
+    pub(crate) fn of(session_dir: &Utf8Path) -> Self {
+        let path = session_dir.join(MEMO_FILE_NAME);
+        let damage = match side::read(&path) {
+            Found::Missing => return Self(None),
+            Found::Bytes(bytes) if body(&bytes).is_some() => return Self(Some(bytes)),
+            Found::Bytes(_) => "not a quiet memo (or torn)".to_owned(),
+            Found::Damaged(damage) => damage,
+        };
+        discard(&path, &damage);
+        Self(None)
+    }
+
+    /// What it holds, decoded; a memo with a line not of this format is
+    /// removed and reported.
+    fn decode(self, session_dir: &Utf8Path) -> Option<Memo> {
+        let memo = Memo::decode(&self.0?);
+        if memo.is_none() {
+            discard(&session_dir.join(MEMO_FILE_NAME), "not a quiet memo");
+        }
+        memo
+    }
 }
 
 fn discard(path: &Utf8Path, damage: &str) {
@@ -523,47 +572,31 @@ pub(crate) fn damage(session_dir: &Utf8Path) -> Option<String> {
     }
 }
 
-/// The memo in `session_dir`, if one is there and whole.
-fn load(session_dir: &Utf8Path) -> Option<Memo> {
-    let bytes = read(session_dir)?;
-    let memo = Memo::decode(&bytes);
-    if memo.is_none() {
-        discard(&session_dir.join(MEMO_FILE_NAME), "not a quiet memo");
-    }
-    memo
-}
-
-/// The fast path: the reason to log when the memo proves that the event
+/// The fast path: the reason to log when `memo` proves that the event
 /// keyed `key` answers nothing, `None` when the full path must run. Called
 /// under the session lock. Reads the memo line by line, looking at each
 /// path as it goes: no map, no allocation per path.
-pub(crate) fn quiet(session_dir: &Utf8Path, key: &str) -> Option<String> {
-    let bytes = read(session_dir)?;
-    let mut lines = body(&bytes)?;
-    let log = decode_session_line(lines.next(), "log")?;
-    let settings = decode_session_line(lines.next(), "settings")?;
+pub(crate) fn quiet(memo: &MemoRead, session_dir: &Utf8Path, key: &str) -> Option<String> {
+    let (log, settings, lines) = parse(memo.0.as_deref()?)?;
     let (now_log, now_settings) = session_stamps(session_dir)?;
     if log != Some(now_log) || settings != now_settings {
         return None;
     }
     let mut why = None;
     for line in lines {
-        if let Some(rest) = line.strip_prefix("key ") {
-            match rest.split_once(' ') {
-                Some((k, w)) if k == key => why = Some(w),
-                Some(_) => {}
-                None => return None,
+        match line? {
+            Line::Key(k, w) if k == key => why = Some(w),
+            Line::Key(..) => {}
+            // The keys come first: a memo without this one is not read on.
+            Line::Batch(_) => {
+                why?;
             }
-            continue;
-        }
-        // The keys come first: a memo without this one is not read on.
-        why?;
-        if line.starts_with("batch ") {
-            continue;
-        }
-        let (how, stamp, path) = decode_path_line(line)?;
-        if look(Utf8Path::new(path), how).ok() != Some(stamp) {
-            return None;
+            Line::Path(how, stamp, path) => {
+                why?;
+                if look(Utf8Path::new(path), how).ok() != Some(stamp) {
+                    return None;
+                }
+            }
         }
     }
     why.map(|w| format!("{w} (unchanged since a quiet event)"))
@@ -597,6 +630,7 @@ impl Start {
 /// only costs the next event the full path, so it is not reported.
 pub(crate) fn remember(
     session_dir: &Utf8Path,
+    memo: MemoRead,
     (key, why): (String, &str),
     event: &HookEvent,
     reads: &Reads,
@@ -611,7 +645,7 @@ pub(crate) fn remember(
     {
         return;
     }
-    let mut old = load(session_dir).unwrap_or_default();
+    let mut old = memo.decode(session_dir).unwrap_or_default();
     // What of it still holds stays; it is not looked at again below.
     let changed = old.paths.retain_holding();
     let same = changed.is_empty() && old.log == Some(log) && old.settings == settings;
@@ -763,7 +797,7 @@ fn batch_digest(dirs: &[Utf8PathBuf], names: &[String]) -> String {
         hash.update(name.as_bytes());
         hash.update([0]);
     }
-    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    crate::record::hex(&hash.finalize())
 }
 
 /// The stamps being collected.

@@ -71,8 +71,12 @@ pub(crate) enum RecordsError {
 
 /// The key of an event: the SHA-256 of its stdin bytes.
 pub(crate) fn event_key(input: &[u8]) -> String {
-    let d = Sha256::digest(input);
-    d.iter().map(|b| format!("{b:02x}")).collect()
+    hex(&Sha256::digest(input))
+}
+
+/// Lowercase hex of a digest's bytes.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Records {
