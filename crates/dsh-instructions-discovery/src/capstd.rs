@@ -406,10 +406,18 @@ impl FsProvider for CapStdProvider {
         names: &'a [String],
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<ProbedDirs, Cancelled>> {
+        if self.inline {
+            // On the calling thread, nothing has to outlive the call: no
+            // copy of a batch whose paths may be long (issue 35 item 3).
+            return Box::pin(async move {
+                check(cancel)?;
+                self.inner.probe_dirs(dirs, names, cancel)
+            });
+        }
         let inner = Arc::clone(&self.inner);
         let dirs = dirs.to_vec();
         let names = names.to_vec();
-        Box::pin(run_blocking(self.inline, cancel, move |token| {
+        Box::pin(run_blocking(false, cancel, move |token| {
             inner.probe_dirs(&dirs, &names, token)
         }))
     }

@@ -55,7 +55,10 @@ const OMITTED_BOUND_DIVISOR: u64 = 16;
 /// rendered and escaped up front; the content stays raw so it can be cut.
 #[derive(Debug)]
 pub(crate) struct Prep<'a> {
-    /// Escaped header block(s), already joined; never empty.
+    /// Escaped header block(s), already joined; never empty, except for an
+    /// unread input, whose header is built only if it is ever rendered
+    /// ([`Prep::fixed`]): a deep chain omits hundreds of them, and a copy
+    /// of each path was most of a render's memory (issue 35 item 3).
     fixed: String,
     /// Length of the header line at the start of `fixed`.
     header_len: usize,
@@ -139,10 +142,9 @@ impl<'a> Prep<'a> {
     /// represented (see `render_baseline_skipping`).
     pub(crate) fn unread(path: &'a str) -> Self {
         let path = crate::escape(path);
-        let fixed = [HEADER_BASELINE, &path].concat();
         Self {
-            header_len: fixed.len(),
-            fixed,
+            header_len: HEADER_BASELINE.len() + path.len(),
+            fixed: String::new(),
             path,
             content: "",
             tags: Vec::new(),
@@ -161,6 +163,24 @@ impl<'a> Prep<'a> {
         }
     }
 
+    /// The escaped header block(s) (see the field).
+    fn fixed(&self) -> Cow<'_, str> {
+        if self.unread {
+            Cow::Owned([HEADER_BASELINE, &self.path].concat())
+        } else {
+            Cow::Borrowed(&self.fixed)
+        }
+    }
+
+    /// Length of [`Prep::fixed`], without building it.
+    fn fixed_len(&self) -> u64 {
+        if self.unread {
+            self.header_len as u64
+        } else {
+            len(&self.fixed)
+        }
+    }
+
     /// Escaped length of the whole section. Empty content is an empty block
     /// and is skipped, so the section is then just its fixed part (which for
     /// an empty baseline file already ends in the blank line of R-REN-1).
@@ -168,7 +188,7 @@ impl<'a> Prep<'a> {
         if self.unread {
             UNREAD_LEN
         } else if self.content.is_empty() {
-            len(&self.fixed)
+            self.fixed_len()
         } else {
             self.cut_len(self.content.len())
         }
@@ -177,7 +197,7 @@ impl<'a> Prep<'a> {
     /// Escaped length of the section with its content cut to `kept >= 1` raw
     /// bytes: each tag fully inside the prefix grows by one byte.
     fn cut_len(&self, kept: usize) -> u64 {
-        len(&self.fixed) + SEP_LEN + (kept + tags_within(&self.tags, kept)) as u64
+        self.fixed_len() + SEP_LEN + (kept + tags_within(&self.tags, kept)) as u64
     }
 
     fn path_len(&self) -> u64 {
@@ -651,7 +671,8 @@ fn build(choice: Choice<'_, '_>, inputs: usize, max_bytes: u64) -> Rendered {
 /// One section's block: its fixed text, then (after a blank line) the
 /// first `kept` raw bytes of its content escaped, when any are kept.
 fn section_block(prep: &Prep<'_>, kept: usize) -> Block {
-    let mut text = prep.fixed.clone();
+    let fixed = prep.fixed();
+    let mut text = fixed.clone().into_owned();
     if let Some(content) = prep.content.get(..kept).filter(|c| !c.is_empty()) {
         text.reserve(SEP.len() + content.len() + prep.tags.len());
         text.push_str(SEP);
@@ -660,7 +681,7 @@ fn section_block(prep: &Prep<'_>, kept: usize) -> Block {
     }
     Block {
         kind: BlockKind::Section {
-            header: prep.fixed[..prep.header_len].to_owned(),
+            header: fixed[..prep.header_len].to_owned(),
         },
         text,
     }

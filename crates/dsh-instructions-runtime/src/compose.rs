@@ -28,8 +28,8 @@ use crate::gather::{gather_chain, gather_dirs, path_gate, probe_with_user_global
 use crate::imports::ImportContext;
 use crate::rule_slots::{add_rule_slots, rule_body};
 use crate::scan::{
-    Attach, DirScan, Gather, LoadedFile, SeenFiles, SlotScan, SlotState, cache_entry, dir_abs,
-    identity_dedup,
+    Attach, DirPath, DirScan, Gather, LoadedFile, ProbedFile, SeenFiles, SlotScan, SlotState,
+    cache_entry, dir_abs, identity_dedup,
 };
 use crate::slots::{Gate, Layout};
 use crate::user_file::UserFile;
@@ -142,7 +142,7 @@ struct Pending {
 fn observation(state: &SlotState) -> Observation {
     match state {
         SlotState::Loaded(f) => Observation::Present {
-            path: f.display.clone(),
+            path: f.display.to_string(),
             digest: f.digest,
         },
         SlotState::Duplicate { .. } => Observation::Duplicate,
@@ -311,8 +311,11 @@ fn render_transitions(
 
 /// A complete baseline over the gathered chain.
 pub(crate) struct BaselinePlan {
-    /// Broad files left unread because the budget omits them anyway.
-    pub unread: Vec<ScopeKey>,
+    /// How many broad files were left unread because the budget omits them
+    /// anyway; their scopes stay in the scans ([`BaselinePlan::omitted`]):
+    /// a deep chain leaves hundreds, and a copy of each scope was a large
+    /// share of a composition's memory (issue 35 item 3).
+    pub unread: usize,
     /// Loaded, non-duplicate files in section order with their scopes.
     pub files: Vec<(ScopeKey, LoadedFile)>,
     pub rendered: Rendered,
@@ -321,14 +324,7 @@ pub(crate) struct BaselinePlan {
 impl BaselinePlan {
     pub(crate) fn new(scans: &[DirScan], kind: BaselineKind, budget: Budget) -> Self {
         let slots = || scans.iter().flat_map(|d| d.slots.iter());
-        let mut unread = Vec::new();
-        let mut unread_paths: Vec<&str> = Vec::new();
-        for s in slots() {
-            if let SlotState::Unread(f) = &s.state {
-                unread.push(s.scope.clone());
-                unread_paths.push(&f.display);
-            }
-        }
+        let unread_paths: Vec<&str> = unread_slots(scans).map(|(_, f)| &*f.display).collect();
         let files: Vec<(ScopeKey, LoadedFile)> = slots()
             .filter_map(|s| match &s.state {
                 SlotState::Loaded(f) => Some((s.scope.clone(), f.clone())),
@@ -344,7 +340,7 @@ impl BaselinePlan {
             .collect();
         let rendered = render_baseline_skipping(kind, &unread_paths, &inputs, budget);
         Self {
-            unread,
+            unread: unread_paths.len(),
             files,
             rendered,
         }
@@ -352,11 +348,11 @@ impl BaselinePlan {
 
     /// Fates of the loaded files (after the unread ones).
     pub(crate) fn file_fates(&self) -> &[Fate] {
-        self.rendered.fates.get(self.unread.len()..).unwrap_or(&[])
+        self.rendered.fates.get(self.unread..).unwrap_or(&[])
     }
 
     pub(crate) fn is_empty_input(&self) -> bool {
-        self.unread.is_empty() && self.files.is_empty()
+        self.unread == 0 && self.files.is_empty()
     }
 
     fn held(&self) -> impl Iterator<Item = &(ScopeKey, LoadedFile)> {
@@ -378,15 +374,28 @@ impl BaselinePlan {
             .collect()
     }
 
-    pub(crate) fn omitted(&self) -> BTreeSet<ScopeKey> {
+    /// The scopes the budget leaves out: the files it omitted and those of
+    /// `scans` (the scans the plan was made from) left unread.
+    pub(crate) fn omitted(&self, scans: &[DirScan]) -> BTreeSet<ScopeKey> {
         self.files
             .iter()
             .zip(self.file_fates())
             .filter(|(_, f)| matches!(f, Fate::Omitted))
             .map(|((s, _), _)| s.clone())
-            .chain(self.unread.iter().cloned())
+            .chain(unread_slots(scans).map(|(s, _)| s.clone()))
             .collect()
     }
+}
+
+/// The slots of `scans` left unread, in order, with their files.
+fn unread_slots(scans: &[DirScan]) -> impl Iterator<Item = (&ScopeKey, &ProbedFile)> {
+    scans
+        .iter()
+        .flat_map(|d| d.slots.iter())
+        .filter_map(|s| match &s.state {
+            SlotState::Unread(f) => Some((&s.scope, f)),
+            _ => None,
+        })
 }
 
 /// Composes the workspace message for this moment (see the module docs).
@@ -429,6 +438,8 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         config,
         cancel: input.cancel,
         cache: None,
+        visible: Some(visible),
+        report: false,
         imports: import_ctx.as_ref(),
         layout: &layout,
         gate: Gate::Open,
@@ -441,6 +452,8 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         config,
         cancel: input.cancel,
         cache: Some((input.cache, visible)),
+        visible: Some(visible),
+        report: false,
         imports: import_ctx.as_ref(),
         layout: &layout,
         gate: full.gate,
@@ -455,7 +468,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 &full,
                 input.home,
                 input.root,
-                &chain,
+                DirPath::chain(input.root, &chain),
                 Some(budget.max_bytes()),
                 &mut seen,
             )
@@ -466,13 +479,10 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
             // a nested file (R-RULE-8): not rendered again here, reconciled
             // below like any visible scope.
             let fresh = without_attached_rules(&scans, visible);
-            let plan = BaselinePlan::new(
-                fresh.as_deref().unwrap_or(&scans),
-                BaselineKind::Normal,
-                budget,
-            );
+            let planned = fresh.as_deref().unwrap_or(&scans);
+            let plan = BaselinePlan::new(planned, BaselineKind::Normal, budget);
             let mut held = BTreeSet::new();
-            let omitted = plan.omitted();
+            let omitted = plan.omitted(planned);
             if !plan.rendered.is_empty() {
                 let changes = plan.held_sets(&mut out);
                 held.extend(changes.iter().map(|c| c.scope.clone()));
@@ -497,13 +507,13 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                         &cached,
                         input.home,
                         input.root,
-                        &chain,
+                        DirPath::chain(input.root, &chain),
                         Some(budget.max_bytes()),
                         &mut seen,
                     )
                     .await?;
                     let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
-                    let e = plan.omitted();
+                    let e = plan.omitted(&scans);
                     for scan in &scans {
                         directory_transitions(scan, visible, &none, &e, &mut pending);
                         remember_cache(scan, &mut out);
@@ -533,9 +543,8 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                     for ((rel, abs), p) in rels.iter().zip(&dirs).zip(&probes.probes) {
                         if chain_set.contains(rel) {
                             seen.note_own(&cached.slots(
-                                abs,
-                                rel,
-                                names.clone(),
+                                DirPath::known(abs, rel),
+                                &names,
                                 p.clone(),
                                 &|_| false,
                             ));
@@ -579,7 +588,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 &full,
                 input.home,
                 input.root,
-                &chain,
+                DirPath::chain(input.root, &chain),
                 Some(budget.max_bytes()),
                 &mut seen,
             )
@@ -626,7 +635,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
             }
             let mut changes = removes;
             changes.extend(plan.held_sets(&mut out));
-            out.excluded = Some(plan.omitted());
+            out.excluded = Some(plan.omitted(&scans));
             baseline_part = Some((rendered, changes));
             if nothing_remains {
                 known = Known::Nothing;
@@ -692,7 +701,7 @@ fn set_change(scope: &ScopeKey, f: &LoadedFile) -> Change {
     Change {
         action: Action::Set,
         scope: scope.clone(),
-        path: f.display.clone(),
+        path: f.display.to_string(),
         previous_path: None,
         digest: Some(f.digest),
     }

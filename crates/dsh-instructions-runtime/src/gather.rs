@@ -12,7 +12,8 @@ use dsh_instructions_state::{CLAUDE_DIR_FILE, ProbeClass, RuleFormat, ScopeKey};
 
 use crate::rule_slots::{add_rule_slots, shown_rules, user_rules_scan};
 use crate::scan::{
-    DirScan, Gather, SeenFiles, SlotKeys, SlotState, class as probe_class, dir_abs, identity_dedup,
+    DirPath, DirScan, Gather, SeenFiles, SlotKeys, SlotState, class as probe_class, dir_abs,
+    identity_dedup,
 };
 use crate::slots::Gate;
 
@@ -259,7 +260,7 @@ pub(crate) async fn process_dirs(
         if g.settled(rel, &names, &probes, rules_settled, skip, seen, &mut keys) {
             continue;
         }
-        let mut scan = g.slots(abs, rel, names.clone(), probes, skip);
+        let mut scan = g.slots(DirPath::known(abs, rel), &names, probes, skip);
         scan.rules_missing = rules_missing;
         // Identity dedup needs no content, so every read can wait for one
         // batch after it.
@@ -283,12 +284,12 @@ pub(crate) async fn gather_chain(
     g: &Gather<'_>,
     home: &DshHome,
     root: &Utf8Path,
-    chain: &[String],
+    chain: Vec<DirPath>,
     budget: Option<u64>,
     seen: &mut SeenFiles,
 ) -> Result<Vec<DirScan>, Cancelled> {
     let mut scans = Vec::with_capacity(chain.len() + 1);
-    let dirs: Vec<Utf8PathBuf> = chain.iter().map(|rel| dir_abs(root, rel)).collect();
+    let dirs: Vec<Utf8PathBuf> = chain.iter().map(|d| d.abs().to_owned()).collect();
     let names = g.names();
     let (users, probes) = probe_with_user_global(g, home, root, &dirs, &names).await?;
     scans.extend(users);
@@ -297,10 +298,11 @@ pub(crate) async fn gather_chain(
         .iter()
         .copied()
         .chain(std::iter::repeat(false));
-    for (((rel, abs), probes), rules_missing) in
-        chain.iter().zip(&dirs).zip(probes.probes).zip(missing)
-    {
-        let mut scan = g.slots(abs, rel, names.clone(), probes, &|_| false);
+    // The probe batch needed a path of its own per directory; the scans
+    // hold them as prefixes of the deepest (issue 35 item 3).
+    drop(dirs);
+    for ((path, probes), rules_missing) in chain.into_iter().zip(probes.probes).zip(missing) {
+        let mut scan = g.slots(path, &names, probes, &|_| false);
         scan.rules_missing = rules_missing;
         scans.push(scan);
     }

@@ -5,6 +5,7 @@
 //! `imports` is off.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel, normalize_lexically};
@@ -189,7 +190,7 @@ pub(crate) async fn expand_all(
     config: &Config,
     cancel: &CancellationToken,
     ctx: &ImportContext,
-    own: &IdentityMap<String>,
+    own: &IdentityMap<Arc<str>>,
     items: &[Candidate<'_>],
 ) -> Result<Vec<Expansion>, Cancelled> {
     // Keyed by the path's text: `Path` hashes and compares component by
@@ -235,7 +236,7 @@ pub(crate) async fn expand_all(
 pub(crate) fn key_holds(
     key: &[ImportKey<FileVersion>],
     probes: &HashMap<&str, &Probe>,
-    own: &IdentityMap<String>,
+    own: &IdentityMap<Arc<str>>,
 ) -> bool {
     key.iter().all(|k| match probes.get(k.path.as_str()) {
         Some(Probe::Present(p)) => {
@@ -250,7 +251,7 @@ pub(crate) fn key_holds(
 /// targets not read yet are collected in `needed`.
 struct Walk<'a> {
     ctx: &'a ImportContext,
-    own: &'a IdentityMap<String>,
+    own: &'a IdentityMap<Arc<str>>,
     targets: &'a HashMap<String, ReadOutcome>,
     max_bytes: u64,
     /// Identities of the files on the current import path, candidate first.
@@ -269,7 +270,7 @@ struct Walk<'a> {
 impl<'a> Walk<'a> {
     fn new(
         ctx: &'a ImportContext,
-        own: &'a IdentityMap<String>,
+        own: &'a IdentityMap<Arc<str>>,
         targets: &'a HashMap<String, ReadOutcome>,
         max_bytes: u64,
         max_depth: usize,
@@ -664,7 +665,7 @@ mod tests {
             "removed"
         );
         let mut own_now = IdentityMap::default();
-        own_now.insert(id.clone(), "a.md".to_owned());
+        own_now.insert(id.clone(), Arc::from("a.md"));
         assert!(
             !key_holds(
                 &key,

@@ -20,7 +20,7 @@ use crate::compose::{BaselinePlan, chain_rel};
 use crate::gather::{gather_chain, path_gate};
 use crate::imports::{ImportContext, InspectedImport};
 use crate::pointer::{POINTER_MAX_BYTES, is_pointer_to};
-use crate::scan::{CandidateProbe, DirScan, Gather, SeenFiles, SlotState, display};
+use crate::scan::{CandidateProbe, DirPath, DirScan, Gather, SeenFiles, SlotState, display};
 use crate::slots::{Gate, Layout};
 use crate::user_file::UserFile;
 
@@ -220,11 +220,15 @@ async fn gather_baseline(
     };
     gather.gate = path_gate(&gather, &found.root, &chain).await?;
     let gather = &gather;
+    // The scans hold the chain's paths once ([`DirPath::chain`]); its list
+    // of keys is not kept through the pass (issue 35 item 3).
+    let paths = DirPath::chain(&found.root, &chain);
+    drop(chain);
     let scans = gather_chain(
         gather,
         home,
         &found.root,
-        &chain,
+        paths,
         Some(budget.max_bytes()),
         &mut SeenFiles::default(),
     )
@@ -255,7 +259,7 @@ impl Gathered {
             .map(|((scope, f), _)| Change {
                 action: Action::Set,
                 scope: scope.clone(),
-                path: f.display.clone(),
+                path: f.display.to_string(),
                 previous_path: None,
                 digest: Some(f.digest),
             })
@@ -318,6 +322,8 @@ pub async fn preview(
         config,
         cancel,
         cache: None,
+        visible: None,
+        report: false,
         imports: None,
         layout: &layout,
         gate: Gate::Open,
@@ -361,6 +367,8 @@ pub async fn inspect(
         config,
         cancel,
         cache: None,
+        visible: None,
+        report: true,
         imports: None,
         layout: &layout,
         gate: Gate::Open,
@@ -412,8 +420,8 @@ async fn describe(
         ScopeKind::Ancestor { dir, name } => Some(Utf8Path::new(dir).join(name).into_string()),
         _ => None,
     });
-    let path_of = |c: &CandidateProbe| match (&scan.rel, &user_file) {
-        (Some(rel), _) => display(rel, &c.name),
+    let path_of = |c: &CandidateProbe| match (scan.rel(), &user_file) {
+        (Some(rel), _) => display(rel, &c.name).to_string(),
         (None, Some(label)) => label.clone(),
         (None, None) => user_label.to_owned(),
     };
@@ -429,7 +437,7 @@ async fn describe(
         })
         .collect();
     type Group<'c> = (ScopeKey, Vec<&'c CandidateProbe>, Option<usize>);
-    let groups: Vec<Group<'_>> = match &scan.rel {
+    let groups: Vec<Group<'_>> = match scan.rel() {
         None => {
             let all: Vec<&CandidateProbe> = scan.candidates.iter().collect();
             let winner = match select_first_wins(&classes) {
@@ -480,7 +488,7 @@ async fn describe(
                 match state {
                     Some(SlotState::Duplicate { of, trimmed, .. }) => {
                         winner_digest = *trimmed;
-                        CandidateFate::DuplicateOf { of: of.clone() }
+                        CandidateFate::DuplicateOf { of: of.to_string() }
                     }
                     Some(SlotState::Loaded(f)) => {
                         // A shadowed sibling holds raw text: compare it with
@@ -519,7 +527,7 @@ async fn describe(
                                 differs: Some(false),
                             }
                         } else {
-                            let abs = scan.abs.join(&c.name);
+                            let abs = scan.abs().join(&c.name);
                             let winner = (path_of(group[w]), group[w].name.as_str());
                             shadowed_fate(gather, &abs, shadowed.size, winner, winner_digest)
                                 .await?
@@ -532,7 +540,7 @@ async fn describe(
                 }
             };
             out.push(InspectedCandidate {
-                dir: scan.rel.clone(),
+                dir: scan.rel().map(str::to_owned),
                 name: c.name.clone(),
                 path: path_of(c),
                 local: c.local,

@@ -27,7 +27,7 @@ use dsh_instructions_state::{
 };
 
 use crate::imports::{self, Candidate, ImportContext};
-use crate::scan::{Attach, DirScan, Gather, LoadedFile, SeenFiles, SlotScan, SlotState};
+use crate::scan::{Attach, DirPath, DirScan, Gather, LoadedFile, SeenFiles, SlotScan, SlotState};
 use crate::user_file::UserFile;
 
 /// The `<G>` of R-RULE-5: each glob in backticks, joined by `, `.
@@ -85,11 +85,11 @@ pub(crate) async fn add_rule_slots(
         if scan.rules_base.is_some() {
             // The user's `~/.claude/rules/` (R-RULE-1): `claude` only.
             if formats.contains(&RuleFormat::Claude) {
-                list_user_rules(g, si, &scan.abs, &mut listed).await?;
+                list_user_rules(g, si, scan.abs(), &mut listed).await?;
             }
             continue;
         }
-        let Some(rel) = scan.rel.as_deref() else {
+        let Some(rel) = scan.rel() else {
             continue;
         };
         // Every rules directory here was seen missing: nothing to list (a
@@ -101,7 +101,7 @@ pub(crate) async fn add_rule_slots(
             format!("{rel}/")
         };
         for &format in listing {
-            let dir = scan.abs.join(format.rules_dir());
+            let dir = scan.abs().join(format.rules_dir());
             let files = list_rule_files(
                 g.provider,
                 &dir,
@@ -136,7 +136,7 @@ pub(crate) async fn add_rule_slots(
                     format: RuleFormat::Copilot,
                     display,
                     scope,
-                    path: scan.abs.join(".github/copilot-instructions.md"),
+                    path: scan.abs().join(".github/copilot-instructions.md"),
                     root_file: true,
                 });
             }
@@ -172,7 +172,7 @@ pub(crate) async fn add_rule_slots(
                     continue;
                 }
                 known[i] = Some(SlotState::Loaded(LoadedFile::vouched(
-                    l.display.clone(),
+                    Arc::from(l.display.as_str()),
                     entry,
                     present,
                 )));
@@ -209,7 +209,7 @@ pub(crate) async fn add_rule_slots(
         let outcome = reads
             .next()
             .unwrap_or_else(|| ReadOutcome::Unavailable(Unavailable::Io("no read result".into())));
-        let dir = scans[l.scan].rel.clone().unwrap_or_else(|| ".".to_owned());
+        let dir = scans[l.scan].rel().unwrap_or(".").to_owned();
         let state = match outcome {
             ReadOutcome::Absent => continue,
             ReadOutcome::Unavailable(u) => {
@@ -273,7 +273,7 @@ pub(crate) async fn add_rule_slots(
     // The visible rules by directory, gathered once for every scan.
     let shown = shown_rules(attach.visible);
     for (scan, mut rules) in scans.iter_mut().zip(added) {
-        let dir = match (&scan.rules_base, scan.rel.as_deref()) {
+        let dir = match (&scan.rules_base, scan.rel()) {
             (Some(_), _) => None,
             (None, Some(rel)) => Some(rel),
             (None, None) => continue,
@@ -349,8 +349,7 @@ pub(crate) fn user_rules_scan(g: &Gather<'_>, home: &DshHome, root: &Utf8Path) -
         return None;
     }
     Some(DirScan {
-        rel: None,
-        abs: user_rules_dir(g.user_files, home)?,
+        path: DirPath::outside(user_rules_dir(g.user_files, home)?),
         candidates: Vec::new(),
         slots: Vec::new(),
         rules_base: Some(root.to_owned()),
@@ -398,7 +397,7 @@ impl DirScan {
     /// The directory a rule of this scan takes its globs relative to: D,
     /// or the project root for the user's rules (R-RULE-8).
     fn glob_base(&self) -> &Utf8Path {
-        self.rules_base.as_deref().unwrap_or(&self.abs)
+        self.rules_base.as_deref().unwrap_or(self.abs())
     }
 }
 
@@ -440,7 +439,7 @@ fn rule_file(
         _ => (Arc::from(content.as_ref()), None),
     };
     LoadedFile {
-        display: display.to_owned(),
+        display: Arc::from(display),
         digest: Digest::of(&text),
         trimmed,
         version: read.version,
@@ -519,7 +518,7 @@ async fn expand_rule_imports(
 /// or rule's is a duplicate. Candidates were deduplicated among themselves
 /// already.
 fn rule_dedup(scan: &mut DirScan) {
-    let mut kept: Vec<(Digest, String)> = Vec::new();
+    let mut kept: Vec<(Digest, Arc<str>)> = Vec::new();
     for slot in &mut scan.slots {
         let SlotState::Loaded(file) = &slot.state else {
             continue;

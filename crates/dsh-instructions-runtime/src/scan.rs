@@ -37,8 +37,9 @@ pub(crate) struct CandidateProbe {
 /// version cache).
 #[derive(Debug, Clone)]
 pub(crate) struct LoadedFile {
-    /// Display path (project-relative, or the home label for the user file).
-    pub display: String,
+    /// Display path (project-relative, or the home label for the user file),
+    /// shared by the slot, the pass's identity map and its duplicates.
+    pub display: Arc<str>,
     /// Content, `None` when the version cache made the read unnecessary.
     pub text: Option<Arc<str>>,
     pub digest: Digest,
@@ -65,7 +66,7 @@ impl LoadedFile {
     /// A file whose content the version cache vouches for (R-STATE-8): its
     /// digests from `entry`, its version and size from the probe, no text.
     pub(crate) fn vouched(
-        display: String,
+        display: Arc<str>,
         entry: &CacheEntry<FileVersion>,
         present: &PresentFile,
     ) -> Self {
@@ -88,7 +89,7 @@ impl LoadedFile {
 #[derive(Debug, Clone)]
 pub(crate) struct ProbedFile {
     pub name: String,
-    pub display: String,
+    pub display: Arc<str>,
     pub present: PresentFile,
 }
 
@@ -104,7 +105,7 @@ pub(crate) enum SlotState {
     Duplicate {
         /// Trimmed digest when the file was read.
         trimmed: Option<Digest>,
-        of: String,
+        of: Arc<str>,
         /// Set for an identity duplicate (the same file as `of`).
         identity: Option<FileIdentity>,
     },
@@ -118,13 +119,133 @@ pub(crate) struct SlotScan {
     pub state: SlotState,
 }
 
+/// A scanned directory's absolute path and, for a project directory, its
+/// root-relative key, held in one shared string: every directory of a
+/// root-to-cwd chain is a prefix of the deepest one, so a chain of any
+/// depth holds its paths once ([`DirPath::chain`]). A 256-deep chain's
+/// paths, copied per directory as path and key, were most of a
+/// composition's memory (issue 35 item 3).
+#[derive(Debug, Clone)]
+pub(crate) struct DirPath {
+    text: Arc<str>,
+    /// The absolute path is `text[..len]`.
+    len: usize,
+    rel: Rel,
+}
+
+/// Where a [`DirPath`]'s root-relative key is.
+#[derive(Debug, Clone, Copy)]
+enum Rel {
+    /// Not a project directory (the user-global file's home, the user's
+    /// rules directory).
+    Outside,
+    /// The project root: `.`.
+    Root,
+    /// `text[start..end]`.
+    At(usize, usize),
+}
+
+impl DirPath {
+    /// A directory outside the project (no key).
+    pub(crate) fn outside(abs: Utf8PathBuf) -> Self {
+        let text: Arc<str> = Arc::from(abs.into_string());
+        Self {
+            len: text.len(),
+            text,
+            rel: Rel::Outside,
+        }
+    }
+
+    /// The project directory `rel` at `abs` ([`dir_abs`] of the root and
+    /// `rel`, whose end is then the key; any other pair is held as given).
+    pub(crate) fn known(abs: &Utf8Path, rel: &str) -> Self {
+        let abs = abs.as_str();
+        if rel == "." {
+            return Self {
+                text: Arc::from(abs),
+                len: abs.len(),
+                rel: Rel::Root,
+            };
+        }
+        if ends_with_component(abs, rel) {
+            return Self {
+                text: Arc::from(abs),
+                len: abs.len(),
+                rel: Rel::At(abs.len() - rel.len(), abs.len()),
+            };
+        }
+        Self {
+            text: Arc::from([abs, rel].concat()),
+            len: abs.len(),
+            rel: Rel::At(abs.len(), abs.len() + rel.len()),
+        }
+    }
+
+    /// The directories of a root-to-cwd `chain` ([`crate::compose::chain_rel`]:
+    /// each key a prefix of the next) under `root`, all sharing the
+    /// deepest one's path.
+    pub(crate) fn chain(root: &Utf8Path, chain: &[String]) -> Vec<Self> {
+        let Some(deepest) = chain.last() else {
+            return Vec::new();
+        };
+        let text: Arc<str> = Arc::from(dir_abs(root, deepest).into_string());
+        chain
+            .iter()
+            .map(|rel| {
+                let len = if rel == "." {
+                    root.as_str().len()
+                } else {
+                    root.as_str().len() + usize::from(!root.as_str().ends_with('/')) + rel.len()
+                };
+                // What `dir_abs(root, rel)` would have built, checked (a
+                // chain is made that way, but this costs a comparison): the
+                // root, then (by the length) at most a `/`, then the key.
+                let shared = text.get(..len).is_some_and(|abs| {
+                    abs.starts_with(root.as_str()) && (rel == "." || ends_with_component(abs, rel))
+                });
+                if !shared {
+                    return Self::known(&dir_abs(root, rel), rel);
+                }
+                Self {
+                    text: Arc::clone(&text),
+                    len,
+                    rel: if rel == "." {
+                        Rel::Root
+                    } else {
+                        Rel::At(len - rel.len(), len)
+                    },
+                }
+            })
+            .collect()
+    }
+
+    pub(crate) fn abs(&self) -> &Utf8Path {
+        Utf8Path::new(&self.text[..self.len])
+    }
+
+    /// The root-relative key (`.` for the root); `None` outside the project.
+    pub(crate) fn rel(&self) -> Option<&str> {
+        match self.rel {
+            Rel::Outside => None,
+            Rel::Root => Some("."),
+            Rel::At(start, end) => Some(&self.text[start..end]),
+        }
+    }
+}
+
+/// Whether `path` ends with the relative path `rel` as whole components.
+fn ends_with_component(path: &str, rel: &str) -> bool {
+    !rel.is_empty() && path.ends_with(rel) && path[..path.len() - rel.len()].ends_with('/')
+}
+
 /// Everything gathered for one directory (or for the user-global file).
 #[derive(Debug, Clone)]
 pub(crate) struct DirScan {
-    /// `None` for the user-global pseudo-directory.
-    pub rel: Option<String>,
-    /// Absolute directory (for the user-global file: the home directory).
-    pub abs: Utf8PathBuf,
+    /// The directory (for the user-global file: the home directory) and,
+    /// for a project directory, its key ([`DirScan::rel`]).
+    pub path: DirPath,
+    /// Every probed candidate, for a pass that reports them
+    /// ([`Gather::report`]); empty otherwise.
     pub candidates: Vec<CandidateProbe>,
     pub slots: Vec<SlotScan>,
     /// For the user's rules pseudo-directory (`abs` is `~/.claude/rules`):
@@ -137,6 +258,16 @@ pub(crate) struct DirScan {
 }
 
 impl DirScan {
+    /// The root-relative key; `None` for the user scopes' pseudo-directories.
+    pub(crate) fn rel(&self) -> Option<&str> {
+        self.path.rel()
+    }
+
+    /// The absolute directory.
+    pub(crate) fn abs(&self) -> &Utf8Path {
+        self.path.abs()
+    }
+
     /// Raw content bytes of the files this directory renders.
     pub(crate) fn kept_bytes(&self) -> u64 {
         self.slots
@@ -167,6 +298,15 @@ pub(crate) struct Gather<'a> {
     pub cancel: &'a CancellationToken,
     /// Used to skip reads whose result is already visible (R-STATE-8).
     pub cache: Option<(&'a VersionCache<FileVersion>, &'a VisibleState)>,
+    /// What the model sees (`None`: nothing, as in a preview). A slot found
+    /// absent is kept in its scan only where something is visible at its
+    /// scope: there it is a removal, anywhere else it changes nothing, and
+    /// its key was a deep chain's largest cost (issue 35 item 3).
+    pub visible: Option<&'a VisibleState>,
+    /// The pass reports every candidate of its directories (`inspect`):
+    /// scans keep their [`DirScan::candidates`]; every other pass leaves
+    /// them empty.
+    pub report: bool,
     /// `Some` when `@path` imports are expanded (R-CFG-10); `None` keeps
     /// every read exactly as without imports.
     pub imports: Option<&'a ImportContext>,
@@ -202,11 +342,11 @@ impl SlotKeys {
 /// and the files whose read failed at that broadest position.
 #[derive(Debug, Default)]
 pub(crate) struct SeenFiles {
-    first: IdentityMap<String>,
+    first: IdentityMap<Arc<str>>,
     failed: IdentityMap<Unavailable>,
     /// Winners of the user-global file and the root-to-cwd chain: an
     /// import of one of them is `(loaded as its own section)` (R-IMP-3).
-    own: IdentityMap<String>,
+    own: IdentityMap<Arc<str>>,
 }
 
 impl SeenFiles {
@@ -219,7 +359,7 @@ impl SeenFiles {
     }
 
     /// The own sections of this pass (R-IMP-3), for the rules' imports.
-    pub(crate) fn own(&self) -> &IdentityMap<String> {
+    pub(crate) fn own(&self) -> &IdentityMap<Arc<str>> {
         &self.own
     }
 
@@ -267,10 +407,10 @@ pub(crate) fn class(probe: &Probe) -> ProbeClass {
     }
 }
 
-fn unavailable_reason(probes: &[CandidateProbe]) -> Unavailable {
+fn unavailable_reason(probes: &[Probe]) -> Unavailable {
     probes
         .iter()
-        .find_map(|c| match &c.probe {
+        .find_map(|p| match p {
             Probe::Unavailable(u) => Some(u.clone()),
             _ => None,
         })
@@ -284,10 +424,9 @@ fn user_scan(file: &Utf8Path, label: &str, scope: ScopeKey, probe: Probe) -> Dir
         local: false,
         probe,
     };
-    let state = probed(&candidate, label.to_owned());
+    let state = probed(&candidate.name, &candidate.probe, Arc::from(label));
     DirScan {
-        rel: None,
-        abs: file.parent().map(Utf8Path::to_owned).unwrap_or_default(),
+        path: DirPath::outside(file.parent().map(Utf8Path::to_owned).unwrap_or_default()),
         candidates: vec![candidate],
         slots: vec![SlotScan { scope, state }],
         rules_base: None,
@@ -295,10 +434,10 @@ fn user_scan(file: &Utf8Path, label: &str, scope: ScopeKey, probe: Probe) -> Dir
     }
 }
 
-fn probed(candidate: &CandidateProbe, display: String) -> SlotState {
-    match &candidate.probe {
+fn probed(name: &str, probe: &Probe, display: Arc<str>) -> SlotState {
+    match probe {
         Probe::Present(present) => SlotState::Unread(ProbedFile {
-            name: candidate.name.clone(),
+            name: name.to_owned(),
             display,
             present: present.clone(),
         }),
@@ -376,24 +515,17 @@ impl Gather<'_> {
     /// budget of the instance's render, R-RT-10) are not reported.
     pub(crate) fn slots(
         &self,
-        abs: &Utf8Path,
-        rel: &str,
-        names: Vec<String>,
+        path: DirPath,
+        names: &[String],
         probes: Vec<Probe>,
         skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
     ) -> DirScan {
-        let candidates: Vec<CandidateProbe> = names
-            .into_iter()
-            .zip(probes)
-            .enumerate()
-            .map(|(i, (name, probe))| CandidateProbe {
-                name,
-                local: self.layout.is_local(i),
-                probe,
-            })
-            .collect();
-        let classes: Vec<ProbeClass> = candidates.iter().map(|c| class(&c.probe)).collect();
-        let mut slots = Vec::new();
+        // A provider that answered too few probes answered nothing for the
+        // rest: only the names with a probe take part.
+        let classes: Vec<ProbeClass> = probes.iter().take(names.len()).map(class).collect();
+        let probes = &probes[..classes.len()];
+        let rel = path.rel().unwrap_or(".");
+        let mut slots = Vec::with_capacity(self.layout.slots.len());
         for (slot, rule) in &self.layout.slots {
             let scope = ScopeKey::project(rel, slot);
             if skip(&scope) || rule.end() > classes.len() {
@@ -401,26 +533,47 @@ impl Gather<'_> {
             }
             let state = match rule.select(&classes, self.gate) {
                 SlotOutcome::Winner { candidate } => {
-                    let c = &candidates[candidate];
-                    probed(c, display(rel, &c.name))
+                    let name = &names[candidate];
+                    probed(name, &probes[candidate], display(rel, name))
                 }
+                SlotOutcome::Absent if !self.shows(&scope) => continue,
                 SlotOutcome::Absent => SlotState::Absent,
-                SlotOutcome::Unavailable => {
-                    let list: Vec<CandidateProbe> =
-                        candidates.iter().take(classes.len()).cloned().collect();
-                    SlotState::Unavailable(unavailable_reason(&list))
-                }
+                SlotOutcome::Unavailable => SlotState::Unavailable(unavailable_reason(probes)),
             };
             slots.push(SlotScan { scope, state });
         }
+        // Most directories keep fewer slots than the layout has (absent
+        // ones are left out, see `Gather::visible`), and a scan lives as
+        // long as the pass (issue 35 item 3).
+        slots.shrink_to_fit();
+        // Only a pass that reports every candidate (`inspect`) keeps them:
+        // a deep chain's other passes would hold them for nothing.
+        let candidates = if self.report {
+            names
+                .iter()
+                .zip(probes)
+                .enumerate()
+                .map(|(i, (name, probe))| CandidateProbe {
+                    name: name.clone(),
+                    local: self.layout.is_local(i),
+                    probe: probe.clone(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         DirScan {
-            rel: Some(rel.to_owned()),
-            abs: abs.to_owned(),
+            path,
             candidates,
             slots,
             rules_base: None,
             rules_missing: false,
         }
+    }
+
+    /// Whether the model sees anything at `scope` (see [`Gather::visible`]).
+    fn shows(&self, scope: &ScopeKey) -> bool {
+        self.visible.is_some_and(|v| v.get(scope).is_some())
     }
 
     /// Whether a probed directory shows exactly what the model already sees,
@@ -482,7 +635,7 @@ impl Gather<'_> {
             on_heap = probes.iter().map(class).collect();
             &on_heap
         };
-        let mut winners: [Option<(&FileIdentity, Digest, String)>; MAX_WINNERS] =
+        let mut winners: [Option<(&FileIdentity, Digest, Arc<str>)>; MAX_WINNERS] =
             [const { None }; MAX_WINNERS];
         let mut count = 0;
         keys.fit(self.layout.slots.len());
@@ -555,6 +708,7 @@ impl Gather<'_> {
         let mut checks: Vec<((usize, usize), CacheEntry<FileVersion>)> = Vec::new();
         for &si in which {
             let scan = &mut scans[si];
+            let dir = scan.path.abs();
             for (i, slot) in scan.slots.iter_mut().enumerate() {
                 let SlotState::Unread(file) = &slot.state else {
                     continue;
@@ -564,7 +718,7 @@ impl Gather<'_> {
                     Vouch::Check(entry) => checks.push(((si, i), entry)),
                     Vouch::Read => {
                         waiting.push((si, i));
-                        paths.push(scan.abs.join(&file.name));
+                        paths.push(dir.join(&file.name));
                     }
                 }
             }
@@ -638,6 +792,7 @@ impl Gather<'_> {
             .collect();
         for ((si, i), entry) in checks {
             let scan = &mut scans[si];
+            let dir = scan.path.abs();
             let slot = &mut scan.slots[i];
             let SlotState::Unread(file) = &slot.state else {
                 continue;
@@ -657,7 +812,7 @@ impl Gather<'_> {
                 });
             } else {
                 waiting.push((si, i));
-                paths.push(scan.abs.join(&file.name));
+                paths.push(dir.join(&file.name));
             }
         }
         Ok(())
@@ -689,10 +844,10 @@ impl Gather<'_> {
             .iter()
             .map(|(si, i, _, _)| {
                 let scan = &scans[*si];
-                if scan.rel.is_some() && scan.slots[*i].scope.slot() == Some(SLOT_CLAUDE_DIR) {
-                    scan.abs.join(".claude")
+                if scan.rel().is_some() && scan.slots[*i].scope.slot() == Some(SLOT_CLAUDE_DIR) {
+                    scan.abs().join(".claude")
                 } else {
-                    scan.abs.clone()
+                    scan.abs().to_owned()
                 }
             })
             .collect();
@@ -844,7 +999,7 @@ pub(crate) fn identity_dedup(scan: &mut DirScan, seen: &mut SeenFiles) {
 
 /// Trimmed-content dedup within one directory (R-CFG-7).
 fn content_dedup(scan: &mut DirScan) {
-    let mut kept: Vec<(Digest, String)> = Vec::new();
+    let mut kept: Vec<(Digest, Arc<str>)> = Vec::new();
     for slot in &mut scan.slots {
         let SlotState::Loaded(file) = &slot.state else {
             continue;
@@ -863,16 +1018,16 @@ fn content_dedup(scan: &mut DirScan) {
 }
 
 /// Project-relative display path of a candidate in directory `rel`.
-pub(crate) fn display(rel: &str, name: &str) -> String {
+pub(crate) fn display(rel: &str, name: &str) -> Arc<str> {
     if rel == "." {
-        return name.to_owned();
+        return Arc::from(name);
     }
     // Sized once: this runs per candidate per directory on every pass.
     let mut out = String::with_capacity(rel.len() + 1 + name.len());
     out.push_str(rel);
     out.push('/');
     out.push_str(name);
-    out
+    Arc::from(out)
 }
 
 /// Absolute path of a project directory given by its root-relative key.
@@ -892,7 +1047,7 @@ pub(crate) fn dir_abs(root: &Utf8Path, rel: &str) -> Utf8PathBuf {
 /// The cache entry a loaded file would leave behind.
 pub(crate) fn cache_entry(file: &LoadedFile) -> CacheEntry<FileVersion> {
     CacheEntry {
-        path: file.display.clone(),
+        path: file.display.to_string(),
         version: file.version,
         digest: file.digest,
         trimmed_digest: file.trimmed,

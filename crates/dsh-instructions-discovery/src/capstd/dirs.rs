@@ -140,7 +140,7 @@ impl Inner {
             Some(handle) if plain(name) => match Raw::lstat_name(handle, name) {
                 Ok(raw) if raw.kind != RawKind::Symlink => {
                     if raw.kind == RawKind::File {
-                        self.note_probed(|| format!("{dir}/{name}"));
+                        self.note_probed(&[dir.as_str(), "/", name]);
                     }
                     Some((classify_raw(&raw), false))
                 }

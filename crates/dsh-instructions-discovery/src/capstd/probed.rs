@@ -7,9 +7,9 @@
 //! file within that moment — the same race the general path has between
 //! its `statx` and its open (R-DISC-4), bounded here by [`NOTE_LIFETIME`].
 
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher, RandomState};
 use std::time::{Duration, Instant};
-
-use crate::stamp::PathMap;
 
 /// Files remembered at most: a batch of thousands of directories costs no
 /// more than this many notes.
@@ -19,20 +19,39 @@ const MAX_NOTES: usize = 256;
 /// probes within the same composition, microseconds later.
 const NOTE_LIFETIME: Duration = Duration::from_secs(1);
 
-/// Normalized absolute path → when a probe found a regular file there.
+/// Normalized absolute path → when a probe found a regular file there,
+/// keyed by the path's hash under this process's random keys: a deep
+/// chain's paths are long, and a copy of each was the largest share of a
+/// probe batch's memory (issue 35 item 3). A collision (not something a
+/// tree's names can aim at, the keys being random) would only let one read
+/// skip the `statx` that its open and `fstat` stand in for anyway.
 #[derive(Debug, Default)]
 pub(super) struct ProbedFiles {
-    files: PathMap<Instant>,
+    files: HashMap<u64, Instant>,
+    keys: RandomState,
 }
 
 impl ProbedFiles {
     /// Notes that a probe just found a regular file at `path` through no
     /// link; when full, the older notes are dropped first.
-    pub(super) fn note(&mut self, path: String) {
+    /// `path` is given in pieces, joined as written (`dir`, `/`, `name`):
+    /// nothing is built to note it.
+    pub(super) fn note(&mut self, path: &[&str]) {
         if self.files.len() >= MAX_NOTES {
             self.files.clear();
         }
-        self.files.insert(path, Instant::now());
+        let key = self.key(path);
+        self.files.insert(key, Instant::now());
+    }
+
+    /// The hash of the pieces' concatenation (a hasher's `write` is a byte
+    /// stream: the pieces hash as their joined text does).
+    fn key(&self, pieces: &[&str]) -> u64 {
+        let mut hasher = self.keys.build_hasher();
+        for piece in pieces {
+            hasher.write(piece.as_bytes());
+        }
+        hasher.finish()
     }
 
     /// Takes the note for `path`: whether a probe found a regular file
@@ -46,7 +65,7 @@ impl ProbedFiles {
             return false;
         }
         self.files
-            .remove(path)
+            .remove(&self.key(&[path]))
             .is_some_and(|noted| now.saturating_duration_since(noted) < NOTE_LIFETIME)
     }
 
@@ -64,15 +83,15 @@ mod tests {
     #[test]
     fn a_note_is_taken_once_while_fresh_and_the_notes_stay_bounded() {
         let mut probed = ProbedFiles::default();
-        probed.note("/r/AGENTS.md".to_owned());
+        probed.note(&["/r", "/", "AGENTS.md"]);
         assert!(!probed.take("/r/CLAUDE.md"));
         assert!(probed.take("/r/AGENTS.md"));
         assert!(!probed.take("/r/AGENTS.md"), "taken once");
-        probed.note("/r/AGENTS.md".to_owned());
+        probed.note(&["/r", "/", "AGENTS.md"]);
         let later = Instant::now() + NOTE_LIFETIME;
         assert!(!probed.take_at("/r/AGENTS.md", later), "expired");
         for i in 0..(MAX_NOTES * 3) {
-            probed.note(format!("/r/{i}/AGENTS.md"));
+            probed.note(&[&format!("/r/{i}"), "/", "AGENTS.md"]);
         }
         assert!(probed.len() <= MAX_NOTES);
         let last = MAX_NOTES * 3 - 1;

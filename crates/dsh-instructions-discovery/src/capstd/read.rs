@@ -73,10 +73,15 @@ impl Inner {
         loop {
             check(cancel)?;
             let start = bytes.len();
-            let want = if start < expected {
-                (expected - start + 1).min(CHUNK)
-            } else {
-                CHUNK.min(start.max(4096))
+            // At the expected size, the read that tells the end comes
+            // into the one spare byte already allocated: growing by a
+            // chunk there would double a small file's buffer for nothing
+            // (issue 35 item 3). Only a file longer than its metadata said
+            // grows it.
+            let want = match start.cmp(&expected) {
+                std::cmp::Ordering::Less => (expected - start + 1).min(CHUNK),
+                std::cmp::Ordering::Equal => 1,
+                std::cmp::Ordering::Greater => CHUNK.min(start.max(4096)),
             };
             bytes.resize(start + want, 0);
             let read = file.read(&mut bytes[start..]);

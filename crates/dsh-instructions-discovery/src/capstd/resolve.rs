@@ -56,11 +56,11 @@ impl Inner {
     }
 
     /// Notes a regular file a probe found through no symlink, for the read
-    /// that follows (the `probed` module); `path` builds its normalized
-    /// absolute path only when the notes are free.
-    pub(super) fn note_probed(&self, path: impl FnOnce() -> String) {
+    /// that follows (the `probed` module); `path` is its normalized
+    /// absolute path in pieces, joined as written.
+    pub(super) fn note_probed(&self, path: &[&str]) {
         if let Ok(mut probed) = self.probed.try_lock() {
-            probed.note(path());
+            probed.note(path);
         }
     }
 
@@ -88,7 +88,7 @@ impl Inner {
                 match dir.symlink_metadata(rel.as_std_path()) {
                     Ok(metadata) if !metadata.file_type().is_symlink() => {
                         if metadata.is_file() {
-                            self.note_probed(|| current.to_string());
+                            self.note_probed(&[current.as_str()]);
                         }
                         return Ok(Resolution::Found {
                             root,

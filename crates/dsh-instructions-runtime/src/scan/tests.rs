@@ -44,7 +44,7 @@ fn setup(base: Shown, local: Shown) -> (VisibleState, VersionCache<FileVersion>)
         match shown {
             Shown::Nothing => {}
             Shown::Loaded(name, text) => {
-                let path = display(REL, name);
+                let path = display(REL, name).to_string();
                 changes.push(Change {
                     action: Action::Set,
                     scope: scope.clone(),
@@ -66,7 +66,7 @@ fn setup(base: Shown, local: Shown) -> (VisibleState, VersionCache<FileVersion>)
             Shown::Tombstone => changes.push(Change {
                 action: Action::Remove,
                 scope,
-                path: display(REL, "AGENTS.md"),
+                path: display(REL, "AGENTS.md").to_string(),
                 previous_path: None,
                 digest: None,
             }),
@@ -122,6 +122,8 @@ fn settled_in(
         config: &config,
         cancel: &cancel,
         cache,
+        visible: cache.map(|(_, v)| v),
+        report: false,
         imports: None,
         layout: &Layout::new(&config),
         gate: Gate::Open,
@@ -184,14 +186,14 @@ fn a_settled_winner_joins_seen_for_later_directories() {
         &mut seen
     ));
     let id = FileIdentity::Inode { dev: 1, ino: 1 };
-    assert_eq!(seen.first.get(&id).map(String::as_str), Some("a/AGENTS.md"));
+    assert_eq!(seen.first.get(&id).map(|d| &**d), Some("a/AGENTS.md"));
 }
 
 #[rstest]
 fn a_file_seen_earlier_in_the_pass_is_a_duplicate_not_settled() {
     let mut seen = SeenFiles::default();
     let id = FileIdentity::Inode { dev: 1, ino: 1 };
-    seen.first.insert(id.clone(), "AGENTS.md".to_owned());
+    seen.first.insert(id.clone(), Arc::from("AGENTS.md"));
     let shown = (Shown::Loaded("AGENTS.md", "x"), Shown::Nothing);
     assert!(!settled_with(
         shown,
@@ -251,4 +253,111 @@ fn rules_settle_a_directory_only_when_the_caller_says_so(
         &mut seen,
     );
     assert_eq!(got, expected);
+}
+
+/// Every directory of a chain shares the deepest one's path, and each
+/// still answers its own absolute path and key as [`dir_abs`] makes them
+/// (issue 35 item 3: a deep chain holds its paths once).
+#[rstest]
+#[case("/r", &[".", "a", "a/bb", "a/bb/c"])]
+#[case("/", &[".", "x", "x/y"])]
+#[case("/r/", &[".", "a", "a/b"])]
+#[case("/r", &["."])]
+fn a_chain_holds_its_paths_once(#[case] root: &str, #[case] chain: &[&str]) {
+    let root = Utf8Path::new(root);
+    let chain: Vec<String> = chain.iter().map(|&d| d.to_owned()).collect();
+    let paths = DirPath::chain(root, &chain);
+    assert_eq!(paths.len(), chain.len());
+    for (path, rel) in paths.iter().zip(&chain) {
+        assert_eq!(path.abs(), dir_abs(root, rel), "{rel}");
+        assert_eq!(path.rel(), Some(rel.as_str()));
+        assert!(Arc::ptr_eq(&path.text, &paths[0].text), "{rel}: a copy");
+    }
+    assert_eq!(Arc::strong_count(&paths[0].text), chain.len());
+}
+
+/// A pair that is no `dir_abs` pair still answers what it was given.
+#[rstest]
+#[case("/r/a", "a", Some("a"))]
+#[case("/r", ".", Some("."))]
+#[case("/r/ba", "a", Some("a"))]
+#[case("/r/x", "a/b", Some("a/b"))]
+fn a_known_directory_answers_its_path_and_key(
+    #[case] abs: &str,
+    #[case] rel: &str,
+    #[case] key: Option<&str>,
+) {
+    let path = DirPath::known(Utf8Path::new(abs), rel);
+    assert_eq!(path.abs(), abs);
+    assert_eq!(path.rel(), key);
+    let outside = DirPath::outside(abs.into());
+    assert_eq!((outside.abs().as_str(), outside.rel()), (abs, None));
+}
+
+/// [`Gather::slots`] of [`REL`] with the base file present and no overlay.
+fn slots_of(visible: Option<&VisibleState>, report: bool) -> DirScan {
+    let config = Config::with_max_bytes(65_536);
+    let cancel = CancellationToken::new();
+    let provider = dsh_instructions_discovery::MemoryProvider::new(Vec::new());
+    let g = Gather {
+        provider: &provider,
+        config: &config,
+        cancel: &cancel,
+        cache: None,
+        visible,
+        report,
+        imports: None,
+        layout: &Layout::new(&config),
+        gate: Gate::Open,
+        user_files: &[],
+        rules: None,
+    };
+    g.slots(
+        DirPath::known(Utf8Path::new("/r/a"), REL),
+        &names(),
+        vec![present(1, 1), A, A, A],
+        &|_| false,
+    )
+}
+
+fn slot_names(scan: &DirScan) -> Vec<(String, bool)> {
+    scan.slots
+        .iter()
+        .map(|s| {
+            let absent = matches!(s.state, SlotState::Absent);
+            (s.scope.slot().unwrap_or("").to_owned(), absent)
+        })
+        .collect()
+}
+
+/// An absent slot is kept only where the model sees something at its
+/// scope (a removal there); candidates only for a reporting pass.
+#[rstest]
+fn absent_slots_are_kept_where_something_is_visible() {
+    let nothing = slots_of(None, false);
+    assert_eq!(slot_names(&nothing), [(SLOT_BASE.to_owned(), false)]);
+    assert!(nothing.candidates.is_empty());
+
+    let (visible, _) = setup(Shown::Nothing, Shown::Loaded("AGENTS.local.md", "y"));
+    let shown = slots_of(Some(&visible), false);
+    assert_eq!(
+        slot_names(&shown),
+        [(SLOT_BASE.to_owned(), false), (SLOT_LOCAL.to_owned(), true)]
+    );
+
+    let reported = slots_of(None, true);
+    let names: Vec<&str> = reported
+        .candidates
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "AGENTS.md",
+            "CLAUDE.md",
+            "AGENTS.local.md",
+            "CLAUDE.local.md"
+        ]
+    );
 }
