@@ -104,6 +104,8 @@ impl Drop for Held {
 
 #[derive(Debug)]
 struct Entry {
+    /// This directory's name among its subdirectories' keys (`DirCache::index`).
+    id: u64,
     dir: Arc<Dir>,
     /// This entry's share of the process-wide handle budget.
     _held: Held,
@@ -136,14 +138,23 @@ struct HeldFile {
     _held: Held,
 }
 
-/// The handles, indexed by normalized absolute path (as a string: `Path`
-/// hashes and compares component by component, several times slower). A
-/// path keeps its slot for the life of the cache (a stale handle is replaced
-/// in place), so a batch looks a path up once and then uses its slot.
+/// The handles, indexed by their parent's id and their name ([`child_key`]):
+/// a directory is only ever opened by name from its parent's handle, and a
+/// key of an id and a name holds no path (a deep chain's absolute paths,
+/// one per cached directory, were a large share of a composition's memory,
+/// issue 35 item 3). A directory keeps its slot for the life of the cache
+/// (a stale handle is replaced in place), so a batch looks it up once and
+/// then uses its slot.
 #[derive(Debug)]
 pub(crate) struct DirCache {
     slots: Vec<Option<Entry>>,
     index: PathMap<usize>,
+    /// The ids of the roots directories were opened from (their handles
+    /// are the provider's, not cached here).
+    roots: PathMap<u64>,
+    /// The next id for an entry or a root: ids are never reused, so a key
+    /// never names the child of another directory that took a freed slot.
+    next_id: u64,
     /// Slots of directories that could not be reopened (gone, or no longer
     /// a plain subdirectory): their handle and budget share were given back.
     free: Vec<usize>,
@@ -166,6 +177,8 @@ impl DirCache {
         Self {
             slots: Vec::new(),
             index: PathMap::default(),
+            roots: PathMap::default(),
+            next_id: 0,
             free: Vec::new(),
             skipped: 0,
             held_hits: 0,
@@ -177,6 +190,48 @@ impl DirCache {
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.slots.iter().flatten().count()
+    }
+
+    fn new_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// The id of the root at `path`, given on first use.
+    fn root_id(&mut self, path: &str) -> u64 {
+        if let Some(&id) = self.roots.get(path) {
+            return id;
+        }
+        let id = self.new_id();
+        self.roots.insert(path.to_owned(), id);
+        id
+    }
+
+    /// The id of the directory at `path` held in `slot` (`None`: a root,
+    /// or a directory the full cache could not take, which has none).
+    fn id_of(&self, slot: Option<usize>, path: &str) -> Option<u64> {
+        match slot {
+            Some(i) => self.slots[i].as_ref().map(|e| e.id),
+            None => self.roots.get(path).copied(),
+        }
+    }
+}
+
+/// Writes into `key` the index key of the subdirectory `name` of the
+/// directory whose id is `parent` (a name holds no NUL).
+fn child_key(key: &mut String, parent: u64, name: &str) {
+    use std::fmt::Write as _;
+    key.clear();
+    let _ = write!(key, "{parent:x}\0{name}");
+}
+
+/// The parent of the absolute, normalized `path` (as [`Batch::handle`]
+/// walks up: `/` above `/x`).
+fn parent_of(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) => "/",
+        Some(i) => &path[..i],
+        None => "",
     }
 }
 
@@ -202,6 +257,8 @@ pub(crate) struct Batch<'c> {
     last: String,
     /// Scratch for [`Batch::handle`].
     below: Vec<usize>,
+    /// Scratch for the index keys ([`child_key`]).
+    key: String,
     /// What this batch observes is also recorded here for later processes
     /// (`DirMemory`, decision 0037).
     pub(crate) memory: Option<&'c mut Records>,
@@ -261,6 +318,7 @@ impl<'c> Batch<'c> {
             stack: Vec::new(),
             last: String::new(),
             below: Vec::new(),
+            key: String::new(),
             memory,
             proven: PathMap::default(),
         }
@@ -334,6 +392,7 @@ impl<'c> Batch<'c> {
                 break valid.clone();
             }
             if let Some(root) = root_of(Utf8Path::new(cursor)) {
+                self.cache.root_id(cursor);
                 break self.validate(cursor, root, None);
             }
             below.push(cursor.len());
@@ -356,10 +415,21 @@ impl<'c> Batch<'c> {
     fn open_below(&mut self, dir: &Utf8Path, below: &[usize], mut valid: Valid) -> Option<Valid> {
         for &len in below.iter().rev() {
             let path = &dir.as_str()[..len];
-            let (handle, stamp, _) = valid;
+            let (handle, stamp, parent_slot) = valid;
             let parent = stamp?;
             let name = path.rsplit('/').next().filter(|n| plain(n))?;
-            let slot = self.cache.index.get(path).copied();
+            // A directory whose parent has no id (not cached) is not
+            // cached either: it has no key.
+            let keyed = match self.cache.id_of(parent_slot, parent_of(path)) {
+                Some(id) => {
+                    child_key(&mut self.key, id, name);
+                    true
+                }
+                None => false,
+            };
+            let slot = keyed
+                .then(|| self.cache.index.get(self.key.as_str()).copied())
+                .flatten();
             let cached = slot
                 .and_then(|i| self.cache.slots[i].as_ref())
                 .filter(|e| e.parent == parent)
@@ -386,7 +456,7 @@ impl<'c> Batch<'c> {
                         // handle back rather than hold it for the session.
                         if let Some(i) = slot {
                             self.cache.slots[i] = None;
-                            self.cache.index.remove(path);
+                            self.cache.index.remove(self.key.as_str());
                             self.cache.free.push(i);
                         }
                         return None;
@@ -404,8 +474,10 @@ impl<'c> Batch<'c> {
                             e.unheld = 0;
                             Some(i)
                         }
+                        None if !keyed => None,
                         None => Held::acquire().map(|held| {
                             let entry = Entry {
+                                id: self.cache.new_id(),
                                 dir: Arc::clone(&opened),
                                 _held: held,
                                 parent,
@@ -425,7 +497,7 @@ impl<'c> Batch<'c> {
                                     self.cache.slots.len() - 1
                                 }
                             };
-                            self.cache.index.insert(path.to_owned(), i);
+                            self.cache.index.insert(self.key.clone(), i);
                             i
                         }),
                     };
@@ -567,5 +639,50 @@ mod tests {
         );
         drop(b);
         assert_eq!(COUNTER.load(Ordering::Relaxed), 0);
+    }
+
+    /// Handles are keyed by their parent and their name, not by path: two
+    /// roots' subdirectories of the same name, and two parents' children of
+    /// the same name, each get their own handle, and a second batch finds
+    /// every one in its slot.
+    #[test]
+    fn same_names_under_other_parents_are_other_directories() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = camino::Utf8Path::from_path(tmp.path()).unwrap();
+        for dir in ["r1/a/x", "r2/a/x", "r1/b/x"] {
+            std::fs::create_dir_all(base.join(dir)).unwrap();
+            std::fs::write(base.join(dir).join("mark"), dir).unwrap();
+        }
+        let roots: Vec<(camino::Utf8PathBuf, Arc<Dir>)> = ["r1", "r2"]
+            .iter()
+            .map(|r| {
+                let path = base.join(r);
+                let dir = Dir::open_ambient_dir(&path, cap_std::ambient_authority()).unwrap();
+                (path, Arc::new(dir))
+            })
+            .collect();
+        let root_of = |p: &Utf8Path| {
+            roots
+                .iter()
+                .find(|(r, _)| r == p)
+                .map(|(_, d)| Arc::clone(d))
+        };
+        let mut cache = DirCache::new();
+        let dirs = ["r1/a/x", "r2/a/x", "r1/b/x"];
+        let mut slots = Vec::new();
+        for round in 0..2 {
+            let mut batch = Batch::new(&mut cache, Duration::ZERO, &[], None);
+            for (i, dir) in dirs.iter().enumerate() {
+                let (handle, _, slot) = batch.handle(&root_of, &base.join(dir)).unwrap();
+                let mark = handle.read_to_string("mark").unwrap();
+                assert_eq!(mark, *dir, "round {round}");
+                if round == 0 {
+                    slots.push(slot.expect("cached"));
+                } else {
+                    assert_eq!(slot, Some(slots[i]), "{dir}: found again");
+                }
+            }
+        }
+        assert_eq!(cache.len(), 6, "a, a/x under each root, and r1/b, r1/b/x");
     }
 }

@@ -316,15 +316,24 @@ impl Framing {
     /// assert!(Framing::Bare.part(texts.iter().copied()).starts_with("Instructions removed: a/AGENTS.md\n\n"));
     /// ```
     pub fn part<'b>(self, blocks: impl IntoIterator<Item = &'b str>) -> String {
-        let mut blocks = blocks.into_iter().peekable();
-        if blocks.peek().is_none() {
+        let blocks: Vec<&str> = blocks.into_iter().collect();
+        if blocks.is_empty() {
             return String::new();
         }
-        let mut text = String::new();
+        // Sized once: a part is as large as the budget, and growing by
+        // doubling would leave up to as much again unused (issue 35 item 3).
+        let framing = if self == Self::Reminder {
+            FRAME_OPEN.len() + FRAME_CLOSE.len()
+        } else {
+            0
+        };
+        let joins = 2 * (blocks.len() - 1);
+        let mut text =
+            String::with_capacity(framing + joins + blocks.iter().map(|b| b.len()).sum::<usize>());
         if self == Self::Reminder {
             text.push_str(FRAME_OPEN);
         }
-        for (i, block) in blocks.enumerate() {
+        for (i, block) in blocks.iter().enumerate() {
             if i > 0 {
                 text.push_str("\n\n");
             }
@@ -333,6 +342,7 @@ impl Framing {
         if self == Self::Reminder {
             text.push_str(FRAME_CLOSE);
         }
+        debug_assert_eq!(text.len(), text.capacity(), "sized exactly");
         text
     }
 
