@@ -24,12 +24,13 @@ use dsh_instructions_state::{
 };
 
 use crate::WorkspaceMessage;
+use crate::dir_path::{DirPath, dir_abs};
 use crate::gather::{gather_chain, gather_dirs, path_gate, probe_with_user_global, process_dirs};
 use crate::imports::ImportContext;
 use crate::rule_slots::{add_rule_slots, rule_body};
 use crate::scan::{
-    Attach, DirPath, DirScan, Gather, LoadedFile, ProbedFile, SeenFiles, SlotScan, SlotState,
-    cache_entry, dir_abs, identity_dedup,
+    Attach, DirScan, Gather, LoadedFile, ProbedFile, SeenFiles, SlotScan, SlotState, cache_entry,
+    identity_dedup,
 };
 use crate::slots::{Gate, Layout};
 use crate::user_file::UserFile;

@@ -10,10 +10,10 @@ use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{Cancelled, Probe};
 use dsh_instructions_state::{CLAUDE_DIR_FILE, ProbeClass, RuleFormat, ScopeKey};
 
+use crate::dir_path::{DirPath, dir_abs};
 use crate::rule_slots::{add_rule_slots, shown_rules, user_rules_scan};
 use crate::scan::{
-    DirPath, DirScan, Gather, SeenFiles, SlotKeys, SlotState, class as probe_class, dir_abs,
-    identity_dedup,
+    DirScan, Gather, SeenFiles, SlotKeys, SlotState, class as probe_class, identity_dedup,
 };
 use crate::slots::Gate;
 

@@ -17,10 +17,11 @@ use dsh_instructions_state::{
 };
 
 use crate::compose::{BaselinePlan, chain_rel};
+use crate::dir_path::DirPath;
 use crate::gather::{gather_chain, path_gate};
 use crate::imports::{ImportContext, InspectedImport};
 use crate::pointer::{POINTER_MAX_BYTES, is_pointer_to};
-use crate::scan::{CandidateProbe, DirPath, DirScan, Gather, SeenFiles, SlotState, display};
+use crate::scan::{CandidateProbe, DirScan, Gather, SeenFiles, SlotState, display};
 use crate::slots::{Gate, Layout};
 use crate::user_file::UserFile;
 

@@ -3,6 +3,7 @@
 
 mod ancestors;
 mod compose;
+mod dir_path;
 mod error;
 mod gather;
 mod host;

@@ -26,8 +26,9 @@ use dsh_instructions_state::{
     parse_rule, section_order, split_front_matter,
 };
 
+use crate::dir_path::DirPath;
 use crate::imports::{self, Candidate, ImportContext};
-use crate::scan::{Attach, DirPath, DirScan, Gather, LoadedFile, SeenFiles, SlotScan, SlotState};
+use crate::scan::{Attach, DirScan, Gather, LoadedFile, SeenFiles, SlotScan, SlotState};
 use crate::user_file::UserFile;
 
 /// The `<G>` of R-RULE-5: each glob in backticks, joined by `, `.

@@ -255,45 +255,6 @@ fn rules_settle_a_directory_only_when_the_caller_says_so(
     assert_eq!(got, expected);
 }
 
-/// Every directory of a chain shares the deepest one's path, and each
-/// still answers its own absolute path and key as [`dir_abs`] makes them
-/// (issue 35 item 3: a deep chain holds its paths once).
-#[rstest]
-#[case("/r", &[".", "a", "a/bb", "a/bb/c"])]
-#[case("/", &[".", "x", "x/y"])]
-#[case("/r/", &[".", "a", "a/b"])]
-#[case("/r", &["."])]
-fn a_chain_holds_its_paths_once(#[case] root: &str, #[case] chain: &[&str]) {
-    let root = Utf8Path::new(root);
-    let chain: Vec<String> = chain.iter().map(|&d| d.to_owned()).collect();
-    let paths = DirPath::chain(root, &chain);
-    assert_eq!(paths.len(), chain.len());
-    for (path, rel) in paths.iter().zip(&chain) {
-        assert_eq!(path.abs(), dir_abs(root, rel), "{rel}");
-        assert_eq!(path.rel(), Some(rel.as_str()));
-        assert!(Arc::ptr_eq(&path.text, &paths[0].text), "{rel}: a copy");
-    }
-    assert_eq!(Arc::strong_count(&paths[0].text), chain.len());
-}
-
-/// A pair that is no `dir_abs` pair still answers what it was given.
-#[rstest]
-#[case("/r/a", "a", Some("a"))]
-#[case("/r", ".", Some("."))]
-#[case("/r/ba", "a", Some("a"))]
-#[case("/r/x", "a/b", Some("a/b"))]
-fn a_known_directory_answers_its_path_and_key(
-    #[case] abs: &str,
-    #[case] rel: &str,
-    #[case] key: Option<&str>,
-) {
-    let path = DirPath::known(Utf8Path::new(abs), rel);
-    assert_eq!(path.abs(), abs);
-    assert_eq!(path.rel(), key);
-    let outside = DirPath::outside(abs.into());
-    assert_eq!((outside.abs().as_str(), outside.rel()), (abs, None));
-}
-
 /// [`Gather::slots`] of [`REL`] with the base file present and no overlay.
 fn slots_of(visible: Option<&VisibleState>, report: bool) -> DirScan {
     let config = Config::with_max_bytes(65_536);
