@@ -106,6 +106,7 @@ impl DirPath {
             .collect()
     }
 
+    /// The absolute directory.
     pub(crate) fn abs(&self) -> &Utf8Path {
         Utf8Path::new(&self.text[..self.len])
     }

@@ -904,7 +904,9 @@ pub(crate) fn display(rel: &str, name: &str) -> Arc<str> {
     if rel == "." {
         return Arc::from(name);
     }
-    // Sized once: this runs per candidate per directory on every pass.
+    // Sized once: this runs per winner per directory on the full path (and
+    // the shared form costs one copy more, which the pass's maps and
+    // duplicates then share instead of copying, decision 0078).
     let mut out = String::with_capacity(rel.len() + 1 + name.len());
     out.push_str(rel);
     out.push('/');
