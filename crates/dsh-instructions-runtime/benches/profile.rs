@@ -2,8 +2,10 @@
 //! jobs as the quick pass's cases, without the floor or the counting
 //! decorator in between. `cargo bench -p dsh-instructions-runtime --bench
 //! profile -- CASE [RUNS]`, where CASE is one of `baseline/<tree>`
-//! (`deep-16`, `noise-16`, `wide-1000`, `imports-16`, ...) or
-//! `touch/<touches>` (wide-1000, clean). Prints the median per run.
+//! (`deep-16`, `noise-16`, `wide-1000`, `imports-16`, ...),
+//! `touch/<touches>` (wide-1000, clean) or `floor/<tree>` (the baseline's
+//! same-job floor alone, to count its system calls beside ours). Prints
+//! the median per run.
 
 mod support;
 
@@ -11,7 +13,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use support::drive::{self, Session};
-use support::tree::{Shape, Tree};
+use support::floor;
+use support::tree::{MAX_SOURCE_BYTES, Shape, Tree};
 
 fn shape(label: &str) -> Option<Shape> {
     let (kind, n) = label.split_once('-')?;
@@ -51,6 +54,19 @@ fn main() {
                 let provider = drive::disk(&tree).expect("open roots");
                 black_box(drive::show_with(provider.as_ref(), &tree, &config).await);
             });
+            times.push(t.elapsed());
+        }
+    } else if let Some(label) = case.strip_prefix("floor/") {
+        let shape = shape(label).expect("a tree label such as deep-16");
+        let tree = Tree::get(shape).expect("build tree");
+        for _ in 0..runs {
+            let t = Instant::now();
+            black_box(floor::compose(
+                &tree.home,
+                &tree.cwd,
+                MAX_SOURCE_BYTES,
+                Some(65_536),
+            ));
             times.push(t.elapsed());
         }
     } else if let Some(n) = case.strip_prefix("touch/") {
