@@ -218,11 +218,19 @@ impl DirCache {
 }
 
 /// Writes into `key` the index key of the subdirectory `name` of the
-/// directory whose id is `parent` (a name holds no NUL).
+/// directory whose id is `parent`: the id in hex digits, NUL (which no
+/// name holds), the name. Built by hand: it runs per directory per batch,
+/// and the formatting machinery cost a touch 4% of its instructions.
 fn child_key(key: &mut String, parent: u64, name: &str) {
-    use std::fmt::Write as _;
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     key.clear();
-    let _ = write!(key, "{parent:x}\0{name}");
+    let digits = (u64::BITS - parent.leading_zeros()).div_ceil(4).max(1);
+    for shift in (0..digits).rev() {
+        let nibble = (parent >> (shift * 4)) & 0xf;
+        key.push(char::from(HEX[nibble as usize]));
+    }
+    key.push('\0');
+    key.push_str(name);
 }
 
 /// The parent of the absolute, normalized `path` (as [`Batch::handle`]
@@ -639,6 +647,21 @@ mod tests {
         );
         drop(b);
         assert_eq!(COUNTER.load(Ordering::Relaxed), 0);
+    }
+
+    /// An id and a name make one key each: hex digits, NUL, the name.
+    #[test]
+    fn child_keys_are_the_id_in_hex_then_the_name() {
+        let mut key = String::from("stale");
+        for (id, name, want) in [
+            (0, "a", "0\0a"),
+            (0xf, "b", "f\0b"),
+            (0x10, "c", "10\0c"),
+            (u64::MAX, "d", "ffffffffffffffff\0d"),
+        ] {
+            child_key(&mut key, id, name);
+            assert_eq!(key, want);
+        }
     }
 
     /// Handles are keyed by their parent and their name, not by path: two

@@ -5,6 +5,7 @@
 //! [`crate::gather`]'s job. Nothing is mutated here, so a cancellation
 //! anywhere leaves no trace (R-DISC-8).
 
+use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -904,14 +905,20 @@ pub(crate) fn display(rel: &str, name: &str) -> Arc<str> {
     if rel == "." {
         return Arc::from(name);
     }
-    // Sized once: this runs per winner per directory on the full path (and
-    // the shared form costs one copy more, which the pass's maps and
-    // duplicates then share instead of copying, decision 0078).
-    let mut out = String::with_capacity(rel.len() + 1 + name.len());
-    out.push_str(rel);
-    out.push('/');
-    out.push_str(name);
-    Arc::from(out)
+    // Joined in a buffer kept per thread, then copied once into its shared
+    // form: this runs per winner per directory on every pass (a touch's
+    // settled check of every known directory), and a `String` per call
+    // was an allocation more for nothing.
+    thread_local! {
+        static JOINED: RefCell<String> = const { RefCell::new(String::new()) };
+    }
+    JOINED.with_borrow_mut(|joined| {
+        joined.clear();
+        joined.push_str(rel);
+        joined.push('/');
+        joined.push_str(name);
+        Arc::from(joined.as_str())
+    })
 }
 
 /// The cache entry a loaded file would leave behind.
