@@ -207,12 +207,13 @@ impl DirCache {
         id
     }
 
-    /// The id of the directory at `path` held in `slot` (`None`: a root,
-    /// or a directory the full cache could not take, which has none).
-    fn id_of(&self, slot: Option<usize>, path: &str) -> Option<u64> {
+    /// The id of the parent of `child`, held in `slot` (`None`: a root,
+    /// looked up by its path only then, or a directory the full cache
+    /// could not take, which has none).
+    fn parent_id(&self, slot: Option<usize>, child: &str) -> Option<u64> {
         match slot {
             Some(i) => self.slots[i].as_ref().map(|e| e.id),
-            None => self.roots.get(path).copied(),
+            None => self.roots.get(parent_of(child)).copied(),
         }
     }
 }
@@ -428,7 +429,7 @@ impl<'c> Batch<'c> {
             let name = path.rsplit('/').next().filter(|n| plain(n))?;
             // A directory whose parent has no id (not cached) is not
             // cached either: it has no key.
-            let keyed = match self.cache.id_of(parent_slot, parent_of(path)) {
+            let keyed = match self.cache.parent_id(parent_slot, path) {
                 Some(id) => {
                     child_key(&mut self.key, id, name);
                     true

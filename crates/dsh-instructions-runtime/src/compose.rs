@@ -452,7 +452,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         provider: input.provider,
         config,
         cancel: input.cancel,
-        cache: Some((input.cache, visible)),
+        cache: Some(input.cache),
         visible: Some(visible),
         report: false,
         imports: import_ctx.as_ref(),

@@ -148,7 +148,7 @@ pub(crate) async fn add_rule_slots(
     // read (R-STATE-8): its probe (one call for all) is enough. Rules not
     // visible are read, since only their text says what they are.
     let mut known: Vec<Option<SlotState>> = vec![None; listed.len()];
-    if let Some((cache, visible)) = g.cache {
+    if let Some((cache, visible)) = g.vouching() {
         let vouch: Vec<usize> = (0..listed.len())
             .filter(|&i| visible.is_loaded(&listed[i].scope))
             .collect();

@@ -179,8 +179,9 @@ pub(crate) struct Gather<'a> {
     pub provider: &'a dyn FsProvider,
     pub config: &'a Config,
     pub cancel: &'a CancellationToken,
-    /// Used to skip reads whose result is already visible (R-STATE-8).
-    pub cache: Option<(&'a VersionCache<FileVersion>, &'a VisibleState)>,
+    /// Used, with [`Gather::visible`], to skip reads whose result is
+    /// already visible (R-STATE-8); `None`: every winner is read.
+    pub cache: Option<&'a VersionCache<FileVersion>>,
     /// What the model sees (`None`: nothing, as in a preview). A slot found
     /// absent is kept in its scan only where something is visible at its
     /// scope: there it is a removal, anywhere else it changes nothing, and
@@ -454,6 +455,12 @@ impl Gather<'_> {
         }
     }
 
+    /// The version cache and what the model sees, when this pass skips
+    /// the reads they vouch for (R-STATE-8).
+    pub(crate) fn vouching(&self) -> Option<(&VersionCache<FileVersion>, &VisibleState)> {
+        Some((self.cache?, self.visible?))
+    }
+
     /// Whether the model sees anything at `scope` (see [`Gather::visible`]).
     fn shows(&self, scope: &ScopeKey) -> bool {
         self.visible.is_some_and(|v| v.get(scope).is_some())
@@ -492,7 +499,7 @@ impl Gather<'_> {
         /// Winners per directory kept on the stack; more (never with the
         /// shipped layouts) take the full path.
         const MAX_WINNERS: usize = 4;
-        let Some((cache, visible)) = self.cache else {
+        let Some((cache, visible)) = self.vouching() else {
             return false;
         };
         // A directory's rules are not covered by its candidates' probes
@@ -780,7 +787,7 @@ impl Gather<'_> {
     /// probed size is over the cap.
     fn without_read(&self, scope: &ScopeKey, file: &ProbedFile) -> Vouch {
         let present = &file.present;
-        if let Some((cache, visible)) = self.cache
+        if let Some((cache, visible)) = self.vouching()
             && let Some(entry) =
                 cache.fresh(scope, &file.display, &present.version, visible.get(scope))
         {

@@ -115,30 +115,43 @@ fn settled_in(
     skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
     seen: &mut SeenFiles,
 ) -> bool {
+    let (cache, visible) = cache.unzip();
+    in_pass(&config, cache, visible, false, |g| {
+        g.settled(
+            REL,
+            &names(),
+            probes,
+            rules_settled,
+            skip,
+            seen,
+            &mut SlotKeys::default(),
+        )
+    })
+}
+
+/// Runs `f` on a pass under `config` over an empty in-memory provider.
+fn in_pass<R>(
+    config: &Config,
+    cache: Option<&VersionCache<FileVersion>>,
+    visible: Option<&VisibleState>,
+    report: bool,
+    f: impl FnOnce(&Gather<'_>) -> R,
+) -> R {
     let cancel = CancellationToken::new();
     let provider = dsh_instructions_discovery::MemoryProvider::new(Vec::new());
-    let g = Gather {
+    f(&Gather {
         provider: &provider,
-        config: &config,
+        config,
         cancel: &cancel,
         cache,
-        visible: cache.map(|(_, v)| v),
-        report: false,
+        visible,
+        report,
         imports: None,
-        layout: &Layout::new(&config),
+        layout: &Layout::new(config),
         gate: Gate::Open,
         user_files: &[],
         rules: None,
-    };
-    g.settled(
-        REL,
-        &names(),
-        probes,
-        rules_settled,
-        skip,
-        seen,
-        &mut SlotKeys::default(),
-    )
+    })
 }
 
 const A: Probe = Probe::Absent;
@@ -258,27 +271,14 @@ fn rules_settle_a_directory_only_when_the_caller_says_so(
 /// [`Gather::slots`] of [`REL`] with the base file present and no overlay.
 fn slots_of(visible: Option<&VisibleState>, report: bool) -> DirScan {
     let config = Config::with_max_bytes(65_536);
-    let cancel = CancellationToken::new();
-    let provider = dsh_instructions_discovery::MemoryProvider::new(Vec::new());
-    let g = Gather {
-        provider: &provider,
-        config: &config,
-        cancel: &cancel,
-        cache: None,
-        visible,
-        report,
-        imports: None,
-        layout: &Layout::new(&config),
-        gate: Gate::Open,
-        user_files: &[],
-        rules: None,
-    };
-    g.slots(
-        DirPath::known(Utf8Path::new("/r/a"), REL),
-        &names(),
-        vec![present(1, 1), A, A, A],
-        &|_| false,
-    )
+    in_pass(&config, None, visible, report, |g| {
+        g.slots(
+            DirPath::known(Utf8Path::new("/r/a"), REL),
+            &names(),
+            vec![present(1, 1), A, A, A],
+            &|_| false,
+        )
+    })
 }
 
 fn slot_names(scan: &DirScan) -> Vec<(String, bool)> {
