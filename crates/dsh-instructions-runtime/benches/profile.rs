@@ -3,9 +3,11 @@
 //! decorator in between. `cargo bench -p dsh-instructions-runtime --bench
 //! profile -- CASE [RUNS]`, where CASE is one of `baseline/<tree>`
 //! (`deep-16`, `noise-16`, `wide-1000`, `imports-16`, ...),
-//! `touch/<touches>` (wide-1000, clean) or `floor/<tree>` (the baseline's
-//! same-job floor alone, to count its system calls beside ours). Prints
-//! the median per run.
+//! `touch/<touches>` (wide-1000, clean), `floor/<tree>` (the baseline's
+//! same-job floor alone, to count its system calls beside ours) or
+//! `touch-floor/<touches>` (the touch sequence's floor alone). Prints the
+//! median per run; `perf stat -e user_time,system_time` over many runs and
+//! over one splits each side's time between user space and the kernel.
 
 mod support;
 
@@ -68,6 +70,21 @@ fn main() {
                 Some(65_536),
             ));
             times.push(t.elapsed());
+        }
+    } else if let Some(n) = case.strip_prefix("touch-floor/") {
+        let touches: usize = n.parse().expect("a touch count");
+        let tree = Tree::get(Shape::Wide { packages: 1000 }).expect("build tree");
+        for _ in 0..runs {
+            let mut session = floor::NaiveSession::start(&tree.home, &tree.root, MAX_SOURCE_BYTES);
+            let mut spent = Duration::ZERO;
+            for k in 0..touches {
+                let file = drive::package_file(&tree, drive::nth_package(k, 1000));
+                let t = Instant::now();
+                session.touch(&file);
+                spent += t.elapsed();
+            }
+            black_box(&session);
+            times.push(spent);
         }
     } else if let Some(n) = case.strip_prefix("touch/") {
         // `touch/N` or `touch/N/edit1pct`, as the quick pass times them:

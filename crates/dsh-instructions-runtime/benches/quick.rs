@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use dsh_instructions_discovery::FsProvider;
 use dsh_instructions_render::{BaselineFile, BaselineKind, Budget, render_baseline};
 use support::counting::{Counting, Snapshot};
+use support::cpu;
 use support::drive::{self, Session};
 use support::floor::{self, NaiveSession};
 use support::tree::{IMPORTS_PER_FILE, MAX_SOURCE_BYTES, Shape, Tree, import_rel};
@@ -732,6 +733,7 @@ fn main() {
             "touch/",
             "revalidate/",
             "mem/",
+            "split/",
             "process/",
             "peer/codex/",
         ]
@@ -806,6 +808,7 @@ fn main() {
         }
     }
     rules_rows(&rt, &wanted);
+    split_rows(&rt, &trees, &wanted);
     memory_rows(&trees, &wanted);
     peer_rows(&trees, &wanted);
     for tree in &trees {
@@ -819,6 +822,72 @@ fn main() {
         );
         if wanted(&format!("process/{}", tree.shape.label())) {
             process_note(tree);
+        }
+    }
+}
+
+/// How long each side of a `split/` row runs back to back. The kernel
+/// splits a thread's time by sampling it at each scheduler tick, so a
+/// side's split is a count of a few hundred samples: half a second moved
+/// wide-1000's kernel ratio between 0.97x and 1.45x from run to run.
+const SPLIT_SPAN: Duration = Duration::from_secs(2);
+
+/// The `split/` rows (decision 0080): each side's CPU time per run, split
+/// between user space and the kernel, for the baseline on the trees where
+/// the ratio is furthest from 1.0 and for the 100-touch sequence. A side
+/// runs back to back (not interleaved: the split is read from the thread's
+/// clock ticks, once per side); the touch rows include each side's session
+/// start, which is under 2% of the sequence.
+fn split_rows(rt: &tokio::runtime::Runtime, trees: &[Tree], wanted: &dyn Fn(&str) -> bool) {
+    let print = |case: &str, ours: Option<cpu::PerRun>, floor: Option<cpu::PerRun>| {
+        let (Some(o), Some(f)) = (ours, floor) else {
+            println!("# {case}: no /proc/thread-self/stat here, no user/kernel split");
+            return;
+        };
+        println!(
+            "{case:<40} user {:>9.1} / {:>9.1} us ({:.2}x)   kernel {:>9.1} / {:>9.1} us ({:.2}x)",
+            o.user_us,
+            f.user_us,
+            o.user_us / f.user_us,
+            o.system_us,
+            f.system_us,
+            o.system_us / f.system_us,
+        );
+    };
+    for tree in trees {
+        let label = tree.shape.label();
+        let case = format!("split/baseline/{label}/64K");
+        if matches!(
+            label.as_str(),
+            "deep-16" | "noise-16" | "wide-1000" | "deep-256"
+        ) && wanted(&case)
+        {
+            let budget = Some(64 * 1024);
+            let ours = cpu::per_run(SPLIT_SPAN, || {
+                rt.block_on(async {
+                    let provider = drive::disk(tree).expect("open roots");
+                    black_box(drive::show(provider.as_ref(), tree, 64 * 1024).await);
+                });
+            });
+            let floor = cpu::per_run(SPLIT_SPAN, || {
+                black_box(floor::compose(
+                    &tree.home,
+                    &tree.cwd,
+                    MAX_SOURCE_BYTES,
+                    budget,
+                ));
+            });
+            print(&case, ours, floor);
+        }
+        let case = format!("split/touch/{label}/100/clean");
+        if label == "wide-1000" && wanted(&case) {
+            let ours = cpu::per_run(SPLIT_SPAN, || {
+                black_box(ours_touches(rt, tree, 100, false, 0, false));
+            });
+            let floor = cpu::per_run(SPLIT_SPAN, || {
+                black_box(floor_touches(tree, 100, false, 0));
+            });
+            print(&case, ours, floor);
         }
     }
 }

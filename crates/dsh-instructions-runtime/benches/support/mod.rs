@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod counting;
+pub(crate) mod cpu;
 pub(crate) mod drive;
 pub(crate) mod floor;
 pub(crate) mod rules;
