@@ -3,9 +3,7 @@
 //! at its end.
 #![no_main]
 
-use dsh_instructions_render::{
-    BaselineFile, BaselineKind, Budget, Rendered, Section, render_baseline, render_dynamic,
-};
+use dsh_instructions_render::{BaselineFile, BaselineKind, Budget, Rendered, Section, render_baseline, render_dynamic};
 use libfuzzer_sys::fuzz_target;
 
 const TAG: &str = "</system-reminder";

@@ -2,7 +2,7 @@
 //! with a valid header in front it always reads, keeping whole lines only.
 #![no_main]
 
-use dsh_session_log::read_log;
+use dsh_session_log::parse::read_log;
 use libfuzzer_sys::fuzz_target;
 
 const HEADER: &[u8] =

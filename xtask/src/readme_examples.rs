@@ -363,8 +363,7 @@ mod tests {
             "dsh-instructions-runtime".to_owned(),
             "dsh-instructions-state".to_owned(),
         ];
-        let code =
-            "use dsh_instructions_runtime::Config;\nlet p = dsh_instructions_state::Preset::Dsh;\n";
+        let code = "use dsh_instructions_runtime::state::Config;\nlet p = dsh_instructions_state::Preset::Dsh;\n";
         assert_eq!(
             foreign_crates(code, "dsh-instructions-runtime", &members),
             ["dsh_instructions_state"]

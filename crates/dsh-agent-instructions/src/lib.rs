@@ -1,26 +1,33 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
-pub use dsh_home_paths::{DshHome, HomeEnv, HomeError, HomeLabel};
-pub use dsh_instructions_discovery::{
-    AmbientAuthority, CancellationToken, Cancelled, CapStdProvider, DirMemory, FsProvider,
-    ProjectRoot, RootReason, ambient_authority,
-};
-#[cfg(feature = "test-support")]
-pub use dsh_instructions_discovery::{MemNode, MemoryProvider};
+// The facade is an embedder's only dependency, so its root holds every name
+// of the production path (the mount entry, the session, configuration, the
+// instance over an own host) by one short path; what only an implementation
+// of `FsProvider` or `Host` names, and the inspection reports, live in the
+// modules below (docs/architecture.md, "Root names").
+
+pub use dsh_home_paths::{DshHome, HomeEnv};
+pub use dsh_instructions_discovery::cap_std::ambient_authority;
+pub use dsh_instructions_discovery::{CancellationToken, Cancelled, FsProvider};
 pub use dsh_instructions_runtime::{
-    BatchEntry, BatchItem, CandidateFate, CapStdFactory, Decision, Host, ImportFate,
-    InspectedCandidate, InspectedImport, Inspection, Instance, MemoryHost, Mount, MountError,
-    OpenError, Opened, PreStepOutcome, Preview, ProviderFactory, SessionEvent, SessionSpec,
-    ToolExecution, TouchKind, WorkspaceMessage, inspect, open_mount, preview,
+    BatchEntry, BatchItem, CapStdFactory, Decision, Host, Instance, MountBuilder, Opened,
+    PreStepOutcome, ProviderFactory, RuntimeError, SessionEvent, ToolExecution, TouchKind,
+    WorkspaceMessage,
 };
 pub use dsh_instructions_session::{
     LogHost, Record, Session, SessionError, SessionSettings, SessionStore,
 };
-pub use dsh_instructions_state::{
-    Action, Budget, CandidatePolicy, Change, Config, ConfigError, ConfigInput, ConfigWarning,
-    ContentTransform, FallbackScope, NumberInput, Preset, TypedSource,
-};
+pub use dsh_instructions_state::{Budget, Config, ConfigInput, Preset, StateError, TypedSource};
+
+/// The configuration's vocabulary beyond [`ConfigInput`], [`Config`] and
+/// [`Preset`]: the field types of the input and what validation reports.
+pub mod config {
+    pub use dsh_instructions_state::config::{
+        CandidatePolicy, ConfigWarning, ContentTransform, FallbackScope, NumberInput,
+        ResolvedConfig, RuleFormat,
+    };
+}
 
 /// Everything an implementation of [`FsProvider`] names (its methods'
 /// arguments and results, and what those are built from), so an embedder
@@ -28,22 +35,28 @@ pub use dsh_instructions_state::{
 /// provider (feature `test-support`) is one such implementation.
 pub mod fs {
     pub use camino::{Utf8Path, Utf8PathBuf};
-    pub use dsh_instructions_discovery::{
-        BoxFuture, CancellationToken, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText,
-        MAX_LINK_HOPS, MarkerProbe, PathKind, PresentFile, Probe, ProviderError, ReadOutcome,
-        Unavailable,
+    #[cfg(feature = "test-support")]
+    pub use dsh_instructions_discovery::memory::{MemNode, MemoryProvider};
+    pub use dsh_instructions_discovery::provider::{
+        BoxFuture, FileIdentity, FileVersion, LoadedText, MAX_LINK_HOPS, MarkerProbe, PathKind,
+        PresentFile, Probe, ReadOutcome, Unavailable,
     };
-    pub use dsh_instructions_runtime::{OpenError, ProviderFactory};
+    pub use dsh_instructions_discovery::{DiscoveryError, ProjectRoot, root::RootReason};
 }
 
-/// Everything an implementation of [`Host`] names: the visible
-/// surface and its marks, and the typed source a workspace message carries,
-/// so an embedder can keep history in its own store with this crate alone
-/// ([`MemoryHost`] is the reference implementation).
+/// Everything an implementation of [`Host`] names beyond the root: the
+/// visible surface and its marks, the kept fold, the typed source a
+/// workspace message carries, and the reference in-memory host.
 pub mod host {
-    pub use camino::Utf8PathBuf;
-    pub use dsh_instructions_runtime::{
-        Host, ViewSnapshot, VisibleMark, VisibleUpdate, WorkspaceMessage,
+    pub use dsh_instructions_runtime::host_support::{
+        HistoryItem, MemoryHost, ViewSnapshot, VisibleMark, VisibleUpdate,
     };
-    pub use dsh_instructions_state::{Action, Change, Digest, TypedSource};
+    pub use dsh_instructions_state::Digest;
+    pub use dsh_instructions_state::source::{Action, Change};
+}
+
+/// What `explain`, `check` and `show` report ([`Opened::inspect`],
+/// [`Opened::preview`], [`Opened::inspect_rules`]).
+pub mod report {
+    pub use dsh_instructions_runtime::report::*;
 }

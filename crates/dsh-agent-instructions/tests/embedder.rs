@@ -9,16 +9,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dsh_agent_instructions::fs::{
-    BoxFuture, CancellationToken, Cancelled, FileIdentity, FileVersion, FsProvider, LoadedText,
-    MarkerProbe, OpenError, PresentFile, Probe, ProviderFactory, ReadOutcome, Utf8Path,
-    Utf8PathBuf,
+    BoxFuture, FileIdentity, FileVersion, LoadedText, MarkerProbe, PresentFile, Probe, ReadOutcome,
+    Utf8Path, Utf8PathBuf,
 };
-use dsh_agent_instructions::host::{
-    Host, TypedSource, VisibleMark, VisibleUpdate, WorkspaceMessage,
-};
+use dsh_agent_instructions::host::{VisibleMark, VisibleUpdate};
 use dsh_agent_instructions::{
-    BatchEntry, BatchItem, ConfigInput, Decision, HomeEnv, Instance, Preset, SessionSpec,
-    open_mount,
+    BatchEntry, BatchItem, CancellationToken, Cancelled, ConfigInput, Decision, FsProvider,
+    HomeEnv, Host, Instance, MountBuilder, Preset, ProviderFactory, RuntimeError, TypedSource,
+    WorkspaceMessage,
 };
 
 /// Files and directories in a map; every file's version is its length and
@@ -110,11 +108,11 @@ impl FsProvider for MapFs {
 struct MapFactory(Arc<MapFs>);
 
 impl ProviderFactory for MapFactory {
-    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, OpenError> {
+    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, RuntimeError> {
         Ok(self.0.clone())
     }
 
-    fn open(&self, trusted_roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError> {
+    fn open(&self, trusted_roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, RuntimeError> {
         assert!(
             trusted_roots.iter().any(|r| r == "/repo"),
             "{trusted_roots:?}"
@@ -210,13 +208,16 @@ fn an_embedder_implements_the_traits_from_the_facade_alone() {
             preset: Some(Preset::Dsh),
             ..Default::default()
         };
-        let spec = SessionSpec::new("/repo", Some(config), env());
-        let opened = open_mount(&spec, &MapFactory(fs.clone()), &CancellationToken::new())
+        let opened = MountBuilder::new("/repo")
+            .config(config)
+            .env(env())
+            .fs(MapFactory(fs.clone()))
+            .open(&CancellationToken::new())
             .await
             .expect("mounts on the embedder's filesystem");
         assert_eq!(opened.root().map(|r| r.root.as_str()), Some("/repo"));
         let host = Arc::new(Store::default());
-        let instance = Instance::mount(opened.mount, host.clone()).expect("a runtime");
+        let instance: Instance = opened.instance(host.clone()).expect("a runtime");
 
         // The baseline comes from the embedder's files, through its provider.
         let baseline = step(&instance, &host, 1).await.expect("a baseline");

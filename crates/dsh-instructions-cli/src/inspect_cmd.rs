@@ -6,14 +6,15 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use camino::Utf8Path;
-use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, FsProvider, RootReason, Unavailable,
-};
+use dsh_instructions_discovery::{CancellationToken, provider::Unavailable, root::RootReason};
 use dsh_instructions_runtime::{
-    CandidateFate, ImportFate, InspectedCandidate, InspectedImport, InspectedRule, InspectedRules,
-    Inspection, Preview, RuleFate, inspect, inspect_rules, preview,
+    Opened, RuntimeError,
+    report::{
+        CandidateFate, ImportFate, InspectedCandidate, InspectedImport, InspectedRule,
+        InspectedRules, Inspection, Preview, RuleFate,
+    },
 };
-use dsh_instructions_state::{Config, RuleFormat};
+use dsh_instructions_state::{Config, config::RuleFormat};
 use serde_json::{Value, json};
 
 use crate::args::{CheckArgs, ConfigArgs, ExplainArgs, ViewArgs};
@@ -33,11 +34,11 @@ struct Seen {
 }
 
 /// Runs one look (`inspect` or `preview`) at the baseline for the cwd,
-/// over the provider the CLI opens for it.
+/// over the mount the CLI opens for it.
 fn look<T>(
     cwd_flag: Option<&std::path::Path>,
     flags: &ConfigArgs,
-    run: impl AsyncFn(&dyn FsProvider, &Setup, &Utf8Path) -> Result<T, Cancelled>,
+    run: impl AsyncFn(&Opened, &Utf8Path) -> Result<T, RuntimeError>,
 ) -> Result<(T, Setup), CliError> {
     let setup = setup::load(flags)?;
     let cwd = setup::cwd(&setup.env, cwd_flag)?;
@@ -45,11 +46,7 @@ fn look<T>(
     let rt = setup::runtime()?;
     let seen = rt.block_on(async {
         let opened = setup::mount(&setup, &cwd, extra).await?;
-        let provider = opened
-            .mount
-            .provider
-            .ok_or_else(|| CliError::new("no filesystem provider was opened"))?;
-        run(provider.as_ref(), &setup, &cwd)
+        run(&opened, &cwd)
             .await
             .map_err(|e| CliError::new(format!("inspect: {e}")))
     })?;
@@ -61,17 +58,16 @@ fn run_inspect(
     flags: &ConfigArgs,
     touches: &[std::path::PathBuf],
 ) -> Result<Seen, CliError> {
-    let ((inspection, rules), setup) = look(cwd_flag, flags, async |provider, setup, cwd| {
+    let ((inspection, rules), setup) = look(cwd_flag, flags, async |opened, cwd| {
         let cancel = CancellationToken::new();
-        let seen = inspect(provider, &setup.config, &setup.home, cwd, &cancel).await?;
+        let seen = opened.inspect(&cancel).await?;
         // Touches as a tool would name them: relative to the cwd.
         let touches: Vec<camino::Utf8PathBuf> = touches
             .iter()
             .filter_map(|t| camino::Utf8Path::from_path(t))
             .map(|t| dsh_home_paths::normalize_lexically(&cwd.join(t)))
             .collect();
-        let rules =
-            inspect_rules(provider, &setup.config, &setup.home, cwd, &touches, &cancel).await?;
+        let rules = opened.inspect_rules(&touches, &cancel).await?;
         Ok((seen, rules))
     })?;
     Ok(Seen {
@@ -85,14 +81,9 @@ fn run_inspect(
 /// `show`: the baseline text byte for byte plus one `\n` (nothing at all when
 /// no instructions load), or the `--json` document.
 pub(crate) fn show(args: &ViewArgs) -> Result<ExitCode, CliError> {
-    let (seen, _) = look(
-        args.cwd.as_deref(),
-        &args.config,
-        async |provider, setup, cwd| {
-            let cancel = CancellationToken::new();
-            preview(provider, &setup.config, &setup.home, cwd, &cancel).await
-        },
-    )?;
+    let (seen, _) = look(args.cwd.as_deref(), &args.config, async |opened, _cwd| {
+        opened.preview(&CancellationToken::new()).await
+    })?;
     if args.json {
         out!("{}", show_json(&seen));
     } else if !seen.text.is_empty() {

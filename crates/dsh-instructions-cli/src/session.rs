@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use camino::Utf8Path;
 use dsh_instructions_discovery::CancellationToken;
-use dsh_instructions_runtime::{OpenError, TouchKind, WorkspaceMessage};
+use dsh_instructions_runtime::{MountBuilder, RuntimeError, TouchKind, WorkspaceMessage};
 use dsh_instructions_session::{
     Record, Session, SessionError, SessionSettings, SessionStore, typed_source,
 };
@@ -92,21 +92,17 @@ async fn open(setup: &Setup, id: &str, flags: &ConfigArgs) -> Result<Open, CliEr
         config: Some(input),
         trust,
     };
-    let fs = setup::disk();
+    let base = MountBuilder::default()
+        .env(setup.env.clone())
+        .fs(setup::disk());
     // The configuration is resolved once, in the mount; a bad flag is
     // still named as one (R-CLI-5).
-    let session = Session::mount(
-        log,
-        &run_settings,
-        &setup.env,
-        &fs,
-        &CancellationToken::new(),
-    )
-    .await
-    .map_err(|e| match e {
-        SessionError::Open(OpenError::Config(e)) => settings::flag_error(&e),
-        other => other.into(),
-    })?;
+    let session = Session::mount(log, run_settings.apply(base), &CancellationToken::new())
+        .await
+        .map_err(|e| match e {
+            SessionError::Runtime(RuntimeError::Config(e)) => settings::flag_error(&e),
+            other => other.into(),
+        })?;
     Ok(Open { session })
 }
 

@@ -3,7 +3,8 @@
 
 use camino::Utf8Path;
 use dsh_instructions_state::{
-    CandidatePolicy, ConfigError, ConfigInput, NumberInput, Preset, ResolvedConfig,
+    ConfigInput, Preset, StateError,
+    config::{CandidatePolicy, NumberInput, ResolvedConfig},
 };
 use serde::Deserialize;
 
@@ -129,7 +130,7 @@ impl Settings {
     }
 
     /// Describes a validation error of a field that came from this file.
-    fn located(&self, e: &ConfigError) -> String {
+    fn located(&self, e: &StateError) -> String {
         let path = self.path.as_deref().unwrap_or(SETTINGS_FILE);
         match self.line_of(e.field()) {
             Some(line) => format!("{path}:{line}: {SECTION}.{}: {e}", e.field()),
@@ -191,7 +192,7 @@ pub(crate) fn resolve_input(input: ConfigInput) -> Result<ResolvedConfig, CliErr
 }
 
 /// A validation error of a field a flag sets, named by that flag.
-pub(crate) fn flag_error(e: &ConfigError) -> CliError {
+pub(crate) fn flag_error(e: &StateError) -> CliError {
     CliError::new(format!("--{}: {e}", flag_of(e.field())))
 }
 

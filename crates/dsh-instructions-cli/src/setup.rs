@@ -6,8 +6,8 @@ use std::path::Path;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeEnv, normalize_lexically, resolve_dsh_home};
-use dsh_instructions_discovery::{CancellationToken, ambient_authority};
-use dsh_instructions_runtime::{CapStdFactory, Opened, ResolvedConfig, SessionSpec, open_resolved};
+use dsh_instructions_discovery::{CancellationToken, cap_std::ambient_authority};
+use dsh_instructions_runtime::{CapStdFactory, MountBuilder, Opened};
 use dsh_instructions_state::{Config, ConfigInput};
 
 use crate::args::ConfigArgs;
@@ -21,7 +21,7 @@ pub(crate) struct Setup {
     pub env: HomeEnv,
     /// The validated configuration.
     pub config: Config,
-    /// The input it was validated from (what mounting takes, R-RT-11).
+    /// The input it was validated from (what a session keeps, R-RT-11).
     pub input: ConfigInput,
     /// The DSH home (user-global file, sessions).
     pub home: DshHome,
@@ -143,17 +143,12 @@ pub(crate) async fn mount(
     cwd: &Utf8Path,
     extra_roots: Vec<Utf8PathBuf>,
 ) -> Result<Opened, CliError> {
-    let spec = SessionSpec {
-        cwd: cwd.to_owned(),
-        config: Some(setup.input.clone()),
-        env: setup.env.clone(),
-        extra_roots,
-    };
-    let resolved = ResolvedConfig {
-        config: setup.config.clone(),
-        warnings: Vec::new(),
-    };
-    open_resolved(&spec, resolved, &disk(), &CancellationToken::new())
+    MountBuilder::new(cwd)
+        .validated(setup.config.clone())
+        .env(setup.env.clone())
+        .trust(extra_roots)
+        .fs(disk())
+        .open(&CancellationToken::new())
         .await
         .map_err(|e| CliError::new(e.to_string()))
 }
@@ -215,9 +210,10 @@ mod tests {
     /// Issue 31 item 4: a command resolves its configuration once. Only
     /// `settings.rs` resolves an input (`load`'s merged configuration, and
     /// the file's own section to name its line when it is invalid); every
-    /// mount takes that result (`open_resolved`), and a session's stored
-    /// configuration is resolved by its mount alone — no shipped file calls
-    /// `open_mount`, which would resolve it again.
+    /// mount takes that result (`MountBuilder::validated`), and a session's
+    /// stored configuration is resolved by its mount alone — no shipped
+    /// file hands a mount an input (`MountBuilder::config`), which would
+    /// resolve it again.
     #[test]
     fn the_cli_resolves_its_configuration_once() {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -242,8 +238,8 @@ mod tests {
                 .unwrap_or_default();
             checked += 1;
             assert!(
-                !code.iter().any(|l| l.contains("open_mount(")),
-                "{name} mounts through open_mount, resolving the configuration again"
+                !code.iter().any(|l| l.contains(".config(")),
+                "{name} hands a mount a configuration input, resolving it again"
             );
             if name != "settings.rs" {
                 assert!(

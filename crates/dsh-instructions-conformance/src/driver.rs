@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use camino::Utf8PathBuf;
 use dsh_home_paths::HomeEnv;
-use dsh_instructions_discovery::{CancellationToken, FsProvider, ambient_authority};
+use dsh_instructions_discovery::{CancellationToken, FsProvider, cap_std::ambient_authority};
 use dsh_instructions_runtime::{
-    BatchEntry, BatchItem, CapStdFactory, Decision as RtDecision, HistoryItem, Host, Instance,
-    MemoryHost, Mount, OpenError, ProviderFactory, SessionEvent, SessionSpec, ToolExecution,
-    WorkspaceMessage, open_mount,
+    BatchEntry, BatchItem, CapStdFactory, Decision as RtDecision, Host, Instance, MountBuilder,
+    Opened, ProviderFactory, RuntimeError, SessionEvent, ToolExecution, WorkspaceMessage,
+    host_support::{HistoryItem, MemoryHost},
 };
 use dsh_instructions_state as state;
 
@@ -57,18 +57,18 @@ pub struct RuntimeDriver {
 /// A factory that opens the provider on the scenario's explicit trusted
 /// roots instead of the default ones (the root walk is still the entry
 /// point's).
-struct ExplicitRoots<'a> {
-    inner: &'a dyn ProviderFactory,
-    roots: &'a [Utf8PathBuf],
+struct ExplicitRoots {
+    inner: Arc<dyn ProviderFactory>,
+    roots: Vec<Utf8PathBuf>,
 }
 
-impl ProviderFactory for ExplicitRoots<'_> {
-    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, OpenError> {
+impl ProviderFactory for ExplicitRoots {
+    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, RuntimeError> {
         self.inner.marker_walker()
     }
 
-    fn open(&self, _defaults: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError> {
-        self.inner.open(self.roots)
+    fn open(&self, _defaults: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, RuntimeError> {
+        self.inner.open(&self.roots)
     }
 
     fn open_with_names(
@@ -76,25 +76,25 @@ impl ProviderFactory for ExplicitRoots<'_> {
         _defaults: &[Utf8PathBuf],
         dirs: &[Utf8PathBuf],
         names: &[String],
-    ) -> Result<Arc<dyn FsProvider>, OpenError> {
-        self.inner.open_with_names(self.roots, dirs, names)
+    ) -> Result<Arc<dyn FsProvider>, RuntimeError> {
+        self.inner.open_with_names(&self.roots, dirs, names)
     }
 }
 
 /// A factory that admits ancestor files only inside the scenario's
 /// filesystem (`MountSpec::fs_top`): the directories above the disk
 /// fixture's temporary directory belong to the test machine.
-struct WithinTop<'a> {
-    inner: &'a dyn ProviderFactory,
-    top: &'a Utf8PathBuf,
+struct WithinTop {
+    inner: Arc<dyn ProviderFactory>,
+    top: Utf8PathBuf,
 }
 
-impl ProviderFactory for WithinTop<'_> {
-    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, OpenError> {
+impl ProviderFactory for WithinTop {
+    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, RuntimeError> {
         self.inner.marker_walker()
     }
 
-    fn open(&self, roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError> {
+    fn open(&self, roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, RuntimeError> {
         self.inner.open(roots)
     }
 
@@ -103,10 +103,10 @@ impl ProviderFactory for WithinTop<'_> {
         roots: &[Utf8PathBuf],
         dirs: &[Utf8PathBuf],
         names: &[String],
-    ) -> Result<Arc<dyn FsProvider>, OpenError> {
+    ) -> Result<Arc<dyn FsProvider>, RuntimeError> {
         let inside: Vec<Utf8PathBuf> = dirs
             .iter()
-            .filter(|d| d.starts_with(self.top))
+            .filter(|d| d.starts_with(&self.top))
             .cloned()
             .collect();
         self.inner.open_with_names(roots, &inside, names)
@@ -119,46 +119,44 @@ impl ProviderFactory for WithinTop<'_> {
 /// scenario with that message.
 async fn runtime_mount(
     spec: &MountSpec,
-) -> Result<(Mount, BTreeMap<String, Vec<String>>), DriverError> {
+) -> Result<(Opened, BTreeMap<String, Vec<String>>), DriverError> {
     let env = HomeEnv {
         home: Some(spec.env.home.clone().into()),
         dsh_home: spec.env.dsh_home.clone().map(Into::into),
         cwd: spec.cwd.clone().into(),
         account_home: None,
     };
-    let session = SessionSpec::new(spec.cwd.clone(), spec.config.clone(), env);
-    let disk = CapStdFactory::new(ambient_authority());
-    let base: &dyn ProviderFactory = match &spec.provider {
-        ProviderHandle::Memory(p) => p,
-        ProviderHandle::Disk | ProviderHandle::None => &disk,
-    };
-    let within;
-    let base: &dyn ProviderFactory = match &spec.fs_top {
-        Some(top) => {
-            within = WithinTop { inner: base, top };
-            &within
-        }
-        None => base,
-    };
-    let explicit;
-    let factory: &dyn ProviderFactory = match &spec.trusted_roots {
-        Some(roots) => {
-            explicit = ExplicitRoots { inner: base, roots };
-            &explicit
-        }
-        None => base,
-    };
-    let opened = open_mount(&session, factory, &CancellationToken::new()).await?;
-    let mut mount = opened.mount;
-    if matches!(spec.provider, ProviderHandle::None) {
-        mount.provider = None;
+    let mut mount = MountBuilder::new(spec.cwd.clone()).env(env);
+    if let Some(config) = &spec.config {
+        mount = mount.config(config.clone());
     }
-    let touch_tools = mount
-        .config
-        .as_ref()
+    let base: Option<Arc<dyn ProviderFactory>> = match &spec.provider {
+        ProviderHandle::Memory(p) => Some(Arc::new(p.clone())),
+        ProviderHandle::Disk => Some(Arc::new(CapStdFactory::new(ambient_authority()))),
+        // No filesystem: the mount is a no-op (R-RT-9).
+        ProviderHandle::None => None,
+    };
+    if let Some(mut factory) = base {
+        if let Some(top) = &spec.fs_top {
+            factory = Arc::new(WithinTop {
+                inner: factory,
+                top: top.clone(),
+            });
+        }
+        if let Some(roots) = &spec.trusted_roots {
+            factory = Arc::new(ExplicitRoots {
+                inner: factory,
+                roots: roots.clone(),
+            });
+        }
+        mount = mount.fs(factory);
+    }
+    let opened = mount.open(&CancellationToken::new()).await?;
+    let touch_tools = opened
+        .config()
         .map(|c| c.touch_tools().clone())
         .unwrap_or_default();
-    Ok((mount, touch_tools))
+    Ok((opened, touch_tools))
 }
 
 fn observed_source(s: &state::TypedSource) -> ObservedSource {
@@ -170,9 +168,9 @@ fn observed_source(s: &state::TypedSource) -> ObservedSource {
             .iter()
             .map(|c| ObservedChange {
                 action: match c.action {
-                    state::Action::Set => ChangeActionObs::Set,
-                    state::Action::Replace => ChangeActionObs::Replace,
-                    state::Action::Remove => ChangeActionObs::Remove,
+                    state::source::Action::Set => ChangeActionObs::Set,
+                    state::source::Action::Replace => ChangeActionObs::Replace,
+                    state::source::Action::Remove => ChangeActionObs::Remove,
                 },
                 scope: c.scope.as_str().to_owned(),
                 path: c.path.clone(),
@@ -199,9 +197,9 @@ impl RuntimeDriver {
         self.instance.as_ref().ok_or(DriverError::NotMounted)
     }
 
-    fn start(&mut self, mount: Mount) -> Result<(), DriverError> {
+    fn start(&mut self, mount: &Opened) -> Result<(), DriverError> {
         let host: Arc<dyn Host> = self.host()?.clone();
-        self.instance = Some(Instance::mount(mount, host)?);
+        self.instance = Some(mount.instance(host)?);
         Ok(())
     }
 
@@ -222,7 +220,7 @@ impl Driver for RuntimeDriver {
             MemoryHost::new(spec.cwd.clone()).with_kept_views(),
         ));
         self.touch_tools = tools;
-        self.start(mount)
+        self.start(&mount)
     }
 
     async fn pre_step(&mut self, input: PreStepInput<'_>) -> Result<PreStepResult, DriverError> {
@@ -346,7 +344,7 @@ impl Driver for RuntimeDriver {
         // the entry point, so the provider is opened for the root it finds.
         let spec = self.spec.clone().ok_or(DriverError::NotMounted)?;
         let (mount, _) = runtime_mount(&spec).await?;
-        self.start(mount)
+        self.start(&mount)
     }
 
     async fn remount(&mut self, spec: &MountSpec) -> Result<(), DriverError> {
@@ -357,8 +355,8 @@ impl Driver for RuntimeDriver {
         // instance takes over the old one's inbox.
         let host: Arc<dyn Host> = self.host()?.clone();
         let next = match self.instance.take() {
-            Some(previous) => previous.remount(mount, host)?,
-            None => Instance::mount(mount, host)?,
+            Some(previous) => mount.remount(&previous, host)?,
+            None => mount.instance(host)?,
         };
         self.instance = Some(next);
         Ok(())

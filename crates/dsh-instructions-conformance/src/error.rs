@@ -4,27 +4,25 @@
 
 use std::path::PathBuf;
 
-use dsh_instructions_runtime::{MountError, OpenError};
+use dsh_instructions_runtime::RuntimeError;
 
 /// Why a driver call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
-    /// `open_mount` refused the scenario's mount; the message says which
-    /// part (`config: …`, `home: …`) as the scenarios' expectations read it.
+    /// The mount entry refused the scenario's mount; the message says
+    /// which part (`config: …`, `home: …`) as the scenarios' expectations
+    /// read it.
     #[error("{}", open_message(.0))]
-    Open(#[from] OpenError),
-    /// The runtime refused to mount the instance.
-    #[error(transparent)]
-    Mount(#[from] MountError),
+    Open(#[from] RuntimeError),
     /// A step other than the mount ran before the mount.
     #[error("driver used before mount")]
     NotMounted,
 }
 
-fn open_message(e: &OpenError) -> String {
+fn open_message(e: &RuntimeError) -> String {
     match e {
-        OpenError::Config(e) => format!("config: {e}"),
-        OpenError::Home(e) => format!("home: {e}"),
+        RuntimeError::Config(e) => format!("config: {e}"),
+        RuntimeError::Home(e) => format!("home: {e}"),
         other => other.to_string(),
     }
 }
@@ -92,7 +90,7 @@ mod tests {
 
     #[test]
     fn messages_name_the_part_that_failed() {
-        let e = DriverError::Open(OpenError::RelativeCwd("x".into()));
+        let e = DriverError::Open(RuntimeError::RelativeCwd { path: "x".into() });
         assert_eq!(e.to_string(), "session cwd x is not absolute");
         let t = StepError::Timeout {
             what: "settle",

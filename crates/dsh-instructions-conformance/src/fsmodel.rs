@@ -10,7 +10,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use dsh_instructions_discovery::{FaultError, FsOp, MemNode, MemoryProvider};
+use dsh_instructions_discovery::memory::{Errno, FsOp, MemNode, MemoryProvider};
 
 use crate::error::FixtureError;
 use crate::matcher::StepCounters;
@@ -183,12 +183,12 @@ fn fs_op(op: FsOpName) -> FsOp {
     }
 }
 
-fn fault_error(e: FaultErrno) -> FaultError {
+fn fault_error(e: FaultErrno) -> Errno {
     match e {
-        FaultErrno::Eacces => FaultError::Eacces,
-        FaultErrno::Eio => FaultError::Eio,
-        FaultErrno::Eloop => FaultError::Eloop,
-        FaultErrno::Etimedout => FaultError::Etimedout,
+        FaultErrno::Eacces => Errno::Eacces,
+        FaultErrno::Eio => Errno::Eio,
+        FaultErrno::Eloop => Errno::Eloop,
+        FaultErrno::Etimedout => Errno::Etimedout,
     }
 }
 

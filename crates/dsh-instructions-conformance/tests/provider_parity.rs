@@ -17,13 +17,13 @@ use dsh_home_paths::HomeEnv;
 use dsh_instructions_conformance::fsmodel::{DiskFixture, FsFixture, MemoryFixture};
 use dsh_instructions_conformance::schema::{FsContent, FsEntry};
 use dsh_instructions_discovery::{
-    CancellationToken, FileIdentity, FsProvider, MemoryProvider, Probe, ReadOutcome,
-    ambient_authority,
+    CancellationToken, FsProvider,
+    cap_std::ambient_authority,
+    memory::MemoryProvider,
+    provider::{FileIdentity, Probe, ReadOutcome},
 };
-use dsh_instructions_runtime::{
-    CapStdFactory, Mount, ProviderFactory, SessionSpec, open_mount, preview,
-};
-use dsh_instructions_state::{CandidatePolicy, ConfigInput};
+use dsh_instructions_runtime::{CapStdFactory, MountBuilder, ProviderFactory};
+use dsh_instructions_state::{ConfigInput, config::CandidatePolicy};
 use proptest::prelude::*;
 
 /// Cases per run: each materializes a tree on disk, so a few hundred keep
@@ -240,7 +240,7 @@ fn entry(kind: &Kind) -> FsEntry {
 /// what its `T` is (empty for memory).
 struct Side {
     fixture: Box<dyn FsFixture>,
-    factory: Box<dyn ProviderFactory>,
+    factory: Arc<dyn ProviderFactory>,
     prefix: String,
 }
 
@@ -249,7 +249,7 @@ impl Side {
         let provider = MemoryProvider::new(Vec::new());
         Self {
             fixture: Box::new(MemoryFixture::new(provider.clone())),
-            factory: Box::new(provider),
+            factory: Arc::new(provider),
             prefix: String::new(),
         }
     }
@@ -259,7 +259,7 @@ impl Side {
         let prefix = fixture.paths().root().expect("a disk root").to_string();
         Self {
             fixture: Box::new(fixture),
-            factory: Box::new(CapStdFactory::new(ambient_authority()).inline()),
+            factory: Arc::new(CapStdFactory::new(ambient_authority()).inline()),
             prefix,
         }
     }
@@ -289,7 +289,7 @@ struct Answers {
     composition: Option<String>,
 }
 
-fn spec(case: &Case, side: &Side) -> SessionSpec {
+fn spec(case: &Case, side: &Side) -> MountBuilder {
     let env = HomeEnv {
         home: Some(side.path("/top/home").into_string().into()),
         dsh_home: Some(side.path(&under_top(&case.dsh_home)).into_string().into()),
@@ -307,13 +307,11 @@ fn spec(case: &Case, side: &Side) -> SessionSpec {
         }),
         ..ConfigInput::default()
     };
-    let mut spec = SessionSpec::new(side.path(&under_top(&case.cwd)), Some(config), env);
-    spec.extra_roots = case
-        .extra_root
-        .iter()
-        .map(|rel| side.path(&under_top(rel)))
-        .collect();
-    spec
+    MountBuilder::new(side.path(&under_top(&case.cwd)))
+        .config(config)
+        .env(env)
+        .trust(case.extra_root.iter().map(|rel| side.path(&under_top(rel))))
+        .fs(side.factory.clone())
 }
 
 fn probe_paths(case: &Case) -> Vec<String> {
@@ -357,7 +355,7 @@ async fn answers(case: &Case, side: &Side) -> Answers {
     }
     let cancel = CancellationToken::new();
     let spec = spec(case, side);
-    let opened = match open_mount(&spec, side.factory.as_ref(), &cancel).await {
+    let opened = match spec.open(&cancel).await {
         Ok(opened) => opened,
         Err(error) => {
             return Answers {
@@ -368,14 +366,12 @@ async fn answers(case: &Case, side: &Side) -> Answers {
             };
         }
     };
-    let roots = opened.trusted_roots.iter().map(|r| side.plain(r)).collect();
-    let Mount {
-        config,
-        provider,
-        home,
-        ..
-    } = opened.mount;
-    let provider: Arc<dyn FsProvider> = provider.expect("a provider");
+    let roots = opened
+        .trusted_roots()
+        .iter()
+        .map(|r| side.plain(r))
+        .collect();
+    let provider: Arc<dyn FsProvider> = opened.provider().expect("a provider").clone();
     let batch_names: Vec<String> = ["AGENTS.md", "CLAUDE.md", ".git"]
         .map(str::to_owned)
         .to_vec();
@@ -431,11 +427,7 @@ async fn answers(case: &Case, side: &Side) -> Answers {
         .enumerate()
         .flat_map(|(i, a)| identities[i + 1..].iter().map(move |b| a == b))
         .collect();
-    let config = config.expect("enabled");
-    let cwd = spec.cwd.clone();
-    let shown = preview(provider.as_ref(), &config, &home, &cwd, &cancel)
-        .await
-        .expect("not cancelled");
+    let shown = opened.preview(&cancel).await.expect("not cancelled");
     let composition = format!(
         "root {} ({}); identity {}; text {}; notice {:?}; source {}",
         side.plain(&shown.root),

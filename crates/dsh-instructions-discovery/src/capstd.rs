@@ -55,7 +55,6 @@ mod resolve;
 mod tests;
 
 use std::fmt;
-use std::io;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -64,6 +63,7 @@ use cap_std::AmbientAuthority;
 use cap_std::fs::Dir;
 use tokio_util::sync::CancellationToken;
 
+use crate::DiscoveryError;
 use crate::dircache::{DirCache, STAMP_MARGIN};
 use crate::dirmemory::DirMemory;
 use crate::paths::normalize;
@@ -75,28 +75,6 @@ use blocking::{check, run_blocking};
 use classify::{Class, classify};
 use probed::ProbedFiles;
 
-/// A fatal error while setting up a [`CapStdProvider`].
-#[derive(Debug, thiserror::Error)]
-pub enum ProviderError {
-    /// Trusted roots must be absolute: a relative one would depend on the
-    /// process cwd.
-    #[error("trusted root {path} is not an absolute path")]
-    RelativeRoot {
-        /// The rejected root.
-        path: Utf8PathBuf,
-    },
-    /// The root exists but could not be opened (permission, descriptor
-    /// exhaustion, ...).
-    #[error("cannot open trusted root {path}: {source}")]
-    OpenRoot {
-        /// The root that failed.
-        path: Utf8PathBuf,
-        /// The OS error.
-        #[source]
-        source: io::Error,
-    },
-}
-
 /// Filesystem provider over capability handles on trusted roots.
 ///
 /// Cheap to clone (the handles are shared).
@@ -104,7 +82,7 @@ pub enum ProviderError {
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use camino::Utf8PathBuf;
-/// use dsh_instructions_discovery::{ambient_authority, CancellationToken, CapStdProvider, FsProvider, ReadOutcome};
+/// use dsh_instructions_discovery::{CancellationToken, CapStdProvider, FsProvider, cap_std::ambient_authority, provider::ReadOutcome};
 ///
 /// let tmp = tempfile::tempdir().unwrap();
 /// let root = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
@@ -184,17 +162,17 @@ impl CapStdProvider {
     ///
     /// # Errors
     ///
-    /// [`ProviderError::RelativeRoot`] for a relative root, and
-    /// [`ProviderError::OpenRoot`] when an existing root cannot be opened.
+    /// [`DiscoveryError::RelativeRoot`] for a relative root, and
+    /// [`DiscoveryError::OpenRoot`] when an existing root cannot be opened.
     ///
     /// Opening a directory by absolute path is ambient authority: the caller
     /// grants it explicitly with [`cap_std::ambient_authority()`] (re-exported
-    /// as [`crate::ambient_authority`]), so every place that does so is easy
+    /// as [`crate::cap_std::ambient_authority`]), so every place that does so is easy
     /// to audit (R-RT-11). The provider keeps the grant only to open roots
     /// that did not exist yet on first use.
     ///
     /// ```
-    /// use dsh_instructions_discovery::{ambient_authority, CapStdProvider};
+    /// use dsh_instructions_discovery::{CapStdProvider, cap_std::ambient_authority};
     /// let tmp = tempfile::tempdir()?;
     /// let root = camino::Utf8PathBuf::from_path_buf(tmp.path().to_path_buf()).unwrap();
     /// let provider = CapStdProvider::new([root.clone()], ambient_authority())?;
@@ -205,11 +183,11 @@ impl CapStdProvider {
     pub fn new(
         roots: impl IntoIterator<Item = Utf8PathBuf>,
         authority: AmbientAuthority,
-    ) -> Result<Self, ProviderError> {
+    ) -> Result<Self, DiscoveryError> {
         let mut opened: Vec<Root> = Vec::new();
         for root in roots {
             if !root.is_absolute() {
-                return Err(ProviderError::RelativeRoot { path: root });
+                return Err(DiscoveryError::RelativeRoot { path: root });
             }
             let path = normalize(&root);
             if opened.iter().any(|r| r.path == path) {
@@ -230,7 +208,7 @@ impl CapStdProvider {
                         dir: OnceLock::new(),
                     });
                 }
-                Err(source) => return Err(ProviderError::OpenRoot { path, source }),
+                Err(source) => return Err(DiscoveryError::OpenRoot { path, source }),
             }
         }
         opened.sort_by_key(|r| std::cmp::Reverse(r.path.components().count()));
@@ -257,7 +235,7 @@ impl CapStdProvider {
     /// that hangs (a dead network mount) is no longer abandoned.
     ///
     /// ```
-    /// use dsh_instructions_discovery::{ambient_authority, CapStdProvider};
+    /// use dsh_instructions_discovery::{CapStdProvider, cap_std::ambient_authority};
     /// let provider = CapStdProvider::new(Vec::new(), ambient_authority())?.run_inline(true);
     /// assert_eq!(provider.roots().count(), 0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -277,7 +255,7 @@ impl CapStdProvider {
     /// it is given (clones share it). Consulted on Linux only.
     ///
     /// ```
-    /// use dsh_instructions_discovery::{ambient_authority, CapStdProvider, DirMemory};
+    /// use dsh_instructions_discovery::{CapStdProvider, DirMemory, cap_std::ambient_authority};
     /// let tmp = tempfile::tempdir()?;
     /// let root = camino::Utf8PathBuf::from_path_buf(tmp.path().to_path_buf()).unwrap();
     /// // Decoded from what the previous process encoded (here: nothing yet).
@@ -309,7 +287,7 @@ impl CapStdProvider {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// use camino::Utf8PathBuf;
-    /// use dsh_instructions_discovery::{ambient_authority, CancellationToken, CapStdProvider, FsProvider, Probe, Unavailable};
+    /// use dsh_instructions_discovery::{CancellationToken, CapStdProvider, FsProvider, cap_std::ambient_authority, provider::{Probe, Unavailable}};
     /// let tmp = tempfile::tempdir().unwrap();
     /// let top = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
     /// std::fs::create_dir_all(top.join("repo")).unwrap();

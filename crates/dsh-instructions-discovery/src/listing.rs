@@ -32,13 +32,13 @@ pub enum RuleFileProblem {
         /// Why.
         reason: Unavailable,
     },
-    /// More rule files than [`RuleFiles::MAX_FILES`]: the ones after the
+    /// More rule files than [`RuleFiles::MAX_FILES`](crate::listing::RuleFiles::MAX_FILES): the ones after the
     /// first in path order were skipped.
     TooManyFiles {
         /// How many were skipped.
         skipped: usize,
     },
-    /// Subdirectories deeper than [`RuleFiles::MAX_DEPTH`] levels, or more
+    /// Subdirectories deeper than [`RuleFiles::MAX_DEPTH`](crate::listing::RuleFiles::MAX_DEPTH) levels, or more
     /// directories or entries than the walk visits, were not searched.
     TooDeep {
         /// The first directory not searched, relative to the rules
@@ -51,7 +51,7 @@ pub enum RuleFileProblem {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RuleFiles {
     /// Paths relative to the rules directory, `/`-separated, in byte order
-    /// (so `a.md` before `a/z.md`), at most [`RuleFiles::MAX_FILES`].
+    /// (so `a.md` before `a/z.md`), at most [`RuleFiles::MAX_FILES`](crate::listing::RuleFiles::MAX_FILES).
     pub files: Vec<String>,
     /// What was skipped, in the order met.
     pub problems: Vec<RuleFileProblem>,
@@ -70,16 +70,14 @@ impl RuleFiles {
 
 /// Lists the rule files under `rules_dir` (R-RULE-1): the files whose name
 /// ends with `suffix` after a non-empty stem, searching subdirectories when
-/// `recursive`, bounded by [`RuleFiles::MAX_DEPTH`],
-/// [`RuleFiles::MAX_FILES`] and [`RuleFiles::MAX_DIRS`]. Links are followed
+/// `recursive`, bounded by [`RuleFiles::MAX_DEPTH`](crate::listing::RuleFiles::MAX_DEPTH),
+/// [`RuleFiles::MAX_FILES`](crate::listing::RuleFiles::MAX_FILES) and [`RuleFiles::MAX_DIRS`](crate::listing::RuleFiles::MAX_DIRS). Links are followed
 /// only inside the trusted roots (by the provider); no file is opened. An
 /// absent rules directory is an empty listing.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// use dsh_instructions_discovery::{
-///     CancellationToken, MemNode, MemoryProvider, Utf8Path, list_rule_files,
-/// };
+/// use dsh_instructions_discovery::{CancellationToken, camino::Utf8Path, listing::list_rule_files, memory::{MemNode, MemoryProvider}};
 /// let fs = MemoryProvider::new(vec!["/p".into()]);
 /// fs.insert("/p/.claude/rules/a/z.md".into(), MemNode::file("z"));
 /// fs.insert("/p/.claude/rules/a.md".into(), MemNode::file("a"));

@@ -16,15 +16,13 @@
 //! * Paths are followed exactly as the cap-std provider follows them on disk
 //!   (the `walk` module, decision 0042): roots matched lexically and opened
 //!   through their links, lookups beneath a root with physical `..`,
-//!   escaping links re-anchored across roots, [`MAX_LINK_HOPS`] links per
+//!   escaping links re-anchored across roots, [`MAX_LINK_HOPS`](crate::provider::MAX_LINK_HOPS) links per
 //!   lookup and re-anchorings per path.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! use camino::{Utf8Path, Utf8PathBuf};
-//! use dsh_instructions_discovery::{
-//!     CancellationToken, FsProvider, MemNode, MemoryProvider, Probe,
-//! };
+//! use dsh_instructions_discovery::{CancellationToken, FsProvider, memory::{MemNode, MemoryProvider}, provider::Probe};
 //!
 //! let fs = MemoryProvider::new(vec![Utf8PathBuf::from("/repo")]);
 //! fs.insert(Utf8Path::new("/repo/AGENTS.md"), MemNode::file("rule"));
@@ -50,7 +48,7 @@ mod state;
 mod tests;
 mod walk;
 
-pub use nodes::{Fault, FaultError, FsOp, MemKind, MemNode, OpCounters, UnknownName};
+pub use nodes::{Errno, Fault, FsOp, MemKind, MemNode, OpCounters};
 
 use std::pin::pin;
 use std::sync::Arc;
@@ -59,7 +57,7 @@ use std::time::Duration;
 use camino::{Utf8Path, Utf8PathBuf};
 use tokio_util::sync::CancellationToken;
 
-use crate::capstd::ProviderError;
+use crate::DiscoveryError;
 use crate::paths::normalize;
 use crate::provider::{
     BoxFuture, Cancelled, DirListing, EntryKind, FileIdentity, FileVersion, FsProvider, LoadedText,
@@ -85,7 +83,7 @@ pub struct MemoryProvider {
     shared: Arc<Shared>,
     /// Deepest first; clones share what each root opened as.
     roots: Arc<[MemRoot]>,
-    /// Names-only roots ([`MemoryProvider::with_names_only`]).
+    /// Names-only roots ([`MemoryProvider::with_names_only`](crate::memory::MemoryProvider::with_names_only)).
     named: Option<Arc<named::MemNamed>>,
 }
 
@@ -95,7 +93,7 @@ impl MemoryProvider {
     ///
     /// ```
     /// use camino::Utf8PathBuf;
-    /// use dsh_instructions_discovery::MemoryProvider;
+    /// use dsh_instructions_discovery::memory::MemoryProvider;
     /// let fs = MemoryProvider::new(vec![Utf8PathBuf::from("/repo")]);
     /// assert_eq!(fs.counters().probes, 0);
     /// ```
@@ -122,11 +120,11 @@ impl MemoryProvider {
     ///
     /// # Errors
     ///
-    /// [`ProviderError::RelativeRoot`] and [`ProviderError::OpenRoot`].
+    /// [`DiscoveryError::RelativeRoot`] and [`DiscoveryError::OpenRoot`].
     ///
     /// ```
     /// use camino::Utf8Path;
-    /// use dsh_instructions_discovery::{MemNode, MemoryProvider};
+    /// use dsh_instructions_discovery::memory::{MemNode, MemoryProvider};
     /// let fs = MemoryProvider::new(Vec::new());
     /// fs.insert(Utf8Path::new("/w/a"), MemNode::link("b"));
     /// fs.insert(Utf8Path::new("/w/b"), MemNode::link("a"));
@@ -134,17 +132,17 @@ impl MemoryProvider {
     /// assert!(fs.try_with_trusted_roots(vec!["relative".into()]).is_err());
     /// assert!(fs.try_with_trusted_roots(vec!["/w/missing".into()]).is_ok());
     /// ```
-    pub fn try_with_trusted_roots(&self, roots: Vec<Utf8PathBuf>) -> Result<Self, ProviderError> {
+    pub fn try_with_trusted_roots(&self, roots: Vec<Utf8PathBuf>) -> Result<Self, DiscoveryError> {
         let provider = self.with_trusted_roots(roots.clone());
         let state = lock(&provider.shared);
         for root in roots {
             if !root.is_absolute() {
-                return Err(ProviderError::RelativeRoot { path: root });
+                return Err(DiscoveryError::RelativeRoot { path: root });
             }
             let path = normalize(&root);
             let opened = provider.roots.iter().find(|r| r.path == path);
             if opened.is_some_and(|r| matches!(r.real(&state.nodes), Err(RootError::Loop))) {
-                return Err(ProviderError::OpenRoot {
+                return Err(DiscoveryError::OpenRoot {
                     path,
                     source: std::io::Error::from_raw_os_error(
                         rustix::io::Errno::LOOP.raw_os_error(),

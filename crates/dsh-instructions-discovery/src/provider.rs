@@ -11,6 +11,8 @@ use std::pin::Pin;
 use camino::{Utf8Path, Utf8PathBuf};
 use tokio_util::sync::CancellationToken;
 
+pub use crate::text::decode_text;
+
 /// Symlink hops every provider follows before an operation reports
 /// [`Unavailable::Loop`] (the Linux kernel's limit, so the providers agree on
 /// deep chains). Part of the contract, so it lives here, not with either
@@ -34,7 +36,7 @@ pub struct Cancelled;
 /// *settled*: the file had not changed for a while when it was looked at,
 /// so no later change can share its timestamps (the "racy timestamp" rule).
 /// Only a settled version may be remembered beyond the process that saw it
-/// ([`FileVersion::is_settled`]); the mark is not part of equality.
+/// ([`FileVersion::is_settled`](crate::provider::FileVersion::is_settled)); the mark is not part of equality.
 #[derive(Debug, Clone, Copy)]
 pub struct FileVersion {
     words: [u64; 4],
@@ -59,7 +61,7 @@ impl FileVersion {
     /// Builds a version from four provider-chosen words (not settled).
     ///
     /// ```
-    /// use dsh_instructions_discovery::FileVersion;
+    /// use dsh_instructions_discovery::provider::FileVersion;
     /// assert_eq!(FileVersion::new([1, 2, 3, 4]), FileVersion::new([1, 2, 3, 4]));
     /// assert_ne!(FileVersion::new([1, 2, 3, 4]), FileVersion::new([1, 2, 3, 5]));
     /// ```
@@ -75,7 +77,7 @@ impl FileVersion {
     /// any later change gets other words.
     ///
     /// ```
-    /// use dsh_instructions_discovery::FileVersion;
+    /// use dsh_instructions_discovery::provider::FileVersion;
     /// let settled = FileVersion::settled([1, 2, 3, 4]);
     /// assert!(settled.is_settled() && !FileVersion::new([1, 2, 3, 4]).is_settled());
     /// assert_eq!(settled, FileVersion::new([1, 2, 3, 4]), "the mark is not compared");
@@ -93,7 +95,7 @@ impl FileVersion {
     }
 
     /// The four words, for a host that persists versions (with
-    /// [`FileVersion::settled`] to read them back).
+    /// [`FileVersion::settled`](crate::provider::FileVersion::settled) to read them back).
     pub const fn words(&self) -> [u64; 4] {
         self.words
     }
@@ -239,11 +241,11 @@ pub enum EntryKind {
 pub enum DirListing {
     /// The entries, in byte order of their names (`.` and `..` left out,
     /// names that are not UTF-8 left out), at most
-    /// [`DirListing::MAX_ENTRIES`]; `truncated` when there were more.
+    /// [`DirListing::MAX_ENTRIES`](crate::provider::DirListing::MAX_ENTRIES); `truncated` when there were more.
     Entries {
         /// Name and kind of each entry.
         entries: Vec<(String, EntryKind)>,
-        /// More entries than [`DirListing::MAX_ENTRIES`] existed.
+        /// More entries than [`DirListing::MAX_ENTRIES`](crate::provider::DirListing::MAX_ENTRIES) existed.
         truncated: bool,
     },
     /// No directory there (nothing, a file, a dangling link).
@@ -339,9 +341,7 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// use dsh_instructions_discovery::{
-    ///     CancellationToken, CapStdProvider, FsProvider, Probe, Utf8PathBuf, ambient_authority,
-    /// };
+    /// use dsh_instructions_discovery::{CancellationToken, CapStdProvider, FsProvider, camino::Utf8PathBuf, cap_std::ambient_authority, provider::Probe};
     /// let tmp = tempfile::tempdir().unwrap();
     /// let root = Utf8PathBuf::from_path_buf(tmp.path().canonicalize().unwrap()).unwrap();
     /// std::fs::create_dir(root.join("pkg")).unwrap();
@@ -469,7 +469,7 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
     }
 
     /// Lists the entries of the directory `dir` (R-RULE-1's rules
-    /// directories; see [`crate::list_rule_files`]): `dir` itself is
+    /// directories; see [`crate::listing::list_rule_files`]): `dir` itself is
     /// followed like [`FsProvider::probe`] follows a path (links inside the
     /// trusted roots only), its entries are named with what they are before
     /// any link is followed, and no entry is opened.

@@ -51,8 +51,8 @@ pub enum RootReason {
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// use camino::{Utf8Path, Utf8PathBuf};
-/// use dsh_instructions_discovery::{find_project_root, RootReason};
-/// use dsh_instructions_discovery::{CancellationToken, MemNode, MemoryProvider};
+/// use dsh_instructions_discovery::{find_project_root, root::RootReason};
+/// use dsh_instructions_discovery::{CancellationToken, memory::{MemNode, MemoryProvider}};
 ///
 /// let fs = MemoryProvider::new(vec![Utf8PathBuf::from("/")]);
 /// fs.insert(Utf8Path::new("/repo/.git"), MemNode::dir());
@@ -122,7 +122,7 @@ pub async fn find_project_root(
 ///
 /// ```
 /// use camino::Utf8Path;
-/// use dsh_instructions_discovery::chain;
+/// use dsh_instructions_discovery::root::chain;
 /// assert_eq!(chain(Utf8Path::new("/r"), Utf8Path::new("/r/a/b")), ["/r", "/r/a", "/r/a/b"]);
 /// assert_eq!(chain(Utf8Path::new("/r"), Utf8Path::new("/elsewhere")), ["/elsewhere"]);
 /// ```
@@ -146,7 +146,7 @@ pub fn chain(root: &Utf8Path, cwd: &Utf8Path) -> Vec<Utf8PathBuf> {
 ///
 /// ```
 /// use camino::Utf8Path;
-/// use dsh_instructions_discovery::relative_dir;
+/// use dsh_instructions_discovery::root::relative_dir;
 /// assert_eq!(relative_dir(Utf8Path::new("/r"), Utf8Path::new("/r")).as_deref(), Some("."));
 /// assert_eq!(relative_dir(Utf8Path::new("/r"), Utf8Path::new("/r/a/b")).as_deref(), Some("a/b"));
 /// assert_eq!(relative_dir(Utf8Path::new("/r"), Utf8Path::new("/rx")), None);
@@ -166,7 +166,7 @@ pub fn relative_dir(root: &Utf8Path, dir: &Utf8Path) -> Option<String> {
 ///
 /// ```
 /// use camino::Utf8Path;
-/// use dsh_instructions_discovery::display_path;
+/// use dsh_instructions_discovery::root::display_path;
 /// let root = Utf8Path::new("/r");
 /// assert_eq!(display_path(root, Utf8Path::new("/r/pkg/AGENTS.md")).as_deref(), Some("pkg/AGENTS.md"));
 /// assert_eq!(display_path(root, Utf8Path::new("/r")), None);
@@ -185,7 +185,7 @@ fn slash_join(rel: &Utf8Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::{FaultError, FsOp, MemNode, MemoryProvider};
+    use crate::memory::{Errno, FsOp, MemNode, MemoryProvider};
     use rstest::rstest;
 
     fn markers(names: &[&str]) -> Vec<String> {
@@ -291,7 +291,7 @@ mod tests {
             ("/w/outer/.git", MemNode::dir()),
             (
                 "/w/outer/inner/.git",
-                MemNode::dir().with_fault(FsOp::Stat, FaultError::Eacces),
+                MemNode::dir().with_fault(FsOp::Stat, Errno::Eacces),
             ),
             ("/w/outer/inner/src", MemNode::dir()),
         ]);
@@ -312,7 +312,7 @@ mod tests {
             ("/w/.git", MemNode::dir()),
             (
                 "/w/a/.git",
-                MemNode::file("x").with_fault(FsOp::Read, FaultError::Eio),
+                MemNode::file("x").with_fault(FsOp::Read, Errno::Eio),
             ),
         ]);
         assert_eq!(find(&fs, "/w/a", &[".git"]).await.reason, marker(".git"));
@@ -343,7 +343,7 @@ mod tests {
         let base = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
         std::fs::create_dir_all(base.join("repo/.git")).unwrap();
         std::fs::create_dir_all(base.join("repo/a/b")).unwrap();
-        let fs = crate::CapStdProvider::new([base.clone()], crate::ambient_authority()).unwrap();
+        let fs = crate::CapStdProvider::new([base.clone()], cap_std::ambient_authority()).unwrap();
         let found = find_project_root(
             &fs,
             &base.join("repo/a/b"),

@@ -13,7 +13,7 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 /// leading BOM", and digests are over the resulting text).
 ///
 /// ```
-/// use dsh_instructions_discovery::decode_text;
+/// use dsh_instructions_discovery::provider::decode_text;
 /// assert_eq!(decode_text(b"\xEF\xBB\xBFrule"), "rule");
 /// assert_eq!(decode_text(b"a\xFFb"), "a\u{FFFD}b");
 /// ```
@@ -22,7 +22,7 @@ pub fn decode_text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(body).into_owned()
 }
 
-/// [`decode_text`] taking the buffer: valid UTF-8 (the usual case) becomes
+/// [`decode_text`](crate::provider::decode_text) taking the buffer: valid UTF-8 (the usual case) becomes
 /// the text without a copy.
 pub(crate) fn decode_owned(mut bytes: Vec<u8>) -> String {
     if bytes.starts_with(UTF8_BOM) {

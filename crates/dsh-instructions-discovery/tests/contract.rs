@@ -9,9 +9,14 @@ use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, CapStdProvider, FileIdentity, FsProvider, LoadedText,
-    MarkerProbe, MemNode, MemoryProvider, PathKind, PresentFile, Probe, ReadOutcome,
-    RuleFileProblem, RuleFiles, Unavailable, ambient_authority, list_rule_files,
+    CancellationToken, Cancelled, CapStdProvider, FsProvider,
+    cap_std::ambient_authority,
+    listing::{RuleFileProblem, RuleFiles, list_rule_files},
+    memory::{MemNode, MemoryProvider},
+    provider::{
+        FileIdentity, LoadedText, MarkerProbe, PathKind, PresentFile, Probe, ReadOutcome,
+        Unavailable,
+    },
 };
 
 /// Trusted roots of every fixture; `/outside` exists but is not trusted.

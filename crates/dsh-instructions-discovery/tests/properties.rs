@@ -1,11 +1,13 @@
 //! Invariants over spaces a table cannot cover.
 
 use camino::{Utf8Path, Utf8PathBuf};
-use dsh_instructions_discovery::decode_text;
+use dsh_instructions_discovery::provider::decode_text;
+use dsh_instructions_discovery::root::{chain, relative_dir};
 use dsh_instructions_discovery::{
-    CancellationToken, FsProvider, MemNode, MemoryProvider, ReadOutcome, Unavailable,
+    CancellationToken, FsProvider,
+    memory::{MemNode, MemoryProvider},
+    provider::{ReadOutcome, Unavailable},
 };
-use dsh_instructions_discovery::{chain, relative_dir};
 use proptest::prelude::*;
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::{
-    CancellationToken, CapStdProvider, MemNode, MemoryProvider, RuleFiles, ambient_authority,
-    list_rule_files,
+    CancellationToken, CapStdProvider,
+    cap_std::ambient_authority,
+    listing::{RuleFiles, list_rule_files},
+    memory::{MemNode, MemoryProvider},
 };
 use proptest::prelude::*;
 

@@ -45,9 +45,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use dsh_home_paths::HomeEnv;
-use dsh_instructions_discovery::{CancellationToken, ambient_authority};
+use dsh_instructions_discovery::{CancellationToken, cap_std::ambient_authority};
 use dsh_instructions_hooks::{Agent, respond};
-use dsh_instructions_runtime::CapStdFactory;
+use dsh_instructions_runtime::{CapStdFactory, MountBuilder};
 use dsh_instructions_session::{Session, SessionStore};
 use serde_json::json;
 
@@ -364,7 +364,8 @@ impl Fixture {
                 let cancel = CancellationToken::new();
                 let fs = CapStdFactory::new(ambient_authority()).inline();
                 let t = Instant::now();
-                let s = Session::mount(log, &settings, &env, &fs, &cancel)
+                let mount_with = MountBuilder::default().env(env.clone()).fs(fs);
+                let s = Session::mount(log, settings.apply(mount_with), &cancel)
                     .await
                     .expect("mount");
                 mount.push(t.elapsed());

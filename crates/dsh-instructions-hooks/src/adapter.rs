@@ -39,8 +39,10 @@ use std::time::Instant;
 
 use camino::Utf8PathBuf;
 use dsh_home_paths::{DshHome, HomeEnv, resolve_dsh_home};
-use dsh_instructions_discovery::{CancellationToken, ambient_authority};
-use dsh_instructions_runtime::CapStdFactory;
+use dsh_instructions_discovery::{CancellationToken, cap_std::ambient_authority};
+use std::sync::Arc;
+
+use dsh_instructions_runtime::{CapStdFactory, MountBuilder};
 
 pub use parse::MAX_EVENT_BYTES;
 pub use session::{LOCK_WAIT, LOCK_WAIT_ENV, store_id};
@@ -408,10 +410,14 @@ async fn handle(
     let fs = CapStdFactory::new(ambient_authority())
         .inline()
         .remembering(stamps.memory.clone());
-    let recorder = crate::quiet::Recorder::new(&fs);
+    let recorder = Arc::new(crate::quiet::Recorder::new(Arc::new(fs.clone())));
+    let base = MountBuilder::default().env(call.env.clone());
     let mounting = Mounting {
-        env: call.env,
-        fs: if start.is_some() { &recorder } else { &fs },
+        base: if start.is_some() {
+            base.fs(recorder.clone())
+        } else {
+            base.fs(fs.clone())
+        },
         session_dir,
     };
     if call.agent == Agent::Gemini {
@@ -567,7 +573,7 @@ mod tests {
     }
 
     /// Issue 31 item 4: a hook event resolves its configuration once, in
-    /// the mount (`open_mount`, through `Session::mount`), whose warnings
+    /// the mount (`MountBuilder::open`, through `Session::mount`), whose warnings
     /// the log shows; no stage resolves a `ConfigInput` of its own.
     #[test]
     fn the_hook_resolves_its_configuration_only_in_the_mount() {

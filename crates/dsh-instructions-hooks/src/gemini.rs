@@ -34,10 +34,11 @@ pub(crate) async fn handle(
     leading: Option<Vec<Value>>,
 ) -> Result<(Given, String), AdapterError> {
     let cancel = CancellationToken::new();
-    let (env, fs, session_dir) = (ctx.env, ctx.fs, ctx.session_dir);
+    let session_dir = ctx.session_dir;
+    let mount = || settings.apply(ctx.base.clone());
     match &event.action {
         Action::Tool { touched, .. } => {
-            let session = Session::mount(log, settings, env, fs, &cancel).await?;
+            let session = Session::mount(log, mount(), &cancel).await?;
             apply_deferred(&session, session_dir, Record::Keep).await?;
             touch(&session, touched, Record::Keep).await?;
             Ok((
@@ -46,7 +47,7 @@ pub(crate) async fn handle(
             ))
         }
         Action::Shell { name, command } => {
-            let session = Session::mount(log, settings, env, fs, &cancel).await?;
+            let session = Session::mount(log, mount(), &cancel).await?;
             apply_deferred(&session, session_dir, Record::Keep).await?;
             shell(&session, event, name, command, Record::Keep).await?;
             let why = with_config_warnings("shell touch recorded".to_owned(), &session);
@@ -56,7 +57,7 @@ pub(crate) async fn handle(
             let Some(mut leading) = leading.filter(|m| !m.is_empty()) else {
                 return Ok((Given::Nothing, "no llm_request messages".to_owned()));
             };
-            let session = Session::mount(log, settings, env, fs, &cancel).await?;
+            let session = Session::mount(log, mount(), &cancel).await?;
             apply_deferred(&session, session_dir, Record::Keep).await?;
             // A session an earlier adapter version delivered into keeps
             // those messages visible: hide them once, so the composition is

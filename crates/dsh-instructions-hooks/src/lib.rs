@@ -54,4 +54,4 @@ pub use tools::{AgentTool, ToolTouch, agent_tools, is_installed_tool};
 // README example does, and `cargo xtask package` builds it so.
 pub use dsh_home_paths::HomeEnv;
 pub use dsh_instructions_runtime::WorkspaceMessage;
-pub use dsh_instructions_state::{ConfigInput, Preset, RuleFormat};
+pub use dsh_instructions_state::{ConfigInput, Preset, config::RuleFormat};

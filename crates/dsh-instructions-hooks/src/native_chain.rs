@@ -96,7 +96,7 @@ pub(crate) fn without_native_baseline(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dsh_instructions_render::SECTION_HEADER_PREFIXES;
+    use dsh_instructions_render::text::SECTION_HEADER_PREFIXES;
 
     fn section(path: &str) -> Block {
         let header = format!("{BASELINE_HEADER}{path}");

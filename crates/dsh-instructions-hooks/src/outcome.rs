@@ -71,7 +71,7 @@ impl Handled {
 /// (R-CFG-4: a `config.json` name that is no plain file name, say), so
 /// they reach the adapter's log instead of being dropped with the mount.
 pub(crate) fn with_config_warnings(mut why: String, session: &Session) -> String {
-    for w in &session.opened().warnings {
+    for w in session.opened().warnings() {
         why.push_str("; config warning: ");
         why.push_str(&w.to_string());
     }

@@ -17,7 +17,10 @@
 //!
 //! [`WorkspaceMessage::blocks`]: dsh_instructions_runtime::WorkspaceMessage::blocks
 
-use dsh_instructions_render::{Block, BlockKind, FRAME_CLOSE, FRAME_OPEN, Framing};
+use dsh_instructions_render::{
+    Block, BlockKind, Framing,
+    text::{FRAME_CLOSE, FRAME_OPEN},
+};
 use dsh_instructions_runtime::WorkspaceMessage;
 
 /// The largest part, in bytes: below the ~10,000 characters Claude Code and
@@ -208,8 +211,8 @@ pub fn render_part(part: &Part, k: usize, n: usize, framing: Framing) -> String 
 mod tests {
     use super::*;
     use dsh_instructions_render::{
-        BaselineFile, BaselineKind, Budget, INTRO_NORMAL, Rendered, Section, render_baseline,
-        render_dynamic,
+        BaselineFile, BaselineKind, Budget, Rendered, Section, render_baseline, render_dynamic,
+        text::INTRO_NORMAL,
     };
     use rstest::rstest;
 

@@ -3,7 +3,10 @@
 //! through the state crate's one overlay ([`ConfigInput::overlay`]).
 
 use camino::{Utf8Path, Utf8PathBuf};
-use dsh_instructions_state::{Config, ConfigInput, FallbackScope, NumberInput, Preset, RuleFormat};
+use dsh_instructions_state::{
+    Config, ConfigInput, Preset,
+    config::{FallbackScope, NumberInput, RuleFormat},
+};
 use serde_json::Value;
 
 use crate::agent::{Agent, PARTS};
@@ -105,7 +108,7 @@ pub struct HookConfig {
 ///
 /// ```
 /// use dsh_instructions_hooks::{hook_preset, Agent};
-/// use dsh_instructions_state::{FallbackScope, Preset};
+/// use dsh_instructions_state::{Preset, config::FallbackScope};
 /// let claude = hook_preset(Agent::Claude);
 /// assert_eq!(claude.preset, Some(Preset::Claude));
 /// let resolved = claude.resolve()?.config;
@@ -115,7 +118,7 @@ pub struct HookConfig {
 /// assert_eq!(resolved.fallback_scope(), FallbackScope::Directory);
 /// assert_eq!(resolved.user_instruction_files(), ["~/.claude/CLAUDE.md"]);
 /// assert_eq!(claude.touch_tools, None);
-/// assert_eq!(resolved.rule_formats(), [dsh_instructions_state::RuleFormat::Claude]);
+/// assert_eq!(resolved.rule_formats(), [dsh_instructions_state::config::RuleFormat::Claude]);
 /// let codex = hook_preset(Agent::Codex).resolve()?.config;
 /// assert!(!codex.imports());
 /// assert!(codex.ancestor_instruction_files().is_empty());

@@ -296,11 +296,11 @@ mod tests {
         );
         assert_eq!(
             hook.fallback_scope(),
-            dsh_instructions_state::FallbackScope::Directory
+            dsh_instructions_state::config::FallbackScope::Directory
         );
         assert_eq!(
             library.fallback_scope(),
-            dsh_instructions_state::FallbackScope::Path
+            dsh_instructions_state::config::FallbackScope::Path
         );
         assert_eq!(
             hook.instruction_file_candidates(),
@@ -316,7 +316,7 @@ mod tests {
     /// reads Copilot's own format (decision 0073, its own test below).
     #[test]
     fn the_claude_hook_takes_the_rules_over_and_the_others_read_none() {
-        use dsh_instructions_state::RuleFormat;
+        use dsh_instructions_state::config::RuleFormat;
         assert_eq!(hook_claude().rule_formats(), [RuleFormat::Claude]);
         let NativeSwitch::ClaudeMdExcludes(excludes) = Agent::Claude.profile().native else {
             panic!("Claude Code is switched off by claudeMdExcludes");
@@ -384,7 +384,7 @@ mod tests {
         assert!(hook.user_instruction_files().is_empty());
         assert_eq!(
             hook.rule_formats(),
-            [dsh_instructions_state::RuleFormat::Copilot]
+            [dsh_instructions_state::config::RuleFormat::Copilot]
         );
         assert_eq!(
             hook.local_instruction_file_candidates(),

@@ -52,10 +52,12 @@ use std::time::{Duration, SystemTime};
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::HomeEnv;
 use dsh_instructions_discovery::{
-    BoxFuture, CancellationToken, Cancelled, DirListing, FsProvider, MarkerProbe, PathKind, Probe,
-    ProbedDirs, ReadOutcome, Unavailable,
+    CancellationToken, Cancelled, FsProvider,
+    provider::{
+        BoxFuture, DirListing, MarkerProbe, PathKind, Probe, ProbedDirs, ReadOutcome, Unavailable,
+    },
 };
-use dsh_instructions_runtime::{OpenError, ProviderFactory};
+use dsh_instructions_runtime::{ProviderFactory, RuntimeError};
 use dsh_instructions_session::SETTINGS_FILE_NAME;
 use dsh_instructions_state::ConfigInput;
 use dsh_session_log::side::{self, Durability, Found};
@@ -941,13 +943,13 @@ fn is_link(entry: Stamp) -> bool {
 
 /// A [`ProviderFactory`] that opens what the wrapped one opens, each
 /// provider wrapped to record what it is asked into [`Reads`].
-pub(crate) struct Recorder<'a> {
-    inner: &'a dyn ProviderFactory,
+pub(crate) struct Recorder {
+    inner: Arc<dyn ProviderFactory>,
     reads: Reads,
 }
 
-impl<'a> Recorder<'a> {
-    pub(crate) fn new(inner: &'a dyn ProviderFactory) -> Self {
+impl Recorder {
+    pub(crate) fn new(inner: Arc<dyn ProviderFactory>) -> Self {
         Self {
             inner,
             reads: Reads::default(),
@@ -966,12 +968,12 @@ impl<'a> Recorder<'a> {
     }
 }
 
-impl ProviderFactory for Recorder<'_> {
-    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, OpenError> {
+impl ProviderFactory for Recorder {
+    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, RuntimeError> {
         Ok(self.wrap(self.inner.marker_walker()?))
     }
 
-    fn open(&self, trusted_roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, OpenError> {
+    fn open(&self, trusted_roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, RuntimeError> {
         Ok(self.wrap(self.inner.open(trusted_roots)?))
     }
 
@@ -980,7 +982,7 @@ impl ProviderFactory for Recorder<'_> {
         trusted_roots: &[Utf8PathBuf],
         dirs: &[Utf8PathBuf],
         names: &[String],
-    ) -> Result<Arc<dyn FsProvider>, OpenError> {
+    ) -> Result<Arc<dyn FsProvider>, RuntimeError> {
         Ok(self.wrap(self.inner.open_with_names(trusted_roots, dirs, names)?))
     }
 }

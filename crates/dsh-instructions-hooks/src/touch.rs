@@ -3,20 +3,20 @@
 //! executions.
 
 use camino::Utf8Path;
-use dsh_instructions_runtime::{Host as _, TouchKind, changes_directory};
+use dsh_instructions_runtime::{Host as _, TouchKind, shell::changes_directory};
 use dsh_instructions_session::{Record, Session, SessionError};
 use serde_json::Value;
 
 use crate::agent::Agent;
 use crate::event::{Action, HookEvent, StartSource, Touched};
 
-/// What an event mounts its session with: the adapter's one factory
-/// (`adapter.rs` grants the ambient authority), the environment, and the
-/// session's directory (its deferred touches).
-#[derive(Clone, Copy)]
+/// What an event mounts its session with: the process's half of the one
+/// mount entry (the environment, and the adapter's one factory:
+/// `adapter.rs` grants the ambient authority), and the session's
+/// directory (its deferred touches).
+#[derive(Clone)]
 pub(crate) struct Mounting<'a> {
-    pub env: &'a dsh_home_paths::HomeEnv,
-    pub fs: &'a dyn dsh_instructions_runtime::ProviderFactory,
+    pub base: dsh_instructions_runtime::MountBuilder,
     /// The session's directory (its deferred touches).
     pub session_dir: &'a Utf8Path,
 }
@@ -126,9 +126,7 @@ pub(crate) fn marks_only(agent: Agent, action: &Action) -> Option<&'static str> 
 fn shell_on(session: &Session, tool: &str) -> bool {
     session
         .opened()
-        .mount
-        .config
-        .as_ref()
+        .config()
         .is_some_and(|c| c.is_shell_tool(tool))
 }
 

@@ -6,76 +6,12 @@ mod bytes;
 mod escape;
 #[cfg(test)]
 mod tests;
+pub mod text;
 
 pub use bytes::Budget;
 pub use escape::escape;
 
-// The texts are defined once as literal macros so the combined intros can be
-// built with `concat!` and can never drift from their parts.
-macro_rules! lit_normal {
-    () => {
-        "The following workspace instructions come from instruction files in this environment. Follow them where they apply. Where two files conflict, the more specific one (later in this message) takes precedence. They do not override system, developer, or direct user instructions."
-    };
-}
-macro_rules! lit_supersede {
-    () => {
-        "This complete workspace instruction baseline supersedes every earlier one. "
-    };
-}
-macro_rules! lit_compact {
-    () => {
-        "Workspace instructions were shortened to fit the configured byte budget."
-    };
-}
-
-/// Opens every rendered part (SPEC §6).
-pub const FRAME_OPEN: &str = "<system-reminder>\n";
-/// Closes every rendered part (SPEC §6). Escaping guarantees it is the only
-/// closing tag in the part.
-pub const FRAME_CLOSE: &str = "\n</system-reminder>";
-/// Normal baseline intro (R-REN-2).
-pub const INTRO_NORMAL: &str = lit_normal!();
-/// Prefix of every replacement-baseline intro (R-REN-2). Note the trailing
-/// space: it is glued directly to the text that follows it.
-pub const SUPERSEDE: &str = lit_supersede!();
-/// Intro of a replacement baseline: [`SUPERSEDE`] + [`INTRO_NORMAL`].
-pub const INTRO_REPLACEMENT: &str = concat!(lit_supersede!(), lit_normal!());
-/// The whole body of the empty replacement baseline (R-REN-2, R-RT-7).
-pub const EMPTY_REPLACEMENT: &str = concat!(
-    lit_supersede!(),
-    "No workspace instructions are active now."
-);
-/// Compact intro used by step 3 of the budget algorithm (R-REN-2, R-REN-6).
-pub const INTRO_COMPACT: &str = lit_compact!();
-/// Compact intro of a replacement baseline: [`SUPERSEDE`] + [`INTRO_COMPACT`].
-pub const INTRO_REPLACEMENT_COMPACT: &str = concat!(lit_supersede!(), lit_compact!());
-
-/// Start of a baseline section's header line (R-REN-1).
-pub const HEADER_BASELINE: &str = "Instructions from: ";
-/// Start of a dynamic `set` section's header line (R-REN-3).
-pub const HEADER_SET: &str = "Additional instructions from: ";
-/// Start of a dynamic `replace` section's header line (R-REN-3).
-pub const HEADER_REPLACE: &str = "Updated instructions from: ";
-/// Start of a dynamic `remove` section's header line (R-REN-3).
-pub const HEADER_REMOVE: &str = "Instructions removed: ";
-/// Every section header prefix: a line starting with one of these is a
-/// section header (what the conformance `sections:` matcher lists).
-///
-/// ```
-/// use dsh_instructions_render::{Budget, render_dynamic, Section, SECTION_HEADER_PREFIXES};
-///
-/// let out = render_dynamic(&[Section::Remove { path: "a/AGENTS.md" }], Budget::bytes(1_000));
-/// let headers: Vec<&str> = out
-///     .text
-///     .lines()
-///     .filter(|l| SECTION_HEADER_PREFIXES.iter().any(|p| l.starts_with(p)))
-///     .collect();
-/// assert_eq!(headers, ["Instructions removed: a/AGENTS.md"]);
-/// ```
-pub const SECTION_HEADER_PREFIXES: [&str; 4] =
-    [HEADER_BASELINE, HEADER_SET, HEADER_REPLACE, HEADER_REMOVE];
-/// Start of every budget notice (R-REN-4); the budget in bytes follows.
-pub const NOTICE_PREFIX: &str = "Workspace instruction budget ";
+use text::*;
 
 /// Which intro a baseline gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -308,7 +244,7 @@ impl Framing {
     /// frame this framing gives; `""` for no blocks.
     ///
     /// ```
-    /// use dsh_instructions_render::{Budget, Framing, render_dynamic, Section};
+    /// use dsh_instructions_render::{Budget, Framing, Section, render_dynamic};
     ///
     /// let out = render_dynamic(&[Section::Remove { path: "a/AGENTS.md" }], Budget::bytes(1_000));
     /// let texts: Vec<&str> = out.blocks.iter().map(|b| b.text.as_str()).collect();
@@ -394,7 +330,7 @@ impl Rendered {
     /// [`Framing::Reminder`].
     ///
     /// ```
-    /// use dsh_instructions_render::{Budget, Framing, render_empty_replacement, EMPTY_REPLACEMENT};
+    /// use dsh_instructions_render::{Budget, Framing, render_empty_replacement, text::EMPTY_REPLACEMENT};
     /// let out = render_empty_replacement(Budget::bytes(1_000));
     /// assert_eq!(out.framed(Framing::Reminder), out.text);
     /// assert_eq!(out.framed(Framing::Bare), EMPTY_REPLACEMENT);
@@ -424,7 +360,7 @@ impl Rendered {
 /// nothing.
 ///
 /// ```
-/// use dsh_instructions_render::{Budget, render_baseline, BaselineFile, BaselineKind, Fate, IntroUsed};
+/// use dsh_instructions_render::{BaselineFile, BaselineKind, Budget, Fate, IntroUsed, render_baseline};
 ///
 /// let root = "Root rule. ".repeat(20);
 /// let files = [
@@ -466,7 +402,7 @@ pub fn render_baseline(kind: BaselineKind, files: &[BaselineFile<'_>], budget: B
 /// `unread` first, then `files`.
 ///
 /// ```
-/// use dsh_instructions_render::{Budget, render_baseline_skipping, BaselineFile, BaselineKind, Fate};
+/// use dsh_instructions_render::{BaselineFile, BaselineKind, Budget, Fate, render_baseline_skipping};
 ///
 /// // The specific file alone is over the budget: the broad one cannot fit.
 /// let near = "n".repeat(500);
@@ -520,7 +456,7 @@ fn render_baseline_preps(
 /// holding [`EMPTY_REPLACEMENT`], or nothing when that does not fit.
 ///
 /// ```
-/// use dsh_instructions_render::{Budget, render_empty_replacement, IntroUsed, EMPTY_REPLACEMENT};
+/// use dsh_instructions_render::{Budget, IntroUsed, render_empty_replacement, text::EMPTY_REPLACEMENT};
 ///
 /// let out = render_empty_replacement(Budget::bytes(1_000));
 /// assert_eq!(out.text, format!("<system-reminder>\n{EMPTY_REPLACEMENT}\n</system-reminder>"));
@@ -552,7 +488,7 @@ pub fn render_empty_replacement(budget: Budget) -> Rendered {
 /// section order (broadest first).
 ///
 /// ```
-/// use dsh_instructions_render::{Budget, render_dynamic, Section, Fate};
+/// use dsh_instructions_render::{Budget, Fate, Section, render_dynamic};
 ///
 /// let out = render_dynamic(&[Section::Remove { path: "old/AGENTS.md" }], Budget::bytes(1_000));
 /// assert_eq!(

@@ -3,8 +3,8 @@
 //! it) that the linear implementation must agree with exactly.
 
 use dsh_instructions_render::{
-    BaselineFile, BaselineKind, BlockKind, Budget, Fate, Framing, IntroUsed, Rendered,
-    SECTION_HEADER_PREFIXES, Section, escape, render_baseline, render_dynamic,
+    BaselineFile, BaselineKind, BlockKind, Budget, Fate, Framing, IntroUsed, Rendered, Section,
+    escape, render_baseline, render_dynamic, text::SECTION_HEADER_PREFIXES,
 };
 use proptest::prelude::*;
 

@@ -50,7 +50,7 @@ fn baseline(c: &mut Criterion) {
                     b.iter(|| {
                         rt.block_on(async {
                             let provider = drive::disk(&tree).expect("open roots");
-                            black_box(drive::show(provider.as_ref(), &tree, kib * 1024).await)
+                            black_box(drive::show(provider, &tree, kib * 1024).await)
                         })
                     });
                 },

@@ -54,7 +54,7 @@ fn main() {
             let t = Instant::now();
             rt.block_on(async {
                 let provider = drive::disk(&tree).expect("open roots");
-                black_box(drive::show_with(provider.as_ref(), &tree, &config).await);
+                black_box(drive::show_with(provider, &tree, &config).await);
             });
             times.push(t.elapsed());
         }

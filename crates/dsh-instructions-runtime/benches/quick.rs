@@ -127,7 +127,7 @@ fn baseline_case_on(
 ) -> Row {
     let counted = rt.block_on(async {
         let counting = Counting::new(drive::disk(tree).expect("open roots"));
-        drive::show(&counting, tree, max_bytes).await;
+        drive::show(Arc::new(counting.clone()), tree, max_bytes).await;
         counting.counts.snapshot()
     });
     let budget = Some(max_bytes.unsigned_abs());
@@ -138,7 +138,7 @@ fn baseline_case_on(
                 rt.block_on(async {
                     // Opening the roots is part of the job (the CLI does it).
                     let provider = open(tree).expect("open roots");
-                    black_box(drive::show(provider.as_ref(), tree, max_bytes).await);
+                    black_box(drive::show(provider, tree, max_bytes).await);
                 });
             })
         },
@@ -364,7 +364,7 @@ fn imports_baseline_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
     let targets = import_targets();
     let counted = rt.block_on(async {
         let counting = Counting::new(drive::disk(tree).expect("open roots"));
-        let shown = drive::show_with(&counting, tree, &config).await;
+        let shown = drive::show_with(Arc::new(counting.clone()), tree, &config).await;
         assert!(shown.text.contains("Imported from: "), "imports expand");
         counting.counts.snapshot()
     });
@@ -380,7 +380,7 @@ fn imports_baseline_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
             timed(|| {
                 rt.block_on(async {
                     let provider = drive::disk(tree).expect("open roots");
-                    black_box(drive::show_with(provider.as_ref(), tree, &config).await);
+                    black_box(drive::show_with(provider, tree, &config).await);
                 });
             })
         },
@@ -866,7 +866,7 @@ fn split_rows(rt: &tokio::runtime::Runtime, trees: &[Tree], wanted: &dyn Fn(&str
             let ours = cpu::per_run(SPLIT_SPAN, || {
                 rt.block_on(async {
                     let provider = drive::disk(tree).expect("open roots");
-                    black_box(drive::show(provider.as_ref(), tree, 64 * 1024).await);
+                    black_box(drive::show(provider, tree, 64 * 1024).await);
                 });
             });
             let floor = cpu::per_run(SPLIT_SPAN, || {
@@ -924,8 +924,10 @@ fn rules_rows(rt: &tokio::runtime::Runtime, wanted: &dyn Fn(&str) -> bool) {
         .user_messages()
         .into_iter()
         .filter_map(|m| match m {
-            dsh_instructions_runtime::HistoryItem::User { parts, .. } => Some(parts.concat()),
-            dsh_instructions_runtime::HistoryItem::Event(_) => None,
+            dsh_instructions_runtime::host_support::HistoryItem::User { parts, .. } => {
+                Some(parts.concat())
+            }
+            dsh_instructions_runtime::host_support::HistoryItem::Event(_) => None,
         })
         .collect();
     let floor_base = support::rules::FloorRules::baseline(&tree);

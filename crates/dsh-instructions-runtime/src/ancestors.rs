@@ -52,7 +52,7 @@ pub(crate) fn ancestor_files(root: &Utf8Path, config: &Config) -> Vec<AncestorFi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dsh_instructions_state::{Preset, section_order};
+    use dsh_instructions_state::{Preset, scope::section_order};
     use rstest::rstest;
 
     #[rstest]

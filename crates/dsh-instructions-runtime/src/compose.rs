@@ -12,15 +12,19 @@ use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
-use dsh_instructions_discovery::{CancellationToken, Cancelled, FileVersion, FsProvider};
+use dsh_instructions_discovery::{CancellationToken, Cancelled, FsProvider, provider::FileVersion};
 use dsh_instructions_render::{
     BaselineFile, BaselineKind, Budget, Fate, Rendered, Section, render_baseline_skipping,
     render_dynamic, render_empty_replacement,
 };
 use dsh_instructions_state::{
-    Action, CacheEntry, Change, Config, Digest, Observation, ScopeKey, ScopeKind, TypedSource,
-    VersionCache, VisibleState, baseline_identity, reconcile_directory, root_relative_to_cwd,
-    section_order,
+    Config, Digest, ScopeKey, TypedSource,
+    cache::{CacheEntry, VersionCache},
+    identity::{baseline_identity, root_relative_to_cwd},
+    scope::{ScopeKind, section_order},
+    source::{Action, Change},
+    transition::{Observation, reconcile_directory},
+    visible::VisibleState,
 };
 
 use crate::WorkspaceMessage;
@@ -720,8 +724,11 @@ fn remember_cache(scan: &DirScan, out: &mut Composition) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::MemoryHost;
-    use dsh_instructions_state::{Action, Change, Digest, TypedSource};
+    use crate::memory_host::MemoryHost;
+    use dsh_instructions_state::{
+        Digest, TypedSource,
+        source::{Action, Change},
+    };
     use rstest::rstest;
 
     /// Broadest first, then component by component: `a/b` before `a-c`

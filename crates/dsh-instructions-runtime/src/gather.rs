@@ -7,8 +7,12 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
-use dsh_instructions_discovery::{Cancelled, Probe};
-use dsh_instructions_state::{CLAUDE_DIR_FILE, ProbeClass, RuleFormat, ScopeKey};
+use dsh_instructions_discovery::{Cancelled, provider::Probe};
+use dsh_instructions_state::{
+    ScopeKey,
+    config::{CLAUDE_DIR_FILE, RuleFormat},
+    transition::ProbeClass,
+};
 
 use crate::dir_path::{DirPath, dir_abs};
 use crate::rule_slots::{add_rule_slots, shown_rules, user_rules_scan};

@@ -1,7 +1,7 @@
 //! What the adapter needs from a product: plain data in, a small trait out.
 //!
 //! A product maps its own session, inbox and tool types onto these in a few
-//! lines; [`crate::MemoryHost`] is a complete reference implementation.
+//! lines; [`crate::memory_host::MemoryHost`] is a complete reference implementation.
 
 use camino::Utf8PathBuf;
 use dsh_instructions_render::{Block, Framing};
@@ -149,7 +149,7 @@ impl ViewSnapshot {
     /// A snapshot from its text, as [`ViewSnapshot::json`] gave it.
     ///
     /// ```
-    /// use dsh_instructions_runtime::ViewSnapshot;
+    /// use dsh_instructions_runtime::host_support::ViewSnapshot;
     /// let kept = ViewSnapshot::from_json("{}".into());
     /// assert_eq!(kept.json(), "{}");
     /// ```
@@ -165,7 +165,7 @@ impl ViewSnapshot {
     /// The text to keep, without a copy.
     ///
     /// ```
-    /// use dsh_instructions_runtime::ViewSnapshot;
+    /// use dsh_instructions_runtime::host_support::ViewSnapshot;
     /// assert_eq!(ViewSnapshot::from_json("{}".into()).into_json(), "{}");
     /// ```
     pub fn into_json(self) -> String {
@@ -210,7 +210,7 @@ pub trait Host: Send + Sync + std::fmt::Debug + 'static {
     /// correct.
     ///
     /// ```
-    /// use dsh_instructions_runtime::{Host, MemoryHost, VisibleUpdate};
+    /// use dsh_instructions_runtime::{Host, host_support::{MemoryHost, VisibleUpdate}};
     /// let host = MemoryHost::new("/repo".into());
     /// let (whole, mark) = host.visible_since(None);
     /// assert_eq!(whole, VisibleUpdate::Whole(Vec::new()));

@@ -10,12 +10,14 @@ use std::sync::Arc;
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel, normalize_lexically};
 use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, FileIdentity, FileVersion, FsProvider, Probe, ReadOutcome,
-    Unavailable,
+    CancellationToken, Cancelled, FsProvider,
+    provider::{FileIdentity, FileVersion, Probe, ReadOutcome, Unavailable},
 };
 use dsh_instructions_state::{
-    Config, ContentTransform, IMPORT_MAX_COUNT, ImportBlock, ImportKey, assemble_imports,
-    import_tokens,
+    Config,
+    cache::ImportKey,
+    config::ContentTransform,
+    imports::{IMPORT_MAX_COUNT, ImportBlock, assemble_imports, import_tokens},
 };
 
 use crate::ancestors::ancestor_files;
@@ -474,7 +476,7 @@ mod tests {
 
     /// Expands `/repo/CLAUDE.md` of an in-memory tree with imports on.
     async fn expand_one(files: &[(&str, &str)], max_source_bytes: u64) -> Expansion {
-        use dsh_instructions_discovery::{MemNode, MemoryProvider};
+        use dsh_instructions_discovery::memory::{MemNode, MemoryProvider};
         let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
         for (path, text) in files {
             fs.insert((*path).into(), MemNode::file(*text));
@@ -510,7 +512,7 @@ mod tests {
     /// import never reaches it — admitted by name is not trusted (R-IMP-2).
     #[tokio::test]
     async fn an_import_of_an_ancestor_file_is_outside_the_trusted_roots() {
-        use dsh_instructions_discovery::{MemNode, MemoryProvider};
+        use dsh_instructions_discovery::memory::{MemNode, MemoryProvider};
         let names = ["CLAUDE.md".to_owned()];
         let fs =
             MemoryProvider::new(vec!["/repo".into()]).with_names_only(vec!["/".into()], &names);
@@ -613,7 +615,7 @@ mod tests {
     #[rstest]
     fn a_key_holds_only_while_every_target_probes_as_recorded() {
         // R-IMP-4
-        use dsh_instructions_discovery::PresentFile;
+        use dsh_instructions_discovery::provider::PresentFile;
         let v = FileVersion::new([1, 0, 0, 0]);
         let id = FileIdentity::Inode { dev: 1, ino: 2 };
         let present = |version| {

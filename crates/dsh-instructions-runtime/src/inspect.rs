@@ -7,13 +7,17 @@ use std::collections::HashMap;
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, FsProvider, Probe, ProjectRoot, ReadOutcome, RootReason,
-    Unavailable, find_project_root,
+    CancellationToken, Cancelled, FsProvider, ProjectRoot,
+    provider::{Probe, ReadOutcome, Unavailable},
+    root::RootReason,
 };
 use dsh_instructions_render::{BaselineKind, Budget, Fate};
 use dsh_instructions_state::{
-    Action, Change, Config, Digest, ProbeClass, ScopeKey, ScopeKind, SlotOutcome, TypedSource,
-    baseline_identity, root_relative_to_cwd, select_first_wins,
+    Config, Digest, ScopeKey, TypedSource,
+    identity::{baseline_identity, root_relative_to_cwd},
+    scope::ScopeKind,
+    source::{Action, Change},
+    transition::{ProbeClass, SlotOutcome, select_first_wins},
 };
 
 use crate::compose::{BaselinePlan, chain_rel};
@@ -55,7 +59,7 @@ pub enum CandidateFate {
     },
     /// Present and shadowed, but a pointer file: at most 512 bytes and
     /// naming the winner (`@AGENTS.md`, "see AGENTS.md"; the exact rule is in
-    /// [`crate::is_pointer_to`]). Not a silently ignored file (R-CLI-6).
+    /// [`crate::report::is_pointer_to`]). Not a silently ignored file (R-CLI-6).
     PointsTo {
         /// Display path of the winner it names.
         winner: String,
@@ -129,7 +133,7 @@ impl InspectedCandidate {
 /// every candidate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inspection {
-    /// The baseline, as [`preview`] gives it.
+    /// The baseline, as [`crate::Opened::preview`] gives it.
     pub baseline: Preview,
     /// Every candidate, broadest first.
     pub candidates: Vec<InspectedCandidate>,
@@ -164,7 +168,7 @@ pub struct Preview {
 /// which know the DSH home but not the environment: under the default home
 /// (`~/.dsh`, R-HOME-3) the OS home is its parent, as for `~/` imports
 /// (docs/decisions/0010); under any other home they are unknown and left
-/// out. [`crate::open_mount`] resolves them from the environment for an
+/// out. [`crate::MountBuilder::open`] resolves them from the environment for an
 /// instance.
 fn user_files_of(config: &Config, home: &DshHome) -> Vec<UserFile> {
     let Some(os_home) = (home.label == HomeLabel::Default)
@@ -201,15 +205,10 @@ async fn gather_baseline(
     gather: &Gather<'_>,
     home: &DshHome,
     cwd: &Utf8Path,
+    found: &ProjectRoot,
 ) -> Result<Gathered, Cancelled> {
     let config = gather.config;
-    let found = find_project_root(
-        gather.provider,
-        cwd,
-        config.project_root_markers(),
-        gather.cancel,
-    )
-    .await?;
+    let found = found.clone();
     let budget = config.max_bytes();
     let chain = chain_rel(&found.root, cwd);
     let import_ctx = config
@@ -290,30 +289,12 @@ impl Gathered {
 
 /// The baseline for `cwd`, as [`inspect`] computes it, without the
 /// candidate report.
-///
-/// ```
-/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// use dsh_instructions_runtime::{inspect, preview};
-/// use dsh_instructions_discovery::{CancellationToken, MemoryProvider, MemNode};
-/// use dsh_instructions_state::Config;
-/// use dsh_home_paths::{DshHome, HomeLabel};
-///
-/// let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
-/// fs.insert("/repo/.git".into(), MemNode::dir());
-/// fs.insert("/repo/AGENTS.md".into(), MemNode::file("Use tabs."));
-/// let home = DshHome { path: "/home/u/.dsh".into(), label: HomeLabel::Default };
-/// let config = Config::with_max_bytes(65_536);
-/// let cancel = CancellationToken::new();
-/// let shown = preview(&fs, &config, &home, "/repo".into(), &cancel).await.unwrap();
-/// let full = inspect(&fs, &config, &home, "/repo".into(), &cancel).await.unwrap();
-/// assert_eq!(shown, full.baseline);
-/// # });
-/// ```
-pub async fn preview(
+pub(crate) async fn preview(
     provider: &dyn FsProvider,
     config: &Config,
     home: &DshHome,
     cwd: &Utf8Path,
+    root: &ProjectRoot,
     cancel: &CancellationToken,
 ) -> Result<Preview, Cancelled> {
     let layout = Layout::new(config);
@@ -331,34 +312,18 @@ pub async fn preview(
         user_files: &user_files,
         rules: None,
     };
-    Ok(gather_baseline(&gather, home, cwd)
+    Ok(gather_baseline(&gather, home, cwd, root)
         .await?
         .preview(cwd, home))
 }
 
 /// Inspects the baseline for `cwd` (see the module docs).
-///
-/// ```
-/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// use dsh_instructions_runtime::inspect;
-/// use dsh_instructions_discovery::{CancellationToken, MemoryProvider, MemNode};
-/// use dsh_instructions_state::Config;
-/// use dsh_home_paths::{DshHome, HomeLabel};
-///
-/// let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
-/// fs.insert("/repo/.git".into(), MemNode::dir());
-/// fs.insert("/repo/AGENTS.md".into(), MemNode::file("Use tabs."));
-/// let home = DshHome { path: "/home/u/.dsh".into(), label: HomeLabel::Default };
-/// let config = Config::with_max_bytes(65_536);
-/// let seen = inspect(&fs, &config, &home, "/repo".into(), &CancellationToken::new()).await.unwrap();
-/// assert!(seen.baseline.text.contains("Instructions from: AGENTS.md\n\nUse tabs."));
-/// # });
-/// ```
-pub async fn inspect(
+pub(crate) async fn inspect(
     provider: &dyn FsProvider,
     config: &Config,
     home: &DshHome,
     cwd: &Utf8Path,
+    root: &ProjectRoot,
     cancel: &CancellationToken,
 ) -> Result<Inspection, Cancelled> {
     let layout = Layout::new(config);
@@ -376,7 +341,7 @@ pub async fn inspect(
         user_files: &user_files,
         rules: None,
     };
-    let gathered = gather_baseline(&gather, home, cwd).await?;
+    let gathered = gather_baseline(&gather, home, cwd, root).await?;
     let fates: HashMap<ScopeKey, Fate> = gathered
         .plan
         .files

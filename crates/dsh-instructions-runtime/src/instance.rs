@@ -16,14 +16,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use camino::{Utf8Path, Utf8PathBuf};
-use dsh_home_paths::DshHome;
-use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, FileVersion, FsProvider, ProjectRoot,
+
+use dsh_instructions_discovery::{CancellationToken, Cancelled, provider::FileVersion};
+use dsh_instructions_state::{
+    Config, ScopeKey,
+    cache::{CacheEntry, VersionCache},
 };
-use dsh_instructions_state::{CacheEntry, Config, ScopeKey, VersionCache};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::error::MountError;
+use crate::derived::Mount;
+use crate::error::RuntimeError;
 use crate::host::{BatchEntry, Decision, Host, SessionEvent, ToolExecution, WorkspaceMessage};
 use crate::inbox::Inbox;
 use crate::touch::TouchKind;
@@ -31,26 +33,6 @@ use crate::user_file::UserFile;
 use crate::view::VisibleView;
 use front::{Front, Touch, touch_of, typed_touch};
 use lane::{DecisionKind, Lane, Request, Slot};
-
-/// What a product mounts (R-CFG-1, R-RT-9).
-#[derive(Debug, Clone)]
-pub struct Mount {
-    /// `None` = the plugin is disabled.
-    pub config: Option<Config>,
-    /// `None` = no filesystem: the adapter is a no-op.
-    pub provider: Option<Arc<dyn FsProvider>>,
-    /// The resolved DSH home (see `dsh_home_paths::resolve_dsh_home`).
-    pub home: DshHome,
-    /// The project root, when the caller already found it (the entry point
-    /// [`crate::open_mount`] always does, with the provider opened for it):
-    /// the instance then never walks for markers itself (R-DISC-2, R-RT-11).
-    /// `None`: the instance finds it at its first composition.
-    pub root: Option<ProjectRoot>,
-    /// The agent user-level files of `config.user_instruction_files`,
-    /// resolved against the OS home ([`crate::open_mount`] does this and
-    /// trusts their directories); a file not listed here is not loaded.
-    pub user_files: Vec<UserFile>,
-}
 
 /// The result of a pre-step (R-RT-1).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,9 +54,9 @@ struct Active {
 
 /// A mounted adapter for one session's loop instance.
 ///
-/// Create it with [`Instance::mount`] inside a Tokio runtime; a resume is a
-/// new instance over the same history, a hot remount is [`Instance::dispose`]
-/// followed by a new mount.
+/// Start it with [`crate::Opened::instance`] inside a Tokio runtime; a
+/// resume is a new instance over the same history, a hot remount is
+/// [`crate::Opened::remount`].
 #[derive(Debug)]
 pub struct Instance {
     active: Option<Active>,
@@ -127,9 +109,10 @@ impl Instance {
     ///
     /// # Errors
     ///
-    /// [`MountError::NoRuntime`] when no Tokio runtime is current — also for
+    /// [`RuntimeError::NoRuntime`] when no Tokio runtime is current — also for
     /// a no-op mount, so an embedding mistake shows up whatever the config.
-    pub fn mount(mount: Mount, host: Arc<dyn Host>) -> Result<Self, MountError> {
+    #[cfg(test)]
+    pub(crate) fn mount(mount: Mount, host: Arc<dyn Host>) -> Result<Self, RuntimeError> {
         Self::mount_remembering(mount, host, Vec::new())
     }
 
@@ -143,11 +126,11 @@ impl Instance {
     ///
     /// # Errors
     /// As [`Instance::mount`].
-    pub fn mount_remembering(
+    pub(crate) fn mount_remembering(
         mount: Mount,
         host: Arc<dyn Host>,
         versions: Vec<(ScopeKey, CacheEntry<FileVersion>)>,
-    ) -> Result<Self, MountError> {
+    ) -> Result<Self, RuntimeError> {
         Self::mount_with(mount, host, versions, Inbox::default())
     }
 
@@ -158,7 +141,7 @@ impl Instance {
     ///
     /// # Errors
     /// As [`Instance::mount`].
-    pub fn remount(&self, mount: Mount, host: Arc<dyn Host>) -> Result<Self, MountError> {
+    pub(crate) fn remount(&self, mount: Mount, host: Arc<dyn Host>) -> Result<Self, RuntimeError> {
         self.dispose();
         let inbox = lock(&self.inbox).clone();
         Self::mount_with(mount, host, Vec::new(), inbox)
@@ -169,8 +152,8 @@ impl Instance {
         host: Arc<dyn Host>,
         versions: Vec<(ScopeKey, CacheEntry<FileVersion>)>,
         inbox: Inbox,
-    ) -> Result<Self, MountError> {
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| MountError::NoRuntime)?;
+    ) -> Result<Self, RuntimeError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| RuntimeError::NoRuntime)?;
         let cancel = CancellationToken::new();
         let apply = Arc::new(Mutex::new(()));
         let mut cache = VersionCache::new();
@@ -259,7 +242,7 @@ impl Instance {
     }
 
     /// The version-cache entries a host may persist for the next loop
-    /// instance over this session ([`Instance::mount_remembering`]), in
+    /// instance over this session ([`crate::MountBuilder::remembered`]), in
     /// scope order, and whether they changed since the mount (so a host
     /// writes only when there is news). Never instruction text (R-STATE-8).
     pub fn remembered_versions(&self) -> (Vec<(ScopeKey, CacheEntry<FileVersion>)>, bool) {
@@ -409,30 +392,30 @@ impl Instance {
     /// executions.
     ///
     /// ```
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
     /// use std::sync::Arc;
-    /// use dsh_home_paths::{DshHome, HomeLabel};
-    /// use dsh_instructions_discovery::{MemNode, MemoryProvider};
-    /// use dsh_instructions_runtime::{Host, Instance, MemoryHost, Mount, TouchKind};
-    /// use dsh_instructions_state::Config;
+    /// use dsh_instructions_runtime::{Host, MountBuilder, TouchKind, host_support::MemoryHost};
+    /// use dsh_instructions_runtime::discovery::{CancellationToken, memory::{MemNode, MemoryProvider}};
+    /// use dsh_instructions_runtime::{home::HomeEnv, state::Config};
     ///
-    /// let fs = MemoryProvider::new(vec!["/repo".into(), "/home/me/.dsh".into()]);
+    /// let fs = MemoryProvider::new(vec!["/".into()]);
     /// fs.insert("/repo/.git".into(), MemNode::dir());
     /// fs.insert("/repo/pkg/AGENTS.md".into(), MemNode::file("Use pnpm."));
     /// let host = Arc::new(MemoryHost::new("/repo".into()));
-    /// let mount = Mount {
-    ///     config: Some(Config::with_max_bytes(65_536)),
-    ///     provider: Some(Arc::new(fs)),
-    ///     home: DshHome { path: "/home/me/.dsh".into(), label: HomeLabel::Default },
-    ///     root: None,
-    ///     user_files: Vec::new(),
-    /// };
-    /// let instance = Instance::mount(mount, host.clone() as Arc<dyn Host>).unwrap();
+    /// let instance = MountBuilder::new("/repo")
+    ///     .validated(Config::with_max_bytes(65_536))
+    ///     .env(HomeEnv { home: Some("/home/me".into()), ..Default::default() })
+    ///     .fs(fs)
+    ///     .open(&CancellationToken::new())
+    ///     .await?
+    ///     .instance(host.clone() as Arc<dyn Host>)?;
     /// // Listing `pkg` touches `pkg` itself: its rule is pending.
     /// instance.touch("pkg".into(), TouchKind::List);
     /// instance.settle().await;
     /// assert_eq!(instance.pending()[0].source.changes[0].path, "pkg/AGENTS.md");
-    /// # });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn touch(&self, path: &Utf8Path, kind: TouchKind) {
         let Some(active) = &self.active else { return };

@@ -3,8 +3,10 @@
 
 mod ancestors;
 mod compose;
+mod derived;
 mod dir_path;
 mod error;
+mod factory;
 mod gather;
 mod host;
 mod imports;
@@ -13,50 +15,49 @@ mod inspect;
 mod instance;
 mod maps;
 mod memory_host;
-mod open;
+mod mount;
 mod pointer;
 mod rule_slots;
 mod rules;
 mod scan;
-mod shell;
+pub mod shell;
 mod slots;
 mod touch;
 mod user_file;
 mod view;
 
-pub use error::MountError;
+pub use error::RuntimeError;
+pub use factory::{CapStdFactory, ProviderFactory};
 pub use host::{
-    BatchEntry, BatchItem, Decision, Host, SessionEvent, ToolExecution, ViewSnapshot, VisibleMark,
-    VisibleUpdate, WorkspaceMessage,
+    BatchEntry, BatchItem, Decision, Host, SessionEvent, ToolExecution, WorkspaceMessage,
 };
-pub use imports::{ImportFate, InspectedImport};
-pub use inspect::{CandidateFate, InspectedCandidate, Inspection, Preview, inspect, preview};
-pub use instance::{Instance, Mount, PreStepOutcome};
-pub use memory_host::{HistoryItem, MemoryHost};
-pub use open::{
-    CapStdFactory, OpenError, Opened, ProviderFactory, SessionSpec, open_mount, open_resolved,
-};
-pub use pointer::{POINTER_MAX_BYTES, is_pointer_to};
-pub use rules::{InspectedRule, InspectedRules, RuleFate, inspect_rules};
-pub use shell::{MAX_SHELL_TOUCHES, changes_directory, command_paths};
+pub use instance::{Instance, PreStepOutcome};
+pub use mount::{MountBuilder, Opened};
 pub use touch::TouchKind;
-pub use user_file::UserFile;
 
-// The foreign types this crate's public signatures name, and the types of
-// their public fields a caller fills in or reads, so a product can depend on
-// this crate alone (its README examples do).
-pub use camino::{Utf8Path, Utf8PathBuf};
-pub use dsh_home_paths::{DshHome, HomeEnv, HomeError, HomeLabel};
-pub use dsh_instructions_discovery::{
-    AmbientAuthority, CancellationToken, Cancelled, DirMemory, FileVersion, FsProvider,
-    ProjectRoot, ProviderError, RootReason, Unavailable, ambient_authority,
-};
-#[cfg(feature = "test-support")]
-pub use dsh_instructions_discovery::{MemNode, MemoryProvider};
-pub use dsh_instructions_render::{Block, BlockKind, Framing};
-pub use dsh_instructions_state::{
-    Action, Budget, CacheEntry, CandidatePolicy, Change, Config, ConfigError, ConfigInput,
-    ConfigWarning, ContentTransform, Digest, FallbackScope, NumberInput, Preset, ResolvedConfig,
-    RuleFormat, ScopeKey, TypedSource,
-};
-pub use serde_json::Value;
+/// What an implementation of [`Host`] names beyond the root's pre-step
+/// vocabulary: the kept fold, the marks of the visible surface, and the
+/// reference in-memory host.
+pub mod host_support {
+    pub use crate::host::{ViewSnapshot, VisibleMark, VisibleUpdate};
+    pub use crate::memory_host::{HistoryItem, MemoryHost};
+}
+
+/// What `explain`, `check` and `show` report ([`Opened::inspect`],
+/// [`Opened::preview`], [`Opened::inspect_rules`]).
+pub mod report {
+    pub use crate::imports::{ImportFate, InspectedImport};
+    pub use crate::inspect::{CandidateFate, InspectedCandidate, Inspection, Preview};
+    pub use crate::pointer::{POINTER_MAX_BYTES, is_pointer_to};
+    pub use crate::rules::{InspectedRule, InspectedRules, RuleFate};
+}
+
+// The crates this one's signatures name, re-exported whole, so a product
+// can depend on this crate alone (its README examples do) and this root
+// stays a short list.
+pub use camino;
+pub use dsh_home_paths as home;
+pub use dsh_instructions_discovery as discovery;
+pub use dsh_instructions_render as render;
+pub use dsh_instructions_state as state;
+pub use serde_json;

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use dsh_instructions_discovery::FileIdentity;
+use dsh_instructions_discovery::provider::FileIdentity;
 
 /// A map keyed by file identity (identity dedup, own sections).
 pub(crate) type IdentityMap<V> = HashMap<FileIdentity, V, foldhash::fast::RandomState>;

@@ -84,7 +84,7 @@ impl State {
 /// Reference in-memory host (see the module docs).
 ///
 /// ```
-/// use dsh_instructions_runtime::{MemoryHost, Host};
+/// use dsh_instructions_runtime::{Host, host_support::MemoryHost};
 /// let host = MemoryHost::new("/work/repo".into());
 /// host.append_user(vec!["hi".into()], None);
 /// assert_eq!(host.user_messages().len(), 1);
@@ -113,7 +113,7 @@ impl MemoryHost {
     /// encoding.
     ///
     /// ```
-    /// use dsh_instructions_runtime::{Host, MemoryHost};
+    /// use dsh_instructions_runtime::{Host, host_support::MemoryHost};
     /// assert!(MemoryHost::new("/w".into()).with_kept_views().keeps_views());
     /// assert!(!MemoryHost::new("/w".into()).keeps_views());
     /// ```

@@ -31,7 +31,7 @@ pub const POINTER_MAX_BYTES: u64 = 512;
 /// docs for the exact rule).
 ///
 /// ```
-/// use dsh_instructions_runtime::is_pointer_to;
+/// use dsh_instructions_runtime::report::is_pointer_to;
 /// assert!(is_pointer_to("@AGENTS.md\n", 11, "AGENTS.md"));
 /// assert!(!is_pointer_to("Use tabs.", 9, "AGENTS.md"));
 /// ```

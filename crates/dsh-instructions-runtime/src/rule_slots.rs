@@ -19,11 +19,16 @@ use std::sync::Arc;
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
-    Cancelled, FileIdentity, LoadedText, Probe, ReadOutcome, Unavailable, list_rule_files,
+    Cancelled,
+    listing::list_rule_files,
+    provider::{FileIdentity, LoadedText, Probe, ReadOutcome, Unavailable},
 };
 use dsh_instructions_state::{
-    ContentTransform, Digest, RuleFormat, RuleGlobs, RuleKind, ScopeKey, ScopeKind, VisibleState,
-    parse_rule, section_order, split_front_matter,
+    Digest, ScopeKey,
+    config::{ContentTransform, RuleFormat},
+    rules::{RuleGlobs, RuleKind, parse_rule, split_front_matter},
+    scope::{ScopeKind, section_order},
+    visible::VisibleState,
 };
 
 use crate::dir_path::DirPath;
@@ -311,7 +316,7 @@ const USER_CLAUDE_DIR: &str = ".claude";
 /// when there is one, else below the OS home that the default DSH home
 /// (`~/.dsh`, R-HOME-3) names, as for `~/` imports (docs/decisions/0010,
 /// 0059). `None` only under another DSH home without that file: the OS home
-/// is then unknown here. [`crate::open_mount`] trusts this directory.
+/// is then unknown here. [`crate::MountBuilder::open`] trusts this directory.
 pub(crate) fn user_rules_dir(files: &[UserFile], home: &DshHome) -> Option<Utf8PathBuf> {
     let beside_claude_md = files
         .iter()

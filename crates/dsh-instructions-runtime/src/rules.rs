@@ -8,11 +8,15 @@
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, FileIdentity, FsProvider, PathKind, ReadOutcome, RuleFileProblem,
-    Unavailable, find_project_root, list_rule_files,
+    CancellationToken, Cancelled, FsProvider,
+    listing::{RuleFileProblem, list_rule_files},
+    provider::{FileIdentity, PathKind, ReadOutcome, Unavailable},
 };
 use dsh_instructions_state::{
-    Config, RuleFormat, RuleGlobs, RuleKind, ScopeKey, parse_rule, section_order,
+    Config, ScopeKey,
+    config::RuleFormat,
+    rules::{RuleGlobs, RuleKind, parse_rule},
+    scope::section_order,
 };
 
 use crate::compose::chain_rel;
@@ -20,7 +24,7 @@ use crate::compose::chain_rel;
 /// The user's Claude rules directory, below the OS home (R-RULE-1).
 const USER_RULES: &str = ".claude/rules";
 
-/// One rule file as [`inspect_rules`] found it.
+/// One rule file as [`crate::Opened::inspect_rules`] found it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InspectedRule {
     /// Display path (R-RULE-8): project-relative, or `~/.claude/rules/…`.
@@ -36,7 +40,7 @@ pub struct InspectedRule {
     /// root→cwd (or of the user) is; a path-scoped rule never is before a
     /// touch.
     pub attached_at_cwd: bool,
-    /// The touches given to [`inspect_rules`] that would attach it: a
+    /// The touches given to [`crate::Opened::inspect_rules`] that would attach it: a
     /// matching file for a path-scoped rule, any path under a nested D for
     /// an always-on rule not attached at the cwd (as given, in order).
     pub attached_by: Vec<Utf8PathBuf>,
@@ -63,7 +67,7 @@ pub enum RuleFate {
     },
 }
 
-/// The rules around one cwd, from [`inspect_rules`].
+/// The rules around one cwd, from [`crate::Opened::inspect_rules`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InspectedRules {
     /// Every rule file found, in section order (R-RULE-8).
@@ -116,34 +120,12 @@ struct Found<'a> {
 /// path in `touches` (absolute), the directories between the cwd's chain
 /// and that path, which a touch would reconcile. Nothing when
 /// `rule_formats` is empty.
-///
-/// ```
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// use dsh_instructions_runtime::{
-///     CancellationToken, ConfigInput, DshHome, HomeLabel, MemNode, MemoryProvider, RuleFate,
-///     Utf8Path, inspect_rules,
-/// };
-/// let fs = MemoryProvider::new(vec!["/p".into()]);
-/// fs.insert("/p/.git".into(), MemNode::dir());
-/// fs.insert("/p/.claude/rules/ts.md".into(), MemNode::file("---\npaths: \"*.ts\"\n---\nTS."));
-/// let config: ConfigInput = serde_json::from_str(r#"{"max_bytes": 1000, "rule_formats": ["claude"]}"#).unwrap();
-/// let config = config.resolve().unwrap().config;
-/// let home = DshHome { path: "/h/.dsh".into(), label: HomeLabel::EnvVar };
-/// let touch = [Utf8Path::new("/p/src/a.ts").to_owned()];
-/// let seen = inspect_rules(&fs, &config, &home, Utf8Path::new("/p"), &touch, &CancellationToken::new())
-///     .await
-///     .unwrap();
-/// assert_eq!(seen.rules[0].path, ".claude/rules/ts.md");
-/// assert_eq!(seen.rules[0].fate, RuleFate::PathScoped { globs: vec!["*.ts".into()] });
-/// assert!(!seen.rules[0].attached_at_cwd);
-/// assert_eq!(seen.rules[0].attached_by, touch);
-/// # });
-/// ```
-pub async fn inspect_rules(
+pub(crate) async fn inspect_rules(
     provider: &dyn FsProvider,
     config: &Config,
     home: &DshHome,
     cwd: &Utf8Path,
+    root: &Utf8Path,
     touches: &[Utf8PathBuf],
     cancel: &CancellationToken,
 ) -> Result<InspectedRules, Cancelled> {
@@ -151,8 +133,7 @@ pub async fn inspect_rules(
     if config.rule_formats().is_empty() {
         return Ok(out);
     }
-    let found = find_project_root(provider, cwd, config.project_root_markers(), cancel).await?;
-    let root = found.root;
+    let root = root.to_owned();
     let chain = chain_rel(&root, cwd);
     let mut dirs: Vec<(String, bool)> = chain.iter().map(|d| (d.clone(), true)).collect();
     if !touches.is_empty() {

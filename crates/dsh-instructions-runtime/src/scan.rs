@@ -11,12 +11,16 @@ use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, FileIdentity, FileVersion, FsProvider, PresentFile, Probe,
-    ReadOutcome, Unavailable,
+    CancellationToken, Cancelled, FsProvider,
+    provider::{FileIdentity, FileVersion, PresentFile, Probe, ReadOutcome, Unavailable},
 };
 use dsh_instructions_state::{
-    CacheEntry, Config, ContentTransform, Digest, ImportKey, ProbeClass, SLOT_CLAUDE_DIR, ScopeKey,
-    SlotOutcome, VersionCache, VisibleEntry, VisibleState,
+    Config, Digest, ScopeKey,
+    cache::{CacheEntry, ImportKey, VersionCache},
+    config::ContentTransform,
+    scope::SLOT_CLAUDE_DIR,
+    transition::{ProbeClass, SlotOutcome},
+    visible::{VisibleEntry, VisibleState},
 };
 
 use crate::ancestors::ancestor_files;

@@ -448,7 +448,7 @@ fn words_of(base: &Utf8Path, words: &[&str], found: &mut Found) {
 /// names nothing. Nothing is expanded or executed.
 ///
 /// ```
-/// use dsh_instructions_runtime::command_paths;
+/// use dsh_instructions_runtime::shell::command_paths;
 /// let paths = command_paths("cd pkg && sed -n 1,20p 'a b.rs' | head > /tmp/out");
 /// let paths: Vec<&str> = paths.iter().map(|p| p.as_str()).collect();
 /// assert_eq!(paths, ["pkg", "pkg/sed", "pkg/1,20p", "pkg/a b.rs", "pkg/head", "/tmp/out"]);
@@ -471,7 +471,7 @@ pub fn command_paths(command: &str) -> Vec<Utf8PathBuf> {
 /// does not parse changes nothing.
 ///
 /// ```
-/// use dsh_instructions_runtime::changes_directory;
+/// use dsh_instructions_runtime::shell::changes_directory;
 /// assert!(changes_directory("cd s3 && cat f.txt"));
 /// assert!(changes_directory("bash -lc 'cd s3; cat f.txt'"));
 /// assert!(!changes_directory("grep 'cd x' notes.txt"));

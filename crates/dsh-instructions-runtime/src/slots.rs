@@ -12,8 +12,10 @@
 use std::ops::Range;
 
 use dsh_instructions_state::{
-    CLAUDE_DIR_FILE, CandidatePolicy, Config, ProbeClass, SLOT_BASE, SLOT_CLAUDE_DIR, SLOT_LOCAL,
-    SlotOutcome, select_first_wins_iter,
+    Config,
+    config::{CLAUDE_DIR_FILE, CandidatePolicy},
+    scope::{SLOT_BASE, SLOT_CLAUDE_DIR, SLOT_LOCAL},
+    transition::{ProbeClass, SlotOutcome, select_first_wins_iter},
 };
 
 /// Whether the fallback list may load at all in this pass (the path-wide
@@ -254,7 +256,7 @@ impl Layout {
     /// fallback list).
     pub(crate) fn path_gated(&self, config: &Config) -> bool {
         !self.fallback.is_empty()
-            && config.fallback_scope() == dsh_instructions_state::FallbackScope::Path
+            && config.fallback_scope() == dsh_instructions_state::config::FallbackScope::Path
     }
 }
 
@@ -437,7 +439,7 @@ mod tests {
             .map(|(slot, _)| dsh_instructions_state::ScopeKey::project(".", slot))
             .collect();
         let mut sorted = keys.clone();
-        sorted.sort_by(|a, b| dsh_instructions_state::section_order(a, b, &c));
+        sorted.sort_by(|a, b| dsh_instructions_state::scope::section_order(a, b, &c));
         assert_eq!(keys, sorted);
     }
 

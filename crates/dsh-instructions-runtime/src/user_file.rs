@@ -1,5 +1,5 @@
 //! An agent user-level file of a mount (`user_instruction_files`, R-CFG-9):
-//! resolved once by `open_mount`, carried by the [`crate::Mount`] and read
+//! resolved once by `MountBuilder::open`, carried by the mount and read
 //! by the gather passes. Its own module so the gather code (`scan.rs`,
 //! `compose.rs`) needs nothing from the instance that drives it.
 
@@ -7,10 +7,10 @@ use camino::Utf8PathBuf;
 
 /// An agent user-level file (`user_instruction_files`), resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserFile {
+pub(crate) struct UserFile {
     /// Absolute path (the `~/…` entry expanded, R-HOME-2).
-    pub path: Utf8PathBuf,
+    pub(crate) path: Utf8PathBuf,
     /// The entry as configured, `~/…`: its display label and scope
     /// (`user\0<label>`, R-STATE-2).
-    pub label: String,
+    pub(crate) label: String,
 }

@@ -9,7 +9,10 @@ use std::collections::BTreeMap;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_state::{
-    Action, Digest, ScopeKey, ScopeKind, TypedSource, VisibleBaseline, VisibleEntry, VisibleState,
+    Digest, ScopeKey, TypedSource,
+    scope::ScopeKind,
+    source::Action,
+    visible::{VisibleBaseline, VisibleEntry, VisibleState},
 };
 
 use crate::host::{Host, ViewSnapshot, VisibleMark, VisibleUpdate};
@@ -389,8 +392,8 @@ mod tests {
     //! after every appended message, whatever the messages hold.
 
     use super::*;
-    use crate::MemoryHost;
-    use dsh_instructions_state::{Change, Digest};
+    use crate::memory_host::MemoryHost;
+    use dsh_instructions_state::{Digest, source::Change};
     use proptest::prelude::*;
     use rstest::rstest;
 

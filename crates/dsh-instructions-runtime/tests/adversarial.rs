@@ -20,14 +20,16 @@ use std::time::Duration;
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
-    BoxFuture, CancellationToken, Cancelled, CapStdProvider, FsProvider, MarkerProbe, Probe,
-    ReadOutcome, Unavailable, ambient_authority,
+    CancellationToken, Cancelled, CapStdProvider, FsProvider,
+    cap_std::ambient_authority,
+    provider::{BoxFuture, MarkerProbe, Probe, ReadOutcome, Unavailable},
 };
 use dsh_instructions_runtime::{
-    BatchItem, CandidateFate, Decision, Host, Inspection, Instance, MemoryHost, Mount,
-    ToolExecution, WorkspaceMessage, inspect,
+    BatchItem, Decision, Host, Instance, ToolExecution, WorkspaceMessage,
+    host_support::MemoryHost,
+    report::{CandidateFate, Inspection},
 };
-use dsh_instructions_state::{Action, Config};
+use dsh_instructions_state::{Config, source::Action};
 
 /// Generous: every case here finishes in well under a second when correct;
 /// the timeout only turns a hang into a failure.
@@ -112,13 +114,22 @@ impl Tree {
     }
 
     async fn inspect_with(&self, fs: &Recording, config: &Config, cwd: &Utf8Path) -> Inspection {
-        tokio::time::timeout(
-            LIMIT,
-            inspect(fs, config, &self.dsh_home(), cwd, &CancellationToken::new()),
-        )
-        .await
-        .expect("inspect must not block")
-        .expect("not cancelled")
+        tokio::time::timeout(LIMIT, self.inspect_through(fs, config, cwd))
+            .await
+            .expect("inspect must not block")
+            .expect("not cancelled")
+    }
+
+    /// Mounts `cwd` over `fs` through the one entry and inspects it.
+    async fn inspect_through(
+        &self,
+        fs: &Recording,
+        config: &Config,
+        cwd: &Utf8Path,
+    ) -> Result<Inspection, dsh_instructions_runtime::RuntimeError> {
+        let fs: Arc<dyn FsProvider> = Arc::new(fs.clone());
+        let opened = common::open(fs, cwd.as_str(), Some(config.clone()), &self.dsh_home()).await;
+        opened.inspect(&CancellationToken::new()).await
     }
 
     async fn inspect(&self, cwd: &Utf8Path) -> (Inspection, Recording) {
@@ -340,24 +351,18 @@ fn every_case_variant() -> Vec<String> {
         .collect()
 }
 
-fn mount(
+async fn mount(
     tree: &Tree,
     fs: Recording,
     cwd: &Utf8Path,
     config: Config,
 ) -> (Instance, Arc<MemoryHost>) {
     let host = Arc::new(MemoryHost::new(cwd.to_owned()));
-    let instance = Instance::mount(
-        Mount {
-            config: Some(config),
-            provider: Some(Arc::new(fs)),
-            home: tree.dsh_home(),
-            root: None,
-            user_files: Vec::new(),
-        },
-        host.clone() as Arc<dyn Host>,
-    )
-    .expect("mounted inside a runtime");
+    let fs: Arc<dyn FsProvider> = Arc::new(fs);
+    let instance = common::open(fs, cwd.as_str(), Some(config), &tree.dsh_home())
+        .await
+        .instance(host.clone() as Arc<dyn Host>)
+        .expect("mounted inside a runtime");
     (instance, host)
 }
 
@@ -470,7 +475,8 @@ async fn closing_tag_in_a_dynamic_dir_label_is_escaped_r_ren_5() {
         fs.clone(),
         &tree.repo,
         Config::with_max_bytes(65_536),
-    );
+    )
+    .await;
     let baseline = prompt(&instance, &host, 1).await.expect("baseline");
     assert_one_frame(&baseline.parts[0]);
     touch(
@@ -604,7 +610,8 @@ async fn fifty_thousand_siblings_are_never_probed_or_read() {
         fs.clone(),
         &tree.repo,
         Config::with_max_bytes(65_536),
-    );
+    )
+    .await;
     prompt(&instance, &host, 1).await.expect("baseline");
     fs.record().probes.clear();
     touch(&instance, &tree.repo.join("s4242/src/lib.rs"), "t1");
@@ -644,13 +651,7 @@ async fn a_fifo_candidate_is_absent_and_never_opened_r_disc_4() {
     let fs = tree.provider();
     let result = tokio::time::timeout(
         Duration::from_secs(20),
-        inspect(
-            &fs,
-            &Config::with_max_bytes(65_536),
-            &tree.dsh_home(),
-            &tree.repo,
-            &CancellationToken::new(),
-        ),
+        tree.inspect_through(&fs, &Config::with_max_bytes(65_536), &tree.repo),
     )
     .await;
     let Ok(seen) = result else {
@@ -940,7 +941,8 @@ async fn a_loaded_file_swapped_for_a_directory_mid_read_is_kept_then_removed_r_d
         fs.clone(),
         &tree.repo,
         Config::with_max_bytes(65_536),
-    );
+    )
+    .await;
     let baseline = prompt(&instance, &host, 1).await.expect("baseline");
     assert_eq!(baseline.source.changes.len(), 1);
 

@@ -11,10 +11,13 @@ use std::sync::Arc;
 
 use camino::Utf8PathBuf;
 use dsh_home_paths::{DshHome, HomeLabel};
-use dsh_instructions_discovery::{CancellationToken, MemNode, MemoryProvider};
+use dsh_instructions_discovery::{
+    CancellationToken,
+    memory::{MemNode, MemoryProvider},
+};
 use dsh_instructions_runtime::{
-    BatchItem, CandidateFate, Decision, Host, Instance, MemoryHost, Mount, ToolExecution,
-    WorkspaceMessage,
+    BatchItem, Decision, Host, Instance, ToolExecution, WorkspaceMessage, host_support::MemoryHost,
+    report::CandidateFate,
 };
 use dsh_instructions_state::Config;
 use rstest::rstest;
@@ -56,19 +59,12 @@ struct Session {
 }
 
 impl Session {
-    fn mount(fs: &MemoryProvider, cwd: &str, config: Config) -> Self {
+    async fn mount(fs: &MemoryProvider, cwd: &str, config: Config) -> Self {
         let host = Arc::new(MemoryHost::new(cwd.into()));
-        let instance = Instance::mount(
-            Mount {
-                config: Some(config),
-                provider: Some(Arc::new(fs.clone())),
-                home: home(),
-                root: None,
-                user_files: Vec::new(),
-            },
-            host.clone() as Arc<dyn Host>,
-        )
-        .expect("mounted inside a runtime");
+        let instance = common::open(fs.clone(), cwd, Some(config), &home())
+            .await
+            .instance(host.clone() as Arc<dyn Host>)
+            .expect("mounted inside a runtime");
         Self {
             host,
             instance,
@@ -125,7 +121,7 @@ async fn a_first_baseline_probes_each_candidate_once_per_directory(#[case] depth
     let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
     let dirs = chain(&fs, depth, 100);
     let cwd = dirs[depth].to_string();
-    let mut s = Session::mount(&fs, &cwd, Config::with_max_bytes(1 << 20));
+    let mut s = Session::mount(&fs, &cwd, Config::with_max_bytes(1 << 20)).await;
     assert!(s.prompt().await.is_some(), "the baseline enters");
     let n = (depth + 1) as u64;
     let counts = fs.counters();
@@ -149,7 +145,7 @@ async fn an_unchanged_revalidation_probes_but_reads_nothing() {
             MemNode::file(format!("rules of {pkg}")),
         );
     }
-    let mut s = Session::mount(&fs, "/repo", Config::with_max_bytes(65_536));
+    let mut s = Session::mount(&fs, "/repo", Config::with_max_bytes(65_536)).await;
     s.prompt().await.expect("baseline");
     for pkg in ["a", "b", "c"] {
         let entered = s.touch(&format!("/repo/pkg/{pkg}/src/lib.rs")).await;
@@ -171,7 +167,7 @@ async fn an_edit_costs_one_read_of_the_edited_file_only() {
     let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
     let dirs = chain(&fs, 5, 200);
     let cwd = dirs[5].to_string();
-    let mut s = Session::mount(&fs, &cwd, Config::with_max_bytes(1 << 20));
+    let mut s = Session::mount(&fs, &cwd, Config::with_max_bytes(1 << 20)).await;
     s.prompt().await.expect("baseline");
     fs.insert(
         &dirs[2].join("AGENTS.md"),
@@ -194,7 +190,7 @@ async fn a_touch_probes_each_candidate_of_each_reconciled_directory_once() {
         "/repo/d1/d2/x/y/AGENTS.md".into(),
         MemNode::file("deep rule"),
     );
-    let mut s = Session::mount(&fs, dirs[2].as_str(), Config::with_max_bytes(65_536));
+    let mut s = Session::mount(&fs, dirs[2].as_str(), Config::with_max_bytes(65_536)).await;
     s.prompt().await.expect("baseline");
     fs.reset_counters();
     let m = s
@@ -225,7 +221,7 @@ async fn a_step_right_after_a_touch_reconciles_the_known_scopes_once(
 ) {
     let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
     let dirs = chain(&fs, 2, 50);
-    let mut s = Session::mount(&fs, dirs[2].as_str(), Config::with_max_bytes(65_536));
+    let mut s = Session::mount(&fs, dirs[2].as_str(), Config::with_max_bytes(65_536)).await;
     s.prompt().await.expect("baseline");
     fs.reset_counters();
     s.instance.tool_result(&read_of("/repo/d1/main.rs", "t"));
@@ -253,7 +249,7 @@ async fn a_step_right_after_a_touch_reconciles_the_known_scopes_once(
 async fn a_step_right_after_a_touch_enters_what_the_touch_found() {
     let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
     let dirs = chain(&fs, 2, 50);
-    let mut s = Session::mount(&fs, dirs[2].as_str(), Config::with_max_bytes(65_536));
+    let mut s = Session::mount(&fs, dirs[2].as_str(), Config::with_max_bytes(65_536)).await;
     s.prompt().await.expect("baseline");
     fs.insert("/repo/d1/AGENTS.md".into(), MemNode::file("edited rule"));
     s.instance.tool_result(&read_of("/repo/d1/main.rs", "t"));
@@ -273,7 +269,7 @@ async fn a_small_budget_baseline_reads_at_most_budget_plus_one_file_per_candidat
     let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
     let dirs = chain(&fs, 31, 4096);
     let config = config_of(serde_json::json!({"max_bytes": 8192, "max_source_bytes": 8192}));
-    let mut s = Session::mount(&fs, dirs[31].as_str(), config);
+    let mut s = Session::mount(&fs, dirs[31].as_str(), config).await;
     s.prompt().await.expect("a budgeted baseline enters");
     let bytes = fs.counters().bytes_read;
     assert!(
@@ -287,15 +283,11 @@ async fn show_under_a_small_budget_reads_at_most_budget_plus_one_file_per_candid
     let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
     let dirs = chain(&fs, 31, 4096);
     let config = config_of(serde_json::json!({"max_bytes": 8192, "max_source_bytes": 8192}));
-    let seen = dsh_instructions_runtime::inspect(
-        &fs,
-        &config,
-        &home(),
-        &dirs[31],
-        &CancellationToken::new(),
-    )
-    .await
-    .expect("not cancelled");
+    let seen = common::open(fs.clone(), dirs[31].as_str(), Some(config.clone()), &home())
+        .await
+        .inspect(&CancellationToken::new())
+        .await
+        .expect("not cancelled");
     assert!(seen.baseline.notice.is_some(), "the budget drops files");
     let bytes = fs.counters().bytes_read;
     assert!(
@@ -328,21 +320,17 @@ async fn a_stale_probe_size_changes_nothing_a_budgeted_baseline_shows() {
             );
         }
         let config = config_of(serde_json::json!({"max_bytes": 6144, "max_source_bytes": 8192}));
-        dsh_instructions_runtime::inspect(
-            &fs,
-            &config,
-            &home(),
-            &dirs[4],
-            &CancellationToken::new(),
-        )
-        .await
-        .expect("not cancelled")
+        common::open(fs.clone(), dirs[4].as_str(), Some(config.clone()), &home())
+            .await
+            .inspect(&CancellationToken::new())
+            .await
+            .expect("not cancelled")
     };
     let honest = inspect_with(false).await;
     let stale = inspect_with(true).await;
     assert_eq!(stale.baseline.text, honest.baseline.text);
     assert_eq!(stale.baseline.source, honest.baseline.source);
-    let fates = |i: &dsh_instructions_runtime::Inspection| {
+    let fates = |i: &dsh_instructions_runtime::report::Inspection| {
         i.candidates
             .iter()
             .map(|c| (c.path.clone(), c.fate.clone()))
@@ -353,7 +341,7 @@ async fn a_stale_probe_size_changes_nothing_a_budgeted_baseline_shows() {
     assert!(
         honest.candidates.iter().any(|c| matches!(
             c.fate,
-            dsh_instructions_runtime::CandidateFate::OmittedByBudget { .. }
+            dsh_instructions_runtime::report::CandidateFate::OmittedByBudget { .. }
         )),
         "{honest:#?}"
     );
@@ -378,13 +366,14 @@ async fn a_shadowed_sibling_is_read_only_when_it_can_be_a_pointer(
         if let Some(text) = &claude {
             fs.insert("/repo/CLAUDE.md".into(), MemNode::file(text.as_str()));
         }
-        let seen = dsh_instructions_runtime::inspect(
-            &fs,
-            &Config::with_max_bytes(400),
+        let seen = common::open(
+            fs.clone(),
+            "/repo/pkg",
+            Some(Config::with_max_bytes(400)),
             &home(),
-            "/repo/pkg".into(),
-            &CancellationToken::new(),
         )
+        .await
+        .inspect(&CancellationToken::new())
         .await
         .expect("not cancelled");
         (seen, fs.counters().reads)
@@ -429,7 +418,7 @@ async fn files_without_imports_cost_the_same_with_imports_on(#[case] on: bool) {
     } else {
         Config::with_max_bytes(1 << 20)
     };
-    let mut s = Session::mount(&fs, &cwd, config);
+    let mut s = Session::mount(&fs, &cwd, config).await;
     s.prompt().await.expect("baseline");
     let first = fs.counters();
     fs.reset_counters();
@@ -456,7 +445,7 @@ async fn imported_files_are_read_once_per_pass_and_probed_once_on_revalidation()
         );
     }
     let cwd = dirs[2].to_string();
-    let mut s = Session::mount(&fs, &cwd, with_imports(1 << 20));
+    let mut s = Session::mount(&fs, &cwd, with_imports(1 << 20)).await;
     let baseline = s.prompt().await.expect("baseline");
     assert_eq!(baseline.parts[0].matches("\n\nAAAA").count(), 3);
     let counts = fs.counters();

@@ -12,14 +12,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
-    BoxFuture, CancellationToken, Cancelled, CapStdProvider, DirListing, MarkerProbe, MemNode,
-    MemoryProvider, PathKind, Probe, ProbedDirs, ReadOutcome,
+    CancellationToken, Cancelled, CapStdProvider,
+    memory::{MemNode, MemoryProvider},
+    provider::{BoxFuture, DirListing, MarkerProbe, PathKind, Probe, ProbedDirs, ReadOutcome},
 };
 use dsh_instructions_runtime::{
-    BatchItem, Decision, FsProvider, Host, Instance, MemoryHost, Mount, ToolExecution,
-    WorkspaceMessage, ambient_authority,
+    BatchItem, Decision, Host, Instance, ToolExecution, WorkspaceMessage,
+    discovery::{FsProvider, cap_std::ambient_authority},
+    host_support::MemoryHost,
 };
-use dsh_instructions_state::{Action, Config, Digest};
+use dsh_instructions_state::{Config, Digest, source::Action};
 use rstest::rstest;
 
 const SET_TAIL: &str = "Follow them where they apply; more specific instructions take precedence. They do not override system, developer, or direct user instructions.";
@@ -164,36 +166,30 @@ struct World {
 }
 
 impl World {
-    fn new(kind: &str, files: &[(&str, &str)], config: Config) -> Self {
-        Self::at(kind, files, config, "/repo")
+    async fn new(kind: &str, files: &[(&str, &str)], config: Config) -> Self {
+        Self::at(kind, files, config, "/repo").await
     }
 
-    fn at(kind: &str, files: &[(&str, &str)], config: Config, cwd: &str) -> Self {
+    async fn at(kind: &str, files: &[(&str, &str)], config: Config, cwd: &str) -> Self {
         let fs = Files::new(kind);
         for (path, text) in files {
             fs.write(path, text);
         }
         let cwd = fs.path(cwd);
-        let host = Arc::new(MemoryHost::new(cwd));
+        let host = Arc::new(MemoryHost::new(cwd.clone()));
         let lists = Arc::new(AtomicUsize::new(0));
         let provider: Arc<dyn FsProvider> = Arc::new(Listings {
             inner: fs.provider(),
             lists: Arc::clone(&lists),
         });
-        let instance = Instance::mount(
-            Mount {
-                config: Some(config),
-                provider: Some(provider),
-                home: DshHome {
-                    path: fs.path("/home/u/.dsh"),
-                    label: HomeLabel::EnvVar,
-                },
-                root: None,
-                user_files: Vec::new(),
-            },
-            host.clone() as Arc<dyn Host>,
-        )
-        .expect("mounted inside a runtime");
+        let home = DshHome {
+            path: fs.path("/home/u/.dsh"),
+            label: HomeLabel::EnvVar,
+        };
+        let instance = common::open(provider, cwd.as_str(), Some(config), &home)
+            .await
+            .instance(host.clone() as Arc<dyn Host>)
+            .expect("mounted inside a runtime");
         Self {
             lists,
             files: fs,
@@ -266,7 +262,8 @@ async fn an_always_on_rule_edit_in_a_known_directory_is_a_replace_r_rule_4(
             ("/repo/pkg/lib.rs", "code"),
         ],
         rules_config(&["claude"], 65_536),
-    );
+    )
+    .await;
     w.prompt().await.expect("baseline");
     w.read("/repo/pkg/lib.rs").await;
     let inbox = w.instance.pending();
@@ -323,7 +320,8 @@ async fn a_rules_directory_created_or_removed_in_a_known_directory_is_seen_r_rul
             ("/repo/pkg/lib.rs", "code"),
         ],
         config,
-    );
+    )
+    .await;
     w.prompt().await.expect("baseline");
     w.read("/repo/pkg/lib.rs").await;
     assert_eq!(
@@ -386,7 +384,8 @@ async fn a_path_scoped_rule_attaches_on_a_matching_read_only_r_rule_4_r_rule_5(
             ),
         ],
         rules_config(&["claude"], 65_536),
-    );
+    )
+    .await;
     let baseline = w.prompt().await.expect("baseline");
     assert!(!baseline.parts.concat().contains("TS rule"));
     // `*.ts` anchored in `src`: a file at the root does not match.
@@ -420,7 +419,8 @@ async fn the_budget_ranks_a_rule_with_its_directory_r_rule_5(
         ],
         rules_config(&["claude"], 600),
         "/repo/pkg",
-    );
+    )
+    .await;
     let m = w.prompt().await.expect("a baseline");
     let text = m.parts.concat();
     assert!(

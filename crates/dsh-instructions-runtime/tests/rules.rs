@@ -3,15 +3,24 @@
 //! providers: the in-memory one and cap-std over a temporary directory,
 //! with the same tree and the same expectations.
 
+mod common;
+
+use std::sync::Arc;
 use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::CapStdProvider;
 use dsh_instructions_runtime::{
-    CancellationToken, ConfigInput, DshHome, FsProvider, HomeLabel, InspectedRules, MemNode,
-    MemoryProvider, RuleFate, ambient_authority, inspect_rules,
+    discovery::{
+        CancellationToken, FsProvider,
+        cap_std::ambient_authority,
+        memory::{MemNode, MemoryProvider},
+    },
+    home::{DshHome, HomeLabel},
+    report::{InspectedRules, RuleFate},
+    state::ConfigInput,
 };
-use dsh_instructions_state::{Config, RuleFormat};
+use dsh_instructions_state::{Config, config::RuleFormat};
 
 /// One fixture entry: a file, a FIFO, or a link (target text).
 enum Node {
@@ -28,7 +37,7 @@ fn file(text: &str) -> Node {
 /// `/h/.dsh` the default DSH home), built on either provider.
 trait Fixture: Sized {
     fn build(nodes: &[(&str, Node)]) -> Self;
-    fn provider(&self) -> &dyn FsProvider;
+    fn provider(&self) -> Arc<dyn FsProvider>;
     fn path(&self, virtual_path: &str) -> Utf8PathBuf;
 }
 
@@ -49,8 +58,8 @@ impl Fixture for Memory {
         }
         Self(fs)
     }
-    fn provider(&self) -> &dyn FsProvider {
-        &self.0
+    fn provider(&self) -> Arc<dyn FsProvider> {
+        Arc::new(self.0.clone())
     }
     fn path(&self, virtual_path: &str) -> Utf8PathBuf {
         virtual_path.into()
@@ -97,8 +106,8 @@ impl Fixture for Disk {
             provider,
         }
     }
-    fn provider(&self) -> &dyn FsProvider {
-        &self.provider
+    fn provider(&self) -> Arc<dyn FsProvider> {
+        Arc::new(self.provider.clone())
     }
     fn path(&self, virtual_path: &str) -> Utf8PathBuf {
         self.base.join(&virtual_path[1..])
@@ -122,7 +131,10 @@ async fn seen<F: Fixture>(fx: &F, config: &Config, cwd: &str, touches: &[&str]) 
     let touches: Vec<Utf8PathBuf> = touches.iter().map(|t| fx.path(t)).collect();
     let cwd = fx.path(cwd);
     let cancel = CancellationToken::new();
-    let run = inspect_rules(fx.provider(), config, &home, &cwd, &touches, &cancel);
+    let run = async {
+        let opened = common::open(fx.provider(), cwd.as_str(), Some(config.clone()), &home).await;
+        opened.inspect_rules(&touches, &cancel).await
+    };
     tokio::time::timeout(Duration::from_secs(60), run)
         .await
         .expect("no stall")

@@ -8,12 +8,15 @@ use std::sync::Arc;
 
 use camino::Utf8PathBuf;
 use dsh_home_paths::{DshHome, HomeLabel};
-use dsh_instructions_discovery::{CancellationToken, FaultError, FsOp, MemNode, MemoryProvider};
-use dsh_instructions_runtime::{
-    BatchEntry, BatchItem, Decision, Host, Instance, MemoryHost, Mount, SessionEvent,
-    ToolExecution, WorkspaceMessage,
+use dsh_instructions_discovery::{
+    CancellationToken,
+    memory::{Errno, FsOp, MemNode, MemoryProvider},
 };
-use dsh_instructions_state::{Action, Config, Digest};
+use dsh_instructions_runtime::{
+    BatchEntry, BatchItem, Decision, Host, Instance, SessionEvent, ToolExecution, WorkspaceMessage,
+    host_support::MemoryHost,
+};
+use dsh_instructions_state::{Config, Digest, source::Action};
 
 const INTRO: &str = "The following workspace instructions come from instruction files in this environment. Follow them where they apply. Where two files conflict, the more specific one (later in this message) takes precedence. They do not override system, developer, or direct user instructions.";
 
@@ -33,11 +36,11 @@ fn home() -> DshHome {
 }
 
 impl World {
-    fn new(files: &[(&str, &str)], cwd: &str) -> Self {
-        Self::with_config(files, cwd, Some(Config::with_max_bytes(65_536)))
+    async fn new(files: &[(&str, &str)], cwd: &str) -> Self {
+        Self::with_config(files, cwd, Some(Config::with_max_bytes(65_536))).await
     }
 
-    fn with_config(files: &[(&str, &str)], cwd: &str, config: Option<Config>) -> Self {
+    async fn with_config(files: &[(&str, &str)], cwd: &str, config: Option<Config>) -> Self {
         let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
         fs.insert("/repo/.git".into(), MemNode::dir());
         fs.insert(cwd.into(), MemNode::dir());
@@ -45,7 +48,7 @@ impl World {
             fs.insert((*path).into(), MemNode::file(*text));
         }
         let host = Arc::new(MemoryHost::new(Utf8PathBuf::from(cwd)));
-        let instance = mount(&fs, &host, config.clone());
+        let instance = mount(&fs, &host, config.clone()).await;
         Self {
             fs,
             host,
@@ -93,37 +96,34 @@ impl World {
         self.instance.session_event(event);
     }
 
-    fn resume(&mut self) {
+    async fn resume(&mut self) {
         self.instance.dispose();
-        self.instance = mount(&self.fs, &self.host, self.config.clone());
+        self.instance = mount(&self.fs, &self.host, self.config.clone()).await;
         self.step = 0;
     }
 
-    fn remount(&mut self, config: Option<Config>) {
+    async fn remount(&mut self, config: Option<Config>) {
         self.config = config;
-        self.instance = self
-            .instance
-            .remount(
-                mount_of(&self.fs, self.config.clone()),
-                self.host.clone() as Arc<dyn Host>,
-            )
+        self.instance = mount_of(&self.fs, &self.host, self.config.clone())
+            .await
+            .remount(&self.instance, self.host.clone() as Arc<dyn Host>)
             .expect("remounted inside a runtime");
         self.step = 0;
     }
 }
 
-fn mount_of(fs: &MemoryProvider, config: Option<Config>) -> Mount {
-    Mount {
-        config,
-        provider: Some(Arc::new(fs.clone())),
-        home: home(),
-        root: None,
-        user_files: Vec::new(),
-    }
+async fn mount_of(
+    fs: &MemoryProvider,
+    host: &MemoryHost,
+    config: Option<Config>,
+) -> dsh_instructions_runtime::Opened {
+    common::open(fs.clone(), host.cwd().as_str(), config, &home()).await
 }
 
-fn mount(fs: &MemoryProvider, host: &Arc<MemoryHost>, config: Option<Config>) -> Instance {
-    Instance::mount(mount_of(fs, config), host.clone() as Arc<dyn Host>)
+async fn mount(fs: &MemoryProvider, host: &Arc<MemoryHost>, config: Option<Config>) -> Instance {
+    mount_of(fs, host, config)
+        .await
+        .instance(host.clone() as Arc<dyn Host>)
         .expect("mounted inside a runtime")
 }
 
@@ -141,7 +141,7 @@ fn actions(m: &WorkspaceMessage) -> Vec<(Action, String)> {
 
 #[tokio::test]
 async fn first_pre_step_folds_baseline_after_the_prompt_r_rt_1() {
-    let mut w = World::new(&[("/repo/AGENTS.md", "root rule")], "/repo");
+    let mut w = World::new(&[("/repo/AGENTS.md", "root rule")], "/repo").await;
     let entered = w.prompt("hi").await.expect("baseline entered");
     assert_eq!(
         entered.parts,
@@ -166,7 +166,7 @@ async fn first_pre_step_folds_baseline_after_the_prompt_r_rt_1() {
 
 #[tokio::test]
 async fn reject_leaves_the_baseline_pending_and_the_next_step_folds_it_r_rt_1() {
-    let mut w = World::new(&[("/repo/AGENTS.md", "root rule")], "/repo");
+    let mut w = World::new(&[("/repo/AGENTS.md", "root rule")], "/repo").await;
     assert_eq!(w.pre_step(Decision::Reject).await, None);
     assert_eq!(w.instance.pending().len(), 1);
     assert!(w.host.user_messages().is_empty());
@@ -180,7 +180,7 @@ async fn reject_leaves_the_baseline_pending_and_the_next_step_folds_it_r_rt_1() 
 
 #[tokio::test]
 async fn empty_batch_pends_at_step_one_and_enters_alone_later_r_rt_1() {
-    let mut w = World::new(&[("/repo/AGENTS.md", "root rule")], "/repo");
+    let mut w = World::new(&[("/repo/AGENTS.md", "root rule")], "/repo").await;
     assert_eq!(w.pre_step(Decision::Enter(vec![])).await, None);
     assert_eq!(w.instance.pending().len(), 1);
     let entered = w.pre_step(Decision::Enter(vec![])).await;
@@ -193,14 +193,14 @@ async fn empty_batch_pends_at_step_one_and_enters_alone_later_r_rt_1() {
 
 #[tokio::test]
 async fn nothing_is_composed_without_files_r_rt_1() {
-    let mut w = World::new(&[], "/repo");
+    let mut w = World::new(&[], "/repo").await;
     assert_eq!(w.prompt("hi").await, None);
     assert!(w.instance.pending().is_empty());
 }
 
 #[tokio::test]
 async fn claimed_position_ignores_driver_messages_after_the_prompt_r_rt_1() {
-    let mut w = World::new(&[("/repo/AGENTS.md", "r")], "/repo");
+    let mut w = World::new(&[("/repo/AGENTS.md", "r")], "/repo").await;
     w.step += 1;
     let out = w
         .instance
@@ -234,7 +234,8 @@ async fn touch_below_cwd_discovers_a_nested_file_r_rt_3() {
             ("/repo/pkg/AGENTS.md", "pkg rule"),
         ],
         "/repo",
-    );
+    )
+    .await;
     w.prompt("hi").await.unwrap();
     w.tool("read", "pkg/src/lib.rs", "t1", None, true);
     w.instance.settle().await;
@@ -260,7 +261,8 @@ async fn shell_failed_and_cancelled_tools_never_touch_r_rt_3_r_disc_9() {
             ("/repo/pkg/AGENTS.md", "pkg rule"),
         ],
         "/repo",
-    );
+    )
+    .await;
     w.prompt("hi").await.unwrap();
     w.tool("bash", "pkg/src/lib.rs", "t1", None, true);
     w.tool("read", "pkg/src/lib.rs", "t2", None, false);
@@ -284,7 +286,8 @@ async fn touch_outside_the_cwd_discovers_nothing_new_r_rt_3() {
             ("/repo/other/AGENTS.md", "other"),
         ],
         "/repo/pkg",
-    );
+    )
+    .await;
     w.prompt("hi").await.unwrap();
     w.tool("read", "/repo/other/x.rs", "t1", None, true);
     w.instance.settle().await;
@@ -300,7 +303,8 @@ async fn parent_tokens_bubble_through_depth_and_failed_children_drop_r_rt_4() {
             ("/repo/b/AGENTS.md", "b"),
         ],
         "/repo",
-    );
+    )
+    .await;
     w.prompt("hi").await.unwrap();
     // grandchild ok -> child ok -> top (failed): projected.
     w.tool("read", "a/x.rs", "gc", Some("c"), true);
@@ -328,7 +332,8 @@ async fn touches_wait_for_the_step_to_close_r_rt_5() {
     let mut w = World::new(
         &[("/repo/AGENTS.md", "root"), ("/repo/pkg/AGENTS.md", "pkg")],
         "/repo",
-    );
+    )
+    .await;
     w.prompt("hi").await.unwrap();
     w.event(SessionEvent::StepStart);
     w.tool("read", "pkg/x.rs", "t1", None, true);
@@ -351,7 +356,8 @@ async fn one_pending_message_replaced_in_place_r_rt_2_r_rt_6() {
             ("/repo/b/AGENTS.md", "b"),
         ],
         "/repo",
-    );
+    )
+    .await;
     w.prompt("hi").await.unwrap();
     w.tool("read", "a/x.rs", "t1", None, true);
     w.tool("read", "b/x.rs", "t2", None, true);
@@ -369,7 +375,7 @@ async fn one_pending_message_replaced_in_place_r_rt_2_r_rt_6() {
 
 #[tokio::test]
 async fn external_edit_surfaces_at_the_next_pre_step_r_rt_10() {
-    let mut w = World::new(&[("/repo/AGENTS.md", "v1")], "/repo");
+    let mut w = World::new(&[("/repo/AGENTS.md", "v1")], "/repo").await;
     w.prompt("hi").await.unwrap();
     w.fs.counters();
     w.fs.reset_counters();
@@ -392,7 +398,7 @@ async fn external_edit_surfaces_at_the_next_pre_step_r_rt_10() {
 
 #[tokio::test]
 async fn removal_and_tombstone_reappearance_r_state_5() {
-    let mut w = World::new(&[("/repo/AGENTS.md", "v1")], "/repo");
+    let mut w = World::new(&[("/repo/AGENTS.md", "v1")], "/repo").await;
     w.prompt("hi").await.unwrap();
     w.fs.remove("/repo/AGENTS.md".into());
     let m = w.prompt("gone").await.expect("remove enters");
@@ -405,11 +411,11 @@ async fn removal_and_tombstone_reappearance_r_state_5() {
 
 #[tokio::test]
 async fn unavailable_never_removes_r_disc_5() {
-    let mut w = World::new(&[("/repo/AGENTS.md", "v1")], "/repo");
+    let mut w = World::new(&[("/repo/AGENTS.md", "v1")], "/repo").await;
     w.prompt("hi").await.unwrap();
     w.fs.insert(
         "/repo/AGENTS.md".into(),
-        MemNode::file("v1").with_fault(FsOp::Stat, FaultError::Eacces),
+        MemNode::file("v1").with_fault(FsOp::Stat, Errno::Eacces),
     );
     assert_eq!(w.prompt("next").await, None);
     assert!(w.instance.pending().is_empty());
@@ -423,9 +429,10 @@ async fn resume_with_offline_edit_appends_only_transitions_r_rt_7() {
             ("/repo/CLAUDE.local.md", "local"),
         ],
         "/repo",
-    );
+    )
+    .await;
     w.prompt("hi").await.unwrap();
-    w.resume();
+    w.resume().await;
     w.fs.insert("/repo/AGENTS.md".into(), MemNode::file("v2"));
     w.fs.remove("/repo/CLAUDE.local.md".into());
     let m = w.prompt("resumed").await.expect("transitions");
@@ -444,12 +451,13 @@ async fn remount_with_new_config_supersedes_the_baseline_r_rt_7() {
     let mut w = World::new(
         &[("/repo/AGENTS.md", "a"), ("/repo/CLAUDE.md", "c")],
         "/repo",
-    );
+    )
+    .await;
     w.prompt("hi").await.unwrap();
     let claude_only = config_of(
         serde_json::json!({"max_bytes": 65_536, "instruction_file_candidates": ["CLAUDE.md"]}),
     );
-    w.remount(Some(claude_only));
+    w.remount(Some(claude_only)).await;
     let m = w.prompt("after").await.expect("replacement baseline");
     assert!(m.source.baseline);
     assert!(m.parts[0].starts_with(
@@ -464,10 +472,10 @@ async fn remount_with_new_config_supersedes_the_baseline_r_rt_7() {
 
 #[tokio::test]
 async fn empty_replacement_when_nothing_remains_r_rt_7() {
-    let mut w = World::new(&[("/repo/AGENTS.md", "a")], "/repo");
+    let mut w = World::new(&[("/repo/AGENTS.md", "a")], "/repo").await;
     w.prompt("hi").await.unwrap();
     w.fs.remove("/repo/AGENTS.md".into());
-    w.remount(Some(Config::with_max_bytes(1_000)));
+    w.remount(Some(Config::with_max_bytes(1_000))).await;
     let m = w.prompt("after").await.expect("empty replacement");
     assert_eq!(
         m.parts,
@@ -480,7 +488,7 @@ async fn empty_replacement_when_nothing_remains_r_rt_7() {
 
 #[tokio::test]
 async fn compaction_recomposes_a_complete_baseline_r_rt_8() {
-    let mut w = World::new(&[("/repo/AGENTS.md", "a")], "/repo");
+    let mut w = World::new(&[("/repo/AGENTS.md", "a")], "/repo").await;
     w.prompt("hi").await.unwrap();
     w.host.compact_baseline();
     let m = w.prompt("after compaction").await.expect("new baseline");
@@ -490,33 +498,32 @@ async fn compaction_recomposes_a_complete_baseline_r_rt_8() {
 
 #[tokio::test]
 async fn disabled_and_providerless_are_no_ops_r_rt_9() {
-    let mut w = World::with_config(&[("/repo/AGENTS.md", "a")], "/repo", None);
+    let mut w = World::with_config(&[("/repo/AGENTS.md", "a")], "/repo", None).await;
     assert!(!w.instance.is_active());
     assert_eq!(w.prompt("hi").await, None);
     let mut zero = World::with_config(
         &[("/repo/AGENTS.md", "a")],
         "/repo",
         Some(Config::with_max_bytes(0)),
-    );
+    )
+    .await;
     assert_eq!(zero.prompt("hi").await, None);
     let host = Arc::new(MemoryHost::new("/repo".into()));
-    let none = Instance::mount(
-        Mount {
-            config: Some(Config::with_max_bytes(100)),
-            provider: None,
-            home: home(),
-            root: None,
-            user_files: Vec::new(),
-        },
-        host as Arc<dyn Host>,
-    )
-    .expect("mounted inside a runtime");
+    // No filesystem: a no-op (R-RT-9).
+    let none = dsh_instructions_runtime::MountBuilder::new("/repo")
+        .validated(Config::with_max_bytes(100))
+        .env(common::env_for(&home()))
+        .open(&CancellationToken::new())
+        .await
+        .expect("opens")
+        .instance(host as Arc<dyn Host>)
+        .expect("mounted inside a runtime");
     assert!(!none.is_active());
 }
 
 #[tokio::test]
 async fn cancelled_pre_step_returns_promptly_and_changes_nothing_r_disc_8() {
-    let mut w = World::new(&[], "/repo");
+    let mut w = World::new(&[], "/repo").await;
     w.fs.insert(
         "/repo/AGENTS.md".into(),
         MemNode::file("gated").with_gate(FsOp::Read),
@@ -561,7 +568,8 @@ async fn all_distinct_loads_every_candidate_and_dedups_links_r_cfg_7_r_disc_3() 
         ],
         "/repo",
         Some(config),
-    );
+    )
+    .await;
     w.fs.insert("/repo/AGENTS.local.md".into(), MemNode::link("AGENTS.md"));
     let m = w.prompt("hi").await.unwrap();
     assert_eq!(
@@ -579,7 +587,8 @@ async fn precedence_switch_replaces_with_previous_path_r_state_6() {
     let mut w = World::new(
         &[("/repo/AGENTS.md", "agents"), ("/repo/CLAUDE.md", "claude")],
         "/repo",
-    );
+    )
+    .await;
     let m = w.prompt("hi").await.unwrap();
     assert_eq!(actions(&m), vec![(Action::Set, "AGENTS.md".into())]);
     w.fs.remove("/repo/AGENTS.md".into());
@@ -604,11 +613,12 @@ async fn group_safety_keeps_the_directory_when_a_loaded_member_is_unavailable_r_
             ("/repo/AGENTS.local.md", "local"),
         ],
         "/repo",
-    );
+    )
+    .await;
     w.prompt("hi").await.unwrap();
     w.fs.insert(
         "/repo/AGENTS.local.md".into(),
-        MemNode::file("local").with_fault(FsOp::Stat, FaultError::Eio),
+        MemNode::file("local").with_fault(FsOp::Stat, Errno::Eio),
     );
     w.fs.remove("/repo/AGENTS.md".into());
     assert_eq!(
@@ -632,7 +642,8 @@ async fn files_left_out_by_the_budget_are_not_reprobed_r_rt_10() {
         ],
         "/repo/pkg",
         Some(Config::with_max_bytes(300)),
-    );
+    )
+    .await;
     let m = w.prompt("hi").await.unwrap();
     assert_eq!(actions(&m), vec![(Action::Set, "pkg/AGENTS.md".into())]);
     assert!(m.parts[0].contains("omitted AGENTS.md"));
@@ -646,10 +657,10 @@ async fn files_left_out_by_the_budget_are_not_reprobed_r_rt_10() {
 
 #[tokio::test]
 async fn hot_remount_keeps_the_pending_message_r_rt_7() {
-    let mut w = World::new(&[("/repo/AGENTS.md", "a")], "/repo");
+    let mut w = World::new(&[("/repo/AGENTS.md", "a")], "/repo").await;
     assert_eq!(w.pre_step(Decision::Reject).await, None);
     assert_eq!(w.instance.pending().len(), 1);
-    w.remount(w.config.clone());
+    w.remount(w.config.clone()).await;
     assert_eq!(
         w.instance.pending().len(),
         1,
@@ -662,7 +673,7 @@ async fn hot_remount_keeps_the_pending_message_r_rt_7() {
 
 #[tokio::test]
 async fn dispose_during_a_blocked_projection_writes_nothing_r_disc_8() {
-    let mut w = World::new(&[("/repo/AGENTS.md", "a")], "/repo");
+    let mut w = World::new(&[("/repo/AGENTS.md", "a")], "/repo").await;
     w.prompt("hi").await.unwrap();
     w.fs.insert(
         "/repo/pkg/AGENTS.md".into(),
@@ -692,7 +703,8 @@ async fn compaction_of_the_baseline_removes_surviving_scopes_it_no_longer_holds_
     let mut w = World::new(
         &[("/repo/AGENTS.md", "a"), ("/repo/AGENTS.local.md", "l1")],
         "/repo",
-    );
+    )
+    .await;
     w.prompt("hi").await.unwrap();
     w.fs.insert("/repo/AGENTS.local.md".into(), MemNode::file("l2"));
     let m = w.prompt("edit").await.unwrap();
@@ -720,7 +732,8 @@ async fn a_changed_root_replaces_and_removes_the_old_chain_r_rt_7() {
     let mut w = World::new(
         &[("/repo/AGENTS.md", "root"), ("/repo/pkg/AGENTS.md", "pkg")],
         "/repo/pkg",
-    );
+    )
+    .await;
     let m = w.prompt("hi").await.unwrap();
     assert_eq!(
         actions(&m),
@@ -731,7 +744,7 @@ async fn a_changed_root_replaces_and_removes_the_old_chain_r_rt_7() {
     );
     // A marker in pkg makes pkg the root on the next mount.
     w.fs.insert("/repo/pkg/.git".into(), MemNode::dir());
-    w.remount(w.config.clone());
+    w.remount(w.config.clone()).await;
     let m = w.prompt("again").await.unwrap();
     assert!(m.source.baseline);
     assert!(m.parts[0].contains("supersedes every earlier one"));
@@ -762,7 +775,7 @@ async fn a_budgeted_baseline_reads_only_what_it_can_keep_issue_7() {
         .map(|(p, c)| (p.as_str(), c.as_str()))
         .collect();
     let config = config_of(serde_json::json!({"max_bytes": 8_192, "max_source_bytes": 8_192}));
-    let mut w = World::with_config(&refs, &dir, Some(config));
+    let mut w = World::with_config(&refs, &dir, Some(config)).await;
     let m = w
         .prompt("hi")
         .await
@@ -780,10 +793,10 @@ async fn a_budgeted_baseline_reads_only_what_it_can_keep_issue_7() {
 /// unreadable broader one must not remove the slot's loaded scope.
 #[tokio::test]
 async fn an_unreadable_identity_duplicate_never_removes_r_disc_5() {
-    let mut w = World::new(&[("/repo/AGENTS.md", "root rule")], "/repo");
+    let mut w = World::new(&[("/repo/AGENTS.md", "root rule")], "/repo").await;
     w.fs.insert(
         "/repo/CLAUDE.md".into(),
-        MemNode::file("shared").with_fault(FsOp::Read, FaultError::Eacces),
+        MemNode::file("shared").with_fault(FsOp::Read, Errno::Eacces),
     );
     w.fs.insert(
         "/home/u/.dsh/AGENTS.md".into(),
@@ -825,7 +838,7 @@ async fn a_deep_256_chain_keeps_its_most_specific_files_r_ren_4() {
         .map(|(p, c)| (p.as_str(), c.as_str()))
         .collect();
     let cwd = format!("/repo/{}", dir.trim_end_matches('/'));
-    let mut w = World::new(&refs, &cwd);
+    let mut w = World::new(&refs, &cwd).await;
     let m = w.prompt("hi").await.expect("a non-empty baseline");
     assert_eq!(m.parts.len(), 1);
     let text = &m.parts[0];

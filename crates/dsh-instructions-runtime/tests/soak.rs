@@ -30,21 +30,27 @@
 //! The PRNG is inline and seeded; a failure prints the seed and step. Run one
 //! seed with `DSH_SOAK_SEED=<n>` and more steps with `DSH_SOAK_STEPS=<n>`.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
-use dsh_instructions_discovery::decode_text;
+use dsh_instructions_discovery::provider::decode_text;
 use dsh_instructions_discovery::{
-    CancellationToken, FaultError, FsOp, MAX_LINK_HOPS, MemNode, MemoryProvider,
+    CancellationToken,
+    memory::{Errno, FsOp, MemNode, MemoryProvider},
+    provider::MAX_LINK_HOPS,
 };
 use dsh_instructions_runtime::{
-    BatchItem, Decision, HistoryItem, Host, Instance, MemoryHost, Mount, SessionEvent,
-    ToolExecution, WorkspaceMessage,
+    BatchItem, Decision, Host, Instance, SessionEvent, ToolExecution, WorkspaceMessage,
+    host_support::{HistoryItem, MemoryHost},
 };
-use dsh_instructions_state::{Action, Config, Digest, ScopeKey, TypedSource, VisibleState};
+use dsh_instructions_state::{
+    Config, Digest, ScopeKey, TypedSource, source::Action, visible::VisibleState,
+};
 
 const STEPS: u64 = 3_000;
 const SEEDS: [u64; 2] = [0x5eed_0001, 0x0dd_ba11];
@@ -100,7 +106,7 @@ impl Rng {
 #[derive(Clone, Debug)]
 struct Node {
     bytes: Vec<u8>,
-    fault: Option<(FsOp, FaultError)>,
+    fault: Option<(FsOp, Errno)>,
     stale: Option<u64>,
 }
 
@@ -181,7 +187,7 @@ impl Drop for SeedReport {
 }
 
 impl Soak {
-    fn new(seed: u64) -> Self {
+    async fn new(seed: u64) -> Self {
         let fs = MemoryProvider::new(vec![ROOT.into(), HOME.into()]);
         fs.insert("/repo/.git".into(), MemNode::dir());
         for dir in DIRS {
@@ -190,7 +196,7 @@ impl Soak {
         fs.insert(HOME.into(), MemNode::dir());
         let host = Arc::new(MemoryHost::new(CWD.into()));
         let config = Config::with_max_bytes(65_536);
-        let instance = mount(&fs, &host, &config);
+        let instance = mount(&fs, &host, &config).await;
         Self {
             seed,
             step: 0,
@@ -334,12 +340,9 @@ impl Soak {
             return;
         };
         let op = *self.rng.pick(&[FsOp::Resolve, FsOp::Stat, FsOp::Read]);
-        let error = *self.rng.pick(&[
-            FaultError::Eacces,
-            FaultError::Eio,
-            FaultError::Eloop,
-            FaultError::Etimedout,
-        ]);
+        let error = *self
+            .rng
+            .pick(&[Errno::Eacces, Errno::Eio, Errno::Eloop, Errno::Etimedout]);
         let mut node = self.files[&path].clone();
         node.fault = Some((op, error));
         self.put(path, node);
@@ -453,21 +456,18 @@ impl Soak {
         self.hidden.extend(indexes.iter().copied());
     }
 
-    fn resume(&mut self) {
+    async fn resume(&mut self) {
         self.instance.dispose();
         self.checked = None;
-        self.instance = mount(&self.fs, &self.host, &self.config);
+        self.instance = mount(&self.fs, &self.host, &self.config).await;
         self.step_in_turn = 0;
     }
 
-    fn remount(&mut self) {
+    async fn remount(&mut self) {
         self.config = self.rng.pick(&configs()).clone();
-        self.instance = self
-            .instance
-            .remount(
-                mount_of(&self.fs, &self.config),
-                self.host.clone() as Arc<dyn Host>,
-            )
+        self.instance = mount_of(&self.fs, &self.host, &self.config)
+            .await
+            .remount(&self.instance, self.host.clone() as Arc<dyn Host>)
             .expect("remounted inside a runtime");
         self.step_in_turn = 0;
     }
@@ -829,8 +829,8 @@ impl Soak {
                 64..=85 => self.pre_step().await,
                 86..=88 => self.cancelled_pre_step().await,
                 89..=93 => self.compact(),
-                94..=96 => self.resume(),
-                _ => self.remount(),
+                94..=96 => self.resume().await,
+                _ => self.remount().await,
             }
             tokio::time::timeout(LIMIT, self.instance.settle())
                 .await
@@ -840,18 +840,24 @@ impl Soak {
     }
 }
 
-fn mount_of(fs: &MemoryProvider, config: &Config) -> Mount {
-    Mount {
-        config: Some(config.clone()),
-        provider: Some(Arc::new(fs.clone())),
-        home: home(),
-        root: None,
-        user_files: Vec::new(),
-    }
+async fn mount_of(
+    fs: &MemoryProvider,
+    host: &MemoryHost,
+    config: &Config,
+) -> dsh_instructions_runtime::Opened {
+    common::open(
+        fs.clone(),
+        host.cwd().as_str(),
+        Some(config.clone()),
+        &home(),
+    )
+    .await
 }
 
-fn mount(fs: &MemoryProvider, host: &Arc<MemoryHost>, config: &Config) -> Instance {
-    Instance::mount(mount_of(fs, config), host.clone() as Arc<dyn Host>)
+async fn mount(fs: &MemoryProvider, host: &Arc<MemoryHost>, config: &Config) -> Instance {
+    mount_of(fs, host, config)
+        .await
+        .instance(host.clone() as Arc<dyn Host>)
         .expect("mounted inside a runtime")
 }
 
@@ -880,7 +886,7 @@ async fn fault_soak() {
     };
     for seed in seeds {
         let _report = SeedReport(seed, steps);
-        let mut soak = Soak::new(seed);
+        let mut soak = Soak::new(seed).await;
         soak.run(steps).await;
         eprintln!("seed {seed}: {:?}", soak.stats);
         if steps >= 1_000 {

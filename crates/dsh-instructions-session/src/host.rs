@@ -4,7 +4,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use camino::Utf8PathBuf;
 use dsh_instructions_runtime::{
-    BatchEntry, Host, ToolExecution, ViewSnapshot, VisibleMark, VisibleUpdate, WorkspaceMessage,
+    BatchEntry, Host, ToolExecution, WorkspaceMessage,
+    host_support::{ViewSnapshot, VisibleMark, VisibleUpdate},
 };
 use dsh_instructions_state::TypedSource;
 use dsh_session_log::{Event, EventKind, LogError, SessionLog, SurfaceSummary, VisibleSource};

@@ -9,7 +9,13 @@ mod views;
 
 use std::sync::Arc;
 
-use dsh_instructions_runtime::{BatchItem, Decision, Host, SessionEvent, SessionSpec, open_mount};
+use camino::{Utf8Path, Utf8PathBuf};
+use dsh_instructions_discovery::CancellationToken;
+use dsh_instructions_runtime::{
+    BatchItem, Decision, Host, Instance, MountBuilder, Opened, RuntimeError, SessionEvent,
+    ToolExecution, TouchKind, WorkspaceMessage,
+};
+use dsh_session_log::{EventKind, LogError, SessionLog};
 
 pub use host::{LogHost, typed_source};
 pub use store::{SETTINGS_FILE_NAME, SessionSettings, SessionStore};
@@ -17,30 +23,23 @@ pub use touch::{Record, TOUCH_RECORD};
 pub use versions::{VERSIONS_FILE_NAME, forget_versions};
 pub use views::VIEW_FILE_NAME;
 
-// The foreign types this crate's public signatures name (and what a caller
-// needs to call them: the production factory, the settings' configuration,
-// the answers' actions), so a product can depend on this crate alone — its
-// README example does, and `cargo xtask package` builds it so.
-pub use camino::{Utf8Path, Utf8PathBuf};
-pub use dsh_instructions_runtime::{
-    Action, CancellationToken, CapStdFactory, ConfigInput, DshHome, HomeEnv, Instance, MountError,
-    OpenError, Opened, Preset, ProviderFactory, ToolExecution, TouchKind, TypedSource,
-    WorkspaceMessage, ambient_authority,
-};
-pub use dsh_session_log::{Event, EventKind, LockWait, LogError, OpenReport, SessionLog};
+// The crates this one's signatures name, re-exported whole, so a product
+// can depend on this crate alone (its README example does, and `cargo
+// xtask package` builds it so) and this root stays a short list.
+pub use dsh_instructions_runtime as runtime;
+pub use dsh_session_log as log;
 
 /// Why a session operation failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SessionError {
     /// The session log failed (I/O, a bad header, an invalid id, …).
     #[error(transparent)]
     Log(#[from] LogError),
-    /// The mount could not be opened (configuration, home, trusted roots).
+    /// The mount could not be opened or started (configuration, home,
+    /// trusted roots, no Tokio runtime).
     #[error(transparent)]
-    Open(#[from] OpenError),
-    /// The instance could not be mounted (no Tokio runtime).
-    #[error(transparent)]
-    Mount(#[from] MountError),
+    Runtime(#[from] RuntimeError),
     /// No session with that id.
     #[error("no session {id:?} (looked for {path})")]
     NoSession {
@@ -58,8 +57,11 @@ pub enum SessionError {
         reason: String,
     },
     /// The log's header names a relative cwd.
-    #[error("session header cwd is not absolute: {0}")]
-    RelativeCwd(String),
+    #[error("session header cwd is not absolute: {path}")]
+    RelativeCwd {
+        /// The cwd the header names.
+        path: String,
+    },
     /// The operation's cancellation token fired; nothing was appended.
     #[error("cancelled")]
     Cancelled,
@@ -77,41 +79,37 @@ pub struct Session {
 }
 
 impl Session {
-    /// Mounts a fresh loop instance over `log` with `settings`: the cwd
-    /// comes from the log's header, the home from `env` and the config, the
-    /// root and trusted roots from [`open_mount`]. Tool executions and
+    /// Mounts a fresh loop instance over `log` through the one entry: at
+    /// the cwd of the log's header (a session's cwd is fixed when it is
+    /// created, whatever cwd `mount` names), with the rest of `mount` —
+    /// the session's settings applied to it ([`SessionSettings::apply`]),
+    /// the environment and the filesystem — and the version cache the last
+    /// process over this session kept (decision 0036). Tool executions and
     /// touches recorded after the last persisted message are reported
-    /// again, so the pending
-    /// message an earlier process lost with its inbox is composed again.
+    /// again, so the pending message an earlier process lost with its inbox
+    /// is composed again.
     ///
     /// # Errors
-    /// [`SessionError::RelativeCwd`]; [`SessionError::Open`].
+    /// [`SessionError::RelativeCwd`]; [`SessionError::Runtime`].
     pub async fn mount(
         log: SessionLog,
-        settings: &SessionSettings,
-        env: &HomeEnv,
-        factory: &dyn ProviderFactory,
+        mount: MountBuilder,
         cancel: &CancellationToken,
     ) -> Result<Self, SessionError> {
         let cwd = Utf8PathBuf::from(log.header().cwd.clone());
         if !cwd.is_absolute() {
-            return Err(SessionError::RelativeCwd(cwd.into_string()));
+            return Err(SessionError::RelativeCwd {
+                path: cwd.into_string(),
+            });
         }
-        let spec = SessionSpec {
-            cwd,
-            config: settings.config.clone(),
-            env: env.clone(),
-            extra_roots: settings.trust.clone(),
-        };
-        let opened = open_mount(&spec, factory, cancel).await?;
         let versions_path = versions::path_for(log.path());
-        let remembered = versions::load(&versions_path);
+        let opened = mount
+            .cwd(cwd)
+            .remembered(versions::load(&versions_path))
+            .open(cancel)
+            .await?;
         let host = Arc::new(LogHost::new(log));
-        let instance = Instance::mount_remembering(
-            opened.mount.clone(),
-            host.clone() as Arc<dyn Host>,
-            remembered,
-        )?;
+        let instance = opened.instance(host.clone() as Arc<dyn Host>)?;
         let replay = host.replay_since_last_message();
         for item in replay.iter().cloned() {
             // A kept typed touch goes back the typed way; a tool event

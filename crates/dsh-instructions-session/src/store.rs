@@ -3,6 +3,7 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
+use dsh_instructions_runtime::MountBuilder;
 use dsh_instructions_state::ConfigInput;
 use dsh_session_log::side::{self, Durability, Found};
 use dsh_session_log::{
@@ -28,6 +29,31 @@ pub struct SessionSettings {
     /// Extra trusted roots (R-DISC-7), absolute.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trust: Vec<Utf8PathBuf>,
+}
+
+impl SessionSettings {
+    /// `mount` with this session's configuration (none: disabled) and
+    /// extra trusted roots, so a later process mounts under the settings
+    /// the session was created with (R-CLI-3).
+    ///
+    /// ```
+    /// use dsh_instructions_session::SessionSettings;
+    /// use dsh_instructions_session::runtime::{MountBuilder, state::{ConfigInput, Preset}};
+    /// let settings = SessionSettings {
+    ///     config: Some(ConfigInput { preset: Some(Preset::Codex), ..Default::default() }),
+    ///     trust: vec!["/opt/rules".into()],
+    /// };
+    /// let mount = settings.apply(MountBuilder::default());
+    /// assert!(format!("{mount:?}").contains("/opt/rules"));
+    /// ```
+    #[must_use]
+    pub fn apply(&self, mount: MountBuilder) -> MountBuilder {
+        let mount = match &self.config {
+            Some(input) => mount.config(input.clone()),
+            None => mount.disabled(),
+        };
+        mount.trust(self.trust.iter().cloned())
+    }
 }
 
 /// A directory of sessions, one sub-directory per session id:
@@ -286,7 +312,7 @@ fn write_settings(path: &Utf8Path, settings: &SessionSettings) -> Result<(), Ses
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dsh_instructions_state::{NumberInput, Preset};
+    use dsh_instructions_state::{Preset, config::NumberInput};
 
     fn store() -> (tempfile::TempDir, SessionStore) {
         let tmp = tempfile::tempdir().expect("tempdir");

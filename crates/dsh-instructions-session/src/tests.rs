@@ -2,8 +2,10 @@
 //! "process" over the same log, as the CLI and the hook adapter do.
 
 use camino::Utf8Path;
-use dsh_instructions_discovery::{MemNode, MemoryProvider};
-use dsh_instructions_state::{Action, ConfigInput, NumberInput};
+use dsh_home_paths::HomeEnv;
+use dsh_instructions_discovery::memory::{MemNode, MemoryProvider};
+use dsh_instructions_state::{ConfigInput, config::NumberInput, source::Action};
+use dsh_session_log::LockWait;
 use serde_json::json;
 
 use super::*;
@@ -56,12 +58,17 @@ impl World {
         self.mount(log).await
     }
 
+    /// The process-level half of a mount: environment and filesystem.
+    fn base(&self) -> MountBuilder {
+        MountBuilder::default()
+            .env(self.env.clone())
+            .fs(self.fs.clone())
+    }
+
     async fn mount(&self, log: SessionLog) -> Session {
         Session::mount(
             log,
-            &self.settings,
-            &self.env,
-            &self.fs,
+            self.settings.apply(self.base()),
             &CancellationToken::new(),
         )
         .await
@@ -196,7 +203,7 @@ async fn a_resume_after_the_root_moved_opens_the_provider_for_the_new_root() {
     w.fs.remove("/w/repo/pkg/.git".into());
     let s = w.reopen().await;
     assert_eq!(s.opened().root().expect("root").root, "/w/repo");
-    assert_eq!(s.opened().trusted_roots[0], "/w/repo");
+    assert_eq!(s.opened().trusted_roots()[0], "/w/repo");
     let replaced = s
         .enter(2, None, &cancel)
         .await
@@ -220,10 +227,10 @@ async fn a_relative_header_cwd_is_refused() {
         .store
         .create("s", "relative".into(), &w.settings)
         .expect("create");
-    let err = Session::mount(log, &w.settings, &w.env, &w.fs, &CancellationToken::new())
+    let err = Session::mount(log, w.settings.apply(w.base()), &CancellationToken::new())
         .await
         .expect_err("refused");
-    assert!(matches!(err, SessionError::RelativeCwd(_)), "{err:?}");
+    assert!(matches!(err, SessionError::RelativeCwd { .. }), "{err:?}");
 }
 
 /// R-LOG-5, issue 18 item 7: a `session touch` that finds nothing new costs

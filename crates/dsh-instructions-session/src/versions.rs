@@ -13,8 +13,8 @@
 //! fsync'd); never instruction text.
 
 use camino::{Utf8Path, Utf8PathBuf};
-use dsh_instructions_discovery::FileVersion;
-use dsh_instructions_state::{CacheEntry, Digest, ScopeKey};
+use dsh_instructions_discovery::provider::FileVersion;
+use dsh_instructions_state::{Digest, ScopeKey, cache::CacheEntry};
 use dsh_session_log::side::{self, Durability, Found};
 use serde::{Deserialize, Serialize};
 

@@ -17,7 +17,7 @@
 //! [`Host::save_view`]: dsh_instructions_runtime::Host::save_view
 
 use camino::{Utf8Path, Utf8PathBuf};
-use dsh_instructions_runtime::{ViewSnapshot, VisibleMark};
+use dsh_instructions_runtime::host_support::{ViewSnapshot, VisibleMark};
 use dsh_instructions_state::Digest;
 use dsh_session_log::side::{self, Durability};
 use dsh_session_log::{SurfaceSummary, VisibleSource};

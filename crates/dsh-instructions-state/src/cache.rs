@@ -42,11 +42,11 @@ pub struct ImportKey<V> {
 /// a new, empty one; it is never shared between sessions. Generic over the
 /// provider's version type so this crate needs no I/O dependency.
 ///
-/// The cache only lets a read be skipped ([`VersionCache::fresh`]); it never
+/// The cache only lets a read be skipped ([`VersionCache::fresh`](crate::cache::VersionCache::fresh)); it never
 /// decides a transition on its own.
 ///
 /// ```
-/// use dsh_instructions_state::{Action, CacheEntry, Digest, ScopeKey, VersionCache, VisibleEntry};
+/// use dsh_instructions_state::{Digest, ScopeKey, cache::{CacheEntry, VersionCache}, source::Action, visible::VisibleEntry};
 /// let scope = ScopeKey::project(".", "base");
 /// let digest = Digest::of("root rule");
 /// let mut cache = VersionCache::new();

@@ -21,7 +21,7 @@
 /// file says.
 ///
 /// ```
-/// use dsh_instructions_state::claude_transform;
+/// use dsh_instructions_state::config::claude_transform;
 /// let text = "---\ntitle: x\n---\n\n# Rules\n<!-- hidden -->\nKeep <!-- this -->.\n";
 /// assert_eq!(claude_transform(text), "# Rules\nKeep <!-- this -->.");
 /// ```
@@ -94,7 +94,7 @@ fn comment_start(line: &str) -> Option<usize> {
 }
 
 /// Removes the HTML comments that start a line outside fences (step 2 of
-/// [`claude_transform`]).
+/// [`claude_transform`](crate::config::claude_transform)).
 fn strip_comment_lines(text: &str) -> String {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut out = String::with_capacity(text.len());

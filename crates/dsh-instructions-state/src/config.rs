@@ -18,7 +18,8 @@ mod tests;
 mod validated;
 mod values;
 
-pub use errors::{ConfigError, ConfigWarning, reasons};
+pub use crate::claude::claude_transform;
+pub use errors::{ConfigWarning, reasons};
 pub use input::{ConfigInput, NumberInput};
 pub(crate) use names::plain_relative_path;
 pub use names::{validate_names, validate_user_files};

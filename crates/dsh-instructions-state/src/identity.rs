@@ -27,7 +27,7 @@ fn json_list(items: &[String]) -> String {
 /// keep their baseline.
 ///
 /// ```
-/// use dsh_instructions_state::{baseline_identity, Config};
+/// use dsh_instructions_state::{Config, identity::baseline_identity};
 /// let id = baseline_identity(&Config::with_max_bytes(65_536), "..");
 /// assert_eq!(
 ///     id,
@@ -137,7 +137,7 @@ fn normalized(path: &str) -> Vec<&str> {
 /// than a panic.
 ///
 /// ```
-/// use dsh_instructions_state::root_relative_to_cwd;
+/// use dsh_instructions_state::identity::root_relative_to_cwd;
 /// assert_eq!(root_relative_to_cwd("/work/repo", "/work/repo"), ".");
 /// assert_eq!(root_relative_to_cwd("/work/repo", "/work/repo/pkg/a"), "../..");
 /// assert_eq!(root_relative_to_cwd("/", "/a"), "..");
@@ -259,7 +259,7 @@ mod tests {
         let mut c = base.clone();
         c.fallback_instruction_file_candidates = vec!["AGENTS.md".into()];
         claude_variants.push(id(&c, "."));
-        c.fallback_scope = crate::FallbackScope::Path;
+        c.fallback_scope = crate::config::FallbackScope::Path;
         claude_variants.push(id(&c, "."));
         let mut c = base.clone();
         c.content_transform = ContentTransform::Claude;
@@ -279,9 +279,9 @@ mod tests {
         claude_variants.push(id(&c, "."));
         // R-RULE-6: a non-empty rule_formats changes it, each list its own.
         let mut c = base.clone();
-        c.rule_formats = vec![crate::RuleFormat::Claude];
+        c.rule_formats = vec![crate::config::RuleFormat::Claude];
         claude_variants.push(id(&c, "."));
-        c.rule_formats.push(crate::RuleFormat::Cursor);
+        c.rule_formats.push(crate::config::RuleFormat::Cursor);
         claude_variants.push(id(&c, "."));
         let unique: std::collections::BTreeSet<&String> =
             variants.iter().chain(&claude_variants).collect();
@@ -295,7 +295,7 @@ mod tests {
         // with imports on, the scope only with a fallback list.
         let mut c = base.clone();
         c.max_import_depth = 4;
-        c.fallback_scope = crate::FallbackScope::Path;
+        c.fallback_scope = crate::config::FallbackScope::Path;
         assert_eq!(id(&c, "."), reference);
 
         // Not part of the identity: home, touch tools and shell tools (so

@@ -53,7 +53,7 @@ fn fence(line: &str) -> Option<(char, usize, &str)> {
 /// names an import is decided by resolving it (R-IMP-2).
 ///
 /// ```
-/// use dsh_instructions_state::import_tokens;
+/// use dsh_instructions_state::imports::import_tokens;
 /// let text = "See @AGENTS.md.\nMail ops@example.com or read `@not-this`.\n```\n@nor-this\n```\n- @docs/style.md";
 /// let paths: Vec<String> = import_tokens(text).into_iter().map(|t| t.path).collect();
 /// assert_eq!(paths, ["AGENTS.md", "docs/style.md"]);
@@ -180,7 +180,7 @@ const OWN_SECTION: &str = " (loaded as its own section)";
 /// `\n\nImported from: <display path> (loaded as its own section)`.
 ///
 /// ```
-/// use dsh_instructions_state::{ImportBlock, assemble_imports};
+/// use dsh_instructions_state::imports::{ImportBlock, assemble_imports};
 /// let got = assemble_imports("See @AGENTS.md", &[
 ///     ImportBlock { display: "AGENTS.md", content: Some("Run make test.") },
 ///     ImportBlock { display: "pkg/AGENTS.md", content: None },

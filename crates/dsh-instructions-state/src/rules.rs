@@ -12,6 +12,6 @@ mod globs;
 mod tests;
 
 pub use frontmatter::{
-    MAX_GLOB_BYTES, MAX_GLOBS, ParsedRule, RuleError, RuleKind, parse_rule, split_front_matter,
+    MAX_GLOB_BYTES, MAX_GLOBS, ParsedRule, RuleKind, parse_rule, split_front_matter,
 };
 pub use globs::{RuleDiagnostic, RuleGlobs};

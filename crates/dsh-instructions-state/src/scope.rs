@@ -34,7 +34,7 @@ pub(crate) const COPILOT_ROOT_FILE: &str = ".github/copilot-instructions.md";
 /// `user-global`, …) can collide with the user-global key.
 ///
 /// ```
-/// use dsh_instructions_state::{ScopeKey, ScopeKind, SLOT_BASE};
+/// use dsh_instructions_state::{ScopeKey, scope::{SLOT_BASE, ScopeKind}};
 /// let k = ScopeKey::project("pkg/a", SLOT_BASE);
 /// assert_eq!(k.as_str(), "project\0pkg/a\0base");
 /// assert_eq!(k.kind(), ScopeKind::Project { dir: "pkg/a", slot: "base" });
@@ -160,7 +160,7 @@ impl ScopeKey {
     /// no NUL), as `user_instruction_files` entries are.
     ///
     /// ```
-    /// use dsh_instructions_state::{ScopeKey, ScopeKind};
+    /// use dsh_instructions_state::{ScopeKey, scope::ScopeKind};
     /// let k = ScopeKey::user_file("~/.claude/CLAUDE.md").unwrap();
     /// assert_eq!(k.kind(), ScopeKind::UserFile { path: "~/.claude/CLAUDE.md" });
     /// assert_eq!(ScopeKey::parse(k.as_str()), Some(k));
@@ -178,7 +178,7 @@ impl ScopeKey {
     /// entries are.
     ///
     /// ```
-    /// use dsh_instructions_state::{ScopeKey, ScopeKind};
+    /// use dsh_instructions_state::{ScopeKey, scope::ScopeKind};
     /// let k = ScopeKey::ancestor("/home/u/code", ".claude/CLAUDE.md").unwrap();
     /// assert_eq!(k.as_str(), "ancestor\0/home/u/code\0.claude/CLAUDE.md");
     /// assert_eq!(k.kind(), ScopeKind::Ancestor { dir: "/home/u/code", name: ".claude/CLAUDE.md" });
@@ -193,10 +193,10 @@ impl ScopeKey {
     }
 
     /// A rule file's scope, `rule\0<display path>` (R-RULE-8); `None`
-    /// unless `path` is a rule file's display path ([`RulePlace::of`]).
+    /// unless `path` is a rule file's display path ([`RulePlace::of`](crate::scope::RulePlace::of)).
     ///
     /// ```
-    /// use dsh_instructions_state::{RuleFormat, ScopeKey, ScopeKind};
+    /// use dsh_instructions_state::{ScopeKey, config::RuleFormat, scope::ScopeKind};
     /// let k = ScopeKey::rule("pkg/.cursor/rules/x.mdc").unwrap();
     /// assert_eq!(k.as_str(), "rule\0pkg/.cursor/rules/x.mdc");
     /// assert_eq!(k.kind(), ScopeKind::Rule { path: "pkg/.cursor/rules/x.mdc" });
@@ -306,7 +306,7 @@ impl ScopeKey {
 /// Where a rule file sits, read off its display path (R-RULE-1, R-RULE-8).
 ///
 /// ```
-/// use dsh_instructions_state::{RuleFormat, RulePlace};
+/// use dsh_instructions_state::{config::RuleFormat, scope::RulePlace};
 /// let p = RulePlace::of("a/b/.claude/rules/x/y.md").unwrap();
 /// assert_eq!((p.dir, p.format, p.rel), (Some("a/b"), RuleFormat::Claude, "x/y.md"));
 /// let root = RulePlace::of(".windsurf/rules/w.md").unwrap();
@@ -412,7 +412,7 @@ fn slot_rank(slot: &str, config: &Config) -> Option<usize> {
 }
 
 /// The slots of one directory under `all-distinct`, in section order: the
-/// base list with [`SLOT_CLAUDE_DIR`] right after `CLAUDE.md` (after the
+/// base list with [`SLOT_CLAUDE_DIR`](crate::scope::SLOT_CLAUDE_DIR) right after `CLAUDE.md` (after the
 /// base list when it has no `CLAUDE.md`), the fallback list, the local
 /// list.
 pub(crate) fn all_distinct_slots(config: &Config) -> impl Iterator<Item = &str> {
@@ -511,7 +511,7 @@ fn user_rank<'a>(key: &'a ScopeKey, config: &Config) -> (usize, usize, Vec<&'a s
 /// with equality, usable with `sort_by`.
 ///
 /// ```
-/// use dsh_instructions_state::{section_order, Config, ScopeKey};
+/// use dsh_instructions_state::{Config, ScopeKey, scope::section_order};
 /// let config = Config::with_max_bytes(65_536);
 /// let mut keys = vec![
 ///     ScopeKey::project("a/b", "base"),

@@ -68,7 +68,7 @@ pub struct Change {
 /// never rendered.
 ///
 /// ```
-/// use dsh_instructions_state::{Action, TypedSource};
+/// use dsh_instructions_state::{TypedSource, source::Action};
 /// let v = serde_json::json!({
 ///     "kind": "agent-instructions", "form": "instructions", "schema": 1,
 ///     "baseline": true, "future": "ignored",

@@ -50,7 +50,7 @@ fn remove(scope: &ScopeKey, visible: &VisibleEntry) -> Change {
 /// | unavailable | nothing | nothing |
 ///
 /// ```
-/// use dsh_instructions_state::{transition, Action, Change, Digest, Observation, ScopeKey, VisibleEntry};
+/// use dsh_instructions_state::{Digest, ScopeKey, source::{Action, Change}, transition::{Observation, transition}, visible::VisibleEntry};
 /// let scope = ScopeKey::project(".", "base");
 /// let seen = VisibleEntry {
 ///     action: Action::Set, path: "AGENTS.md".into(), digest: Some(Digest::of("v1")), message: 0,
@@ -106,7 +106,7 @@ pub fn transition(
 /// user-global scope is a group of its own); the result keeps input order.
 ///
 /// ```
-/// use dsh_instructions_state::{reconcile_directory, Action, Digest, Observation, ScopeKey, VisibleEntry};
+/// use dsh_instructions_state::{Digest, ScopeKey, source::Action, transition::{Observation, reconcile_directory}, visible::VisibleEntry};
 /// let loaded = VisibleEntry {
 ///     action: Action::Set, path: "AGENTS.md".into(), digest: Some(Digest::of("x")), message: 0,
 /// };
@@ -164,7 +164,7 @@ pub enum SlotOutcome {
 /// (an empty list is absent: no overlays).
 ///
 /// ```
-/// use dsh_instructions_state::{select_first_wins, ProbeClass::*, SlotOutcome};
+/// use dsh_instructions_state::transition::{ProbeClass::*, SlotOutcome, select_first_wins};
 /// assert_eq!(select_first_wins(&[Absent, Present]), SlotOutcome::Winner { candidate: 1 });
 /// assert_eq!(select_first_wins(&[Unavailable, Present]), SlotOutcome::Unavailable);
 /// assert_eq!(select_first_wins(&[Present, Unavailable]), SlotOutcome::Winner { candidate: 0 });
@@ -176,7 +176,7 @@ pub fn select_first_wins(probes: &[ProbeClass]) -> SlotOutcome {
 /// [`select_first_wins`] over an iterator (no slice to build first).
 ///
 /// ```
-/// use dsh_instructions_state::{select_first_wins_iter, ProbeClass::*, SlotOutcome};
+/// use dsh_instructions_state::transition::{ProbeClass::*, SlotOutcome, select_first_wins_iter};
 /// assert_eq!(select_first_wins_iter([Absent, Present]), SlotOutcome::Winner { candidate: 1 });
 /// ```
 pub fn select_first_wins_iter(probes: impl IntoIterator<Item = ProbeClass>) -> SlotOutcome {
@@ -196,7 +196,7 @@ pub fn select_first_wins_iter(probes: impl IntoIterator<Item = ProbeClass>) -> S
 /// that index (`Some(i)`).
 ///
 /// ```
-/// use dsh_instructions_state::{dedup_keep, Digest};
+/// use dsh_instructions_state::{Digest, transition::dedup_keep};
 /// let d = |s: &str| Digest::of_trimmed(s);
 /// let keep = dedup_keep(&[d("rules"), d("other"), d("rules\n")]);
 /// assert_eq!(keep, [None, None, Some(0)]);

@@ -44,10 +44,10 @@ pub struct VisibleBaseline {
 /// Callers feed only messages on the visible surface (compaction-hidden ones
 /// do not count) in history order, plus any messages claimed by the running
 /// pre-step. A `remove` stays as a tombstone, so a later reappearance is a new
-/// `set` (see [`crate::transition`]).
+/// `set` (see [`crate::transition::transition`]).
 ///
 /// ```
-/// use dsh_instructions_state::{Action, Change, Digest, ScopeKey, TypedSource, VisibleState};
+/// use dsh_instructions_state::{Digest, ScopeKey, TypedSource, source::{Action, Change}, visible::VisibleState};
 /// let scope = ScopeKey::project(".", "base");
 /// let set = TypedSource {
 ///     baseline: true,
@@ -82,7 +82,7 @@ impl VisibleState {
     /// item is the caller's message index and the message's typed source.
     ///
     /// ```
-    /// use dsh_instructions_state::{Action, Change, Digest, ScopeKey, TypedSource, VisibleState};
+    /// use dsh_instructions_state::{Digest, ScopeKey, TypedSource, source::{Action, Change}, visible::VisibleState};
     /// let k = ScopeKey::user_global();
     /// let change = |action, text: &str| Change {
     ///     action, scope: k.clone(), path: "~/.dsh/AGENTS.md".into(), previous_path: None,
@@ -105,11 +105,11 @@ impl VisibleState {
     }
 
     /// Rebuilds a state from the parts an earlier one listed
-    /// ([`VisibleState::entries`], [`VisibleState::latest_baseline`]): how a
+    /// ([`VisibleState::entries`](crate::visible::VisibleState::entries), [`VisibleState::latest_baseline`](crate::visible::VisibleState::latest_baseline)): how a
     /// saved fold comes back without the history it was folded from.
     ///
     /// ```
-    /// use dsh_instructions_state::{Action, Change, Digest, ScopeKey, TypedSource, VisibleState};
+    /// use dsh_instructions_state::{Digest, ScopeKey, TypedSource, source::{Action, Change}, visible::VisibleState};
     /// let set = TypedSource {
     ///     baseline: true,
     ///     changes: vec![Change {
@@ -184,7 +184,7 @@ impl VisibleState {
     /// event looks at every known directory's entry, R-HOOK-6).
     ///
     /// ```
-    /// use dsh_instructions_state::{Action, Change, Digest, ScopeKey, TypedSource, VisibleState};
+    /// use dsh_instructions_state::{Digest, ScopeKey, TypedSource, source::{Action, Change}, visible::VisibleState};
     /// let set = |dir: &str| Change {
     ///     action: Action::Set, scope: ScopeKey::project(dir, "base"),
     ///     path: format!("{dir}/AGENTS.md"), previous_path: None, digest: Some(Digest::of("x")),

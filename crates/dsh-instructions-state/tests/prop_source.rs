@@ -2,7 +2,7 @@
 //! reads persisted metadata that anything may have written, so it must never
 //! panic, and what it accepts must survive a write/read round trip.
 
-use dsh_instructions_state::{Action, TypedSource};
+use dsh_instructions_state::{TypedSource, source::Action};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

@@ -4,7 +4,7 @@
 mod checkpoint;
 mod event;
 mod lock;
-mod parse;
+pub mod parse;
 pub mod side;
 mod store;
 mod summary;
@@ -16,10 +16,11 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 pub use event::{Event, EventKind, SCHEMA_VERSION, SessionHeader};
 pub use lock::{LockWait, SessionLock};
-pub use parse::{ParsedLog, SkippedLine, TornReason, TornTail, read_log};
 pub use store::{CHECKPOINT_AFTER_BYTES, OpenReport, SessionLog};
 pub use summary::{RawSource, SurfaceSummary, VisibleSource};
 pub use time::{new_session_id, rfc3339_utc};
+
+use parse::{ParsedLog, read_log};
 
 /// File name of a session log inside its session directory.
 pub const LOG_FILE_NAME: &str = "session.jsonl";
@@ -136,7 +137,7 @@ pub fn read_log_file(path: &Utf8Path) -> Result<ParsedLog, LogError> {
 /// number has no effect.
 ///
 /// ```
-/// use dsh_session_log::{surface, Event, EventKind};
+/// use dsh_session_log::{Event, EventKind, surface};
 /// let events = [
 ///     Event { seq: 1, kind: EventKind::TurnStart },
 ///     Event { seq: 2, kind: EventKind::Compaction { hide: vec![1, 3] } },

@@ -15,7 +15,7 @@ pub enum TornReason {
 }
 
 /// The torn final line found by [`read_log`]; [`crate::SessionLog::open`]
-/// truncates the file to [`TornTail::offset`].
+/// truncates the file to [`TornTail::offset`](crate::parse::TornTail::offset).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TornTail {
     /// Byte offset where the torn line starts (= length of the whole lines).
@@ -91,9 +91,9 @@ pub(crate) fn open_turn(events: &[Event]) -> bool {
 ///   types are kept as [`EventKind::Unknown`].
 /// - A complete line before the last one that is not an event (bad JSON, no
 ///   `seq`/`type`, a `seq` not greater than the previous one) is reported in
-///   [`ParsedLog::skipped`] and reading goes on.
+///   [`ParsedLog::skipped`](crate::parse::ParsedLog::skipped) and reading goes on.
 /// - The last line is torn when it lacks its newline or is not readable
-///   ([`ParsedLog::torn_tail`]).
+///   ([`ParsedLog::torn_tail`](crate::parse::ParsedLog::torn_tail)).
 ///
 /// Never panics, whatever the bytes.
 ///
@@ -106,7 +106,7 @@ pub(crate) fn open_turn(events: &[Event]) -> bool {
 /// {\"seq\":1,\"type\":\"turn_start\"}\n\
 /// {\"seq\":2,\"type\":\"future_thing\",\"x\":1}\n\
 /// {\"seq\":3,\"type\":\"turn_e";
-/// let log = dsh_session_log::read_log(bytes)?;
+/// let log = dsh_session_log::parse::read_log(bytes)?;
 /// assert_eq!(log.events.len(), 2);
 /// assert_eq!(log.events[1].kind.type_name(), Some("future_thing"));
 /// assert!(log.torn_tail.is_some());

@@ -202,7 +202,7 @@ impl SessionLog {
     /// the existing log at `path` for appending, repairing it first
     /// (R-LOG-2):
     ///
-    /// 1. a torn final line (see [`read_log`](crate::read_log)) is truncated
+    /// 1. a torn final line (see [`read_log`](crate::parse::read_log)) is truncated
     ///    away and the truncation fsync'd — only here, under the lock, so a
     ///    line another writer is still writing is never cut;
     /// 2. when the events leave a turn open (`turn_start`/`step_start` with no
@@ -217,7 +217,7 @@ impl SessionLog {
     ///
     /// # Errors
     /// [`LogError::LockTimeout`] when another writer keeps the lock past
-    /// `wait`; header errors from [`read_log`](crate::read_log);
+    /// `wait`; header errors from [`read_log`](crate::parse::read_log);
     /// [`LogError::Io`] (also when the log does not exist; `session.lock` is
     /// created next to it all the same when the directory exists).
     ///

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::event::encode_event;
+use crate::parse::{TornReason, TornTail};
 use proptest::prelude::*;
 use rstest::rstest;
 use serde_json::json;

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_session_log::{
-    Event, EventKind, LOG_FILE_NAME, SessionHeader, SessionLog, read_log, surface,
+    Event, EventKind, LOG_FILE_NAME, SessionHeader, SessionLog, parse::read_log, surface,
 };
 
 const WRITER_ENV: &str = "DSH_CRASH_WRITER";

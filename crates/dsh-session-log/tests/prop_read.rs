@@ -2,7 +2,7 @@
 //! bytes parse without panicking, and garbage — a torn tail or an unreadable
 //! middle line — never costs a complete event line.
 
-use dsh_session_log::{Event, EventKind, read_log};
+use dsh_session_log::{Event, EventKind, parse::read_log};
 use proptest::prelude::*;
 
 const HEADER: &str =

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use camino::Utf8PathBuf;
-use dsh_instructions_discovery::MemoryProvider;
+use dsh_instructions_discovery::memory::MemoryProvider;
 
 use crate::error::DriverError;
 use crate::fsmodel::LocalFuture;

@@ -5,7 +5,7 @@
 
 use std::future::Future;
 
-use dsh_instructions_discovery::MemoryProvider;
+use dsh_instructions_discovery::memory::MemoryProvider;
 
 use super::contract::{
     CancelSignal, Driver, HostState, MountSpec, Observer, PreStepInput, PreStepResult,

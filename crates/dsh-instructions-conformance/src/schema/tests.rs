@@ -5,7 +5,10 @@ use std::path::Path;
 
 use super::fs::decode_hex;
 use super::*;
-use dsh_instructions_state::{CandidatePolicy, NumberInput, Preset};
+use dsh_instructions_state::{
+    Preset,
+    config::{CandidatePolicy, NumberInput},
+};
 use rstest::rstest;
 
 #[expect(

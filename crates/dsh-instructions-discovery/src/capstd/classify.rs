@@ -43,7 +43,7 @@ fn nanos(secs: i64, nsec: i64) -> u64 {
 }
 
 /// How long a file must have stood unchanged before the moment it was
-/// looked at for its version to be settled ([`FileVersion::settled`]): far
+/// looked at for its version to be settled ([`FileVersion::settled`](crate::provider::FileVersion::settled)): far
 /// above any file system's timestamp tick, as for the directory stamps
 /// (decision 0007).
 const SETTLED_AFTER: std::time::Duration = std::time::Duration::from_secs(2);

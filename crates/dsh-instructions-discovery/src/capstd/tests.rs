@@ -5,6 +5,7 @@
 use super::*;
 use cap_std::ambient_authority;
 use rustix::io::Errno;
+use std::io;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -118,7 +119,7 @@ async fn missing_roots_are_skipped_and_relative_roots_rejected() {
     ));
     assert!(matches!(
         CapStdProvider::new([Utf8PathBuf::from("relative")], ambient_authority()),
-        Err(ProviderError::RelativeRoot { .. })
+        Err(DiscoveryError::RelativeRoot { .. })
     ));
 }
 

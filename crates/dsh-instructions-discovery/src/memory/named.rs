@@ -29,7 +29,7 @@ impl MemoryProvider {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// use camino::{Utf8Path, Utf8PathBuf};
-    /// use dsh_instructions_discovery::{CancellationToken, FsProvider, MemNode, MemoryProvider, Probe, Unavailable};
+    /// use dsh_instructions_discovery::{CancellationToken, FsProvider, memory::{MemNode, MemoryProvider}, provider::{Probe, Unavailable}};
     /// let fs = MemoryProvider::new(vec![Utf8PathBuf::from("/code/repo")])
     ///     .with_names_only(vec!["/code".into()], &["CLAUDE.md".to_owned()]);
     /// fs.insert(Utf8Path::new("/code/CLAUDE.md"), MemNode::file("all my repositories"));

@@ -1,7 +1,7 @@
 //! What a test puts into the in-memory filesystem and reads back: nodes
-//! and their kinds ([`MemNode`], [`MemKind`]), the operations faults and
-//! gates apply to ([`FsOp`]) with their injected errors ([`FaultError`],
-//! [`Fault`]), and the operation counters ([`OpCounters`]). Separate
+//! and their kinds ([`MemNode`](crate::memory::MemNode), [`MemKind`](crate::memory::MemKind)), the operations faults and
+//! gates apply to ([`FsOp`](crate::memory::FsOp)) with their injected errors ([`Errno`],
+//! [`Fault`](crate::memory::Fault)), and the operation counters ([`OpCounters`](crate::memory::OpCounters)). Separate
 //! because it is the provider's public vocabulary, apart from how the
 //! provider runs an operation.
 
@@ -12,7 +12,7 @@ use std::str::FromStr;
 use super::MemoryProvider;
 use crate::provider::Unavailable;
 
-/// Operation counts since creation or the last [`MemoryProvider::reset_counters`].
+/// Operation counts since creation or the last [`MemoryProvider::reset_counters`](crate::memory::MemoryProvider::reset_counters).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpCounters {
     /// Files opened for content: one per `read_text` call that found a regular
@@ -60,14 +60,14 @@ macro_rules! named {
         }
 
         impl FromStr for $ty {
-            type Err = UnknownName;
+            type Err = crate::DiscoveryError;
 
             fn from_str(s: &str) -> Result<Self, Self::Err> {
                 Self::ALL
                     .iter()
                     .copied()
                     .find(|v| v.as_str() == s)
-                    .ok_or_else(|| UnknownName {
+                    .ok_or_else(|| crate::DiscoveryError::UnknownName {
                         what: $what,
                         value: s.to_owned(),
                     })
@@ -79,9 +79,9 @@ macro_rules! named {
 /// A filesystem operation, the unit faults and gates apply to.
 ///
 /// ```
-/// use dsh_instructions_discovery::FsOp;
+/// use dsh_instructions_discovery::memory::FsOp;
 /// assert_eq!(FsOp::Stat.as_str(), "stat");
-/// assert_eq!("stat".parse::<FsOp>(), Ok(FsOp::Stat));
+/// assert_eq!("stat".parse::<FsOp>().ok(), Some(FsOp::Stat));
 /// assert!("open".parse::<FsOp>().is_err());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -103,35 +103,35 @@ named!(FsOp, "filesystem operation", "The name used by the conformance format.",
 /// An injectable error.
 ///
 /// ```
-/// use dsh_instructions_discovery::FaultError;
-/// assert_eq!("EACCES".parse::<FaultError>(), Ok(FaultError::Eacces));
-/// assert_eq!(FaultError::Eio.as_str(), "EIO");
+/// use dsh_instructions_discovery::memory::Errno;
+/// assert_eq!("EACCES".parse::<Errno>().ok(), Some(Errno::Eacces));
+/// assert_eq!(Errno::Eio.as_str(), "EIO");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FaultError {
-    /// Permission denied → [`Unavailable::PermissionDenied`].
+pub enum Errno {
+    /// Permission denied → [`Unavailable::PermissionDenied`](crate::provider::Unavailable::PermissionDenied).
     Eacces,
-    /// I/O error → [`Unavailable::Io`].
+    /// I/O error → [`Unavailable::Io`](crate::provider::Unavailable::Io).
     Eio,
-    /// Too many symlink levels → [`Unavailable::Loop`].
+    /// Too many symlink levels → [`Unavailable::Loop`](crate::provider::Unavailable::Loop).
     Eloop,
-    /// Timed out → [`Unavailable::TimedOut`].
+    /// Timed out → [`Unavailable::TimedOut`](crate::provider::Unavailable::TimedOut).
     Etimedout,
 }
 
-named!(FaultError, "fault error", "The errno name used by the conformance format.", {
+named!(Errno, "fault error", "The errno name used by the conformance format.", {
     Eacces => "EACCES",
     Eio => "EIO",
     Eloop => "ELOOP",
     Etimedout => "ETIMEDOUT",
 });
 
-impl FaultError {
+impl Errno {
     /// The classification a real error of this kind gets (R-DISC-4).
     ///
     /// ```
-    /// use dsh_instructions_discovery::{FaultError, Unavailable};
-    /// assert_eq!(FaultError::Eloop.unavailable(), Unavailable::Loop);
+    /// use dsh_instructions_discovery::{memory::Errno, provider::Unavailable};
+    /// assert_eq!(Errno::Eloop.unavailable(), Unavailable::Loop);
     /// ```
     pub fn unavailable(self) -> Unavailable {
         match self {
@@ -143,16 +143,6 @@ impl FaultError {
     }
 }
 
-/// A name that [`FsOp`] or [`FaultError`] does not know.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {what}: {value:?}")]
-pub struct UnknownName {
-    /// What was being parsed.
-    pub what: &'static str,
-    /// The rejected text.
-    pub value: String,
-}
-
 /// An operation on a path that fails with an error until the path is written
 /// again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,10 +150,10 @@ pub struct Fault {
     /// The failing operation.
     pub op: FsOp,
     /// The error it fails with.
-    pub error: FaultError,
+    pub error: Errno,
 }
 
-/// A node to [`MemoryProvider::insert`], with its injections.
+/// A node to [`MemoryProvider::insert`](crate::memory::MemoryProvider::insert), with its injections.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemNode {
     /// What the path holds.
@@ -211,7 +201,7 @@ impl MemNode {
     }
 
     /// Makes `op` on this path fail with `error`.
-    pub fn with_fault(self, op: FsOp, error: FaultError) -> Self {
+    pub fn with_fault(self, op: FsOp, error: Errno) -> Self {
         Self {
             fault: Some(Fault { op, error }),
             ..self

@@ -11,14 +11,14 @@
 //!   directory handle ([`walk`] with `beneath`): name by name, `..` to the
 //!   parent of the directory the walk has reached (not the lexical parent),
 //!   a relative link's text taken from the directory holding the link, at
-//!   most [`MAX_LINK_HOPS`] links per lookup (`ELOOP`). An absolute link,
+//!   most [`MAX_LINK_HOPS`](crate::provider::MAX_LINK_HOPS) links per lookup (`ELOOP`). An absolute link,
 //!   or `..` from the root itself, is an escape.
 //! * An escape is re-anchored as the disk provider does it ([`reanchor`]):
 //!   the first link along the root-relative path (not necessarily the one
 //!   that escaped) is replaced by its text, resolved lexically against the
 //!   link's path under the root's own spelling, and the lookup starts over
 //!   in the deepest root containing the result. More than
-//!   [`MAX_LINK_HOPS`] re-anchorings is a loop; no root containing it is
+//!   [`MAX_LINK_HOPS`](crate::provider::MAX_LINK_HOPS) re-anchorings is a loop; no root containing it is
 //!   "outside trusted roots" (R-DISC-7).
 //! * A root-marker check follows every link but the last, from `/`, with
 //!   no root at all (R-DISC-7: existence only, anywhere).
@@ -49,7 +49,7 @@ pub(super) enum Walk {
     Absent,
     /// Left the directory the lookup is confined to (cap-std's escape).
     Escape,
-    /// `ELOOP`: more than [`MAX_LINK_HOPS`] links in one lookup.
+    /// `ELOOP`: more than [`MAX_LINK_HOPS`](crate::provider::MAX_LINK_HOPS) links in one lookup.
     Loop,
 }
 

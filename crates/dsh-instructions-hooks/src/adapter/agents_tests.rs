@@ -144,7 +144,7 @@ fn copilot_start_gives_what_copilot_lacks_at_the_top_level() {
         "Copilot loads AGENTS.md: {text}"
     );
     assert!(
-        text.starts_with(dsh_instructions_render::FRAME_OPEN),
+        text.starts_with(dsh_instructions_render::text::FRAME_OPEN),
         "{text}"
     );
     // The event named on the command line is the one logged.

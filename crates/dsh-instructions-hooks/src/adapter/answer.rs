@@ -80,8 +80,8 @@ mod tests {
     fn context_is_additional_context_under_the_event_name() {
         let framed = format!(
             "{}body{}",
-            dsh_instructions_render::FRAME_OPEN,
-            dsh_instructions_render::FRAME_CLOSE
+            dsh_instructions_render::text::FRAME_OPEN,
+            dsh_instructions_render::text::FRAME_CLOSE
         );
         let a = parsed(&answer(
             Agent::Codex,

@@ -32,7 +32,7 @@ pub(crate) async fn touch(
     fresh: bool,
     cancel: &CancellationToken,
 ) -> Result<Touched, SessionError> {
-    let session = Session::mount(log, settings, m.env, m.fs, cancel).await?;
+    let session = Session::mount(log, settings.apply(m.base.clone()), cancel).await?;
     let deferred = apply_deferred(&session, m.session_dir, Record::Transient).await?;
     crate::touch::apply(&session, agent, event, fresh).await?;
     Ok(Touched { session, deferred })

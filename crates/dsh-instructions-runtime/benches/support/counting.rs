@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::{
-    BoxFuture, CancellationToken, Cancelled, DirListing, FsProvider, MarkerProbe, PathKind, Probe,
-    ProbedDirs, ReadOutcome,
+    CancellationToken, Cancelled, FsProvider,
+    provider::{BoxFuture, DirListing, MarkerProbe, PathKind, Probe, ProbedDirs, ReadOutcome},
 };
 
 /// Counts, shared between clones.

@@ -1,4 +1,4 @@
-//! Driving the runtime the way a product does: `preview()` for a baseline
+//! Driving the runtime the way a product does: a mount's `preview()` for a baseline
 //! (the `show` job), an [`Instance`] over a [`MemoryHost`] for touches and
 //! pre-step revalidation.
 
@@ -6,15 +6,19 @@ use std::io;
 use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use dsh_home_paths::{DshHome, HomeLabel};
+use dsh_home_paths::{DshHome, HomeEnv, HomeLabel};
 use dsh_instructions_discovery::{
-    CancellationToken, CapStdProvider, FsProvider, ambient_authority,
+    CancellationToken, CapStdProvider, FsProvider, cap_std::ambient_authority,
 };
 use dsh_instructions_runtime::{
-    BatchItem, Decision, Host, Instance, MemoryHost, Mount, Preview, ToolExecution,
-    WorkspaceMessage, preview,
+    BatchItem, Decision, Host, Instance, MountBuilder, Opened, ToolExecution, WorkspaceMessage,
+    host_support::MemoryHost, report::Preview,
 };
-use dsh_instructions_state::{Action, Change, Config, Digest, SLOT_BASE, ScopeKey, TypedSource};
+use dsh_instructions_state::{
+    Config, Digest, ScopeKey, TypedSource,
+    scope::SLOT_BASE,
+    source::{Action, Change},
+};
 
 use super::tree::{Shape, Tree, package_rel};
 
@@ -43,7 +47,7 @@ pub(crate) fn config(max_bytes: i64) -> Config {
 /// Never: the input is a valid configuration.
 pub(crate) fn imports_config() -> Config {
     let input = dsh_instructions_state::ConfigInput {
-        max_bytes: Some(dsh_instructions_state::NumberInput::Int(65_536)),
+        max_bytes: Some(dsh_instructions_state::config::NumberInput::Int(65_536)),
         imports: Some(true),
         ..Default::default()
     };
@@ -91,7 +95,7 @@ fn open_disk(tree: &Tree, inline: bool) -> io::Result<Arc<dyn FsProvider>> {
 /// # Panics
 ///
 /// Never cancelled, so never.
-pub(crate) async fn show(provider: &dyn FsProvider, tree: &Tree, max_bytes: i64) -> Preview {
+pub(crate) async fn show(provider: Arc<dyn FsProvider>, tree: &Tree, max_bytes: i64) -> Preview {
     show_with(provider, tree, &config(max_bytes)).await
 }
 
@@ -100,16 +104,41 @@ pub(crate) async fn show(provider: &dyn FsProvider, tree: &Tree, max_bytes: i64)
 /// # Panics
 ///
 /// Never cancelled, so never.
-pub(crate) async fn show_with(provider: &dyn FsProvider, tree: &Tree, config: &Config) -> Preview {
-    preview(
-        provider,
-        config,
-        &home(tree),
-        &tree.cwd,
-        &CancellationToken::new(),
-    )
-    .await
-    .expect("not cancelled")
+pub(crate) async fn show_with(
+    provider: Arc<dyn FsProvider>,
+    tree: &Tree,
+    config: &Config,
+) -> Preview {
+    let cancel = CancellationToken::new();
+    open(provider, tree, &tree.cwd, config.clone())
+        .await
+        .preview(&cancel)
+        .await
+        .expect("not cancelled")
+}
+
+/// Mounts `cwd` over `provider` as it is (the root walk and the content
+/// through it) through the one entry, as the CLI does.
+///
+/// # Panics
+///
+/// Never: the tree's paths are absolute and nothing is cancelled.
+pub(crate) async fn open(
+    provider: Arc<dyn FsProvider>,
+    tree: &Tree,
+    cwd: &Utf8Path,
+    config: Config,
+) -> Opened {
+    MountBuilder::new(cwd)
+        .validated(config)
+        .env(HomeEnv {
+            home: tree.home.parent().map(|p| p.as_str().into()),
+            ..HomeEnv::default()
+        })
+        .fs(provider)
+        .open(&CancellationToken::new())
+        .await
+        .expect("opens")
 }
 
 /// A session at the project root, driven through pre-steps and touches.
@@ -141,17 +170,10 @@ impl Session {
         config: Config,
     ) -> Self {
         let host = Arc::new(MemoryHost::new(cwd.to_owned()));
-        let instance = Instance::mount(
-            Mount {
-                config: Some(config),
-                provider: Some(provider),
-                home: home(tree),
-                root: None,
-                user_files: Vec::new(),
-            },
-            host.clone() as Arc<dyn Host>,
-        )
-        .expect("mounted inside a runtime");
+        let instance = open(provider, tree, cwd, config)
+            .await
+            .instance(host.clone() as Arc<dyn Host>)
+            .expect("mounted inside a runtime");
         let mut session = Self {
             host,
             instance,

@@ -130,7 +130,7 @@ pub(crate) fn touched(tree: &Tree) -> Utf8PathBuf {
 /// Never: the input is a valid configuration.
 pub(crate) fn config() -> dsh_instructions_state::Config {
     let input = dsh_instructions_state::ConfigInput {
-        max_bytes: Some(dsh_instructions_state::NumberInput::Int(65_536)),
+        max_bytes: Some(dsh_instructions_state::config::NumberInput::Int(65_536)),
         rule_formats: Some(vec!["claude".to_owned()]),
         ..Default::default()
     };

@@ -8,9 +8,12 @@ use std::sync::{Arc, Mutex};
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, FileVersion, FsProvider, PathKind, find_project_root,
+    CancellationToken, Cancelled, FsProvider, find_project_root,
+    provider::{FileVersion, PathKind},
 };
-use dsh_instructions_state::{Action, Budget, Config, ScopeKey, ScopeKind, VersionCache};
+use dsh_instructions_state::{
+    Budget, Config, ScopeKey, cache::VersionCache, scope::ScopeKind, source::Action,
+};
 use tokio::sync::{mpsc, oneshot};
 
 use super::front::Touch;

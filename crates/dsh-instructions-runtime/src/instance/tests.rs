@@ -3,9 +3,9 @@
 
 use super::front::MAX_WAITING_PARENTS;
 use super::*;
-use crate::MemoryHost;
-use dsh_home_paths::HomeLabel;
-use dsh_instructions_discovery::{MemNode, MemoryProvider};
+use crate::memory_host::MemoryHost;
+use dsh_home_paths::{DshHome, HomeLabel};
+use dsh_instructions_discovery::memory::{MemNode, MemoryProvider};
 use rstest::rstest;
 
 fn mount_of(config: Option<Config>) -> (Mount, Arc<MemoryHost>) {
@@ -50,7 +50,7 @@ fn file(path: &str) -> Touch {
 fn mount_outside_a_runtime_is_no_runtime(#[case] config: Option<Config>) {
     let (mount, host) = mount_of(config);
     let got = Instance::mount(mount, host as Arc<dyn Host>);
-    assert_eq!(got.err(), Some(MountError::NoRuntime));
+    assert!(matches!(got, Err(RuntimeError::NoRuntime)), "{got:?}");
 }
 
 #[tokio::test]
@@ -327,7 +327,7 @@ fn turn_end_forgets_every_waiting_parent() {
 /// entries themselves are still there for a host that asks for all.
 #[tokio::test]
 async fn unchanged_remembered_versions_are_no_news() {
-    use dsh_instructions_state::{CacheEntry, Digest, ScopeKey};
+    use dsh_instructions_state::{Digest, ScopeKey, cache::CacheEntry};
     let (mount, host) = mount_of(None);
     let seed = vec![(
         ScopeKey::project("pkg", "base"),

@@ -3,7 +3,11 @@
 //! names the condition that sends a directory back to the full path.
 
 use super::*;
-use dsh_instructions_state::{Action, Change, SLOT_BASE, SLOT_LOCAL, TypedSource};
+use dsh_instructions_state::{
+    TypedSource,
+    scope::{SLOT_BASE, SLOT_LOCAL},
+    source::{Action, Change},
+};
 use rstest::rstest;
 
 const REL: &str = "a";
@@ -138,7 +142,7 @@ fn in_pass<R>(
     f: impl FnOnce(&Gather<'_>) -> R,
 ) -> R {
     let cancel = CancellationToken::new();
-    let provider = dsh_instructions_discovery::MemoryProvider::new(Vec::new());
+    let provider = dsh_instructions_discovery::memory::MemoryProvider::new(Vec::new());
     f(&Gather {
         provider: &provider,
         config,

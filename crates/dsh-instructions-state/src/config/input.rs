@@ -1,5 +1,5 @@
 //! The loosely typed [`ConfigInput`] as read from JSON, YAML or CLI flags,
-//! and [`NumberInput`], a number as the format wrote it. Separate because
+//! and [`NumberInput`](crate::config::NumberInput), a number as the format wrote it. Separate because
 //! it is the serde surface: what a settings file may say, before anything
 //! decides what it means.
 

@@ -24,7 +24,7 @@ pub(super) fn name_problem(entry: &str) -> Option<&'static str> {
 /// reports each dropped entry.
 ///
 /// ```
-/// use dsh_instructions_state::validate_names;
+/// use dsh_instructions_state::config::validate_names;
 /// let input = ["AGENTS.md", "", "a/b", "AGENTS.md", "CLAUDE.md"].map(String::from);
 /// let (kept, warnings) = validate_names("instruction_file_candidates", &input);
 /// assert_eq!(kept, ["AGENTS.md", "CLAUDE.md"]);
@@ -44,7 +44,7 @@ pub fn validate_names(
 /// NUL); repeats keep the first position. Dropped entries are reported.
 ///
 /// ```
-/// use dsh_instructions_state::validate_user_files;
+/// use dsh_instructions_state::config::validate_user_files;
 /// let input = ["~/.claude/CLAUDE.md", "/etc/x", "~/", "~/a/../b", "~/.claude/CLAUDE.md"].map(String::from);
 /// let (kept, warnings) = validate_user_files(&input);
 /// assert_eq!(kept, ["~/.claude/CLAUDE.md"]);

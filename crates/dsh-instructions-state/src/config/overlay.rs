@@ -18,7 +18,7 @@ impl ConfigInput {
     /// layer's `max_bytes` survives a higher layer's `preset`.
     ///
     /// ```
-    /// use dsh_instructions_state::{Budget, ConfigInput, NumberInput, Preset};
+    /// use dsh_instructions_state::{Budget, ConfigInput, Preset, config::NumberInput};
     /// let file = ConfigInput { max_bytes: Some(NumberInput::Int(500)), ..Default::default() };
     /// let flags = ConfigInput { preset: Some(Preset::Codex), ..Default::default() };
     /// let merged = file.overlay(flags);
@@ -26,7 +26,7 @@ impl ConfigInput {
     /// let config = merged.resolve()?.config;
     /// assert_eq!(config.max_bytes(), Budget::bytes(500));
     /// assert_eq!(config.instruction_file_candidates(), ["AGENTS.override.md", "AGENTS.md"]);
-    /// # Ok::<(), dsh_instructions_state::ConfigError>(())
+    /// # Ok::<(), dsh_instructions_state::StateError>(())
     /// ```
     #[must_use]
     pub fn overlay(mut self, over: ConfigInput) -> ConfigInput {

@@ -7,9 +7,10 @@ use dsh_instructions_render::Budget;
 
 use super::names::validate_ancestor_files;
 use super::{
-    Config, ConfigError, ConfigInput, ConfigWarning, NumberInput, RuleFormat, reasons,
-    validate_names, validate_user_files,
+    Config, ConfigInput, ConfigWarning, NumberInput, RuleFormat, reasons, validate_names,
+    validate_user_files,
 };
+use crate::StateError;
 
 /// A validated configuration plus the entries validation ignored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,8 +21,8 @@ pub struct ResolvedConfig {
     pub warnings: Vec<ConfigWarning>,
 }
 
-fn invalid(field: &'static str, expected: &'static str, got: NumberInput) -> ConfigError {
-    ConfigError::InvalidNumber {
+fn invalid(field: &'static str, expected: &'static str, got: NumberInput) -> StateError {
+    StateError::InvalidNumber {
         field,
         expected,
         got: got.to_string(),
@@ -30,7 +31,7 @@ fn invalid(field: &'static str, expected: &'static str, got: NumberInput) -> Con
 
 /// R-CFG-2: an integer; `<= 0` and non-finite disable; a fractional
 /// number is an error.
-fn resolve_max_bytes(n: NumberInput) -> Result<Budget, ConfigError> {
+fn resolve_max_bytes(n: NumberInput) -> Result<Budget, StateError> {
     const EXPECTED: &str = "an integer number of bytes";
     if let NumberInput::Float(v) = n
         && !v.is_finite()
@@ -50,17 +51,17 @@ fn resolve_max_bytes(n: NumberInput) -> Result<Budget, ConfigError> {
 }
 
 /// R-CFG-3: a positive integer, anything else is an error.
-fn resolve_max_source_bytes(n: NumberInput) -> Result<u64, ConfigError> {
+fn resolve_max_source_bytes(n: NumberInput) -> Result<u64, StateError> {
     n.as_integer()
         .and_then(|v| u64::try_from(v).ok())
         .filter(|&v| v > 0)
         .ok_or_else(|| invalid("max_source_bytes", "a positive integer", n))
 }
 
-/// R-CFG-12: known names only; kept in [`RuleFormat::ALL`] order, each
+/// R-CFG-12: known names only; kept in [`RuleFormat::ALL`](crate::config::RuleFormat::ALL) order, each
 /// once, since the order of a directory's rules is the formats' fixed
 /// order (R-RULE-8), not the configured one.
-fn resolve_rule_formats(names: &[String]) -> Result<Vec<RuleFormat>, ConfigError> {
+fn resolve_rule_formats(names: &[String]) -> Result<Vec<RuleFormat>, StateError> {
     let mut formats = names
         .iter()
         .map(|n| n.parse::<RuleFormat>())
@@ -76,9 +77,9 @@ impl ConfigInput {
     /// (R-CFG-4/5) and the numbers (R-CFG-2/3).
     ///
     /// ```
-    /// use dsh_instructions_state::{ConfigError, ConfigInput, NumberInput};
+    /// use dsh_instructions_state::{ConfigInput, StateError, config::NumberInput};
     /// let missing = ConfigInput::default().resolve();
-    /// assert_eq!(missing, Err(ConfigError::MissingMaxBytes));
+    /// assert_eq!(missing, Err(StateError::MissingMaxBytes));
     ///
     /// let bad = ConfigInput {
     ///     max_bytes: Some(NumberInput::Int(100)),
@@ -88,12 +89,12 @@ impl ConfigInput {
     /// let err = bad.resolve().unwrap_err();
     /// assert_eq!(err.to_string(), "max_source_bytes must be a positive integer, got 1.5");
     /// ```
-    pub fn resolve(&self) -> Result<ResolvedConfig, ConfigError> {
+    pub fn resolve(&self) -> Result<ResolvedConfig, StateError> {
         let max_bytes = self.max_bytes.map(resolve_max_bytes).transpose()?;
         let mut config = match (self.preset, max_bytes) {
             (Some(p), _) => Config::preset(p),
             (None, Some(_)) => Config::with_max_bytes(0),
-            (None, None) => return Err(ConfigError::MissingMaxBytes),
+            (None, None) => return Err(StateError::MissingMaxBytes),
         };
         if let Some(b) = max_bytes {
             config.max_bytes = b;

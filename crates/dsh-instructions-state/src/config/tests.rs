@@ -5,6 +5,8 @@ use std::collections::BTreeSet;
 
 use dsh_instructions_render::Budget;
 
+use crate::StateError;
+
 use super::names::name_problem;
 use super::validated::strings;
 use super::*;
@@ -430,7 +432,7 @@ fn max_bytes_is_required_without_preset() {
     let err = parse(json!({"max_source_bytes": 10}))
         .resolve()
         .unwrap_err();
-    assert_eq!(err, ConfigError::MissingMaxBytes);
+    assert_eq!(err, StateError::MissingMaxBytes);
     assert_eq!(err.field(), "max_bytes");
     assert!(err.to_string().contains("max_bytes"));
 }
@@ -686,7 +688,7 @@ fn unknown_rule_format_is_an_error_naming_it(#[case] name: &str) {
     assert_eq!(err.field(), "rule_formats");
     assert_eq!(
         err,
-        ConfigError::UnknownRuleFormat {
+        StateError::UnknownRuleFormat {
             name: name.to_owned()
         }
     );

@@ -83,7 +83,7 @@ impl Config {
     /// reading: `<= 0` disables loading).
     ///
     /// ```
-    /// use dsh_instructions_state::{Budget, CandidatePolicy, Config};
+    /// use dsh_instructions_state::{Budget, Config, config::CandidatePolicy};
     /// let c = Config::with_max_bytes(4096);
     /// assert_eq!(c.max_bytes(), Budget::bytes(4096));
     /// assert_eq!(c.instruction_file_candidates(), ["AGENTS.md", "CLAUDE.md"]);
@@ -256,8 +256,8 @@ impl Config {
         self.fallback_scope
     }
 
-    /// Read [`CLAUDE_DIR_FILE`] right after a directory's `CLAUDE.md` (its
-    /// own slot, [`crate::SLOT_CLAUDE_DIR`]); off by default.
+    /// Read [`CLAUDE_DIR_FILE`](crate::config::CLAUDE_DIR_FILE) right after a directory's `CLAUDE.md` (its
+    /// own slot, [`crate::scope::SLOT_CLAUDE_DIR`]); off by default.
     pub fn claude_dir(&self) -> bool {
         self.claude_dir
     }
@@ -291,11 +291,11 @@ impl Config {
     }
 
     /// The formats of path-scoped rule files that load (R-CFG-12, SPEC
-    /// §14), each once, in [`RuleFormat::ALL`] order; empty by default,
+    /// §14), each once, in [`RuleFormat::ALL`](crate::config::RuleFormat::ALL) order; empty by default,
     /// `[claude]` in the `claude` preset.
     ///
     /// ```
-    /// use dsh_instructions_state::{Config, Preset, RuleFormat};
+    /// use dsh_instructions_state::{Config, Preset, config::RuleFormat};
     /// assert!(Config::with_max_bytes(1).rule_formats().is_empty());
     /// assert_eq!(Config::preset(Preset::Claude).rule_formats(), [RuleFormat::Claude]);
     /// ```

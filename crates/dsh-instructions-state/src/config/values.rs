@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 #[cfg(doc)]
 use super::Config;
-use super::ConfigError;
+use crate::StateError;
 
 /// Default per-file cap of R-CFG-3 (1 MiB).
 pub const DEFAULT_MAX_SOURCE_BYTES: u64 = 1_048_576;
@@ -23,7 +23,7 @@ pub const DEFAULT_PRESET_MAX_BYTES: i64 = 65_536;
 #[serde(rename_all = "kebab-case")]
 pub enum CandidatePolicy {
     /// The first existing file of the base list and the first of the local
-    /// list; scope slots are [`crate::SLOT_BASE`] and [`crate::SLOT_LOCAL`].
+    /// list; scope slots are [`crate::scope::SLOT_BASE`] and [`crate::scope::SLOT_LOCAL`].
     #[default]
     FirstWins,
     /// Every existing candidate of both lists, base list first; the slot is
@@ -35,7 +35,7 @@ impl CandidatePolicy {
     /// The configuration spelling: `first-wins` or `all-distinct`.
     ///
     /// ```
-    /// use dsh_instructions_state::CandidatePolicy;
+    /// use dsh_instructions_state::config::CandidatePolicy;
     /// assert_eq!(CandidatePolicy::AllDistinct.as_str(), "all-distinct");
     /// ```
     pub fn as_str(self) -> &'static str {
@@ -53,13 +53,13 @@ impl fmt::Display for CandidatePolicy {
 }
 
 impl FromStr for CandidatePolicy {
-    type Err = ConfigError;
+    type Err = StateError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "first-wins" => Ok(Self::FirstWins),
             "all-distinct" => Ok(Self::AllDistinct),
-            other => Err(ConfigError::UnknownPolicy {
+            other => Err(StateError::UnknownPolicy {
                 name: other.to_owned(),
             }),
         }
@@ -102,7 +102,7 @@ pub enum ContentTransform {
     /// The text as read (R-DISC-6), unchanged.
     #[default]
     None,
-    /// Claude Code's own transformations ([`crate::claude_transform`]):
+    /// Claude Code's own transformations ([`crate::config::claude_transform`]):
     /// leading YAML front matter stripped, HTML comments on their own lines
     /// removed, trimmed.
     Claude,
@@ -121,7 +121,7 @@ impl ContentTransform {
     pub fn apply(self, text: &str) -> std::borrow::Cow<'_, str> {
         match self {
             Self::None => std::borrow::Cow::Borrowed(text),
-            Self::Claude => std::borrow::Cow::Owned(crate::claude_transform(text)),
+            Self::Claude => std::borrow::Cow::Owned(crate::claude::claude_transform(text)),
         }
     }
 }
@@ -201,14 +201,14 @@ impl fmt::Display for Preset {
 }
 
 impl FromStr for Preset {
-    type Err = ConfigError;
+    type Err = StateError;
 
     /// Parses a preset name; ASCII case is ignored so `--preset Codex` works.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::ALL
             .into_iter()
             .find(|p| p.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| ConfigError::UnknownPreset { name: s.to_owned() })
+            .ok_or_else(|| StateError::UnknownPreset { name: s.to_owned() })
     }
 }
 
@@ -217,13 +217,13 @@ impl FromStr for Preset {
 /// whether its subdirectories are searched.
 ///
 /// ```
-/// use dsh_instructions_state::RuleFormat;
+/// use dsh_instructions_state::config::RuleFormat;
 /// assert_eq!("cursor".parse::<RuleFormat>()?, RuleFormat::Cursor);
 /// assert_eq!(RuleFormat::Cursor.rules_dir(), ".cursor/rules");
 /// assert!(RuleFormat::Cursor.is_rule_file("a/b.mdc"));
 /// assert!(!RuleFormat::Windsurf.recursive());
 /// assert!("zed".parse::<RuleFormat>().is_err());
-/// # Ok::<(), dsh_instructions_state::ConfigError>(())
+/// # Ok::<(), dsh_instructions_state::StateError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -306,7 +306,7 @@ impl fmt::Display for RuleFormat {
 }
 
 impl FromStr for RuleFormat {
-    type Err = ConfigError;
+    type Err = StateError;
 
     /// Parses a format name exactly (R-CFG-12: an unknown name is an error
     /// naming it).
@@ -314,6 +314,6 @@ impl FromStr for RuleFormat {
         Self::ALL
             .into_iter()
             .find(|f| f.as_str() == s)
-            .ok_or_else(|| ConfigError::UnknownRuleFormat { name: s.to_owned() })
+            .ok_or_else(|| StateError::UnknownRuleFormat { name: s.to_owned() })
     }
 }

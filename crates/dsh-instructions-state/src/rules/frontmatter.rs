@@ -8,6 +8,7 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::globs::{RuleDiagnostic, RuleGlobs, split_globs};
+use crate::StateError;
 use crate::config::RuleFormat;
 
 /// At most this many globs in one rule's glob field (R-RULE-2).
@@ -44,71 +45,13 @@ impl fmt::Display for RuleKind {
     }
 }
 
-/// Why a rule is unavailable (R-RULE-2): each names the field it is about,
-/// the caller names the file.
-#[derive(thiserror::Error, Clone, Debug, PartialEq, Eq)]
-pub enum RuleError {
-    /// The front matter is neither a YAML mapping nor (for `cursor`) a block
-    /// of `key: value` lines.
-    #[error("front matter: not a YAML mapping ({detail})")]
-    NotAMapping {
-        /// What the parser said, or what it found instead of a mapping.
-        detail: String,
-    },
-    /// A known field holds a value of the wrong type.
-    #[error("{field}: must be {expected}")]
-    WrongType {
-        /// The front matter key.
-        field: &'static str,
-        /// What it accepts.
-        expected: &'static str,
-    },
-    /// More than [`MAX_GLOBS`] globs.
-    #[error("{field}: {count} globs, at most {MAX_GLOBS}")]
-    TooManyGlobs {
-        /// The front matter key.
-        field: &'static str,
-        /// How many it holds.
-        count: usize,
-    },
-    /// A glob over [`MAX_GLOB_BYTES`] bytes.
-    #[error("{field}: a glob of {bytes} bytes, at most {MAX_GLOB_BYTES}")]
-    GlobTooLong {
-        /// The front matter key.
-        field: &'static str,
-        /// Its length.
-        bytes: usize,
-    },
-    /// A path-scoped rule none of whose globs compiles (never promoted to
-    /// always on, R-RULE-8).
-    #[error("{field}: no glob compiles")]
-    NoGlobCompiles {
-        /// The front matter key.
-        field: &'static str,
-    },
-}
-
-impl RuleError {
-    /// The front matter key the error is about (`front matter` for the
-    /// block as a whole).
-    pub fn field(&self) -> &'static str {
-        match self {
-            Self::NotAMapping { .. } => "front matter",
-            Self::WrongType { field, .. }
-            | Self::TooManyGlobs { field, .. }
-            | Self::GlobTooLong { field, .. }
-            | Self::NoGlobCompiles { field } => field,
-        }
-    }
-}
-
 /// A rule as its text says: kind, globs (path-scoped rules only), content
 /// and the dropped globs.
 #[derive(Clone, Debug)]
 pub struct ParsedRule<'a> {
     /// Its kind.
     pub kind: RuleKind,
-    /// The compiled globs; empty unless [`RuleKind::PathScoped`].
+    /// The compiled globs; empty unless [`RuleKind::PathScoped`](crate::rules::RuleKind::PathScoped).
     pub globs: RuleGlobs,
     /// The text after the front matter (the whole text without one).
     pub content: &'a str,
@@ -121,7 +64,7 @@ pub struct ParsedRule<'a> {
 /// `---` and a later line is `---`; `None` and the whole text otherwise.
 ///
 /// ```
-/// use dsh_instructions_state::split_front_matter;
+/// use dsh_instructions_state::rules::split_front_matter;
 /// assert_eq!(split_front_matter("---\npaths: a\n---\nBody\n"), (Some("paths: a\n"), "Body\n"));
 /// assert_eq!(split_front_matter("---\n---\nBody"), (Some(""), "Body"));
 /// assert_eq!(split_front_matter("---\nno end\n"), (None, "---\nno end\n"));
@@ -303,7 +246,7 @@ fn line_fields(block: &str) -> Option<Fields> {
 
 /// A glob field: a string (split on commas outside `{…}`) or a list of
 /// strings; items trimmed, empty ones dropped; then the size limits.
-fn glob_list(fields: &Fields, field: &'static str) -> Result<Option<Vec<String>>, RuleError> {
+fn glob_list(fields: &Fields, field: &'static str) -> Result<Option<Vec<String>>, StateError> {
     const EXPECTED: &str = "a string or a list of strings";
     let items = match fields.get(field) {
         None => return Ok(None),
@@ -315,7 +258,7 @@ fn glob_list(fields: &Fields, field: &'static str) -> Result<Option<Vec<String>>
                     Yaml::Str(s) if !s.trim().is_empty() => out.push(s.trim().to_owned()),
                     Yaml::Str(_) => {}
                     _ => {
-                        return Err(RuleError::WrongType {
+                        return Err(StateError::WrongType {
                             field,
                             expected: EXPECTED,
                         });
@@ -325,20 +268,20 @@ fn glob_list(fields: &Fields, field: &'static str) -> Result<Option<Vec<String>>
             out
         }
         Some(_) => {
-            return Err(RuleError::WrongType {
+            return Err(StateError::WrongType {
                 field,
                 expected: EXPECTED,
             });
         }
     };
     if items.len() > MAX_GLOBS {
-        return Err(RuleError::TooManyGlobs {
+        return Err(StateError::TooManyGlobs {
             field,
             count: items.len(),
         });
     }
     if let Some(long) = items.iter().find(|g| g.len() > MAX_GLOB_BYTES) {
-        return Err(RuleError::GlobTooLong {
+        return Err(StateError::GlobTooLong {
             field,
             bytes: long.len(),
         });
@@ -346,11 +289,11 @@ fn glob_list(fields: &Fields, field: &'static str) -> Result<Option<Vec<String>>
     Ok(Some(items))
 }
 
-fn bool_field(fields: &Fields, field: &'static str) -> Result<Option<bool>, RuleError> {
+fn bool_field(fields: &Fields, field: &'static str) -> Result<Option<bool>, StateError> {
     match fields.get(field) {
         None => Ok(None),
         Some(Yaml::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(RuleError::WrongType {
+        Some(_) => Err(StateError::WrongType {
             field,
             expected: "a boolean",
         }),
@@ -366,8 +309,8 @@ enum Trigger {
     Manual,
 }
 
-fn trigger_field(fields: &Fields) -> Result<Option<Trigger>, RuleError> {
-    let wrong = RuleError::WrongType {
+fn trigger_field(fields: &Fields) -> Result<Option<Trigger>, StateError> {
+    let wrong = StateError::WrongType {
         field: "trigger",
         expected: "one of always_on, glob, model_decision, manual",
     };
@@ -395,7 +338,7 @@ fn glob_field(format: RuleFormat) -> &'static str {
 
 /// The kind of a rule from its fields (R-RULE-2, R-RULE-8), with its
 /// globs when path-scoped.
-fn classify(format: RuleFormat, fields: &Fields) -> Result<(RuleKind, Vec<String>), RuleError> {
+fn classify(format: RuleFormat, fields: &Fields) -> Result<(RuleKind, Vec<String>), StateError> {
     let field = glob_field(format);
     let globs = glob_list(fields, field)?;
     let scoped = |g: Vec<String>| {
@@ -435,7 +378,7 @@ fn classify(format: RuleFormat, fields: &Fields) -> Result<(RuleKind, Vec<String
 /// whatever the text.
 ///
 /// ```
-/// use dsh_instructions_state::{RuleFormat, RuleKind, parse_rule};
+/// use dsh_instructions_state::{config::RuleFormat, rules::{RuleKind, parse_rule}};
 /// let r = parse_rule(RuleFormat::Cursor, "---\nglobs: *.ts,*.tsx\n---\nUse strict mode.\n")?;
 /// assert_eq!(r.kind, RuleKind::PathScoped);
 /// assert_eq!(r.globs.written(), ["*.ts", "*.tsx"]);
@@ -445,9 +388,9 @@ fn classify(format: RuleFormat, fields: &Fields) -> Result<(RuleKind, Vec<String
 /// assert_eq!(always.kind, RuleKind::AlwaysOn);
 /// let bad = parse_rule(RuleFormat::Claude, "---\npaths: 3\n---\nx").unwrap_err();
 /// assert_eq!(bad.field(), "paths");
-/// # Ok::<(), dsh_instructions_state::RuleError>(())
+/// # Ok::<(), dsh_instructions_state::StateError>(())
 /// ```
-pub fn parse_rule(format: RuleFormat, text: &str) -> Result<ParsedRule<'_>, RuleError> {
+pub fn parse_rule(format: RuleFormat, text: &str) -> Result<ParsedRule<'_>, StateError> {
     let (block, content) = split_front_matter(text);
     let fields = match block {
         None => Fields(Vec::new()),
@@ -455,9 +398,9 @@ pub fn parse_rule(format: RuleFormat, text: &str) -> Result<ParsedRule<'_>, Rule
             Ok(f) => f,
             Err(detail) => match format {
                 RuleFormat::Cursor => {
-                    line_fields(block).ok_or(RuleError::NotAMapping { detail })?
+                    line_fields(block).ok_or(StateError::NotAMapping { detail })?
                 }
-                _ => return Err(RuleError::NotAMapping { detail }),
+                _ => return Err(StateError::NotAMapping { detail }),
             },
         },
     };
@@ -465,7 +408,7 @@ pub fn parse_rule(format: RuleFormat, text: &str) -> Result<ParsedRule<'_>, Rule
     let field = glob_field(format);
     let (globs, diagnostics) = RuleGlobs::compile(field, &written);
     if kind == RuleKind::PathScoped && globs.is_empty() {
-        return Err(RuleError::NoGlobCompiles { field });
+        return Err(StateError::NoGlobCompiles { field });
     }
     Ok(ParsedRule {
         kind,

@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use rstest::rstest;
 
 use super::*;
+use crate::StateError;
 use crate::config::RuleFormat::{self, Claude, Copilot, Cursor, Windsurf};
 
 fn fm(block: &str) -> String {
@@ -86,7 +87,7 @@ fn limits_on_globs() {
     let e = parse_rule(Claude, &fm(&format!("paths: \"{}\"", many.join(",")))).unwrap_err();
     assert_eq!(
         e,
-        RuleError::TooManyGlobs {
+        StateError::TooManyGlobs {
             field: "paths",
             count: 65
         }
@@ -98,7 +99,7 @@ fn limits_on_globs() {
     let e = parse_rule(Cursor, &fm(&format!("globs: \"{long}\""))).unwrap_err();
     assert_eq!(
         e,
-        RuleError::GlobTooLong {
+        StateError::GlobTooLong {
             field: "globs",
             bytes: 1_025
         }
@@ -118,7 +119,7 @@ fn a_glob_that_does_not_compile_is_dropped_with_a_diagnostic() {
     assert_eq!(r.diagnostics[0].glob, "src/[a");
     // R-RULE-8: every glob dropped: unavailable, never always on.
     let e = parse_rule(Claude, &fm("paths: \"src/[a\"")).unwrap_err();
-    assert_eq!(e, RuleError::NoGlobCompiles { field: "paths" });
+    assert_eq!(e, StateError::NoGlobCompiles { field: "paths" });
 }
 
 // R-RULE-2 / R-RULE-8: what the content is.

@@ -8,7 +8,7 @@ use rstest::rstest;
 
 use crate::memory::{MemNode, MemoryProvider};
 use crate::provider::{FsProvider, MarkerProbe, Probe, Unavailable};
-use crate::{CancellationToken, ProviderError};
+use crate::{CancellationToken, DiscoveryError};
 
 /// A file, or a link with this text (`->` prefix).
 fn provider(tree: &[(&str, &str)], roots: &[&str]) -> MemoryProvider {
@@ -142,7 +142,7 @@ fn refuses_the_roots_the_disk_provider_refuses(
     let result = fs.try_with_trusted_roots(roots.iter().map(Utf8PathBuf::from).collect());
     match (result, refused) {
         (Ok(_), None) => {}
-        (Err(ProviderError::OpenRoot { path, source }), Some(refused)) => {
+        (Err(DiscoveryError::OpenRoot { path, source }), Some(refused)) => {
             assert_eq!(path, refused);
             assert_eq!(
                 source.raw_os_error(),
@@ -158,7 +158,7 @@ fn refuses_a_relative_root() {
     let fs = provider(&[], &[]);
     assert!(matches!(
         fs.try_with_trusted_roots(vec!["/w".into(), "rel".into()]),
-        Err(ProviderError::RelativeRoot { path }) if path == "rel"
+        Err(DiscoveryError::RelativeRoot { path }) if path == "rel"
     ));
 }
 
