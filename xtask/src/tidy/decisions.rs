@@ -22,7 +22,7 @@
 //!   status, what cites it); `cargo xtask tidy --bless` writes it, and the
 //!   check fails, naming the rows, when it is stale.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::{Context, Result, bail, ensure};
 
@@ -473,14 +473,31 @@ fn stale_rows(written: &str, wanted: &[String]) -> Vec<String> {
             Some(h) if h != row => {
                 let cells = |r: &str| r.split(" | ").map(str::to_owned).collect::<Vec<_>>();
                 let (h, w) = (cells(h), cells(row));
-                for (i, name) in ["record", "title", "status", "cited by"].iter().enumerate() {
-                    if h.get(i) != w.get(i) {
+                let cell = |c: &[String], i: usize| {
+                    c.get(i)
+                        .map_or("", |s| s.trim_matches(['|', ' ']))
+                        .to_owned()
+                };
+                for (i, name) in ["record", "title", "status"].iter().enumerate() {
+                    if cell(&h, i) != cell(&w, i) {
                         out.push(format!(
                             "{INDEX}: record {n}'s {name} is `{}`, the record says `{}`",
-                            h.get(i).map_or("", |s| s.trim_matches(['|', ' '])),
-                            w.get(i).map_or("", |s| s.trim_matches(['|', ' ']))
+                            cell(&h, i),
+                            cell(&w, i)
                         ));
                     }
+                }
+                let citers = |c: String| -> BTreeSet<String> {
+                    c.split(", ")
+                        .map(|s| s.trim_matches('`').to_owned())
+                        .collect()
+                };
+                let (had, has) = (citers(cell(&h, 3)), citers(cell(&w, 3)));
+                for new in has.difference(&had) {
+                    out.push(format!("{INDEX}: record {n} is cited by {new} too"));
+                }
+                for gone in had.difference(&has) {
+                    out.push(format!("{INDEX}: record {n} is no longer cited by {gone}"));
                 }
             }
             Some(_) => {}
@@ -548,8 +565,6 @@ pub(crate) fn bless(tree: &Tree) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
-
     use super::*;
 
     fn texts(files: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -699,7 +714,10 @@ mod tests {
         );
         assert!(stale_rows(&table, &records.rows()).is_empty());
         let written = table
-            .replace("accepted; amended by 9003", "accepted")
+            .replace(
+                "accepted; amended by 9003 | `src/lib.rs`, 9003",
+                "accepted | `src/old.rs`, 9003",
+            )
             .replace(
                 "| [9003](9003-new.md) | New | accepted | 9001 |\n",
                 "| [9099](9099-gone.md) | Gone | accepted | — |\n",
@@ -709,6 +727,8 @@ mod tests {
             problems,
             [
                 "docs/decisions/README.md: record 9001's status is `accepted`, the record says `accepted; amended by 9003`",
+                "docs/decisions/README.md: record 9001 is cited by src/lib.rs too",
+                "docs/decisions/README.md: record 9001 is no longer cited by src/old.rs",
                 "docs/decisions/README.md has no row for record 9003",
                 "docs/decisions/README.md has a row for 9099, which is no record",
             ]
