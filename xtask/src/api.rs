@@ -829,7 +829,8 @@ fn compact(v: &Value) -> String {
 /// is how many crates this run will check, `crates` every publishable
 /// library crate of the workspace, `snapshots` the file names in `api/`.
 /// A run that checks nothing passes nothing, and a snapshot whose crate is
-/// gone (renamed, removed, made private) is never silently ignored.
+/// gone (renamed, removed, made private) is never silently ignored
+/// (decision 0045).
 pub(crate) fn plan_problems(
     checked: usize,
     crates: &[String],
@@ -896,7 +897,7 @@ fn forget_json(file: &Path) -> Result<()> {
 /// removed before rustdoc ran) and was modified at or after `started`
 /// (whole seconds, for filesystems with coarse timestamps). A JSON that
 /// cargo did not rewrite, or one older than the run, would check an API
-/// that is not the crate's current one.
+/// that is not the crate's current one (decision 0045).
 pub(crate) fn check_fresh(file: &Path, started: SystemTime) -> Result<()> {
     let meta = match std::fs::metadata(file) {
         Ok(m) => m,

@@ -1,5 +1,5 @@
-//! Project automation: `cargo xtask conformance | ci | bench | fuzz | e2e |
-//! package | api | npm`.
+//! Project automation: `cargo xtask conformance | ci | tidy | bench | fuzz |
+//! e2e | package | api | npm`.
 //!
 //! Arguments are parsed by hand to keep this binary's dependencies small.
 #![forbid(unsafe_code)]
@@ -12,6 +12,7 @@ mod members;
 mod npm;
 mod package;
 mod readme_examples;
+mod tidy;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -27,6 +28,11 @@ commands:
   conformance [PATH…] [--tag T] [--provider memory|disk]
       run every *.yaml scenario under PATHs (default conformance/scenarios)
   ci     cargo fmt --check, clippy -D warnings, cargo test --workspace
+  tidy [--bless] [--verbose]
+      every check that keeps the docs true of the code (docs/architecture.md,
+      docs/spec/, docs/decisions/) and the crates inside their layers; exit 1
+      on any failure (--bless: write docs/decisions/README.md's index first;
+      --verbose: also what each check saw)
   bench [--full] [FILTER…]
       quick pass: ours vs the in-process floor, one case per line
       (--full: the criterion benches)
@@ -67,6 +73,7 @@ fn run() -> Result<ExitCode> {
             no_args("ci", &rest)?;
             ci()
         }
+        "tidy" => tidy::run(&workspace_root(), &rest),
         "bench" => bench::run(&rest),
         "fuzz" => fuzz::run(&workspace_root(), &rest),
         "e2e" => e2e::run(&workspace_root(), &rest),

@@ -108,7 +108,8 @@ impl Agent {
             Agent::Gemini => Duration::from_secs(150),
             // Copilot CLI can wait 60 s after `/compact` before it exits 0
             // ("a waited send timed out after 60000ms", measured): bounded
-            // above that, so the measured hang passes and a real one fails.
+            // above that, so the measured hang passes and a real one fails
+            // (decision 0069).
             Agent::Copilot => Duration::from_secs(100),
             // Node start-up and its bundle: 5–7 s per call (measured).
             Agent::Qwen => Duration::from_secs(120),

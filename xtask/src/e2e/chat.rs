@@ -11,7 +11,7 @@
 //! each tool's declared schema (harness README, "GitHub Copilot CLI 1.0.102"
 //! and "Qwen Code 0.24.4"): Copilot `view`/`create`/`edit`/`bash` with
 //! `path`, Qwen `read_file`/`write_file`/`edit`/`run_shell_command` with
-//! `file_path`.
+//! `file_path`. Why the mock answers so: decision 0069.
 
 use serde_json::{Map, Value, json};
 

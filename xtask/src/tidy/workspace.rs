@@ -1,11 +1,10 @@
 //! The workspace as Cargo sees it: `cargo metadata --no-deps` (the
-//! workspace's own manifests, no registry, so it works offline), read once.
+//! workspace's own manifests, no registry, so it works offline).
 //! Cargo parses the manifests, so renamed, target-specific and dotted-key
 //! dependencies need no TOML handling here.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
 /// How a dependency is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -125,40 +124,7 @@ pub(crate) fn packages_from(metadata: &serde_json::Value) -> Result<Vec<Package>
     Ok(out)
 }
 
-/// The raw `cargo metadata --no-deps` JSON of this workspace, once per test
-/// process.
-pub(crate) fn metadata() -> &'static serde_json::Value {
-    static METADATA: OnceLock<serde_json::Value> = OnceLock::new();
-    METADATA.get_or_init(|| {
-        let root = super::workspace_root();
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let out = std::process::Command::new(cargo)
-            .args([
-                "metadata",
-                "--format-version",
-                "1",
-                "--no-deps",
-                "--offline",
-                "--manifest-path",
-            ])
-            .arg(root.join("Cargo.toml"))
-            .output()
-            .expect("run cargo metadata");
-        assert!(
-            out.status.success(),
-            "cargo metadata: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).expect("cargo metadata JSON")
-    })
-}
-
-/// The workspace members.
-pub(crate) fn packages() -> Vec<Package> {
-    packages_from(metadata()).unwrap_or_else(|e| panic!("cargo metadata: {e}"))
-}
-
-/// Their names.
+/// The names of `packages`.
 pub(crate) fn member_names(packages: &[Package]) -> BTreeSet<String> {
     packages.iter().map(|p| p.name.clone()).collect()
 }

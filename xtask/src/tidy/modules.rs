@@ -7,7 +7,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::source::{is_ident, shipped_code, shipped_files};
+use anyhow::{Result, ensure};
+
+use super::source::{is_ident, shipped_files};
+use super::tree::{Report, Tree};
 
 /// Module path (`"scan"`, `"e2e::mock"`) → the modules it names.
 pub(crate) type Graph = BTreeMap<String, BTreeSet<String>>;
@@ -156,11 +159,17 @@ fn resolve(
 }
 
 /// The module graph of sources given as `(path under src/, text)`.
-pub(crate) fn graph_of(files: &[(String, String)]) -> Graph {
+#[cfg(test)]
+fn graph_of(files: &[(String, String)]) -> Graph {
     graph_of_code(
         files
             .iter()
-            .map(|(rel, text)| (module_path(Path::new(rel)), shipped_code(text)))
+            .map(|(rel, text)| {
+                (
+                    module_path(Path::new(rel)),
+                    super::source::shipped_code(text),
+                )
+            })
             .collect(),
     )
 }
@@ -193,17 +202,17 @@ fn graph_of_code(coded: Vec<(String, String)>) -> Graph {
 
 /// The module graph of a crate's `src/` (binaries under `src/bin/` are
 /// crates of their own and test-only files are not shipped: both left out).
-pub(crate) fn crate_graph(crate_dir: &Path) -> Graph {
+pub(crate) fn crate_graph(crate_dir: &Path) -> anyhow::Result<Graph> {
     let src = crate_dir.join("src");
-    graph_of_code(
-        shipped_files(&src)
+    Ok(graph_of_code(
+        shipped_files(&src)?
             .into_iter()
             .filter_map(|(p, code)| {
                 let rel = p.strip_prefix(&src).ok()?;
                 (!rel.starts_with("bin")).then(|| (module_path(rel), code))
             })
             .collect(),
-    )
+    ))
 }
 
 /// Module loops: the strongly connected components with more than one
@@ -279,4 +288,71 @@ pub(crate) fn render(graph: &Graph) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// No crate's modules import each other in a loop (issue 19 item 5): a
+/// loop means neither module can be read, tested or moved without the
+/// other. Notes each crate's module graph.
+pub(crate) fn no_module_imports_another_in_a_loop(tree: &Tree, report: &mut Report) -> Result<()> {
+    let mut seen = 0;
+    for p in tree.packages()? {
+        let graph = crate_graph(&p.dir)?;
+        report.note(format!("module graph of {}:", p.name));
+        for line in render(&graph) {
+            report.note(format!("  {line}"));
+        }
+        seen += graph.values().map(BTreeSet::len).sum::<usize>();
+        for cycle in cycles(&graph) {
+            report.fail(format!(
+                "{}: modules {} import each other in a loop",
+                p.name,
+                cycle.join(", ")
+            ));
+        }
+    }
+    // The parse must find edges, or it proves nothing.
+    ensure!(seen > 50, "only {seen} module edges found");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn owned(files: &[(&str, &str)]) -> Vec<(String, String)> {
+        files
+            .iter()
+            .map(|(p, t)| ((*p).to_owned(), (*t).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn a_module_loop_is_found_through_crate_super_and_reexports() {
+        let files = owned(&[
+            ("lib.rs", "mod a; mod b; mod c; mod d; pub use c::Thing;"),
+            // a → b through a `use` group, b → c through a root re-export,
+            // c → a through `super::`.
+            ("a.rs", "use crate::{b::{f, g}, x};"),
+            ("b.rs", "fn h() -> crate::Thing { todo!() }"),
+            ("c.rs", "pub struct Thing; fn k() { super::a::run() }"),
+            // d names the others only in comments, strings and tests.
+            (
+                "d.rs",
+                "// crate::a\nconst S: &str = \"crate::b\";\n#[cfg(test)]\nmod tests { use crate::c::Thing; }",
+            ),
+        ]);
+        let graph = graph_of(&files);
+        assert_eq!(render(&graph), ["a → b", "b → c", "c → a", "d → (none)"]);
+        assert_eq!(cycles(&graph), [["a", "b", "c"]]);
+        // Nested modules: `super::super::` from `x::y::z` is `x`.
+        let nested = owned(&[
+            ("x/mod.rs", "mod y;"),
+            ("x/y/mod.rs", "mod z;"),
+            ("x/y/z.rs", "use super::super::w;"),
+            ("x/w.rs", ""),
+        ]);
+        let graph = graph_of(&nested);
+        assert_eq!(graph["x::y::z"], BTreeSet::from(["x::w".to_owned()]));
+        assert!(cycles(&graph).is_empty());
+    }
 }

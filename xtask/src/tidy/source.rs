@@ -1,7 +1,7 @@
 //! Rust source as the tidy checks read it: comments and literals blanked,
 //! `#[cfg(test)]` items removed, files listed in a stable order. A lexer of
 //! this size is enough for the patterns the checks look for (paths, `use`
-//! trees, item keywords at the top level) and is itself tested below.
+//! trees, item keywords at the top level) and is itself tested (`arch.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -178,14 +178,14 @@ pub(crate) fn shipped_code(src: &str) -> String {
 /// The files of `src/` a crate ships, with their code as [`shipped_code`]
 /// leaves it: every `.rs` file except those declared by a `#[cfg(test)] mod
 /// name;` (test-only files), in path order.
-pub(crate) fn shipped_files(src: &Path) -> Vec<(PathBuf, String)> {
+pub(crate) fn shipped_files(src: &Path) -> anyhow::Result<Vec<(PathBuf, String)>> {
     let mut files = Vec::new();
     rust_files(src, &mut files);
     let mut test_files = std::collections::BTreeSet::new();
     let mut coded = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file)
-            .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
         let mut code = code_only(&text);
         let tests = strip_test_items(&mut code);
         let dir = match file.file_stem().and_then(|s| s.to_str()) {
@@ -201,5 +201,5 @@ pub(crate) fn shipped_files(src: &Path) -> Vec<(PathBuf, String)> {
         coded.push((file, code));
     }
     coded.retain(|(f, _)| !test_files.contains(f));
-    coded
+    Ok(coded)
 }

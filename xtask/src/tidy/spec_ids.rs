@@ -11,18 +11,22 @@
 //!   a letter, digit or `_`. What follows the number is ignored, so
 //!   `R-RT-3 (b)` cites `R-RT-3`. `R-IMP-1..5` cites R-IMP-1 to R-IMP-5;
 //!   `R-DISC-1/3/7` cites R-DISC-1, R-DISC-3 and R-DISC-7.
-//! * Skipped: `.git`, `target`, `target-*`, `node_modules`, and this file
-//!   (its allowlist and fixtures are no citations). Citations inside
+//! * Skipped: `.git`, `target`, `target-*`, `node_modules`, and the tidy
+//!   files whose tests hold made-up ids (`tree::FIXTURE_FILES`, this one
+//!   among them: its allowlist and fixtures are no citations). Citations inside
 //!   `docs/spec/` must be defined too, but do not make an id "cited".
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+
+use anyhow::{Result, ensure};
+
+use super::tree::{FIXTURE_FILES, Report, Tree};
 
 /// The directory that defines the ids, relative to the workspace root.
 pub(crate) const SPEC_DIR: &str = "docs/spec";
 
-/// This file, relative to the workspace root: not scanned for citations.
-pub(crate) const THIS_FILE: &str = "crates/dsh-instructions-conformance/tests/tidy/spec_ids.rs";
+/// This file, relative to the workspace root, where the list below is.
+pub(crate) const THIS_FILE: &str = "xtask/src/tidy/spec_ids.rs";
 
 /// Ids that SPEC specifies and `docs/spec/` defines, but that no code,
 /// test or scenario cites because nothing implements them yet. An entry
@@ -36,8 +40,8 @@ pub(crate) type Lines = Vec<(usize, String)>;
 /// One place an id occurs: file (relative to the root) and 1-based line.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Place {
-    pub file: String,
-    pub line: usize,
+    pub(crate) file: String,
+    pub(crate) line: usize,
 }
 
 impl std::fmt::Display for Place {
@@ -144,38 +148,14 @@ pub(crate) fn definitions(text: &str) -> (Lines, Lines) {
     (defs, bad)
 }
 
-/// Every file under `dir` the check reads, in path order.
-pub(crate) fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let skipped = name == ".git"
-            || name == "target"
-            || name.starts_with("target-")
-            || name == "node_modules";
-        if skipped {
-            continue;
-        }
-        if p.is_dir() {
-            files(&p, out);
-        } else if p.is_file() {
-            out.push(p);
-        }
-    }
-}
-
 /// What the repository holds: definitions by id, citations outside
 /// `docs/spec/` by id, and citations inside it.
 #[derive(Debug, Default)]
 pub(crate) struct Ids {
-    pub defined: BTreeMap<String, Vec<Place>>,
-    pub cited: BTreeMap<String, Vec<Place>>,
-    pub cited_in_spec: BTreeMap<String, Vec<Place>>,
-    pub malformed: Vec<String>,
+    pub(crate) defined: BTreeMap<String, Vec<Place>>,
+    pub(crate) cited: BTreeMap<String, Vec<Place>>,
+    pub(crate) cited_in_spec: BTreeMap<String, Vec<Place>>,
+    pub(crate) malformed: Vec<String>,
 }
 
 impl Ids {
@@ -184,7 +164,7 @@ impl Ids {
     pub(crate) fn from_texts<'a>(texts: impl IntoIterator<Item = (&'a str, &'a str)>) -> Ids {
         let mut ids = Ids::default();
         for (file, text) in texts {
-            if file == THIS_FILE {
+            if FIXTURE_FILES.contains(&file) {
                 continue;
             }
             let in_spec = file
@@ -290,6 +270,49 @@ fn list(places: &[Place]) -> String {
         0 => shown.join(", "),
         more => format!("{} and {more} more", shown.join(", ")),
     }
+}
+
+/// The requirement ids of the working tree, noted, with a guard that the
+/// walk saw the code and the spec (or the checks would go quiet).
+fn requirement_ids(tree: &Tree, report: &mut Report) -> Result<Ids> {
+    let ids = Ids::from_texts(tree.texts().iter().map(|(f, t)| (f.as_str(), t.as_str())));
+    report.note(format!(
+        "requirement ids: {} defined in {SPEC_DIR}/, {} cited outside it, {} listed as not yet implemented",
+        ids.defined.len(),
+        ids.cited.len(),
+        NOT_YET_IMPLEMENTED.len()
+    ));
+    ensure!(
+        ids.defined.len() >= 80,
+        "only {} ids defined: {:?}",
+        ids.defined.len(),
+        ids.defined.keys()
+    );
+    ensure!(
+        ids.cited.len() >= 80,
+        "only {} ids cited: {:?}",
+        ids.cited.len(),
+        ids.cited.keys()
+    );
+    Ok(ids)
+}
+
+pub(crate) fn every_cited_requirement_id_is_defined_in_docs_spec(
+    tree: &Tree,
+    report: &mut Report,
+) -> Result<()> {
+    let problems = requirement_ids(tree, report)?.undefined();
+    report.fail_all(problems);
+    Ok(())
+}
+
+pub(crate) fn every_requirement_id_in_docs_spec_is_cited_or_not_yet_implemented(
+    tree: &Tree,
+    report: &mut Report,
+) -> Result<()> {
+    let problems = requirement_ids(tree, report)?.uncited(NOT_YET_IMPLEMENTED);
+    report.fail_all(problems);
+    Ok(())
 }
 
 #[cfg(test)]
