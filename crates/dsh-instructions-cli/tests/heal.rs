@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use rstest::rstest;
 
 /// A bound on one hook process: a hang guard only, far above the second
-/// or so one takes beside other work (decision 0081: at least 60 s).
+/// or so one takes beside other work (decision 0082: at least 60 s).
 const DEADLINE: Duration = Duration::from_secs(120);
 
 /// The damaged session and its twin.

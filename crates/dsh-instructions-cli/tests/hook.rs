@@ -208,7 +208,7 @@ fn install_needs_an_agent() {
 /// kernel refuses to execute the file (`ETXTBSY`, "Text file busy"): a race
 /// of the test harness, not of the product, so it is waited out. A loaded
 /// machine can hold such a child between fork and exec for a while; the
-/// bound is only a hang guard (decision 0081).
+/// bound is only a hang guard (decision 0082).
 fn output_of_fresh_copy(cmd: &mut Command) -> std::process::Output {
     const ETXTBSY: i32 = 26;
     const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(60);

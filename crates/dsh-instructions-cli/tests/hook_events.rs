@@ -21,7 +21,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_dsh-instructions");
 /// machine: it only turns a hang into a failure (not a speed test). The
 /// slowest process here, one of 200 at the real lock bound, ends within
 /// the bound plus its own work, 5-10 s with two busy loops beside the
-/// suite (decision 0081: hang guards are at least 60 s).
+/// suite (decision 0082: hang guards are at least 60 s).
 const DEADLINE: Duration = Duration::from_secs(120);
 
 /// The lock wait of processes that race for one session where the test's
@@ -1564,7 +1564,7 @@ impl Tree {
 /// the parts with nothing to give never wait; together the pieces are the
 /// whole file once. Each part's log line says how its wait ended. How far
 /// apart the processes then exit is timing, which a loaded machine moves:
-/// the bench's `hook/parts-order` row (decision 0081).
+/// the bench's `hook/parts-order` row (decision 0082).
 #[test]
 fn claude_parts_finish_in_their_order() {
     let t = Tree::new();
@@ -1836,7 +1836,7 @@ fn a_quiet_event_answers_from_the_memo_in_every_part() {
     // the next prompt answer from it. Something else on the machine may
     // still change a directory above the tree meanwhile: then, rightly, no
     // memo is written or none answers, and the next attempt tries again.
-    // A miss with nothing above changed is a failure (decision 0081).
+    // A miss with nothing above changed is a failure (decision 0082).
     let mut attempts = 0;
     let lines = loop {
         let above = stamps_above(t.tmp.path());
@@ -1971,7 +1971,7 @@ fn control_characters_never_reach_the_log_raw() {
 /// (at the latest the next event's), none is lost and none is given twice,
 /// and every invocation logs one line, each deferral its own. The number
 /// deferred is printed, not bounded: it measures the machine (decision
-/// 0081). Counts, not times.
+/// 0082). Counts, not times.
 #[test]
 fn two_hundred_concurrent_tool_calls_at_the_real_lock_bound_lose_nothing() {
     const KNOWN: usize = 200;
@@ -2069,7 +2069,7 @@ fn two_hundred_concurrent_tool_calls_at_the_real_lock_bound_lose_nothing() {
     // property: one debug-build call holds it some 30 ms on an idle
     // two-core machine, several times that beside other work. The figure
     // and its target (at most half) are the bench's
-    // `hook/concurrent-200/…` rows (decision 0081).
+    // `hook/concurrent-200/…` rows (decision 0082).
     // One message per call that held the lock, one for the next event
     // when it gave the deferred files.
     let last_gave = !answers[PARALLEL].trim_end().eq("{}");

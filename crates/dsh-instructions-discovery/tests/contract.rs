@@ -342,7 +342,7 @@ async fn fifo_is_absent_and_never_opened<F: Fixture>() {
     fx.fifo("/r1/AGENTS.md");
     fx.link("/r1/CLAUDE.md", "AGENTS.md");
     // A regression that opens the FIFO blocks forever: fail instead of
-    // hanging (a hang guard, decision 0081; the probes take microseconds).
+    // hanging (a hang guard, decision 0082; the probes take microseconds).
     let guarded = tokio::time::timeout(Duration::from_secs(60), async {
         assert_absent(&fx, "/r1/AGENTS.md").await;
         assert_absent(&fx, "/r1/CLAUDE.md").await;
@@ -969,7 +969,7 @@ async fn rule_listing_links_and_specials<F: Fixture>() {
 
 /// R-RULE-1: a rules directory of 10,000 files lists its first 256 rule
 /// files, in order, and says how many it skipped. How long that takes is
-/// the bench's `list/rules-10000` row (decision 0081).
+/// the bench's `list/rules-10000` row (decision 0082).
 async fn rule_listing_of_ten_thousand_files<F: Fixture>() {
     let fx = F::new();
     let d = "/r1/.github/instructions";

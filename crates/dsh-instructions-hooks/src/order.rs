@@ -210,7 +210,7 @@ mod tests {
     /// never finishes before it. Whether the marker appears while the
     /// successor polls or before its first look (a busy machine may start
     /// the thread late), both hold; the deadline is only a hang guard
-    /// (decision 0081).
+    /// (decision 0082).
     #[test]
     fn a_successor_finishes_a_gap_after_its_predecessor() {
         let (_t, dir) = tmp();
@@ -236,7 +236,7 @@ mod tests {
     /// A predecessor that never finishes delays its successor until the
     /// deadline, and the piece is given then: never earlier, and not never.
     /// How much later than the deadline a loaded machine returns is not
-    /// this test's to say (decision 0081).
+    /// this test's to say (decision 0082).
     #[test]
     fn a_dead_predecessor_costs_the_deadline_only() {
         let (_t, dir) = tmp();

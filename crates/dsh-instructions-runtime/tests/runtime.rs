@@ -529,7 +529,7 @@ async fn cancelled_pre_step_returns_promptly_and_changes_nothing_r_disc_8() {
         c2.cancel();
     });
     // "Promptly" is: before the gated read is ever released. The bound is
-    // only a hang guard (decision 0081); a cancelled pre-step returns in
+    // only a hang guard (decision 0082); a cancelled pre-step returns in
     // microseconds.
     let out = tokio::time::timeout(
         std::time::Duration::from_secs(60),
@@ -672,7 +672,7 @@ async fn dispose_during_a_blocked_projection_writes_nothing_r_disc_8() {
         MemNode::file("pkg").with_gate(FsOp::Read),
     );
     w.tool("read", "pkg/x.rs", "t1", None, true);
-    // Hang guards (decision 0081): each wait ends in microseconds.
+    // Hang guards (decision 0082): each wait ends in microseconds.
     tokio::time::timeout(
         std::time::Duration::from_secs(60),
         w.fs.wait_blocked("/repo/pkg/AGENTS.md".into()),

@@ -48,7 +48,7 @@ use dsh_instructions_state::{Action, Config, Digest, ScopeKey, TypedSource, Visi
 
 const STEPS: u64 = 3_000;
 const SEEDS: [u64; 2] = [0x5eed_0001, 0x0dd_ba11];
-/// A hang guard per step (decision 0081): a step takes milliseconds.
+/// A hang guard per step (decision 0082): a step takes milliseconds.
 const LIMIT: Duration = Duration::from_secs(60);
 
 const HOME: &str = "/home/u/.dsh";

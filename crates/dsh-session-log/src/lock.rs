@@ -355,7 +355,7 @@ mod tests {
                 let path = path.clone();
                 let inside = inside.clone();
                 std::thread::spawn(move || {
-                    // A hang guard (decision 0081): six holds of 5 ms.
+                    // A hang guard (decision 0082): six holds of 5 ms.
                     let held =
                         acquire(&path, LockWait::up_to(Duration::from_secs(120))).expect("lock");
                     assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");

@@ -17,7 +17,7 @@ use crate::schema::{Compact, ConfigInput, Decision, Env, EventKind, Outcome, Pro
 
 /// How long one step may take before the runner gives up on it: a safety
 /// net against a scenario that leaves a pre-step blocked on a gate, not a
-/// performance check (a hang guard, decision 0081: a step takes
+/// performance check (a hang guard, decision 0082: a step takes
 /// milliseconds).
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(60);
 

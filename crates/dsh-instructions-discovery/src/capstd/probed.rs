@@ -84,7 +84,7 @@ mod tests {
     fn a_note_is_taken_once_while_fresh_and_the_notes_stay_bounded() {
         let mut probed = ProbedFiles::default();
         // Taken as of a moment before the note: fresh however long the
-        // thread is descheduled in between (decision 0081).
+        // thread is descheduled in between (decision 0082).
         let before = Instant::now();
         probed.note(&["/r", "/", "AGENTS.md"]);
         assert!(!probed.take_at("/r/CLAUDE.md", before));

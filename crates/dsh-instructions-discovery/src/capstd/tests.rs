@@ -24,7 +24,7 @@ async fn cancel_returns_while_the_blocking_work_is_still_stuck() {
         let _ = entered_rx.await;
         cancel.cancel();
     };
-    // A hang guard (decision 0081), far below the stuck work's hour.
+    // A hang guard (decision 0082), far below the stuck work's hour.
     let (result, ()) = tokio::time::timeout(Duration::from_secs(60), async {
         tokio::join!(work, canceller)
     })
@@ -662,7 +662,7 @@ mod stamps {
         // This tree was written just now, and the margin is a day: no run
         // of the test, however slow the machine, ages it past that (the
         // default margin of 2 s could pass between the write and the
-        // third probe on a loaded machine, decision 0081).
+        // third probe on a loaded machine, decision 0082).
         let mut provider = CapStdProvider::new([root.clone()], ambient_authority()).unwrap();
         Arc::get_mut(&mut provider.inner).unwrap().margin = Duration::from_secs(24 * 3600);
         let names: Vec<String> = NAMES.map(str::to_owned).to_vec();
@@ -850,7 +850,7 @@ async fn a_read_after_a_probe_reads_what_is_there_now() {
     probe(&provider);
     std::fs::remove_file(base.join("a/AGENTS.md")).unwrap();
     mkfifo(&base.join("a/AGENTS.md"));
-    // A hang guard (decision 0081): a FIFO opened would block for ever.
+    // A hang guard (decision 0082): a FIFO opened would block for ever.
     let fifo = tokio::time::timeout(Duration::from_secs(60), read(base.join("a/AGENTS.md")))
         .await
         .expect("a FIFO blocked the read");

@@ -405,7 +405,7 @@ async fn released_gate_before_use_is_spent() {
     let fs = fs();
     fs.insert(p("/r/.git"), MemNode::dir().with_gate(FsOp::Stat));
     fs.release(p("/r/.git"));
-    // A hang guard (decision 0081).
+    // A hang guard (decision 0082).
     let outcome = tokio::time::timeout(Duration::from_secs(60), marker(&fs, "/r/.git")).await;
     assert_eq!(
         outcome.expect("a released gate blocked"),

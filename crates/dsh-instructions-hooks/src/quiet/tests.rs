@@ -293,7 +293,7 @@ const ATTEMPTS: usize = 200;
 /// Repeats the quiet event `ev` until it answers from the memo. The first
 /// may take the full path (which writes the memo). A later miss must be
 /// explained by a directory above the machine that changed since the
-/// attempt before (decision 0081): then that attempt's memo rightly did
+/// attempt before (decision 0082): then that attempt's memo rightly did
 /// not vouch. A miss with nothing changed is a failure, however slow the
 /// machine is: nothing here depends on time.
 fn answers_from_memo(m: &Machine, session: &str, ev: &Ev) {
@@ -610,7 +610,7 @@ proptest::proptest! {
         // Not a vacuous claim: quiet twice over, the memo answers, unless
         // a dangling link leaves it nothing to vouch with, or a directory
         // above the machine changed meanwhile (another test's or process's
-        // doing, which the memo rightly sees: decision 0081).
+        // doing, which the memo rightly sees: decision 0082).
         let still = above(&m);
         for _ in 0..2 {
             let memo = with_memo(zero, false, || m.event("memo", &Ev::Prompt));
