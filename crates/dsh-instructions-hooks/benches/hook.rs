@@ -489,7 +489,9 @@ fn parts_order(cli: &Path) -> PartsOrder {
         if text.len() >= 40_000 {
             break;
         }
-        text.push_str(&format!("- Rule {i:05}: keep functions small and tested.\n"));
+        text.push_str(&format!(
+            "- Rule {i:05}: keep functions small and tested.\n"
+        ));
     }
     std::fs::write(repo.join("AGENTS.md"), &text).expect("root file");
     let fx = Fixture {
@@ -513,7 +515,12 @@ fn parts_order(cli: &Path) -> PartsOrder {
         let mut children: Vec<_> = (1..=8)
             .map(|k| {
                 let k = k.to_string();
-                spawn(cli, &["hook", "--agent", "claude", "--part", &k], &fx, &input)
+                spawn(
+                    cli,
+                    &["hook", "--agent", "claude", "--part", &k],
+                    &fx,
+                    &input,
+                )
             })
             .collect();
         let mut exited: Vec<Option<Instant>> = vec![None; children.len()];
@@ -534,7 +541,10 @@ fn parts_order(cli: &Path) -> PartsOrder {
             })
             .collect();
         let n = given.iter().take_while(|g| **g).count();
-        assert!(n >= 2 && given[n..].iter().all(|g| !g), "pieces are parts 1..n");
+        assert!(
+            n >= 2 && given[n..].iter().all(|g| !g),
+            "pieces are parts 1..n"
+        );
         seen.pieces = n;
         let gaps: Vec<Option<Duration>> = exits[..n]
             .windows(2)
@@ -543,8 +553,12 @@ fn parts_order(cli: &Path) -> PartsOrder {
         if gaps.iter().all(Option::is_some) {
             seen.in_order += 1;
         }
-        seen.smallest_gaps
-            .push(gaps.into_iter().map(Option::unwrap_or_default).min().unwrap_or_default());
+        seen.smallest_gaps.push(
+            gaps.into_iter()
+                .map(Option::unwrap_or_default)
+                .min()
+                .unwrap_or_default(),
+        );
         if exits[n..].iter().all(|e| *e < exits[n - 1]) {
             seen.empties_first += 1;
         }
@@ -864,7 +878,11 @@ fn main() {
                  {empty} answered {{}} (lock bound {} s; their files deferred to the next event), last answer after {wall:.0} ms; \
                  target <= {most} deferred, 0 not once -> {}",
                 dsh_instructions_hooks::LOCK_WAIT.as_secs(),
-                if empty <= most && not_once == 0 { "met" } else { "MISSED" }
+                if empty <= most && not_once == 0 {
+                    "met"
+                } else {
+                    "MISSED"
+                }
             );
         }
     }
