@@ -206,18 +206,21 @@ fn install_needs_an_agent() {
 /// that forks while the copy's write descriptor is still open hands that
 /// descriptor to its child until the child execs, and for that moment the
 /// kernel refuses to execute the file (`ETXTBSY`, "Text file busy"): a race
-/// of the test harness, not of the product, so it is waited out (bounded).
+/// of the test harness, not of the product, so it is waited out. A loaded
+/// machine can hold such a child between fork and exec for a while; the
+/// bound is only a hang guard (decision 0082).
 fn output_of_fresh_copy(cmd: &mut Command) -> std::process::Output {
     const ETXTBSY: i32 = 26;
-    for _ in 0..200 {
+    const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(60);
+    let started = std::time::Instant::now();
+    loop {
         match cmd.output() {
-            Err(e) if e.raw_os_error() == Some(ETXTBSY) => {
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) && started.elapsed() < HANG_GUARD => {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
             other => return other.expect("run"),
         }
     }
-    panic!("the fresh copy stayed busy for 2 s");
 }
 
 /// `npx dsh-instructions hook install` runs the binary from npm's cache,

@@ -18,8 +18,18 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_dsh-instructions");
 
 /// A bound on one child process, far above what it needs even on a loaded
-/// machine: it only turns a hang into a failure (not a speed test).
-const DEADLINE: Duration = Duration::from_secs(30);
+/// machine: it only turns a hang into a failure (not a speed test). The
+/// slowest process here, one of 200 at the real lock bound, ends within
+/// the bound plus its own work, 5-10 s with two busy loops beside the
+/// suite (decision 0082: hang guards are at least 60 s).
+const DEADLINE: Duration = Duration::from_secs(120);
+
+/// The lock wait of processes that race for one session where the test's
+/// claim is not about the bound (every file or piece in its own answer):
+/// at the real 5 s bound a loaded machine may rightly defer some (that is
+/// `two_hundred_concurrent_tool_calls_at_the_real_lock_bound_lose_nothing`'s
+/// claim), so they may wait as long as the adapter allows.
+const PATIENT: (&str, &str) = (dsh_instructions_hooks::LOCK_WAIT_ENV, "60000");
 
 /// R-REN-2, the normal intro, exact.
 const INTRO: &str = "The following workspace instructions come from instruction files in this environment. Follow them where they apply. Where two files conflict, the more specific one (later in this message) takes precedence. They do not override system, developer, or direct user instructions.";
@@ -263,6 +273,31 @@ fn scratch() -> &'static Path {
     })
 }
 
+/// What the stamps of the directories above `dir` (up to `/`) are now:
+/// device, inode, mode, size, modification and change times. The quiet
+/// memo depends on them (R-HOOK-8) and no test here changes them, so a
+/// difference says that something else on the machine did.
+fn stamps_above(dir: &Path) -> Vec<Option<[i64; 8]>> {
+    use std::os::unix::fs::MetadataExt as _;
+    dir.ancestors()
+        .skip(1)
+        .map(|d| {
+            std::fs::metadata(d).ok().map(|m| {
+                [
+                    m.dev().cast_signed(),
+                    m.ino().cast_signed(),
+                    i64::from(m.mode()),
+                    m.size().cast_signed(),
+                    m.mtime(),
+                    m.mtime_nsec(),
+                    m.ctime(),
+                    m.ctime_nsec(),
+                ]
+            })
+        })
+        .collect()
+}
+
 impl Tree {
     fn new() -> Self {
         Self::made(tempfile::tempdir_in(scratch()).expect("tempdir"))
@@ -380,8 +415,20 @@ impl Tree {
     }
 
     fn start_event(&self, agent: &str, fixture_name: &str, session: &str, path: &str) -> Running {
+        self.start_event_env(agent, fixture_name, session, path, &[])
+    }
+
+    /// [`Tree::start_event`] with extra environment variables.
+    fn start_event_env(
+        &self,
+        agent: &str,
+        fixture_name: &str,
+        session: &str,
+        path: &str,
+        envs: &[(&str, &str)],
+    ) -> Running {
         let input = fill(&fixture(agent, fixture_name), session, &self.ws(), path);
-        self.spawn(&["hook", "--agent", agent], input.into_bytes())
+        self.spawn_env(&["hook", "--agent", agent], input.into_bytes(), envs)
     }
 
     /// Runs one fixture event of `agent` for `session`.
@@ -1112,7 +1159,7 @@ fn parallel_tool_calls_give_each_file_exactly_once() {
         let running: Vec<Running> = (0..PARALLEL)
             .map(|i| {
                 let file = format!("{}/par/r{round}/d{i}/f.rs", t.ws());
-                t.start_event("claude", "PostToolUse-Read", s, &file)
+                t.start_event_env("claude", "PostToolUse-Read", s, &file, &[PATIENT])
             })
             .collect();
         let answers: Vec<String> = running
@@ -1154,7 +1201,7 @@ fn two_first_events_of_a_new_session_give_one_baseline() {
             .iter()
             .map(|d| {
                 let file = format!("{}/race/{d}/f.rs", t.ws());
-                t.start_event("claude", "PostToolUse-Read", &s, &file)
+                t.start_event_env("claude", "PostToolUse-Read", &s, &file, &[PATIENT])
             })
             .collect();
         let answers: Vec<String> = running
@@ -1326,9 +1373,10 @@ impl Tree {
     fn start_part(&self, agent: &str, fixture_name: &str, session: &str, k: u32) -> Running {
         let input = fill(&fixture(agent, fixture_name), session, &self.ws(), "");
         let k = k.to_string();
-        self.spawn(
+        self.spawn_env(
             &["hook", "--agent", agent, "--part", &k],
             input.into_bytes(),
+            &[PATIENT],
         )
     }
 }
@@ -1471,58 +1519,57 @@ fn concurrent_parts_give_each_piece_exactly_once() {
 
 impl Tree {
     /// Starts the 8 part processes of one event together, as Claude Code
-    /// runs them, and returns each one's output with the instant it exited
-    /// (polled every millisecond), by K.
-    fn race_parts(&self, agent: &str, session: &str, gap_ms: &str) -> Vec<(Out, Instant)> {
+    /// runs them, and returns each one's output and its line in the hook's
+    /// log, by K.
+    fn race_parts(&self, agent: &str, session: &str, gap_ms: &str) -> Vec<(Out, String)> {
         let input = fill(
             &fixture(agent, "SessionStart-startup"),
             session,
             &self.ws(),
             "",
         );
-        let mut running: Vec<Option<Running>> = (1..=PARTS)
+        let lines = self.hook_log(agent).len();
+        let running: Vec<Running> = (1..=PARTS)
             .map(|k| {
                 let k = k.to_string();
-                Some(self.spawn_env(
+                self.spawn_env(
                     &["hook", "--agent", agent, "--part", &k],
                     input.clone().into_bytes(),
-                    &[(dsh_instructions_hooks::PART_GAP_ENV, gap_ms)],
-                ))
+                    &[(dsh_instructions_hooks::PART_GAP_ENV, gap_ms), PATIENT],
+                )
             })
             .collect();
-        let mut exited: Vec<Option<Instant>> = vec![None; running.len()];
-        let begun = Instant::now();
-        while exited.iter().any(Option::is_none) {
-            assert!(begun.elapsed() < DEADLINE, "parts did not finish");
-            for (i, r) in running.iter_mut().enumerate() {
-                if exited[i].is_none()
-                    && let Some(r) = r
-                    && r.child.try_wait().expect("try_wait").is_some()
-                {
-                    exited[i] = Some(Instant::now());
-                }
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        running
-            .iter_mut()
-            .zip(exited)
-            .map(|(r, at)| (r.take().expect("running").finish(), at.expect("exited")))
+        let outs: Vec<Out> = running.into_iter().map(Running::finish).collect();
+        let log = self.hook_log(agent);
+        assert_eq!(log.len(), lines + PARTS as usize, "one line per part");
+        outs.into_iter()
+            .zip(1..=PARTS)
+            .map(|(out, k)| {
+                let mine: Vec<&String> = log[lines..]
+                    .iter()
+                    .filter(|l| l.contains(&format!(" part {k} ")))
+                    .collect();
+                assert_eq!(mine.len(), 1, "part {k}'s line: {:#?}", &log[lines..]);
+                (out, mine[0].clone())
+            })
             .collect()
     }
 }
 
 /// R-HOOK-4 in Claude Code, which shows hook answers in the order the
-/// processes finished (decision 0043): the 8 parts of one event started
-/// together finish in their numbers' order, each at least most of the gap
-/// after its predecessor; the parts with nothing to give finish before the
-/// last piece, without waiting; together they are the whole file once.
+/// processes finished (decision 0043): of the 8 parts of one event started
+/// together, part 1 answers without waiting and each later piece only once
+/// its predecessor has printed its own (its marker seen, then the gap; or,
+/// if that never comes, at the order's deadline, late rather than lost);
+/// the parts with nothing to give never wait; together the pieces are the
+/// whole file once. Each part's log line says how its wait ended. How far
+/// apart the processes then exit is timing, which a loaded machine moves:
+/// the bench's `hook/parts-order` row (decision 0082).
 #[test]
 fn claude_parts_finish_in_their_order() {
     let t = Tree::new();
     let root = lines_of(40_000);
     t.write("ws/AGENTS.md", &root);
-    let gap = Duration::from_millis(60);
     let mut pieces = 0;
     for round in 0..2 {
         let s = format!("o{round}");
@@ -1540,18 +1587,21 @@ fn claude_parts_finish_in_their_order() {
         for (i, p) in given.iter().enumerate() {
             assert!(p.starts_with(&format!("Workspace instructions, part {} of {n}.", i + 1)));
         }
-        for k in 1..n {
-            let (before, after) = (raced[k - 1].1, raced[k].1);
+        assert!(
+            raced[0].1.contains("; finished first "),
+            "round {round}: {}",
+            raced[0].1
+        );
+        for (k, (_, line)) in raced.iter().enumerate().take(n).skip(1) {
             assert!(
-                after >= before + gap / 2,
-                "round {round}: part {} finished {:?} after part {k}",
-                k + 1,
-                after.saturating_duration_since(before)
+                line.contains("; finished after its predecessor, ") || at_the_deadline(line),
+                "round {round}: part {} did not wait for part {k}: {line}",
+                k + 1
             );
         }
-        for (o, at) in &raced[n..] {
+        for (o, line) in &raced[n..] {
             assert_eq!(o.stdout.trim_end(), "{}");
-            assert!(*at < raced[n - 1].1, "an empty part waited for the pieces");
+            assert!(!line.contains("; finished"), "an empty part waited: {line}");
         }
         let framed: Vec<String> = given
             .iter()
@@ -1563,6 +1613,20 @@ fn claude_parts_finish_in_their_order() {
     // One marker per piece given; none for the parts without one.
     let done = t.sessions_dir("claude").join("o1").join("parts.done");
     assert_eq!(std::fs::read_dir(done).expect("markers").count(), pieces);
+}
+
+/// Whether a part's log line says it gave its piece at the order's
+/// deadline, and its process had run at least that long by then (the
+/// line's last figure): a predecessor slower than the deadline, which only
+/// an overloaded machine makes, gives the piece late, never lost.
+fn at_the_deadline(line: &str) -> bool {
+    let ran_ms = line
+        .rsplit(' ')
+        .next()
+        .and_then(|w| w.strip_suffix("ms"))
+        .and_then(|ms| ms.parse::<u128>().ok());
+    line.contains("; finished its predecessor did not finish within")
+        && ran_ms.is_some_and(|ms| ms >= dsh_instructions_hooks::ORDER_DEADLINE.as_millis())
 }
 
 /// Codex keeps registration order: its parts never wait for each other
@@ -1751,20 +1815,6 @@ fn a_quiet_event_answers_from_the_memo_in_every_part() {
     let t = Tree::new_in(&base);
     t.event("claude", "SessionStart-startup", "q", "")
         .context("SessionStart");
-    // Only what changed at least 2 s before an event vouches. Something
-    // else on the machine may still change a directory above the tree (the
-    // system's temporary directory): then no memo is written, rightly, and
-    // a later quiet event tries again (three at most).
-    let memo = t.sessions_dir("claude").join("q/quiet.memo");
-    for _ in 0..3 {
-        std::thread::sleep(Duration::from_millis(2_200));
-        t.event("claude", "UserPromptSubmit", "q", "")
-            .assert_nothing();
-        if memo.is_file() {
-            break;
-        }
-    }
-    assert!(memo.is_file(), "{:#?}", t.hook_log("claude"));
     let prompt = |id: &str, k: u32| {
         let mut v: Value = serde_json::from_str(&fill(
             &fixture("claude", "UserPromptSubmit"),
@@ -1780,10 +1830,40 @@ fn a_quiet_event_answers_from_the_memo_in_every_part() {
         )
         .finish()
     };
-    let lines = t.hook_log("claude").len();
-    for k in 1..=PARTS {
-        prompt("p1", k).assert_nothing();
-    }
+    // Only what changed at least 2 s before an event vouches: each attempt
+    // leaves the tree alone past that margin (a wait that a slow machine
+    // only lengthens), then a quiet prompt writes the memo and the parts of
+    // the next prompt answer from it. Something else on the machine may
+    // still change a directory above the tree meanwhile: then, rightly, no
+    // memo is written or none answers, and the next attempt tries again.
+    // A miss with nothing above changed is a failure (decision 0082).
+    let mut attempts = 0;
+    let lines = loop {
+        let above = stamps_above(t.tmp.path());
+        std::thread::sleep(Duration::from_millis(2_200));
+        t.event("claude", "UserPromptSubmit", "q", "")
+            .assert_nothing();
+        let lines = t.hook_log("claude").len();
+        for k in 1..=PARTS {
+            prompt(&format!("p1-{attempts}"), k).assert_nothing();
+        }
+        if t.hook_log("claude")[lines].contains("unchanged since a quiet event") {
+            break lines;
+        }
+        assert_ne!(
+            stamps_above(t.tmp.path()),
+            above,
+            "no answer from the memo, and nothing above the tree changed: {:#?}",
+            t.hook_log("claude")
+        );
+        attempts += 1;
+        // A hang guard: never reached unless the directories above change
+        // every few seconds.
+        assert!(
+            attempts < 20,
+            "the directories above the tree changed at every attempt"
+        );
+    };
     let log = t.hook_log("claude");
     assert!(
         log[lines].contains("part 1 ") && log[lines].contains("unchanged since a quiet event"),
@@ -1889,8 +1969,9 @@ fn control_characters_never_reach_the_log_raw() {
 /// that cannot get the lock within the bound defers its touch: every new
 /// nested file is then in exactly one answer, its own or a later one's
 /// (at the latest the next event's), none is lost and none is given twice,
-/// and every invocation logs one line. The number deferred is printed and
-/// bounded. Counts, not times.
+/// and every invocation logs one line, each deferral its own. The number
+/// deferred is printed, not bounded: it measures the machine (decision
+/// 0082). Counts, not times.
 #[test]
 fn two_hundred_concurrent_tool_calls_at_the_real_lock_bound_lose_nothing() {
     const KNOWN: usize = 200;
@@ -1984,15 +2065,11 @@ fn two_hundred_concurrent_tool_calls_at_the_real_lock_bound_lose_nothing() {
         .filter(|l| l.contains("error") && !l.contains("touches deferred to the next event"))
         .collect();
     assert!(failed.is_empty(), "an invocation failed: {failed:#?}");
-    // Most calls get the lock within the bound: one debug-build call holds
-    // it for about 30 ms on a loaded two-core machine (a release build for
-    // a few), so 5 s serve some 160 of the 200; what is left over defers.
-    // More than half deferring means the lock is held far longer than a
-    // call's work needs (held across calls, idle between holders).
-    assert!(
-        deferred <= PARALLEL / 2,
-        "{deferred} of {PARALLEL} calls deferred at the real bound"
-    );
+    // How many defer is how fast the machine serves the lock, not a
+    // property: one debug-build call holds it some 30 ms on an idle
+    // two-core machine, several times that beside other work. The figure
+    // and its target (at most half) are the bench's
+    // `hook/concurrent-200/…` rows (decision 0082).
     // One message per call that held the lock, one for the next event
     // when it gave the deferred files.
     let last_gave = !answers[PARALLEL].trim_end().eq("{}");

@@ -346,8 +346,9 @@ async fn fifo_is_absent_and_never_opened<F: Fixture>() {
     let fx = F::new();
     fx.fifo("/r1/AGENTS.md");
     fx.link("/r1/CLAUDE.md", "AGENTS.md");
-    // A regression that opens the FIFO blocks forever: fail instead of hanging.
-    let guarded = tokio::time::timeout(Duration::from_secs(10), async {
+    // A regression that opens the FIFO blocks forever: fail instead of
+    // hanging (a hang guard, decision 0082; the probes take microseconds).
+    let guarded = tokio::time::timeout(Duration::from_secs(60), async {
         assert_absent(&fx, "/r1/AGENTS.md").await;
         assert_absent(&fx, "/r1/CLAUDE.md").await;
     });
@@ -972,24 +973,22 @@ async fn rule_listing_links_and_specials<F: Fixture>() {
 }
 
 /// R-RULE-1: a rules directory of 10,000 files lists its first 256 rule
-/// files, promptly.
+/// files, in order, and says how many it skipped. How long that takes is
+/// the bench's `list/rules-10000` row (decision 0082).
 async fn rule_listing_of_ten_thousand_files<F: Fixture>() {
     let fx = F::new();
     let d = "/r1/.github/instructions";
     for i in 0..10_000 {
         fx.file(&format!("{d}/f{i:05}.instructions.md"), b"");
     }
-    let started = std::time::Instant::now();
     let found = rules(&fx, d, ".instructions.md", true).await;
-    assert_eq!(found.files.len(), 256);
+    let first: Vec<String> = (0..256)
+        .map(|i| format!("f{i:05}.instructions.md"))
+        .collect();
+    assert_eq!(found.files, first);
     assert_eq!(
         found.problems,
         [RuleFileProblem::TooManyFiles { skipped: 9_744 }]
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
     );
 }
 

@@ -56,7 +56,8 @@ fn runtime() -> tokio::runtime::Runtime {
 async fn list(provider: &dyn dsh_instructions_discovery::FsProvider, dir: &Utf8Path) -> RuleFiles {
     let cancel = CancellationToken::new();
     let run = list_rule_files(provider, dir, ".md", true, &cancel);
-    tokio::time::timeout(Duration::from_secs(30), run)
+    // A hang guard (decision 0082): a listing here takes milliseconds.
+    tokio::time::timeout(Duration::from_secs(60), run)
         .await
         .expect("no stall")
         .unwrap()

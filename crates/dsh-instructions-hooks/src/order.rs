@@ -207,7 +207,10 @@ mod tests {
     }
 
     /// A successor waits for its predecessor's marker, then the gap, and
-    /// never finishes before it.
+    /// never finishes before it. Whether the marker appears while the
+    /// successor polls or before its first look (a busy machine may start
+    /// the thread late), both hold; the deadline is only a hang guard
+    /// (decision 0082).
     #[test]
     fn a_successor_finishes_a_gap_after_its_predecessor() {
         let (_t, dir) = tmp();
@@ -215,9 +218,10 @@ mod tests {
         let second = Turn::of(&dir, KEY, 2, 2).unwrap();
         let gap = Duration::from_millis(30);
         let waiter = std::thread::spawn(move || {
-            let w = second.wait_with(Instant::now(), gap, Duration::from_secs(10));
+            let w = second.wait_with(Instant::now(), gap, Duration::from_secs(600));
             (w, Instant::now())
         });
+        // Most runs: the successor is polling by now.
         std::thread::sleep(Duration::from_millis(50));
         let marked = Instant::now();
         first.finished();
@@ -229,8 +233,10 @@ mod tests {
         );
     }
 
-    /// A predecessor that never finishes delays its successor only until
-    /// the deadline; the piece is given then.
+    /// A predecessor that never finishes delays its successor until the
+    /// deadline, and the piece is given then: never earlier, and not never.
+    /// How much later than the deadline a loaded machine returns is not
+    /// this test's to say (decision 0082).
     #[test]
     fn a_dead_predecessor_costs_the_deadline_only() {
         let (_t, dir) = tmp();
@@ -239,7 +245,6 @@ mod tests {
         let w = t.wait_with(started, Duration::from_millis(5), Duration::from_millis(40));
         assert!(matches!(w, Waited::Deadline(_)), "{w:?}");
         assert!(started.elapsed() >= Duration::from_millis(40));
-        assert!(started.elapsed() < Duration::from_secs(5));
     }
 
     /// Another event's markers never release a part.

@@ -808,6 +808,7 @@ fn main() {
         }
     }
     rules_rows(&rt, &wanted);
+    listing_row(&rt, &wanted);
     split_rows(&rt, &trees, &wanted);
     memory_rows(&trees, &wanted);
     peer_rows(&trees, &wanted);
@@ -1018,6 +1019,74 @@ fn rules_rows(rt: &tokio::runtime::Runtime, wanted: &dyn Fn(&str) -> bool) {
             floor_bytes: Some(floor_bytes),
         });
     }
+}
+
+/// The listing row (R-RULE-1, decision 0082): a rules directory of 10,000
+/// rule files, of which the first 256 in byte order are listed and the
+/// rest reported skipped. Ours: `list_rule_files` through the disk
+/// provider the CLI and the hook open (inline); the floor: `read_dir`, the
+/// suffix and file type from each entry, a sort, the first 256. The
+/// contract test (`rule_listing_of_ten_thousand_files`) checks what is
+/// listed; this row says how long it takes, which a test must not.
+fn listing_row(rt: &tokio::runtime::Runtime, wanted: &dyn Fn(&str) -> bool) {
+    const CASE: &str = "list/rules-10000";
+    const FILES: usize = 10_000;
+    const SUFFIX: &str = ".instructions.md";
+    if !wanted(CASE) {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = camino::Utf8PathBuf::from_path_buf(tmp.path().to_path_buf()).expect("utf-8");
+    let dir = root.join(".github/instructions");
+    std::fs::create_dir_all(&dir).expect("rules directory");
+    for i in 0..FILES {
+        std::fs::write(dir.join(format!("f{i:05}{SUFFIX}")), b"").expect("rule file");
+    }
+    let provider = dsh_instructions_discovery::CapStdProvider::new(
+        [root.clone()],
+        dsh_instructions_discovery::ambient_authority(),
+    )
+    .expect("open the root")
+    .run_inline(true);
+    let cancel = dsh_instructions_discovery::CancellationToken::new();
+    let ours = || {
+        rt.block_on(dsh_instructions_discovery::list_rule_files(
+            &provider, &dir, SUFFIX, true, &cancel,
+        ))
+        .expect("not cancelled")
+    };
+    let floor = || {
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .expect("read_dir")
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| n.len() > SUFFIX.len() && n.ends_with(SUFFIX))
+            .collect();
+        names.sort_unstable();
+        let skipped = names.len().saturating_sub(256);
+        names.truncate(256);
+        (names, skipped)
+    };
+    let listed = ours();
+    let (want, skipped) = floor();
+    assert_eq!(listed.files, want, "both sides list the same files");
+    assert_eq!(
+        listed.problems,
+        [dsh_instructions_discovery::RuleFileProblem::TooManyFiles { skipped }]
+    );
+    let (ours_ms, floor_ms) = alternate(
+        || timed(|| drop(black_box(ours()))),
+        || timed(|| drop(black_box(floor()))),
+    );
+    print_row(&Row {
+        case: CASE.to_owned(),
+        ours_ms,
+        floor_ms,
+        bytes_read: Some(0),
+        ops_per_dir: None,
+        floor_bytes: Some(0),
+    });
 }
 
 /// CPU time (user + system) of this process's reaped children so far, from

@@ -535,8 +535,11 @@ async fn cancelled_pre_step_returns_promptly_and_changes_nothing_r_disc_8() {
         fs.wait_blocked("/repo/AGENTS.md".into()).await;
         c2.cancel();
     });
+    // "Promptly" is: before the gated read is ever released. The bound is
+    // only a hang guard (decision 0082); a cancelled pre-step returns in
+    // microseconds.
     let out = tokio::time::timeout(
-        std::time::Duration::from_secs(10),
+        std::time::Duration::from_secs(60),
         w.instance.pre_step(
             1,
             Decision::Enter(vec![BatchItem {
@@ -680,8 +683,9 @@ async fn dispose_during_a_blocked_projection_writes_nothing_r_disc_8() {
         MemNode::file("pkg").with_gate(FsOp::Read),
     );
     w.tool("read", "pkg/x.rs", "t1", None, true);
+    // Hang guards (decision 0082): each wait ends in microseconds.
     tokio::time::timeout(
-        std::time::Duration::from_secs(10),
+        std::time::Duration::from_secs(60),
         w.fs.wait_blocked("/repo/pkg/AGENTS.md".into()),
     )
     .await
@@ -692,7 +696,7 @@ async fn dispose_during_a_blocked_projection_writes_nothing_r_disc_8() {
     // released projection has returned (its reply is sent after it, or
     // dropped when the cancelled lane exits), so the check below sees the
     // projection's final effect, not a moment picked by a timer.
-    tokio::time::timeout(std::time::Duration::from_secs(10), w.instance.settle())
+    tokio::time::timeout(std::time::Duration::from_secs(60), w.instance.settle())
         .await
         .expect("the lane finishes the released projection");
     assert!(w.instance.pending().is_empty());

@@ -54,7 +54,8 @@ use dsh_instructions_state::{
 
 const STEPS: u64 = 3_000;
 const SEEDS: [u64; 2] = [0x5eed_0001, 0x0dd_ba11];
-const LIMIT: Duration = Duration::from_secs(30);
+/// A hang guard per step (decision 0082): a step takes milliseconds.
+const LIMIT: Duration = Duration::from_secs(60);
 
 const HOME: &str = "/home/u/.dsh";
 const ROOT: &str = "/repo";

@@ -355,8 +355,9 @@ mod tests {
                 let path = path.clone();
                 let inside = inside.clone();
                 std::thread::spawn(move || {
+                    // A hang guard (decision 0082): six holds of 5 ms.
                     let held =
-                        acquire(&path, LockWait::up_to(Duration::from_secs(20))).expect("lock");
+                        acquire(&path, LockWait::up_to(Duration::from_secs(120))).expect("lock");
                     assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
                     std::thread::sleep(Duration::from_millis(5));
                     inside.fetch_sub(1, Ordering::SeqCst);

@@ -1059,7 +1059,8 @@ mod tests {
         assert_eq!(r.code, None);
         let mut ok = Command::new("sh");
         ok.args(["-c", "echo out; echo err >&2; exit 3"]);
-        let r = run_bounded(&mut ok, tmp.path(), "t", Duration::from_secs(30)).unwrap();
+        // A hang guard (decision 0082): `sh -c` exits at once.
+        let r = run_bounded(&mut ok, tmp.path(), "t", Duration::from_secs(120)).unwrap();
         assert_eq!(
             (
                 r.code,

@@ -475,7 +475,9 @@ mod tests {
     fn serves_keep_alive_records_everything_and_refuses_connect() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("requests.jsonl");
-        let mut mock = Mock::start(dir.path(), dir.path(), &log, Duration::from_secs(30)).unwrap();
+        // The mock's own bound as a hang guard (decision 0082): the
+        // exchanges take milliseconds.
+        let mut mock = Mock::start(dir.path(), dir.path(), &log, Duration::from_secs(120)).unwrap();
         let mut c = TcpStream::connect(("127.0.0.1", mock.port())).unwrap();
         let (head, body) = roundtrip(&mut c, b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n");
         assert!(head.starts_with("HTTP/1.1 200"));

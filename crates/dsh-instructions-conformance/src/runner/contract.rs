@@ -17,8 +17,9 @@ use crate::schema::{Compact, ConfigInput, Decision, Env, EventKind, Outcome, Pro
 
 /// How long one step may take before the runner gives up on it: a safety
 /// net against a scenario that leaves a pre-step blocked on a gate, not a
-/// performance check.
-pub const STEP_TIMEOUT: Duration = Duration::from_secs(30);
+/// performance check (a hang guard, decision 0082: a step takes
+/// milliseconds).
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The filesystem provider a mount uses.
 #[derive(Clone, Debug)]

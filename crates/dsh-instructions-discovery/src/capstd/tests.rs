@@ -16,15 +16,17 @@ async fn cancel_returns_while_the_blocking_work_is_still_stuck() {
     let (stuck_tx, stuck_rx) = mpsc::channel::<()>();
     let work = run_blocking(false, &cancel, move |_| {
         let _ = entered_tx.send(());
-        // Stands in for a syscall that cannot be interrupted.
-        let _ = stuck_rx.recv_timeout(Duration::from_secs(30));
+        // Stands in for a syscall that cannot be interrupted (released
+        // when the test drops its sender).
+        let _ = stuck_rx.recv_timeout(Duration::from_secs(3600));
         Ok(())
     });
     let canceller = async {
         let _ = entered_rx.await;
         cancel.cancel();
     };
-    let (result, ()) = tokio::time::timeout(Duration::from_secs(10), async {
+    // A hang guard (decision 0082), far below the stuck work's hour.
+    let (result, ()) = tokio::time::timeout(Duration::from_secs(60), async {
         tokio::join!(work, canceller)
     })
     .await
@@ -155,7 +157,7 @@ async fn devices_are_absent_and_never_opened() {
             );
         }
     };
-    tokio::time::timeout(Duration::from_secs(10), checks)
+    tokio::time::timeout(Duration::from_secs(60), checks)
         .await
         .expect("a device was read");
 }
@@ -658,8 +660,12 @@ mod stamps {
         let tmp = tempfile::tempdir().unwrap();
         let root = Utf8PathBuf::try_from(tmp.path().to_path_buf()).unwrap();
         std::fs::create_dir_all(root.join("a")).unwrap();
-        // The default margin: this tree was written just now.
-        let provider = CapStdProvider::new([root.clone()], ambient_authority()).unwrap();
+        // This tree was written just now, and the margin is a day: no run
+        // of the test, however slow the machine, ages it past that (the
+        // default margin of 2 s could pass between the write and the
+        // third probe on a loaded machine, decision 0082).
+        let mut provider = CapStdProvider::new([root.clone()], ambient_authority()).unwrap();
+        Arc::get_mut(&mut provider.inner).unwrap().margin = Duration::from_secs(24 * 3600);
         let names: Vec<String> = NAMES.map(str::to_owned).to_vec();
         let cancel = CancellationToken::new();
         for _ in 0..3 {
@@ -845,7 +851,8 @@ async fn a_read_after_a_probe_reads_what_is_there_now() {
     probe(&provider);
     std::fs::remove_file(base.join("a/AGENTS.md")).unwrap();
     mkfifo(&base.join("a/AGENTS.md"));
-    let fifo = tokio::time::timeout(Duration::from_secs(10), read(base.join("a/AGENTS.md")))
+    // A hang guard (decision 0082): a FIFO opened would block for ever.
+    let fifo = tokio::time::timeout(Duration::from_secs(60), read(base.join("a/AGENTS.md")))
         .await
         .expect("a FIFO blocked the read");
     assert_eq!(fifo, ReadOutcome::Absent);

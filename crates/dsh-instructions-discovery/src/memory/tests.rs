@@ -404,7 +404,8 @@ async fn released_gate_before_use_is_spent() {
     let fs = fs();
     fs.insert(p("/r/.git"), MemNode::dir().with_gate(FsOp::Stat));
     fs.release(p("/r/.git"));
-    let outcome = tokio::time::timeout(Duration::from_secs(10), marker(&fs, "/r/.git")).await;
+    // A hang guard (decision 0082).
+    let outcome = tokio::time::timeout(Duration::from_secs(60), marker(&fs, "/r/.git")).await;
     assert_eq!(
         outcome.expect("a released gate blocked"),
         MarkerProbe::Exists
@@ -422,7 +423,8 @@ async fn latency_is_cancellable() {
         async move { fs.probe(p("/r/AGENTS.md"), &cancel).await }
     });
     cancel.cancel();
-    let outcome = tokio::time::timeout(Duration::from_secs(10), pending)
+    // A hang guard far below the hour of latency the token must cut short.
+    let outcome = tokio::time::timeout(Duration::from_secs(60), pending)
         .await
         .expect("latency ignored the token")
         .unwrap();
