@@ -1044,13 +1044,13 @@ fn listing_row(rt: &tokio::runtime::Runtime, wanted: &dyn Fn(&str) -> bool) {
     }
     let provider = dsh_instructions_discovery::CapStdProvider::new(
         [root.clone()],
-        dsh_instructions_discovery::ambient_authority(),
+        dsh_instructions_discovery::cap_std::ambient_authority(),
     )
     .expect("open the root")
     .run_inline(true);
     let cancel = dsh_instructions_discovery::CancellationToken::new();
     let ours = || {
-        rt.block_on(dsh_instructions_discovery::list_rule_files(
+        rt.block_on(dsh_instructions_discovery::listing::list_rule_files(
             &provider, &dir, SUFFIX, true, &cancel,
         ))
         .expect("not cancelled")
@@ -1073,7 +1073,7 @@ fn listing_row(rt: &tokio::runtime::Runtime, wanted: &dyn Fn(&str) -> bool) {
     assert_eq!(listed.files, want, "both sides list the same files");
     assert_eq!(
         listed.problems,
-        [dsh_instructions_discovery::RuleFileProblem::TooManyFiles { skipped }]
+        [dsh_instructions_discovery::listing::RuleFileProblem::TooManyFiles { skipped }]
     );
     let (ours_ms, floor_ms) = alternate(
         || timed(|| drop(black_box(ours()))),
