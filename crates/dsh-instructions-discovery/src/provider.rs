@@ -11,6 +11,7 @@ use std::pin::Pin;
 use camino::{Utf8Path, Utf8PathBuf};
 use tokio_util::sync::CancellationToken;
 
+pub use crate::forward::{Answer, Call, Forward, Observe};
 pub use crate::text::decode_text;
 
 /// Symlink hops every provider follows before an operation reports
@@ -314,6 +315,7 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
     /// default falls back to one [`FsProvider::probe_many`] per directory,
     /// which is correct but costs the wrapped provider's batching (on disk,
     /// a blocking hand-off per directory instead of one per batch).
+    /// [`Forward`] forwards every method; a decorator is its observer.
     fn probe_dirs<'a>(
         &'a self,
         dirs: &'a [Utf8PathBuf],

@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, CapStdProvider,
+    CancellationToken, CapStdProvider,
     memory::{MemNode, MemoryProvider},
-    provider::{BoxFuture, DirListing, MarkerProbe, PathKind, Probe, ProbedDirs, ReadOutcome},
+    provider::{Call, Forward, Observe},
 };
 use dsh_instructions_runtime::{
     BatchItem, Decision, Host, Instance, ToolExecution, WorkspaceMessage,
@@ -90,69 +90,17 @@ impl Files {
     }
 }
 
-/// Forwards the wrapped provider's directory batches (`probe_dirs_missing`
-/// among them, as a product's decorator must) and path kinds, and counts
-/// its listings; the other per-path calls take the trait's defaults over
-/// `probe`, `read_text` and `marker`.
-#[derive(Debug)]
-struct Listings {
-    inner: Arc<dyn FsProvider>,
-    lists: Arc<AtomicUsize>,
-}
+/// Counts the listings of the provider it observes ([`Forward`] passes
+/// every call on, its directory batches and `probe_dirs_missing` among
+/// them, as a product's decorator must).
+#[derive(Debug, Default)]
+struct Listings(Arc<AtomicUsize>);
 
-impl FsProvider for Listings {
-    fn probe<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Probe, Cancelled>> {
-        self.inner.probe(path, cancel)
-    }
-    fn probe_dirs<'a>(
-        &'a self,
-        dirs: &'a [Utf8PathBuf],
-        names: &'a [String],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<Vec<Probe>>, Cancelled>> {
-        self.inner.probe_dirs(dirs, names, cancel)
-    }
-    fn probe_dirs_missing<'a>(
-        &'a self,
-        dirs: &'a [Utf8PathBuf],
-        names: &'a [String],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<ProbedDirs, Cancelled>> {
-        self.inner.probe_dirs_missing(dirs, names, cancel)
-    }
-    fn read_text<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        max_source_bytes: u64,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<ReadOutcome, Cancelled>> {
-        self.inner.read_text(path, max_source_bytes, cancel)
-    }
-    fn path_kinds<'a>(
-        &'a self,
-        paths: &'a [Utf8PathBuf],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<PathKind>, Cancelled>> {
-        self.inner.path_kinds(paths, cancel)
-    }
-    fn list_dir<'a>(
-        &'a self,
-        dir: &'a Utf8Path,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<DirListing, Cancelled>> {
-        self.lists.fetch_add(1, Ordering::Relaxed);
-        self.inner.list_dir(dir, cancel)
-    }
-    fn marker<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>> {
-        self.inner.marker(path, cancel)
+impl Observe for Listings {
+    fn before(&self, call: Call<'_>) {
+        if let Call::ListDir(_) = call {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -178,10 +126,8 @@ impl World {
         let cwd = fs.path(cwd);
         let host = Arc::new(MemoryHost::new(cwd.clone()));
         let lists = Arc::new(AtomicUsize::new(0));
-        let provider: Arc<dyn FsProvider> = Arc::new(Listings {
-            inner: fs.provider(),
-            lists: Arc::clone(&lists),
-        });
+        let provider: Arc<dyn FsProvider> =
+            Arc::new(Forward::new(fs.provider(), Listings(Arc::clone(&lists))));
         let home = DshHome {
             path: fs.path("/home/u/.dsh"),
             label: HomeLabel::EnvVar,
