@@ -6,7 +6,6 @@ mod capstd;
 mod dircache;
 mod dirmemory;
 mod error;
-mod forward;
 pub mod listing;
 #[cfg(feature = "test-support")]
 pub mod memory;

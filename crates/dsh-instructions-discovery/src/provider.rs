@@ -11,8 +11,10 @@ use std::pin::Pin;
 use camino::{Utf8Path, Utf8PathBuf};
 use tokio_util::sync::CancellationToken;
 
-pub use crate::forward::{Answer, Call, Forward, Observe};
+mod forward;
+
 pub use crate::text::decode_text;
+pub use forward::{Answer, Call, Forward, Observe};
 
 /// Symlink hops every provider follows before an operation reports
 /// [`Unavailable::Loop`] (the Linux kernel's limit, so the providers agree on

@@ -1,14 +1,22 @@
 //! The quiet memo: its format, and its answers against the full path's.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::HomeEnv;
 use rstest::rstest;
 use serde_json::json;
 
+use std::collections::BTreeSet;
+
+use super::format::{Memo, PathStamps, decode_path_line, hex};
+use super::key::{build, key_of};
+use super::stamp::{Look, Stamp, look};
 use super::*;
 use crate::adapter::respond;
+use crate::agent::Agent;
+use crate::event::{Action, HookEvent};
+use dsh_instructions_state::ConfigInput;
 
 fn stamp(seed: u64) -> Stamp {
     Stamp([seed, 2, 0o100_644, 4, 5, 6, u64::MAX, 999_999_999])

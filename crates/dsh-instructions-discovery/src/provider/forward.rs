@@ -10,7 +10,7 @@ use std::sync::Arc;
 use camino::{Utf8Path, Utf8PathBuf};
 use tokio_util::sync::CancellationToken;
 
-use crate::provider::{
+use super::{
     BoxFuture, Cancelled, DirListing, FsProvider, MarkerProbe, PathKind, Probe, ProbedDirs,
     ReadOutcome,
 };
