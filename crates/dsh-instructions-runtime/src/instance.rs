@@ -493,6 +493,24 @@ impl Instance {
         }
     }
 
+    /// The directories this instance knows (R-RT-3 b: those whose files a
+    /// message the model still sees holds), absolute, as of its last
+    /// composition, after every projection queued before this call; none
+    /// before a composition or for a no-op instance. A touch that reaches
+    /// only these ([`crate::tool_args::TouchedPath::reaches`]) makes a
+    /// composition reconcile nothing a pre-step would not (the agent hook's
+    /// quiet memo answers such touches from stamps, decision 0083).
+    pub async fn known_directories(&self) -> Vec<Utf8PathBuf> {
+        let Some(active) = &self.active else {
+            return Vec::new();
+        };
+        let (tx, rx) = oneshot::channel();
+        if active.tx.send(Request::Known(tx)).is_err() {
+            return Vec::new();
+        }
+        rx.await.unwrap_or_default()
+    }
+
     /// Parent tokens with bubbled touches waiting (tests count them).
     #[cfg(test)]
     fn waiting_parents(&self) -> usize {
