@@ -3,12 +3,13 @@
 
 pub mod digest;
 pub mod driver;
-pub mod error;
+mod error;
 pub mod fsmodel;
 pub mod matcher;
 pub mod runner;
 pub mod schema;
 pub mod transcript;
 
+pub use error::ConformanceError;
 pub use runner::{Driver, DriverFactory, RunOptions, Summary, Verdict, run_all};
-pub use schema::{ParseError, ProviderKind, Scenario};
+pub use schema::{ProviderKind, Scenario};

@@ -24,7 +24,7 @@
 //! `DSH_BENCH_HOOK_KEEP=1` keeps the fixture and prints its path, for
 //! profiling one invocation by hand (`strace -c`, `perf`).
 //!
-//! The sessions are built in-process through [`dsh_instructions_hooks::respond`]
+//! The sessions are built in-process through [`dsh_instructions_hooks::answer`]
 //! (the same code the binary runs): a `SessionStart`, a `PostToolUse Read`
 //! into each directory (one workspace message each), then prompts after an
 //! `AGENTS.md` change (one update message each) until the session holds
@@ -68,7 +68,7 @@ use std::time::{Duration, Instant};
 
 use dsh_home_paths::HomeEnv;
 use dsh_instructions_discovery::{CancellationToken, cap_std::ambient_authority};
-use dsh_instructions_hooks::{Agent, respond};
+use dsh_instructions_hooks::{Agent, Invocation, answer};
 use dsh_instructions_runtime::{CapStdFactory, MountBuilder};
 use dsh_instructions_session::{Session, SessionStore};
 use serde_json::json;
@@ -81,6 +81,14 @@ const DIRS: usize = 200;
 const WIDE_DIRS: usize = 1_000;
 /// Timed invocations per side and case.
 const RUNS: usize = 200;
+
+/// The whole answer of `agent` to the event `input`, in-process (no
+/// newline).
+fn respond(agent: Agent, input: &[u8], env: &HomeEnv) -> String {
+    let mut out = Vec::new();
+    answer(&Invocation::new(agent, input, env), &mut out).expect("printed");
+    String::from_utf8(out).expect("utf-8").trim_end().to_owned()
+}
 
 /// A throw-away home, DSH home and repository.
 struct Fixture {
@@ -531,7 +539,7 @@ struct PartsOrder {
 /// part waited, from its log line). Exits are seen by polling every
 /// millisecond.
 ///
-/// [`PART_GAP`]: dsh_instructions_hooks::PART_GAP
+/// [`PART_GAP`]: dsh_instructions_hooks::parts::PART_GAP
 fn parts_order(cli: &Path) -> PartsOrder {
     let tmp = tempfile::tempdir().expect("tempdir");
     let home = tmp.path().join("home");
@@ -692,7 +700,7 @@ fn main() {
         .unwrap_or(RUNS);
     if wanted(PARTS_CASE) {
         let seen = parts_order(&cli);
-        let gap = dsh_instructions_hooks::PART_GAP.as_secs_f64() * 1e3;
+        let gap = dsh_instructions_hooks::parts::PART_GAP.as_secs_f64() * 1e3;
         let mut smallest = seen.smallest_gaps.clone();
         smallest.sort();
         let ms = |d: Option<&Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3);

@@ -25,7 +25,7 @@
 //! path as stamped and no deferred touches waiting, answers nothing without
 //! reading the log or any other side file: the stamps of the floor and no
 //! more ([`quiet`]). Anything else takes the full path, which writes the
-//! memo anew when it is quiet again ([`remember`]): with its key added when
+//! memo anew when it is quiet again ([`remember()`]): with its key added when
 //! the memo held whole at the same state of the log, else with its key
 //! alone — but what of the old stamps still holds is taken over, not looked
 //! at again, and a probe batch the old memo stamped whole (the known
@@ -34,7 +34,7 @@
 //!
 //! Why a stamp vouches (the racy-timestamp argument, as for the versions
 //! and the directory stamps): a path is stamped after the composition,
-//! and only when its last change (ctime) lies at least [`MARGIN`] before a
+//! and only when its last change (ctime) lies at least [`stamp::MARGIN`] before a
 //! clock reading taken before the event began. Then it did not change while
 //! the event read it, and any later change gives it another ctime. Otherwise
 //! no memo is written and the next quiet event tries again.

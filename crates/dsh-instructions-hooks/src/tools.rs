@@ -2,7 +2,7 @@
 //! the installed `PostToolUse`/`AfterTool` matcher is generated from it
 //! (byte for byte what earlier versions wrote, so Codex's trust hashes and
 //! the installer's status stay the same), and so is the event parser's
-//! tool map ([`crate::default_tools`]).
+//! tool map ([`crate::event::default_tools`]).
 
 use crate::names::Agent;
 use dsh_instructions_runtime::TouchKind;
@@ -144,7 +144,7 @@ pub fn is_installed_tool(agent: Agent, tool: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Action, default_tools, parse_event};
+    use crate::event::{Action, HookEvent, default_tools};
     use rstest::rstest;
     use serde_json::json;
 
@@ -178,7 +178,7 @@ mod tests {
                 "{name} is parsed, never reported"
             );
         }
-        assert!(is_installed_tool(agent, crate::shell_tool(agent)));
+        assert!(is_installed_tool(agent, crate::event::shell_tool(agent)));
     }
 
     /// Every tool of the table, called with its arguments, is an event the
@@ -203,7 +203,7 @@ mod tests {
                 json!({"session_id": "s", "cwd": "/w", "hook_event_name": event,
                     "tool_name": name, "tool_input": input})
             };
-            parse_event(agent, v.to_string().as_bytes(), &default_tools(agent))
+            HookEvent::parse(agent, v.to_string().as_bytes(), &default_tools(agent))
                 .expect("parses")
                 .action
         };

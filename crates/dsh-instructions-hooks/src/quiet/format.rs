@@ -19,7 +19,7 @@ pub(super) struct Memo {
     /// Key and its event's reason, oldest first.
     pub(super) keys: Vec<(String, String)>,
     /// Digests of the probe batches whose every path is stamped below
-    /// ([`batch_digest`]): a later event asking the same batch (the known
+    /// (`remember::batch_digest`): a later event asking the same batch (the known
     /// directories, every event) adds its key without stamping it again.
     pub(super) batches: BTreeSet<String>,
     /// Every path's stamp, by how it is looked at.

@@ -25,7 +25,7 @@ pub(super) fn session_stamps(session_dir: &Utf8Path) -> Option<(Stamp, Option<St
 }
 
 /// The memo of a session as this event read it, under the session lock
-/// (so it cannot change before [`remember`] writes it again).
+/// (so it cannot change before [`super::remember()`] writes it again).
 #[derive(Debug)]
 pub(crate) struct MemoRead(pub(super) Option<Vec<u8>>);
 

@@ -13,9 +13,9 @@ use super::format::{Memo, PathStamps, decode_path_line, hex};
 use super::key::{build, key_of};
 use super::stamp::{Look, Stamp, look};
 use super::*;
-use crate::adapter::respond;
 use crate::agent::Agent;
 use crate::event::{Action, HookEvent};
+use crate::testdir::respond;
 use dsh_instructions_state::ConfigInput;
 
 fn stamp(seed: u64) -> Stamp {
@@ -475,7 +475,7 @@ fn deferred_touches_take_the_full_path() {
     with_memo(Some(Duration::ZERO), false, || {
         m.start("s");
         answers_from_memo(&m, "s", &Ev::Prompt);
-        let touch = crate::deferred::Deferred {
+        let touch = dsh_instructions_runtime::tool_args::TouchedPath {
             path: m.ws.join("d2/file.txt").to_string(),
             kind: dsh_instructions_runtime::TouchKind::Read,
         };

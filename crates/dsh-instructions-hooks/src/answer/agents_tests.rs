@@ -7,7 +7,7 @@
 use camino::Utf8PathBuf;
 use serde_json::Value;
 
-use super::respond_event_to;
+use super::{Invocation, answer};
 use crate::agent::Agent;
 use dsh_home_paths::HomeEnv;
 
@@ -62,15 +62,12 @@ impl Machine {
     /// command line, as installed), parsed.
     fn answer(&self, agent: Agent, event: Option<&str>, payload: &Value) -> Value {
         let mut out = Vec::new();
-        respond_event_to(
-            agent,
-            None,
+        let stdin = payload.to_string();
+        let call = Invocation {
             event,
-            payload.to_string().as_bytes(),
-            &self.env,
-            &mut out,
-        )
-        .expect("printed");
+            ..Invocation::new(agent, stdin.as_bytes(), &self.env)
+        };
+        answer(&call, &mut out).expect("printed");
         serde_json::from_slice(&out).expect("json answer")
     }
 
