@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use camino::Utf8Path;
 use dsh_instructions_discovery::{CancellationToken, cap_std::ambient_authority};
-use dsh_instructions_runtime::{CapStdFactory, MountBuilder};
+use dsh_instructions_runtime::{CapStdFactory, Host as _, MountBuilder};
 
 use crate::agent::Agent;
 use crate::answer::Invocation;
@@ -200,12 +200,22 @@ async fn session(
     if let (Some(key), Some(memo), Some(start), Some(why), None) =
         (key, memo, &start, &quiet_why, message)
     {
+        // What a claim is written with (decision 0083), when one may be.
+        let known = if recorder.reads().may_claim(&key) {
+            Some(crate::quiet::Known {
+                cwd: mounted.session.host().cwd(),
+                dirs: mounted.session.instance().known_directories().await,
+            })
+        } else {
+            None
+        };
         // Still under the lock: the next event may answer from it.
         crate::quiet::remember(
             session_dir,
             memo,
             (key, why),
             event,
+            known,
             recorder.reads(),
             start,
         );

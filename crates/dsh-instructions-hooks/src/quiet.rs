@@ -55,7 +55,7 @@ mod stamp;
 pub(crate) use hit::{MemoRead, damage, quiet};
 pub(crate) use key::key;
 pub(crate) use record::Recorder;
-pub(crate) use remember::{Start, remember};
+pub(crate) use remember::{Known, Start, remember};
 #[cfg(test)]
 pub(crate) use {key::TEST_OFF, stamp::TEST_MARGIN};
 

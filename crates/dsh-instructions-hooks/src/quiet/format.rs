@@ -1,6 +1,8 @@
 //! The memo's file format: a header, the log's and the settings' stamps,
-//! the keys with their reasons, the probe batches stamped whole and one
-//! line per path stamp; decoded line by line, in place.
+//! the session's cwd (when the memo holds a claim), the keys and claims
+//! with their reasons, the probe batches stamped whole and one line per
+//! path stamp (`k` for a known directory's, decision 0083); decoded line
+//! by line, in place.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -9,15 +11,24 @@ use camino::Utf8Path;
 use super::stamp::{Look, Stamp, look};
 
 /// First line of the format.
-pub(super) const HEADER: &str = "dsh-quiet-memo 1";
+pub(super) const HEADER: &str = "dsh-quiet-memo 2";
 
 /// The memo as stored.
 #[derive(Debug, Default, PartialEq)]
 pub(super) struct Memo {
     pub(super) log: Option<Stamp>,
     pub(super) settings: Option<Stamp>,
+    /// The session's cwd, which a claim's touches are read against.
+    pub(super) cwd: Option<String>,
     /// Key and its event's reason, oldest first.
     pub(super) keys: Vec<(String, String)>,
+    /// Claims (decision 0083): a file or directory touch that reaches only
+    /// the `known` directories answers as the event that wrote it did;
+    /// each its key and reason, oldest first.
+    pub(super) claims: Vec<(String, String)>,
+    /// The known directories below the cwd (each with a target stamp in
+    /// `paths`, written as a `k` line).
+    pub(super) known: BTreeSet<String>,
     /// Digests of the probe batches whose every path is stamped below
     /// (`remember::batch_digest`): a later event asking the same batch (the known
     /// directories, every event) adds its key without stamping it again.
@@ -146,13 +157,15 @@ pub(super) fn decode_stamp<'a>(fields: &mut impl Iterator<Item = &'a str>) -> Op
     Some(Stamp(words))
 }
 
-/// One path line: how, stamp, path. Parsed byte by byte: the fast path
+/// One path line: how, stamp, path, and whether it is a known
+/// directory's (`k`, a target stamp). Parsed byte by byte: the fast path
 /// reads thousands of them.
-pub(super) fn decode_path_line(line: &str) -> Option<(Look, Stamp, &str)> {
+pub(super) fn decode_path_line(line: &str) -> Option<(Look, Stamp, &str, bool)> {
     let bytes = line.as_bytes();
-    let how = match bytes.first()? {
-        b'e' => Look::Entry,
-        b't' => Look::Target,
+    let (how, known) = match bytes.first()? {
+        b'e' => (Look::Entry, false),
+        b't' => (Look::Target, false),
+        b'k' => (Look::Target, true),
         _ => return None,
     };
     let mut at = 1;
@@ -177,7 +190,8 @@ pub(super) fn decode_path_line(line: &str) -> Option<(Look, Stamp, &str)> {
     (*bytes.get(at)? == b' ').then_some(())?;
     // The path (which may hold spaces) is the rest.
     let path = line.get(at + 1..)?;
-    path.starts_with('/').then_some((how, Stamp(words), path))
+    path.starts_with('/')
+        .then_some((how, Stamp(words), path, known))
 }
 
 /// The lines of a memo after its header, or `None` when `bytes` are not
@@ -200,12 +214,16 @@ pub(super) fn decode_session_line(line: Option<&str>, tag: &str) -> Option<Optio
 
 /// One line of a memo after its log and settings lines.
 pub(super) enum Line<'a> {
+    /// The session's cwd.
+    Cwd(&'a str),
     /// A key and its event's reason.
     Key(&'a str, &'a str),
+    /// A claim's key and its event's reason.
+    Claim(&'a str, &'a str),
     /// A probe batch stamped whole.
     Batch(&'a str),
-    /// A path's stamp.
-    Path(Look, Stamp, &'a str),
+    /// A path's stamp; `true` for a known directory's.
+    Path(Look, Stamp, &'a str, bool),
 }
 
 /// The log and settings stamps of a memo and its other lines, each `None`
@@ -223,10 +241,15 @@ pub(super) fn parse(
     let rest = lines.map(|line| {
         if let Some(rest) = line.strip_prefix("key ") {
             rest.split_once(' ').map(|(k, w)| Line::Key(k, w))
+        } else if let Some(rest) = line.strip_prefix("claim ") {
+            rest.split_once(' ').map(|(k, w)| Line::Claim(k, w))
+        } else if let Some(cwd) = line.strip_prefix("cwd ") {
+            cwd.starts_with('/').then_some(Line::Cwd(cwd))
         } else if let Some(batch) = line.strip_prefix("batch ") {
             Some(Line::Batch(batch))
         } else {
-            decode_path_line(line).map(|(how, stamp, path)| Line::Path(how, stamp, path))
+            decode_path_line(line)
+                .map(|(how, stamp, path, known)| Line::Path(how, stamp, path, known))
         }
     });
     Some((log, settings, rest))
@@ -245,8 +268,14 @@ impl Memo {
             }
             out.push('\n');
         }
-        for (key, why) in &self.keys {
-            out.push_str("key ");
+        if let Some(cwd) = &self.cwd {
+            out.push_str("cwd ");
+            out.push_str(cwd);
+            out.push('\n');
+        }
+        let keys = self.keys.iter().map(|k| ("key ", k));
+        for (tag, (key, why)) in keys.chain(self.claims.iter().map(|c| ("claim ", c))) {
+            out.push_str(tag);
             out.push_str(key);
             out.push(' ');
             // One line: a reason never holds a line break, but a
@@ -260,7 +289,8 @@ impl Memo {
             out.push('\n');
         }
         for (path, how, stamp) in self.paths.sorted() {
-            out.push(how.tag());
+            let known = how == Look::Target && self.known.contains(path);
+            out.push(if known { 'k' } else { how.tag() });
             encode_stamp(&mut out, &stamp);
             out.push(' ');
             out.push_str(path);
@@ -280,11 +310,18 @@ impl Memo {
         };
         for line in lines {
             match line? {
+                Line::Cwd(cwd) => memo.cwd = Some(cwd.to_owned()),
                 Line::Key(key, why) => memo.keys.push((key.to_owned(), why.to_owned())),
+                Line::Claim(key, why) => memo.claims.push((key.to_owned(), why.to_owned())),
                 Line::Batch(batch) => {
                     memo.batches.insert(batch.to_owned());
                 }
-                Line::Path(how, stamp, path) => memo.paths.insert(path, how, stamp),
+                Line::Path(how, stamp, path, known) => {
+                    if known {
+                        memo.known.insert(path.to_owned());
+                    }
+                    memo.paths.insert(path, how, stamp);
+                }
             }
         }
         Some(memo)

@@ -7,6 +7,7 @@ use dsh_session_log::side::{self, Found};
 
 use super::MEMO_FILE_NAME;
 use super::format::{Line, Memo, body, parse};
+use super::key::Key;
 use super::stamp::{Look, Stamp, is_absent, look};
 
 pub(super) fn log_path(session_dir: &Utf8Path) -> Utf8PathBuf {
@@ -72,31 +73,75 @@ pub(crate) fn damage(session_dir: &Utf8Path) -> Option<String> {
 }
 
 /// The fast path: the reason to log when `memo` proves that the event
-/// keyed `key` answers nothing, `None` when the full path must run. Called
-/// under the session lock. Reads the memo line by line, looking at each
-/// path as it goes: no map, no allocation per path.
-pub(crate) fn quiet(memo: &MemoRead, session_dir: &Utf8Path, key: &str) -> Option<String> {
+/// keyed `key` answers nothing — its own key is in the memo, or its claim
+/// is and its touches reach only the memo's known directories (decision
+/// 0083) — `None` when the full path must run. Called under the session
+/// lock. Reads the memo line by line, looking at each path as it goes: no
+/// map, no allocation per path.
+pub(crate) fn quiet(memo: &MemoRead, session_dir: &Utf8Path, key: &Key) -> Option<String> {
     let (log, settings, lines) = parse(memo.0.as_deref()?)?;
     let (now_log, now_settings) = session_stamps(session_dir)?;
     if log != Some(now_log) || settings != now_settings {
         return None;
     }
-    let mut why = None;
+    let mut cwd = None;
+    let (mut why, mut claimed) = (None, None);
+    // The directories the claim needs known, each with whether its `k`
+    // line was seen; computed once the keys are read.
+    let mut needed: Option<Vec<(Utf8PathBuf, bool)>> = None;
     for line in lines {
-        match line? {
-            Line::Key(k, w) if k == key => why = Some(w),
-            Line::Key(..) => {}
-            // The keys come first: a memo without this one is not read on.
-            Line::Batch(_) => {
-                why?;
-            }
-            Line::Path(how, stamp, path) => {
-                why?;
-                if look(Utf8Path::new(path), how).ok() != Some(stamp) {
-                    return None;
+        let line = line?;
+        match line {
+            Line::Cwd(c) => cwd = Some(c),
+            Line::Key(k, w) if k == key.exact => why = Some(w),
+            Line::Claim(k, w) if k == key.claim && key.touches.is_some() => claimed = Some(w),
+            Line::Key(..) | Line::Claim(..) => {}
+            Line::Batch(_) | Line::Path(..) => {
+                // The keys come first: a memo that proves nothing for this
+                // event is not read on.
+                if needed.is_none() {
+                    needed = Some(match why {
+                        Some(_) => Vec::new(),
+                        None => reached(key, cwd, claimed)?,
+                    });
+                }
+                if let Line::Path(how, stamp, path, known) = line {
+                    (look(Utf8Path::new(path), how).ok() == Some(stamp)).then_some(())?;
+                    if known && let Some(needed) = needed.as_mut() {
+                        for (dir, seen) in needed.iter_mut() {
+                            *seen |= dir.as_str() == path;
+                        }
+                    }
                 }
             }
         }
     }
-    why.map(|w| format!("{w} (unchanged since a quiet event)"))
+    if let Some(why) = why {
+        return Some(format!("{why} (unchanged since a quiet event)"));
+    }
+    let needed = match needed {
+        Some(n) => n,
+        None => reached(key, cwd, claimed)?,
+    };
+    let known = needed.iter().all(|(_, seen)| *seen);
+    claimed
+        .filter(|_| known)
+        .map(|why| format!("{why} (unchanged since a quiet event)"))
+}
+
+/// The directories the claimed touches reach, read against the memo's
+/// cwd; `None` when there is no claim for them or one of them is a shell
+/// touch.
+fn reached(
+    key: &Key,
+    cwd: Option<&str>,
+    claimed: Option<&str>,
+) -> Option<Vec<(Utf8PathBuf, bool)>> {
+    claimed?;
+    let cwd = Utf8Path::new(cwd?);
+    let mut out = Vec::new();
+    for t in key.touches.as_deref()? {
+        out.extend(t.reaches(cwd)?.into_iter().map(|d| (d, false)));
+    }
+    Some(out)
 }

@@ -3,6 +3,7 @@
 
 use camino::Utf8Path;
 use dsh_home_paths::HomeEnv;
+use dsh_instructions_runtime::tool_args::TouchedPath;
 use dsh_instructions_state::ConfigInput;
 use sha2::{Digest as _, Sha256};
 
@@ -16,7 +17,26 @@ thread_local! {
     pub(crate) static TEST_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// The memo's key of `event`, or `None` when the event is outside the
+/// The memo's keys of an event inside its claim (see the module's doc).
+#[derive(Debug, Clone)]
+pub(crate) struct Key {
+    /// The event itself, every field: a memo written after an event with
+    /// this key answers it.
+    pub(crate) exact: String,
+    /// The event without its name and action: the key of the claim that a
+    /// file or directory touch reaching only known directories answers as
+    /// the event that wrote the claim did (decision 0083).
+    pub(crate) claim: String,
+    /// The touches the claim may answer: a tool event's (no shell);
+    /// `None` for other events, which only write the claim.
+    pub(crate) touches: Option<Vec<TouchedPath>>,
+    /// Whether a quiet full path of this event may write the claim: a
+    /// prompt, or a tool event (no shell) whose own touches reach only
+    /// known directories, checked when it is written.
+    pub(crate) writes_claim: bool,
+}
+
+/// The memo's keys of `event`, or `None` when the event is outside the
 /// memo's claim (see the module's doc).
 pub(crate) fn key(
     agent: Agent,
@@ -24,7 +44,7 @@ pub(crate) fn key(
     input: &ConfigInput,
     env: &HomeEnv,
     session_dir: &Utf8Path,
-) -> Option<String> {
+) -> Option<Key> {
     #[cfg(test)]
     if TEST_OFF.with(std::cell::Cell::get) {
         return None;
@@ -38,7 +58,16 @@ pub(crate) fn key(
     if !eligible || deferred_waiting(session_dir) {
         return None;
     }
-    Some(key_of(agent, event, input, env, &build()?))
+    let build = build()?;
+    Some(Key {
+        exact: key_of(agent, event, input, env, &build),
+        claim: claim_of(agent, event, input, env, &build),
+        touches: match &event.action {
+            Action::Tool { touched, .. } => Some(touched.clone()),
+            _ => None,
+        },
+        writes_claim: !matches!(event.action, Action::Shell { .. }),
+    })
 }
 
 /// The key of `event` as `build` composes it: every field of each (their
@@ -51,6 +80,24 @@ pub(super) fn key_of(
     build: &str,
 ) -> String {
     let text = format!("{build}\n{}\n{event:?}\n{input:?}\n{env:?}", agent.as_str());
+    crate::record::hex(&Sha256::digest(text.as_bytes()))
+}
+
+/// The claim key of `event`: what [`key_of`] takes but the event's name
+/// and action, which a claim's touches do not depend on (decision 0083).
+pub(super) fn claim_of(
+    agent: Agent,
+    event: &HookEvent,
+    input: &ConfigInput,
+    env: &HomeEnv,
+    build: &str,
+) -> String {
+    let text = format!(
+        "{build}\nclaim\n{}\n{:?}\n{:?}\n{input:?}\n{env:?}",
+        agent.as_str(),
+        event.session_id,
+        event.cwd
+    );
     crate::record::hex(&Sha256::digest(text.as_bytes()))
 }
 

@@ -3,6 +3,7 @@
 //! ([`Forward`]) and record it into [`Reads`], from which
 //! `remember` stamps what the answer depended on.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use camino::Utf8PathBuf;
@@ -14,6 +15,8 @@ use dsh_instructions_discovery::{
     },
 };
 use dsh_instructions_runtime::{ProviderFactory, RuntimeError};
+
+use super::key::Key;
 
 /// One thing the composition asked of the filesystem.
 #[derive(Debug)]
@@ -33,12 +36,26 @@ pub(super) enum Read {
 /// What the providers of one event were asked, shared by every provider
 /// the [`Recorder`] opened.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Reads(Arc<Mutex<Vec<Read>>>);
+pub(crate) struct Reads {
+    all: Arc<Mutex<Vec<Read>>>,
+    /// A listed directory had an entry: a rules directory held a file,
+    /// and a path-scoped rule may attach on a touched path.
+    entries: Arc<AtomicBool>,
+}
 
 impl Reads {
     /// Every read so far, in order.
     pub(super) fn all(&self) -> MutexGuard<'_, Vec<Read>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.all.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the full path of the event keyed `key` may write its claim
+    /// (decision 0083): the event may (a prompt or a tool event, no
+    /// shell), and no directory the composition listed (the rules
+    /// directories, R-RULE-1) had an entry — else a touched path may
+    /// attach a path-scoped rule that the claim's event did not.
+    pub(crate) fn may_claim(&self, key: &Key) -> bool {
+        key.writes_claim && !self.entries.load(Ordering::Relaxed)
     }
 
     fn push(&self, read: Read) {
@@ -138,6 +155,11 @@ impl Observe for Reads {
     }
 
     fn after(&self, call: Call<'_>, answer: Answer<'_>) {
+        if let Answer::Listing(DirListing::Entries { entries, .. }) = answer
+            && !entries.is_empty()
+        {
+            self.entries.store(true, Ordering::Relaxed);
+        }
         if let (Call::MarkersUntilFound(paths), Answer::Markers(found)) = (call, answer) {
             for p in &paths[..found.len().min(paths.len())] {
                 self.push(Read::Marker(p.clone()));

@@ -11,6 +11,7 @@ use sha2::{Digest as _, Sha256};
 use super::MEMO_FILE_NAME;
 use super::format::{Changed, Memo, PathStamps};
 use super::hit::{MemoRead, log_path, session_stamps};
+use super::key::Key;
 use super::record::{Read, Reads};
 use super::stamp::{Look, Stamp, is_absent, is_link, look};
 use crate::event::{Action, HookEvent};
@@ -36,20 +37,35 @@ impl Start {
     }
 }
 
+/// What a claim is written with (decision 0083): the session's cwd and
+/// the directories its instance knows, absolute, as of the composition
+/// ([`dsh_instructions_runtime::Instance::known_directories`]).
+#[derive(Debug)]
+pub(crate) struct Known {
+    /// The session's cwd (the log header's), which touches are read against.
+    pub(crate) cwd: Utf8PathBuf,
+    /// The known directories.
+    pub(crate) dirs: Vec<Utf8PathBuf>,
+}
+
 /// After a full path that answered nothing: writes the memo with `key`
 /// (its event's `why`) and the stamps of everything `reads` recorded.
 /// When the memo already there still holds whole and was written at this
 /// state of the log, the key joins its keys; otherwise the new memo has
 /// this key alone, but what of the old one still holds is not looked at
 /// twice (a changed directory costs its own paths, not every known one).
+/// With `known` (given when [`Reads::may_claim`]), the key's claim is
+/// written too, when the event's own touches reached only known
+/// directories (decision 0083).
 /// Writes nothing when the log changed during the event or anything read
 /// changed too recently to vouch. Called under the session lock; a failure
 /// only costs the next event the full path, so it is not reported.
 pub(crate) fn remember(
     session_dir: &Utf8Path,
     memo: MemoRead,
-    (key, why): (String, &str),
+    (key, why): (Key, &str),
     event: &HookEvent,
+    known: Option<Known>,
     reads: &Reads,
     start: &Start,
 ) {
@@ -81,23 +97,67 @@ pub(crate) fn remember(
             ..Memo::default()
         }
     };
-    let before = (memo.paths.len(), memo.batches.len());
+    let before = (memo.paths.len(), memo.batches.len(), memo.claims.len());
     memo.paths.extend(fresh);
     memo.batches.extend(batches);
-    let known = memo.keys.iter().any(|(k, w)| *k == key && w == why);
-    if known && (memo.paths.len(), memo.batches.len()) == before {
+    let claim = known.and_then(|k| claimable(event, k, &mut memo, start.t0));
+    let had = memo.keys.iter().any(|(k, w)| *k == key.exact && w == why);
+    let had_claim = claim.is_none() || memo.claims.iter().any(|(k, w)| *k == key.claim && w == why);
+    if had && had_claim && (memo.paths.len(), memo.batches.len(), memo.claims.len()) == before {
         return;
     }
-    memo.keys.retain(|(k, _)| *k != key);
-    memo.keys.push((key, why.to_owned()));
-    if memo.keys.len() > MAX_KEYS {
-        memo.keys.drain(..memo.keys.len() - MAX_KEYS);
+    for (list, k) in [
+        (&mut memo.keys, Some(key.exact)),
+        (&mut memo.claims, claim.map(|()| key.claim)),
+    ] {
+        let Some(k) = k else { continue };
+        list.retain(|(have, _)| *have != k);
+        list.push((k, why.to_owned()));
+        if list.len() > MAX_KEYS {
+            list.drain(..list.len() - MAX_KEYS);
+        }
     }
     let _ = side::write(
         &session_dir.join(MEMO_FILE_NAME),
         memo.encode().as_bytes(),
         Durability::Cache,
     );
+}
+
+/// Whether the claim can be written into `memo`: the event's own touches
+/// reach only known directories, and every known directory below the cwd
+/// has a target stamp that vouches (each looked at now when the
+/// composition stamped none). Records the cwd and the known directories in
+/// `memo`. A memo holding a claim of another cwd takes none.
+fn claimable(event: &HookEvent, known: Known, memo: &mut Memo, t0: SystemTime) -> Option<()> {
+    let cwd = known.cwd;
+    if memo.cwd.as_deref().is_some_and(|c| c != cwd.as_str()) {
+        return None;
+    }
+    let below: BTreeSet<String> = known
+        .dirs
+        .into_iter()
+        .filter(|d| d.starts_with(&cwd) && *d != cwd)
+        .map(Utf8PathBuf::into_string)
+        .collect();
+    if let Action::Tool { touched, .. } = &event.action {
+        for t in touched {
+            if !t.reaches(&cwd)?.iter().all(|d| below.contains(d.as_str())) {
+                return None;
+            }
+        }
+    }
+    for dir in &below {
+        if memo.paths.get(dir, Look::Target).is_some() {
+            continue;
+        }
+        let stamp = look(Utf8Path::new(dir), Look::Target).ok()?;
+        (stamp.old(t0) && !dir.contains(['\n', '\r'])).then_some(())?;
+        memo.paths.insert(dir, Look::Target, stamp);
+    }
+    memo.cwd = Some(cwd.into_string());
+    memo.known = below;
+    Some(())
 }
 
 /// Whether a path the event's tool touched, or its directory, changed
