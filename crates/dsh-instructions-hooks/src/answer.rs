@@ -16,58 +16,15 @@ mod tests;
 use std::io::Write;
 use std::time::Instant;
 
-use camino::Utf8PathBuf;
-use dsh_home_paths::{DshHome, HomeEnv, resolve_dsh_home};
+use camino::{Utf8Path, Utf8PathBuf};
+use dsh_home_paths::{DshHome, resolve_dsh_home};
 use serde_json::json;
 
 use crate::agent::Agent;
-use crate::config::load_config;
-use crate::error::HookError;
-use crate::event::{MAX_EVENT_BYTES, Read};
-use crate::handle::{Ending, handle};
+use crate::event::{self, Got, MAX_EVENT_BYTES};
+use crate::handle::{Invocation, handle};
 use crate::hooklog;
 use crate::outcome::{Given, Handled};
-
-/// One hook invocation: what the `dsh-instructions hook --agent A` process
-/// was given.
-#[derive(Debug, Clone, Copy)]
-pub struct Invocation<'a> {
-    /// The agent whose event this is.
-    pub agent: Agent,
-    /// `--part K`: piece `K` (1-based) of the event's one composition
-    /// (R-HOOK-4, decision 0018); `None` answers the whole message. Gemini
-    /// CLI has no parts: part 1 answers as the whole, the others `{}`.
-    pub part: Option<u32>,
-    /// `--event E`: the event's name when its stdin names none (GitHub
-    /// Copilot CLI's camelCase events, decision 0065); a stdin that names
-    /// its event keeps that name.
-    pub event: Option<&'a str>,
-    /// The event's bytes, as the agent wrote them on stdin.
-    pub stdin: &'a [u8],
-    /// The home variables.
-    pub env: &'a HomeEnv,
-    /// The process exits with status 0 right after the answer: the event's
-    /// state (the mounted session, the version cache, the directory stamps
-    /// of every known directory) is left to the operating system instead
-    /// of being freed piece by piece, which at 1,000 known directories is a
-    /// measurable part of an event (R-HOOK-6, decision 0062). Everything
-    /// the event writes is written first.
-    pub exit: bool,
-}
-
-impl<'a> Invocation<'a> {
-    /// An invocation for the whole message, returning after the answer.
-    pub fn new(agent: Agent, stdin: &'a [u8], env: &'a HomeEnv) -> Self {
-        Self {
-            agent,
-            part: None,
-            event: None,
-            stdin,
-            env,
-            exit: false,
-        }
-    }
-}
 
 /// Answers one event (R-HOOK-1): the agent's JSON with the context, or
 /// `{}`, and a newline, printed to `out` and flushed before the piece
@@ -98,27 +55,18 @@ impl<'a> Invocation<'a> {
 pub fn answer(call: &Invocation<'_>, out: &mut dyn Write) -> std::io::Result<()> {
     let started = Instant::now();
     let home = resolve_dsh_home(None, call.env).ok();
-    let read = Read::bytes(call.stdin, call.event);
-    let event_name = read.event_name().to_owned();
-    let ending = if call.exit {
-        Ending::Exit
-    } else {
-        Ending::Drop
-    };
-    let result = match (&home, read) {
-        (None, _) => Err(HookError::NoHome),
-        (Some(_), Read::Oversized) => Ok(Handled::nothing(format!(
+    let dir = home.as_ref().map(|home| agent_dir(home, call.agent));
+    let (event_name, got) = event::read(call.stdin, call.event, call.agent, dir.as_deref());
+    let result = got.and_then(|got| match got {
+        Got::Oversized => Ok(Handled::nothing(format!(
             "ignored: event larger than {MAX_EVENT_BYTES} bytes"
         ))),
-        (Some(_), Read::NotEvent(e)) => Err(e),
-        (Some(home), Read::Event(wire)) => {
-            let dir = agent_dir(home, call.agent);
-            load_config(call.agent, &dir).and_then(|config| {
-                let event = wire.typed(call.agent, &config.tools)?;
-                handle(call, ending, &dir, &config, event)
-            })
+        Got::Event(read) => {
+            let (config, event) = *read;
+            let dir = dir.as_deref().unwrap_or(Utf8Path::new("."));
+            handle(call, dir, &config, event)
         }
-    };
+    });
     let (stdout, line, turn) = match result {
         Ok(h) => (shaped(call.agent, &event_name, h.given), h.why, h.turn),
         Err(e) => ("{}".to_owned(), format!("error: {e}"), None),
@@ -131,21 +79,20 @@ pub fn answer(call: &Invocation<'_>, out: &mut dyn Write) -> std::io::Result<()>
     if let Some(t) = &turn {
         t.finished();
     }
-    if let Some(home) = &home {
-        let dir = agent_dir(home, call.agent);
+    if let Some(dir) = &dir {
         let part = call.part.map_or_else(String::new, |k| format!(" part {k}"));
         let waited = waited.map_or_else(String::new, |w| format!("; finished {w}"));
         let now = dsh_session_log::rfc3339_utc(std::time::SystemTime::now());
         hooklog::log_line(
-            &dir,
+            dir,
             &format!(
                 "{now} {event_name}{part} {line}{waited} {}ms",
                 started.elapsed().as_millis()
             ),
         );
         // One line per side file this event found damaged and rebuilt.
-        for heal in crate::heal::report_lines(&dir) {
-            hooklog::log_line(&dir, &format!("{now} {heal}"));
+        for heal in crate::heal::report_lines(dir) {
+            hooklog::log_line(dir, &format!("{now} {heal}"));
         }
     }
     if call.exit {

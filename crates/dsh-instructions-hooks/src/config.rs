@@ -11,9 +11,9 @@ use serde_json::Value;
 
 use crate::agent::{Agent, PARTS};
 use crate::error::HookError;
-use crate::event::{ToolMap, default_tools};
 use crate::split::PART_BYTES;
 use crate::tools::is_installed_tool;
+use crate::tools::{ToolMap, default_tools, shell_tool};
 use dsh_instructions_runtime::tool_args::PathArg;
 
 /// Claude Code and Codex keep about 10,000 characters of one context whole
@@ -87,7 +87,7 @@ pub struct HookConfig {
 pub fn hook_preset(agent: Agent) -> ConfigInput {
     let names = |n: &[String]| Some(n.to_vec());
     let defaults = Config::preset(Preset::Dsh);
-    let shell = crate::event::shell_tool(agent).to_owned();
+    let shell = shell_tool(agent).to_owned();
     let mut input = ConfigInput {
         preset: Some(agent.library_preset()),
         max_bytes: Some(NumberInput::Int(HOOK_MAX_BYTES)),

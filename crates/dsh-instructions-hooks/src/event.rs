@@ -19,19 +19,22 @@
 //! ([`dsh_instructions_runtime::tool_args`]); which tools an agent has is
 //! its tool table's (`crate::tools`).
 
-use std::collections::BTreeMap;
 use std::fmt;
 
-use camino::Utf8PathBuf;
+use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_runtime::TouchKind;
-use dsh_instructions_runtime::tool_args::{PathArg, TouchedPath};
+#[cfg(test)]
+use dsh_instructions_runtime::tool_args::PathArg;
+use dsh_instructions_runtime::tool_args::TouchedPath;
 use serde::Deserialize;
 use serde::de::{IgnoredAny, SeqAccess, Visitor};
 use serde_json::Value;
 
 use crate::agent::Agent;
+use crate::config::{HookConfig, load_config};
 use crate::error::HookError;
-use crate::tools::{ToolTouch, agent_tools};
+use crate::tools::is_patch_tool;
+pub use crate::tools::{ToolMap, default_tools, shell_tool};
 
 /// The largest event the adapter reads; a larger one is answered `{}` and
 /// logged (docs/hooks.md). Gemini CLI's `BeforeModel` stdin carries the
@@ -112,47 +115,6 @@ pub struct HookEvent {
     pub cwd: Utf8PathBuf,
     /// What to do.
     pub action: Action,
-}
-
-/// Tool name → its path arguments (R-HOOK-3; configurable like R-CFG-8).
-pub type ToolMap = BTreeMap<String, Vec<PathArg>>;
-
-/// The built-in tool map of an agent (SPEC R-HOOK-3): the path-bearing
-/// tools of its tool table (`crate::tools`). Codex's `apply_patch` and
-/// the shell tool are handled apart: their paths are in a patch text or a
-/// command.
-pub fn default_tools(agent: Agent) -> ToolMap {
-    agent_tools(agent)
-        .iter()
-        .filter_map(|t| match &t.touch {
-            ToolTouch::Paths { kind, keys } => Some((
-                t.name.to_owned(),
-                keys.iter()
-                    .map(|k| PathArg {
-                        key: (*k).to_owned(),
-                        kind: kind.clone(),
-                    })
-                    .collect(),
-            )),
-            ToolTouch::Patch | ToolTouch::Shell => None,
-        })
-        .collect()
-}
-
-/// The agent's shell tool, as its hook events name it (harness README:
-/// Codex reports `exec_command` as `Bash`): the table's shell entry.
-pub fn shell_tool(agent: Agent) -> &'static str {
-    agent_tools(agent)
-        .iter()
-        .find(|t| t.touch == ToolTouch::Shell)
-        .map_or("", |t| t.name)
-}
-
-/// Whether `tool` is the agent's patch tool (Codex `apply_patch`).
-fn is_patch_tool(agent: Agent, tool: &str) -> bool {
-    agent_tools(agent)
-        .iter()
-        .any(|t| t.name == tool && t.touch == ToolTouch::Patch)
 }
 
 /// Event names per agent for the actions the adapter takes.
@@ -344,6 +306,42 @@ impl Read {
     }
 }
 
+/// What one event's bytes came to, read once with its agent's
+/// configuration ([`read`]).
+#[derive(Debug)]
+pub(crate) enum Got {
+    /// Larger than [`MAX_EVENT_BYTES`]: not read.
+    Oversized,
+    /// The event, with the configuration it was read with.
+    Event(Box<(HookConfig, HookEvent)>),
+}
+
+/// Reads one event of `agent` once, from its bytes to its typed form:
+/// the one streaming pass, then the agent's configuration from `dir`
+/// (`$DSH_HOME/hooks/<agent>/`, `None` when the DSH home cannot be
+/// resolved) and the event's tool call read with its tool map. Returns the
+/// event's name for the answer and the log ([`Read::event_name`]) beside
+/// what the bytes came to; `name` names an event whose stdin names none.
+pub(crate) fn read(
+    input: &[u8],
+    name: Option<&str>,
+    agent: Agent,
+    dir: Option<&Utf8Path>,
+) -> (String, Result<Got, HookError>) {
+    let read = Read::bytes(input, name);
+    let event_name = read.event_name().to_owned();
+    let got = match (dir, read) {
+        (None, _) => Err(HookError::NoHome),
+        (Some(_), Read::Oversized) => Ok(Got::Oversized),
+        (Some(_), Read::NotEvent(e)) => Err(e),
+        (Some(dir), Read::Event(wire)) => load_config(agent, dir).and_then(|config| {
+            let event = wire.typed(agent, &config.tools)?;
+            Ok(Got::Event(Box::new((config, event))))
+        }),
+    };
+    (event_name, got)
+}
+
 /// A required text field: present, a string, not blank.
 fn text(v: Option<Value>, field: &'static str) -> Result<String, HookError> {
     match v {
@@ -460,7 +458,7 @@ impl HookEvent {
 }
 
 /// The paths a tool call touched: the configured arguments of the tool
-/// ([`PathArg::paths`]), and for Codex the files an `apply_patch` adds,
+/// ([`dsh_instructions_runtime::tool_args::PathArg::paths`]), and for Codex the files an `apply_patch` adds,
 /// updates, deletes or moves to.
 pub(crate) fn touched_paths(
     agent: Agent,

@@ -15,11 +15,11 @@
 use std::sync::Arc;
 
 use camino::Utf8Path;
+use dsh_home_paths::HomeEnv;
 use dsh_instructions_discovery::{CancellationToken, cap_std::ambient_authority};
 use dsh_instructions_runtime::{CapStdFactory, Host as _, MountBuilder};
 
 use crate::agent::Agent;
-use crate::answer::Invocation;
 use crate::config::HookConfig;
 use crate::error::HookError;
 use crate::event::{Action, HookEvent};
@@ -28,9 +28,50 @@ use crate::piece::{self, Piece, Recorded};
 use crate::session::{Opening, store_id};
 use crate::touch::Mounting;
 
+/// One hook invocation: what the `dsh-instructions hook --agent A` process
+/// was given.
+#[derive(Debug, Clone, Copy)]
+pub struct Invocation<'a> {
+    /// The agent whose event this is.
+    pub agent: Agent,
+    /// `--part K`: piece `K` (1-based) of the event's one composition
+    /// (R-HOOK-4, decision 0018); `None` answers the whole message. Gemini
+    /// CLI has no parts: part 1 answers as the whole, the others `{}`.
+    pub part: Option<u32>,
+    /// `--event E`: the event's name when its stdin names none (GitHub
+    /// Copilot CLI's camelCase events, decision 0065); a stdin that names
+    /// its event keeps that name.
+    pub event: Option<&'a str>,
+    /// The event's bytes, as the agent wrote them on stdin.
+    pub stdin: &'a [u8],
+    /// The home variables.
+    pub env: &'a HomeEnv,
+    /// The process exits with status 0 right after the answer: the event's
+    /// state (the mounted session, the version cache, the directory stamps
+    /// of every known directory) is left to the operating system instead
+    /// of being freed piece by piece, which at 1,000 known directories is a
+    /// measurable part of an event (R-HOOK-6, decision 0062). Everything
+    /// the event writes is written first.
+    pub exit: bool,
+}
+
+impl<'a> Invocation<'a> {
+    /// An invocation for the whole message, returning after the answer.
+    pub fn new(agent: Agent, stdin: &'a [u8], env: &'a HomeEnv) -> Self {
+        Self {
+            agent,
+            part: None,
+            event: None,
+            stdin,
+            env,
+            exit: false,
+        }
+    }
+}
+
 /// How an event's state ends once its answer is composed.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ending {
+enum Ending {
     /// Dropped: everything is freed (a library call).
     Drop,
     /// Closed (log, lock, side files) and left to the operating system: the
@@ -46,11 +87,15 @@ pub(crate) enum Ending {
 /// What the session, the records or the async runtime refused.
 pub(crate) fn handle(
     call: &Invocation<'_>,
-    ending: Ending,
     dir: &Utf8Path,
     config: &HookConfig,
     event: HookEvent,
 ) -> Result<Handled, HookError> {
+    let ending = if call.exit {
+        Ending::Exit
+    } else {
+        Ending::Drop
+    };
     let mut line = format!("session {} ", store_id(&event.session_id));
     let mut handled = match &event.action {
         // Cheap for every part: no lock, no session (R-HOOK-6).
@@ -125,11 +170,13 @@ async fn session(
     let memo = key
         .as_ref()
         .map(|_| crate::quiet::MemoRead::of(session_dir));
-    if let Some(why) = key
-        .as_ref()
-        .zip(memo.as_ref())
-        .and_then(|(k, m)| crate::quiet::quiet(m, session_dir, k))
-    {
+    if let Some(why) = key.as_ref().zip(memo.as_ref()).and_then(|(k, m)| {
+        let touches = match &event.action {
+            Action::Tool { touched, .. } => Some(touched.as_slice()),
+            _ => None,
+        };
+        crate::quiet::quiet(m, session_dir, k, touches)
+    }) {
         return Ok(match (&piece, records) {
             (Some(piece), Some(records)) => piece::record(piece, records, None, why),
             _ => Handled::nothing(why),

@@ -29,8 +29,9 @@ mod testdir;
 mod tools;
 mod touch;
 
-pub use answer::{Invocation, answer};
+pub use answer::answer;
 pub use error::HookError;
+pub use handle::Invocation;
 pub use heal::doctor_notes;
 pub use names::{Agent, Scope};
 pub use session::{LOCK_WAIT, LOCK_WAIT_ENV, store_id};

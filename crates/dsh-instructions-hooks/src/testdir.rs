@@ -6,7 +6,8 @@ use camino::Utf8PathBuf;
 use dsh_home_paths::HomeEnv;
 
 use crate::agent::Agent;
-use crate::answer::{Invocation, answer};
+use crate::answer::answer;
+use crate::handle::Invocation;
 
 /// The whole answer of `agent` to the event `input` (no newline).
 pub(crate) fn respond(agent: Agent, input: &[u8], env: &HomeEnv) -> String {

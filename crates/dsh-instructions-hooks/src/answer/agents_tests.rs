@@ -7,8 +7,9 @@
 use camino::Utf8PathBuf;
 use serde_json::Value;
 
-use super::{Invocation, answer};
+use super::answer;
 use crate::agent::Agent;
+use crate::handle::Invocation;
 use dsh_home_paths::HomeEnv;
 
 struct Machine {

@@ -219,12 +219,13 @@ fn configured(
     agent: Agent,
     home: &DshHome,
     text: &str,
-) -> Result<crate::event::HookEvent, HookError> {
-    let config = load_config(agent, &agent_dir(home, agent))?;
-    let Read::Event(wire) = Read::bytes(text.as_bytes(), None) else {
-        panic!("an event");
-    };
-    wire.typed(agent, &config.tools)
+) -> Result<crate::event::HookEvent, crate::HookError> {
+    let dir = agent_dir(home, agent);
+    match event::read(text.as_bytes(), None, agent, Some(&dir)) {
+        (_, Ok(Got::Event(read))) => Ok(read.1),
+        (_, Ok(Got::Oversized)) => panic!("not oversized"),
+        (_, Err(e)) => Err(e),
+    }
 }
 
 #[test]

@@ -7,6 +7,8 @@ use dsh_session_log::side::{self, Found};
 
 use super::MEMO_FILE_NAME;
 use super::format::{Line, Memo, body, parse};
+use dsh_instructions_runtime::tool_args::TouchedPath;
+
 use super::key::Key;
 use super::stamp::{Look, Stamp, is_absent, look};
 
@@ -74,11 +76,16 @@ pub(crate) fn damage(session_dir: &Utf8Path) -> Option<String> {
 
 /// The fast path: the reason to log when `memo` proves that the event
 /// keyed `key` answers nothing — its own key is in the memo, or its claim
-/// is and its touches reach only the memo's known directories (decision
-/// 0083) — `None` when the full path must run. Called under the session
+/// is and its `touches` (a tool event's) reach only the memo's known
+/// directories (decision 0083) — `None` when the full path must run. Called under the session
 /// lock. Reads the memo line by line, looking at each path as it goes: no
 /// map, no allocation per path.
-pub(crate) fn quiet(memo: &MemoRead, session_dir: &Utf8Path, key: &Key) -> Option<String> {
+pub(crate) fn quiet(
+    memo: &MemoRead,
+    session_dir: &Utf8Path,
+    key: &Key,
+    touches: Option<&[TouchedPath]>,
+) -> Option<String> {
     let (log, settings, lines) = parse(memo.0.as_deref()?)?;
     let (now_log, now_settings) = session_stamps(session_dir)?;
     if log != Some(now_log) || settings != now_settings {
@@ -94,7 +101,7 @@ pub(crate) fn quiet(memo: &MemoRead, session_dir: &Utf8Path, key: &Key) -> Optio
         match line {
             Line::Cwd(c) => cwd = Some(c),
             Line::Key(k, w) if k == key.exact => why = Some(w),
-            Line::Claim(k, w) if k == key.claim && key.touches.is_some() => claimed = Some(w),
+            Line::Claim(k, w) if k == key.claim && touches.is_some() => claimed = Some(w),
             Line::Key(..) | Line::Claim(..) => {}
             Line::Batch(_) | Line::Path(..) => {
                 // The keys come first: a memo that proves nothing for this
@@ -102,7 +109,7 @@ pub(crate) fn quiet(memo: &MemoRead, session_dir: &Utf8Path, key: &Key) -> Optio
                 if needed.is_none() {
                     needed = Some(match why {
                         Some(_) => Vec::new(),
-                        None => reached(key, cwd, claimed)?,
+                        None => reached(touches, cwd, claimed)?,
                     });
                 }
                 if let Line::Path(how, stamp, path, known) = line {
@@ -121,7 +128,7 @@ pub(crate) fn quiet(memo: &MemoRead, session_dir: &Utf8Path, key: &Key) -> Optio
     }
     let needed = match needed {
         Some(n) => n,
-        None => reached(key, cwd, claimed)?,
+        None => reached(touches, cwd, claimed)?,
     };
     let known = needed.iter().all(|(_, seen)| *seen);
     claimed
@@ -133,14 +140,14 @@ pub(crate) fn quiet(memo: &MemoRead, session_dir: &Utf8Path, key: &Key) -> Optio
 /// cwd; `None` when there is no claim for them or one of them is a shell
 /// touch.
 fn reached(
-    key: &Key,
+    touches: Option<&[TouchedPath]>,
     cwd: Option<&str>,
     claimed: Option<&str>,
 ) -> Option<Vec<(Utf8PathBuf, bool)>> {
     claimed?;
     let cwd = Utf8Path::new(cwd?);
     let mut out = Vec::new();
-    for t in key.touches.as_deref()? {
+    for t in touches? {
         out.extend(t.reaches(cwd)?.into_iter().map(|d| (d, false)));
     }
     Some(out)

@@ -3,7 +3,6 @@
 
 use camino::Utf8Path;
 use dsh_home_paths::HomeEnv;
-use dsh_instructions_runtime::tool_args::TouchedPath;
 use dsh_instructions_state::ConfigInput;
 use sha2::{Digest as _, Sha256};
 
@@ -27,9 +26,6 @@ pub(crate) struct Key {
     /// file or directory touch reaching only known directories answers as
     /// the event that wrote the claim did (decision 0083).
     pub(crate) claim: String,
-    /// The touches the claim may answer: a tool event's (no shell);
-    /// `None` for other events, which only write the claim.
-    pub(crate) touches: Option<Vec<TouchedPath>>,
     /// Whether a quiet full path of this event may write the claim: a
     /// prompt, or a tool event (no shell) whose own touches reach only
     /// known directories, checked when it is written.
@@ -62,10 +58,6 @@ pub(crate) fn key(
     Some(Key {
         exact: key_of(agent, event, input, env, &build),
         claim: claim_of(agent, event, input, env, &build),
-        touches: match &event.action {
-            Action::Tool { touched, .. } => Some(touched.clone()),
-            _ => None,
-        },
         writes_claim: !matches!(event.action, Action::Shell { .. }),
     })
 }
