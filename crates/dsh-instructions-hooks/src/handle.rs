@@ -165,7 +165,7 @@ async fn session(
         None => None,
     };
     // An event the quiet memo proves to answer nothing, from stamps alone
-    // (decisions 0077, 0083; R-HOOK-6).
+    // (decisions 0077, 0085; R-HOOK-6).
     let key = crate::quiet::key(call.agent, event, input, call.env, session_dir);
     let memo = key
         .as_ref()
@@ -247,7 +247,7 @@ async fn session(
     if let (Some(key), Some(memo), Some(start), Some(why), None) =
         (key, memo, &start, &quiet_why, message)
     {
-        // What a claim is written with (decision 0083), when one may be.
+        // What a claim is written with (decision 0085), when one may be.
         let known = if recorder.reads().may_claim(&key) {
             Some(crate::quiet::Known {
                 cwd: mounted.session.host().cwd(),

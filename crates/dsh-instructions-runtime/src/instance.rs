@@ -499,7 +499,7 @@ impl Instance {
     /// before a composition or for a no-op instance. A touch that reaches
     /// only these ([`crate::tool_args::TouchedPath::reaches`]) makes a
     /// composition reconcile nothing a pre-step would not (the agent hook's
-    /// quiet memo answers such touches from stamps, decision 0083).
+    /// quiet memo answers such touches from stamps, decision 0085).
     pub async fn known_directories(&self) -> Vec<Utf8PathBuf> {
         let Some(active) = &self.active else {
             return Vec::new();

@@ -1,7 +1,7 @@
 //! The memo's file format: a header, the log's and the settings' stamps,
 //! the session's cwd (when the memo holds a claim), the keys and claims
 //! with their reasons, the probe batches stamped whole and one line per
-//! path stamp (`k` for a known directory's, decision 0083); decoded line
+//! path stamp (`k` for a known directory's, decision 0085); decoded line
 //! by line, in place.
 
 use std::collections::{BTreeSet, HashMap};
@@ -22,7 +22,7 @@ pub(super) struct Memo {
     pub(super) cwd: Option<String>,
     /// Key and its event's reason, oldest first.
     pub(super) keys: Vec<(String, String)>,
-    /// Claims (decision 0083): a file or directory touch that reaches only
+    /// Claims (decision 0085): a file or directory touch that reaches only
     /// the `known` directories answers as the event that wrote it did;
     /// each its key and reason, oldest first.
     pub(super) claims: Vec<(String, String)>,

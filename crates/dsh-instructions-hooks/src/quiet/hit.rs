@@ -77,7 +77,7 @@ pub(crate) fn damage(session_dir: &Utf8Path) -> Option<String> {
 /// The fast path: the reason to log when `memo` proves that the event
 /// keyed `key` answers nothing — its own key is in the memo, or its claim
 /// is and its `touches` (a tool event's) reach only the memo's known
-/// directories (decision 0083) — `None` when the full path must run. Called under the session
+/// directories (decision 0085) — `None` when the full path must run. Called under the session
 /// lock. Reads the memo line by line, looking at each path as it goes: no
 /// map, no allocation per path.
 pub(crate) fn quiet(

@@ -24,7 +24,7 @@ pub(crate) struct Key {
     pub(crate) exact: String,
     /// The event without its name and action: the key of the claim that a
     /// file or directory touch reaching only known directories answers as
-    /// the event that wrote the claim did (decision 0083).
+    /// the event that wrote the claim did (decision 0085).
     pub(crate) claim: String,
     /// Whether a quiet full path of this event may write the claim: a
     /// prompt, or a tool event (no shell) whose own touches reach only
@@ -76,7 +76,7 @@ pub(super) fn key_of(
 }
 
 /// The claim key of `event`: what [`key_of`] takes but the event's name
-/// and action, which a claim's touches do not depend on (decision 0083).
+/// and action, which a claim's touches do not depend on (decision 0085).
 pub(super) fn claim_of(
     agent: Agent,
     event: &HookEvent,

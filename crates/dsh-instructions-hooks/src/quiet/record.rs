@@ -50,7 +50,7 @@ impl Reads {
     }
 
     /// Whether the full path of the event keyed `key` may write its claim
-    /// (decision 0083): the event may (a prompt or a tool event, no
+    /// (decision 0085): the event may (a prompt or a tool event, no
     /// shell), and no directory the composition listed (the rules
     /// directories, R-RULE-1) had an entry — else a touched path may
     /// attach a path-scoped rule that the claim's event did not.

@@ -37,7 +37,7 @@ impl Start {
     }
 }
 
-/// What a claim is written with (decision 0083): the session's cwd and
+/// What a claim is written with (decision 0085): the session's cwd and
 /// the directories its instance knows, absolute, as of the composition
 /// ([`dsh_instructions_runtime::Instance::known_directories`]).
 #[derive(Debug)]
@@ -56,7 +56,7 @@ pub(crate) struct Known {
 /// twice (a changed directory costs its own paths, not every known one).
 /// With `known` (given when [`Reads::may_claim`]), the key's claim is
 /// written too, when the event's own touches reached only known
-/// directories (decision 0083).
+/// directories (decision 0085).
 /// Writes nothing when the log changed during the event or anything read
 /// changed too recently to vouch. Called under the session lock; a failure
 /// only costs the next event the full path, so it is not reported.

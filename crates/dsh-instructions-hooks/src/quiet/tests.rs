@@ -226,7 +226,7 @@ enum Ev {
     Shell(usize),
     /// A read of a file no event named before (it may not exist), in a
     /// directory of the tree or one below it: what a claim answers when
-    /// the directories it reaches are known (decision 0083).
+    /// the directories it reaches are known (decision 0085).
     ReadNew(usize, u8, bool),
     /// An edit of a directory's file.
     Edit(usize),
@@ -534,7 +534,7 @@ fn deferred_touches_take_the_full_path() {
     });
 }
 
-/// Decision 0083: once a quiet event wrote the memo's claim, a read of a
+/// Decision 0085: once a quiet event wrote the memo's claim, a read of a
 /// file no event named before answers from it when the directories it
 /// reaches are known (here `d0`, which holds an `AGENTS.md`, and the
 /// root), an edit and a listing likewise; a read reaching a directory
@@ -581,7 +581,7 @@ fn a_claim_answers_new_paths_in_known_directories() {
     });
 }
 
-/// Decision 0083: a path-scoped rule not yet attached attaches on the
+/// Decision 0085: a path-scoped rule not yet attached attaches on the
 /// first touch of a path it matches, even in a known directory: a memo
 /// written while a rules directory holds a file has no claim, so that
 /// touch takes the full path and gives the rule.

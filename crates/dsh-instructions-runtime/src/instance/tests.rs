@@ -348,7 +348,7 @@ async fn unchanged_remembered_versions_are_no_news() {
 /// file of: before any composition none; after the baseline the root; after
 /// a touch's message entered, its directory too. A touch that reaches only
 /// known directories composes nothing new (what the agent hook's quiet
-/// memo relies on, decision 0083); one that reaches another does.
+/// memo relies on, decision 0085); one that reaches another does.
 #[tokio::test]
 async fn known_directories_are_those_the_model_sees_files_of() {
     let (mount, host) = mount_of(Some(Config::with_max_bytes(4096)));
