@@ -565,12 +565,22 @@ fn median_rss(
 /// binary and job on an empty tree (a `.git` root holding no instruction
 /// file, an empty home), beside the bytes it printed and the largest file
 /// on the chain; target: at most 2 x (output + largest file) + 1 MiB.
+/// Every tree at 64 and 32 KiB; deep-256 and wide-10000 also at 64 MiB
+/// (issue 46 item 4), where deep-256 prints its whole chain.
 fn memory_rows(trees: &[Tree], wanted: &dyn Fn(&str) -> bool) {
-    let cases: Vec<(&Tree, i64)> = trees
+    let cases: Vec<(&Tree, i64, &str)> = trees
         .iter()
         .filter(|t| !matches!(t.shape, Shape::Imports { .. }))
-        .flat_map(|t| [(t, 64 * 1024), (t, 32 * 1024)])
-        .filter(|(t, kib)| wanted(&format!("mem/{}/{}K", t.shape.label(), kib / 1024)))
+        .flat_map(|t| {
+            let big = matches!(
+                t.shape,
+                Shape::Deep { depth: 256 } | Shape::Wide { packages: 10_000 }
+            );
+            [(t, 65_536, "64K"), (t, 32_768, "32K")]
+                .into_iter()
+                .chain(big.then_some((t, 64 << 20, "64M")))
+        })
+        .filter(|(t, _, b)| wanted(&format!("mem/{}/{b}", t.shape.label())))
         .collect();
     let Some(first) = cases.first() else {
         return;
@@ -591,8 +601,8 @@ fn memory_rows(trees: &[Tree], wanted: &dyn Fn(&str) -> bool) {
         "{:<40} {:>10} {:>10} {:>11} {:>11} {:>10} {:>6}",
         "case", "rss_kib", "over_kib", "output_b", "largest_b", "target_kib", "met"
     );
-    for (tree, max_bytes) in cases {
-        let case = format!("mem/{}/{}K", tree.shape.label(), max_bytes / 1024);
+    for (tree, max_bytes, budget) in cases {
+        let case = format!("mem/{}/{budget}", tree.shape.label());
         let Some((rss, output)) = median_rss(&cli, &tree.home, &tree.cwd, max_bytes) else {
             println!("# {case}: {cli} show failed");
             continue;
