@@ -55,11 +55,14 @@ const OMITTED_BOUND_DIVISOR: u64 = 16;
 /// rendered and escaped up front; the content stays raw so it can be cut.
 #[derive(Debug)]
 pub(crate) struct Prep<'a> {
-    /// Escaped header block(s), already joined; never empty, except for an
-    /// unread input, whose header is built only if it is ever rendered
-    /// ([`Prep::fixed`]): a deep chain omits hundreds of them, and a copy
-    /// of each path was most of a render's memory (issue 35 item 3).
-    fixed: String,
+    /// Escaped header block(s) of a dynamic section, already joined;
+    /// `None` for a baseline file or an unread input, whose header (the
+    /// heading line, plus the blank line of an empty file) is written from
+    /// `path` only when the section is built ([`Prep::push_fixed`]): a
+    /// deep chain omits hundreds of them (issue 35 item 3), and on one that
+    /// is all shown a copy of each path was held through the whole render
+    /// (issue 46 item 4).
+    fixed: Option<String>,
     /// Length of the header line at the start of `fixed`.
     header_len: usize,
     /// Escaped display path, as the notice names it.
@@ -80,14 +83,8 @@ const UNREAD_LEN: u64 = 1 << 48;
 impl<'a> Prep<'a> {
     pub(crate) fn baseline(file: &BaselineFile<'a>) -> Self {
         let path = crate::escape(file.path);
-        // R-REN-1: a section is heading + blank line + content, and an empty
-        // file is a section too, so its heading keeps the blank line after it
-        // (`Instructions from: <path>\n\n`). The blank line is part of the
-        // fixed text here, because the empty content is no block of its own.
-        let trailer = if file.content.is_empty() { SEP } else { "" };
         let header_len = HEADER_BASELINE.len() + path.len();
-        let fixed = [HEADER_BASELINE, &path, trailer].concat();
-        Self::new(fixed, header_len, path, file.content)
+        Self::new(None, header_len, path, file.content)
     }
 
     pub(crate) fn dynamic(section: &Section<'a>) -> Self {
@@ -135,7 +132,12 @@ impl<'a> Prep<'a> {
             Section::Remove { .. } => [HEADER_REMOVE, &path, SEP, REMOVE_TEXT].concat(),
         };
         debug_assert!(fixed.starts_with(prefix));
-        Self::new(fixed, header_len, path, section.content().unwrap_or(""))
+        Self::new(
+            Some(fixed),
+            header_len,
+            path,
+            section.content().unwrap_or(""),
+        )
     }
 
     /// A broad baseline file the caller did not read because it cannot be
@@ -144,7 +146,7 @@ impl<'a> Prep<'a> {
         let path = crate::escape(path);
         Self {
             header_len: HEADER_BASELINE.len() + path.len(),
-            fixed: String::new(),
+            fixed: None,
             path,
             content: "",
             tags: Vec::new(),
@@ -152,7 +154,7 @@ impl<'a> Prep<'a> {
         }
     }
 
-    fn new(fixed: String, header_len: usize, path: Cow<'a, str>, content: &'a str) -> Self {
+    fn new(fixed: Option<String>, header_len: usize, path: Cow<'a, str>, content: &'a str) -> Self {
         Self {
             fixed,
             header_len,
@@ -163,21 +165,36 @@ impl<'a> Prep<'a> {
         }
     }
 
-    /// The escaped header block(s) (see the field).
-    fn fixed(&self) -> Cow<'_, str> {
-        if self.unread {
-            Cow::Owned([HEADER_BASELINE, &self.path].concat())
+    /// What follows a baseline heading in its fixed text. R-REN-1: a
+    /// section is heading + blank line + content, and an empty file is a
+    /// section too, so its heading keeps the blank line after it
+    /// (`Instructions from: <path>\n\n`); the blank line belongs to the
+    /// fixed text, because the empty content is no block of its own.
+    fn trailer(&self) -> &'static str {
+        if self.content.is_empty() && !self.unread {
+            SEP
         } else {
-            Cow::Borrowed(&self.fixed)
+            ""
         }
     }
 
-    /// Length of [`Prep::fixed`], without building it.
+    /// Appends the escaped header block(s) (see the field).
+    fn push_fixed(&self, out: &mut String) {
+        match &self.fixed {
+            Some(fixed) => out.push_str(fixed),
+            None => {
+                out.push_str(HEADER_BASELINE);
+                out.push_str(&self.path);
+                out.push_str(self.trailer());
+            }
+        }
+    }
+
+    /// Length of the text [`Prep::push_fixed`] appends.
     fn fixed_len(&self) -> u64 {
-        if self.unread {
-            self.header_len as u64
-        } else {
-            len(&self.fixed)
+        match &self.fixed {
+            Some(fixed) => len(fixed),
+            None => (self.header_len + self.trailer().len()) as u64,
         }
     }
 
@@ -670,18 +687,26 @@ fn build(choice: Choice<'_, '_>, inputs: usize, max_bytes: u64) -> Rendered {
 
 /// One section's block: its fixed text, then (after a blank line) the
 /// first `kept` raw bytes of its content escaped, when any are kept.
+/// Sized once: grown from its header, a block was reallocated once per
+/// section, and on a chain shown whole the freed headers stayed in the
+/// process (issue 46 item 4).
 fn section_block(prep: &Prep<'_>, kept: usize) -> Block {
-    let fixed = prep.fixed();
-    let mut text = fixed.clone().into_owned();
-    if let Some(content) = prep.content.get(..kept).filter(|c| !c.is_empty()) {
-        text.reserve(SEP.len() + content.len() + prep.tags.len());
+    let content = prep.content.get(..kept).filter(|c| !c.is_empty());
+    let size = match content {
+        Some(_) => prep.cut_len(kept),
+        None => prep.fixed_len(),
+    };
+    let mut text = String::with_capacity(usize::try_from(size).unwrap_or(0));
+    prep.push_fixed(&mut text);
+    if let Some(content) = content {
         text.push_str(SEP);
         let tags = &prep.tags[..tags_within(&prep.tags, kept)];
         push_escaped(&mut text, content, tags);
     }
+    debug_assert_eq!(len(&text), size, "measured size must match the block");
     Block {
         kind: BlockKind::Section {
-            header: fixed[..prep.header_len].to_owned(),
+            header: text[..prep.header_len].to_owned(),
         },
         text,
     }
