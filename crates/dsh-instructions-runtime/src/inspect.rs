@@ -11,7 +11,7 @@ use dsh_instructions_discovery::{
     provider::{Probe, ReadOutcome, Unavailable},
     root::RootReason,
 };
-use dsh_instructions_render::{BaselineKind, Budget, Fate};
+use dsh_instructions_render::{BaselineKind, Budget, Fate, Rendered};
 use dsh_instructions_state::{
     Config, Digest, ScopeKey, TypedSource,
     identity::{baseline_identity, root_relative_to_cwd},
@@ -249,40 +249,67 @@ async fn gather_baseline(
 }
 
 impl Gathered {
+    /// The preview, taking the pass apart as it goes: the rendered blocks
+    /// (a second copy of the text) and the scans (which share the files'
+    /// text) are dropped before the changes are built, and each change
+    /// takes its file's scope instead of a copy. On a chain shown whole the
+    /// text is megabytes, and these copies were alive together at the
+    /// process's peak (issue 46 item 4).
     fn preview(self, cwd: &Utf8Path, home: &DshHome) -> Preview {
-        let plan = self.plan;
-        let changes: Vec<Change> = plan
-            .files
-            .iter()
-            .zip(plan.file_fates())
-            .filter(|(_, f)| f.is_represented())
-            .map(|((scope, f), _)| Change {
-                action: Action::Set,
-                scope: scope.clone(),
-                path: f.display.to_string(),
-                previous_path: None,
-                digest: Some(f.digest),
-            })
-            .collect();
-        let rendered = plan.rendered;
+        let Self {
+            found,
+            budget,
+            identity,
+            scans,
+            plan,
+            gate: _,
+        } = self;
+        drop(scans);
+        let BaselinePlan {
+            unread,
+            files,
+            rendered,
+        } = plan;
+        let Rendered {
+            text,
+            blocks,
+            fates,
+            notice,
+            intro: _,
+        } = rendered;
+        drop(blocks);
+        let file_fates = fates.get(unread..).unwrap_or(&[]);
+        let source = if text.is_empty() {
+            TypedSource::default()
+        } else {
+            let changes = files
+                .into_iter()
+                .zip(file_fates)
+                .filter(|(_, f)| f.is_represented())
+                .map(|((scope, f), _)| Change {
+                    action: Action::Set,
+                    scope,
+                    path: f.display.to_string(),
+                    previous_path: None,
+                    digest: Some(f.digest),
+                })
+                .collect();
+            TypedSource {
+                baseline: true,
+                baseline_identity: Some(identity.clone()),
+                changes,
+            }
+        };
         Preview {
             cwd: cwd.to_owned(),
-            root: self.found.root,
-            root_reason: self.found.reason,
+            root: found.root,
+            root_reason: found.reason,
             home: home.clone(),
-            identity: self.identity.clone(),
-            max_bytes: self.budget,
-            notice: rendered.notice.clone(),
-            source: if rendered.is_empty() {
-                TypedSource::default()
-            } else {
-                TypedSource {
-                    baseline: true,
-                    baseline_identity: Some(self.identity),
-                    changes,
-                }
-            },
-            text: rendered.text,
+            identity,
+            max_bytes: budget,
+            notice,
+            source,
+            text,
         }
     }
 }
