@@ -612,7 +612,7 @@ impl Gather<'_> {
                     Vouch::Check(entry) => checks.push(((si, i), entry)),
                     Vouch::Read => {
                         waiting.push((si, i));
-                        paths.push(dir.join(&file.name));
+                        paths.push(file_path(dir, &file.name));
                     }
                 }
             }
@@ -706,7 +706,7 @@ impl Gather<'_> {
                 });
             } else {
                 waiting.push((si, i));
-                paths.push(dir.join(&file.name));
+                paths.push(file_path(dir, &file.name));
             }
         }
         Ok(())
@@ -810,6 +810,16 @@ impl Gather<'_> {
         }
         Vouch::Read
     }
+}
+
+/// `dir.join(name)` allocated at its size: `join` grows a copy of `dir` by
+/// doubling it, and a read batch of a deep chain holds one path per file
+/// (issue 46 item 4).
+fn file_path(dir: &Utf8Path, name: &str) -> Utf8PathBuf {
+    let mut path = Utf8PathBuf::with_capacity(dir.as_str().len() + 1 + name.len());
+    path.push(dir);
+    path.push(name);
+    path
 }
 
 /// What [`Gather::without_read`] decided for an unread winner.
