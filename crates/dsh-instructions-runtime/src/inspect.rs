@@ -20,7 +20,7 @@ use dsh_instructions_state::{
     transition::{ProbeClass, SlotOutcome, select_first_wins},
 };
 
-use crate::compose::{BaselinePlan, chain_rel};
+use crate::compose::{BaselinePlan, chain_rel, into_loaded_slots};
 use crate::dir_path::DirPath;
 use crate::gather::{gather_chain, path_gate};
 use crate::imports::{ImportContext, InspectedImport};
@@ -190,13 +190,13 @@ fn user_files_of(config: &Config, home: &DshHome) -> Vec<UserFile> {
         .collect()
 }
 
-/// The gathered chain and its render, shared by [`preview`] and [`inspect`].
+/// The gathered chain, shared by [`preview`] and [`inspect`]; its render
+/// is [`Gathered::plan`], which borrows the scans.
 struct Gathered {
     found: ProjectRoot,
     budget: Budget,
     identity: String,
     scans: Vec<DirScan>,
-    plan: BaselinePlan,
     /// The path-wide fallback gate the chain gave.
     gate: Gate,
 }
@@ -233,7 +233,6 @@ async fn gather_baseline(
         &mut SeenFiles::default(),
     )
     .await?;
-    let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
     let identity = baseline_identity(
         config,
         &root_relative_to_cwd(found.root.as_str(), cwd.as_str()),
@@ -243,33 +242,31 @@ async fn gather_baseline(
         budget,
         identity,
         scans,
-        plan,
         gate: gather.gate,
     })
 }
 
 impl Gathered {
-    /// The preview, taking the pass apart as it goes: the rendered blocks
-    /// (a second copy of the text) and the scans (which share the files'
-    /// text) are dropped before the changes are built, and each change
-    /// takes its file's scope instead of a copy. On a chain shown whole the
-    /// text is megabytes, and these copies were alive together at the
-    /// process's peak (issue 46 item 4).
-    fn preview(self, cwd: &Utf8Path, home: &DshHome) -> Preview {
+    /// The baseline over the scans.
+    fn plan(&self) -> BaselinePlan<'_> {
+        BaselinePlan::new(&self.scans, BaselineKind::Normal, self.budget)
+    }
+
+    /// The preview from the plan's render (`unread` and `rendered` of
+    /// [`Gathered::plan`]), taking the pass apart as it goes: the rendered
+    /// blocks (a second copy of the text) are dropped before the changes
+    /// are built, and each change takes its file's scope out of the scans,
+    /// whose text goes with them. On a chain shown whole the text is
+    /// megabytes, and these copies were alive together at the process's
+    /// peak (issue 46 item 4).
+    fn preview(self, unread: usize, rendered: Rendered, cwd: &Utf8Path, home: &DshHome) -> Preview {
         let Self {
             found,
             budget,
             identity,
             scans,
-            plan,
             gate: _,
         } = self;
-        drop(scans);
-        let BaselinePlan {
-            unread,
-            files,
-            rendered,
-        } = plan;
         let Rendered {
             text,
             blocks,
@@ -282,8 +279,7 @@ impl Gathered {
         let source = if text.is_empty() {
             TypedSource::default()
         } else {
-            let changes = files
-                .into_iter()
+            let changes = into_loaded_slots(scans)
                 .zip(file_fates)
                 .filter(|(_, f)| f.is_represented())
                 .map(|((scope, f), _)| Change {
@@ -339,9 +335,11 @@ pub(crate) async fn preview(
         user_files: &user_files,
         rules: None,
     };
-    Ok(gather_baseline(&gather, home, cwd, root)
-        .await?
-        .preview(cwd, home))
+    let gathered = gather_baseline(&gather, home, cwd, root).await?;
+    let BaselinePlan {
+        unread, rendered, ..
+    } = gathered.plan();
+    Ok(gathered.preview(unread, rendered, cwd, home))
 }
 
 /// Inspects the baseline for `cwd` (see the module docs).
@@ -369,13 +367,16 @@ pub(crate) async fn inspect(
         rules: None,
     };
     let gathered = gather_baseline(&gather, home, cwd, root).await?;
-    let fates: HashMap<ScopeKey, Fate> = gathered
-        .plan
+    let plan = gathered.plan();
+    let fates: HashMap<ScopeKey, Fate> = plan
         .files
         .iter()
-        .zip(gathered.plan.file_fates())
-        .map(|((s, _), f)| (s.clone(), *f))
+        .zip(plan.file_fates())
+        .map(|(&(s, _), f)| (s.clone(), *f))
         .collect();
+    let BaselinePlan {
+        unread, rendered, ..
+    } = plan;
     let mut candidates = Vec::new();
     let user_label = home.user_global_label();
     let gather = Gather {
@@ -386,7 +387,7 @@ pub(crate) async fn inspect(
         describe(&gather, scan, &user_label, &fates, &mut candidates).await?;
     }
     Ok(Inspection {
-        baseline: gathered.preview(cwd, home),
+        baseline: gathered.preview(unread, rendered, cwd, home),
         candidates,
     })
 }
