@@ -10,7 +10,8 @@
 //! benches instead (runtime `compose`, render `render`). `cargo xtask bench
 //! mem` prints only the memory rows (`mem/<tree>/<budget>`: max RSS of a
 //! `show` process over the empty tree's, beside output bytes and the
-//! largest file; issue 35 item 3), from the quick pass alone.
+//! largest file; issue 35 item 3; with 64 MiB rows on deep-256 and
+//! wide-10000, issue 46 item 4), from the quick pass alone.
 //!
 //! The measuring code lives in `crates/dsh-instructions-runtime/benches/`,
 //! `crates/dsh-session-log/benches/` and `crates/dsh-instructions-hooks/benches/` so
