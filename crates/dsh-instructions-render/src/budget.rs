@@ -231,6 +231,8 @@ pub(crate) struct Plan {
     pub(crate) compact: Option<(&'static str, IntroUsed)>,
     /// Text glued before the notice of a notice-only frame (step 4).
     pub(crate) notice_lead: &'static str,
+    /// Whether the result carries its blocks besides its text.
+    pub(crate) blocks: bool,
 }
 
 /// Accumulates a frame's size from its non-empty blocks.
@@ -319,6 +321,7 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
         .framed();
     if fits(size, max_bytes) {
         return build(
+            plan.blocks,
             Choice {
                 omitted: 0,
                 notice: None,
@@ -348,6 +351,7 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
             .framed();
         if fits(size, max_bytes) {
             return build(
+                plan.blocks,
                 Choice {
                     omitted: k,
                     notice: Some(notice(max_bytes, preps, &omitted, None)),
@@ -382,6 +386,7 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
         if fits(size, max_bytes) {
             let notice = (n > 1).then(|| notice(max_bytes, preps, &omitted, None));
             return build(
+                plan.blocks,
                 Choice {
                     omitted: n - 1,
                     notice,
@@ -407,6 +412,7 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
                 .block(last.cut_len(kept))
                 .framed();
             return build(
+                plan.blocks,
                 Choice {
                     omitted: n - 1,
                     notice: Some(cut_notice),
@@ -429,6 +435,7 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
         .framed();
     if fits(size, max_bytes) {
         return build(
+            plan.blocks,
             Choice {
                 omitted: n,
                 notice: Some(notice(max_bytes, preps, &omitted, None)),
@@ -631,37 +638,24 @@ fn notice(
     out
 }
 
-/// Builds the chosen render and its report.
-fn build(choice: Choice<'_, '_>, inputs: usize, max_bytes: u64) -> Rendered {
-    let mut blocks = Vec::with_capacity(choice.sections.len() + 2);
-    if let Some(notice) = &choice.notice {
-        blocks.push(Block {
-            kind: BlockKind::Notice,
-            text: [choice.notice_lead, notice].concat(),
-        });
-    }
-    if let Some((intro, _)) = choice.intro {
-        blocks.push(Block {
-            kind: BlockKind::Intro,
-            text: intro.to_owned(),
-        });
-    }
-    let count = choice.sections.len();
-    for (i, prep) in choice.sections.iter().enumerate() {
-        let kept = match choice.cut {
-            Some(kept) if i + 1 == count => kept,
-            _ => prep.content.len(),
-        };
-        blocks.push(section_block(prep, kept));
-    }
-    blocks.retain(|b| !b.text.is_empty());
-    let text = Framing::Reminder.part(blocks.iter().map(|b| b.text.as_str()));
+/// Builds the chosen render and its report; its blocks only when `blocks`.
+fn build(blocks: bool, choice: Choice<'_, '_>, inputs: usize, max_bytes: u64) -> Rendered {
+    let (text, blocks) = if blocks {
+        let blocks = build_blocks(&choice);
+        (
+            Framing::Reminder.part(blocks.iter().map(|b| b.text.as_str())),
+            blocks,
+        )
+    } else {
+        (build_text(&choice), Vec::new())
+    };
     debug_assert_eq!(len(&text), choice.size, "measured size must match the text");
     // Defence in depth: a measuring bug must never produce an oversized part.
     if !fits(len(&text), max_bytes) {
         return nothing(inputs);
     }
 
+    let count = choice.sections.len();
     let mut fates = vec![Fate::Omitted; choice.omitted];
     fates.extend(
         choice
@@ -685,29 +679,97 @@ fn build(choice: Choice<'_, '_>, inputs: usize, max_bytes: u64) -> Rendered {
     }
 }
 
+/// Raw bytes kept of section `i` of the choice.
+fn kept(choice: &Choice<'_, '_>, i: usize) -> usize {
+    match choice.cut {
+        Some(kept) if i + 1 == choice.sections.len() => kept,
+        _ => choice.sections[i].content.len(),
+    }
+}
+
+/// The chosen render's non-empty blocks: notice, intro, sections.
+fn build_blocks(choice: &Choice<'_, '_>) -> Vec<Block> {
+    let mut blocks = Vec::with_capacity(choice.sections.len() + 2);
+    if let Some(notice) = &choice.notice {
+        blocks.push(Block {
+            kind: BlockKind::Notice,
+            text: [choice.notice_lead, notice].concat(),
+        });
+    }
+    if let Some((intro, _)) = choice.intro {
+        blocks.push(Block {
+            kind: BlockKind::Intro,
+            text: intro.to_owned(),
+        });
+    }
+    for (i, prep) in choice.sections.iter().enumerate() {
+        blocks.push(section_block(prep, kept(choice, i)));
+    }
+    blocks.retain(|b| !b.text.is_empty());
+    blocks
+}
+
+/// The chosen render's text written directly, sized once: what
+/// [`Framing::Reminder`] makes of [`build_blocks`], without holding the
+/// blocks too.
+fn build_text(choice: &Choice<'_, '_>) -> String {
+    let mut text = String::with_capacity(usize::try_from(choice.size).unwrap_or(0));
+    text.push_str(FRAME_OPEN);
+    let mut any = false;
+    let mut next_block = |text: &mut String| {
+        if any {
+            text.push_str(SEP);
+        }
+        any = true;
+    };
+    if let Some(notice) = &choice.notice {
+        next_block(&mut text);
+        text.push_str(choice.notice_lead);
+        text.push_str(notice);
+    }
+    if let Some((intro, _)) = choice.intro.filter(|(intro, _)| !intro.is_empty()) {
+        next_block(&mut text);
+        text.push_str(intro);
+    }
+    for (i, prep) in choice.sections.iter().enumerate() {
+        next_block(&mut text);
+        push_section(&mut text, prep, kept(choice, i));
+    }
+    if !any {
+        return String::new();
+    }
+    text.push_str(FRAME_CLOSE);
+    text
+}
+
 /// One section's block: its fixed text, then (after a blank line) the
 /// first `kept` raw bytes of its content escaped, when any are kept.
 /// Sized once: grown from its header, a block was reallocated once per
 /// section, and on a chain shown whole the freed headers stayed in the
 /// process (issue 46 item 4).
 fn section_block(prep: &Prep<'_>, kept: usize) -> Block {
-    let content = prep.content.get(..kept).filter(|c| !c.is_empty());
-    let size = match content {
-        Some(_) => prep.cut_len(kept),
-        None => prep.fixed_len(),
+    let size = if kept > 0 {
+        prep.cut_len(kept)
+    } else {
+        prep.fixed_len()
     };
     let mut text = String::with_capacity(usize::try_from(size).unwrap_or(0));
-    prep.push_fixed(&mut text);
-    if let Some(content) = content {
-        text.push_str(SEP);
-        let tags = &prep.tags[..tags_within(&prep.tags, kept)];
-        push_escaped(&mut text, content, tags);
-    }
+    push_section(&mut text, prep, kept);
     debug_assert_eq!(len(&text), size, "measured size must match the block");
     Block {
         kind: BlockKind::Section {
             header: text[..prep.header_len].to_owned(),
         },
         text,
+    }
+}
+
+/// Appends what [`section_block`] holds.
+fn push_section(out: &mut String, prep: &Prep<'_>, kept: usize) {
+    prep.push_fixed(out);
+    if let Some(content) = prep.content.get(..kept).filter(|c| !c.is_empty()) {
+        out.push_str(SEP);
+        let tags = &prep.tags[..tags_within(&prep.tags, kept)];
+        push_escaped(out, content, tags);
     }
 }

@@ -328,8 +328,22 @@ pub(crate) struct BaselinePlan<'s> {
     pub rendered: Rendered,
 }
 
+/// How a [`BaselinePlan`] renders: [`render_baseline_skipping`], or
+/// [`render_baseline_text`] for a caller that shows only the text.
+pub(crate) type RenderBaseline = fn(BaselineKind, &[&str], &[BaselineFile<'_>], Budget) -> Rendered;
+
 impl<'s> BaselinePlan<'s> {
     pub(crate) fn new(scans: &'s [DirScan], kind: BaselineKind, budget: Budget) -> Self {
+        Self::rendered_by(scans, kind, budget, render_baseline_skipping)
+    }
+
+    /// The plan, rendered by `render`.
+    pub(crate) fn rendered_by(
+        scans: &'s [DirScan],
+        kind: BaselineKind,
+        budget: Budget,
+        render: RenderBaseline,
+    ) -> Self {
         let unread_paths: Vec<&str> = unread_slots(scans).map(|(_, f)| &*f.display).collect();
         let files: Vec<(&ScopeKey, &LoadedFile)> = loaded_slots(scans).collect();
         let inputs: Vec<BaselineFile<'_>> = files
@@ -339,7 +353,7 @@ impl<'s> BaselinePlan<'s> {
                 content: f.text.as_deref().unwrap_or(""),
             })
             .collect();
-        let rendered = render_baseline_skipping(kind, &unread_paths, &inputs, budget);
+        let rendered = render(kind, &unread_paths, &inputs, budget);
         Self {
             unread: unread_paths.len(),
             files,

@@ -11,7 +11,7 @@ use dsh_instructions_discovery::{
     provider::{Probe, ReadOutcome, Unavailable},
     root::RootReason,
 };
-use dsh_instructions_render::{BaselineKind, Budget, Fate, Rendered};
+use dsh_instructions_render::{BaselineKind, Budget, Fate, Rendered, render_baseline_text};
 use dsh_instructions_state::{
     Config, Digest, ScopeKey, TypedSource,
     identity::{baseline_identity, root_relative_to_cwd},
@@ -249,7 +249,13 @@ async fn gather_baseline(
 impl Gathered {
     /// The baseline over the scans.
     fn plan(&self) -> BaselinePlan<'_> {
-        BaselinePlan::new(&self.scans, BaselineKind::Normal, self.budget)
+        // `show` and `explain` print the text: no blocks (issue 46 item 4).
+        BaselinePlan::rendered_by(
+            &self.scans,
+            BaselineKind::Normal,
+            self.budget,
+            render_baseline_text,
+        )
     }
 
     /// The preview from the plan's render (`unread` and `rendered` of
