@@ -1,0 +1,10 @@
+#![doc = include_str!("../README.md")]
+// napi-derive's macros expand to unsafe FFI glue: unsafe code is denied
+// here and allowed only in `js`, where the `#[napi]` items are and nothing
+// unsafe is written by hand (decision 0083).
+#![deny(unsafe_code)]
+
+mod error;
+mod js;
+mod ops;
+mod queue;
