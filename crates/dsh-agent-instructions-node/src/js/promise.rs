@@ -11,7 +11,7 @@ use std::future::Future;
 
 use dsh_agent_instructions::CancellationToken;
 use napi::bindgen_prelude::{
-    Function, JsObjectValue, JsValue, Object, ObjectRef, PromiseRaw, ToNapiValue,
+    FnArgs, Function, JsObjectValue, JsValue, Object, ObjectRef, PromiseRaw, ToNapiValue,
 };
 use napi::{Env, Status, Unknown, ValueType};
 
@@ -26,6 +26,9 @@ struct Listening(ObjectRef<false>);
 pub(super) struct Abort {
     pub(super) token: CancellationToken,
     listening: Option<Listening>,
+    /// A `signal` argument that is not one: the call rejects with it, as
+    /// every failure of a call does, instead of throwing.
+    invalid: Option<Failure>,
 }
 
 impl Abort {
@@ -37,28 +40,36 @@ impl Abort {
             return Ok(Self {
                 token,
                 listening: None,
+                invalid: None,
             });
         };
         if matches!(signal.get_type()?, ValueType::Undefined | ValueType::Null) {
             return Ok(Self {
                 token,
                 listening: None,
+                invalid: None,
             });
         }
-        let not_a_signal = || {
-            argument_error(
-                env,
-                "signal must be an AbortSignal (or undefined)",
-                "signal",
-            )
+        let not_a_signal = |token| {
+            Ok(Self {
+                token,
+                listening: None,
+                invalid: Some(
+                    Failure::new(
+                        Code::InvalidArgument,
+                        "signal must be an AbortSignal (or undefined)",
+                    )
+                    .with_field("signal"),
+                ),
+            })
         };
         if signal.get_type()? != ValueType::Object {
-            return Err(not_a_signal());
+            return not_a_signal(token);
         }
         let signal = signal.coerce_to_object()?;
         let aborted: Unknown<'_> = signal.get_named_property("aborted")?;
         if aborted.get_type()? != ValueType::Boolean {
-            return Err(not_a_signal());
+            return not_a_signal(token);
         }
         let mut holder = Object::new(env)?;
         holder.set_named_property("signal", signal)?;
@@ -69,6 +80,7 @@ impl Abort {
             return Ok(Self {
                 token,
                 listening: Some(Listening(holder.create_ref::<false>()?)),
+                invalid: None,
             });
         }
         let cancel = token.clone();
@@ -76,13 +88,14 @@ impl Abort {
             cancel.cancel();
             Ok(())
         })?;
-        let add: Function<'_, (&str, Function<'_, (), ()>), Unknown<'_>> =
+        let add: Function<'_, FnArgs<(&str, Function<'_, (), ()>)>, Unknown<'_>> =
             signal.get_named_property("addEventListener")?;
-        add.apply(signal, ("abort", listener))?;
+        add.apply(signal, FnArgs::from(("abort", listener)))?;
         holder.set_named_property("listener", listener)?;
         Ok(Self {
             token,
             listening: Some(Listening(holder.create_ref::<false>()?)),
+            invalid: None,
         })
     }
 
@@ -95,9 +108,9 @@ impl Abort {
         let signal: Object<'_> = holder.get_named_property("signal")?;
         let listener: Unknown<'_> = holder.get_named_property("listener")?;
         if listener.get_type()? == ValueType::Function {
-            let remove: Function<'_, (&str, Unknown<'_>), Unknown<'_>> =
+            let remove: Function<'_, FnArgs<(&str, Unknown<'_>)>, Unknown<'_>> =
                 signal.get_named_property("removeEventListener")?;
-            remove.apply(signal, ("abort", listener))?;
+            remove.apply(signal, FnArgs::from(("abort", listener)))?;
         }
         let reason: Unknown<'_> = signal.get_named_property("reason")?;
         holder_ref.unref(env)?;
@@ -109,7 +122,7 @@ impl Abort {
 /// with `to_js` of its value, or the `Error` of its failure.
 pub(super) fn settle<'env, T, V, W, Fut>(
     env: &'env Env,
-    abort: Abort,
+    mut abort: Abort,
     work: W,
     to_js: impl FnOnce(&'env Env, T) -> napi::Result<V> + 'static,
 ) -> napi::Result<PromiseRaw<'env, V>>
@@ -119,7 +132,11 @@ where
     W: FnOnce(CancellationToken) -> Fut,
     Fut: Future<Output = Result<T, Failure>> + Send + 'static,
 {
-    let run = work(abort.token.clone());
+    let run: std::pin::Pin<Box<dyn Future<Output = Result<T, Failure>> + Send>> =
+        match abort.invalid.take() {
+            Some(failure) => Box::pin(async move { Err(failure) }),
+            None => Box::pin(work(abort.token.clone())),
+        };
     env.spawn_future_with_callback(async move { Ok(run.await) }, move |env, result| {
         let reason = abort.finish(env)?;
         match result {
@@ -152,11 +169,4 @@ pub(super) fn js_error(
         error.set_named_property("field", field.as_str())?;
     }
     Ok(napi::Error::from(error.to_unknown()))
-}
-
-/// A synchronous argument error (a signal that is not one).
-fn argument_error(env: &Env, message: &str, field: &str) -> napi::Error {
-    let failure = Failure::new(Code::InvalidArgument, message).with_field(field);
-    js_error(env, &failure, None)
-        .unwrap_or_else(|e| napi::Error::new(Status::InvalidArg, format!("{message} ({e})")))
 }
