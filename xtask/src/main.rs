@@ -10,6 +10,7 @@ mod e2e;
 mod fuzz;
 mod members;
 mod npm;
+mod npm_node;
 mod package;
 mod readme_examples;
 mod tidy;
@@ -47,8 +48,10 @@ commands:
       (--bless: write the snapshots; refused when the version does not allow
       the change, unless --unreleased: that version was never published)
   npm [--target TRIPLE] [--no-build] [--test]
-      the npm packages (launcher + one platform package) in target/npm;
-      --test installs them offline and runs the hook through the bin";
+      the npm packages in target/npm: the CLI's (launcher + one platform
+      package) and, built for the host, the Node binding's
+      (dsh-agent-instructions + its addon package); --test installs them
+      offline and runs the hook through the bin and the binding's suites";
 
 fn main() -> ExitCode {
     match run() {

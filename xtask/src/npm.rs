@@ -11,6 +11,10 @@
 //! the two tarballs into a throwaway prefix with the registry unreachable and
 //! drives the installed `bin` through `hook install`, `hook doctor`, one hook
 //! event, `hook uninstall` and `npm uninstall`.
+//!
+//! Built for the host, the command also builds the Node binding's packages
+//! (`dsh-agent-instructions` and its platform package, `npm_node.rs`) and,
+//! with `--test`, installs and tests them the same way.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -179,7 +183,7 @@ fn write(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
-fn npm_pack(dir: &Path, dest: &Path) -> Result<PathBuf> {
+pub(crate) fn npm_pack(dir: &Path, dest: &Path) -> Result<PathBuf> {
     let out = Command::new("npm")
         .args(["pack", "--json", "--pack-destination"])
         .arg(dest)
@@ -319,6 +323,16 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             "npm install test: ok (install, doctor, one SessionStart event, uninstall, npm uninstall)"
         );
     }
+    // The Node binding's packages (issue 47): built for the host only.
+    if target.is_none() {
+        let tarballs = crate::npm_node::build(root, &out, &cli.version, &repository)?;
+        if test {
+            crate::npm_node::install_test(root, &tarballs)?;
+            println!(
+                "npm binding test: ok (installed offline; node:test suites, README example, tsc --strict, no-binary error)"
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -352,7 +366,7 @@ fn set_executable(_: &Path) -> Result<()> {
 }
 
 /// npm with the registry unreachable: only the tarballs can satisfy it.
-fn npm(prefix: &Path, home: &Path, args: &[&str]) -> Result<()> {
+pub(crate) fn npm(prefix: &Path, home: &Path, args: &[&str]) -> Result<()> {
     let out = Command::new("npm")
         .args(args)
         .args(["--prefix"])
