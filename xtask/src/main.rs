@@ -11,6 +11,7 @@ mod fuzz;
 mod members;
 mod npm;
 mod npm_node;
+mod npm_util;
 mod package;
 mod readme_examples;
 mod tidy;

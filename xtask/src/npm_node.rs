@@ -1,4 +1,4 @@
-//! The Node binding's npm packages (issue 47, decision 0083), as napi-rs
+//! The Node binding's npm packages (issue 47, decision 0083, R-NODE-5), as napi-rs
 //! projects ship them:
 //!
 //! - `dsh-agent-instructions`: `index.js` (the entry, which names the
@@ -226,8 +226,8 @@ pub(crate) fn build(
     )?;
     std::fs::copy(dir.join(addon(target)), plat_dir.join(addon(target)))
         .with_context(|| format!("no addon {} after napi build", addon(target)))?;
-    let main_tgz = crate::npm::npm_pack(&main_dir, out)?;
-    let plat_tgz = crate::npm::npm_pack(&plat_dir, out)?;
+    let main_tgz = crate::npm_util::npm_pack(&main_dir, out)?;
+    let plat_tgz = crate::npm_util::npm_pack(&plat_dir, out)?;
     println!("npm: {}\nnpm: {}", main_tgz.display(), plat_tgz.display());
     Ok([main_tgz, plat_tgz])
 }
@@ -257,7 +257,7 @@ pub(crate) fn install_test(root: &Path, tarballs: &[PathBuf; 2]) -> Result<()> {
     let [main, plat] = tarballs
         .each_ref()
         .map(|p| p.to_string_lossy().into_owned());
-    crate::npm::npm(&project, &home, &["install", &main, &plat])?;
+    crate::npm_util::npm(&project, &home, &["install", &main, &plat])?;
     let installed = project.join("node_modules").join(MAIN);
     ensure!(
         installed.join("index.d.ts").is_file(),
@@ -327,7 +327,7 @@ fn no_binary_names_the_platform(main: &Path, home: &Path, tmp: &Path) -> Result<
     let project = tmp.join("no-binary");
     std::fs::create_dir_all(&project)?;
     std::fs::write(project.join("package.json"), "{\"private\": true}\n")?;
-    crate::npm::npm(
+    crate::npm_util::npm(
         &project,
         home,
         &["install", "--omit=optional", &main.to_string_lossy()],

@@ -1,4 +1,4 @@
-// AbortSignal: every call takes one; an abort rejects with Node's AbortError.
+// AbortSignal: every call takes one; an abort rejects with Node's AbortError (R-NODE-2).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// Bad input gets an Error with a stable code and the path or field.
+// Bad input gets an Error with a stable code and the path or field (R-NODE-3).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync, readFileSync } from "node:fs";

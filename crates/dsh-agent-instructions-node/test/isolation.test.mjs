@@ -1,4 +1,4 @@
-// Many sessions in one process: isolated, each served in arrival order.
+// Many sessions in one process: isolated, each served in arrival order (R-NODE-4).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";

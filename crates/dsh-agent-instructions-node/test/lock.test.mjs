@@ -1,4 +1,4 @@
-// Two processes on one session directory: the session lock holds (R-LOG-4).
+// Two processes on one session directory: the session lock holds (R-LOG-4, R-NODE-4).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";

@@ -1,4 +1,4 @@
-// The README's example runs as written, against the package under test.
+// The README's example runs as written, against the package under test (R-NODE-1).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync, mkdirSync, symlinkSync } from "node:fs";

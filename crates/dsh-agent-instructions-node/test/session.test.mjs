@@ -1,4 +1,4 @@
-// The session path through the binding: what the model sees at each call.
+// The session path through the binding: what the model sees at each call (R-NODE-1).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync, unlinkSync } from "node:fs";

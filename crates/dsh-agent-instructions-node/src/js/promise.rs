@@ -17,6 +17,9 @@ use napi::{Env, Status, Unknown, ValueType};
 
 use crate::error::{Code, Failure};
 
+/// `signal.addEventListener` / `removeEventListener`: `(type, listener)`.
+type ListenerMethod<'env, L> = Function<'env, FnArgs<(&'static str, L)>, Unknown<'env>>;
+
 /// The listener of one call on its signal: a JavaScript object holding the
 /// signal and the listener function, kept alive by a reference until the
 /// call settles.
@@ -88,7 +91,7 @@ impl Abort {
             cancel.cancel();
             Ok(())
         })?;
-        let add: Function<'_, FnArgs<(&str, Function<'_, (), ()>)>, Unknown<'_>> =
+        let add: ListenerMethod<'_, Function<'_, (), ()>> =
             signal.get_named_property("addEventListener")?;
         add.apply(signal, FnArgs::from(("abort", listener)))?;
         holder.set_named_property("listener", listener)?;
@@ -108,7 +111,7 @@ impl Abort {
         let signal: Object<'_> = holder.get_named_property("signal")?;
         let listener: Unknown<'_> = holder.get_named_property("listener")?;
         if listener.get_type()? == ValueType::Function {
-            let remove: Function<'_, FnArgs<(&str, Unknown<'_>)>, Unknown<'_>> =
+            let remove: ListenerMethod<'_, Unknown<'_>> =
                 signal.get_named_property("removeEventListener")?;
             remove.apply(signal, FnArgs::from(("abort", listener)))?;
         }
