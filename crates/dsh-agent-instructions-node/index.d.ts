@@ -10,6 +10,56 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * One loop instance of the adapter over the reference in-memory host, on
+ * the disk provider: the runtime's instance-level calls, for the
+ * conformance suite and an embedder's tests. A product uses
+ * {@link SessionStore} and {@link Session} instead.
+ */
+export declare class Instance {
+  /**
+   * Mounts an instance over an empty in-memory host.
+   *
+   * @throws `ERR_DSH_CONFIG`, `ERR_DSH_RELATIVE_PATH`, `ABORT_ERR`.
+   */
+  static mount(options: InstanceOptions, signal?: AbortSignal | undefined | null): Promise<Instance>
+  /**
+   * A pre-step (R-RT-1): `decision` `enter` with the `claimed` prompt
+   * messages and the `extra` ones after them, `empty` (enter with no
+   * messages) or `reject`. The entering batch is appended to the host's
+   * history. An abort before its turn rejects with `ABORT_ERR`; one
+   * while it runs cancels the pre-step: outcome `cancelled`, nothing
+   * appended.
+   */
+  preStep(step: number, decision: 'enter' | 'reject' | 'empty', claimed: string[], extra: string[], signal?: AbortSignal | undefined | null): Promise<PreStepOutcome>
+  /** A finished tool execution (R-RT-3, R-RT-4). */
+  toolResult(tool: ToolResult): Promise<void>
+  /** A session event: `step_start`, `step_end` or `turn_end` (R-RT-5). */
+  sessionEvent(event: 'step_start' | 'step_end' | 'turn_end'): Promise<void>
+  /**
+   * Hides events from the host's visible surface: the latest visible
+   * `baseline` message, every `workspace` message, `all` events so far,
+   * or (`hide`) the persisted user messages at `indexes`.
+   */
+  compact(what: 'baseline' | 'workspace' | 'all' | 'hide', indexes?: number[] | undefined | null): Promise<void>
+  /**
+   * A new loop instance over the same history (R-RT-7): the inbox and
+   * the instance's state are gone.
+   */
+  resume(): Promise<void>
+  /**
+   * A hot remount (R-RT-7) with new options: the instance is disposed
+   * and a new one takes over its pending message.
+   */
+  remount(options: InstanceOptions): Promise<void>
+  /** Resolves once every projection queued so far is done (R-RT-6). */
+  settle(): Promise<void>
+  /** The inbox, the history and the visible sources. */
+  observe(): Promise<HostState>
+  /** Disposes the instance: nothing is applied after this resolves. */
+  dispose(): Promise<void>
+}
+
+/**
  * One persisted session, open: a loop instance over its log that composes
  * what the model should see of the workspace's instruction files.
  *
@@ -257,6 +307,19 @@ export interface HomeVariables {
   DSH_HOME?: string
 }
 
+/** The host's state after settling. */
+export interface HostState {
+  /** Workspace messages pending in the next-step inbox. */
+  inbox: Array<WorkspaceMessage>
+  /**
+   * Every persisted user message: its text, `workspace` for a workspace
+   * message.
+   */
+  history: Array<string>
+  /** The sources of the visible workspace messages, oldest first. */
+  visible: Array<TypedSource>
+}
+
 /**
  * What `dsh-instructions explain` prints: the baseline and the fate of
  * every candidate file, broadest first.
@@ -266,6 +329,28 @@ export interface Inspection {
   baseline: Preview
   /** Every candidate, broadest first. */
   candidates: Array<Candidate>
+}
+
+/** How an {@link Instance} is mounted. */
+export interface InstanceOptions {
+  /** The session cwd, absolute. */
+  cwd: string
+  /**
+   * The configuration (the keys of `settings.yaml`); `null` or absent:
+   * the adapter is disabled (R-CFG-1).
+   */
+  config?: Record<string, unknown> | null
+  /** The environment; a key left out is unset. */
+  env?: HomeVariables
+  /**
+   * Trusted roots replacing the mount's defaults (project root, DSH
+   * home, agent user-file directories).
+   */
+  trustedRoots?: Array<string>
+  /** No ancestor instruction file is read above this directory. */
+  fsTop?: string
+  /** Mount without a filesystem: a no-op (R-RT-9). */
+  noProvider?: boolean
 }
 
 /** `explain` and `preview` for a cwd, without a session. */
@@ -278,6 +363,19 @@ export interface MountOptions {
   trust?: Array<string>
   /** The environment; default the process's. */
   env?: HomeVariables
+}
+
+/** What a pre-step returned. */
+export interface PreStepOutcome {
+  /** `ok`, or `cancelled` (nothing appended, nothing entered). */
+  outcome: 'ok' | 'cancelled'
+  /**
+   * The batch that entered: host texts, `workspace` for the folded
+   * workspace message; `["rejected"]` for a reject.
+   */
+  batch: Array<string>
+  /** The workspace message folded into the batch, or `null`. */
+  entered?: WorkspaceMessage
 }
 
 /**
@@ -332,6 +430,27 @@ export interface StoreOptions {
    * milliseconds; default 10,000 (the store's, R-LOG-4).
    */
   lockWaitMs?: number
+}
+
+/** A tool execution's result, as the host reports it (R-RT-3, R-RT-4). */
+export interface ToolResult {
+  /** The tool name, matched against `touch_tools`. */
+  name: string
+  /**
+   * The path argument: fills the tool's first configured path argument
+   * (`file_path` for a tool outside `touch_tools`).
+   */
+  path?: string
+  /** Further string arguments (a shell tool's `command`, …). */
+  args?: Record<string, string>
+  /** The execution's unique token. */
+  token: string
+  /** The parent execution's token (a code-mode child). */
+  parent?: string
+  /** `false`: an error result. Default `true`. */
+  ok?: boolean
+  /** Whether the execution was cancelled. */
+  cancelled?: boolean
 }
 
 /** How a touch is reported. */

@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.Instance = nativeBinding.Instance
 module.exports.Session = nativeBinding.Session
 module.exports.SessionStore = nativeBinding.SessionStore
 module.exports.explain = nativeBinding.explain

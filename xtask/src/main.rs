@@ -6,6 +6,7 @@
 
 mod api;
 mod bench;
+mod conformance_node;
 mod e2e;
 mod fuzz;
 mod members;
@@ -29,6 +30,9 @@ usage: cargo xtask <command>
 commands:
   conformance [PATH…] [--tag T] [--provider memory|disk]
       run every *.yaml scenario under PATHs (default conformance/scenarios)
+  conformance-node
+      every scenario on the disk provider through the Node binding
+      (node:test), compared step by step with the Rust runner's
   ci     cargo fmt --check, clippy -D warnings, cargo test --workspace
   tidy [--bless] [--verbose]
       every check that keeps the docs true of the code (docs/architecture.md,
@@ -73,6 +77,7 @@ fn run() -> Result<ExitCode> {
     let rest: Vec<String> = args.collect();
     match cmd.as_str() {
         "conformance" => conformance(&rest),
+        "conformance-node" => conformance_node::run(&workspace_root(), &rest),
         "ci" => {
             no_args("ci", &rest)?;
             ci()

@@ -8,6 +8,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod error;
+mod hosted;
 mod js;
 mod ops;
 mod queue;

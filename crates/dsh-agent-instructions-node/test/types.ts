@@ -10,6 +10,9 @@ import {
   type Inspection,
   type Preview,
   type Change,
+  Instance,
+  type PreStepOutcome,
+  type HostState,
 } from "dsh-agent-instructions";
 
 async function turn(store: SessionStore, cwd: string, signal: AbortSignal): Promise<string[]> {
@@ -38,3 +41,18 @@ async function inspect(cwd: string): Promise<number> {
 const store = new SessionStore({ dir: "/tmp/sessions", env: process.env, lockWaitMs: 500 });
 void turn(store, store.dir, new AbortController().signal);
 void inspect("/tmp");
+
+async function conformanceStep(cwd: string): Promise<string[]> {
+  const instance: Instance = await Instance.mount({ cwd, config: { max_bytes: 1000 }, env: { HOME: "/h" }, fsTop: "/" });
+  const r: PreStepOutcome = await instance.preStep(1, "enter", ["hi"], [], AbortSignal.timeout(1000));
+  await instance.toolResult({ name: "read", path: "a.ts", token: "t1", ok: true });
+  await instance.sessionEvent("turn_end");
+  await instance.compact("hide", [0]);
+  await instance.remount({ cwd, config: null });
+  await instance.resume();
+  await instance.settle();
+  const state: HostState = await instance.observe();
+  await instance.dispose();
+  return [r.outcome, ...r.batch, ...state.history, String(state.visible.length), String(state.inbox.length)];
+}
+void conformanceStep("/tmp");

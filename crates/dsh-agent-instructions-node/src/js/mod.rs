@@ -11,6 +11,7 @@
 // cdylib): `pub` is what napi-derive exports.
 #![allow(unreachable_pub)]
 
+mod instance;
 mod promise;
 mod session;
 mod types;
