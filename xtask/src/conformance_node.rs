@@ -66,27 +66,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         .with_context(|| format!("cannot write {}", rust_file.display()))?;
 
     let dir = root.join(CRATE_DIR);
-    if !dir.join("node_modules/.bin/napi").exists() {
-        println!("== npm ci ({CRATE_DIR})");
-        ensure!(
-            Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund"])
-                .current_dir(&dir)
-                .status()?
-                .success(),
-            "npm ci failed"
-        );
-    }
-    println!("== napi build --platform --release (the addon the runner loads)");
-    ensure!(
-        Command::new(dir.join("node_modules/.bin/napi"))
-            .args(["build", "--platform", "--release"])
-            .args(["--js", "native.js", "--dts", "index.d.ts"])
-            .current_dir(&dir)
-            .status()?
-            .success(),
-        "napi build failed"
-    );
+    crate::npm_node::ensure_addon(&dir)?;
     println!("== node --test conformance/run.test.mjs (the same scenarios through the Node API)");
     let status = Command::new("node")
         .args([

@@ -6,6 +6,7 @@
 
 mod api;
 mod bench;
+mod bench_node;
 mod conformance_node;
 mod e2e;
 mod fuzz;
@@ -41,7 +42,9 @@ commands:
       --verbose: also what each check saw)
   bench [--full] [FILTER…]
       quick pass: ours vs the in-process floor, one case per line
-      (--full: the criterion benches)
+      (--full: the criterion benches; `bench node`: the Node binding's
+      rows, one event through it against Rust and against a hook process,
+      and the memory of 100 open sessions)
   fuzz [--seconds N] [TARGET…]
       run cargo-fuzz targets (render, typed_source, session_log, scenario)
       for a bounded time each; needs a nightly toolchain

@@ -232,6 +232,30 @@ pub(crate) fn build(
     Ok([main_tgz, plat_tgz])
 }
 
+/// The release addon in the crate's directory, for the tools that load the
+/// package in place (`conformance-node`, `bench node`): the pinned CLI
+/// installed when it is not, then `napi build` (a no-op when nothing
+/// changed).
+pub(crate) fn ensure_addon(dir: &Path) -> Result<()> {
+    if !dir.join("node_modules/.bin/napi").exists() {
+        println!("== npm ci ({CRATE_DIR})");
+        run(
+            Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund"])
+                .current_dir(dir),
+            "npm ci",
+        )?;
+    }
+    println!("== napi build --platform --release (the addon the package loads in place)");
+    run(
+        Command::new(dir.join("node_modules/.bin/napi"))
+            .args(["build", "--platform", "--release"])
+            .args(["--js", "native.js", "--dts", "index.d.ts"])
+            .current_dir(dir),
+        "napi build",
+    )
+}
+
 /// The package's test files, run from the installed copy.
 fn test_files(dir: &Path) -> Result<Vec<String>> {
     let mut files: Vec<String> = std::fs::read_dir(dir.join("test"))?
