@@ -402,6 +402,39 @@ mod tests {
         }
     }
 
+    /// Every declaration of the committed (generated) `index.d.ts` — an
+    /// export, a class member, an interface field — follows a TSDoc
+    /// comment (issue 47 item 1): an undocumented `#[napi]` item fails here.
+    #[test]
+    fn every_item_of_index_d_ts_has_tsdoc() {
+        let dts =
+            std::fs::read_to_string(crate::workspace_root().join(CRATE_DIR).join("index.d.ts"))
+                .expect("index.d.ts");
+        let mut previous = "";
+        let mut items = 0;
+        for (n, line) in dts.lines().enumerate() {
+            let member = line.starts_with("  ")
+                && !line.starts_with("   ")
+                && line
+                    .trim_start()
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+            if line.starts_with("export ") || member {
+                items += 1;
+                assert!(
+                    previous.trim_end().ends_with("*/"),
+                    "index.d.ts:{}: `{line}` has no TSDoc",
+                    n + 1
+                );
+            }
+            if !line.trim().is_empty() {
+                previous = line;
+            }
+        }
+        assert!(items > 40, "only {items} items: the parse is wrong");
+    }
+
     /// The targets here, the napi config's and the entry's list agree.
     #[test]
     fn the_targets_are_the_package_json_s_and_the_entry_s() {

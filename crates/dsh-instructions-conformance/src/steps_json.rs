@@ -75,3 +75,44 @@ pub fn run_trial_json<F: DriverFactory>(trial: &Trial, factory: &F) -> (Verdict,
     let verdict = crate::runner::run_trial_observed(trial, factory, &mut observer);
     (verdict, observer.steps)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// A disk run's steps name no temporary root, and record what each
+    /// step returned: the pre-step's batch and, after an `expect`, the
+    /// settled history.
+    #[test]
+    fn a_disk_trial_keeps_each_step_without_its_temporary_root() {
+        let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../conformance/scenarios/precedence/first-wins-basic.yaml");
+        let scenario = crate::Scenario::load(&file).expect("scenario");
+        let trial = Trial {
+            scenario,
+            provider: crate::ProviderKind::Disk,
+        };
+        let (verdict, steps) = run_trial_json(&trial, &crate::driver::RuntimeDriverFactory);
+        assert_eq!(verdict, Verdict::Pass);
+        assert!(!steps.is_empty());
+        assert_eq!(steps[0]["index"], 0);
+        assert_eq!(steps[0]["action"], "pre_step");
+        assert!(steps[0]["batch"].as_array().is_some_and(|b| !b.is_empty()));
+        let text = serde_json::to_string(&steps).expect("json");
+        assert!(
+            !text.contains(std::env::temp_dir().to_str().expect("utf-8")),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn unmap_takes_the_root_off_every_string() {
+        let o = StepsJson {
+            top: Some("/tmp/t".into()),
+            steps: Vec::new(),
+        };
+        let v = o.unmap(json!({"a": ["/tmp/t/w/CLAUDE.md", "x"], "b": "at /tmp/t", "n": 1}));
+        assert_eq!(v, json!({"a": ["/w/CLAUDE.md", "x"], "b": "at /", "n": 1}));
+    }
+}
