@@ -32,31 +32,31 @@ export declare class Instance {
    */
   preStep(step: number, decision: 'enter' | 'reject' | 'empty', claimed: string[], extra: string[], signal?: AbortSignal | undefined | null): Promise<PreStepOutcome>
   /** A finished tool execution (R-RT-3, R-RT-4). */
-  toolResult(tool: ToolResult): Promise<void>
+  toolResult(tool: ToolResult, signal?: AbortSignal | undefined | null): Promise<void>
   /** A session event: `step_start`, `step_end` or `turn_end` (R-RT-5). */
-  sessionEvent(event: 'step_start' | 'step_end' | 'turn_end'): Promise<void>
+  sessionEvent(event: 'step_start' | 'step_end' | 'turn_end', signal?: AbortSignal | undefined | null): Promise<void>
   /**
    * Hides events from the host's visible surface: the latest visible
    * `baseline` message, every `workspace` message, `all` events so far,
    * or (`hide`) the persisted user messages at `indexes`.
    */
-  compact(what: 'baseline' | 'workspace' | 'all' | 'hide', indexes?: number[] | undefined | null): Promise<void>
+  compact(what: 'baseline' | 'workspace' | 'all' | 'hide', indexes?: number[] | undefined | null, signal?: AbortSignal | undefined | null): Promise<void>
   /**
    * A new loop instance over the same history (R-RT-7): the inbox and
    * the instance's state are gone.
    */
-  resume(): Promise<void>
+  resume(signal?: AbortSignal | undefined | null): Promise<void>
   /**
    * A hot remount (R-RT-7) with new options: the instance is disposed
    * and a new one takes over its pending message.
    */
-  remount(options: InstanceOptions): Promise<void>
+  remount(options: InstanceOptions, signal?: AbortSignal | undefined | null): Promise<void>
   /** Resolves once every projection queued so far is done (R-RT-6). */
-  settle(): Promise<void>
+  settle(signal?: AbortSignal | undefined | null): Promise<void>
   /** The inbox, the history and the visible sources. */
-  observe(): Promise<HostState>
+  observe(signal?: AbortSignal | undefined | null): Promise<HostState>
   /** Disposes the instance: nothing is applied after this resolves. */
-  dispose(): Promise<void>
+  dispose(signal?: AbortSignal | undefined | null): Promise<void>
 }
 
 /**
@@ -140,9 +140,12 @@ export declare class Session {
    * Closes the session once the calls made before it are done: the
    * instance is disposed, what it remembers saved, the log closed and
    * the session lock released. Later calls reject with
-   * `ERR_DSH_SESSION_CLOSED`; closing again does nothing.
+   * `ERR_DSH_SESSION_CLOSED`; closing again does nothing. An abort while
+   * it waits in line leaves the session open.
+   *
+   * @throws `ABORT_ERR`.
    */
-  close(): Promise<void>
+  close(signal?: AbortSignal | undefined | null): Promise<void>
 }
 
 /**
@@ -190,7 +193,7 @@ export declare class SessionStore {
    */
   open(id: string, signal?: AbortSignal | undefined | null): Promise<Session>
   /** Whether session `id` exists in this store. */
-  exists(id: string): Promise<boolean>
+  exists(id: string, signal?: AbortSignal | undefined | null): Promise<boolean>
 }
 
 /** One candidate file of one directory (or the user-global file). */

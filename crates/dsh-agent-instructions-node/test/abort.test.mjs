@@ -66,3 +66,19 @@ test("a signal used for many calls keeps no listener behind", async (t) => {
   assert.equal(removed, 20);
   await s.close();
 });
+
+test("an aborted close leaves the session open; exists takes a signal too", async (t) => {
+  const base = repo();
+  t.after(() => cleanup(base));
+  const store = storeIn(base);
+  const s = await store.create(join(base, "repo"), { id: "c" });
+  const ac = new AbortController();
+  ac.abort();
+  await assert.rejects(s.close(ac.signal), isAbort());
+  assert.equal(s.closed, false);
+  assert.equal((await s.prompt("hi")).source.baseline, true);
+  await assert.rejects(store.exists("c", ac.signal), isAbort());
+  assert.equal(await store.exists("c", new AbortController().signal), true);
+  await s.close();
+  assert.equal(s.closed, true);
+});

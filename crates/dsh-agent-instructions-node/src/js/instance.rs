@@ -204,11 +204,16 @@ impl Instance {
     }
 
     /// A finished tool execution (R-RT-3, R-RT-4).
-    #[napi(catch_unwind, ts_return_type = "Promise<void>")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "tool: ToolResult, signal?: AbortSignal | undefined | null",
+        ts_return_type = "Promise<void>"
+    )]
     pub fn tool_result<'env>(
         &self,
         env: &'env Env,
         tool: ToolResult,
+        signal: Option<Unknown<'_>>,
     ) -> napi::Result<PromiseRaw<'env, ()>> {
         let args = hosted::ToolArgs {
             name: tool.name,
@@ -222,7 +227,7 @@ impl Instance {
         self.call(
             env,
             "tool_result",
-            None,
+            signal,
             move |h, _| async move { h.lock().await.tool_result(args) },
             |_, ()| Ok(()),
         )
@@ -231,18 +236,19 @@ impl Instance {
     /// A session event: `step_start`, `step_end` or `turn_end` (R-RT-5).
     #[napi(
         catch_unwind,
-        ts_args_type = "event: 'step_start' | 'step_end' | 'turn_end'",
+        ts_args_type = "event: 'step_start' | 'step_end' | 'turn_end', signal?: AbortSignal | undefined | null",
         ts_return_type = "Promise<void>"
     )]
     pub fn session_event<'env>(
         &self,
         env: &'env Env,
         event: String,
+        signal: Option<Unknown<'_>>,
     ) -> napi::Result<PromiseRaw<'env, ()>> {
         self.call(
             env,
             "session_event",
-            None,
+            signal,
             move |h, _| async move { h.lock().await.session_event(&event) },
             |_, ()| Ok(()),
         )
@@ -253,7 +259,7 @@ impl Instance {
     /// or (`hide`) the persisted user messages at `indexes`.
     #[napi(
         catch_unwind,
-        ts_args_type = "what: 'baseline' | 'workspace' | 'all' | 'hide', indexes?: number[] | undefined | null",
+        ts_args_type = "what: 'baseline' | 'workspace' | 'all' | 'hide', indexes?: number[] | undefined | null, signal?: AbortSignal | undefined | null",
         ts_return_type = "Promise<void>"
     )]
     pub fn compact<'env>(
@@ -261,6 +267,7 @@ impl Instance {
         env: &'env Env,
         what: String,
         indexes: Option<Vec<u32>>,
+        signal: Option<Unknown<'_>>,
     ) -> napi::Result<PromiseRaw<'env, ()>> {
         let hide: Vec<usize> = indexes
             .unwrap_or_default()
@@ -270,7 +277,7 @@ impl Instance {
         self.call(
             env,
             "compact",
-            None,
+            signal,
             move |h, _| async move { h.lock().await.compact(&what, hide) },
             |_, ()| Ok(()),
         )
@@ -278,12 +285,20 @@ impl Instance {
 
     /// A new loop instance over the same history (R-RT-7): the inbox and
     /// the instance's state are gone.
-    #[napi(catch_unwind, ts_return_type = "Promise<void>")]
-    pub fn resume<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+    #[napi(
+        catch_unwind,
+        ts_args_type = "signal?: AbortSignal | undefined | null",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn resume<'env>(
+        &self,
+        env: &'env Env,
+        signal: Option<Unknown<'_>>,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
         self.call(
             env,
             "resume",
-            None,
+            signal,
             move |h, _| async move { h.lock().await.resume().await },
             |_, ()| Ok(()),
         )
@@ -291,40 +306,61 @@ impl Instance {
 
     /// A hot remount (R-RT-7) with new options: the instance is disposed
     /// and a new one takes over its pending message.
-    #[napi(catch_unwind, ts_return_type = "Promise<void>")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "options: InstanceOptions, signal?: AbortSignal | undefined | null",
+        ts_return_type = "Promise<void>"
+    )]
     pub fn remount<'env>(
         &self,
         env: &'env Env,
         options: InstanceOptions,
+        signal: Option<Unknown<'_>>,
     ) -> napi::Result<PromiseRaw<'env, ()>> {
         self.call(
             env,
             "remount",
-            None,
+            signal,
             move |h, _| async move { h.lock().await.remount(options.into()).await },
             |_, ()| Ok(()),
         )
     }
 
     /// Resolves once every projection queued so far is done (R-RT-6).
-    #[napi(catch_unwind, ts_return_type = "Promise<void>")]
-    pub fn settle<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+    #[napi(
+        catch_unwind,
+        ts_args_type = "signal?: AbortSignal | undefined | null",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn settle<'env>(
+        &self,
+        env: &'env Env,
+        signal: Option<Unknown<'_>>,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
         self.call(
             env,
             "settle",
-            None,
+            signal,
             move |h, _| async move { h.lock().await.settle().await },
             |_, ()| Ok(()),
         )
     }
 
     /// The inbox, the history and the visible sources.
-    #[napi(catch_unwind, ts_return_type = "Promise<HostState>")]
-    pub fn observe<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, HostState>> {
+    #[napi(
+        catch_unwind,
+        ts_args_type = "signal?: AbortSignal | undefined | null",
+        ts_return_type = "Promise<HostState>"
+    )]
+    pub fn observe<'env>(
+        &self,
+        env: &'env Env,
+        signal: Option<Unknown<'_>>,
+    ) -> napi::Result<PromiseRaw<'env, HostState>> {
         self.call(
             env,
             "observe",
-            None,
+            signal,
             move |h, _| async move { Ok(h.lock().await.observe()) },
             |_, s| {
                 Ok(HostState {
@@ -337,12 +373,20 @@ impl Instance {
     }
 
     /// Disposes the instance: nothing is applied after this resolves.
-    #[napi(catch_unwind, ts_return_type = "Promise<void>")]
-    pub fn dispose<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+    #[napi(
+        catch_unwind,
+        ts_args_type = "signal?: AbortSignal | undefined | null",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn dispose<'env>(
+        &self,
+        env: &'env Env,
+        signal: Option<Unknown<'_>>,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
         self.call(
             env,
             "dispose",
-            None,
+            signal,
             move |h, _| async move {
                 h.lock().await.dispose();
                 Ok(())

@@ -12,7 +12,7 @@ use super::promise::{Abort, js_error, settle};
 use super::types::{
     CreateOptions, Inspection, MountOptions, Preview, StoreOptions, TouchOptions, WorkspaceMessage,
 };
-use crate::error::Failure;
+use crate::error::{Code, Failure};
 use crate::ops::{self, Live, Store};
 use crate::queue::Serial;
 
@@ -128,13 +128,27 @@ impl SessionStore {
     }
 
     /// Whether session `id` exists in this store.
-    #[napi(catch_unwind, ts_return_type = "Promise<boolean>")]
-    pub fn exists<'env>(&self, env: &'env Env, id: String) -> napi::Result<PromiseRaw<'env, bool>> {
+    #[napi(
+        catch_unwind,
+        ts_args_type = "id: string, signal?: AbortSignal | undefined | null",
+        ts_return_type = "Promise<boolean>"
+    )]
+    pub fn exists<'env>(
+        &self,
+        env: &'env Env,
+        id: String,
+        signal: Option<Unknown<'_>>,
+    ) -> napi::Result<PromiseRaw<'env, bool>> {
         let store = Arc::clone(&self.store);
         settle(
             env,
-            Abort::new(env, None)?,
-            move |_| async move { store.exists(id).await },
+            Abort::new(env, signal)?,
+            move |cancel| async move {
+                if cancel.is_cancelled() {
+                    return Err(Failure::aborted());
+                }
+                store.exists(id).await
+            },
             |_, v| Ok(v),
         )
     }
@@ -284,11 +298,9 @@ impl Session {
             signal,
             move |live, cancel| async move {
                 if path.contains('\0') {
-                    return Err(Failure::new(
-                        crate::error::Code::Nul,
-                        "path holds a NUL character",
-                    )
-                    .with_field("path"));
+                    return Err(
+                        Failure::new(Code::Nul, "path holds a NUL character").with_field("path")
+                    );
                 }
                 let kind = ops::touch_kind(&kind, options.command)?;
                 let record = ops::record(options.record.as_deref())?;
@@ -397,26 +409,43 @@ impl Session {
     /// Closes the session once the calls made before it are done: the
     /// instance is disposed, what it remembers saved, the log closed and
     /// the session lock released. Later calls reject with
-    /// `ERR_DSH_SESSION_CLOSED`; closing again does nothing.
-    #[napi(catch_unwind, ts_return_type = "Promise<void>")]
-    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+    /// `ERR_DSH_SESSION_CLOSED`; closing again does nothing. An abort while
+    /// it waits in line leaves the session open.
+    ///
+    /// @throws `ABORT_ERR`.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "signal?: AbortSignal | undefined | null",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn close<'env>(
+        &self,
+        env: &'env Env,
+        signal: Option<Unknown<'_>>,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
+        let abort = Abort::new(env, signal)?;
         let line = Arc::clone(&self.line);
-        let abort = Abort::new(env, None)?;
-        let turn = Arc::clone(&self.line);
+        let closing = Arc::clone(&self.line);
         settle(
             env,
             abort,
-            move |cancel| {
-                let queued = turn.submit("close", cancel, |_live, _| async { Ok(()) });
-                async move {
-                    // Already closed: nothing to wait for, nothing to do.
-                    let _ = queued.await;
-                    if let Some(live) = line.close("closed by close()") {
+            |cancel| {
+                let queued = line.submit("close", cancel, move |live, _| async move {
+                    // In line: the calls before it are done, none after it runs.
+                    drop(live);
+                    if let Some(live) = closing.close("closed by close()") {
                         tokio::task::spawn_blocking(move || drop(live))
                             .await
-                            .map_err(|e| Failure::new(crate::error::Code::Panic, e.to_string()))?;
+                            .map_err(|e| Failure::new(Code::Panic, e.to_string()))?;
                     }
                     Ok(())
+                });
+                async move {
+                    match queued.await {
+                        // Closed already: closing again does nothing.
+                        Err(f) if f.code == Code::SessionClosed => Ok(()),
+                        other => other,
+                    }
                 }
             },
             |_, ()| Ok(()),
