@@ -1,4 +1,6 @@
 //! `cargo xtask bench [--full] [FILTER…]` (R-BENCH-1, issue 7 item 3).
+//! `cargo xtask bench node` runs the Node binding's rows instead
+//! (`bench_node.rs`).
 //!
 //! The quick pass builds the CLI (for the memory line) and runs the runtime
 //! crate's `quick` bench target, then the session log's `log` target
@@ -10,7 +12,8 @@
 //! benches instead (runtime `compose`, render `render`). `cargo xtask bench
 //! mem` prints only the memory rows (`mem/<tree>/<budget>`: max RSS of a
 //! `show` process over the empty tree's, beside output bytes and the
-//! largest file; issue 35 item 3), from the quick pass alone.
+//! largest file; issue 35 item 3; with 64 MiB rows on deep-256 and
+//! wide-10000, issue 46 item 4), from the quick pass alone.
 //!
 //! The measuring code lives in `crates/dsh-instructions-runtime/benches/`,
 //! `crates/dsh-session-log/benches/` and `crates/dsh-instructions-hooks/benches/` so
@@ -33,6 +36,10 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             }
             filter => filters.push(filter.to_owned()),
         }
+    }
+    if filters.first().is_some_and(|f| f == "node") {
+        crate::bench_node::check_args(&filters)?;
+        return crate::bench_node::run(&workspace_root());
     }
     if full {
         if !filters.is_empty() {

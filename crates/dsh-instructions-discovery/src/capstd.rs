@@ -471,6 +471,21 @@ impl FsProvider for CapStdProvider {
         max_source_bytes: u64,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Vec<ReadOutcome>, Cancelled>> {
+        if self.inline {
+            // On the calling thread, nothing has to outlive the call: no
+            // copy of the batch, one long path per file of a deep chain
+            // (issue 46 item 4).
+            return Box::pin(async move {
+                check(cancel)?;
+                // Sized once: collected through a `Result`, the list grew
+                // by doubling, half of it unused.
+                let mut outcomes = Vec::with_capacity(paths.len());
+                for path in paths {
+                    outcomes.push(self.inner.read_text(path, max_source_bytes, cancel)?);
+                }
+                Ok(outcomes)
+            });
+        }
         let inner = Arc::clone(&self.inner);
         let paths = paths.to_vec();
         Box::pin(run_blocking(self.inline, cancel, move |token| {

@@ -55,11 +55,14 @@ const OMITTED_BOUND_DIVISOR: u64 = 16;
 /// rendered and escaped up front; the content stays raw so it can be cut.
 #[derive(Debug)]
 pub(crate) struct Prep<'a> {
-    /// Escaped header block(s), already joined; never empty, except for an
-    /// unread input, whose header is built only if it is ever rendered
-    /// ([`Prep::fixed`]): a deep chain omits hundreds of them, and a copy
-    /// of each path was most of a render's memory (issue 35 item 3).
-    fixed: String,
+    /// Escaped header block(s) of a dynamic section, already joined;
+    /// `None` for a baseline file or an unread input, whose header (the
+    /// heading line, plus the blank line of an empty file) is written from
+    /// `path` only when the section is built ([`Prep::push_fixed`]): a
+    /// deep chain omits hundreds of them (issue 35 item 3), and on one that
+    /// is all shown a copy of each path was held through the whole render
+    /// (issue 46 item 4).
+    fixed: Option<String>,
     /// Length of the header line at the start of `fixed`.
     header_len: usize,
     /// Escaped display path, as the notice names it.
@@ -80,14 +83,8 @@ const UNREAD_LEN: u64 = 1 << 48;
 impl<'a> Prep<'a> {
     pub(crate) fn baseline(file: &BaselineFile<'a>) -> Self {
         let path = crate::escape(file.path);
-        // R-REN-1: a section is heading + blank line + content, and an empty
-        // file is a section too, so its heading keeps the blank line after it
-        // (`Instructions from: <path>\n\n`). The blank line is part of the
-        // fixed text here, because the empty content is no block of its own.
-        let trailer = if file.content.is_empty() { SEP } else { "" };
         let header_len = HEADER_BASELINE.len() + path.len();
-        let fixed = [HEADER_BASELINE, &path, trailer].concat();
-        Self::new(fixed, header_len, path, file.content)
+        Self::new(None, header_len, path, file.content)
     }
 
     pub(crate) fn dynamic(section: &Section<'a>) -> Self {
@@ -135,7 +132,12 @@ impl<'a> Prep<'a> {
             Section::Remove { .. } => [HEADER_REMOVE, &path, SEP, REMOVE_TEXT].concat(),
         };
         debug_assert!(fixed.starts_with(prefix));
-        Self::new(fixed, header_len, path, section.content().unwrap_or(""))
+        Self::new(
+            Some(fixed),
+            header_len,
+            path,
+            section.content().unwrap_or(""),
+        )
     }
 
     /// A broad baseline file the caller did not read because it cannot be
@@ -144,7 +146,7 @@ impl<'a> Prep<'a> {
         let path = crate::escape(path);
         Self {
             header_len: HEADER_BASELINE.len() + path.len(),
-            fixed: String::new(),
+            fixed: None,
             path,
             content: "",
             tags: Vec::new(),
@@ -152,7 +154,7 @@ impl<'a> Prep<'a> {
         }
     }
 
-    fn new(fixed: String, header_len: usize, path: Cow<'a, str>, content: &'a str) -> Self {
+    fn new(fixed: Option<String>, header_len: usize, path: Cow<'a, str>, content: &'a str) -> Self {
         Self {
             fixed,
             header_len,
@@ -163,21 +165,36 @@ impl<'a> Prep<'a> {
         }
     }
 
-    /// The escaped header block(s) (see the field).
-    fn fixed(&self) -> Cow<'_, str> {
-        if self.unread {
-            Cow::Owned([HEADER_BASELINE, &self.path].concat())
+    /// What follows a baseline heading in its fixed text. R-REN-1: a
+    /// section is heading + blank line + content, and an empty file is a
+    /// section too, so its heading keeps the blank line after it
+    /// (`Instructions from: <path>\n\n`); the blank line belongs to the
+    /// fixed text, because the empty content is no block of its own.
+    fn trailer(&self) -> &'static str {
+        if self.content.is_empty() && !self.unread {
+            SEP
         } else {
-            Cow::Borrowed(&self.fixed)
+            ""
         }
     }
 
-    /// Length of [`Prep::fixed`], without building it.
+    /// Appends the escaped header block(s) (see the field).
+    fn push_fixed(&self, out: &mut String) {
+        match &self.fixed {
+            Some(fixed) => out.push_str(fixed),
+            None => {
+                out.push_str(HEADER_BASELINE);
+                out.push_str(&self.path);
+                out.push_str(self.trailer());
+            }
+        }
+    }
+
+    /// Length of the text [`Prep::push_fixed`] appends.
     fn fixed_len(&self) -> u64 {
-        if self.unread {
-            self.header_len as u64
-        } else {
-            len(&self.fixed)
+        match &self.fixed {
+            Some(fixed) => len(fixed),
+            None => (self.header_len + self.trailer().len()) as u64,
         }
     }
 
@@ -214,6 +231,8 @@ pub(crate) struct Plan {
     pub(crate) compact: Option<(&'static str, IntroUsed)>,
     /// Text glued before the notice of a notice-only frame (step 4).
     pub(crate) notice_lead: &'static str,
+    /// Whether the result carries its blocks besides its text.
+    pub(crate) blocks: bool,
 }
 
 /// Accumulates a frame's size from its non-empty blocks.
@@ -302,6 +321,7 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
         .framed();
     if fits(size, max_bytes) {
         return build(
+            plan.blocks,
             Choice {
                 omitted: 0,
                 notice: None,
@@ -331,6 +351,7 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
             .framed();
         if fits(size, max_bytes) {
             return build(
+                plan.blocks,
                 Choice {
                     omitted: k,
                     notice: Some(notice(max_bytes, preps, &omitted, None)),
@@ -365,6 +386,7 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
         if fits(size, max_bytes) {
             let notice = (n > 1).then(|| notice(max_bytes, preps, &omitted, None));
             return build(
+                plan.blocks,
                 Choice {
                     omitted: n - 1,
                     notice,
@@ -390,6 +412,7 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
                 .block(last.cut_len(kept))
                 .framed();
             return build(
+                plan.blocks,
                 Choice {
                     omitted: n - 1,
                     notice: Some(cut_notice),
@@ -412,6 +435,7 @@ pub(crate) fn render(preps: &[Prep<'_>], plan: &Plan, max_bytes: u64) -> Rendere
         .framed();
     if fits(size, max_bytes) {
         return build(
+            plan.blocks,
             Choice {
                 omitted: n,
                 notice: Some(notice(max_bytes, preps, &omitted, None)),
@@ -614,37 +638,24 @@ fn notice(
     out
 }
 
-/// Builds the chosen render and its report.
-fn build(choice: Choice<'_, '_>, inputs: usize, max_bytes: u64) -> Rendered {
-    let mut blocks = Vec::with_capacity(choice.sections.len() + 2);
-    if let Some(notice) = &choice.notice {
-        blocks.push(Block {
-            kind: BlockKind::Notice,
-            text: [choice.notice_lead, notice].concat(),
-        });
-    }
-    if let Some((intro, _)) = choice.intro {
-        blocks.push(Block {
-            kind: BlockKind::Intro,
-            text: intro.to_owned(),
-        });
-    }
-    let count = choice.sections.len();
-    for (i, prep) in choice.sections.iter().enumerate() {
-        let kept = match choice.cut {
-            Some(kept) if i + 1 == count => kept,
-            _ => prep.content.len(),
-        };
-        blocks.push(section_block(prep, kept));
-    }
-    blocks.retain(|b| !b.text.is_empty());
-    let text = Framing::Reminder.part(blocks.iter().map(|b| b.text.as_str()));
+/// Builds the chosen render and its report; its blocks only when `blocks`.
+fn build(blocks: bool, choice: Choice<'_, '_>, inputs: usize, max_bytes: u64) -> Rendered {
+    let (text, blocks) = if blocks {
+        let blocks = build_blocks(&choice);
+        (
+            Framing::Reminder.part(blocks.iter().map(|b| b.text.as_str())),
+            blocks,
+        )
+    } else {
+        (build_text(&choice), Vec::new())
+    };
     debug_assert_eq!(len(&text), choice.size, "measured size must match the text");
     // Defence in depth: a measuring bug must never produce an oversized part.
     if !fits(len(&text), max_bytes) {
         return nothing(inputs);
     }
 
+    let count = choice.sections.len();
     let mut fates = vec![Fate::Omitted; choice.omitted];
     fates.extend(
         choice
@@ -668,21 +679,97 @@ fn build(choice: Choice<'_, '_>, inputs: usize, max_bytes: u64) -> Rendered {
     }
 }
 
+/// Raw bytes kept of section `i` of the choice.
+fn kept(choice: &Choice<'_, '_>, i: usize) -> usize {
+    match choice.cut {
+        Some(kept) if i + 1 == choice.sections.len() => kept,
+        _ => choice.sections[i].content.len(),
+    }
+}
+
+/// The chosen render's non-empty blocks: notice, intro, sections.
+fn build_blocks(choice: &Choice<'_, '_>) -> Vec<Block> {
+    let mut blocks = Vec::with_capacity(choice.sections.len() + 2);
+    if let Some(notice) = &choice.notice {
+        blocks.push(Block {
+            kind: BlockKind::Notice,
+            text: [choice.notice_lead, notice].concat(),
+        });
+    }
+    if let Some((intro, _)) = choice.intro {
+        blocks.push(Block {
+            kind: BlockKind::Intro,
+            text: intro.to_owned(),
+        });
+    }
+    for (i, prep) in choice.sections.iter().enumerate() {
+        blocks.push(section_block(prep, kept(choice, i)));
+    }
+    blocks.retain(|b| !b.text.is_empty());
+    blocks
+}
+
+/// The chosen render's text written directly, sized once: what
+/// [`Framing::Reminder`] makes of [`build_blocks`], without holding the
+/// blocks too.
+fn build_text(choice: &Choice<'_, '_>) -> String {
+    let mut text = String::with_capacity(usize::try_from(choice.size).unwrap_or(0));
+    text.push_str(FRAME_OPEN);
+    let mut any = false;
+    let mut next_block = |text: &mut String| {
+        if any {
+            text.push_str(SEP);
+        }
+        any = true;
+    };
+    if let Some(notice) = &choice.notice {
+        next_block(&mut text);
+        text.push_str(choice.notice_lead);
+        text.push_str(notice);
+    }
+    if let Some((intro, _)) = choice.intro.filter(|(intro, _)| !intro.is_empty()) {
+        next_block(&mut text);
+        text.push_str(intro);
+    }
+    for (i, prep) in choice.sections.iter().enumerate() {
+        next_block(&mut text);
+        push_section(&mut text, prep, kept(choice, i));
+    }
+    if !any {
+        return String::new();
+    }
+    text.push_str(FRAME_CLOSE);
+    text
+}
+
 /// One section's block: its fixed text, then (after a blank line) the
 /// first `kept` raw bytes of its content escaped, when any are kept.
+/// Sized once: grown from its header, a block was reallocated once per
+/// section, and on a chain shown whole the freed headers stayed in the
+/// process (issue 46 item 4).
 fn section_block(prep: &Prep<'_>, kept: usize) -> Block {
-    let fixed = prep.fixed();
-    let mut text = fixed.clone().into_owned();
-    if let Some(content) = prep.content.get(..kept).filter(|c| !c.is_empty()) {
-        text.reserve(SEP.len() + content.len() + prep.tags.len());
-        text.push_str(SEP);
-        let tags = &prep.tags[..tags_within(&prep.tags, kept)];
-        push_escaped(&mut text, content, tags);
-    }
+    let size = if kept > 0 {
+        prep.cut_len(kept)
+    } else {
+        prep.fixed_len()
+    };
+    let mut text = String::with_capacity(usize::try_from(size).unwrap_or(0));
+    push_section(&mut text, prep, kept);
+    debug_assert_eq!(len(&text), size, "measured size must match the block");
     Block {
         kind: BlockKind::Section {
-            header: fixed[..prep.header_len].to_owned(),
+            header: text[..prep.header_len].to_owned(),
         },
         text,
+    }
+}
+
+/// Appends what [`section_block`] holds.
+fn push_section(out: &mut String, prep: &Prep<'_>, kept: usize) {
+    prep.push_fixed(out);
+    if let Some(content) = prep.content.get(..kept).filter(|c| !c.is_empty()) {
+        out.push_str(SEP);
+        let tags = &prep.tags[..tags_within(&prep.tags, kept)];
+        push_escaped(out, content, tags);
     }
 }

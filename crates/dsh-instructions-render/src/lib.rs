@@ -297,11 +297,12 @@ impl Framing {
 pub struct Rendered {
     /// The part text: `""` when nothing was rendered, otherwise exactly one
     /// frame, never longer than `max_bytes`. It is [`Framing::Reminder`]'s
-    /// text of [`Rendered::blocks`].
+    /// text of [`Rendered::blocks`] (when they were built).
     pub text: String,
     /// The blocks of the part in order — notice, intro, sections — as
     /// values, so a caller that cuts or reframes the part works on them
-    /// instead of parsing `text` again. Empty when nothing was rendered.
+    /// instead of parsing `text` again. Empty when nothing was rendered,
+    /// and from [`render_baseline_text`], which builds the text only.
     pub blocks: Vec<Block>,
     /// One fate per input, in input order — also when `text` is empty, so the
     /// caller still gets the budget report (R-REN-6 step 5).
@@ -387,7 +388,7 @@ pub fn render_baseline(kind: BaselineKind, files: &[BaselineFile<'_>], budget: B
         };
     }
     let preps: Vec<_> = files.iter().map(budget::Prep::baseline).collect();
-    render_baseline_preps(kind, &preps, max_bytes)
+    render_baseline_preps(kind, &preps, max_bytes, true)
 }
 
 /// Like [`render_baseline`], for a caller that skipped reading the broadest
@@ -429,24 +430,62 @@ pub fn render_baseline_skipping(
         .map(|p| budget::Prep::unread(p))
         .chain(files.iter().map(budget::Prep::baseline))
         .collect();
-    render_baseline_preps(kind, &preps, max_bytes)
+    render_baseline_preps(kind, &preps, max_bytes, true)
+}
+
+/// Like [`render_baseline_skipping`], for a caller that uses only the
+/// text: the result's [`Rendered::blocks`] is empty, everything else is
+/// the same. The blocks are a second copy of the text, and a baseline
+/// under a large budget holds every file of a deep chain (issue 46 item 4).
+///
+/// ```
+/// use dsh_instructions_render::{Budget, render_baseline_skipping, render_baseline_text, BaselineFile, BaselineKind};
+///
+/// let files = [BaselineFile { path: "AGENTS.md", content: "Use tabs." }];
+/// let full = render_baseline_skipping(BaselineKind::Normal, &[], &files, Budget::bytes(4_096));
+/// let text = render_baseline_text(BaselineKind::Normal, &[], &files, Budget::bytes(4_096));
+/// assert_eq!(text.text, full.text);
+/// assert_eq!((text.fates, text.notice, text.intro), (full.fates, full.notice, full.intro));
+/// assert!(text.blocks.is_empty() && !full.blocks.is_empty());
+/// ```
+#[must_use]
+pub fn render_baseline_text(
+    kind: BaselineKind,
+    unread: &[&str],
+    files: &[BaselineFile<'_>],
+    budget: Budget,
+) -> Rendered {
+    if files.is_empty() && unread.is_empty() {
+        let mut out = render_baseline(kind, files, budget);
+        out.blocks = Vec::new();
+        return out;
+    }
+    let preps: Vec<_> = unread
+        .iter()
+        .map(|p| budget::Prep::unread(p))
+        .chain(files.iter().map(budget::Prep::baseline))
+        .collect();
+    render_baseline_preps(kind, &preps, budget.max_bytes(), false)
 }
 
 fn render_baseline_preps(
     kind: BaselineKind,
     preps: &[budget::Prep<'_>],
     max_bytes: u64,
+    blocks: bool,
 ) -> Rendered {
     let plan = match kind {
         BaselineKind::Normal => budget::Plan {
             intro: Some((INTRO_NORMAL, IntroUsed::Normal)),
             compact: Some((INTRO_COMPACT, IntroUsed::Compact)),
             notice_lead: "",
+            blocks,
         },
         BaselineKind::Replacement => budget::Plan {
             intro: Some((INTRO_REPLACEMENT, IntroUsed::Replacement)),
             compact: Some((INTRO_REPLACEMENT_COMPACT, IntroUsed::ReplacementCompact)),
             notice_lead: SUPERSEDE,
+            blocks,
         },
     };
     budget::render(preps, &plan, max_bytes)
@@ -509,6 +548,7 @@ pub fn render_dynamic(sections: &[Section<'_>], budget: Budget) -> Rendered {
         intro: None,
         compact: None,
         notice_lead: "",
+        blocks: true,
     };
     budget::render(&preps, &plan, max_bytes)
 }

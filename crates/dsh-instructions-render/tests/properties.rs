@@ -547,6 +547,27 @@ proptest! {
         let skipped = dsh_instructions_render::render_baseline_skipping(kind, &unread, &input[split..], Budget::bytes(max));
         prop_assert_eq!(skipped, full);
     }
+
+    /// The text-only render (issue 46 item 4) writes its text directly:
+    /// it must be the text, fates, notice and intro of the render with
+    /// blocks, over every step of the budget algorithm, with or without
+    /// unread files.
+    #[test]
+    fn text_only_render_is_the_render_without_blocks(
+        files in files(),
+        unread in prop::collection::vec(path(), 0..3),
+        max in budget(),
+        replacement in any::<bool>(),
+    ) {
+        let kind = if replacement { BaselineKind::Replacement } else { BaselineKind::Normal };
+        let input: Vec<BaselineFile<'_>> =
+            files.iter().map(|(p, c)| BaselineFile { path: p, content: c }).collect();
+        let unread: Vec<&str> = unread.iter().map(String::as_str).collect();
+        let full = dsh_instructions_render::render_baseline_skipping(kind, &unread, &input, Budget::bytes(max));
+        let text = dsh_instructions_render::render_baseline_text(kind, &unread, &input, Budget::bytes(max));
+        prop_assert!(text.blocks.is_empty());
+        prop_assert_eq!(Rendered { blocks: Vec::new(), ..full }, text);
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -315,27 +315,37 @@ fn render_transitions(
 }
 
 /// A complete baseline over the gathered chain.
-pub(crate) struct BaselinePlan {
+pub(crate) struct BaselinePlan<'s> {
     /// How many broad files were left unread because the budget omits them
     /// anyway; their scopes stay in the scans ([`BaselinePlan::omitted`]):
     /// a deep chain leaves hundreds, and a copy of each scope was a large
     /// share of a composition's memory (issue 35 item 3).
     pub unread: usize,
-    /// Loaded, non-duplicate files in section order with their scopes.
-    pub files: Vec<(ScopeKey, LoadedFile)>,
+    /// Loaded, non-duplicate files in section order with their scopes
+    /// ([`loaded_slots`]), in the scans the plan was made from: a copy of
+    /// each scope was held through the render (issue 46 item 4).
+    pub files: Vec<(&'s ScopeKey, &'s LoadedFile)>,
     pub rendered: Rendered,
 }
 
-impl BaselinePlan {
-    pub(crate) fn new(scans: &[DirScan], kind: BaselineKind, budget: Budget) -> Self {
-        let slots = || scans.iter().flat_map(|d| d.slots.iter());
+/// How a [`BaselinePlan`] renders: [`render_baseline_skipping`], or
+/// [`render_baseline_text`] for a caller that shows only the text.
+pub(crate) type RenderBaseline = fn(BaselineKind, &[&str], &[BaselineFile<'_>], Budget) -> Rendered;
+
+impl<'s> BaselinePlan<'s> {
+    pub(crate) fn new(scans: &'s [DirScan], kind: BaselineKind, budget: Budget) -> Self {
+        Self::rendered_by(scans, kind, budget, render_baseline_skipping)
+    }
+
+    /// The plan, rendered by `render`.
+    pub(crate) fn rendered_by(
+        scans: &'s [DirScan],
+        kind: BaselineKind,
+        budget: Budget,
+        render: RenderBaseline,
+    ) -> Self {
         let unread_paths: Vec<&str> = unread_slots(scans).map(|(_, f)| &*f.display).collect();
-        let files: Vec<(ScopeKey, LoadedFile)> = slots()
-            .filter_map(|s| match &s.state {
-                SlotState::Loaded(f) => Some((s.scope.clone(), f.clone())),
-                _ => None,
-            })
-            .collect();
+        let files: Vec<(&ScopeKey, &LoadedFile)> = loaded_slots(scans).collect();
         let inputs: Vec<BaselineFile<'_>> = files
             .iter()
             .map(|(_, f)| BaselineFile {
@@ -343,7 +353,7 @@ impl BaselinePlan {
                 content: f.text.as_deref().unwrap_or(""),
             })
             .collect();
-        let rendered = render_baseline_skipping(kind, &unread_paths, &inputs, budget);
+        let rendered = render(kind, &unread_paths, &inputs, budget);
         Self {
             unread: unread_paths.len(),
             files,
@@ -360,12 +370,12 @@ impl BaselinePlan {
         self.unread == 0 && self.files.is_empty()
     }
 
-    fn held(&self) -> impl Iterator<Item = &(ScopeKey, LoadedFile)> {
+    fn held(&self) -> impl Iterator<Item = (&'s ScopeKey, &'s LoadedFile)> {
         self.files
             .iter()
             .zip(self.file_fates())
             .filter(|(_, f)| f.is_represented())
-            .map(|(x, _)| x)
+            .map(|(x, _)| *x)
     }
 
     /// The `set` changes of the represented files, recording the cache
@@ -386,10 +396,35 @@ impl BaselinePlan {
             .iter()
             .zip(self.file_fates())
             .filter(|(_, f)| matches!(f, Fate::Omitted))
-            .map(|((s, _), _)| s.clone())
+            .map(|(&(s, _), _)| s.clone())
             .chain(unread_slots(scans).map(|(s, _)| s.clone()))
             .collect()
     }
+}
+
+/// The loaded slots of `scans`, in order: a baseline's files
+/// ([`BaselinePlan::files`]).
+fn loaded_slots(scans: &[DirScan]) -> impl Iterator<Item = (&ScopeKey, &LoadedFile)> {
+    scans
+        .iter()
+        .flat_map(|d| d.slots.iter())
+        .filter_map(|s| match &s.state {
+            SlotState::Loaded(f) => Some((&s.scope, f)),
+            _ => None,
+        })
+}
+
+/// [`loaded_slots`], taken out of the scans.
+pub(crate) fn into_loaded_slots(
+    scans: Vec<DirScan>,
+) -> impl Iterator<Item = (ScopeKey, LoadedFile)> {
+    scans
+        .into_iter()
+        .flat_map(|d| d.slots)
+        .filter_map(|s| match s.state {
+            SlotState::Loaded(f) => Some((s.scope, f)),
+            _ => None,
+        })
 }
 
 /// The slots of `scans` left unread, in order, with their files.

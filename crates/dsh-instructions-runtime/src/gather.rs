@@ -362,20 +362,26 @@ async fn read_within_budget(
             end += 1;
         }
         let batch = &order[next..end];
-        let before: Vec<DirScan> = match budget {
-            Some(_) => batch.iter().map(|&i| scans[i].clone()).collect(),
+        // A read changes only slot states: those are what a scan read past
+        // the budget gets back. A copy of the whole scan also copied its
+        // scope keys, a deep chain's paths once more (issue 46 item 4).
+        let before: Vec<Vec<SlotState>> = match budget {
+            Some(_) => batch
+                .iter()
+                .map(|&i| scans[i].slots.iter().map(|s| s.state.clone()).collect())
+                .collect(),
             None => Vec::new(),
         };
         g.read_scans(scans, batch, seen).await?;
         for (k, &i) in batch.iter().enumerate() {
             if over(kept) {
                 for (&j, old) in batch[k..].iter().zip(before.into_iter().skip(k)) {
-                    for slot in &old.slots {
-                        if let SlotState::Unread(f) = &slot.state {
+                    for (slot, state) in scans[j].slots.iter_mut().zip(old) {
+                        if let SlotState::Unread(f) = &state {
                             seen.forget_failure(&f.present.identity);
                         }
+                        slot.state = state;
                     }
-                    scans[j] = old;
                 }
                 return Ok(());
             }

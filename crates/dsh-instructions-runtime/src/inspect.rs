@@ -11,7 +11,7 @@ use dsh_instructions_discovery::{
     provider::{Probe, ReadOutcome, Unavailable},
     root::RootReason,
 };
-use dsh_instructions_render::{BaselineKind, Budget, Fate};
+use dsh_instructions_render::{BaselineKind, Budget, Fate, Rendered, render_baseline_text};
 use dsh_instructions_state::{
     Config, Digest, ScopeKey, TypedSource,
     identity::{baseline_identity, root_relative_to_cwd},
@@ -20,7 +20,7 @@ use dsh_instructions_state::{
     transition::{ProbeClass, SlotOutcome, select_first_wins},
 };
 
-use crate::compose::{BaselinePlan, chain_rel};
+use crate::compose::{BaselinePlan, chain_rel, into_loaded_slots};
 use crate::dir_path::DirPath;
 use crate::gather::{gather_chain, path_gate};
 use crate::imports::{ImportContext, InspectedImport};
@@ -190,13 +190,13 @@ fn user_files_of(config: &Config, home: &DshHome) -> Vec<UserFile> {
         .collect()
 }
 
-/// The gathered chain and its render, shared by [`preview`] and [`inspect`].
+/// The gathered chain, shared by [`preview`] and [`inspect`]; its render
+/// is [`Gathered::plan`], which borrows the scans.
 struct Gathered {
     found: ProjectRoot,
     budget: Budget,
     identity: String,
     scans: Vec<DirScan>,
-    plan: BaselinePlan,
     /// The path-wide fallback gate the chain gave.
     gate: Gate,
 }
@@ -233,7 +233,6 @@ async fn gather_baseline(
         &mut SeenFiles::default(),
     )
     .await?;
-    let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
     let identity = baseline_identity(
         config,
         &root_relative_to_cwd(found.root.as_str(), cwd.as_str()),
@@ -243,46 +242,76 @@ async fn gather_baseline(
         budget,
         identity,
         scans,
-        plan,
         gate: gather.gate,
     })
 }
 
 impl Gathered {
-    fn preview(self, cwd: &Utf8Path, home: &DshHome) -> Preview {
-        let plan = self.plan;
-        let changes: Vec<Change> = plan
-            .files
-            .iter()
-            .zip(plan.file_fates())
-            .filter(|(_, f)| f.is_represented())
-            .map(|((scope, f), _)| Change {
-                action: Action::Set,
-                scope: scope.clone(),
-                path: f.display.to_string(),
-                previous_path: None,
-                digest: Some(f.digest),
-            })
-            .collect();
-        let rendered = plan.rendered;
+    /// The baseline over the scans.
+    fn plan(&self) -> BaselinePlan<'_> {
+        // `show` and `explain` print the text: no blocks (issue 46 item 4).
+        BaselinePlan::rendered_by(
+            &self.scans,
+            BaselineKind::Normal,
+            self.budget,
+            render_baseline_text,
+        )
+    }
+
+    /// The preview from the plan's render (`unread` and `rendered` of
+    /// [`Gathered::plan`]), taking the pass apart as it goes: the rendered
+    /// blocks (a second copy of the text) are dropped before the changes
+    /// are built, and each change takes its file's scope out of the scans,
+    /// whose text goes with them. On a chain shown whole the text is
+    /// megabytes, and these copies were alive together at the process's
+    /// peak (issue 46 item 4).
+    fn preview(self, unread: usize, rendered: Rendered, cwd: &Utf8Path, home: &DshHome) -> Preview {
+        let Self {
+            found,
+            budget,
+            identity,
+            scans,
+            gate: _,
+        } = self;
+        let Rendered {
+            text,
+            blocks,
+            fates,
+            notice,
+            intro: _,
+        } = rendered;
+        drop(blocks);
+        let file_fates = fates.get(unread..).unwrap_or(&[]);
+        let source = if text.is_empty() {
+            TypedSource::default()
+        } else {
+            let changes = into_loaded_slots(scans)
+                .zip(file_fates)
+                .filter(|(_, f)| f.is_represented())
+                .map(|((scope, f), _)| Change {
+                    action: Action::Set,
+                    scope,
+                    path: f.display.to_string(),
+                    previous_path: None,
+                    digest: Some(f.digest),
+                })
+                .collect();
+            TypedSource {
+                baseline: true,
+                baseline_identity: Some(identity.clone()),
+                changes,
+            }
+        };
         Preview {
             cwd: cwd.to_owned(),
-            root: self.found.root,
-            root_reason: self.found.reason,
+            root: found.root,
+            root_reason: found.reason,
             home: home.clone(),
-            identity: self.identity.clone(),
-            max_bytes: self.budget,
-            notice: rendered.notice.clone(),
-            source: if rendered.is_empty() {
-                TypedSource::default()
-            } else {
-                TypedSource {
-                    baseline: true,
-                    baseline_identity: Some(self.identity),
-                    changes,
-                }
-            },
-            text: rendered.text,
+            identity,
+            max_bytes: budget,
+            notice,
+            source,
+            text,
         }
     }
 }
@@ -312,9 +341,11 @@ pub(crate) async fn preview(
         user_files: &user_files,
         rules: None,
     };
-    Ok(gather_baseline(&gather, home, cwd, root)
-        .await?
-        .preview(cwd, home))
+    let gathered = gather_baseline(&gather, home, cwd, root).await?;
+    let BaselinePlan {
+        unread, rendered, ..
+    } = gathered.plan();
+    Ok(gathered.preview(unread, rendered, cwd, home))
 }
 
 /// Inspects the baseline for `cwd` (see the module docs).
@@ -342,13 +373,16 @@ pub(crate) async fn inspect(
         rules: None,
     };
     let gathered = gather_baseline(&gather, home, cwd, root).await?;
-    let fates: HashMap<ScopeKey, Fate> = gathered
-        .plan
+    let plan = gathered.plan();
+    let fates: HashMap<ScopeKey, Fate> = plan
         .files
         .iter()
-        .zip(gathered.plan.file_fates())
-        .map(|((s, _), f)| (s.clone(), *f))
+        .zip(plan.file_fates())
+        .map(|(&(s, _), f)| (s.clone(), *f))
         .collect();
+    let BaselinePlan {
+        unread, rendered, ..
+    } = plan;
     let mut candidates = Vec::new();
     let user_label = home.user_global_label();
     let gather = Gather {
@@ -359,7 +393,7 @@ pub(crate) async fn inspect(
         describe(&gather, scan, &user_label, &fates, &mut candidates).await?;
     }
     Ok(Inspection {
-        baseline: gathered.preview(cwd, home),
+        baseline: gathered.preview(unread, rendered, cwd, home),
         candidates,
     })
 }

@@ -612,7 +612,7 @@ impl Gather<'_> {
                     Vouch::Check(entry) => checks.push(((si, i), entry)),
                     Vouch::Read => {
                         waiting.push((si, i));
-                        paths.push(dir.join(&file.name));
+                        paths.push(file_path(dir, &file.name));
                     }
                 }
             }
@@ -629,8 +629,13 @@ impl Gather<'_> {
                 .read_many(&paths, max, self.cancel)
                 .await?
                 .into_iter();
-            for ((si, i), path) in waiting.into_iter().zip(&paths) {
-                let slot = &mut scans[si].slots[i];
+            // A path per file of the batch: not held while the texts are
+            // taken in (issue 46 item 4).
+            drop(paths);
+            for (si, i) in waiting {
+                let scan = &mut scans[si];
+                let dir = scan.path.abs();
+                let slot = &mut scan.slots[i];
                 let SlotState::Unread(file) = &slot.state else {
                     continue;
                 };
@@ -640,7 +645,7 @@ impl Gather<'_> {
                     ReadOutcome::Unavailable(Unavailable::Io("no read result".into()))
                 });
                 let identity = file.present.identity.clone();
-                slot.state = loaded(file, outcome, path, self.config.content_transform());
+                slot.state = loaded(file, outcome, dir, self.config.content_transform());
                 match &slot.state {
                     SlotState::Unavailable(reason) => {
                         seen.failed.insert(identity, reason.clone());
@@ -706,7 +711,7 @@ impl Gather<'_> {
                 });
             } else {
                 waiting.push((si, i));
-                paths.push(dir.join(&file.name));
+                paths.push(file_path(dir, &file.name));
             }
         }
         Ok(())
@@ -812,6 +817,16 @@ impl Gather<'_> {
     }
 }
 
+/// `dir.join(name)` allocated at its size: `join` grows a copy of `dir` by
+/// doubling it, and a read batch of a deep chain holds one path per file
+/// (issue 46 item 4).
+fn file_path(dir: &Utf8Path, name: &str) -> Utf8PathBuf {
+    let mut path = Utf8PathBuf::with_capacity(dir.as_str().len() + 1 + name.len());
+    path.push(dir);
+    path.push(name);
+    path
+}
+
 /// What [`Gather::without_read`] decided for an unread winner.
 enum Vouch {
     /// Its state without I/O.
@@ -822,11 +837,11 @@ enum Vouch {
     Read,
 }
 
-/// A winner's state after its read.
+/// A winner's state after its read (of `file` in `dir`).
 fn loaded(
     file: &ProbedFile,
     outcome: ReadOutcome,
-    path: &Utf8Path,
+    dir: &Utf8Path,
     transform: ContentTransform,
 ) -> SlotState {
     match outcome {
@@ -862,7 +877,7 @@ fn loaded(
             SlotState::Unavailable(Unavailable::Io("changed while being read".into()))
         }
         ReadOutcome::Unavailable(u) => {
-            tracing::debug!(path = %path, reason = %u, "instruction file unreadable");
+            tracing::debug!(path = %dir.join(&file.name), reason = %u, "instruction file unreadable");
             SlotState::Unavailable(u)
         }
     }

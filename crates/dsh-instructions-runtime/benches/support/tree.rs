@@ -362,6 +362,8 @@ impl Tree {
     fn wide(&mut self, packages: usize, build: bool, chain_max: &mut u64) -> io::Result<()> {
         let root_size = 4096;
         self.candidate_bytes += root_size as u64;
+        // The root's file is on every package's chain.
+        *chain_max = (*chain_max).max(root_size as u64);
         if build {
             write(
                 &self.root.join("AGENTS.md"),

@@ -326,3 +326,17 @@ fn absent_slots_are_kept_where_something_is_visible() {
         ]
     );
 }
+
+/// A read path is the directory joined with the file's name, allocated at
+/// its size (issue 46 item 4): `join` would give the first case twice the
+/// directory's length.
+#[rstest]
+#[case("/repo/a/very/long/directory/path/with/many/levels", "AGENTS.md")]
+#[case("/", "CLAUDE.md")]
+#[case("/repo/", "AGENTS.local.md")]
+#[case("/repo", ".claude/CLAUDE.md")]
+fn a_read_path_is_the_join_sized_once(#[case] dir: &str, #[case] name: &str) {
+    let path = file_path(Utf8Path::new(dir), name);
+    assert_eq!(path, Utf8Path::new(dir).join(name));
+    assert!(path.capacity() <= dir.len() + 1 + name.len());
+}
