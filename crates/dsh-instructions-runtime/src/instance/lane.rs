@@ -21,6 +21,7 @@ use super::{Remembered, lock};
 use crate::compose::{ComposeInput, Composition, compose};
 use crate::host::{Host, VisibleMark, WorkspaceMessage};
 use crate::inbox::{Inbox, InboxId};
+use crate::rule_slots::RuleFacts;
 use crate::user_file::UserFile;
 use crate::view::VisibleView;
 
@@ -82,6 +83,8 @@ pub(super) struct Lane {
     /// The visible mark a projection's composition reconciled every known
     /// scope at, since the last pre-step; `None` when none did.
     pub(super) reconciled: Option<Option<VisibleMark>>,
+    /// Rule front matter by file version ([`RuleFacts`]).
+    pub(super) rule_facts: RuleFacts,
 }
 
 impl Lane {
@@ -185,6 +188,7 @@ impl Lane {
             extra_dirs,
             touched,
             pending_rules: &pending_rules,
+            rule_facts: &self.rule_facts,
         })
         .await
     }
