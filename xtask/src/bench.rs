@@ -1,4 +1,6 @@
 //! `cargo xtask bench [--full] [FILTER…]` (R-BENCH-1, issue 7 item 3).
+//! `cargo xtask bench node` runs the Node binding's rows instead
+//! (`bench_node.rs`).
 //!
 //! The quick pass builds the CLI (for the memory line) and runs the runtime
 //! crate's `quick` bench target, then the session log's `log` target
@@ -34,6 +36,10 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             }
             filter => filters.push(filter.to_owned()),
         }
+    }
+    if filters.first().is_some_and(|f| f == "node") {
+        crate::bench_node::check_args(&filters)?;
+        return crate::bench_node::run(&workspace_root());
     }
     if full {
         if !filters.is_empty() {

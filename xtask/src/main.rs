@@ -6,10 +6,14 @@
 
 mod api;
 mod bench;
+mod bench_node;
+mod conformance_node;
 mod e2e;
 mod fuzz;
 mod members;
 mod npm;
+mod npm_node;
+mod npm_util;
 mod package;
 mod readme_examples;
 mod tidy;
@@ -27,6 +31,9 @@ usage: cargo xtask <command>
 commands:
   conformance [PATH…] [--tag T] [--provider memory|disk]
       run every *.yaml scenario under PATHs (default conformance/scenarios)
+  conformance-node
+      every scenario on the disk provider through the Node binding
+      (node:test), compared step by step with the Rust runner's
   ci     cargo fmt --check, clippy -D warnings, cargo test --workspace
   tidy [--bless] [--verbose]
       every check that keeps the docs true of the code (docs/architecture.md,
@@ -35,7 +42,9 @@ commands:
       --verbose: also what each check saw)
   bench [--full] [FILTER…]
       quick pass: ours vs the in-process floor, one case per line
-      (--full: the criterion benches)
+      (--full: the criterion benches; `bench node`: the Node binding's
+      rows, one event through it against Rust and against a hook process,
+      and the memory of 100 open sessions)
   fuzz [--seconds N] [TARGET…]
       run cargo-fuzz targets (render, typed_source, session_log, scenario)
       for a bounded time each; needs a nightly toolchain
@@ -47,8 +56,10 @@ commands:
       (--bless: write the snapshots; refused when the version does not allow
       the change, unless --unreleased: that version was never published)
   npm [--target TRIPLE] [--no-build] [--test]
-      the npm packages (launcher + one platform package) in target/npm;
-      --test installs them offline and runs the hook through the bin";
+      the npm packages in target/npm: the CLI's (launcher + one platform
+      package) and, built for the host, the Node binding's
+      (dsh-agent-instructions + its addon package); --test installs them
+      offline and runs the hook through the bin and the binding's suites";
 
 fn main() -> ExitCode {
     match run() {
@@ -69,6 +80,7 @@ fn run() -> Result<ExitCode> {
     let rest: Vec<String> = args.collect();
     match cmd.as_str() {
         "conformance" => conformance(&rest),
+        "conformance-node" => conformance_node::run(&workspace_root(), &rest),
         "ci" => {
             no_args("ci", &rest)?;
             ci()

@@ -11,6 +11,10 @@
 //! the two tarballs into a throwaway prefix with the registry unreachable and
 //! drives the installed `bin` through `hook install`, `hook doctor`, one hook
 //! event, `hook uninstall` and `npm uninstall`.
+//!
+//! Built for the host, the command also builds the Node binding's packages
+//! (`dsh-agent-instructions` and its platform package, `npm_node.rs`) and,
+//! with `--test`, installs and tests them the same way.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -19,6 +23,7 @@ use std::process::{Command, ExitCode, Stdio};
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::json;
 
+use crate::npm_util::{npm, npm_pack};
 use crate::package::{members, metadata};
 
 /// An npm platform package and the Rust target that builds it.
@@ -179,27 +184,6 @@ fn write(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
-fn npm_pack(dir: &Path, dest: &Path) -> Result<PathBuf> {
-    let out = Command::new("npm")
-        .args(["pack", "--json", "--pack-destination"])
-        .arg(dest)
-        .current_dir(dir)
-        .output()
-        .context("cannot run npm pack")?;
-    ensure!(
-        out.status.success(),
-        "npm pack in {} failed: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).context("npm pack --json printed no JSON")?;
-    let name = v[0]["filename"]
-        .as_str()
-        .context("npm pack --json: no filename")?;
-    Ok(dest.join(name))
-}
-
 pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     let mut target: Option<String> = None;
     let mut build = true;
@@ -319,6 +303,16 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             "npm install test: ok (install, doctor, one SessionStart event, uninstall, npm uninstall)"
         );
     }
+    // The Node binding's packages (issue 47): built for the host only.
+    if target.is_none() {
+        let tarballs = crate::npm_node::build(root, &out, &cli.version, &repository)?;
+        if test {
+            crate::npm_node::install_test(root, &tarballs)?;
+            println!(
+                "npm binding test: ok (installed offline; node:test suites, README example, tsc --strict, no-binary error)"
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -348,33 +342,6 @@ fn set_executable(p: &Path) -> Result<()> {
 
 #[cfg(not(unix))]
 fn set_executable(_: &Path) -> Result<()> {
-    Ok(())
-}
-
-/// npm with the registry unreachable: only the tarballs can satisfy it.
-fn npm(prefix: &Path, home: &Path, args: &[&str]) -> Result<()> {
-    let out = Command::new("npm")
-        .args(args)
-        .args(["--prefix"])
-        .arg(prefix)
-        .args([
-            "--no-audit",
-            "--no-fund",
-            "--registry",
-            "http://127.0.0.1:9",
-        ])
-        .args(["--fetch-retries", "0", "--fetch-timeout", "5000"])
-        // A cache of its own, so nothing cached elsewhere can stand in.
-        .env("npm_config_cache", home.join("npm-cache"))
-        .output()
-        .context("cannot run npm")?;
-    ensure!(
-        out.status.success(),
-        "npm {} failed:\n{}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
     Ok(())
 }
 

@@ -55,6 +55,14 @@ pub mod host {
     pub use dsh_instructions_state::source::{Action, Change};
 }
 
+/// What a session's log reports when it fails ([`SessionError::Log`]), how
+/// long a [`SessionStore`] waits for a session's lock (R-LOG-4) and the ids
+/// it names new sessions with, so a product can tell a busy session from a
+/// damaged one with this crate alone.
+pub mod log {
+    pub use dsh_instructions_session::log::{LockWait, LogError, new_session_id};
+}
+
 /// What `explain`, `check` and `show` report ([`Opened::inspect`],
 /// [`Opened::preview`], [`Opened::inspect_rules`]).
 pub mod report {

@@ -8,6 +8,7 @@ pub mod fsmodel;
 pub mod matcher;
 pub mod runner;
 pub mod schema;
+pub mod steps_json;
 pub mod transcript;
 
 pub use runner::{Driver, DriverFactory, RunOptions, Summary, Verdict, run_all};

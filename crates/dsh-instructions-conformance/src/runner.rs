@@ -21,7 +21,9 @@ pub use contract::{
     CancelSignal, Driver, DriverFactory, HostState, MountSpec, Observer, PreStepInput,
     PreStepResult, ProviderHandle, STEP_TIMEOUT, StepRecord, ToolInput, Verdict, line,
 };
-pub use plan::{RunOptions, Summary, Trial, collect_files, plan, run_all, run_trial};
+pub use plan::{
+    RunOptions, Summary, Trial, collect_files, plan, run_all, run_trial, run_trial_observed,
+};
 pub use scenario::{run_observed, run_scenario};
 
 pub(crate) use plan::trial_runtime;

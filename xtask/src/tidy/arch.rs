@@ -644,10 +644,75 @@ pub(crate) fn yaml_is_parsed_only_by_the_harness_xtask_cli_and_state(
     Ok(())
 }
 
+/// Crates whose macros need unsafe code, each with the one module it is
+/// allowed in and why. Such a crate denies unsafe code at its root and
+/// allows it in that module only, and no file of the crate has an
+/// `unsafe` written by hand (decision 0084).
+pub(crate) const UNSAFE_EXCEPTIONS: &[(&str, &str, &str)] = &[(
+    "dsh-agent-instructions-node",
+    "js",
+    "napi-derive's #[napi] macros expand to unsafe FFI glue (decision 0084)",
+)];
+
+/// What is wrong with an excepted crate: `root` is its `lib.rs`, `files`
+/// its sources as (path relative to `src/`, code without comments and
+/// strings), `module` the one module allowed unsafe code.
+fn unsafe_exception_problems(root: &str, files: &[(String, String)], module: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if !root.contains("#![deny(unsafe_code)]") {
+        out.push("lib.rs does not #![deny(unsafe_code)]".to_owned());
+    }
+    let allowed_in = [format!("{module}/mod.rs"), format!("{module}.rs")];
+    let mut allowed = false;
+    for (rel, code) in files {
+        if code.contains("allow(unsafe_code)") {
+            if allowed_in.contains(rel) {
+                allowed = true;
+            } else {
+                out.push(format!(
+                    "{rel} allows unsafe code outside the `{module}` module"
+                ));
+            }
+        }
+        let words = code.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+        if words.filter(|w| *w == "unsafe").count() > 0 {
+            out.push(format!("{rel} has `unsafe` written by hand"));
+        }
+    }
+    if !allowed {
+        out.push(format!(
+            "no #![allow(unsafe_code)] at the top of the `{module}` module"
+        ));
+    }
+    out
+}
+
 pub(crate) fn every_crate_root_forbids_unsafe_code(tree: &Tree, report: &mut Report) -> Result<()> {
     let mut roots = Vec::new();
     for p in tree.packages()? {
         let src = p.dir.join("src");
+        if let Some((_, module, why)) = UNSAFE_EXCEPTIONS.iter().find(|(n, ..)| *n == p.name) {
+            let mut paths = Vec::new();
+            rust_files(&src, &mut paths);
+            let mut files = Vec::new();
+            for f in &paths {
+                let rel = f
+                    .strip_prefix(&src)
+                    .unwrap_or(f)
+                    .to_string_lossy()
+                    .into_owned();
+                files.push((rel, code_only(&tree.read(f)?)));
+            }
+            let root = code_only(&tree.read(src.join("lib.rs"))?);
+            for problem in unsafe_exception_problems(&root, &files, module) {
+                report.fail(format!("{}: {problem}", p.name));
+            }
+            report.note(format!(
+                "{} denies unsafe code, allowed in `{module}` only: {why}",
+                p.name
+            ));
+            continue;
+        }
         for f in ["lib.rs", "main.rs"] {
             if src.join(f).is_file() {
                 roots.push(src.join(f));
@@ -676,6 +741,32 @@ mod tests {
 
     use super::*;
     use crate::tidy::source::strip_test_items;
+
+    #[test]
+    fn an_unsafe_exception_allows_it_in_its_module_only_and_never_by_hand() {
+        let f = |rel: &str, code: &str| (rel.to_owned(), code.to_owned());
+        let good = [
+            f("lib.rs", "mod js;"),
+            f("js/mod.rs", "#![allow(unsafe_code)] mod a;"),
+            f("js/a.rs", "fn x() {}"),
+        ];
+        assert!(unsafe_exception_problems("#![deny(unsafe_code)]", &good, "js").is_empty());
+        let bad = [
+            f("js/mod.rs", "#![allow(unsafe_code)]"),
+            f("ops.rs", "#![allow(unsafe_code)]"),
+            f("js/a.rs", "fn x() { unsafe { y() } }"),
+        ];
+        let problems = unsafe_exception_problems("#![forbid(unsafe_code)]", &bad, "js");
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems[0].contains("deny"));
+        assert!(problems[1].contains("ops.rs allows unsafe code outside"));
+        assert!(problems[2].contains("js/a.rs has `unsafe` written by hand"));
+        let none = unsafe_exception_problems("#![deny(unsafe_code)]", &[f("js/mod.rs", "")], "js");
+        assert_eq!(
+            none,
+            ["no #![allow(unsafe_code)] at the top of the `js` module"]
+        );
+    }
 
     /// Offending uses in one pure source file, and its test-only modules.
     fn impure_uses(src: &str) -> (Vec<(usize, String)>, Vec<String>) {

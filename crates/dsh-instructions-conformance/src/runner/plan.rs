@@ -149,6 +149,24 @@ pub fn run_trial<F: DriverFactory>(trial: &Trial, factory: &F) -> Verdict {
     ))
 }
 
+/// [`run_trial`], telling `observer` about each step.
+pub fn run_trial_observed<F: DriverFactory>(
+    trial: &Trial,
+    factory: &F,
+    observer: &mut dyn super::contract::Observer,
+) -> Verdict {
+    let rt = match trial_runtime() {
+        Ok(rt) => rt,
+        Err(v) => return v,
+    };
+    rt.block_on(super::scenario::run_observed(
+        &trial.scenario,
+        trial.provider,
+        factory.create(),
+        observer,
+    ))
+}
+
 /// Runs every scenario under `paths`, printing each line through `emit` as
 /// it is produced.
 pub fn run_all<F: DriverFactory>(
