@@ -28,6 +28,7 @@ use crate::derived::Mount;
 use crate::error::RuntimeError;
 use crate::host::{BatchEntry, Decision, Host, SessionEvent, ToolExecution, WorkspaceMessage};
 use crate::inbox::Inbox;
+use crate::rule_slots::RuleFacts;
 use crate::touch::TouchKind;
 use crate::user_file::UserFile;
 use crate::view::VisibleView;
@@ -213,6 +214,7 @@ impl Instance {
             cancel: cancel.clone(),
             apply: apply.clone(),
             reconciled: None,
+            rule_facts: RuleFacts::default(),
         };
         runtime.spawn(lane.run(rx));
         let front = Front {

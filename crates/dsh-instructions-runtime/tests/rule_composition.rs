@@ -377,3 +377,77 @@ async fn the_budget_ranks_a_rule_with_its_directory_r_rule_5(
     );
     assert_eq!(changes(&m), [(Action::Set, "pkg/AGENTS.md".to_owned())]);
 }
+
+/// A path-scoped rule nothing attaches is read once to learn its globs;
+/// later touches that do not match it probe it and read nothing (issue 46
+/// item 2: a touch re-read every unattached rule of its chain), a touch
+/// that matches reads it for its content, and an edit reads it again.
+#[tokio::test]
+async fn an_unattached_rule_is_read_again_only_when_its_file_moves_r_rule_3() {
+    let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+    fs.insert("/repo/.git".into(), MemNode::dir());
+    fs.insert("/repo/AGENTS.md".into(), MemNode::file("root"));
+    fs.insert(
+        "/repo/.claude/rules/ts.md".into(),
+        MemNode::file("---\npaths: \"src/*.ts\"\n---\nTS rule"),
+    );
+    for f in ["a.rs", "b.rs", "c.rs", "d.ts"] {
+        fs.insert(&Utf8Path::new("/repo/src").join(f), MemNode::file("code"));
+    }
+    let home = DshHome {
+        path: "/home/u/.dsh".into(),
+        label: HomeLabel::EnvVar,
+    };
+    let host = Arc::new(MemoryHost::new("/repo".into()));
+    let instance = common::open(
+        fs.clone(),
+        "/repo",
+        Some(rules_config(&["claude"], 65_536)),
+        &home,
+    )
+    .await
+    .instance(host.clone() as Arc<dyn Host>)
+    .expect("mounted inside a runtime");
+    let cancel = CancellationToken::new();
+    let prompt = Decision::Enter(vec![BatchItem {
+        message: "hi".to_owned(),
+        claimed: true,
+    }]);
+    let out = instance
+        .pre_step(1, prompt, &cancel)
+        .await
+        .expect("not cancelled");
+    host.append_batch(out.batch.as_deref().expect("entered"));
+    // Reads during one touch of `file` and its settling.
+    let touch = async |file: &str| {
+        fs.reset_counters();
+        instance.touch(
+            Utf8Path::new(file),
+            dsh_instructions_runtime::TouchKind::Read,
+        );
+        instance.settle().await;
+        fs.counters().reads
+    };
+    assert_eq!(
+        touch("/repo/src/a.rs").await,
+        0,
+        "its kind and globs are known"
+    );
+    assert_eq!(touch("/repo/src/b.rs").await, 0, "and stay known");
+    assert!(instance.pending().is_empty(), "nothing attached");
+    assert_eq!(
+        touch("/repo/src/d.ts").await,
+        1,
+        "a match reads its content"
+    );
+    assert_eq!(
+        changes(&instance.pending()[0]),
+        [(Action::Set, ".claude/rules/ts.md".to_owned())]
+    );
+    // The file moves: what it says must be read again (now it names `.rs`).
+    fs.insert(
+        "/repo/.claude/rules/ts.md".into(),
+        MemNode::file("---\npaths: \"src/*.rs\"\n---\nRS rule"),
+    );
+    assert_eq!(touch("/repo/src/c.rs").await, 1, "an edited rule is read");
+}

@@ -22,6 +22,7 @@ use crate::compose::{ComposeInput, Composition, compose};
 use crate::dir_path::dir_abs;
 use crate::host::{Host, VisibleMark, WorkspaceMessage};
 use crate::inbox::{Inbox, InboxId};
+use crate::rule_slots::RuleFacts;
 use crate::touch::below_cwd;
 use crate::user_file::UserFile;
 use crate::view::VisibleView;
@@ -86,6 +87,8 @@ pub(super) struct Lane {
     /// The visible mark a projection's composition reconciled every known
     /// scope at, since the last pre-step; `None` when none did.
     pub(super) reconciled: Option<Option<VisibleMark>>,
+    /// Rule front matter by file version ([`RuleFacts`]).
+    pub(super) rule_facts: RuleFacts,
 }
 
 impl Lane {
@@ -196,6 +199,7 @@ impl Lane {
             extra_dirs,
             touched,
             pending_rules: &pending_rules,
+            rule_facts: &self.rule_facts,
         })
         .await
     }
