@@ -1,4 +1,4 @@
-//! The five agents and the facts the hook and its installer share about
+//! The six agents and the facts the hook and its installer share about
 //! each: which events to register, with which matcher, in which unit the
 //! timeout is given, how many parts answer, and which instruction files the
 //! agent loads natively (R-HOOK-3, R-HOOK-5); where the settings live is the
@@ -90,6 +90,20 @@ const QWEN_EVENTS: &[EventSpec] = &[
     ev("PreCompact", None),
 ];
 
+/// Cline CLI 3.0.65: the only events it awaits and whose answer reaches
+/// the model (harness `agents/cline.md`): both land in one user message
+/// right after the tool's result, `PreToolUse`'s first. Its hook files
+/// have no matcher; the stdin names its event (`hookName`). `PreToolUse`
+/// gives what a prompt would (the baseline, updates, removals), the tool's
+/// touches come with `PostToolUse`, after the tool ran (decision 0089).
+const CLINE_EVENTS: &[EventSpec] = &[ev("PreToolUse", None), ev("PostToolUse", None)];
+
+/// The largest answer Cline keeps whole: it cuts each hook's context at
+/// 50,000 characters (measured). A part is at most this many bytes, so at
+/// most this many characters, with room for Cline's escaping of a
+/// `<hook_context` inside the text (one character each).
+pub const CLINE_PART_BYTES: usize = 48_000;
+
 /// The instruction files the agents load natively and that the adapter
 /// delivers instead: the default candidates and their overlays (R-HOOK-4),
 /// and Claude Code's rules, the project's and the user's (R-RULE-7). The
@@ -117,6 +131,9 @@ impl Agent {
             Agent::Gemini => Preset::Gemini,
             Agent::Copilot => Preset::Copilot,
             Agent::Qwen => Preset::Qwen,
+            // Cline has no preset of its own: the hook delivers the
+            // project's defaults, Cline's own file left to it.
+            Agent::Cline => Preset::Dsh,
         }
     }
 
@@ -128,16 +145,20 @@ impl Agent {
             Agent::Gemini => GEMINI_EVENTS,
             Agent::Copilot => COPILOT_EVENTS,
             Agent::Qwen => QWEN_EVENTS,
+            Agent::Cline => CLINE_EVENTS,
         }
     }
 
     /// The `timeout` value written into each handler: Gemini CLI counts
     /// milliseconds, the others seconds (Copilot CLI's key is
-    /// `timeoutSec`; harness README).
+    /// `timeoutSec`; harness README). Cline's hook files take none (its
+    /// own is 120 s): nothing is written for it.
     pub fn timeout_value(self) -> u64 {
         match self {
             Agent::Gemini => TIMEOUT_SECONDS * 1000,
-            Agent::Claude | Agent::Codex | Agent::Copilot | Agent::Qwen => TIMEOUT_SECONDS,
+            Agent::Claude | Agent::Codex | Agent::Copilot | Agent::Qwen | Agent::Cline => {
+                TIMEOUT_SECONDS
+            }
         }
     }
 
@@ -150,7 +171,9 @@ impl Agent {
     /// events (decision 0066).
     pub fn parts(self) -> u32 {
         match self {
-            Agent::Gemini | Agent::Copilot | Agent::Qwen => 1,
+            // Cline: one file per event; a message beyond one answer's
+            // 50,000 characters goes a part per event (decision 0089).
+            Agent::Gemini | Agent::Copilot | Agent::Qwen | Agent::Cline => 1,
             Agent::Claude | Agent::Codex => PARTS,
         }
     }
@@ -178,7 +201,40 @@ impl Agent {
     pub fn own_chain_files(self) -> &'static [&'static str] {
         match self {
             Agent::Copilot => &["AGENTS.md", "CLAUDE.md", "GEMINI.md"],
-            Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Qwen => &[],
+            Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Qwen | Agent::Cline => &[],
+        }
+    }
+
+    /// The instruction files the agent loads itself from its working
+    /// directory alone, re-read for every request, so it holds their
+    /// current text all the time (Cline CLI: `AGENTS.md` there, measured;
+    /// never a nested or an ancestor one, never `CLAUDE.md`). The hook
+    /// composes them like any file but leaves their sections out of its
+    /// answers: the baseline's, and an update's or a removal's too, which
+    /// Cline's next request already shows (decision 0089).
+    ///
+    /// ```
+    /// use dsh_instructions_hooks::Agent;
+    /// assert_eq!(Agent::Cline.own_cwd_files(), ["AGENTS.md"]);
+    /// assert!(Agent::Copilot.own_cwd_files().is_empty());
+    /// ```
+    pub fn own_cwd_files(self) -> &'static [&'static str] {
+        match self {
+            Agent::Cline => &["AGENTS.md"],
+            Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Copilot | Agent::Qwen => &[],
+        }
+    }
+
+    /// The largest part of a message one answer gives, in bytes:
+    /// [`crate::parts::PART_BYTES`], below the ~10,000 characters Claude
+    /// Code and Codex keep whole, or [`CLINE_PART_BYTES`] for Cline, which
+    /// keeps 50,000.
+    pub fn part_bytes(self) -> usize {
+        match self {
+            Agent::Cline => CLINE_PART_BYTES,
+            Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Copilot | Agent::Qwen => {
+                crate::split::PART_BYTES
+            }
         }
     }
 
@@ -192,7 +248,7 @@ impl Agent {
     pub(crate) fn own_rule_places(self) -> &'static [&'static str] {
         match self {
             Agent::Copilot => &[".github/copilot-instructions.md", ".github/instructions/"],
-            Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Qwen => &[],
+            Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Qwen | Agent::Cline => &[],
         }
     }
 
@@ -216,7 +272,7 @@ impl Agent {
     /// [`Agent::event_commands`].
     pub fn commands(self, base: &str) -> Vec<String> {
         match self {
-            Agent::Gemini | Agent::Qwen | Agent::Copilot => vec![base.to_owned()],
+            Agent::Gemini | Agent::Qwen | Agent::Copilot | Agent::Cline => vec![base.to_owned()],
             Agent::Claude | Agent::Codex => {
                 (1..=PARTS).map(|k| format!("{base} --part {k}")).collect()
             }
@@ -287,6 +343,7 @@ mod tests {
     #[case(Agent::Gemini)]
     #[case(Agent::Copilot)]
     #[case(Agent::Qwen)]
+    #[case(Agent::Cline)]
     fn agent_names_round_trip(#[case] agent: Agent) {
         assert_eq!(agent.to_string().parse::<Agent>().ok(), Some(agent));
     }
@@ -296,7 +353,7 @@ mod tests {
         let e = "cursor".parse::<Agent>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown agent `cursor` (expected claude, codex, gemini, copilot or qwen)"
+            "unknown agent `cursor` (expected claude, codex, gemini, copilot, qwen or cline)"
         );
     }
 
@@ -306,6 +363,7 @@ mod tests {
     #[case(Agent::Gemini, 10_000)]
     #[case(Agent::Copilot, 10)]
     #[case(Agent::Qwen, 10)]
+    #[case(Agent::Cline, 10)]
     fn gemini_counts_milliseconds(#[case] agent: Agent, #[case] want: u64) {
         assert_eq!(agent.timeout_value(), want);
     }
@@ -349,6 +407,8 @@ mod tests {
                 "PreCompact"
             ]
         );
+        assert_eq!(names(Agent::Cline), ["PreToolUse", "PostToolUse"]);
+        assert!(Agent::Cline.events().iter().all(|e| e.matcher.is_none()));
     }
 
     /// Decision 0065: Copilot CLI's commands carry their event, one entry

@@ -11,6 +11,8 @@
 #[cfg(test)]
 mod agents_tests;
 #[cfg(test)]
+mod cline_tests;
+#[cfg(test)]
 mod tests;
 
 use std::io::Write;
@@ -56,7 +58,13 @@ pub fn answer(call: &Invocation<'_>, out: &mut dyn Write) -> std::io::Result<()>
     let started = Instant::now();
     let home = resolve_dsh_home(None, call.env).ok();
     let dir = home.as_ref().map(|home| agent_dir(home, call.agent));
-    let (event_name, got) = event::read(call.stdin, call.event, call.agent, dir.as_deref());
+    let (event_name, got) = event::read(
+        call.stdin,
+        call.event,
+        call.agent,
+        dir.as_deref(),
+        &call.env.cwd,
+    );
     let result = got.and_then(|got| match got {
         Got::Oversized => Ok(Handled::nothing(format!(
             "ignored: event larger than {MAX_EVENT_BYTES} bytes"
@@ -117,6 +125,9 @@ pub(crate) fn agent_dir(home: &DshHome, agent: Agent) -> Utf8PathBuf {
 fn shaped(agent: Agent, event_name: &str, given: Given) -> String {
     match given {
         Given::Nothing => "{}".to_owned(),
+        // Cline reads `context` (measured; `hookSpecificOutput` is
+        // ignored there).
+        Given::Context(text) if agent == Agent::Cline => json!({ "context": text }).to_string(),
         Given::Context(text) if agent == Agent::Copilot => json!({
             "additionalContext": text,
         })

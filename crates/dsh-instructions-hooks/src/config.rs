@@ -61,7 +61,10 @@ pub struct HookConfig {
 ///   switched off from a settings file, decision 0067), the default
 ///   overlays;
 /// - Qwen Code: the default overlays (Qwen's `.qwen/rules` stay Qwen's,
-///   decision 0068).
+///   decision 0068);
+/// - Cline CLI: the project's defaults; the `AGENTS.md` of its working
+///   directory, which Cline loads itself, is composed but left out of the
+///   answers, and its rule folders stay Cline's (decision 0089).
 ///
 /// The agent's tools are no `touch_tools` here: the hook reports them as
 /// typed touches (`crate::tools`).
@@ -136,6 +139,9 @@ pub fn hook_preset(agent: Agent) -> ConfigInput {
             input.local_instruction_file_candidates =
                 names(defaults.local_instruction_file_candidates());
         }
+        // The project's defaults as they are: Cline's own `AGENTS.md` is
+        // composed and left out of the answers (decision 0089).
+        Agent::Cline => {}
     }
     input
 }

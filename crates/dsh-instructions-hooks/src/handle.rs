@@ -153,6 +153,9 @@ async fn session(
             call.stdin,
             session_dir,
         )),
+        // Cline cuts every answer at 50,000 characters: a part per event,
+        // the rest with the next ones (decision 0089).
+        (Agent::Cline, _) => Some(Piece::single(call.agent, false, call.stdin, session_dir)),
         (agent, Some(k)) => Some(Piece::new(agent, k, call.stdin, session_dir)),
         (_, None) => None,
     };
@@ -178,7 +181,7 @@ async fn session(
         crate::quiet::quiet(m, session_dir, k, touches)
     }) {
         return Ok(match (&piece, records) {
-            (Some(piece), Some(records)) => piece::record(piece, records, None, why),
+            (Some(piece), Some(records)) => piece::record(piece, records, None, &[], why),
             _ => Handled::nothing(why),
         });
     }
@@ -235,8 +238,9 @@ async fn session(
     let why = with_config_warnings(delivered.why, &mounted.session);
     let quiet_why = start.as_ref().map(|_| why.clone());
     let message = delivered.message.as_ref();
+    let own_paths = own_paths(call.agent, &mounted.session);
     let handled = match (&piece, records) {
-        (Some(piece), Some(records)) => piece::record(piece, records, message, why),
+        (Some(piece), Some(records)) => piece::record(piece, records, message, &own_paths, why),
         _ => Handled::untimed((
             message.map_or(Given::Nothing, |m| {
                 Given::Context(m.framed_text(call.agent.framing()))
@@ -277,4 +281,31 @@ async fn session(
         }
     }
     Ok(handled)
+}
+
+/// The display paths of the files `agent` re-reads itself from its working
+/// directory ([`Agent::own_cwd_files`]): project-relative, as the
+/// composition's section headers name them.
+fn own_paths(agent: Agent, session: &dsh_instructions_session::Session) -> Vec<String> {
+    let names = agent.own_cwd_files();
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let opened = session.opened();
+    let cwd = opened.cwd();
+    let rel = opened
+        .root()
+        .and_then(|r| cwd.strip_prefix(&r.root).ok())
+        .map(|r| r.as_str().to_owned())
+        .unwrap_or_default();
+    names
+        .iter()
+        .map(|n| {
+            if rel.is_empty() {
+                (*n).to_owned()
+            } else {
+                format!("{rel}/{n}")
+            }
+        })
+        .collect()
 }

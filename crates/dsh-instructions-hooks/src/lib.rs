@@ -44,8 +44,8 @@ pub use shown::escape_control;
 /// instruction loading.
 pub mod agents {
     pub use crate::agent::{
-        CLAUDE_EXCLUDES, EventSpec, PARTS, TIMEOUT_SECONDS, hook_command, is_our_command,
-        sessions_dir,
+        CLAUDE_EXCLUDES, CLINE_PART_BYTES, EventSpec, PARTS, TIMEOUT_SECONDS, hook_command,
+        is_our_command, sessions_dir,
     };
     pub use crate::profile::{
         AgentProfile, Framing, NativeSwitch, PresetDifference, QWEN_NO_SUCH_FILE,

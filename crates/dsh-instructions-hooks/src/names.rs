@@ -21,6 +21,9 @@ pub enum Agent {
     Copilot,
     /// Qwen Code (`~/.qwen/settings.json`).
     Qwen,
+    /// Cline CLI (`~/.cline/hooks/PreToolUse` and `PostToolUse`, files of
+    /// the adapter's own: Cline runs every file named after an event).
+    Cline,
 }
 
 /// Where the hooks are installed.
@@ -30,18 +33,19 @@ pub enum Scope {
     #[default]
     User,
     /// One project's settings (`<project>/.claude/`, `.codex/`, `.gemini/`,
-    /// `.github/hooks/`, `.qwen/`).
+    /// `.github/hooks/`, `.qwen/`, `.clinerules/hooks/`).
     Project,
 }
 
 impl Agent {
     /// All agents, in a stable order.
-    pub const ALL: [Agent; 5] = [
+    pub const ALL: [Agent; 6] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
         Agent::Copilot,
         Agent::Qwen,
+        Agent::Cline,
     ];
 
     /// The name used on the command line and in paths.
@@ -52,6 +56,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Copilot => "copilot",
             Agent::Qwen => "qwen",
+            Agent::Cline => "cline",
         }
     }
 }
@@ -72,10 +77,11 @@ impl FromStr for Agent {
             "gemini" => Ok(Agent::Gemini),
             "copilot" => Ok(Agent::Copilot),
             "qwen" => Ok(Agent::Qwen),
+            "cline" => Ok(Agent::Cline),
             _ => Err(HookError::UnknownName {
                 what: "agent",
                 given: s.to_owned(),
-                expected: "claude, codex, gemini, copilot or qwen",
+                expected: "claude, codex, gemini, copilot, qwen or cline",
             }),
         }
     }

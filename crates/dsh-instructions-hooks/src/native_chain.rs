@@ -93,6 +93,55 @@ pub(crate) fn without_native_baseline(
     Some(out)
 }
 
+/// `message` without every section — of the baseline, an update, a
+/// removal — that names one of `paths` (project display paths): the files
+/// an agent re-reads itself for every request (Cline CLI's `AGENTS.md` of
+/// its working directory, [`crate::Agent::own_cwd_files`], decision 0089),
+/// so it always holds their current text, or knows them gone. `None` when
+/// nothing is left out; a part left with no section and no notice is
+/// dropped whole.
+pub(crate) fn without_own_files(
+    message: &WorkspaceMessage,
+    paths: &[String],
+) -> Option<WorkspaceMessage> {
+    use dsh_instructions_render::text::SECTION_HEADER_PREFIXES;
+    if paths.is_empty() {
+        return None;
+    }
+    let own = |b: &Block| match &b.kind {
+        BlockKind::Section { header } => SECTION_HEADER_PREFIXES
+            .iter()
+            .find_map(|p| header.strip_prefix(p))
+            .is_some_and(|path| paths.iter().any(|o| o == path)),
+        _ => false,
+    };
+    if !message.blocks.iter().flatten().any(own) {
+        return None;
+    }
+    let mut out = message.clone();
+    out.parts.clear();
+    out.blocks.clear();
+    for (i, blocks) in message.blocks.iter().enumerate() {
+        let kept: Vec<Block> = blocks.iter().filter(|b| !own(b)).cloned().collect();
+        let says_something = kept
+            .iter()
+            .any(|b| matches!(b.kind, BlockKind::Section { .. } | BlockKind::Notice));
+        if !says_something {
+            continue;
+        }
+        let text = if kept.len() == blocks.len() {
+            message.parts.get(i).cloned()
+        } else {
+            None
+        };
+        out.parts.push(
+            text.unwrap_or_else(|| Framing::Reminder.part(kept.iter().map(|b| b.text.as_str()))),
+        );
+        out.blocks.push(kept);
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,5 +276,39 @@ mod tests {
             places: &[],
         };
         assert!(without_native_baseline(&m, none).is_none());
+    }
+
+    /// Decision 0089: Cline's own `AGENTS.md` (of its working directory)
+    /// leaves every part — baseline, update, removal — while a nested one
+    /// and an overlay stay; a part left with nothing to say goes.
+    #[test]
+    fn own_files_leave_every_part() {
+        let update = |path: &str| {
+            let header = format!("Updated instructions from: {path}");
+            Block {
+                text: format!("{header}\n\nnew body"),
+                kind: BlockKind::Section { header },
+            }
+        };
+        let m = message(
+            vec![intro(), section("AGENTS.md"), section("sub/AGENTS.md")],
+            Some(vec![update("AGENTS.md")]),
+        );
+        let own = ["AGENTS.md".to_owned()];
+        let out = without_own_files(&m, &own).expect("something left out");
+        assert_eq!(
+            out.blocks.len(),
+            1,
+            "the update part said only the own file"
+        );
+        assert_eq!(out.parts.len(), 1);
+        assert!(out.parts[0].contains("Instructions from: sub/AGENTS.md"));
+        assert!(!out.parts[0].contains("Instructions from: AGENTS.md\n"));
+        let sub = ["sub/AGENTS.md".to_owned()];
+        let out = without_own_files(&m, &sub).expect("the nested file left out");
+        assert!(out.parts[0].contains("Instructions from: AGENTS.md"));
+        assert_eq!(out.parts[1], m.parts[1], "an untouched part keeps its text");
+        assert!(without_own_files(&m, &["other/AGENTS.md".to_owned()]).is_none());
+        assert!(without_own_files(&m, &[]).is_none());
     }
 }

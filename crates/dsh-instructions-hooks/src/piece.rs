@@ -16,7 +16,9 @@ use crate::error::HookError;
 use crate::order::Turn;
 use crate::outcome::{Given, Handled};
 use crate::record::{Record, Records, event_key};
-use crate::split::{PART_BYTES, render_part, split};
+#[cfg(test)]
+use crate::split::PART_BYTES;
+use crate::split::{render_part, split};
 
 /// One part's place in its event's split.
 #[derive(Debug)]
@@ -115,11 +117,15 @@ pub(crate) fn recorded(piece: &Piece) -> Result<Recorded, HookError> {
 /// The first part of this event to hold the lock: records the split of
 /// `message` (the composition, `None` for nothing new) so the peers answer
 /// from it; pieces earlier events left unclaimed come first (given again,
-/// never dropped). `why` is the delivery's log reason, extended here.
+/// never dropped). `why` is the delivery's log reason, extended here;
+/// `own_paths` are the display paths of the files the agent re-reads
+/// itself for every request, whose sections are not given
+/// ([`crate::native_chain::without_own_files`]).
 pub(crate) fn record(
     piece: &Piece,
     (mut recs, warn): (Records, Option<HookError>),
     message: Option<&WorkspaceMessage>,
+    own_paths: &[String],
     mut why: String,
 ) -> Handled {
     let k = piece.k;
@@ -136,7 +142,12 @@ pub(crate) fn record(
                 places: piece.agent.own_rule_places(),
             },
         );
-        parts.extend(split(own.as_ref().unwrap_or(message), PART_BYTES));
+        let message = own.as_ref().unwrap_or(message);
+        let cwd_own = crate::native_chain::without_own_files(message, own_paths);
+        parts.extend(split(
+            cwd_own.as_ref().unwrap_or(message),
+            piece.agent.part_bytes(),
+        ));
     }
     let n = parts.len();
     let turn = piece.turn(n);
@@ -244,7 +255,7 @@ mod tests {
             panic!("nothing recorded yet")
         };
         assert!(warn.is_none());
-        let h = record(&p2, (recs, warn), Some(&body), "why".into());
+        let h = record(&p2, (recs, warn), Some(&body), &[], "why".into());
         assert!(h.why.starts_with("why; "), "{}", h.why);
         let n = split(&body, PART_BYTES).len();
         assert!(n >= 2, "{n}");
@@ -278,7 +289,7 @@ mod tests {
         let Recorded::Compose(recs, warn) = recorded(&p).expect("recorded") else {
             panic!("nothing recorded yet")
         };
-        let h = record(&p, (recs, warn), None, "nothing new".into());
+        let h = record(&p, (recs, warn), None, &[], "nothing new".into());
         assert!(matches!(h.given, Given::Nothing));
         assert_eq!(h.why, "nothing new");
         assert!(h.turn.is_none());

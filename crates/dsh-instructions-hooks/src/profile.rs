@@ -78,6 +78,10 @@ pub enum NativeSwitch {
     /// `--no-custom-instructions` flag, which a hook cannot set): it stays
     /// on, and the hook delivers only what Copilot lacks (decision 0067).
     CopilotKeptOn,
+    /// Cline CLI: no setting switches its loading off; it loads `AGENTS.md`
+    /// of its working directory and its own rule folders, which stay
+    /// Cline's, and the hook delivers the rest (decision 0089).
+    ClineKeptOn,
 }
 
 /// The one name Qwen Code's `context.fileName` is set to (decision 0068):
@@ -158,6 +162,8 @@ const QWEN_DIFFERENCES: &[PresetDifference] = &[
     SHELL,
 ];
 
+const CLINE_DIFFERENCES: &[PresetDifference] = &[SHELL];
+
 const GEMINI_DIFFERENCES: &[PresetDifference] = &[
     PresetDifference {
         field: "instruction_file_candidates",
@@ -188,6 +194,7 @@ impl Agent {
                 QWEN_DIFFERENCES,
                 NativeSwitch::QwenContextFileName(QWEN_NO_SUCH_FILE),
             ),
+            Agent::Cline => (CLINE_DIFFERENCES, NativeSwitch::ClineKeptOn),
         };
         let framing = self.framing();
         AgentProfile {
@@ -211,8 +218,10 @@ impl Agent {
             // Qwen Code wraps each context in a tag of its own and escapes
             // `<` and `>` in ours, as Claude Code does (decision 0019).
             Agent::Claude | Agent::Qwen => Framing::Bare,
-            // Copilot CLI shows the text verbatim (harness README).
-            Agent::Codex | Agent::Gemini | Agent::Copilot => Framing::Reminder,
+            // Copilot CLI shows the text verbatim (harness README); Cline
+            // wraps it in its own `<hook_context>` tag and escapes only
+            // that tag, so ours stays readable.
+            Agent::Codex | Agent::Gemini | Agent::Copilot | Agent::Cline => Framing::Reminder,
         }
     }
 }
@@ -260,6 +269,7 @@ mod tests {
     #[case(Agent::Gemini)]
     #[case(Agent::Copilot)]
     #[case(Agent::Qwen)]
+    #[case(Agent::Cline)]
     fn the_hook_and_the_library_preset_differ_only_where_a_reason_says(#[case] agent: Agent) {
         let p = agent.profile();
         let hook = p.preset.resolve().expect("the hook preset is valid").config;
@@ -324,7 +334,7 @@ mod tests {
         for pattern in ["**/.claude/rules/**", "~/.claude/rules/**"] {
             assert!(excludes.contains(&pattern), "{pattern} in {excludes:?}");
         }
-        for agent in [Agent::Codex, Agent::Gemini, Agent::Qwen] {
+        for agent in [Agent::Codex, Agent::Gemini, Agent::Qwen, Agent::Cline] {
             let config = agent.profile().preset.resolve().expect("valid").config;
             assert!(config.rule_formats().is_empty(), "{agent}");
         }
@@ -345,6 +355,7 @@ mod tests {
     #[case(Agent::Gemini, Framing::Reminder, 1, false)]
     #[case(Agent::Copilot, Framing::Reminder, 1, false)]
     #[case(Agent::Qwen, Framing::Bare, 1, false)]
+    #[case(Agent::Cline, Framing::Reminder, 1, false)]
     fn the_profile_gathers_the_agent_facts(
         #[case] agent: Agent,
         #[case] framing: Framing,
@@ -362,7 +373,7 @@ mod tests {
         let names: Vec<&str> = p.tools.iter().map(|t| t.name).collect();
         match p.events.iter().find_map(|e| e.matcher) {
             Some(matcher) => assert_eq!(matcher, names.join("|")),
-            None => assert_eq!(agent, Agent::Copilot),
+            None => assert!(matches!(agent, Agent::Copilot | Agent::Cline), "{agent}"),
         }
     }
 
@@ -420,5 +431,26 @@ mod tests {
             p.preset.instruction_file_candidates.is_none(),
             "the library's own"
         );
+    }
+
+    /// Decision 0089: the Cline hook composes the project's defaults —
+    /// both candidates, both overlays, no user file or rule format of
+    /// Cline's — and its profile keeps Cline's own loading on.
+    #[test]
+    fn the_cline_hook_composes_the_defaults_and_keeps_cline_on() {
+        let p = Agent::Cline.profile();
+        assert_eq!(p.native, NativeSwitch::ClineKeptOn);
+        assert_eq!(p.library_preset, Preset::Dsh);
+        let hook = p.preset.resolve().expect("valid").config;
+        assert_eq!(
+            hook.instruction_file_candidates(),
+            ["AGENTS.md", "CLAUDE.md"]
+        );
+        assert_eq!(
+            hook.local_instruction_file_candidates(),
+            ["AGENTS.local.md", "CLAUDE.local.md"]
+        );
+        assert!(hook.rule_formats().is_empty());
+        assert_eq!(hook.max_bytes(), Config::preset(Preset::Dsh).max_bytes());
     }
 }

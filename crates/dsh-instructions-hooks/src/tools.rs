@@ -113,6 +113,19 @@ tool_table!(QWEN_TOOLS, QWEN_MATCHER,
     "run_shell_command" => ToolTouch::Shell,
 );
 
+// Cline CLI 3.0.65 (its tool schemas in `@cline/core`): `read_files`
+// takes `files` (paths, or objects with a `path`) and `editor` a `path`;
+// `apply_patch` a patch text as `input`, `run_commands` a list of
+// `commands` — the event parser reads Cline's input into these shapes
+// (`crate::event`). Cline's hook files have no matcher: this names the
+// tools the parser keeps.
+tool_table!(CLINE_TOOLS, CLINE_MATCHER,
+    "read_files" => paths(TouchKind::Read, &["files", "path", "file_path"]),
+    "editor" => paths(TouchKind::Write, &["path"]),
+    "apply_patch" => ToolTouch::Patch,
+    "run_commands" => ToolTouch::Shell,
+);
+
 /// Tool name → its path arguments (R-HOOK-3; configurable like R-CFG-8).
 pub type ToolMap = BTreeMap<String, Vec<PathArg>>;
 
@@ -162,6 +175,7 @@ pub fn agent_tools(agent: Agent) -> &'static [AgentTool] {
         Agent::Gemini => GEMINI_TOOLS,
         Agent::Copilot => COPILOT_TOOLS,
         Agent::Qwen => QWEN_TOOLS,
+        Agent::Cline => CLINE_TOOLS,
     }
 }
 
@@ -174,6 +188,7 @@ pub(crate) fn tool_matcher(agent: Agent) -> &'static str {
         Agent::Gemini => GEMINI_MATCHER,
         Agent::Copilot => COPILOT_MATCHER,
         Agent::Qwen => QWEN_MATCHER,
+        Agent::Cline => CLINE_MATCHER,
     }
 }
 
@@ -202,6 +217,7 @@ mod tests {
     #[case(Agent::Gemini)]
     #[case(Agent::Copilot)]
     #[case(Agent::Qwen)]
+    #[case(Agent::Cline)]
     fn the_matcher_and_the_parser_hold_the_same_tools(#[case] agent: Agent) {
         let names: Vec<&str> = agent_tools(agent).iter().map(|t| t.name).collect();
         let matcher: Vec<&str> = tool_matcher(agent).split('|').collect();
@@ -212,7 +228,7 @@ mod tests {
             }
             // No matcher: every tool reaches the hook.
             None => {
-                assert_eq!(agent, Agent::Copilot);
+                assert!(matches!(agent, Agent::Copilot | Agent::Cline), "{agent}");
                 assert!(is_installed_tool(agent, "fetch_copilot_cli_documentation"));
             }
         }
@@ -233,6 +249,7 @@ mod tests {
     #[case(Agent::Gemini)]
     #[case(Agent::Copilot)]
     #[case(Agent::Qwen)]
+    #[case(Agent::Cline)]
     fn every_table_tool_parses_to_a_touch(#[case] agent: Agent) {
         let event = match agent {
             Agent::Gemini => "AfterTool",
@@ -240,7 +257,10 @@ mod tests {
             _ => "PostToolUse",
         };
         let call = |name: &str, input: serde_json::Value| {
-            let v = if agent == Agent::Copilot {
+            let v = if agent == Agent::Cline {
+                json!({"sessionContext": {"rootSessionId": "s"}, "hookName": "tool_result",
+                    "cwd": "/w", "tool_result": {"name": name, "input": input}})
+            } else if agent == Agent::Copilot {
                 json!({"sessionId": "s", "cwd": "/w", "hook_event_name": event,
                     "toolName": name, "toolArgs": input})
             } else {
@@ -254,7 +274,11 @@ mod tests {
         for tool in agent_tools(agent) {
             let input = match &tool.touch {
                 ToolTouch::Paths { keys, .. } => json!({ keys[0]: "a/b" }),
+                ToolTouch::Patch if agent == Agent::Cline => {
+                    json!({"input": "*** Add File: a/b\n"})
+                }
                 ToolTouch::Patch => json!({"command": "*** Add File: a/b\n"}),
+                ToolTouch::Shell if agent == Agent::Cline => json!({"commands": ["cat a/b"]}),
                 ToolTouch::Shell => json!({"command": "cat a/b"}),
             };
             let action = call(tool.name, input);

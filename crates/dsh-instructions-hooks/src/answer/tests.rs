@@ -221,7 +221,13 @@ fn configured(
     text: &str,
 ) -> Result<crate::event::HookEvent, crate::HookError> {
     let dir = agent_dir(home, agent);
-    match event::read(text.as_bytes(), None, agent, Some(&dir)) {
+    match event::read(
+        text.as_bytes(),
+        None,
+        agent,
+        Some(&dir),
+        std::path::Path::new("/"),
+    ) {
         (_, Ok(Got::Event(read))) => Ok(read.1),
         (_, Ok(Got::Oversized)) => panic!("not oversized"),
         (_, Err(e)) => Err(e),
