@@ -53,6 +53,17 @@ pub enum InstallError {
         /// What is wrong with the target.
         reason: String,
     },
+    /// A file the installer would write is there already and is not one
+    /// it wrote (Cline runs every file named after an event: another
+    /// extension, such as `PreToolUse.sh`, runs beside ours).
+    #[error(
+        "{} is not a hook this installer wrote; rename it (for example with a `.sh` extension, which Cline runs too) and install again",
+        crate::shown::shown(path)
+    )]
+    Occupied {
+        /// The file.
+        path: PathBuf,
+    },
     /// Writing a file, its backup or a directory failed.
     #[error("cannot write {}: {source}", crate::shown::shown(path))]
     Write {

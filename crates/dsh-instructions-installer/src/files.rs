@@ -467,7 +467,8 @@ pub(crate) fn commit(writes: &[Write]) -> Result<(), InstallError> {
 
 /// The new content of `path` in a synced temporary file beside it, with
 /// the permissions `path` has now; a new file gets those of `mode_of`, or
-/// else what `File::create` would give it: `0o666` less the umask.
+/// else what `File::create` would give it: `0o666` less the umask (`0o777`
+/// for a script, a text starting with `#!`).
 fn stage(
     path: &Path,
     text: &str,
@@ -495,10 +496,12 @@ fn stage(
     let prefix = format!(".{name}.dsh-tmp.");
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix);
+    // A script (Cline's hook files) is run by its path: a new one is
+    // executable, as far as the umask lets it be.
     #[cfg(unix)]
     let new_file_mode = {
         use std::os::unix::fs::PermissionsExt as _;
-        fs::Permissions::from_mode(0o666)
+        fs::Permissions::from_mode(if text.starts_with("#!") { 0o777 } else { 0o666 })
     };
     #[cfg(unix)]
     builder.permissions(new_file_mode);

@@ -139,6 +139,9 @@ impl Report {
 enum Doc {
     Json(JsonDoc),
     Toml(DocumentMut),
+    /// A file of our own whose whole text the run sets (Cline's hook
+    /// scripts); `None` removes it.
+    Text(Option<String>),
 }
 
 struct Loaded {
@@ -152,7 +155,7 @@ struct Loaded {
 
 /// The files of one run, each parsed once even when two roles share it.
 #[derive(Default)]
-struct Docs {
+pub(crate) struct Docs {
     items: Vec<Loaded>,
 }
 
@@ -189,13 +192,43 @@ impl Docs {
         self.load(path, true)
     }
 
+    /// A whole-text file (Cline's hook scripts), its text as found.
+    pub(crate) fn load_text(&mut self, path: &Path) -> Result<usize, InstallError> {
+        if let Some(i) = self.find(path) {
+            return Ok(i);
+        }
+        let real = files::resolve(path)?;
+        let before = files::read_optional(path)?;
+        self.items.push(Loaded {
+            path: path.to_owned(),
+            real,
+            doc: Doc::Text(before.clone()),
+            before,
+        });
+        Ok(self.items.len() - 1)
+    }
+
+    /// The text a whole-text file gets, and what it had.
+    pub(crate) fn text(
+        &mut self,
+        i: usize,
+    ) -> Result<(&mut Option<String>, Option<&str>), InstallError> {
+        let l = &mut self.items[i];
+        match &mut l.doc {
+            Doc::Text(t) => Ok((t, l.before.as_deref())),
+            _ => Err(InstallError::wrong_type(&l.path, "(top level)", "text")),
+        }
+    }
+
     fn json(&mut self, i: usize) -> Result<&mut Value, InstallError> {
         let l = &mut self.items[i];
         match &mut l.doc {
             Doc::Json(doc) => Ok(&mut doc.value),
             // `agent::files` never gives one path two formats; should that
             // break, the run fails instead of editing the wrong document.
-            Doc::Toml(_) => Err(InstallError::wrong_type(&l.path, "(top level)", "JSON")),
+            Doc::Toml(_) | Doc::Text(_) => {
+                Err(InstallError::wrong_type(&l.path, "(top level)", "JSON"))
+            }
         }
     }
 
@@ -203,7 +236,9 @@ impl Docs {
         let l = &mut self.items[i];
         match &mut l.doc {
             Doc::Toml(d) => Ok(d),
-            Doc::Json(_) => Err(InstallError::wrong_type(&l.path, "(top level)", "TOML")),
+            Doc::Json(_) | Doc::Text(_) => {
+                Err(InstallError::wrong_type(&l.path, "(top level)", "TOML"))
+            }
         }
     }
 }
@@ -227,6 +262,7 @@ impl Loaded {
                     Some(text)
                 }
             }
+            Doc::Text(t) => t.clone(),
         }
     }
 
@@ -234,20 +270,21 @@ impl Loaded {
         match &self.doc {
             Doc::Json(doc) => doc.value.as_object().is_some_and(|o| o.is_empty()),
             Doc::Toml(d) => d.to_string().trim().is_empty(),
+            Doc::Text(t) => t.is_none(),
         }
     }
 }
 
 /// One run's state: the parsed files and the installer's record.
-struct Run {
-    docs: Docs,
+pub(crate) struct Run {
+    pub(crate) docs: Docs,
     files: Files,
     state_before: Option<String>,
     legacy_before: Option<String>,
     state_orig: InstallState,
     state: InstallState,
     owner: String,
-    notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 impl Run {
@@ -326,8 +363,12 @@ impl Run {
             let bpath = files::backup_path(&l.real);
             // The first backup is never overwritten: it holds the text
             // before the first change.
-            let backup =
-                (!removing && l.before.is_some() && !bpath.exists()).then_some(bpath.clone());
+            // A whole-text file is only ever ours, and Cline would run a
+            // backup beside it (`PreToolUse.dsh-backup` is named after the
+            // event too): none is made.
+            let text_doc = matches!(l.doc, Doc::Text(_));
+            let backup = (!removing && !text_doc && l.before.is_some() && !bpath.exists())
+                .then_some(bpath.clone());
             if let (Some(b), Some(text)) = (&backup, &l.before) {
                 backups.push(files::Write {
                     path: b.clone(),
@@ -478,6 +519,16 @@ pub fn install_with(
             run.notes.push(rules::CLAUDE_RULES_NOTE.to_owned());
         }
     }
+    if agent == Agent::Cline {
+        // Files of our own, one per event; Cline's own loading stays on
+        // and keeps what it loads (decision 0089).
+        crate::cline::install(&mut run.docs, &files.hooks, base)?;
+        run.notes.push(format!(
+            "Cline's own instruction loading stays on: {}",
+            native::CLINE_NATIVE_NOTE
+        ));
+        return run.finish(target, false, dry_run);
+    }
     let hi = run.docs.load_json(&files.hooks)?;
     if agent == Agent::Copilot {
         // A file of our own; native loading stays on (decision 0067), so
@@ -507,8 +558,11 @@ pub fn install_with(
         NativeSwitch::QwenContextFileName(name) => {
             native::qwen_off(run.docs.json(hi)?, &files.hooks, name, prior.as_ref())?
         }
-        // Handled above: Copilot CLI has no native setting to record.
-        NativeSwitch::CopilotKeptOn => return run.finish(target, false, dry_run),
+        // Handled above: Copilot CLI and Cline have no native setting to
+        // record.
+        NativeSwitch::CopilotKeptOn | NativeSwitch::ClineKeptOn => {
+            return run.finish(target, false, dry_run);
+        }
     };
     run.state.native.insert(key(&files.native), rec);
     if let Some(trust) = &files.trust {
@@ -549,6 +603,11 @@ fn project_untrusted_note(loc: &Locations) -> String {
 pub fn uninstall(target: &Target<'_>, dry_run: bool) -> Result<Report, InstallError> {
     let mut run = Run::start(target)?;
     let files = run.files.clone();
+    if target.agent == Agent::Cline {
+        crate::cline::uninstall(&mut run.docs, &files.hooks)?;
+        restore_rules(&mut run, target)?;
+        return run.finish(target, true, dry_run);
+    }
     let hi = run.docs.load_json(&files.hooks)?;
     if target.agent == Agent::Copilot {
         crate::copilot::uninstall(run.docs.json(hi)?, &files.hooks)?;
@@ -568,13 +627,7 @@ pub fn uninstall(target: &Target<'_>, dry_run: bool) -> Result<Report, InstallEr
         (Some(r), _) => native::json_restore(run.docs.json(hi)?, &files.hooks, r)?,
     };
     run.notes.extend(note);
-    // What `--rules` wrote into the hook's config.json (R-RULE-7).
-    let config = rules::hook_config(&target.locations.dsh_home, target.agent);
-    if let Some(r) = run.state.native.remove(&key(&config)) {
-        let ci = run.docs.load_json(&config)?;
-        run.notes
-            .extend(native::json_restore(run.docs.json(ci)?, &config, &r)?);
-    }
+    restore_rules(&mut run, target)?;
     if let Some(trust) = &files.trust
         && (!moves.removed.is_empty()
             || !moves.moved.is_empty()
@@ -584,6 +637,17 @@ pub fn uninstall(target: &Target<'_>, dry_run: bool) -> Result<Report, InstallEr
         codex::apply_trust(run.docs.toml(ti)?, trust, &files.hooks, &moves, &[])?;
     }
     run.finish(target, true, dry_run)
+}
+
+/// Takes out what `--rules` wrote into the hook's config.json (R-RULE-7).
+fn restore_rules(run: &mut Run, target: &Target<'_>) -> Result<(), InstallError> {
+    let config = rules::hook_config(&target.locations.dsh_home, target.agent);
+    if let Some(r) = run.state.native.remove(&key(&config)) {
+        let ci = run.docs.load_json(&config)?;
+        run.notes
+            .extend(native::json_restore(run.docs.json(ci)?, &config, &r)?);
+    }
+    Ok(())
 }
 
 /// One event as doctor sees it.
@@ -732,6 +796,22 @@ impl Diagnosis {
 pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, InstallError> {
     let files = target.files();
     let agent = target.agent;
+    if agent == Agent::Cline {
+        let (events, problems) = crate::cline::check(&files.hooks, command)?;
+        let mut problems = problems;
+        problems.extend(other_scope_problem(target));
+        let mut notes = session_notes(target);
+        notes.push(native::CLINE_RULES_NOTE.to_owned());
+        return Ok(Diagnosis {
+            agent,
+            scope: target.scope,
+            files,
+            events,
+            native: NativeStatus::Kept(native::CLINE_NATIVE_NOTE.to_owned()),
+            problems,
+            notes,
+        });
+    }
     let hooks_text = files::read_optional(&files.hooks)?;
     let doc = JsonDoc::parse(&files.hooks, hooks_text.as_deref())?.value;
     let mut problems = Vec::new();
@@ -778,7 +858,7 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, InstallEr
     // of an earlier version, which uninstall could not undo.
     let (_, _, record) = install_record::load(&files.state, &files.legacy_state)?;
     let any_ours = events.iter().any(|e| e.status != EventStatus::Missing);
-    let has_native_setting = agent != Agent::Copilot;
+    let has_native_setting = !matches!(agent, Agent::Copilot | Agent::Cline);
     if any_ours && has_native_setting && !record.native.contains_key(&key(&files.native)) {
         problems.push(format!(
             "the installer's record ({}) has nothing for {}: the install is incomplete and uninstall could not restore the native setting; run install again",
@@ -838,16 +918,10 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, InstallEr
             native::qwen_status(&doc)
         }
         Agent::Copilot => NativeStatus::Kept(native::COPILOT_NATIVE_NOTE.to_owned()),
+        Agent::Cline => NativeStatus::Kept(native::CLINE_NATIVE_NOTE.to_owned()),
     };
     problems.extend(other_scope_problem(target));
-    let mut notes = Vec::new();
-    // Sessions whose side files are damaged (they heal at their next event,
-    // so they do not make the installation unhealthy).
-    if let Ok(sessions) = camino::Utf8PathBuf::from_path_buf(
-        dsh_instructions_hooks::agents::sessions_dir(&target.locations.dsh_home, agent),
-    ) {
-        notes.extend(dsh_instructions_hooks::doctor_notes(&sessions));
-    }
+    let mut notes = session_notes(target);
     if agent == Agent::Qwen {
         notes.push(native::QWEN_RULES_NOTE.to_owned());
     }
@@ -868,6 +942,17 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, InstallEr
     })
 }
 
+/// Sessions whose side files are damaged (they heal at their next event,
+/// so they do not make the installation unhealthy).
+fn session_notes(target: &Target<'_>) -> Vec<String> {
+    camino::Utf8PathBuf::from_path_buf(dsh_instructions_hooks::agents::sessions_dir(
+        &target.locations.dsh_home,
+        target.agent,
+    ))
+    .map(|sessions| dsh_instructions_hooks::doctor_notes(&sessions))
+    .unwrap_or_default()
+}
+
 /// Our handlers in the other scope's file as well mean two adapters per
 /// event: every file would be delivered twice.
 fn other_scope_problem(target: &Target<'_>) -> Option<String> {
@@ -878,6 +963,14 @@ fn other_scope_problem(target: &Target<'_>) -> Option<String> {
     let path = layout::files(target.agent, other, target.locations).hooks;
     if path == target.files().hooks {
         return None;
+    }
+    if target.agent == Agent::Cline {
+        return crate::cline::any_ours(&path).then(|| {
+            format!(
+                "also installed at {other} scope ({}): the adapter would run twice per event",
+                path.display()
+            )
+        });
     }
     let text = files::read_optional(&path).ok()??;
     let doc = JsonDoc::parse(&path, Some(&text)).ok()?.value;
@@ -923,6 +1016,7 @@ fn excludes(agent: Agent) -> &'static [&'static str] {
         NativeSwitch::GeminiContextFileName
         | NativeSwitch::CodexProjectDocMaxBytes
         | NativeSwitch::QwenContextFileName(_)
-        | NativeSwitch::CopilotKeptOn => &[],
+        | NativeSwitch::CopilotKeptOn
+        | NativeSwitch::ClineKeptOn => &[],
     }
 }

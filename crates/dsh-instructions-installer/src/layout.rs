@@ -27,7 +27,8 @@ pub struct Locations {
 /// The files one installation touches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Files {
-    /// The JSON file holding the `hooks` object.
+    /// The JSON file holding the `hooks` object; for Cline, the directory
+    /// of its hook files (one per event).
     pub hooks: PathBuf,
     /// The file holding the native-loading setting (for Claude Code,
     /// Gemini CLI and Qwen Code the same as `hooks`; for Codex a
@@ -59,6 +60,8 @@ fn config_dir_name(agent: Agent, scope: Scope) -> &'static str {
         (Agent::Qwen, _) => ".qwen",
         (Agent::Copilot, Scope::User) => ".copilot",
         (Agent::Copilot, Scope::Project) => ".github",
+        (Agent::Cline, Scope::User) => ".cline",
+        (Agent::Cline, Scope::Project) => ".clinerules",
     }
 }
 
@@ -76,6 +79,17 @@ pub(crate) fn files(agent: Agent, scope: Scope, loc: &Locations) -> Files {
         (_, Scope::Project) => loc.project.join(config_dir_name(agent, scope)),
     };
     match agent {
+        // Cline's hooks directory: one file per event (`crate::cline`).
+        Agent::Cline => {
+            let hooks = dir.join("hooks");
+            Files {
+                hooks: hooks.clone(),
+                native: hooks,
+                trust: None,
+                state,
+                legacy_state,
+            }
+        }
         Agent::Copilot => {
             let ours = dir.join("hooks").join(COPILOT_HOOKS_FILE);
             Files {
@@ -211,6 +225,8 @@ mod tests {
     )]
     #[case(Agent::Qwen, Scope::User, "/h/.qwen/settings.json")]
     #[case(Agent::Qwen, Scope::Project, "/p/.qwen/settings.json")]
+    #[case(Agent::Cline, Scope::User, "/h/.cline/hooks")]
+    #[case(Agent::Cline, Scope::Project, "/p/.clinerules/hooks")]
     fn copilot_and_qwen_files(#[case] agent: Agent, #[case] scope: Scope, #[case] hooks: &str) {
         let loc = Locations {
             home: "/h".into(),

@@ -46,6 +46,16 @@ pub(crate) const COPILOT_NATIVE_NOTE: &str = "kept on: only the `--no-custom-ins
 switches it off, which a hook cannot set; the hook delivers only what Copilot CLI does not load \
 (the .local.md overlays, the user-global file, nested overlays on touches, decision 0067)";
 
+/// Why Cline's own loading stays on (decision 0089).
+pub(crate) const CLINE_NATIVE_NOTE: &str = "kept on: no setting switches it off; Cline loads the \
+    `AGENTS.md` of its working directory itself, and the hook leaves it out";
+
+/// What Cline loads that the hook leaves to it.
+pub(crate) const CLINE_RULES_NOTE: &str = "Cline loads its own rules (`.clinerules/`, \
+    `.cline/rules/`, `~/.cline/rules/`, `~/Documents/Cline/Rules/`) and `~/.agents/AGENTS.md` \
+    itself, always on (it ignores `paths:`); the hook gives CLAUDE.md, the overlays, nested \
+    files and updates with Cline's tool hooks only: the first request of a task holds none of them";
+
 const CLAUDE_KEY: &str = "claudeMdExcludes";
 const GEMINI_PARENT: &str = "context";
 const GEMINI_KEY: &str = "fileName";
