@@ -126,7 +126,10 @@ pub(crate) fn explain(args: &ExplainArgs) -> Result<ExitCode, CliError> {
             explain_text(
                 &seen.inspection,
                 &seen.config,
-                view.config.agent.map_or(&[][..], |a| a.own_chain_files())
+                Own {
+                    chain: view.config.agent.map_or(&[][..], |a| a.own_chain_files()),
+                    cwd: view.config.agent.map_or(&[][..], |a| a.own_cwd_files()),
+                }
             ),
             rules_text(&seen.rules, &seen.config, touched)
         );
@@ -394,10 +397,18 @@ fn fate_text(fate: &CandidateFate) -> String {
     }
 }
 
-/// `own`: the agent's files it loads itself from the chain (Copilot CLI,
-/// decision 0073), shown as such: its hook composes them but gives only
-/// their updates and removals.
-fn explain_text(seen: &Inspection, config: &Config, own: &[&str]) -> String {
+/// The agent's files it loads itself, as `explain --agent` shows them.
+struct Own<'a> {
+    /// From every directory of the chain (Copilot CLI, decision 0073): its
+    /// hook composes them but gives only their updates and removals.
+    chain: &'a [&'a str],
+    /// From its working directory alone, re-read for every request (Cline,
+    /// decision 0089): its hook gives nothing of them.
+    cwd: &'a [&'a str],
+}
+
+/// `own`: the agent's files it loads itself, shown as such.
+fn explain_text(seen: &Inspection, config: &Config, own: Own<'_>) -> String {
     let mut out = String::new();
     let rel = seen
         .baseline
@@ -449,10 +460,10 @@ fn explain_text(seen: &Inspection, config: &Config, own: &[&str]) -> String {
             // Each loaded file's import tree follows it (R-IMP-5).
             let mut fate = fate_text(&c.fate);
             let name = c.path.rsplit('/').next().unwrap_or_default();
-            if c.dir.is_some()
-                && own.contains(&name)
-                && matches!(c.fate, CandidateFate::Loaded { .. })
-            {
+            let loaded = matches!(c.fate, CandidateFate::Loaded { .. });
+            if c.dir.as_deref() == Some(rel.as_str()) && own.cwd.contains(&name) && loaded {
+                fate.push_str(", given by the agent itself, updates too (the hook leaves it out)");
+            } else if c.dir.is_some() && own.chain.contains(&name) && loaded {
                 fate.push_str(", given by the agent itself (the hook gives its updates)");
             }
             std::iter::once((dir, shown_path(seen, c), fate)).chain(
