@@ -167,9 +167,21 @@ async fn session(
         },
         None => None,
     };
+    // Cline says nothing when it compacts; its compaction file does
+    // (decision 0089). Its environment names where that file is.
+    let cline_compaction = (call.agent == Agent::Cline).then(|| {
+        let home = call.env.home.as_ref().map(std::path::PathBuf::from);
+        let sessions = crate::cline::sessions_dir(|n| std::env::var_os(n), home.as_deref());
+        crate::cline::compacted(sessions.as_deref(), &event.session_id, session_dir)
+    });
+    let compacted = cline_compaction.as_ref().is_some_and(|c| c.0);
     // An event the quiet memo proves to answer nothing, from stamps alone
-    // (decisions 0077, 0085; R-HOOK-6).
-    let key = crate::quiet::key(call.agent, event, input, call.env, session_dir);
+    // (decisions 0077, 0085; R-HOOK-6); never right after a compaction.
+    let key = if compacted {
+        None
+    } else {
+        crate::quiet::key(call.agent, event, input, call.env, session_dir)
+    };
     let memo = key
         .as_ref()
         .map(|_| crate::quiet::MemoRead::of(session_dir));
@@ -222,7 +234,7 @@ async fn session(
         &opened.settings,
         call.agent,
         event,
-        opened.fresh,
+        (opened.fresh, compacted),
         &cancel,
     )
     .await?;
@@ -235,6 +247,9 @@ async fn session(
     }
     let delivered =
         crate::deliver::deliver(&mounted.session, event, mounted.deferred, &cancel).await?;
+    if let Some((_, Some(stamp))) = &cline_compaction {
+        crate::cline::remember(session_dir, stamp);
+    }
     let why = with_config_warnings(delivered.why, &mounted.session);
     let quiet_why = start.as_ref().map(|_| why.clone());
     let message = delivered.message.as_ref();

@@ -3,6 +3,7 @@
 
 mod agent;
 mod answer;
+mod cline;
 pub mod config;
 mod deferred;
 mod deliver;

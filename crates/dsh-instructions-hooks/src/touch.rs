@@ -24,7 +24,8 @@ pub(crate) struct Mounted {
 }
 
 /// Mounts the session over `log` and makes the event's touches, after the
-/// ones earlier invocations deferred.
+/// ones earlier invocations deferred; `fresh` says the log is new,
+/// `compacted` that the agent compacted its history unannounced.
 ///
 /// # Errors
 /// The mount's and the touches' session errors.
@@ -34,10 +35,16 @@ pub(crate) async fn mount_and_touch(
     settings: &SessionSettings,
     agent: Agent,
     event: &HookEvent,
-    fresh: bool,
+    (fresh, compacted): (bool, bool),
     cancel: &CancellationToken,
 ) -> Result<Mounted, SessionError> {
     let session = Session::mount(log, settings.apply(m.base.clone()), cancel).await?;
+    if compacted && !fresh {
+        // The agent compacted its history while no event said so (Cline,
+        // decision 0089): every earlier message is hidden, this event gives
+        // the complete baseline (R-RT-8).
+        session.compact_workspace()?;
+    }
     let deferred = apply_deferred(&session, m.session_dir, Record::Transient).await?;
     apply(&session, agent, event, fresh).await?;
     Ok(Mounted { session, deferred })

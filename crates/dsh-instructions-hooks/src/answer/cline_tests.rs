@@ -214,3 +214,27 @@ fn the_other_events_give_nothing(#[case] name: &str) {
     let sessions = m.env.cwd.join("../home/.dsh/hooks/cline/sessions");
     assert!(!sessions.exists(), "{name} opened a session");
 }
+
+/// Cline fires nothing when it compacts, but writes its session's
+/// compaction file: the next tool call's `PreToolUse` gives the complete
+/// baseline again (what the compaction folded away), once.
+#[test]
+fn a_compaction_cline_wrote_down_brings_the_baseline_back() {
+    let m = machine();
+    let pre = m.payload("PreToolUse");
+    assert!(context(&m.answer(&pre)).is_some());
+    assert_eq!(context(&m.answer(&pre)), None, "nothing new");
+    let id = pre["sessionContext"]["rootSessionId"].as_str().expect("id");
+    let home = std::path::PathBuf::from(m.env.home.clone().expect("home"));
+    let file = home
+        .join(".cline/data/sessions")
+        .join(id)
+        .join(format!("{id}.compaction.json"));
+    std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&file, "{\"compacted\": 1}").expect("write");
+    let a = m.answer(&Machine::other_process(pre.clone()));
+    let text = context(&a).expect("the baseline again");
+    assert!(text.contains("ROOT-LOCAL be brief."), "{text}");
+    assert!(!text.contains("ROOT-AGENTS"), "still Cline's own: {text}");
+    assert_eq!(context(&m.answer(&pre)), None, "once");
+}
