@@ -5,6 +5,7 @@ mod cline;
 mod codex;
 mod copilot;
 mod diff;
+mod docs;
 mod error;
 mod files;
 mod hooks;
