@@ -110,12 +110,17 @@ pub(crate) fn any_ours(dir: &Path) -> bool {
     })
 }
 
+/// Each event's status, and the problems found.
+pub(crate) struct Checked {
+    /// Per event, in registration order.
+    pub events: Vec<(&'static str, EventStatus)>,
+    /// A file that is not ours.
+    pub problems: Vec<String>,
+}
+
 /// Each event's file compared with the script for `command`, and the
 /// problems found (a file that is not ours, one Cline cannot run).
-pub(crate) fn check(
-    dir: &Path,
-    command: &str,
-) -> Result<(Vec<(&'static str, EventStatus)>, Vec<String>), InstallError> {
+pub(crate) fn check(dir: &Path, command: &str) -> Result<Checked, InstallError> {
     let mut events = Vec::new();
     let mut problems = Vec::new();
     for spec in Agent::Cline.events() {
@@ -141,7 +146,7 @@ pub(crate) fn check(
         };
         events.push((spec.name, status));
     }
-    Ok((events, problems))
+    Ok(Checked { events, problems })
 }
 
 #[cfg(unix)]

@@ -658,7 +658,10 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, InstallEr
     let files = target.files();
     let agent = target.agent;
     if agent == Agent::Cline {
-        let (found, mut problems) = crate::cline::check(&files.hooks, command)?;
+        let crate::cline::Checked {
+            events: found,
+            mut problems,
+        } = crate::cline::check(&files.hooks, command)?;
         let events = found
             .into_iter()
             .map(|(event, status)| EventReport {
