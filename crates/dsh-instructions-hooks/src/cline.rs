@@ -3,9 +3,12 @@
 //! folds into its summary are gone from what the model sees. What it does
 //! leave is its session's compaction file,
 //! `<sessions>/<root id>/<root id>.compaction.json`, written at every
-//! compaction: the adapter keeps the stamp it last saw beside its own log,
-//! and an event that finds the stamp changed gives the complete baseline
-//! again (decision 0089).
+//! compaction: the adapter keeps the stamp it last saw beside its own log.
+//! Cline's compaction keeps some messages verbatim (a hook context right
+//! after a folded tool result survived, measured), so a changed stamp is
+//! checked against the compacted view the file holds: only when one of the
+//! adapter's answers is no longer in it does the event give the complete
+//! baseline again (decision 0089).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -15,6 +18,63 @@ use camino::Utf8Path;
 
 /// The side file beside the session's log holding the last stamp seen.
 pub(crate) const STAMP_FILE_NAME: &str = "cline-compaction";
+
+/// The side file holding a fingerprint of each answer given since the last
+/// compaction, one JSON string a line.
+pub(crate) const GIVEN_FILE_NAME: &str = "cline-given.jsonl";
+
+/// How much of an answer's text its fingerprint keeps: enough to tell the
+/// answers of a session apart (their first section header is in it).
+const FINGERPRINT_CHARS: usize = 400;
+
+/// The fingerprint of an answer: its trimmed start, as Cline puts it into
+/// its `<hook_context>` (it trims the text).
+fn fingerprint(text: &str) -> String {
+    text.trim().chars().take(FINGERPRINT_CHARS).collect()
+}
+
+/// Notes an answer given (a failed write only means a later compaction
+/// that kept it gives the baseline once more).
+pub(crate) fn given(session_dir: &Utf8Path, text: &str) {
+    use std::io::Write as _;
+    let Ok(line) = serde_json::to_string(&fingerprint(text)) else {
+        return;
+    };
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(session_dir.join(GIVEN_FILE_NAME))
+    {
+        let _ = writeln!(f, "{line}");
+    }
+}
+
+/// Whether every answer noted since the last compaction is still in the
+/// compacted view `compaction` (the file's text, JSON-escaped as Cline
+/// wrote it); no answer noted is nothing lost.
+fn all_kept(session_dir: &Utf8Path, compaction: &str) -> bool {
+    let Ok(view) = serde_json::from_str::<serde_json::Value>(compaction) else {
+        return false;
+    };
+    let mut texts = String::new();
+    for m in view["messages"].as_array().into_iter().flatten() {
+        match &m["content"] {
+            serde_json::Value::String(s) => texts.push_str(s),
+            serde_json::Value::Array(parts) => {
+                for p in parts {
+                    texts.push_str(p["text"].as_str().unwrap_or(""));
+                }
+            }
+            _ => {}
+        }
+        texts.push('\n');
+    }
+    std::fs::read_to_string(session_dir.join(GIVEN_FILE_NAME))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<String>(l).ok())
+        .all(|fp| texts.contains(&fp))
+}
 
 /// Cline's sessions directory, as Cline resolves it:
 /// `$CLINE_SESSION_DATA_DIR`, else `$CLINE_DATA_DIR/sessions`, else
@@ -49,10 +109,7 @@ fn stamp(sessions: &std::path::Path, session_id: &str) -> Option<String> {
     {
         return None;
     }
-    let path = sessions
-        .join(session_id)
-        .join(format!("{session_id}.compaction.json"));
-    let meta = std::fs::metadata(path).ok()?;
+    let meta = std::fs::metadata(compaction_path(sessions, session_id)).ok()?;
     let nanos = meta
         .modified()
         .ok()?
@@ -71,12 +128,31 @@ pub(crate) fn compacted(
     session_id: &str,
     session_dir: &Utf8Path,
 ) -> (bool, Option<String>) {
-    let Some(now) = sessions.and_then(|s| stamp(s, session_id)) else {
+    let Some(sessions) = sessions else {
+        return (false, None);
+    };
+    let Some(now) = stamp(sessions, session_id) else {
         return (false, None);
     };
     let seen = std::fs::read_to_string(session_dir.join(STAMP_FILE_NAME)).ok();
-    let changed = seen.is_some_and(|s| s.trim() != now) || (seen_none_but_logged(session_dir));
-    (changed, Some(now))
+    let changed = seen.is_some_and(|s| s.trim() != now) || seen_none_but_logged(session_dir);
+    if !changed {
+        return (false, Some(now));
+    }
+    let view = std::fs::read_to_string(compaction_path(sessions, session_id)).unwrap_or_default();
+    let lost = !all_kept(session_dir, &view);
+    if lost {
+        // The complete baseline this event gives is noted anew; what the
+        // view kept stays noted otherwise, for the next compaction to check.
+        let _ = std::fs::remove_file(session_dir.join(GIVEN_FILE_NAME));
+    }
+    (lost, Some(now))
+}
+
+fn compaction_path(sessions: &std::path::Path, session_id: &str) -> PathBuf {
+    sessions
+        .join(session_id)
+        .join(format!("{session_id}.compaction.json"))
 }
 
 /// A session the adapter has a log of but no stamp for: it delivered
@@ -119,11 +195,20 @@ mod tests {
         assert_eq!(sessions_dir(|_| None, None), None);
     }
 
-    /// The first stamp is learnt; a new compaction is seen once; a session
+    fn view(texts: &[&str]) -> String {
+        let messages: Vec<serde_json::Value> = texts
+            .iter()
+            .map(|t| serde_json::json!({"role": "user", "content": [{"type": "text", "text": t}]}))
+            .collect();
+        serde_json::json!({"version": 1, "messages": messages}).to_string()
+    }
+
+    /// The first stamp is learnt; a compaction whose view lost an answer
+    /// is seen once; one whose view kept every answer is no loss; a session
     /// that never compacted, or an id that would leave the directory, is
     /// never compacted.
     #[test]
-    fn a_compaction_is_seen_once() {
+    fn a_compaction_that_lost_an_answer_is_seen_once() {
         let tmp = tempfile::tempdir().expect("tmp");
         let sessions = tmp.path().join("sessions");
         let session_dir =
@@ -133,21 +218,38 @@ mod tests {
         assert_eq!(compacted(Some(&sessions), id, &session_dir), (false, None));
         let file = sessions.join(id).join(format!("{id}.compaction.json"));
         std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
-        std::fs::write(&file, "{}").expect("write");
+        std::fs::write(&file, view(&["Context summary: x"])).expect("write");
         let (changed, stamp) = compacted(Some(&sessions), id, &session_dir);
-        assert!(!changed, "no log of ours yet: nothing delivered before it");
+        assert!(!changed, "no log of ours yet: nothing given before it");
         remember(&session_dir, &stamp.expect("a stamp"));
         assert!(!compacted(Some(&sessions), id, &session_dir).0);
-        std::fs::write(&file, "{\"again\": 1}").expect("write");
+        given(&session_dir, "  BASELINE answer text\nsecond line\n");
+        given(&session_dir, "UPDATE answer text");
+        // Both kept, inside Cline's wrapper: no loss.
+        let kept = view(&[
+            "Context summary: x",
+            "<hook_context source=\"PreToolUse\">\nBASELINE answer text\nsecond line\n</hook_context>",
+            "<hook_context source=\"PostToolUse\">\nUPDATE answer text\n</hook_context>",
+        ]);
+        std::fs::write(&file, &kept).expect("write");
+        let (changed, stamp) = compacted(Some(&sessions), id, &session_dir);
+        assert!(!changed, "every answer kept");
+        remember(&session_dir, &stamp.expect("a stamp"));
+        // The baseline folded into the summary: lost, seen once.
+        std::fs::write(&file, view(&["Context summary: y", "UPDATE answer text"])).expect("write");
         let (changed, stamp) = compacted(Some(&sessions), id, &session_dir);
         assert!(changed);
         remember(&session_dir, &stamp.expect("a stamp"));
         assert!(!compacted(Some(&sessions), id, &session_dir).0, "seen once");
         assert!(!compacted(Some(&sessions), "../x", &session_dir).0);
+        // A view that does not parse is a loss.
+        given(&session_dir, "NEW BASELINE");
+        std::fs::write(&file, "not json at all").expect("write");
+        assert!(compacted(Some(&sessions), id, &session_dir).0);
     }
 
-    /// A session delivered to before the adapter first saw a compaction
-    /// file: the compaction happened since.
+    /// A session given an answer before the adapter first saw a compaction
+    /// file: the compaction happened since, and its view lost the answer.
     #[test]
     fn a_first_compaction_after_a_delivery_is_seen() {
         let tmp = tempfile::tempdir().expect("tmp");
@@ -156,6 +258,7 @@ mod tests {
             camino::Utf8PathBuf::from_path_buf(tmp.path().join("ours")).expect("utf-8");
         std::fs::create_dir_all(&session_dir).expect("mkdir");
         std::fs::write(session_dir.join(dsh_session_log::LOG_FILE_NAME), "").expect("log");
+        given(&session_dir, "BASELINE before any compaction");
         let id = "s1";
         let file = sessions.join(id).join(format!("{id}.compaction.json"));
         std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");

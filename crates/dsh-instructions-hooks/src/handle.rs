@@ -192,10 +192,12 @@ async fn session(
         };
         crate::quiet::quiet(m, session_dir, k, touches)
     }) {
-        return Ok(match (&piece, records) {
+        let handled = match (&piece, records) {
             (Some(piece), Some(records)) => piece::record(piece, records, None, &[], why),
             _ => Handled::nothing(why),
-        });
+        };
+        note_given(call.agent, session_dir, &handled);
+        return Ok(handled);
     }
     let opened = locked.open(input)?;
     let start = key
@@ -295,7 +297,16 @@ async fn session(
             std::mem::forget(fs);
         }
     }
+    note_given(call.agent, session_dir, &handled);
     Ok(handled)
+}
+
+/// Cline: what this answer gives, so a later compaction can be checked
+/// for what it kept (decision 0089).
+fn note_given(agent: Agent, session_dir: &Utf8Path, handled: &Handled) {
+    if let (Agent::Cline, Given::Context(text)) = (agent, &handled.given) {
+        crate::cline::given(session_dir, text);
+    }
 }
 
 /// The display paths of the files `agent` re-reads itself from its working

@@ -27,6 +27,9 @@ pub(crate) enum Agent {
     Copilot,
     /// Qwen Code.
     Qwen,
+    /// Cline CLI: opt-in (`--agent cline`), only its own cases
+    /// (`super::cline`).
+    Cline,
 }
 
 impl Agent {
@@ -39,9 +42,23 @@ impl Agent {
         Agent::Qwen,
     ];
 
+    /// Agents run only when named (`--agent`), on their own cases only.
+    pub(crate) const OPT_IN: [Agent; 1] = [Agent::Cline];
+
+    /// Whether `case` runs for this agent: an opt-in agent runs only the
+    /// cases that are its own.
+    pub(crate) fn runs(self, only: Option<Agent>) -> bool {
+        if Agent::OPT_IN.contains(&self) {
+            only == Some(self)
+        } else {
+            only.is_none_or(|x| x == self)
+        }
+    }
+
     /// The name used on the command line and by `dsh-instructions hook --agent`.
     pub(crate) fn name(self) -> &'static str {
         match self {
+            Agent::Cline => "cline",
             Agent::Claude => "claude",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
@@ -54,9 +71,10 @@ impl Agent {
     pub(crate) fn parse(s: &str) -> Result<Agent> {
         Agent::ALL
             .into_iter()
+            .chain(Agent::OPT_IN)
             .find(|a| a.name() == s)
             .with_context(|| {
-                format!("unknown agent `{s}` (claude, codex, gemini, copilot or qwen)")
+                format!("unknown agent `{s}` (claude, codex, gemini, copilot, qwen or cline)")
             })
     }
 
@@ -78,6 +96,9 @@ impl Agent {
             // `~/.qwen/output-language.md` comes with the same heading and
             // stays (it writes that file itself; not an instruction file).
             Agent::Qwen => &["AGENTS.md ---", "QWEN.md ---"],
+            // The heading of the `AGENTS.md` of its working directory in
+            // its system prompt's `# Rules` (harness `agents/cline.md`).
+            Agent::Cline => &["## Workspace AGENTS.md"],
         }
     }
 
@@ -87,7 +108,7 @@ impl Agent {
     /// does not load itself (decision 0067). Its native wrappers are then
     /// no sign of a double delivery; a file seen twice is.
     pub(crate) fn native_kept(self) -> bool {
-        self == Agent::Copilot
+        matches!(self, Agent::Copilot | Agent::Cline)
     }
 
     /// Text that proves a native copy where the hook is the only deliverer
@@ -113,6 +134,8 @@ impl Agent {
             Agent::Copilot => Duration::from_secs(100),
             // Node start-up and its bundle: 5–7 s per call (measured).
             Agent::Qwen => Duration::from_secs(120),
+            // 5–21 s per new task, 10–16 s per TUI step (measured).
+            Agent::Cline => Duration::from_secs(120),
             _ => Duration::from_secs(100),
         }
     }
@@ -129,7 +152,7 @@ impl fmt::Display for Agent {
 const PART_GAP_ENV: &str = "DSH_HOOK_PART_GAP_MS";
 
 /// The pinned npm packages (the versions the harness measured).
-pub(crate) const PACKAGES: [(&str, &str); 5] = [
+pub(crate) const PACKAGES: [(&str, &str); 6] = [
     ("@anthropic-ai/claude-code", "2.1.328"),
     ("@openai/codex", "0.169.0"),
     ("@google/gemini-cli", "0.61.0"),
@@ -137,6 +160,8 @@ pub(crate) const PACKAGES: [(&str, &str); 5] = [
     // `@github/copilot-<os>-<arch>` (checked by `install`).
     ("@github/copilot", "1.0.102"),
     ("@qwen-code/qwen-code", "0.24.4"),
+    // A Node wrapper around its Bun-compiled program (postinstall).
+    ("cline", "3.0.65"),
 ];
 
 /// Copilot CLI's platform package, the optional dependency holding the
@@ -163,7 +188,7 @@ pub(crate) struct Installed {
 }
 
 impl Installed {
-    fn bin(&self, name: &str) -> PathBuf {
+    pub(crate) fn bin(&self, name: &str) -> PathBuf {
         self.modules.join(".bin").join(name)
     }
 
@@ -363,6 +388,7 @@ stream_max_retries = 0\n\n[analytics]\nenabled = false\n\n\
         // Copilot CLI takes its provider from the environment (see
         // `command`); its user directory starts empty.
         Agent::Copilot => Ok(fs::create_dir_all(dirs.home.join(".copilot"))?),
+        Agent::Cline => super::cline::write_endpoint_config(dirs, port),
         Agent::Qwen => write_json(
             &dirs.home.join(".qwen/settings.json"),
             &json!({
@@ -387,7 +413,7 @@ pub(crate) fn enable_gemini_agents_md(dirs: &Dirs) -> Result<()> {
     write_json(&path, &s)
 }
 
-fn write_json(path: &Path, v: &Value) -> Result<()> {
+pub(crate) fn write_json(path: &Path, v: &Value) -> Result<()> {
     if let Some(p) = path.parent() {
         fs::create_dir_all(p)?;
     }
@@ -486,6 +512,7 @@ pub(crate) fn write_hook_entries(agent: Agent, dirs: &Dirs, command: &str) -> Re
                 &json!({"version": 1, "hooks": hooks}),
             )
         }
+        Agent::Cline => super::cline::write_marker_hooks(dirs, command),
         Agent::Qwen => {
             let path = dirs.home.join(".qwen/settings.json");
             let mut s = read_json(&path)?;
@@ -561,7 +588,7 @@ pub(crate) struct StepRun {
 pub(crate) struct Session {
     agent: Agent,
     installed: Installed,
-    dirs: Dirs,
+    pub(crate) dirs: Dirs,
     port: u16,
     started: bool,
     /// Codex: pass `--dangerously-bypass-hook-trust` (no persisted trust).
@@ -616,7 +643,7 @@ impl Session {
     /// The environment of every agent process: nothing from the caller but
     /// PATH, so no real credentials or proxies leak in; HTTP(S)_PROXY points
     /// at the mock, which records and refuses any CONNECT.
-    fn command(&self, program: &Path) -> Command {
+    pub(crate) fn command(&self, program: &Path) -> Command {
         let mut c = Command::new(program);
         let proxy = format!("http://127.0.0.1:{}", self.port);
         c.env_clear()
@@ -668,6 +695,7 @@ impl Session {
                     .env("XDG_CONFIG_HOME", home.join(".config"))
                     .env("XDG_STATE_HOME", home.join(".local/state"));
             }
+            Agent::Cline => super::cline::env(&mut c, &self.dirs),
             Agent::Qwen => {
                 c.env("OPENAI_BASE_URL", format!("{base}/v1"))
                     .env("OPENAI_API_KEY", "sk-mock-000")
@@ -751,6 +779,12 @@ impl Session {
                 self.session_flag(&mut a, text == "/compact");
                 self.installed.bin("copilot")
             }
+            // A new task; later prompts go through its terminal UI
+            // (`Session::prompt`).
+            Agent::Cline => {
+                a.extend(["--json".to_owned(), text.to_owned()]);
+                self.installed.bin("cline")
+            }
             Agent::Qwen => {
                 a.extend(["--approval-mode", "yolo", "--output-format", "json"].map(String::from));
                 self.session_flag(&mut a, false);
@@ -783,6 +817,19 @@ impl Session {
 
     /// Sends one prompt: the first starts the session, later ones resume it.
     pub(crate) fn prompt(&mut self, text: &str) -> Result<StepRun> {
+        if self.agent == Agent::Cline && self.started {
+            // Cline resumes only in its terminal UI (harness `cline.md`).
+            self.steps += 1;
+            let label = format!("{}-step{}", self.agent, self.steps);
+            let id = match &self.id {
+                Some(id) => id.clone(),
+                None => super::cline::session_id(&self.dirs)?,
+            };
+            self.id = Some(id.clone());
+            let program = self.installed.bin("cline");
+            let c = self.command(&program);
+            return super::cline::tui_step(c, &program, &id, text, &self.dirs, &label);
+        }
         let (program, args) = self.invocation(text)?;
         let mut c = self.command(&program);
         c.args(&args);

@@ -71,7 +71,7 @@ pub(crate) fn side_request(body: &Value) -> bool {
 /// compaction) and has no tagged prompt last is a summary request; a side
 /// request after the turn gets plain text.
 pub(crate) fn chat_decision(body: &Value, d: Decision) -> Decision {
-    if body["tool_choice"] == "none" && !last_user_tagged(body) {
+    if (body["tool_choice"] == "none" && !last_user_tagged(body)) || cline_summary(body) {
         return Decision {
             action: Action::Summary,
             usage: d.usage,
@@ -84,6 +84,25 @@ pub(crate) fn chat_decision(body: &Value, d: Decision) -> Decision {
         },
         _ => d,
     }
+}
+
+/// Cline CLI's compaction request: no tools, and the last user message asks
+/// for the summary (harness `agents/cline.md`), whatever prompt tags the
+/// conversation it quotes holds.
+fn cline_summary(body: &Value) -> bool {
+    let no_tools = body["tools"].as_array().is_none_or(|t| t.is_empty());
+    no_tools
+        && body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .is_some_and(|m| {
+                texts_of(&m["content"])
+                    .trim_start()
+                    .starts_with("Summarize this session for continuation.")
+            })
 }
 
 /// The function declaration (`{"name", "parameters"}`) of tool `name`.
@@ -149,6 +168,23 @@ pub(crate) fn schema_args(decl: &Value, path: Option<String>, known: &[(&str, Va
 /// tool for it.
 fn calls_for(body: &Value, op: &Op, place: Place<'_>) -> Option<Vec<(&'static str, Value)>> {
     match op {
+        Op::Read(paths) if tool(body, "read_files").is_some() => Some(
+            paths
+                .iter()
+                .map(|p| ("read_files", json!({"files": [{"path": place.abs(p)}]})))
+                .collect(),
+        ),
+        Op::Write(p) if tool(body, "editor").is_some() => Some(vec![(
+            "editor",
+            json!({"path": place.abs(p), "new_text": WRITE_CONTENT}),
+        )]),
+        Op::Edit(p) if tool(body, "editor").is_some() => Some(vec![(
+            "editor",
+            json!({"path": place.abs(p), "old_text": EDIT_BEFORE, "new_text": EDIT_AFTER}),
+        )]),
+        Op::Shell(cmd) if tool(body, "run_commands").is_some() => {
+            Some(vec![("run_commands", json!({"commands": [cmd]}))])
+        }
         Op::Read(paths) => {
             let (name, decl) = first_tool(body, &["view", "read_file"])?;
             Some(

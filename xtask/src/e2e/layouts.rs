@@ -30,13 +30,16 @@ pub(crate) struct Layout {
 impl Layout {
     /// The files `agent` loads natively on this layout.
     pub(crate) fn native(&self, agent: Agent) -> usize {
-        self.native[match agent {
+        let i = match agent {
             Agent::Claude => 0,
             Agent::Codex => 1,
             Agent::Gemini => 2,
             Agent::Copilot => 3,
             Agent::Qwen => 4,
-        }]
+            // Cline runs its own cases only (`cline.rs`), no comparison.
+            Agent::Cline => return 0,
+        };
+        self.native[i]
     }
 
     /// The parts the hooked message must come in for `agent` (Gemini CLI
@@ -46,7 +49,7 @@ impl Layout {
     pub(crate) fn min_parts(&self, agent: Agent) -> u32 {
         match agent {
             Agent::Claude | Agent::Codex => self.min_parts,
-            Agent::Gemini | Agent::Copilot | Agent::Qwen => 0,
+            Agent::Gemini | Agent::Copilot | Agent::Qwen | Agent::Cline => 0,
         }
     }
 }

@@ -498,6 +498,8 @@ fn compaction(agent: Agent) -> Result<Plan, String> {
         // (measured), so the next process's turn is what is checked.
         Agent::Copilot => step("compact", "/compact", Vec::new()),
         Agent::Qwen => step("compact", "/compress", Vec::new()),
+        // Cline runs its own cases only (`cline.rs`), `/compact` among them.
+        Agent::Cline => step("compact", "/compact", Vec::new()),
     };
     // The event itself first (issue 21 item 1): a summary request was made.
     compact.compacts = true;
