@@ -1,4 +1,4 @@
-//! The five real agents: pinned install from the npm registry into a cache,
+//! The six real agents: pinned install from the npm registry into a cache,
 //! each agent's endpoint configuration for the mock, the hook entries, and
 //! one runner per agent that starts a session and resumes it.
 //!
@@ -27,28 +27,31 @@ pub(crate) enum Agent {
     Copilot,
     /// Qwen Code.
     Qwen,
-    /// Cline CLI: opt-in (`--agent cline`), only its own cases
-    /// (`super::cline`).
+    /// Cline CLI: its own cases only (`super::cline`).
     Cline,
 }
 
 impl Agent {
     /// All agents, in report order.
-    pub(crate) const ALL: [Agent; 5] = [
+    pub(crate) const ALL: [Agent; 6] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
         Agent::Copilot,
         Agent::Qwen,
+        Agent::Cline,
     ];
 
-    /// Agents run only when named (`--agent`), on their own cases only.
-    pub(crate) const OPT_IN: [Agent; 1] = [Agent::Cline];
+    /// Agents that run their own cases only: Cline CLI gives context only
+    /// after a tool call, resumes and compacts only in its terminal UI, so
+    /// the shared cases' one-shot prompts prove nothing there; its cases
+    /// (`cline.rs`) cover the same events.
+    pub(crate) const OWN_CASES_ONLY: [Agent; 1] = [Agent::Cline];
 
-    /// Whether `case` runs for this agent: an opt-in agent runs only the
-    /// cases that are its own.
+    /// Whether a case (`only`: the one agent it is about) runs for this
+    /// agent.
     pub(crate) fn runs(self, only: Option<Agent>) -> bool {
-        if Agent::OPT_IN.contains(&self) {
+        if Agent::OWN_CASES_ONLY.contains(&self) {
             only == Some(self)
         } else {
             only.is_none_or(|x| x == self)
@@ -71,7 +74,6 @@ impl Agent {
     pub(crate) fn parse(s: &str) -> Result<Agent> {
         Agent::ALL
             .into_iter()
-            .chain(Agent::OPT_IN)
             .find(|a| a.name() == s)
             .with_context(|| {
                 format!("unknown agent `{s}` (claude, codex, gemini, copilot, qwen or cline)")
@@ -388,7 +390,7 @@ stream_max_retries = 0\n\n[analytics]\nenabled = false\n\n\
         // Copilot CLI takes its provider from the environment (see
         // `command`); its user directory starts empty.
         Agent::Copilot => Ok(fs::create_dir_all(dirs.home.join(".copilot"))?),
-        Agent::Cline => super::cline::write_endpoint_config(dirs, port),
+        Agent::Cline => super::cline_run::write_endpoint_config(&dirs.home, port),
         Agent::Qwen => write_json(
             &dirs.home.join(".qwen/settings.json"),
             &json!({
@@ -413,7 +415,7 @@ pub(crate) fn enable_gemini_agents_md(dirs: &Dirs) -> Result<()> {
     write_json(&path, &s)
 }
 
-pub(crate) fn write_json(path: &Path, v: &Value) -> Result<()> {
+fn write_json(path: &Path, v: &Value) -> Result<()> {
     if let Some(p) = path.parent() {
         fs::create_dir_all(p)?;
     }
@@ -512,7 +514,7 @@ pub(crate) fn write_hook_entries(agent: Agent, dirs: &Dirs, command: &str) -> Re
                 &json!({"version": 1, "hooks": hooks}),
             )
         }
-        Agent::Cline => super::cline::write_marker_hooks(dirs, command),
+        Agent::Cline => super::cline_run::write_marker_hooks(&dirs.home, command),
         Agent::Qwen => {
             let path = dirs.home.join(".qwen/settings.json");
             let mut s = read_json(&path)?;
@@ -695,7 +697,7 @@ impl Session {
                     .env("XDG_CONFIG_HOME", home.join(".config"))
                     .env("XDG_STATE_HOME", home.join(".local/state"));
             }
-            Agent::Cline => super::cline::env(&mut c, &self.dirs),
+            Agent::Cline => super::cline_run::env(&mut c, &self.dirs.home),
             Agent::Qwen => {
                 c.env("OPENAI_BASE_URL", format!("{base}/v1"))
                     .env("OPENAI_API_KEY", "sk-mock-000")
@@ -823,12 +825,26 @@ impl Session {
             let label = format!("{}-step{}", self.agent, self.steps);
             let id = match &self.id {
                 Some(id) => id.clone(),
-                None => super::cline::session_id(&self.dirs)?,
+                None => super::cline_run::session_id(&self.dirs.home)?,
             };
             self.id = Some(id.clone());
             let program = self.installed.bin("cline");
             let c = self.command(&program);
-            return super::cline::tui_step(c, &program, &id, text, &self.dirs, &label);
+            let t = super::cline_run::tui_step(
+                c,
+                &program,
+                (&id, text),
+                &self.dirs.run,
+                &label,
+                self.agent.step_timeout(),
+            )?;
+            return Ok(StepRun {
+                code: t.code,
+                timed_out: t.timed_out,
+                elapsed: t.elapsed,
+                stdout: t.screen,
+                stderr_tail: t.tail,
+            });
         }
         let (program, args) = self.invocation(text)?;
         let mut c = self.command(&program);
@@ -975,6 +991,7 @@ mod tests {
     #[case(Agent::Gemini)]
     #[case(Agent::Copilot)]
     #[case(Agent::Qwen)]
+    #[case(Agent::Cline)]
     fn hook_entries_merge_into_the_endpoint_config(#[case] agent: Agent) {
         let tmp = tempfile::tempdir().unwrap();
         let d = dirs(tmp.path());
@@ -1013,6 +1030,21 @@ mod tests {
                 let entry = &h["hooks"]["postToolUse"][0];
                 assert_eq!(entry["bash"], "/bin/dsh-instructions hook --agent x");
                 assert_eq!(entry["env"][MARKER_EVENT_ENV], "postToolUse");
+            }
+            Agent::Cline => {
+                let p = read_json(&d.home.join(".cline/data/settings/providers.json")).unwrap();
+                assert_eq!(
+                    p["providers"]["openai-compatible"]["settings"]["baseUrl"],
+                    "http://127.0.0.1:4242/v1"
+                );
+                let g =
+                    read_json(&d.home.join(".cline/data/settings/global-settings.json")).unwrap();
+                assert_eq!(g["telemetryOptOut"], true);
+                let hook = fs::read_to_string(d.home.join(".cline/hooks/PreToolUse")).unwrap();
+                assert!(
+                    hook.contains("exec /bin/dsh-instructions hook --agent x"),
+                    "{hook}"
+                );
             }
             Agent::Qwen => {
                 let s = read_json(&d.home.join(".qwen/settings.json")).unwrap();

@@ -18,6 +18,7 @@ pub(crate) mod agents;
 pub(crate) mod assertions;
 pub(crate) mod chat;
 pub(crate) mod cline;
+pub(crate) mod cline_run;
 pub(crate) mod compare;
 pub(crate) mod http;
 pub(crate) mod layouts;
@@ -888,7 +889,7 @@ mod tests {
         assert_eq!(o.agents, [Agent::Codex]);
         assert_eq!(o.cases, ["write"]);
         assert!(o.keep);
-        assert_eq!(parse(&[]).unwrap().agents.len(), 5);
+        assert_eq!(parse(&[]).unwrap().agents.len(), 6);
         let o = parse(&[
             "--agent".into(),
             "copilot".into(),
