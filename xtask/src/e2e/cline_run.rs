@@ -28,6 +28,22 @@ fn write_json(path: &Path, v: &Value) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// The files Cline alone loads on a layout (`layouts.rs`): the
+/// `AGENTS.md` of its working directory only. Sentry's cwd
+/// (`static/app/components`) has none, so there the comparison checks the
+/// hook's delivery alone; airflow's (`providers`) and big-root's (the root)
+/// have one.
+pub(crate) fn native_files(layout: &str) -> usize {
+    match layout {
+        "airflow" | "big-root" => 1,
+        _ => 0,
+    }
+}
+
+/// The plain file a Cline run of a layout reads: Cline gives hook context
+/// only after a tool call (decision 0089).
+pub(crate) const LAYOUT_READ: &str = "e2e-read.txt";
+
 /// `~/.cline/data/settings/`: telemetry and updates off, the mock as an
 /// OpenAI-compatible provider (what `cline auth -p openai-compatible … -b`
 /// writes).

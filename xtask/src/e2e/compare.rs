@@ -165,12 +165,25 @@ fn one_turn(
             ws.join(layout.cwd)
         },
     };
+    let mut files: Vec<(String, String)> = layout
+        .files
+        .iter()
+        .map(|(p, n)| ((*p).to_owned(), content(p, *n)))
+        .collect();
+    // Cline gives hook context only after a tool call: a plain file in its
+    // cwd for the turn to read.
+    let read = if agent == Agent::Cline {
+        let rel = match layout.cwd {
+            "." => super::cline_run::LAYOUT_READ.to_owned(),
+            cwd => format!("{cwd}/{}", super::cline_run::LAYOUT_READ),
+        };
+        files.push((format!("ws/{rel}"), "plain file to read\n".to_owned()));
+        Some(rel)
+    } else {
+        None
+    };
     let plan = Plan {
-        files: layout
-            .files
-            .iter()
-            .map(|(p, n)| ((*p).to_owned(), content(p, *n)))
-            .collect(),
+        files,
         cwd: layout.cwd.to_owned(),
         steps: Vec::new(),
         needs: super::scenarios::Needs::Nothing,
@@ -193,7 +206,11 @@ fn one_turn(
         agents::enable_gemini_agents_md(&dirs)?;
     }
     let mut session = Session::new(agent, installed, &dirs, mock.port());
-    let prompt = "Hello [p:t1] [mock:text]";
+    let prompt = match &read {
+        Some(rel) => format!("Hello [p:t1] [mock:read={rel}]"),
+        None => "Hello [p:t1] [mock:text]".to_owned(),
+    };
+    let prompt = prompt.as_str();
     let r = session.prompt(prompt)?;
     if r.timed_out || r.code != Some(0) {
         bail!(
@@ -375,7 +392,14 @@ pub(crate) fn judge(
     // A comparison that cannot pass on an empty native run: the agent alone
     // must have delivered what the layout gives it ...
     let floor = layout.native(agent);
-    if nf == 0 || nf < floor {
+    // Cline alone loads nothing at sentry's cwd: there the hooked run must
+    // have delivered, and what it delivered is judged (`cline_run.rs`).
+    let vacuous = if agent == Agent::Cline && floor == 0 {
+        hf == 0
+    } else {
+        nf == 0 || nf < floor
+    };
+    if vacuous {
         problems.push(format!(
             "the agent alone delivered {nf} files, the layout gives it {floor}: nothing to compare"
         ));

@@ -36,8 +36,7 @@ impl Layout {
             Agent::Gemini => 2,
             Agent::Copilot => 3,
             Agent::Qwen => 4,
-            // Cline runs its own cases only (`cline.rs`), no comparison.
-            Agent::Cline => return 0,
+            Agent::Cline => return super::cline_run::native_files(self.name),
         };
         self.native[i]
     }

@@ -185,7 +185,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         // What `.ci/run` reports as skipped when it cannot run the e2e.
         let n: usize = cases
             .iter()
-            .map(|c| o.agents.iter().filter(|a| a.runs(c.only)).count())
+            .map(|c| o.agents.iter().filter(|a| cline::runs(**a, c)).count())
             .sum();
         println!("{n}");
         return Ok(ExitCode::SUCCESS);
@@ -221,7 +221,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     let (mut passed, mut failed) = (0, 0);
     for case in cases.iter().flat_map(|c| std::iter::repeat_n(c, o.repeat)) {
         for &agent in &o.agents {
-            if !agent.runs(case.only) {
+            if !cline::runs(agent, case) {
                 continue;
             }
             let t = Instant::now();
