@@ -81,7 +81,7 @@ Example:
 /// `hook`: the event handler (no subcommand) or its installer (R-HOOK-1, R-HOOK-5).
 #[derive(Debug, Clone, Args)]
 pub(crate) struct HookArgs {
-    /// The agent: claude, codex, gemini, copilot or qwen.
+    /// The agent: claude, codex, gemini, copilot, qwen or cline.
     #[arg(long, value_name = "AGENT", global = true)]
     pub agent: Option<dsh_instructions_hooks::Agent>,
     /// Answer only piece K (1..=8) of the event's composed message, `{}`
