@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use dsh_home_paths::os_home;
-use dsh_instructions_hooks::{self as hooks, Agent};
+use dsh_instructions_hooks::{self as hooks, Agent, Invocation, state::config::RuleFormat};
 use dsh_instructions_installer::{self as installer, Locations, Target};
 
 use crate::args::{HookAction, HookArgs, HookTargetArgs};
@@ -98,21 +98,23 @@ fn handle_event(agent: Option<Agent>, part: Option<u32>, event: Option<&str>) ->
     use std::io::Read as _;
     let mut input = Vec::new();
     // One byte more than the bound tells an oversized event from a full one.
-    let limit = hooks::MAX_EVENT_BYTES as u64 + 1;
+    let limit = hooks::event::MAX_EVENT_BYTES as u64 + 1;
     let read = std::io::stdin().take(limit).read_to_end(&mut input);
     match (agent, read, setup::process_env()) {
         // Printed and flushed by the adapter itself, so that a part counts
         // as finished only once the agent can read it (decision 0043).
         // The process ends with the answer: the event's state is left to
         // the operating system, not freed (R-HOOK-6).
-        (Some(agent), Ok(_), Ok(env)) => hooks::respond_part_to_and_exit(
-            agent,
-            part,
-            event,
-            &input,
-            &env,
-            &mut std::io::stdout().lock(),
-        ),
+        (Some(agent), Ok(_), Ok(env)) => {
+            let call = Invocation {
+                part,
+                event,
+                exit: true,
+                ..Invocation::new(agent, &input, &env)
+            };
+            // With `exit`, the answer ends the process: this never returns.
+            let _ = hooks::answer(&call, &mut std::io::stdout().lock());
+        }
         // No agent, unreadable stdin or cwd: nothing to give.
         _ => out!("{{}}"),
     }
@@ -126,13 +128,13 @@ fn handle_event(agent: Option<Agent>, part: Option<u32>, event: Option<&str>) ->
 fn rules_lines(
     agent: Agent,
     scope: hooks::Scope,
-    read: &[hooks::RuleFormat],
-    undelivered: &[(String, hooks::RuleFormat)],
+    read: &[RuleFormat],
+    undelivered: &[(String, RuleFormat)],
 ) -> Vec<String> {
     if undelivered.is_empty() {
         return vec!["rules: the hook delivers every rule file here".to_owned()];
     }
-    let mut formats: Vec<hooks::RuleFormat> = read.to_vec();
+    let mut formats: Vec<RuleFormat> = read.to_vec();
     let mut lines = Vec::with_capacity(undelivered.len() + 1);
     for (path, format) in undelivered {
         lines.push(format!(
@@ -157,7 +159,7 @@ fn rules_lines(
 
 /// The formats of `--rules` (`none`: none), each known (R-CFG-12); an
 /// unknown one is an error naming the flag.
-fn parse_rules(text: &str) -> Result<Vec<hooks::RuleFormat>, CliError> {
+fn parse_rules(text: &str) -> Result<Vec<RuleFormat>, CliError> {
     if text.trim() == "none" {
         return Ok(Vec::new());
     }
@@ -174,7 +176,7 @@ fn parse_rules(text: &str) -> Result<Vec<hooks::RuleFormat>, CliError> {
         .collect()
 }
 
-fn hook_error(e: installer::HookError) -> CliError {
+fn hook_error(e: installer::InstallError) -> CliError {
     CliError::new(format!("hook: {e}"))
 }
 
@@ -254,7 +256,7 @@ fn resolve(agent: Agent, t: &HookTargetArgs) -> Result<(Locations, String), CliE
         Some(c) => c.clone(),
         None => {
             let exe = this_exe()?;
-            hooks::hook_command(&registered_exe(&exe, &dsh_home), agent)
+            hooks::agents::hook_command(&registered_exe(&exe, &dsh_home), agent)
         }
     };
     Ok((
@@ -302,7 +304,7 @@ mod stable_exe_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hooks::{RuleFormat, Scope};
+    use hooks::Scope;
     use rstest::rstest;
 
     #[rstest]

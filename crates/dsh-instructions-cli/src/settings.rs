@@ -50,11 +50,11 @@ impl Settings {
         home: &camino::Utf8Path,
     ) -> Result<Self, CliError> {
         let dir = home.join("hooks").join(agent.as_str());
-        let config = dsh_instructions_hooks::load_config(agent, &dir)
+        let config = dsh_instructions_hooks::config::load_config(agent, &dir)
             .map_err(|e| CliError::new(format!("--agent {agent}: {e}")))?;
         Ok(Self {
             path: Some(
-                dir.join(dsh_instructions_hooks::CONFIG_FILE_NAME)
+                dir.join(dsh_instructions_hooks::config::CONFIG_FILE_NAME)
                     .into_string(),
             ),
             input: Some(config.input),

@@ -1010,7 +1010,7 @@ fn an_oversized_event_is_refused_without_hanging() {
     let head = fill(&fixture("claude", "UserPromptSubmit"), "s", &t.ws(), "");
     let pad = "x".repeat(65 << 20);
     let input = head.replacen("Please look", &format!("Please look {pad}"), 1);
-    assert!(input.len() > dsh_instructions_hooks::MAX_EVENT_BYTES);
+    assert!(input.len() > dsh_instructions_hooks::event::MAX_EVENT_BYTES);
     serde_json::from_str::<Value>(&input).expect("still a valid event, only too big");
     t.hook_raw("claude", input.as_bytes()).assert_nothing();
     let log = t.hook_log("claude");
@@ -1366,7 +1366,7 @@ fn a_lock_held_too_long_answers_nothing_and_logs_busy() {
 }
 
 /// The registered entries per context event (contract 3, R-HOOK-4).
-const PARTS: u32 = dsh_instructions_hooks::PARTS;
+const PARTS: u32 = dsh_instructions_hooks::agents::PARTS;
 
 impl Tree {
     /// Starts `hook --agent A --part K` on one fixture event.
@@ -1450,7 +1450,11 @@ fn a_large_message_comes_in_parts_in_composed_order(#[case] agent: &str) {
         "the rest answer {{}}"
     );
     for (i, p) in given.iter().enumerate() {
-        assert!(p.len() <= dsh_instructions_hooks::PART_BYTES, "{}", p.len());
+        assert!(
+            p.len() <= dsh_instructions_hooks::parts::PART_BYTES,
+            "{}",
+            p.len()
+        );
         let body = shown_part(agent, p);
         assert!(
             body.starts_with(&format!("Workspace instructions, part {} of {n}.", i + 1)),
@@ -1535,7 +1539,10 @@ impl Tree {
                 self.spawn_env(
                     &["hook", "--agent", agent, "--part", &k],
                     input.clone().into_bytes(),
-                    &[(dsh_instructions_hooks::PART_GAP_ENV, gap_ms), PATIENT],
+                    &[
+                        (dsh_instructions_hooks::parts::PART_GAP_ENV, gap_ms),
+                        PATIENT,
+                    ],
                 )
             })
             .collect();
@@ -1626,7 +1633,7 @@ fn at_the_deadline(line: &str) -> bool {
         .and_then(|w| w.strip_suffix("ms"))
         .and_then(|ms| ms.parse::<u128>().ok());
     line.contains("; finished its predecessor did not finish within")
-        && ran_ms.is_some_and(|ms| ms >= dsh_instructions_hooks::ORDER_DEADLINE.as_millis())
+        && ran_ms.is_some_and(|ms| ms >= dsh_instructions_hooks::parts::ORDER_DEADLINE.as_millis())
 }
 
 /// Codex keeps registration order: its parts never wait for each other
@@ -1668,7 +1675,7 @@ fn a_part_whose_predecessor_never_ran_still_gives_its_piece() {
         .finish();
     assert!(third.context("SessionStart").contains("part 3 of 3."));
     assert!(
-        started.elapsed() >= dsh_instructions_hooks::ORDER_DEADLINE,
+        started.elapsed() >= dsh_instructions_hooks::parts::ORDER_DEADLINE,
         "part 3 did not wait for part 2"
     );
     let log = std::fs::read_to_string(t.agent_dir("claude").join("hook.log")).expect("log");
@@ -1988,19 +1995,21 @@ fn two_hundred_concurrent_tool_calls_at_the_real_lock_bound_lose_nothing() {
         ..Default::default()
     };
     let event = |name: &str, path: &str| fill(&fixture("claude", name), s, &t.ws(), path);
-    let start = dsh_instructions_hooks::respond(
-        dsh_instructions_hooks::Agent::Claude,
-        event("SessionStart-startup", "").as_bytes(),
-        &env,
-    );
+    let respond = |stdin: &str| {
+        let mut out = Vec::new();
+        let call = dsh_instructions_hooks::Invocation::new(
+            dsh_instructions_hooks::Agent::Claude,
+            stdin.as_bytes(),
+            &env,
+        );
+        dsh_instructions_hooks::answer(&call, &mut out).expect("printed");
+        String::from_utf8(out).expect("utf-8")
+    };
+    let start = respond(&event("SessionStart-startup", ""));
     assert!(start.contains(ROOT_V1), "{start}");
     for i in 0..KNOWN {
         let file = format!("{}/load/d{i}/f.rs", t.ws());
-        let answer = dsh_instructions_hooks::respond(
-            dsh_instructions_hooks::Agent::Claude,
-            event("PostToolUse-Read", &file).as_bytes(),
-            &env,
-        );
+        let answer = respond(&event("PostToolUse-Read", &file));
         assert!(answer.contains(&format!("LOAD-{i}-END")), "{answer}");
     }
     let before = t.hook_log("claude").len();

@@ -17,7 +17,7 @@ use dsh_instructions_runtime::{
 };
 use dsh_instructions_state as state;
 
-use crate::error::DriverError;
+use crate::error::ConformanceError;
 use crate::matcher::{ChangeActionObs, ObservedChange, ObservedMessage, ObservedSource};
 use crate::runner::{
     CancelSignal, Driver, DriverFactory, HostState, MountSpec, PreStepInput, PreStepResult,
@@ -119,7 +119,7 @@ impl ProviderFactory for WithinTop {
 /// scenario with that message.
 async fn runtime_mount(
     spec: &MountSpec,
-) -> Result<(Opened, BTreeMap<String, Vec<String>>), DriverError> {
+) -> Result<(Opened, BTreeMap<String, Vec<String>>), ConformanceError> {
     let env = HomeEnv {
         home: Some(spec.env.home.clone().into()),
         dsh_home: spec.env.dsh_home.clone().map(Into::into),
@@ -189,15 +189,15 @@ fn observed(m: &WorkspaceMessage) -> ObservedMessage {
 }
 
 impl RuntimeDriver {
-    fn host(&self) -> Result<&Arc<MemoryHost>, DriverError> {
-        self.host.as_ref().ok_or(DriverError::NotMounted)
+    fn host(&self) -> Result<&Arc<MemoryHost>, ConformanceError> {
+        self.host.as_ref().ok_or(ConformanceError::NotMounted)
     }
 
-    fn instance(&self) -> Result<&Instance, DriverError> {
-        self.instance.as_ref().ok_or(DriverError::NotMounted)
+    fn instance(&self) -> Result<&Instance, ConformanceError> {
+        self.instance.as_ref().ok_or(ConformanceError::NotMounted)
     }
 
-    fn start(&mut self, mount: &Opened) -> Result<(), DriverError> {
+    fn start(&mut self, mount: &Opened) -> Result<(), ConformanceError> {
         let host: Arc<dyn Host> = self.host()?.clone();
         self.instance = Some(mount.instance(host)?);
         Ok(())
@@ -211,7 +211,7 @@ impl RuntimeDriver {
 }
 
 impl Driver for RuntimeDriver {
-    async fn mount(&mut self, spec: &MountSpec) -> Result<(), DriverError> {
+    async fn mount(&mut self, spec: &MountSpec) -> Result<(), ConformanceError> {
         let (mount, tools) = runtime_mount(spec).await?;
         self.spec = Some(spec.clone());
         // Keeping folds, so every remount of a scenario starts from the
@@ -223,7 +223,10 @@ impl Driver for RuntimeDriver {
         self.start(&mount)
     }
 
-    async fn pre_step(&mut self, input: PreStepInput<'_>) -> Result<PreStepResult, DriverError> {
+    async fn pre_step(
+        &mut self,
+        input: PreStepInput<'_>,
+    ) -> Result<PreStepResult, ConformanceError> {
         let decision = match input.decision {
             Decision::Reject => RtDecision::Reject,
             Decision::Empty => RtDecision::Enter(Vec::new()),
@@ -286,7 +289,7 @@ impl Driver for RuntimeDriver {
         })
     }
 
-    async fn tool(&mut self, input: &ToolInput) -> Result<(), DriverError> {
+    async fn tool(&mut self, input: &ToolInput) -> Result<(), ConformanceError> {
         // Explicit arguments as given; the path fills the first argument
         // name configured for the tool (`file_path` for tools outside
         // touch_tools), so the scenario needs no knowledge of names.
@@ -314,7 +317,7 @@ impl Driver for RuntimeDriver {
         Ok(())
     }
 
-    async fn event(&mut self, event: EventKind) -> Result<(), DriverError> {
+    async fn event(&mut self, event: EventKind) -> Result<(), ConformanceError> {
         let e = match event {
             EventKind::StepStart => SessionEvent::StepStart,
             EventKind::StepEnd => SessionEvent::StepEnd,
@@ -325,7 +328,7 @@ impl Driver for RuntimeDriver {
         Ok(())
     }
 
-    async fn compact(&mut self, compact: &Compact) -> Result<(), DriverError> {
+    async fn compact(&mut self, compact: &Compact) -> Result<(), ConformanceError> {
         let host = self.host()?;
         match compact {
             Compact::Baseline => host.compact_baseline(),
@@ -336,18 +339,18 @@ impl Driver for RuntimeDriver {
         Ok(())
     }
 
-    async fn resume(&mut self) -> Result<(), DriverError> {
+    async fn resume(&mut self) -> Result<(), ConformanceError> {
         // The inbox is the instance's and is not persisted (R-RT-7): a new
         // instance starts without it.
         self.dispose();
         // A new loop instance finds its root again (R-DISC-2): mount through
         // the entry point, so the provider is opened for the root it finds.
-        let spec = self.spec.clone().ok_or(DriverError::NotMounted)?;
+        let spec = self.spec.clone().ok_or(ConformanceError::NotMounted)?;
         let (mount, _) = runtime_mount(&spec).await?;
         self.start(&mount)
     }
 
-    async fn remount(&mut self, spec: &MountSpec) -> Result<(), DriverError> {
+    async fn remount(&mut self, spec: &MountSpec) -> Result<(), ConformanceError> {
         let (mount, tools) = runtime_mount(spec).await?;
         self.spec = Some(spec.clone());
         self.touch_tools = tools;
@@ -362,12 +365,12 @@ impl Driver for RuntimeDriver {
         Ok(())
     }
 
-    async fn settle(&mut self) -> Result<(), DriverError> {
+    async fn settle(&mut self) -> Result<(), ConformanceError> {
         self.instance()?.settle().await;
         Ok(())
     }
 
-    async fn observe(&mut self) -> Result<HostState, DriverError> {
+    async fn observe(&mut self) -> Result<HostState, ConformanceError> {
         let host = self.host()?;
         Ok(HostState {
             inbox: self

@@ -1,39 +1,39 @@
-//! The errors at the runner's seams: what a [`crate::runner::Driver`] call
-//! can fail with, and what a step can fail with around it (a timeout, the
-//! filesystem fixture). A scenario that hits one fails with its message.
+//! The crate's one error type: a scenario file that does not read, and
+//! what a step can fail with at the runner's seams — a driver call, a
+//! timeout, the filesystem fixture. A scenario that hits one fails with
+//! its message; each names the file, step, key, call or path it concerns.
 
 use std::path::PathBuf;
 
 use dsh_instructions_runtime::RuntimeError;
 
-/// Why a driver call failed.
+use crate::schema::Place;
+
+/// Why a scenario could not be read, or a step failed before its
+/// expectation was checked.
 #[derive(Debug, thiserror::Error)]
-pub enum DriverError {
+#[non_exhaustive]
+pub enum ConformanceError {
+    /// A scenario file that could not be read or parsed. Never a skip: the
+    /// runner counts it as a failure.
+    #[error("{}", render(file, at, message))]
+    Scenario {
+        /// The file.
+        file: PathBuf,
+        /// Where in it, as far as known.
+        at: Box<Place>,
+        /// What is wrong.
+        message: String,
+    },
     /// The mount entry refused the scenario's mount; the message says
     /// which part (`config: …`, `home: …`) as the scenarios' expectations
     /// read it.
     #[error("{}", open_message(.0))]
-    Open(#[from] RuntimeError),
+    Mount(#[from] RuntimeError),
     /// A step other than the mount ran before the mount.
     #[error("driver used before mount")]
     NotMounted,
-}
-
-fn open_message(e: &RuntimeError) -> String {
-    match e {
-        RuntimeError::Config(e) => format!("config: {e}"),
-        RuntimeError::Home(e) => format!("home: {e}"),
-        other => other.to_string(),
-    }
-}
-
-/// Why a step failed before its expectation was checked.
-#[derive(Debug, thiserror::Error)]
-pub enum StepError {
-    /// The driver call failed.
-    #[error(transparent)]
-    Driver(#[from] DriverError),
-    /// The driver call did not finish in time (a gate left closed).
+    /// A driver call did not finish in time (a gate left closed).
     #[error("{what} did not finish within {secs} s (blocked on a gate?)")]
     Timeout {
         /// The driver call (`pre_step`, `settle`, …).
@@ -41,19 +41,9 @@ pub enum StepError {
         /// The limit.
         secs: u64,
     },
-    /// The filesystem fixture could not apply a `write`, `remove`,
-    /// `release` or `blocked` step.
-    #[error(transparent)]
-    Fixture(#[from] FixtureError),
-}
-
-/// Why a filesystem fixture ([`crate::fsmodel::FsFixture`]) could not set
-/// itself up or apply a change.
-#[derive(Debug, thiserror::Error)]
-pub enum FixtureError {
     /// A filesystem call of the disk fixture failed.
     #[error("cannot {what}: {source}")]
-    Io {
+    FixtureIo {
         /// What the fixture was doing (`write /work/a.md`, …).
         what: String,
         /// The operating system's error.
@@ -77,10 +67,45 @@ pub enum FixtureError {
     },
 }
 
-impl FixtureError {
-    /// [`FixtureError::Io`] of `source` while doing `what`.
+fn open_message(e: &RuntimeError) -> String {
+    match e {
+        RuntimeError::Config(e) => format!("config: {e}"),
+        RuntimeError::Home(e) => format!("home: {e}"),
+        other => other.to_string(),
+    }
+}
+
+/// `file[:line:col][: step N (action)][: key `k`]: message`.
+fn render(file: &std::path::Path, at: &Place, message: &str) -> String {
+    let mut out = file.display().to_string();
+    if let Some((l, c)) = at.position {
+        out.push_str(&format!(":{l}:{c}"));
+    }
+    if let Some(s) = &at.step {
+        out.push_str(&format!(": step {} ({})", s.index, s.action));
+    }
+    if let Some(k) = &at.key {
+        out.push_str(&format!(": key `{k}`"));
+    }
+    out.push_str(": ");
+    out.push_str(message);
+    out
+}
+
+impl ConformanceError {
+    /// [`ConformanceError::FixtureIo`] of `source` while doing `what`.
     pub(crate) fn io(what: String, source: std::io::Error) -> Self {
-        Self::Io { what, source }
+        Self::FixtureIo { what, source }
+    }
+
+    /// A scenario file's error of `message` alone (no step, key or
+    /// position).
+    pub(crate) fn scenario(file: PathBuf, message: String) -> Self {
+        Self::Scenario {
+            file,
+            at: Box::default(),
+            message,
+        }
     }
 }
 
@@ -90,9 +115,9 @@ mod tests {
 
     #[test]
     fn messages_name_the_part_that_failed() {
-        let e = DriverError::Open(RuntimeError::RelativeCwd { path: "x".into() });
+        let e = ConformanceError::Mount(RuntimeError::RelativeCwd { path: "x".into() });
         assert_eq!(e.to_string(), "session cwd x is not absolute");
-        let t = StepError::Timeout {
+        let t = ConformanceError::Timeout {
             what: "settle",
             secs: 5,
         };
@@ -101,7 +126,7 @@ mod tests {
             "settle did not finish within 5 s (blocked on a gate?)"
         );
         assert_eq!(
-            StepError::from(DriverError::NotMounted).to_string(),
+            ConformanceError::NotMounted.to_string(),
             "driver used before mount"
         );
     }
@@ -111,18 +136,18 @@ mod tests {
     #[test]
     fn fixture_messages_are_unchanged() {
         let gone = std::io::Error::from(std::io::ErrorKind::NotFound);
-        let io = FixtureError::io("write /w/a.md".into(), gone);
+        let io = ConformanceError::io("write /w/a.md".into(), gone);
         assert!(io.to_string().starts_with("cannot write /w/a.md: "));
         assert!(std::error::Error::source(&io).is_some());
-        let release = FixtureError::NoGates {
+        let release = ConformanceError::NoGates {
             path: "/w/x".into(),
         };
         assert_eq!(
-            StepError::from(release).to_string(),
+            release.to_string(),
             "release /w/x: gates exist only on the memory provider"
         );
         assert_eq!(
-            FixtureError::NotBlocked {
+            ConformanceError::NotBlocked {
                 path: "/w/x".into()
             }
             .to_string(),

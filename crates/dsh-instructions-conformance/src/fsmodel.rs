@@ -12,7 +12,7 @@ use std::pin::Pin;
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::memory::{Errno, FsOp, MemNode, MemoryProvider};
 
-use crate::error::FixtureError;
+use crate::error::ConformanceError;
 use crate::matcher::StepCounters;
 use crate::schema::{FaultErrno, FsContent, FsEntry, FsOpName};
 
@@ -160,11 +160,11 @@ pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 /// A filesystem the runner can change between steps.
 pub trait FsFixture: std::fmt::Debug {
     /// Creates or replaces `path` (a scenario path) with `entry`; parents are implied.
-    fn insert(&self, path: &str, entry: &FsEntry) -> Result<(), FixtureError>;
+    fn insert(&self, path: &str, entry: &FsEntry) -> Result<(), ConformanceError>;
     /// Deletes a file, link or (recursively) a directory; `false` if nothing was there.
-    fn remove(&self, path: &str) -> Result<bool, FixtureError>;
+    fn remove(&self, path: &str) -> Result<bool, ConformanceError>;
     /// Opens a gate (memory only).
-    fn release(&self, path: &str) -> Result<(), FixtureError>;
+    fn release(&self, path: &str) -> Result<(), ConformanceError>;
     /// Resolves once an operation on `path` is blocked on a gate (memory only).
     fn wait_blocked(&self, path: &str) -> LocalFuture<'_, ()>;
     /// Op counters since the last reset (memory only).
@@ -239,17 +239,17 @@ impl MemoryFixture {
 }
 
 impl FsFixture for MemoryFixture {
-    fn insert(&self, path: &str, entry: &FsEntry) -> Result<(), FixtureError> {
+    fn insert(&self, path: &str, entry: &FsEntry) -> Result<(), ConformanceError> {
         self.provider
             .insert(&self.paths.map_path(path), mem_node(entry));
         Ok(())
     }
 
-    fn remove(&self, path: &str) -> Result<bool, FixtureError> {
+    fn remove(&self, path: &str) -> Result<bool, ConformanceError> {
         Ok(self.provider.remove(&self.paths.map_path(path)))
     }
 
-    fn release(&self, path: &str) -> Result<(), FixtureError> {
+    fn release(&self, path: &str) -> Result<(), ConformanceError> {
         self.provider.release(&self.paths.map_path(path));
         Ok(())
     }
@@ -285,69 +285,70 @@ pub struct DiskFixture {
 
 impl DiskFixture {
     /// Creates a fresh temporary root.
-    pub fn new() -> Result<Self, FixtureError> {
+    pub fn new() -> Result<Self, ConformanceError> {
         let dir = tempfile::Builder::new()
             .prefix("dsh-conformance-")
             .tempdir()
-            .map_err(|e| FixtureError::io("create a temporary directory".into(), e))?;
+            .map_err(|e| ConformanceError::io("create a temporary directory".into(), e))?;
         // Canonical, so the cap-std provider and the runtime see the same
         // spelling of T as the rewritten scenario paths (macOS /tmp → /private/tmp).
         let canonical = dir
             .path()
             .canonicalize()
-            .map_err(|e| FixtureError::io("canonicalize the temporary directory".into(), e))?;
-        let root = Utf8PathBuf::from_path_buf(canonical).map_err(FixtureError::NotUtf8)?;
+            .map_err(|e| ConformanceError::io("canonicalize the temporary directory".into(), e))?;
+        let root = Utf8PathBuf::from_path_buf(canonical).map_err(ConformanceError::NotUtf8)?;
         Ok(Self {
             _dir: dir,
             paths: PathMap::under(root),
         })
     }
 
-    fn clear(path: &Utf8Path) -> Result<(), FixtureError> {
+    fn clear(path: &Utf8Path) -> Result<(), ConformanceError> {
         match std::fs::symlink_metadata(path) {
             Ok(m) if m.is_dir() => std::fs::remove_dir_all(path)
-                .map_err(|e| FixtureError::io(format!("remove directory {path}"), e)),
+                .map_err(|e| ConformanceError::io(format!("remove directory {path}"), e)),
             Ok(_) => std::fs::remove_file(path)
-                .map_err(|e| FixtureError::io(format!("remove {path}"), e)),
+                .map_err(|e| ConformanceError::io(format!("remove {path}"), e)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(FixtureError::io(format!("inspect {path}"), e)),
+            Err(e) => Err(ConformanceError::io(format!("inspect {path}"), e)),
         }
     }
 }
 
 impl FsFixture for DiskFixture {
-    fn insert(&self, path: &str, entry: &FsEntry) -> Result<(), FixtureError> {
+    fn insert(&self, path: &str, entry: &FsEntry) -> Result<(), ConformanceError> {
         let target = self.paths.map_path(path);
         if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| FixtureError::io(format!("create parent directories of {path}"), e))?;
+            std::fs::create_dir_all(parent).map_err(|e| {
+                ConformanceError::io(format!("create parent directories of {path}"), e)
+            })?;
         }
         Self::clear(&target)?;
         match &entry.content {
             FsContent::File(bytes) => std::fs::write(&target, bytes)
-                .map_err(|e| FixtureError::io(format!("write {path}"), e)),
+                .map_err(|e| ConformanceError::io(format!("write {path}"), e)),
             FsContent::Dir => std::fs::create_dir(&target)
-                .map_err(|e| FixtureError::io(format!("create {path}"), e)),
+                .map_err(|e| ConformanceError::io(format!("create {path}"), e)),
             FsContent::Link(link) => std::os::unix::fs::symlink(self.paths.map(link), &target)
-                .map_err(|e| FixtureError::io(format!("create link {path}"), e)),
+                .map_err(|e| ConformanceError::io(format!("create link {path}"), e)),
             FsContent::Fifo => rustix::fs::mkfifoat(
                 rustix::fs::CWD,
                 target.as_std_path(),
                 rustix::fs::Mode::from_raw_mode(0o644),
             )
-            .map_err(|e| FixtureError::io(format!("create fifo {path}"), e.into())),
+            .map_err(|e| ConformanceError::io(format!("create fifo {path}"), e.into())),
         }
     }
 
-    fn remove(&self, path: &str) -> Result<bool, FixtureError> {
+    fn remove(&self, path: &str) -> Result<bool, ConformanceError> {
         let target = self.paths.map_path(path);
         let existed = std::fs::symlink_metadata(&target).is_ok();
         Self::clear(&target)?;
         Ok(existed)
     }
 
-    fn release(&self, path: &str) -> Result<(), FixtureError> {
-        Err(FixtureError::NoGates {
+    fn release(&self, path: &str) -> Result<(), ConformanceError> {
+        Err(ConformanceError::NoGates {
             path: path.to_owned(),
         })
     }

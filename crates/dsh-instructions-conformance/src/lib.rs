@@ -3,7 +3,7 @@
 
 pub mod digest;
 pub mod driver;
-pub mod error;
+mod error;
 pub mod fsmodel;
 pub mod matcher;
 pub mod runner;
@@ -11,5 +11,6 @@ pub mod schema;
 pub mod steps_json;
 pub mod transcript;
 
+pub use error::ConformanceError;
 pub use runner::{Driver, DriverFactory, RunOptions, Summary, Verdict, run_all};
-pub use schema::{ParseError, ProviderKind, Scenario};
+pub use schema::{ProviderKind, Scenario};

@@ -22,7 +22,7 @@ pub use expect::{
     Outcome, SourceExpect, VisibleExpect, VisibleMap,
 };
 pub use fs::{FaultErrno, FaultSpec, FsContent, FsEntry, FsMap, FsOpName};
-pub use load::{ParseError, StepRef};
+pub use load::{Place, StepRef};
 pub use steps::{Action, Compact, Decision, EventKind, PreStep, Remount, Resume, Step, ToolStep};
 
 use std::fmt;

@@ -173,7 +173,10 @@ proptest! {
         match Scenario::parse(Path::new("fuzz.yaml"), &text) {
             Ok(_) => {}
             // Errors must point inside the text they describe.
-            Err(err) => prop_assert!(!err.message.is_empty()),
+            Err(dsh_instructions_conformance::ConformanceError::Scenario { message, .. }) => {
+                prop_assert!(!message.is_empty())
+            }
+            Err(other) => prop_assert!(false, "not a scenario error: {other:?}"),
         }
     }
 }

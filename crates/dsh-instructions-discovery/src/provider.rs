@@ -11,7 +11,10 @@ use std::pin::Pin;
 use camino::{Utf8Path, Utf8PathBuf};
 use tokio_util::sync::CancellationToken;
 
+mod forward;
+
 pub use crate::text::decode_text;
+pub use forward::{Answer, Call, Forward, Observe};
 
 /// Symlink hops every provider follows before an operation reports
 /// [`Unavailable::Loop`] (the Linux kernel's limit, so the providers agree on
@@ -314,6 +317,7 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
     /// default falls back to one [`FsProvider::probe_many`] per directory,
     /// which is correct but costs the wrapped provider's batching (on disk,
     /// a blocking hand-off per directory instead of one per batch).
+    /// [`Forward`] forwards every method; a decorator is its observer.
     fn probe_dirs<'a>(
         &'a self,
         dirs: &'a [Utf8PathBuf],

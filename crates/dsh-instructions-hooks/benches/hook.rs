@@ -24,7 +24,7 @@
 //! `DSH_BENCH_HOOK_KEEP=1` keeps the fixture and prints its path, for
 //! profiling one invocation by hand (`strace -c`, `perf`).
 //!
-//! The sessions are built in-process through [`dsh_instructions_hooks::respond`]
+//! The sessions are built in-process through [`dsh_instructions_hooks::answer`]
 //! (the same code the binary runs): a `SessionStart`, a `PostToolUse Read`
 //! into each directory (one workspace message each), then prompts after an
 //! `AGENTS.md` change (one update message each) until the session holds
@@ -32,6 +32,20 @@
 //! one a "nothing new" answer: `UserPromptSubmit`, and `PostToolUse Read`
 //! of a file in an already-known directory. Ours and the floor alternate
 //! invocation by invocation so machine noise hits both.
+//!
+//! An agent's ordinary tool events at 1,000 known directories (issue 46
+//! item 3), against the same floor: `hook/read-new/1000vis`, a
+//! `PostToolUse Read` of a file no event named before in a known
+//! directory (each sample another file, as an agent reads one file after
+//! another), and `hook/write/1000vis`, a `PostToolUse Edit` of a known
+//! directory's file, rewritten in place just before its event as the
+//! agent's tool does.
+//!
+//! The fixture lives below cargo's `CARGO_TARGET_TMPDIR`, not the system's
+//! temporary directory: every directory above the project is a dependency
+//! of the quiet memo (decision 0077), and on a shared machine other
+//! processes change `/tmp` all the time, which made the memo's rows measure
+//! the full path at random.
 //!
 //! Flatness (R-LOG-5): the same cases on a session with 200 directories and
 //! ~200 events (only the touches), on one with ~10 events, and on the
@@ -54,7 +68,7 @@ use std::time::{Duration, Instant};
 
 use dsh_home_paths::HomeEnv;
 use dsh_instructions_discovery::{CancellationToken, cap_std::ambient_authority};
-use dsh_instructions_hooks::{Agent, respond};
+use dsh_instructions_hooks::{Agent, Invocation, answer};
 use dsh_instructions_runtime::{CapStdFactory, MountBuilder};
 use dsh_instructions_session::{Session, SessionStore};
 use serde_json::json;
@@ -68,6 +82,14 @@ const WIDE_DIRS: usize = 1_000;
 /// Timed invocations per side and case.
 const RUNS: usize = 200;
 
+/// The whole answer of `agent` to the event `input`, in-process (no
+/// newline).
+fn respond(agent: Agent, input: &[u8], env: &HomeEnv) -> String {
+    let mut out = Vec::new();
+    answer(&Invocation::new(agent, input, env), &mut out).expect("printed");
+    String::from_utf8(out).expect("utf-8").trim_end().to_owned()
+}
+
 /// A throw-away home, DSH home and repository.
 struct Fixture {
     tmp: tempfile::TempDir,
@@ -78,7 +100,7 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Self {
-        let tmp = tempfile::tempdir().expect("tempdir");
+        let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
         let home = tmp.path().join("home");
         let dsh_home = home.join(".dsh");
         let repo = tmp.path().join("repo");
@@ -110,7 +132,10 @@ impl Fixture {
 
     /// Leaves the fixture on disk after the bench.
     fn keep(&mut self) {
-        let tmp = std::mem::replace(&mut self.tmp, tempfile::tempdir().expect("tempdir"));
+        let tmp = std::mem::replace(
+            &mut self.tmp,
+            tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir"),
+        );
         let _ = tmp.keep();
     }
 
@@ -150,6 +175,43 @@ impl Fixture {
             "PostToolUse",
             json!({"tool_name": "Read", "tool_input": {"file_path": self.file_in(d)}, "tool_response": {}}),
         )
+    }
+
+    /// `PostToolUse Edit` of `file`, as Claude Code reports it after the
+    /// edit was written.
+    fn edit_event(&self, session: &str, file: &str) -> Vec<u8> {
+        self.event(
+            session,
+            "PostToolUse",
+            json!({"tool_name": "Edit", "tool_input": {"file_path": file, "old_string": "a", "new_string": "b"}, "tool_response": {}}),
+        )
+    }
+
+    /// `PostToolUse Read` of `file`.
+    fn read_file_event(&self, session: &str, file: &str) -> Vec<u8> {
+        self.event(
+            session,
+            "PostToolUse",
+            json!({"tool_name": "Read", "tool_input": {"file_path": file}, "tool_response": {}}),
+        )
+    }
+
+    /// `n` files no event has named yet, each in a known directory of the
+    /// first `dirs` (spread over them), created now: what an agent reads
+    /// one after another, each a new path (`hook/read-new/…`). Created
+    /// before the margin is waited out, so the directories they changed
+    /// are old again when the cases run.
+    fn new_files(&self, dirs: usize, n: usize) -> Vec<String> {
+        (0..n)
+            .map(|i| {
+                let file = self
+                    .repo
+                    .join(dir_name(i * 7 % dirs.max(1)))
+                    .join(format!("new{i:04}.rs"));
+                std::fs::write(&file, "fn new() {}\n").expect("new file");
+                file.to_string_lossy().into_owned()
+            })
+            .collect()
     }
 
     fn prompt_event(&self, session: &str) -> Vec<u8> {
@@ -477,7 +539,7 @@ struct PartsOrder {
 /// part waited, from its log line). Exits are seen by polling every
 /// millisecond.
 ///
-/// [`PART_GAP`]: dsh_instructions_hooks::PART_GAP
+/// [`PART_GAP`]: dsh_instructions_hooks::parts::PART_GAP
 fn parts_order(cli: &Path) -> PartsOrder {
     let tmp = tempfile::tempdir().expect("tempdir");
     let home = tmp.path().join("home");
@@ -638,7 +700,7 @@ fn main() {
         .unwrap_or(RUNS);
     if wanted(PARTS_CASE) {
         let seen = parts_order(&cli);
-        let gap = dsh_instructions_hooks::PART_GAP.as_secs_f64() * 1e3;
+        let gap = dsh_instructions_hooks::parts::PART_GAP.as_secs_f64() * 1e3;
         let mut smallest = seen.smallest_gaps.clone();
         smallest.sort();
         let ms = |d: Option<&Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3);
@@ -669,6 +731,8 @@ fn main() {
     if !sessions.iter().any(|(tag, _, _, _)| {
         wanted(&format!("hook/prompt/{tag}"))
             || wanted(&format!("hook/read-known/{tag}"))
+            || wanted(&format!("hook/read-new/{tag}"))
+            || wanted(&format!("hook/write/{tag}"))
             || wanted(&format!("hook/peer-part/{tag}"))
             || wanted(&format!("hook/prompt-no-memo/{tag}"))
             || wanted(&format!("hook/prompt-memo-stale/{tag}"))
@@ -705,6 +769,8 @@ fn main() {
         if !cases.iter().any(|(c, _)| wanted(c))
             && !wanted(&format!("hook/concurrent-{CONCURRENT}/{tag}"))
             && !wanted(&format!("hook/peer-part/{tag}"))
+            && !wanted(&format!("hook/read-new/{tag}"))
+            && !wanted(&format!("hook/write/{tag}"))
             && !wanted(&format!("hook/prompt-no-memo/{tag}"))
             && !wanted(&format!("hook/prompt-memo-stale/{tag}"))
         {
@@ -724,6 +790,15 @@ fn main() {
         // (an instruction file may appear there): written before the wait.
         let list = fx.known_list(&session, dirs);
         let list = list.to_string_lossy();
+        // The agent's ordinary events (issue 46 item 3): one new file per
+        // sample (and the warm-up), created before the margin is waited out.
+        let ordinary = tag == "1000vis"
+            && (wanted(&format!("hook/read-new/{tag}")) || wanted(&format!("hook/write/{tag}")));
+        let new_files = if ordinary {
+            fx.new_files(dirs, runs + 1)
+        } else {
+            Vec::new()
+        };
         std::thread::sleep(Duration::from_millis(2_200));
         let (count, visible) = fx.events(&session);
         if std::env::var_os("DSH_BENCH_HOOK_KEEP").is_some() {
@@ -770,6 +845,7 @@ fn main() {
                 m / fm,
                 "-"
             );
+            (case.to_owned(), m, fm)
         };
         let floor = || invoke(&me, &floor_args, &fx, &fx.prompt_event(&session));
         let memo = fx
@@ -809,6 +885,33 @@ fn main() {
                     floor,
                 ),
             );
+            assert_eq!(fx.events(&session).0, count, "nothing new appends nothing");
+        }
+        // An agent's ordinary tool events (issue 46 item 3): a read of a
+        // file no event named before, in a known directory (each sample
+        // another file, so no memo key answers it), and an edit of a known
+        // file, written just before its event as the agent's tool does.
+        let case = format!("hook/read-new/{tag}");
+        if ordinary && wanted(&case) {
+            let ours = |i: usize| {
+                invoke(
+                    &cli,
+                    &claude,
+                    &fx,
+                    &fx.read_file_event(&session, &new_files[i]),
+                )
+            };
+            medians.push(row(&case, interleaved(runs, |_| {}, ours, floor)));
+            assert_eq!(fx.events(&session).0, count, "nothing new appends nothing");
+        }
+        let case = format!("hook/write/{tag}");
+        if ordinary && wanted(&case) {
+            let file = |i: usize| fx.file_in(i * 7 % dirs.max(1));
+            let edit = |i: usize| {
+                std::fs::write(file(i), format!("fn main() {{ /* edit {i} */ }}\n")).expect("edit");
+            };
+            let ours = |i: usize| invoke(&cli, &claude, &fx, &fx.edit_event(&session, &file(i)));
+            medians.push(row(&case, interleaved(runs, edit, ours, floor)));
             assert_eq!(fx.events(&session).0, count, "nothing new appends nothing");
         }
         // The first quiet event after a change (anywhere the memo looks):

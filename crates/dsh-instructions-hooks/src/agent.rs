@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub use crate::names::{Agent, ParseNameError, Scope};
+pub(crate) use crate::names::Agent;
 
 /// One hook event the adapter is registered for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +107,7 @@ pub const CLAUDE_EXCLUDES: &[&str] = &[
 
 impl Agent {
     /// The library preset the agent's hook preset starts from
-    /// ([`crate::hook_preset`]: this preset plus the differences its
+    /// ([`crate::config::hook_preset`]: this preset plus the differences its
     /// profile names, decision 0051).
     pub fn library_preset(self) -> dsh_instructions_state::Preset {
         use dsh_instructions_state::Preset;
@@ -288,7 +288,7 @@ mod tests {
     #[case(Agent::Copilot)]
     #[case(Agent::Qwen)]
     fn agent_names_round_trip(#[case] agent: Agent) {
-        assert_eq!(agent.to_string().parse::<Agent>(), Ok(agent));
+        assert_eq!(agent.to_string().parse::<Agent>().ok(), Some(agent));
     }
 
     #[test]

@@ -13,19 +13,12 @@ use std::io::{Read as _, Seek as _, Write as _};
 
 use camino::Utf8Path;
 use dsh_instructions_runtime::TouchKind;
+use dsh_instructions_runtime::tool_args::TouchedPath;
 use dsh_instructions_session::{Record, Session, SessionError};
 use serde::{Deserialize, Serialize};
 
 /// File name beside `session.jsonl`.
 pub(crate) const DEFERRED_FILE_NAME: &str = "deferred.jsonl";
-
-/// One deferred touch: the path and what was done there (a shell touch's
-/// path is its working directory).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Deferred {
-    pub path: String,
-    pub kind: TouchKind,
-}
 
 /// A deferred touch as one line of the file.
 #[derive(Serialize, Deserialize)]
@@ -38,7 +31,7 @@ struct Line {
 }
 
 impl Line {
-    fn of(d: &Deferred) -> Self {
+    fn of(d: &TouchedPath) -> Self {
         Self {
             path: d.path.clone(),
             kind: d.kind.as_str().to_owned(),
@@ -49,7 +42,7 @@ impl Line {
         }
     }
 
-    fn deferred(self) -> Option<Deferred> {
+    fn deferred(self) -> Option<TouchedPath> {
         let kind = match self.kind.as_str() {
             "read" => TouchKind::Read,
             "write" => TouchKind::Write,
@@ -60,7 +53,7 @@ impl Line {
             },
             _ => return None,
         };
-        Some(Deferred {
+        Some(TouchedPath {
             path: self.path,
             kind,
         })
@@ -68,7 +61,7 @@ impl Line {
 }
 
 /// Appends `items` to the session's deferred touches (one write).
-pub(crate) fn push(session_dir: &Utf8Path, items: &[Deferred]) -> std::io::Result<()> {
+pub(crate) fn push(session_dir: &Utf8Path, items: &[TouchedPath]) -> std::io::Result<()> {
     if items.is_empty() {
         return Ok(());
     }
@@ -88,7 +81,7 @@ pub(crate) fn push(session_dir: &Utf8Path, items: &[Deferred]) -> std::io::Resul
 
 /// Takes every deferred touch of the session, leaving the file empty. A
 /// line that does not parse (a torn write of a killed appender) is skipped.
-pub(crate) fn take(session_dir: &Utf8Path) -> std::io::Result<Vec<Deferred>> {
+pub(crate) fn take(session_dir: &Utf8Path) -> std::io::Result<Vec<TouchedPath>> {
     let path = session_dir.join(DEFERRED_FILE_NAME);
     let mut file = match OpenOptions::new().read(true).write(true).open(&path) {
         Ok(f) => f,
@@ -154,11 +147,11 @@ mod tests {
     fn pushed_touches_are_taken_once_in_order() {
         let (_tmp, dir) = dir();
         assert!(take(&dir).expect("nothing yet").is_empty());
-        let a = Deferred {
+        let a = TouchedPath {
             path: "/w/a/f.rs".into(),
             kind: TouchKind::Read,
         };
-        let b = Deferred {
+        let b = TouchedPath {
             path: "/w".into(),
             kind: TouchKind::Shell {
                 command: "cat b/x".into(),
@@ -175,7 +168,7 @@ mod tests {
     #[test]
     fn a_torn_line_is_skipped_alone() {
         let (_tmp, dir) = dir();
-        let a = Deferred {
+        let a = TouchedPath {
             path: "/w/a".into(),
             kind: TouchKind::List,
         };
@@ -199,7 +192,7 @@ mod tests {
                 let dir = dir.clone();
                 std::thread::spawn(move || {
                     for i in 0..200 {
-                        let item = Deferred {
+                        let item = TouchedPath {
                             path: format!("/w/{w}/{i}"),
                             kind: TouchKind::Write,
                         };

@@ -71,7 +71,7 @@ pub(crate) struct SaveOnDrop<'a> {
 
 impl SaveOnDrop<'_> {
     /// Saves now and leaves the memory to the operating system: the process
-    /// exits right after (`respond_part_to_and_exit`).
+    /// exits right after (`Invocation::exit`).
     pub(crate) fn save_and_leave(self) {
         save(self.session_dir, &self.memory);
         std::mem::forget(self);

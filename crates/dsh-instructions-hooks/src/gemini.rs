@@ -22,7 +22,8 @@ use crate::event::{Action, HookEvent};
 use dsh_instructions_session::Record;
 
 use crate::deferred::apply_deferred;
-use crate::outcome::{AdapterError, Given, summary, with_config_warnings};
+use crate::error::HookError;
+use crate::outcome::{Given, summary, with_config_warnings};
 use crate::touch::{Mounting, shell, touch};
 
 /// Handles one Gemini CLI event over the session's log (held locked).
@@ -31,8 +32,7 @@ pub(crate) async fn handle(
     event: &HookEvent,
     log: SessionLog,
     settings: &SessionSettings,
-    leading: Option<Vec<Value>>,
-) -> Result<(Given, String), AdapterError> {
+) -> Result<(Given, String), HookError> {
     let cancel = CancellationToken::new();
     let session_dir = ctx.session_dir;
     let mount = || settings.apply(ctx.base.clone());
@@ -53,8 +53,8 @@ pub(crate) async fn handle(
             let why = with_config_warnings("shell touch recorded".to_owned(), &session);
             Ok((Given::Nothing, why))
         }
-        Action::Model => {
-            let Some(mut leading) = leading.filter(|m| !m.is_empty()) else {
+        Action::Model { leading } => {
+            let Some(mut leading) = Some(leading.clone()).filter(|m| !m.is_empty()) else {
                 return Ok((Given::Nothing, "no llm_request messages".to_owned()));
             };
             let session = Session::mount(log, mount(), &cancel).await?;

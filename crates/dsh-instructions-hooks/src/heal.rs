@@ -6,7 +6,7 @@
 //! Every side file is read through [`dsh_session_log::side`], which tells a
 //! damaged file from a missing one; each reader rebuilds its file from
 //! what is authoritative — the log for the derived caches, the hook's
-//! `config.json` ([`crate::load_config`]) for `settings.json` — and reports
+//! `config.json` ([`crate::config::load_config`]) for `settings.json` — and reports
 //! it. The adapter drains those reports into `hook.log` after each event.
 
 use camino::{Utf8Path, Utf8PathBuf};
@@ -54,7 +54,7 @@ pub(crate) fn report_lines(agent_dir: &Utf8Path) -> Vec<String> {
 }
 
 /// What `hook doctor` says about the hook sessions under `sessions_dir`
-/// (an agent's [`crate::sessions_dir`]; the installer's doctor prints it): one
+/// (an agent's [`crate::agents::sessions_dir`]; the installer's doctor prints it): one
 /// line per damaged side file (which the session's next event rebuilds)
 /// and per session keeping damaged copies set aside. Writes nothing.
 pub fn doctor_notes(sessions_dir: &Utf8Path) -> Vec<String> {

@@ -1,57 +1,71 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
-mod adapter;
 mod agent;
+mod answer;
+pub mod config;
 mod deferred;
+mod deliver;
 mod dirstamps;
-mod event;
+mod error;
+pub mod event;
 mod gemini;
+mod handle;
 mod heal;
-mod lean;
+mod hooklog;
 mod names;
 mod native_chain;
 mod order;
 mod outcome;
-mod parts;
-mod preset;
+mod piece;
 mod profile;
 mod quiet;
 mod record;
+mod session;
 mod shown;
+mod split;
 #[cfg(test)]
 mod testdir;
 mod tools;
 mod touch;
 
-pub use adapter::{
-    LOCK_WAIT, LOCK_WAIT_ENV, MAX_EVENT_BYTES, respond, respond_event_to, respond_part,
-    respond_part_to, respond_part_to_and_exit, store_id,
-};
-pub use agent::{
-    Agent, CLAUDE_EXCLUDES, EventSpec, PARTS, ParseNameError, Scope, TIMEOUT_SECONDS, hook_command,
-    is_our_command, sessions_dir,
-};
-pub use event::{
-    Action, EventError, HookEvent, PathArg, StartSource, ToolMap, Touched, default_tools,
-    event_from_value, parse_event, shell_tool, touched_paths,
-};
+pub use answer::answer;
+pub use error::HookError;
+pub use handle::Invocation;
 pub use heal::doctor_notes;
-pub use order::{ORDER_DEADLINE, PART_GAP, PART_GAP_ENV};
-pub use parts::{CONTINUED, PART_BYTES, Part, part_label, render_part, split};
-pub use preset::{
-    AGENT_CONTEXT_LIMIT, CONFIG_FILE_NAME, HOOK_MAX_BYTES, HookConfig, HookConfigError,
-    hook_preset, load_config,
-};
-pub use profile::{AgentProfile, Framing, NativeSwitch, PresetDifference, QWEN_NO_SUCH_FILE};
+pub use names::{Agent, Scope};
+pub use session::{LOCK_WAIT, LOCK_WAIT_ENV, store_id};
 pub use shown::escape_control;
-pub use tools::{AgentTool, ToolTouch, agent_tools, is_installed_tool};
 
-// The foreign types this crate's public signatures take (`respond`'s home
-// variables, the hook preset's input, a profile's library preset, the
-// message `split` cuts, the rule formats `hook install --rules` writes),
-// so a product can depend on this crate alone — its
-// README example does, and `cargo xtask package` builds it so.
-pub use dsh_home_paths::HomeEnv;
-pub use dsh_instructions_runtime::WorkspaceMessage;
-pub use dsh_instructions_state::{ConfigInput, Preset, config::RuleFormat};
+/// What the hook and its installer share about each agent (R-HOOK-3,
+/// R-HOOK-5): the events registered and their matchers, generated from
+/// the one tool table; the parts; the hook command; the agent's one
+/// profile (decision 0051) with the framing of its answers and its native
+/// instruction loading.
+pub mod agents {
+    pub use crate::agent::{
+        CLAUDE_EXCLUDES, EventSpec, PARTS, TIMEOUT_SECONDS, hook_command, is_our_command,
+        sessions_dir,
+    };
+    pub use crate::profile::{
+        AgentProfile, Framing, NativeSwitch, PresetDifference, QWEN_NO_SUCH_FILE,
+    };
+    pub use crate::tools::{AgentTool, ToolTouch, agent_tools, is_installed_tool};
+}
+
+/// A message cut into the pieces the registered `--part K` entries answer
+/// (R-HOOK-4, decision 0018), and the order in which Claude Code's pieces
+/// finish (decision 0043).
+pub mod parts {
+    pub use crate::order::{ORDER_DEADLINE, PART_GAP, PART_GAP_ENV};
+    pub use crate::split::{CONTINUED, PART_BYTES, Part, part_label, render_part, split};
+}
+
+// The crates this one's signatures name (the home variables, the hook
+// preset's input and its rule formats, the message `parts::split` cuts),
+// re-exported whole, so a product can depend on this crate alone (its
+// README example does, and `cargo xtask package` builds it so) and this
+// root stays a short list.
+pub use dsh_home_paths as home;
+pub use dsh_instructions_runtime as runtime;
+pub use dsh_instructions_state as state;

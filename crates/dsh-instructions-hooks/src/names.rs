@@ -5,6 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::error::HookError;
+
 /// A coding agent the adapter can be installed into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Agent {
@@ -60,17 +62,8 @@ impl fmt::Display for Agent {
     }
 }
 
-/// An agent or scope name that is not one of the known ones.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {what} `{given}` (expected {expected})")]
-pub struct ParseNameError {
-    what: &'static str,
-    given: String,
-    expected: &'static str,
-}
-
 impl FromStr for Agent {
-    type Err = ParseNameError;
+    type Err = HookError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
@@ -79,7 +72,7 @@ impl FromStr for Agent {
             "gemini" => Ok(Agent::Gemini),
             "copilot" => Ok(Agent::Copilot),
             "qwen" => Ok(Agent::Qwen),
-            _ => Err(ParseNameError {
+            _ => Err(HookError::UnknownName {
                 what: "agent",
                 given: s.to_owned(),
                 expected: "claude, codex, gemini, copilot or qwen",
@@ -105,13 +98,13 @@ impl fmt::Display for Scope {
 }
 
 impl FromStr for Scope {
-    type Err = ParseNameError;
+    type Err = HookError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "user" => Ok(Scope::User),
             "project" => Ok(Scope::Project),
-            _ => Err(ParseNameError {
+            _ => Err(HookError::UnknownName {
                 what: "scope",
                 given: s.to_owned(),
                 expected: "user or project",

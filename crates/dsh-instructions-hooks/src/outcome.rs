@@ -1,31 +1,15 @@
 //! What one hook invocation ends with: the answer it gives the agent
 //! ([`Given`]), with the log's reason and its finishing turn ([`Handled`]),
-//! the reason it gave nothing although it should have tried
-//! ([`AdapterError`]), and the one-line summary of a delivered message for
-//! the diagnostic log ([`summary`]).
+//! and the one-line summary of a delivered message for the diagnostic log
+//! ([`summary`]).
 //!
-//! Separate from `adapter.rs` because the Gemini handler (`gemini.rs`)
+//! Separate from `handle.rs` because the Gemini handler (`gemini.rs`)
 //! answers in the same terms while the adapter dispatches to it: with these
 //! names here, each of the two imports this module and neither the other.
 
 use dsh_instructions_runtime::WorkspaceMessage;
-use dsh_instructions_session::{Session, SessionError};
+use dsh_instructions_session::Session;
 use serde_json::Value;
-
-/// Why an invocation gave nothing although it should have tried.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum AdapterError {
-    #[error("{0}")]
-    Event(#[from] crate::event::EventError),
-    #[error("{0}")]
-    Session(#[from] SessionError),
-    #[error("{0}")]
-    HookConfig(#[from] crate::preset::HookConfigError),
-    #[error("{0}")]
-    Records(#[from] crate::record::RecordsError),
-    #[error("{0}")]
-    Config(String),
-}
 
 /// What an invocation answers.
 #[derive(Debug)]

@@ -13,7 +13,7 @@ use crate::tools::{AgentTool, agent_tools};
 /// Everything about one agent, as [`Agent::profile`] gives it.
 ///
 /// ```
-/// use dsh_instructions_hooks::{Agent, Framing, NativeSwitch};
+/// use dsh_instructions_hooks::{Agent, agents::{Framing, NativeSwitch}};
 /// let claude = Agent::Claude.profile();
 /// assert_eq!(claude.framing, Framing::Bare);
 /// assert!(matches!(claude.native, NativeSwitch::ClaudeMdExcludes(_)));
@@ -25,7 +25,7 @@ pub struct AgentProfile {
     /// The agent.
     pub agent: Agent,
     /// The configuration hook sessions start from, before `config.json`
-    /// ([`crate::hook_preset`]).
+    /// ([`crate::config::hook_preset`]).
     pub preset: ConfigInput,
     /// The library preset the hook's configuration follows (R-CFG-9).
     pub library_preset: Preset,
@@ -192,7 +192,7 @@ impl Agent {
         let framing = self.framing();
         AgentProfile {
             agent: self,
-            preset: crate::preset::hook_preset(self),
+            preset: crate::config::hook_preset(self),
             library_preset,
             differences,
             tools: agent_tools(self),

@@ -11,11 +11,12 @@
 //! again later, never dropped. The file is only read and written under the
 //! session lock.
 
-use camino::{Utf8Path, Utf8PathBuf};
+use camino::Utf8Path;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
-use crate::parts::Part;
+use crate::error::HookError;
+use crate::split::Part;
 
 /// The records file inside a session's directory.
 pub(crate) const RECORDS_FILE_NAME: &str = "parts.json";
@@ -42,33 +43,6 @@ pub(crate) struct Records {
     pub records: Vec<Record>,
 }
 
-/// Why the records file could not be read or written. The message is
-/// `<file>: <reason>` (the reason alone when encoding failed).
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum RecordsError {
-    /// Reading the file failed (other than its absence).
-    #[error("{path}: {source}")]
-    Read {
-        path: Utf8PathBuf,
-        source: std::io::Error,
-    },
-    /// The file is no records JSON (a torn or foreign file).
-    #[error("{path}: {source}")]
-    Malformed {
-        path: Utf8PathBuf,
-        source: serde_json::Error,
-    },
-    /// The records did not encode.
-    #[error("{0}")]
-    Encode(serde_json::Error),
-    /// Writing the temporary file or renaming it over the records failed.
-    #[error("{path}: {source}")]
-    Write {
-        path: Utf8PathBuf,
-        source: std::io::Error,
-    },
-}
-
 /// The key of an event: the SHA-256 of its stdin bytes.
 pub(crate) fn event_key(input: &[u8]) -> String {
     hex(&Sha256::digest(input))
@@ -83,28 +57,27 @@ impl Records {
     /// The session's records; an absent or unreadable file is none (a
     /// torn file cannot give a piece twice: its pieces were claimed or are
     /// in the log as committed — the loss is logged by the caller).
-    pub(crate) fn load(path: &Utf8Path) -> (Self, Option<RecordsError>) {
+    pub(crate) fn load(path: &Utf8Path) -> (Self, Option<HookError>) {
         use dsh_session_log::side::{self, Found};
-        let error = match side::read(path) {
+        let (source, malformed) = match side::read(path) {
             Found::Bytes(bytes) => match serde_json::from_slice(&bytes) {
                 Ok(r) => return (r, None),
-                Err(source) => RecordsError::Malformed {
-                    path: path.to_owned(),
-                    source,
-                },
+                Err(e) => (std::io::Error::other(e), true),
             },
             Found::Missing => return (Self::default(), None),
-            Found::Damaged(damage) => RecordsError::Read {
-                path: path.to_owned(),
-                source: std::io::Error::other(damage),
-            },
+            Found::Damaged(damage) => (std::io::Error::other(damage), false),
         };
         // Called under the session lock: the damaged file goes, and the
         // next save writes it anew.
         let _ = side::discard(path);
-        let damage = match &error {
-            RecordsError::Read { source, .. } => source.to_string(),
-            other => format!("not parts records ({other})"),
+        let damage = if malformed {
+            format!("not parts records ({path}: {source})")
+        } else {
+            source.to_string()
+        };
+        let error = HookError::Records {
+            path: path.to_owned(),
+            source,
         };
         side::report(
             path,
@@ -116,14 +89,14 @@ impl Records {
 
     /// Writes the records atomically ([`dsh_session_log::side::write`]; a
     /// cache: not fsync'd).
-    pub(crate) fn save(&self, path: &Utf8Path) -> Result<(), RecordsError> {
-        let text = serde_json::to_vec(self).map_err(RecordsError::Encode)?;
-        dsh_session_log::side::write(path, &text, dsh_session_log::side::Durability::Cache).map_err(
-            |source| RecordsError::Write {
-                path: path.to_owned(),
-                source,
-            },
-        )
+    pub(crate) fn save(&self, path: &Utf8Path) -> Result<(), HookError> {
+        let records = |source| HookError::Records {
+            path: path.to_owned(),
+            source,
+        };
+        let text = serde_json::to_vec(self).map_err(|e| records(std::io::Error::other(e)))?;
+        dsh_session_log::side::write(path, &text, dsh_session_log::side::Durability::Cache)
+            .map_err(records)
     }
 
     /// The record of `key`, if recorded.
@@ -256,10 +229,15 @@ mod tests {
         let (rs, warn) = Records::load(&path);
         assert_eq!(rs, Records::default());
         let got = warn.as_ref().map(|w| match w {
-            RecordsError::Read { .. } => "read",
-            RecordsError::Malformed { .. } => "malformed",
-            RecordsError::Encode(_) => "encode",
-            RecordsError::Write { .. } => "write",
+            HookError::Records { source, .. }
+                if source
+                    .get_ref()
+                    .is_some_and(|e| e.is::<serde_json::Error>()) =>
+            {
+                "malformed"
+            }
+            HookError::Records { .. } => "read",
+            other => panic!("not a records error: {other:?}"),
         });
         assert_eq!(got, kind, "{warn:?}");
         if let Some(w) = warn {
@@ -276,7 +254,7 @@ mod tests {
             .save(&path)
             .expect_err("no such directory");
         assert!(
-            matches!(&e, RecordsError::Write { path: p, .. } if *p == path),
+            matches!(&e, HookError::Records { path: p, .. } if *p == path),
             "{e:?}"
         );
         assert!(e.to_string().starts_with(&format!("{path}: ")), "{e}");

@@ -2,10 +2,13 @@
 //! the installed `PostToolUse`/`AfterTool` matcher is generated from it
 //! (byte for byte what earlier versions wrote, so Codex's trust hashes and
 //! the installer's status stay the same), and so is the event parser's
-//! tool map ([`crate::default_tools`]).
+//! tool map ([`default_tools`]).
+
+use std::collections::BTreeMap;
 
 use crate::names::Agent;
 use dsh_instructions_runtime::TouchKind;
+use dsh_instructions_runtime::tool_args::PathArg;
 
 /// How a call of one agent tool touches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +113,47 @@ tool_table!(QWEN_TOOLS, QWEN_MATCHER,
     "run_shell_command" => ToolTouch::Shell,
 );
 
+/// Tool name → its path arguments (R-HOOK-3; configurable like R-CFG-8).
+pub type ToolMap = BTreeMap<String, Vec<PathArg>>;
+
+/// The built-in tool map of an agent (SPEC R-HOOK-3): the path-bearing
+/// tools of its tool table (`crate::tools`). Codex's `apply_patch` and
+/// the shell tool are handled apart: their paths are in a patch text or a
+/// command.
+pub fn default_tools(agent: Agent) -> ToolMap {
+    agent_tools(agent)
+        .iter()
+        .filter_map(|t| match &t.touch {
+            ToolTouch::Paths { kind, keys } => Some((
+                t.name.to_owned(),
+                keys.iter()
+                    .map(|k| PathArg {
+                        key: (*k).to_owned(),
+                        kind: kind.clone(),
+                    })
+                    .collect(),
+            )),
+            ToolTouch::Patch | ToolTouch::Shell => None,
+        })
+        .collect()
+}
+
+/// The agent's shell tool, as its hook events name it (harness README:
+/// Codex reports `exec_command` as `Bash`): the table's shell entry.
+pub fn shell_tool(agent: Agent) -> &'static str {
+    agent_tools(agent)
+        .iter()
+        .find(|t| t.touch == ToolTouch::Shell)
+        .map_or("", |t| t.name)
+}
+
+/// Whether `tool` is the agent's patch tool (Codex `apply_patch`).
+pub(crate) fn is_patch_tool(agent: Agent, tool: &str) -> bool {
+    agent_tools(agent)
+        .iter()
+        .any(|t| t.name == tool && t.touch == ToolTouch::Patch)
+}
+
 /// The tools of `agent` the hook is installed for, in matcher order.
 pub fn agent_tools(agent: Agent) -> &'static [AgentTool] {
     match agent {
@@ -144,7 +188,7 @@ pub fn is_installed_tool(agent: Agent, tool: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Action, default_tools, parse_event};
+    use crate::event::{Action, HookEvent};
     use rstest::rstest;
     use serde_json::json;
 
@@ -178,7 +222,7 @@ mod tests {
                 "{name} is parsed, never reported"
             );
         }
-        assert!(is_installed_tool(agent, crate::shell_tool(agent)));
+        assert!(is_installed_tool(agent, shell_tool(agent)));
     }
 
     /// Every tool of the table, called with its arguments, is an event the
@@ -203,7 +247,7 @@ mod tests {
                 json!({"session_id": "s", "cwd": "/w", "hook_event_name": event,
                     "tool_name": name, "tool_input": input})
             };
-            parse_event(agent, v.to_string().as_bytes(), &default_tools(agent))
+            HookEvent::parse(agent, v.to_string().as_bytes(), &default_tools(agent))
                 .expect("parses")
                 .action
         };

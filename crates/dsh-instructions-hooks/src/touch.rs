@@ -1,18 +1,51 @@
-//! What a tool event does to the session before the adapter delivers
-//! (R-HOOK-3): typed touches through [`Session::touch`], no fake tool
-//! executions.
+//! What an event does to its session before the adapter delivers
+//! (R-HOOK-3): the session mounted, the touches earlier invocations
+//! deferred while it was busy reconciled, then the event's own — typed
+//! touches through [`Session::touch`], no fake tool executions.
 
 use camino::Utf8Path;
+use dsh_instructions_discovery::CancellationToken;
+use dsh_instructions_runtime::tool_args::TouchedPath;
 use dsh_instructions_runtime::{Host as _, TouchKind, shell::changes_directory};
-use dsh_instructions_session::{Record, Session, SessionError};
+use dsh_instructions_session::{Record, Session, SessionError, SessionSettings};
+use dsh_session_log::SessionLog;
 use serde_json::Value;
 
 use crate::agent::Agent;
-use crate::event::{Action, HookEvent, StartSource, Touched};
+use crate::deferred::apply_deferred;
+use crate::event::{Action, HookEvent, StartSource};
+
+/// A mounted session with the event's touches made.
+#[derive(Debug)]
+pub(crate) struct Mounted {
+    pub(crate) session: Session,
+    /// How many deferred touches were reconciled first.
+    pub(crate) deferred: usize,
+}
+
+/// Mounts the session over `log` and makes the event's touches, after the
+/// ones earlier invocations deferred.
+///
+/// # Errors
+/// The mount's and the touches' session errors.
+pub(crate) async fn mount_and_touch(
+    m: &Mounting<'_>,
+    log: SessionLog,
+    settings: &SessionSettings,
+    agent: Agent,
+    event: &HookEvent,
+    fresh: bool,
+    cancel: &CancellationToken,
+) -> Result<Mounted, SessionError> {
+    let session = Session::mount(log, settings.apply(m.base.clone()), cancel).await?;
+    let deferred = apply_deferred(&session, m.session_dir, Record::Transient).await?;
+    apply(&session, agent, event, fresh).await?;
+    Ok(Mounted { session, deferred })
+}
 
 /// What an event mounts its session with: the process's half of the one
 /// mount entry (the environment, and the adapter's one factory:
-/// `adapter.rs` grants the ambient authority), and the session's
+/// `handle.rs` grants the ambient authority), and the session's
 /// directory (its deferred touches).
 #[derive(Clone)]
 pub(crate) struct Mounting<'a> {
@@ -41,7 +74,7 @@ pub(crate) fn dropped_on_resume(source: &Value) -> bool {
 }
 
 /// The event's effect on the session before delivering (R-HOOK-3).
-pub(crate) async fn apply(
+async fn apply(
     session: &Session,
     agent: Agent,
     event: &HookEvent,
@@ -151,7 +184,7 @@ pub(crate) async fn shell(
 /// Reports each touched path to the session as what the tool did there.
 pub(crate) async fn touch(
     session: &Session,
-    touched: &[Touched],
+    touched: &[TouchedPath],
     record: Record,
 ) -> Result<(), SessionError> {
     for t in touched {

@@ -4,12 +4,12 @@
 //! every touch kind (not only `Read`), each once, and both again after a
 //! compaction: the always-on ones in its complete baseline, the path-scoped
 //! ones on the next matching touch (R-RULE-8: a rule is attached only while
-//! its `set` is visible). Whole events through [`respond`], on a real
+//! its `set` is visible). Whole events through [`answer`], on a real
 //! directory.
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::HomeEnv;
-use dsh_instructions_hooks::{Agent, respond};
+use dsh_instructions_hooks::{Agent, Invocation, answer};
 use rstest::rstest;
 use serde_json::{Value, json};
 
@@ -66,7 +66,14 @@ impl Machine {
         event["session_id"] = "rules-1".into();
         event["cwd"] = self.project.as_str().into();
         event["transcript_path"] = "/nowhere/rules-1.jsonl".into();
-        let answer = respond(Agent::Claude, event.to_string().as_bytes(), &self.env);
+        let stdin = event.to_string();
+        let mut out = Vec::new();
+        answer(
+            &Invocation::new(Agent::Claude, stdin.as_bytes(), &self.env),
+            &mut out,
+        )
+        .expect("printed");
+        let answer = String::from_utf8(out).expect("utf-8");
         let value: Value = serde_json::from_str(&answer).expect("the answer is JSON");
         value
             .pointer("/hookSpecificOutput/additionalContext")

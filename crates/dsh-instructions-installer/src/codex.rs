@@ -17,9 +17,9 @@ use std::path::Path;
 use sha2::Digest as _;
 use toml_edit::{DocumentMut, Item, Table, TableLike, value};
 
-use crate::error::HookError;
+use crate::error::InstallError;
 use crate::hooks::{Moves, Pos};
-use dsh_instructions_hooks::EventSpec;
+use dsh_instructions_hooks::agents::EventSpec;
 
 /// The config key that caps the bytes Codex reads from `AGENTS.md` files;
 /// `0` switches its own loading off (measured, harness README).
@@ -99,26 +99,26 @@ pub fn trust_key(hooks_json: &Path, event: &str, pos: Pos) -> String {
 fn state_table<'a>(
     doc: &'a DocumentMut,
     path: &Path,
-) -> Result<Option<&'a dyn TableLike>, HookError> {
+) -> Result<Option<&'a dyn TableLike>, InstallError> {
     let Some(hooks) = doc.get("hooks") else {
         return Ok(None);
     };
     let hooks = hooks
         .as_table_like()
-        .ok_or_else(|| HookError::wrong_type(path, "hooks", "a table"))?;
+        .ok_or_else(|| InstallError::wrong_type(path, "hooks", "a table"))?;
     match hooks.get("state") {
         None => Ok(None),
         Some(item) => item
             .as_table_like()
             .map(Some)
-            .ok_or_else(|| HookError::wrong_type(path, "hooks.state", "a table")),
+            .ok_or_else(|| InstallError::wrong_type(path, "hooks.state", "a table")),
     }
 }
 
 fn state_table_mut<'a>(
     doc: &'a mut DocumentMut,
     path: &Path,
-) -> Result<&'a mut dyn TableLike, HookError> {
+) -> Result<&'a mut dyn TableLike, InstallError> {
     let root = doc.as_table_mut();
     if !root.contains_key("hooks") {
         let mut t = Table::new();
@@ -128,7 +128,7 @@ fn state_table_mut<'a>(
     let hooks = root
         .get_mut("hooks")
         .and_then(Item::as_table_like_mut)
-        .ok_or_else(|| HookError::wrong_type(path, "hooks", "a table"))?;
+        .ok_or_else(|| InstallError::wrong_type(path, "hooks", "a table"))?;
     if !hooks.contains_key("state") {
         let mut t = Table::new();
         t.set_implicit(true);
@@ -138,7 +138,7 @@ fn state_table_mut<'a>(
     hooks
         .get_mut("state")
         .and_then(Item::as_table_like_mut)
-        .ok_or_else(|| HookError::wrong_type(path, "hooks.state", "a table"))
+        .ok_or_else(|| InstallError::wrong_type(path, "hooks.state", "a table"))
 }
 
 /// What the trust table says about one handler.
@@ -160,7 +160,7 @@ pub(crate) fn trust_of(
     path: &Path,
     key: &str,
     hash: &str,
-) -> Result<Trust, HookError> {
+) -> Result<Trust, InstallError> {
     let Some(state) = state_table(doc, path)? else {
         return Ok(Trust::Untrusted);
     };
@@ -187,7 +187,7 @@ pub(crate) fn apply_trust(
     hooks_json: &Path,
     moves: &Moves,
     ours: &[(&EventSpec, Vec<String>, u64)],
-) -> Result<(), HookError> {
+) -> Result<(), InstallError> {
     if moves.removed.is_empty() && moves.moved.is_empty() && ours.is_empty() {
         return Ok(());
     }
@@ -222,7 +222,7 @@ pub(crate) fn apply_trust(
                 .entry(&key)
                 .or_insert_with(|| Item::Table(Table::new()));
             let Some(t) = entry.as_table_like_mut() else {
-                return Err(HookError::wrong_type(
+                return Err(InstallError::wrong_type(
                     path,
                     &format!("hooks.state.\"{key}\""),
                     "a table",
@@ -258,13 +258,13 @@ fn prune_empty(doc: &mut DocumentMut) {
 
 /// The current `project_doc_max_bytes`, if set; an error when it is not an
 /// integer.
-pub(crate) fn doc_max_bytes(doc: &DocumentMut, path: &Path) -> Result<Option<i64>, HookError> {
+pub(crate) fn doc_max_bytes(doc: &DocumentMut, path: &Path) -> Result<Option<i64>, InstallError> {
     match doc.get(PROJECT_DOC_MAX_BYTES) {
         None => Ok(None),
         Some(item) => item
             .as_integer()
             .map(Some)
-            .ok_or_else(|| HookError::wrong_type(path, PROJECT_DOC_MAX_BYTES, "an integer")),
+            .ok_or_else(|| InstallError::wrong_type(path, PROJECT_DOC_MAX_BYTES, "an integer")),
     }
 }
 
@@ -371,7 +371,7 @@ mod tests {
     #[test]
     fn an_inline_hooks_table_is_a_table() {
         let mut doc: DocumentMut = "hooks = { foo = 1 }\n".parse().expect("toml");
-        let spec = dsh_instructions_hooks::EventSpec {
+        let spec = dsh_instructions_hooks::agents::EventSpec {
             name: "Stop",
             matcher: None,
         };

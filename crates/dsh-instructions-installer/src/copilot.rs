@@ -12,9 +12,12 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use dsh_instructions_hooks::{Agent, EventSpec, is_our_command};
+use dsh_instructions_hooks::{
+    Agent,
+    agents::{EventSpec, is_our_command},
+};
 
-use crate::error::HookError;
+use crate::error::InstallError;
 use crate::hooks::{EventStatus, Found};
 use crate::layout::same_command;
 
@@ -42,25 +45,28 @@ pub(crate) fn any_ours(list: &[Value]) -> bool {
     list.iter().any(is_ours)
 }
 
-fn root_mut<'a>(doc: &'a mut Value, path: &Path) -> Result<&'a mut Map<String, Value>, HookError> {
+fn root_mut<'a>(
+    doc: &'a mut Value,
+    path: &Path,
+) -> Result<&'a mut Map<String, Value>, InstallError> {
     doc.as_object_mut()
-        .ok_or_else(|| HookError::wrong_type(path, "(top level)", "a JSON object"))
+        .ok_or_else(|| InstallError::wrong_type(path, "(top level)", "a JSON object"))
 }
 
 fn hooks_mut<'a>(
     root: &'a mut Map<String, Value>,
     path: &Path,
-) -> Result<&'a mut Map<String, Value>, HookError> {
+) -> Result<&'a mut Map<String, Value>, InstallError> {
     root.entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
-        .ok_or_else(|| HookError::wrong_type(path, "hooks", "an object"))
+        .ok_or_else(|| InstallError::wrong_type(path, "hooks", "an object"))
 }
 
 /// Registers our handler for every event of Copilot CLI (in place of ours
 /// already there, after anyone else's) and removes ours from any other
 /// event.
-pub(crate) fn install(doc: &mut Value, path: &Path, base: &str) -> Result<(), HookError> {
+pub(crate) fn install(doc: &mut Value, path: &Path, base: &str) -> Result<(), InstallError> {
     let root = root_mut(doc, path)?;
     if !root.contains_key("version") {
         root.insert("version".to_owned(), Value::from(VERSION));
@@ -84,7 +90,7 @@ pub(crate) fn install(doc: &mut Value, path: &Path, base: &str) -> Result<(), Ho
             .entry(spec.name)
             .or_insert_with(|| Value::Array(Vec::new()));
         let Value::Array(list) = list else {
-            return Err(HookError::wrong_type(
+            return Err(InstallError::wrong_type(
                 path,
                 &format!("hooks.{}", spec.name),
                 "an array",
@@ -111,7 +117,7 @@ pub(crate) fn install(doc: &mut Value, path: &Path, base: &str) -> Result<(), Ho
 /// Removes our handlers; an event list, then `hooks`, then the `version`
 /// we wrote, that only held ours go too, so a file install created is
 /// removed whole.
-pub(crate) fn uninstall(doc: &mut Value, path: &Path) -> Result<(), HookError> {
+pub(crate) fn uninstall(doc: &mut Value, path: &Path) -> Result<(), InstallError> {
     let Value::Object(root) = doc else {
         return Ok(());
     };
@@ -119,7 +125,7 @@ pub(crate) fn uninstall(doc: &mut Value, path: &Path) -> Result<(), HookError> {
         return Ok(());
     };
     let Value::Object(hooks) = hooks else {
-        return Err(HookError::wrong_type(path, "hooks", "an object"));
+        return Err(InstallError::wrong_type(path, "hooks", "an object"));
     };
     let mut removed = false;
     for list in hooks.values_mut() {
@@ -152,21 +158,21 @@ pub(crate) fn check(
     path: &Path,
     spec: &EventSpec,
     base: &str,
-) -> Result<Found, HookError> {
+) -> Result<Found, InstallError> {
     let list: &[Value] = match doc.get("hooks") {
         None => &[],
         Some(Value::Object(h)) => match h.get(spec.name) {
             None => &[],
             Some(Value::Array(l)) => l,
             Some(_) => {
-                return Err(HookError::wrong_type(
+                return Err(InstallError::wrong_type(
                     path,
                     &format!("hooks.{}", spec.name),
                     "an array",
                 ));
             }
         },
-        Some(_) => return Err(HookError::wrong_type(path, "hooks", "an object")),
+        Some(_) => return Err(InstallError::wrong_type(path, "hooks", "an object")),
     };
     let ours: Vec<&Value> = list.iter().filter(|h| is_ours(h)).collect();
     let want = handler(base, spec.name);

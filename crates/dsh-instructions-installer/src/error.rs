@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// Why an install, uninstall or doctor run could not go on.
 #[derive(Debug, thiserror::Error)]
-pub enum HookError {
+pub enum InstallError {
     /// The file exists but could not be read.
     #[error("cannot read {}: {source}", crate::shown::shown(path))]
     Read {
@@ -63,9 +63,9 @@ pub enum HookError {
     },
 }
 
-impl HookError {
+impl InstallError {
     pub(crate) fn wrong_type(path: &std::path::Path, key: &str, expected: &'static str) -> Self {
-        HookError::WrongType {
+        InstallError::WrongType {
             path: path.to_owned(),
             key: key.to_owned(),
             expected,

@@ -20,7 +20,7 @@ use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstRootNode
 use serde_json::{Map, Value};
 use tempfile::NamedTempFile;
 
-use crate::error::HookError;
+use crate::error::InstallError;
 
 /// Suffix of the backup written next to a file before it is first changed.
 pub const BACKUP_SUFFIX: &str = ".dsh-backup";
@@ -29,12 +29,12 @@ pub const BACKUP_SUFFIX: &str = ".dsh-backup";
 /// chain of them) the file it finally names. A dangling link is an error
 /// naming the link and its target: writing a plain file there would
 /// silently replace the user's link (dotfile managers make these).
-pub(crate) fn resolve(path: &Path) -> Result<PathBuf, HookError> {
+pub(crate) fn resolve(path: &Path) -> Result<PathBuf, InstallError> {
     let mut cur = path.to_owned();
     for _ in 0..40 {
         match fs::symlink_metadata(&cur) {
             Ok(m) if m.file_type().is_symlink() => {
-                let to = fs::read_link(&cur).map_err(|source| HookError::Read {
+                let to = fs::read_link(&cur).map_err(|source| InstallError::Read {
                     path: cur.clone(),
                     source,
                 })?;
@@ -46,7 +46,7 @@ pub(crate) fn resolve(path: &Path) -> Result<PathBuf, HookError> {
             }
             Ok(_) => return Ok(cur),
             Err(e) if e.kind() == io::ErrorKind::NotFound && cur != path => {
-                return Err(HookError::Link {
+                return Err(InstallError::Link {
                     link: path.to_owned(),
                     target: cur,
                     reason: "the link's target does not exist (dangling link)".to_owned(),
@@ -54,7 +54,7 @@ pub(crate) fn resolve(path: &Path) -> Result<PathBuf, HookError> {
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(cur),
             Err(e) => {
-                return Err(HookError::Link {
+                return Err(InstallError::Link {
                     link: path.to_owned(),
                     target: cur,
                     reason: e.to_string(),
@@ -62,7 +62,7 @@ pub(crate) fn resolve(path: &Path) -> Result<PathBuf, HookError> {
             }
         }
     }
-    Err(HookError::Link {
+    Err(InstallError::Link {
         link: path.to_owned(),
         target: cur,
         reason: "too many levels of symbolic links".to_owned(),
@@ -71,21 +71,21 @@ pub(crate) fn resolve(path: &Path) -> Result<PathBuf, HookError> {
 
 /// The file's text, or `None` when it does not exist. `path` is the real
 /// file ([`resolve`]); `shown` the path the user gave, for messages.
-pub(crate) fn read_optional(path: &Path) -> Result<Option<String>, HookError> {
+pub(crate) fn read_optional(path: &Path) -> Result<Option<String>, InstallError> {
     let real = resolve(path)?;
     match fs::read(&real) {
         Ok(bytes) => String::from_utf8(bytes)
             .map(Some)
-            .map_err(|_| HookError::NotUtf8 {
+            .map_err(|_| InstallError::NotUtf8 {
                 path: path.to_owned(),
             }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) if real != path => Err(HookError::Link {
+        Err(source) if real != path => Err(InstallError::Link {
             link: path.to_owned(),
             target: real,
             reason: format!("cannot read the link's target: {source}"),
         }),
-        Err(source) => Err(HookError::Read {
+        Err(source) => Err(InstallError::Read {
             path: path.to_owned(),
             source,
         }),
@@ -120,23 +120,28 @@ pub(crate) struct JsonDoc {
 impl JsonDoc {
     /// Parses `text` (`None` or blank: an empty object). The top level must
     /// be an object. Errors name the file, line and column.
-    pub(crate) fn parse(path: &Path, text: Option<&str>) -> Result<Self, HookError> {
+    pub(crate) fn parse(path: &Path, text: Option<&str>) -> Result<Self, InstallError> {
         let text = text.unwrap_or("");
-        let cst = CstRootNode::parse(text, &parse_options()).map_err(|e| HookError::Malformed {
-            path: path.to_owned(),
-            problem: format!(
-                "{} (line {}, column {}; comments and trailing commas are accepted)",
-                e.kind(),
-                e.line_display(),
-                e.column_display()
-            ),
-        })?;
+        let cst =
+            CstRootNode::parse(text, &parse_options()).map_err(|e| InstallError::Malformed {
+                path: path.to_owned(),
+                problem: format!(
+                    "{} (line {}, column {}; comments and trailing commas are accepted)",
+                    e.kind(),
+                    e.line_display(),
+                    e.column_display()
+                ),
+            })?;
         let value = match cst.value() {
             None => Value::Object(Map::new()),
             Some(node) => node.to_serde_value().unwrap_or(Value::Null),
         };
         if !value.is_object() {
-            return Err(HookError::wrong_type(path, "(top level)", "a JSON object"));
+            return Err(InstallError::wrong_type(
+                path,
+                "(top level)",
+                "a JSON object",
+            ));
         }
         Ok(Self {
             original: value.clone(),
@@ -323,14 +328,14 @@ fn sync_array(arr: &CstArray, old: &[Value], new: &[Value]) {
 pub(crate) fn parse_toml(
     path: &Path,
     text: Option<&str>,
-) -> Result<toml_edit::DocumentMut, HookError> {
+) -> Result<toml_edit::DocumentMut, InstallError> {
     let text = text.unwrap_or("");
     text.parse::<toml_edit::DocumentMut>().map_err(|e| {
         let line = e
             .span()
             .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
         let msg = e.message().trim().lines().collect::<Vec<_>>().join(" ");
-        HookError::Malformed {
+        InstallError::Malformed {
             path: path.to_owned(),
             problem: match line {
                 Some(l) => format!("{msg} (line {l})"),
@@ -372,8 +377,8 @@ fn aside_name(path: &Path) -> PathBuf {
     dir.join(format!(".{name}.dsh-old.{}", std::process::id()))
 }
 
-fn werr(path: &Path) -> impl Fn(io::Error) -> HookError + '_ {
-    move |source| HookError::Write {
+fn werr(path: &Path) -> impl Fn(io::Error) -> InstallError + '_ {
+    move |source| InstallError::Write {
         path: path.to_owned(),
         source,
     }
@@ -387,7 +392,7 @@ fn werr(path: &Path) -> impl Fn(io::Error) -> HookError + '_ {
 /// moved aside. On any failure, every target already replaced gets its
 /// previous content back, staged files and created directories are
 /// removed, and the error names the file that failed.
-pub(crate) fn commit(writes: &[Write]) -> Result<(), HookError> {
+pub(crate) fn commit(writes: &[Write]) -> Result<(), InstallError> {
     let mut made_dirs: Vec<PathBuf> = Vec::new();
     let remove_dirs = |made_dirs: &[PathBuf]| {
         for d in made_dirs.iter().rev() {
@@ -440,7 +445,7 @@ pub(crate) fn commit(writes: &[Write]) -> Result<(), HookError> {
                 }
                 drop(staged);
                 remove_dirs(&made_dirs);
-                return Err(HookError::Write {
+                return Err(InstallError::Write {
                     path: w.path.clone(),
                     source,
                 });
@@ -468,7 +473,7 @@ fn stage(
     text: &str,
     mode_of: Option<&Path>,
     made_dirs: &mut Vec<PathBuf>,
-) -> Result<NamedTempFile, HookError> {
+) -> Result<NamedTempFile, InstallError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut missing = Vec::new();
     let mut d = dir;
@@ -515,7 +520,7 @@ fn stage(
 }
 
 /// Writes one file atomically (a rollback step).
-fn write_now(path: &Path, text: &str) -> Result<(), HookError> {
+fn write_now(path: &Path, text: &str) -> Result<(), InstallError> {
     let mut dirs = Vec::new();
     let tmp = stage(path, text, None, &mut dirs)?;
     tmp.persist(path).map(drop).map_err(|e| werr(path)(e.error))

@@ -9,9 +9,12 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use dsh_instructions_hooks::{Agent, EventSpec, is_our_command};
+use dsh_instructions_hooks::{
+    Agent,
+    agents::{EventSpec, is_our_command},
+};
 
-use crate::error::HookError;
+use crate::error::InstallError;
 use crate::layout::same_command;
 
 /// A handler's position: (group index, handler index) inside one event's list.
@@ -57,24 +60,31 @@ pub(crate) fn is_ours(handler: &Value) -> bool {
 pub(crate) fn hooks_of<'a>(
     doc: &'a Value,
     path: &Path,
-) -> Result<Option<&'a Map<String, Value>>, HookError> {
+) -> Result<Option<&'a Map<String, Value>>, InstallError> {
     match doc.get("hooks") {
         None => Ok(None),
         Some(Value::Object(m)) => Ok(Some(m)),
-        Some(_) => Err(HookError::wrong_type(path, "hooks", "an object")),
+        Some(_) => Err(InstallError::wrong_type(path, "hooks", "an object")),
     }
 }
 
-fn hooks_mut<'a>(doc: &'a mut Value, path: &Path) -> Result<&'a mut Map<String, Value>, HookError> {
+fn hooks_mut<'a>(
+    doc: &'a mut Value,
+    path: &Path,
+) -> Result<&'a mut Map<String, Value>, InstallError> {
     let Value::Object(root) = doc else {
-        return Err(HookError::wrong_type(path, "(top level)", "a JSON object"));
+        return Err(InstallError::wrong_type(
+            path,
+            "(top level)",
+            "a JSON object",
+        ));
     };
     let hooks = root
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()));
     hooks
         .as_object_mut()
-        .ok_or_else(|| HookError::wrong_type(path, "hooks", "an object"))
+        .ok_or_else(|| InstallError::wrong_type(path, "hooks", "an object"))
 }
 
 /// Removes our handlers from one event's list, dropping groups that only
@@ -131,7 +141,7 @@ pub(crate) fn install(
     path: &Path,
     agent: Agent,
     base: &str,
-) -> Result<Moves, HookError> {
+) -> Result<Moves, InstallError> {
     let hooks = hooks_mut(doc, path)?;
     let mut moves = Moves::default();
     let wanted: Vec<&str> = agent.events().iter().map(|e| e.name).collect();
@@ -159,7 +169,7 @@ pub(crate) fn install(
             .entry(spec.name)
             .or_insert_with(|| Value::Array(Vec::new()));
         let Value::Array(list) = list else {
-            return Err(HookError::wrong_type(
+            return Err(InstallError::wrong_type(
                 path,
                 &format!("hooks.{}", spec.name),
                 "an array",
@@ -288,7 +298,7 @@ pub(crate) fn positions(list: &[Value]) -> Vec<Pos> {
 
 /// Removes every handler of ours from `doc`; an event list, and then the
 /// `hooks` object, that only held ours is removed too.
-pub(crate) fn uninstall(doc: &mut Value, path: &Path) -> Result<Moves, HookError> {
+pub(crate) fn uninstall(doc: &mut Value, path: &Path) -> Result<Moves, InstallError> {
     let mut moves = Moves::default();
     let Value::Object(root) = doc else {
         return Ok(moves);
@@ -297,7 +307,7 @@ pub(crate) fn uninstall(doc: &mut Value, path: &Path) -> Result<Moves, HookError
         return Ok(moves);
     };
     let Value::Object(hooks) = hooks else {
-        return Err(HookError::wrong_type(path, "hooks", "an object"));
+        return Err(InstallError::wrong_type(path, "hooks", "an object"));
     };
     for (name, list) in hooks.iter_mut() {
         if let Value::Array(list) = list {
@@ -360,12 +370,12 @@ pub(crate) fn check(
     agent: Agent,
     spec: &EventSpec,
     base: &str,
-) -> Result<Vec<Found>, HookError> {
+) -> Result<Vec<Found>, InstallError> {
     let list: &[Value] = match hooks_of(doc, path)?.and_then(|h| h.get(spec.name)) {
         None => &[],
         Some(Value::Array(l)) => l,
         Some(_) => {
-            return Err(HookError::wrong_type(
+            return Err(InstallError::wrong_type(
                 path,
                 &format!("hooks.{}", spec.name),
                 "an array",
@@ -476,7 +486,7 @@ fn status_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dsh_instructions_hooks::PARTS;
+    use dsh_instructions_hooks::agents::PARTS;
 
     const CMD: &str = "/bin/dsh-instructions hook --agent claude";
 

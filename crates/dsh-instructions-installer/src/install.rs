@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use toml_edit::DocumentMut;
 
-use dsh_instructions_hooks::{Agent, NativeSwitch, Scope};
+use dsh_instructions_hooks::{Agent, Scope, agents::NativeSwitch};
 
 use crate::codex::{self, Trust};
 use crate::diff;
-use crate::error::HookError;
+use crate::error::InstallError;
 use crate::files::{self, JsonDoc};
 use crate::hooks::{self, EventStatus};
 use crate::install_record::{self, FileRecord, InstallState};
@@ -161,7 +161,7 @@ impl Docs {
         self.items.iter().position(|l| l.path == path)
     }
 
-    fn load(&mut self, path: &Path, toml: bool) -> Result<usize, HookError> {
+    fn load(&mut self, path: &Path, toml: bool) -> Result<usize, InstallError> {
         if let Some(i) = self.find(path) {
             return Ok(i);
         }
@@ -181,29 +181,29 @@ impl Docs {
         Ok(self.items.len() - 1)
     }
 
-    fn load_json(&mut self, path: &Path) -> Result<usize, HookError> {
+    fn load_json(&mut self, path: &Path) -> Result<usize, InstallError> {
         self.load(path, false)
     }
 
-    fn load_toml(&mut self, path: &Path) -> Result<usize, HookError> {
+    fn load_toml(&mut self, path: &Path) -> Result<usize, InstallError> {
         self.load(path, true)
     }
 
-    fn json(&mut self, i: usize) -> Result<&mut Value, HookError> {
+    fn json(&mut self, i: usize) -> Result<&mut Value, InstallError> {
         let l = &mut self.items[i];
         match &mut l.doc {
             Doc::Json(doc) => Ok(&mut doc.value),
             // `agent::files` never gives one path two formats; should that
             // break, the run fails instead of editing the wrong document.
-            Doc::Toml(_) => Err(HookError::wrong_type(&l.path, "(top level)", "JSON")),
+            Doc::Toml(_) => Err(InstallError::wrong_type(&l.path, "(top level)", "JSON")),
         }
     }
 
-    fn toml(&mut self, i: usize) -> Result<&mut DocumentMut, HookError> {
+    fn toml(&mut self, i: usize) -> Result<&mut DocumentMut, InstallError> {
         let l = &mut self.items[i];
         match &mut l.doc {
             Doc::Toml(d) => Ok(d),
-            Doc::Json(_) => Err(HookError::wrong_type(&l.path, "(top level)", "TOML")),
+            Doc::Json(_) => Err(InstallError::wrong_type(&l.path, "(top level)", "TOML")),
         }
     }
 }
@@ -251,7 +251,7 @@ struct Run {
 }
 
 impl Run {
-    fn start(target: &Target<'_>) -> Result<Self, HookError> {
+    fn start(target: &Target<'_>) -> Result<Self, InstallError> {
         let files = target.files();
         let (state_before, legacy_before, state) =
             install_record::load(&files.state, &files.legacy_state)?;
@@ -278,7 +278,7 @@ impl Run {
         target: &Target<'_>,
         removing: bool,
         dry_run: bool,
-    ) -> Result<Report, HookError> {
+    ) -> Result<Report, InstallError> {
         let mut changes = Vec::new();
         let mut writes = Vec::new();
         let mut backups = Vec::new();
@@ -419,7 +419,7 @@ pub struct InstallOptions {
     /// written as `rule_formats` into the hook's `config.json`
     /// (`$DSH_HOME/hooks/<agent>/config.json`; uninstall takes out what
     /// install wrote). `None`: that file is left alone.
-    pub rules: Option<Vec<dsh_instructions_hooks::RuleFormat>>,
+    pub rules: Option<Vec<dsh_instructions_hooks::state::config::RuleFormat>>,
 }
 
 /// Registers the agent's commands for `base` (`<base> --part K` for
@@ -428,7 +428,7 @@ pub struct InstallOptions {
 /// for Codex, persists the hooks' trust, so the agent runs the adapter with
 /// no extra flag (R-HOOK-5). Every file is written or none (R-HOOK-10).
 /// [`install_with`] with [`InstallOptions::default`].
-pub fn install(target: &Target<'_>, base: &str, dry_run: bool) -> Result<Report, HookError> {
+pub fn install(target: &Target<'_>, base: &str, dry_run: bool) -> Result<Report, InstallError> {
     install_with(target, base, &InstallOptions::default(), dry_run)
 }
 
@@ -436,7 +436,7 @@ pub fn install(target: &Target<'_>, base: &str, dry_run: bool) -> Result<Report,
 /// all-or-nothing run.
 ///
 /// ```
-/// use dsh_instructions_hooks::RuleFormat;
+/// use dsh_instructions_hooks::state::config::RuleFormat;
 /// use dsh_instructions_installer::{Agent, InstallOptions, Locations, Scope, Target, install_with};
 /// let tmp = tempfile::tempdir()?;
 /// let loc = Locations {
@@ -461,7 +461,7 @@ pub fn install_with(
     base: &str,
     options: &InstallOptions,
     dry_run: bool,
-) -> Result<Report, HookError> {
+) -> Result<Report, InstallError> {
     let agent = target.agent;
     let mut run = Run::start(target)?;
     let files = run.files.clone();
@@ -471,7 +471,8 @@ pub fn install_with(
         let ci = run.docs.load_json(&config)?;
         let rec = rules::set_rule_formats(run.docs.json(ci)?, &config, formats, prior.as_ref())?;
         run.state.native.insert(key(&config), rec);
-        if agent == Agent::Claude && !formats.contains(&dsh_instructions_hooks::RuleFormat::Claude)
+        if agent == Agent::Claude
+            && !formats.contains(&dsh_instructions_hooks::state::config::RuleFormat::Claude)
         {
             // Claude's excludes still name its rules (R-RULE-7).
             run.notes.push(rules::CLAUDE_RULES_NOTE.to_owned());
@@ -545,7 +546,7 @@ fn project_untrusted_note(loc: &Locations) -> String {
 /// Removes our handlers (and the containers only they filled), restores the
 /// native-loading setting recorded at install and, for Codex, the trust
 /// entries; a file install created and that is now empty is removed.
-pub fn uninstall(target: &Target<'_>, dry_run: bool) -> Result<Report, HookError> {
+pub fn uninstall(target: &Target<'_>, dry_run: bool) -> Result<Report, InstallError> {
     let mut run = Run::start(target)?;
     let files = run.files.clone();
     let hi = run.docs.load_json(&files.hooks)?;
@@ -728,7 +729,7 @@ impl Diagnosis {
 /// Reports what is installed for `target`, compared with what `install`
 /// would write for the base command `command` (per event and per part).
 /// Writes nothing.
-pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError> {
+pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, InstallError> {
     let files = target.files();
     let agent = target.agent;
     let hooks_text = files::read_optional(&files.hooks)?;
@@ -842,10 +843,9 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, HookError
     let mut notes = Vec::new();
     // Sessions whose side files are damaged (they heal at their next event,
     // so they do not make the installation unhealthy).
-    if let Ok(sessions) = camino::Utf8PathBuf::from_path_buf(dsh_instructions_hooks::sessions_dir(
-        &target.locations.dsh_home,
-        agent,
-    )) {
+    if let Ok(sessions) = camino::Utf8PathBuf::from_path_buf(
+        dsh_instructions_hooks::agents::sessions_dir(&target.locations.dsh_home, agent),
+    ) {
         notes.extend(dsh_instructions_hooks::doctor_notes(&sessions));
     }
     if agent == Agent::Qwen {

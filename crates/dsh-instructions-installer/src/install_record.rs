@@ -15,7 +15,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::HookError;
+use crate::error::InstallError;
 use crate::files;
 
 /// Current layout version of `install.json`.
@@ -81,13 +81,13 @@ pub(crate) struct NativeRecord {
 
 impl InstallState {
     /// Reads the record (`None` text: no record yet).
-    pub(crate) fn parse(path: &Path, text: Option<&str>) -> Result<Self, HookError> {
+    pub(crate) fn parse(path: &Path, text: Option<&str>) -> Result<Self, InstallError> {
         match text {
             None => Ok(Self {
                 version: VERSION,
                 ..Self::default()
             }),
-            Some(t) => serde_json::from_str(t).map_err(|e| HookError::Malformed {
+            Some(t) => serde_json::from_str(t).map_err(|e| InstallError::Malformed {
                 path: path.to_owned(),
                 problem: e.to_string(),
             }),
@@ -133,7 +133,7 @@ impl InstallState {
 pub(crate) fn load(
     path: &Path,
     legacy: &Path,
-) -> Result<(Option<String>, Option<String>, InstallState), HookError> {
+) -> Result<(Option<String>, Option<String>, InstallState), InstallError> {
     let text = files::read_optional(path)?;
     let legacy_text = if legacy.is_dir() {
         None

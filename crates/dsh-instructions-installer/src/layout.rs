@@ -124,7 +124,7 @@ pub(crate) fn same_command(found: &str, wanted: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dsh_instructions_hooks::{hook_command, sessions_dir};
+    use dsh_instructions_hooks::agents::{hook_command, sessions_dir};
     use rstest::rstest;
 
     /// Entries written by the hand-written quoting of earlier versions are

@@ -16,7 +16,7 @@ mod shown;
 
 pub use codex::{Trust, trust_hash, trust_key};
 pub use dsh_instructions_hooks::{Agent, Scope};
-pub use error::HookError;
+pub use error::InstallError;
 pub use files::BACKUP_SUFFIX;
 pub use hooks::EventStatus;
 pub use install::{

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use toml_edit::DocumentMut;
 
 use crate::codex;
-use crate::error::HookError;
+use crate::error::InstallError;
 use crate::install_record::NativeRecord;
 
 /// The instruction file names the adapter delivers: if Gemini CLI loads
@@ -64,13 +64,16 @@ pub enum NativeStatus {
     Kept(String),
 }
 
-fn root_mut<'a>(doc: &'a mut Value, path: &Path) -> Result<&'a mut Map<String, Value>, HookError> {
+fn root_mut<'a>(
+    doc: &'a mut Value,
+    path: &Path,
+) -> Result<&'a mut Map<String, Value>, InstallError> {
     doc.as_object_mut()
-        .ok_or_else(|| HookError::wrong_type(path, "(top level)", "a JSON object"))
+        .ok_or_else(|| InstallError::wrong_type(path, "(top level)", "a JSON object"))
 }
 
 /// Claude Code: adds our exclusion `patterns` (the profile's
-/// [`NativeSwitch::ClaudeMdExcludes`](dsh_instructions_hooks::NativeSwitch))
+/// [`NativeSwitch::ClaudeMdExcludes`](dsh_instructions_hooks::agents::NativeSwitch))
 /// to `claudeMdExcludes`. `prior` is the record of an earlier install, kept
 /// when present.
 pub(crate) fn claude_off(
@@ -78,14 +81,14 @@ pub(crate) fn claude_off(
     path: &Path,
     patterns: &[&str],
     prior: Option<&NativeRecord>,
-) -> Result<NativeRecord, HookError> {
+) -> Result<NativeRecord, InstallError> {
     let root = root_mut(doc, path)?;
     let cur = root.get(CLAUDE_KEY).cloned();
     let mut list = match &cur {
         None => Vec::new(),
         Some(Value::Array(a)) => a.clone(),
         Some(_) => {
-            return Err(HookError::wrong_type(
+            return Err(InstallError::wrong_type(
                 path,
                 CLAUDE_KEY,
                 "an array of glob patterns",
@@ -118,7 +121,7 @@ pub(crate) fn gemini_off(
     doc: &mut Value,
     path: &Path,
     prior: Option<&NativeRecord>,
-) -> Result<NativeRecord, HookError> {
+) -> Result<NativeRecord, InstallError> {
     context_file_name(doc, path, Value::Array(Vec::new()), prior)
 }
 
@@ -129,7 +132,7 @@ pub(crate) fn qwen_off(
     path: &Path,
     name: &str,
     prior: Option<&NativeRecord>,
-) -> Result<NativeRecord, HookError> {
+) -> Result<NativeRecord, InstallError> {
     let set = Value::Array(vec![Value::String(name.to_owned())]);
     context_file_name(doc, path, set, prior)
 }
@@ -140,14 +143,14 @@ fn context_file_name(
     path: &Path,
     set: Value,
     prior: Option<&NativeRecord>,
-) -> Result<NativeRecord, HookError> {
+) -> Result<NativeRecord, InstallError> {
     let root = root_mut(doc, path)?;
     let created_parent = !root.contains_key(GEMINI_PARENT);
     let ctx = root
         .entry(GEMINI_PARENT)
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
-        .ok_or_else(|| HookError::wrong_type(path, GEMINI_PARENT, "an object"))?;
+        .ok_or_else(|| InstallError::wrong_type(path, GEMINI_PARENT, "an object"))?;
     let cur = ctx.get(GEMINI_KEY).cloned();
     if cur.as_ref() != Some(&set) {
         ctx.insert(GEMINI_KEY.to_owned(), set.clone());
@@ -169,7 +172,7 @@ pub(crate) fn codex_off(
     doc: &mut DocumentMut,
     path: &Path,
     prior: Option<&NativeRecord>,
-) -> Result<NativeRecord, HookError> {
+) -> Result<NativeRecord, InstallError> {
     let cur = codex::doc_max_bytes(doc, path)?;
     if cur != Some(0) {
         codex::set_doc_max_bytes(doc, Some(0));
@@ -193,7 +196,7 @@ pub(crate) fn json_restore(
     doc: &mut Value,
     path: &Path,
     rec: &NativeRecord,
-) -> Result<Option<String>, HookError> {
+) -> Result<Option<String>, InstallError> {
     let root = root_mut(doc, path)?;
     let Some((parent, key)) = rec.key.split_once('.') else {
         return Ok(restore_in(root, &rec.key, rec, path));
@@ -249,7 +252,7 @@ pub(crate) fn codex_restore(
     doc: &mut DocumentMut,
     path: &Path,
     rec: &NativeRecord,
-) -> Result<Option<String>, HookError> {
+) -> Result<Option<String>, InstallError> {
     let cur = codex::doc_max_bytes(doc, path)?;
     if cur.map(Value::from).as_ref() != Some(&rec.set) {
         return Ok(Some(format!(
@@ -367,7 +370,7 @@ pub(crate) fn codex_status(value: Option<i64>) -> NativeStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dsh_instructions_hooks::CLAUDE_EXCLUDES;
+    use dsh_instructions_hooks::agents::CLAUDE_EXCLUDES;
     use rstest::rstest;
     use serde_json::json;
 
@@ -421,7 +424,7 @@ mod tests {
     #[case(json!({"context": {"fileName": ["QWEN.md", "MEMORY.md"], "x": 1}}), true)]
     #[case(json!({"context": {"fileName": "MEMORY.md"}}), false)]
     fn qwen_off_and_back(#[case] original: Value, #[case] double: bool) {
-        let name = dsh_instructions_hooks::QWEN_NO_SUCH_FILE;
+        let name = dsh_instructions_hooks::agents::QWEN_NO_SUCH_FILE;
         let mut doc = original.clone();
         assert_eq!(matches!(qwen_status(&doc), NativeStatus::On(_)), double);
         let rec = qwen_off(&mut doc, Path::new("s"), name, None).expect("ok");

@@ -5,10 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use dsh_instructions_hooks::{Agent, CONFIG_FILE_NAME, RuleFormat};
+use dsh_instructions_hooks::{Agent, config::CONFIG_FILE_NAME, state::config::RuleFormat};
 use serde_json::Value;
 
-use crate::error::HookError;
+use crate::error::InstallError;
 use crate::install_record::NativeRecord;
 
 /// The `config.json` key install writes.
@@ -36,10 +36,10 @@ pub(crate) fn set_rule_formats(
     path: &Path,
     formats: &[RuleFormat],
     prior: Option<&NativeRecord>,
-) -> Result<NativeRecord, HookError> {
+) -> Result<NativeRecord, InstallError> {
     let root = doc
         .as_object_mut()
-        .ok_or_else(|| HookError::wrong_type(path, "(top level)", "a JSON object"))?;
+        .ok_or_else(|| InstallError::wrong_type(path, "(top level)", "a JSON object"))?;
     let cur = root.get(RULES_KEY).cloned();
     let mut names: Vec<Value> = Vec::with_capacity(formats.len());
     for f in formats {

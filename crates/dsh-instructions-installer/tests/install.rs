@@ -6,10 +6,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use dsh_instructions_hooks::PARTS;
+use dsh_instructions_hooks::agents::PARTS;
 use dsh_instructions_installer::{
-    Agent, EventStatus, HookError, Locations, NativeStatus, Scope, Target, Trust, doctor, install,
-    trust_hash, uninstall,
+    Agent, EventStatus, InstallError, Locations, NativeStatus, Scope, Target, Trust, doctor,
+    install, trust_hash, uninstall,
 };
 use rstest::rstest;
 use serde_json::{Value, json};
@@ -221,7 +221,7 @@ fn qwen_install_registers_the_hooks_and_switches_its_loading_off() {
     let v = json_of(&files.hooks);
     assert_eq!(
         v["context"]["fileName"],
-        json!([dsh_instructions_hooks::QWEN_NO_SUCH_FILE])
+        json!([dsh_instructions_hooks::agents::QWEN_NO_SUCH_FILE])
     );
     assert_eq!(v["model"]["name"], "mock-model");
     assert_eq!(
@@ -529,7 +529,7 @@ fn malformed_codex_config_fails_before_hooks_json_is_written() {
     m.write(&t.files().native, "model = \n");
     let before = m.snapshot();
     let e = install(&t, &cmd(Agent::Codex), false).unwrap_err();
-    assert!(matches!(e, HookError::Malformed { .. }), "{e}");
+    assert!(matches!(e, InstallError::Malformed { .. }), "{e}");
     assert_eq!(m.snapshot(), before);
     assert!(doctor(&t, &cmd(Agent::Codex)).is_err());
 }
@@ -899,7 +899,12 @@ fn session_ids_cannot_break_the_installer(#[case] id: &str) {
         cwd: m.loc.project.clone(),
         account_home: None,
     };
-    let _ = dsh_instructions_hooks::respond(Agent::Claude, event.to_string().as_bytes(), &env);
+    let stdin = event.to_string();
+    dsh_instructions_hooks::answer(
+        &dsh_instructions_hooks::Invocation::new(Agent::Claude, stdin.as_bytes(), &env),
+        &mut Vec::new(),
+    )
+    .expect("answered");
     install(&t, &cmd(Agent::Claude), false).expect("install");
     assert!(doctor(&t, &cmd(Agent::Claude)).expect("doctor").healthy());
     uninstall(&t, false).expect("uninstall");

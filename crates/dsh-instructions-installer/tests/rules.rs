@@ -120,7 +120,7 @@ fn install_with_rules_writes_the_hook_config_and_uninstall_restores_it(
     #[case] agent: Agent,
     #[case] original: Option<&str>,
 ) {
-    use dsh_instructions_hooks::{RuleFormat, load_config};
+    use dsh_instructions_hooks::{config::load_config, state::config::RuleFormat};
     use dsh_instructions_installer::{InstallOptions, install_with};
     let m = machine();
     let t = m.target(agent);
@@ -169,7 +169,7 @@ fn install_with_rules_writes_the_hook_config_and_uninstall_restores_it(
 /// `rule_formats`, which install wrote, goes.
 #[test]
 fn uninstall_after_a_config_edit_takes_out_only_the_rule_formats() {
-    use dsh_instructions_hooks::RuleFormat;
+    use dsh_instructions_hooks::state::config::RuleFormat;
     use dsh_instructions_installer::{InstallOptions, install_with};
     let m = machine();
     let t = m.target(Agent::Codex);
@@ -208,10 +208,10 @@ fn install_without_rules_leaves_the_hook_config_alone() {
 /// The Claude Code hook installed with formats without `claude` says that
 /// Claude's own rules then reach the model from nobody; with it, nothing.
 #[rstest]
-#[case(vec![dsh_instructions_hooks::RuleFormat::Cursor], true)]
-#[case(vec![dsh_instructions_hooks::RuleFormat::Claude, dsh_instructions_hooks::RuleFormat::Cursor], false)]
+#[case(vec![dsh_instructions_hooks::state::config::RuleFormat::Cursor], true)]
+#[case(vec![dsh_instructions_hooks::state::config::RuleFormat::Claude, dsh_instructions_hooks::state::config::RuleFormat::Cursor], false)]
 fn claude_without_claude_rules_is_told(
-    #[case] formats: Vec<dsh_instructions_hooks::RuleFormat>,
+    #[case] formats: Vec<dsh_instructions_hooks::state::config::RuleFormat>,
     #[case] told: bool,
 ) {
     use dsh_instructions_installer::{InstallOptions, install_with};

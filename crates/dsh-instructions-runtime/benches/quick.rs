@@ -14,7 +14,7 @@
 //!
 //! Ours and the floor alternate run by run so machine noise hits both; the
 //! first run of each is an untimed warm-up (ours counted through the
-//! [`Counting`] decorator), timed runs are undecorated — except touch
+//! [`counting::Counting`] decorator), timed runs are undecorated — except touch
 //! sequences, whose counted run is also their first timed run.
 
 mod support;
@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use dsh_instructions_discovery::FsProvider;
 use dsh_instructions_render::{BaselineFile, BaselineKind, Budget, render_baseline};
-use support::counting::{Counting, Snapshot};
+use support::counting::{self, Counted, Snapshot};
 use support::cpu;
 use support::drive::{self, Session};
 use support::floor::{self, NaiveSession};
@@ -126,9 +126,9 @@ fn baseline_case_on(
     suffix: &str,
 ) -> Row {
     let counted = rt.block_on(async {
-        let counting = Counting::new(drive::disk(tree).expect("open roots"));
+        let counting = counting::new(drive::disk(tree).expect("open roots"));
         drive::show(Arc::new(counting.clone()), tree, max_bytes).await;
-        counting.counts.snapshot()
+        counting.counts().snapshot()
     });
     let budget = Some(max_bytes.unsigned_abs());
     let floor_counts = floor::compose(&tree.home, &tree.cwd, MAX_SOURCE_BYTES, budget);
@@ -194,14 +194,14 @@ fn ours_touches(
     };
     rt.block_on(async {
         let disk = drive::disk(tree).expect("open roots");
-        let counting = Counting::new(disk.clone());
+        let counting = counting::new(disk.clone());
         let provider: Arc<dyn FsProvider> = if counted {
             Arc::new(counting.clone())
         } else {
             disk
         };
         let mut session = Session::start(provider, tree, &tree.root, 65_536).await;
-        let before = counting.counts.snapshot();
+        let before = counting.counts().snapshot();
         let mut spent = Duration::ZERO;
         let mut edited = Vec::new();
         for k in 0..touches {
@@ -219,7 +219,7 @@ fn ours_touches(
         for p in edited {
             tree.edit_package(p, 0).expect("restore");
         }
-        let after = counting.counts.snapshot();
+        let after = counting.counts().snapshot();
         (
             spent,
             Snapshot {
@@ -309,7 +309,7 @@ fn revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
     };
     let (mut session, counted) = rt.block_on(async {
         let disk = drive::disk(tree).expect("open roots");
-        let counting = Counting::new(disk);
+        let counting = counting::new(disk);
         let mut session =
             Session::start(Arc::new(counting.clone()), tree, &tree.root, 65_536).await;
         session.host.append_user(
@@ -322,9 +322,9 @@ fn revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
             cold.is_none(),
             "synthetic state must match the tree: {cold:?}"
         );
-        let before = counting.counts.snapshot();
+        let before = counting.counts().snapshot();
         session.revalidate().await;
-        let after = counting.counts.snapshot();
+        let after = counting.counts().snapshot();
         (session, after.since(&before))
     });
     let mut naive = NaiveSession::start(&tree.home, &tree.root, MAX_SOURCE_BYTES);
@@ -363,10 +363,10 @@ fn imports_baseline_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
     let config = drive::imports_config();
     let targets = import_targets();
     let counted = rt.block_on(async {
-        let counting = Counting::new(drive::disk(tree).expect("open roots"));
+        let counting = counting::new(drive::disk(tree).expect("open roots"));
         let shown = drive::show_with(Arc::new(counting.clone()), tree, &config).await;
         assert!(shown.text.contains("Imported from: "), "imports expand");
-        counting.counts.snapshot()
+        counting.counts().snapshot()
     });
     let floor_counts = floor::compose_imports(
         &tree.home,
@@ -411,7 +411,7 @@ fn imports_baseline_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
 fn imports_revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
     let targets = import_targets();
     let (mut session, counted) = rt.block_on(async {
-        let counting = Counting::new(drive::disk(tree).expect("open roots"));
+        let counting = counting::new(drive::disk(tree).expect("open roots"));
         let mut session = Session::start_with(
             Arc::new(counting.clone()),
             tree,
@@ -419,10 +419,10 @@ fn imports_revalidate_case(rt: &tokio::runtime::Runtime, tree: &Tree) -> Row {
             drive::imports_config(),
         )
         .await;
-        let before = counting.counts.snapshot();
+        let before = counting.counts().snapshot();
         let nothing = session.revalidate().await;
         assert!(nothing.is_none(), "unchanged: {nothing:?}");
-        let after = counting.counts.snapshot();
+        let after = counting.counts().snapshot();
         assert_eq!(
             after.reads, before.reads,
             "an unchanged revalidation reads nothing"
@@ -954,9 +954,9 @@ fn rules_rows(rt: &tokio::runtime::Runtime, wanted: &dyn Fn(&str) -> bool) {
         ))
     };
     let disk = drive::disk(&tree).expect("open roots");
-    let counting = Counting::new(disk);
+    let counting = counting::new(disk);
     let first = start(Arc::new(counting.clone()));
-    let counted = counting.counts.snapshot();
+    let counted = counting.counts().snapshot();
     let text: String = first
         .host
         .user_messages()
@@ -1005,7 +1005,7 @@ fn rules_rows(rt: &tokio::runtime::Runtime, wanted: &dyn Fn(&str) -> bool) {
         let ours = |counted: bool| {
             rt.block_on(async {
                 let disk = drive::disk(&tree).expect("open roots");
-                let counting = Counting::new(disk.clone());
+                let counting = counting::new(disk.clone());
                 let provider: Arc<dyn FsProvider> = if counted {
                     Arc::new(counting.clone())
                 } else {
@@ -1013,11 +1013,11 @@ fn rules_rows(rt: &tokio::runtime::Runtime, wanted: &dyn Fn(&str) -> bool) {
                 };
                 let mut session =
                     Session::start_with(provider, &tree, &tree.cwd, config.clone()).await;
-                let before = counting.counts.snapshot();
+                let before = counting.counts().snapshot();
                 let t = Instant::now();
                 let message = black_box(session.touch(&file).await);
                 let spent = t.elapsed();
-                (spent, counting.counts.snapshot().since(&before), message)
+                (spent, counting.counts().snapshot().since(&before), message)
             })
         };
         let (_, snap, message) = ours(true);

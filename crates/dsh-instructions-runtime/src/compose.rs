@@ -31,7 +31,7 @@ use crate::WorkspaceMessage;
 use crate::dir_path::{DirPath, dir_abs};
 use crate::gather::{gather_chain, gather_dirs, path_gate, probe_with_user_global, process_dirs};
 use crate::imports::ImportContext;
-use crate::rule_slots::{add_rule_slots, rule_body};
+use crate::rule_slots::{RuleFacts, add_rule_slots, rule_body};
 use crate::scan::{
     Attach, DirScan, Gather, LoadedFile, ProbedFile, SeenFiles, SlotScan, SlotState, cache_entry,
     identity_dedup,
@@ -67,6 +67,8 @@ pub(crate) struct ComposeInput<'a> {
     /// Rule scopes a pending message attaches, kept attached by a
     /// composition that replaces it (R-RT-6).
     pub pending_rules: &'a BTreeSet<ScopeKey>,
+    /// The instance's memo of rule front matter ([`RuleFacts`]).
+    pub rule_facts: &'a RuleFacts,
 }
 
 /// The result of a composition, applied only if it was not cancelled.
@@ -471,6 +473,7 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         visible,
         pending: input.pending_rules,
         touched: input.touched,
+        facts: Some(input.rule_facts),
     };
     let rules = (!config.rule_formats().is_empty()).then_some(&attach);
     let mut full = Gather {

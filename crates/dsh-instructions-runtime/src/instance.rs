@@ -28,6 +28,7 @@ use crate::derived::Mount;
 use crate::error::RuntimeError;
 use crate::host::{BatchEntry, Decision, Host, SessionEvent, ToolExecution, WorkspaceMessage};
 use crate::inbox::Inbox;
+use crate::rule_slots::RuleFacts;
 use crate::touch::TouchKind;
 use crate::user_file::UserFile;
 use crate::view::VisibleView;
@@ -213,6 +214,7 @@ impl Instance {
             cancel: cancel.clone(),
             apply: apply.clone(),
             reconciled: None,
+            rule_facts: RuleFacts::default(),
         };
         runtime.spawn(lane.run(rx));
         let front = Front {
@@ -491,6 +493,24 @@ impl Instance {
         if active.tx.send(Request::Settle(tx)).is_ok() {
             let _ = rx.await;
         }
+    }
+
+    /// The directories this instance knows (R-RT-3 b: those whose files a
+    /// message the model still sees holds), absolute, as of its last
+    /// composition, after every projection queued before this call; none
+    /// before a composition or for a no-op instance. A touch that reaches
+    /// only these ([`crate::tool_args::TouchedPath::reaches`]) makes a
+    /// composition reconcile nothing a pre-step would not (the agent hook's
+    /// quiet memo answers such touches from stamps, decision 0085).
+    pub async fn known_directories(&self) -> Vec<Utf8PathBuf> {
+        let Some(active) = &self.active else {
+            return Vec::new();
+        };
+        let (tx, rx) = oneshot::channel();
+        if active.tx.send(Request::Known(tx)).is_err() {
+            return Vec::new();
+        }
+        rx.await.unwrap_or_default()
     }
 
     /// Parent tokens with bubbled touches waiting (tests count them).

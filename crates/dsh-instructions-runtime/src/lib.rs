@@ -43,6 +43,14 @@ pub mod host_support {
     pub use crate::memory_host::{HistoryItem, MemoryHost};
 }
 
+/// How a tool's arguments name the paths it touched and which directories
+/// a touch reaches (R-CFG-8, R-RT-3, decision 0027): the one owner of
+/// those rules, for the front door's `touch_tools` and the agent hook's
+/// tool tables.
+pub mod tool_args {
+    pub use crate::touch::{PathArg, TouchedPath};
+}
+
 /// What `explain`, `check` and `show` report ([`Opened::inspect`],
 /// [`Opened::preview`], [`Opened::inspect_rules`]).
 pub mod report {

@@ -21,7 +21,7 @@ use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
     Cancelled,
     listing::list_rule_files,
-    provider::{FileIdentity, LoadedText, Probe, ReadOutcome, Unavailable},
+    provider::{FileIdentity, FileVersion, LoadedText, Probe, ReadOutcome, Unavailable},
 };
 use dsh_instructions_state::{
     Digest, ScopeKey,
@@ -60,6 +60,16 @@ pub(crate) fn rule_body<'t>(text: &'t str, globs: &str, dir: &str) -> &'t str {
         .unwrap_or(text)
 }
 
+/// What a rule needs no read for.
+#[derive(Clone)]
+enum Known {
+    /// Its visible state is current: this slot, vouched.
+    Loaded(Box<SlotState>),
+    /// It does not load here and now (its kind and globs known at its
+    /// version): no slot.
+    LeftOut,
+}
+
 /// One listed rule file waiting for its read.
 struct Listed {
     scan: usize,
@@ -69,6 +79,60 @@ struct Listed {
     path: Utf8PathBuf,
     /// Copilot's root file: always on, no front matter read.
     root_file: bool,
+}
+
+/// What a rule file's front matter says (R-RULE-2), kept per loop instance
+/// by the version it was read at: a composition that only needs to know
+/// whether a rule loads — a path-scoped rule nothing attaches, a manual
+/// rule — probes the file instead of reading and parsing it again
+/// (issue 46 item 2: a touch re-read every unattached rule of its chain).
+/// A version is trusted as far as the instance's version cache trusts one
+/// (R-STATE-8), and an entry is a pure function of the file at that
+/// version, so a cancelled composition that learnt one leaves nothing
+/// wrong behind.
+#[derive(Debug, Default)]
+pub(crate) struct RuleFacts(std::sync::Mutex<HashMap<ScopeKey, RuleFact>>);
+
+/// A rule's kind and globs at one version of its file.
+#[derive(Debug, Clone)]
+struct RuleFact {
+    version: FileVersion,
+    kind: RuleKind,
+    globs: RuleGlobs,
+}
+
+impl RuleFacts {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ScopeKey, RuleFact>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The kind and globs of `scope`'s rule if its file is still at
+    /// `version`.
+    fn at(&self, scope: &ScopeKey, version: &FileVersion) -> Option<(RuleKind, RuleGlobs)> {
+        self.lock()
+            .get(scope)
+            .filter(|f| &f.version == version)
+            .map(|f| (f.kind, f.globs.clone()))
+    }
+
+    /// Keeps what a read at `version` said.
+    fn learn(&self, scope: &ScopeKey, version: FileVersion, kind: RuleKind, globs: &RuleGlobs) {
+        self.lock().insert(
+            scope.clone(),
+            RuleFact {
+                version,
+                kind,
+                globs: globs.clone(),
+            },
+        );
+    }
+
+    /// Whether it knows anything about `scope`.
+    fn knows(&self, scope: &ScopeKey) -> bool {
+        self.lock().contains_key(scope)
+    }
 }
 
 /// Appends the rule slots of every project directory in `scans` (see the
@@ -150,38 +214,51 @@ pub(crate) async fn add_rule_slots(
     }
     listed.retain(|l| !skip(&l.scope));
     // A visible rule whose file the version cache vouches for needs no
-    // read (R-STATE-8): its probe (one call for all) is enough. Rules not
-    // visible are read, since only their text says what they are.
-    let mut known: Vec<Option<SlotState>> = vec![None; listed.len()];
-    if let Some((cache, visible)) = g.vouching() {
-        let vouch: Vec<usize> = (0..listed.len())
-            .filter(|&i| visible.is_loaded(&listed[i].scope))
-            .collect();
-        if !vouch.is_empty() {
-            let paths: Vec<Utf8PathBuf> = vouch.iter().map(|&i| listed[i].path.clone()).collect();
-            let probes = g.provider.probe_paths(&paths, g.cancel).await?;
-            for (&i, probe) in vouch.iter().zip(&probes) {
-                let l = &listed[i];
-                let Probe::Present(present) = probe else {
-                    continue;
-                };
-                let Some(entry) = cache.fresh(
-                    &l.scope,
-                    &l.display,
-                    &present.version,
-                    visible.get(&l.scope),
-                ) else {
-                    continue;
-                };
+    // read (R-STATE-8), and a rule whose front matter the instance knows
+    // at the file's version needs none to be left out (not attached, not
+    // touched, or manual): one probe call for all of them is enough. Any
+    // other rule is read, since only its text says what it is.
+    let mut known: Vec<Option<Known>> = vec![None; listed.len()];
+    let vouching = g.vouching();
+    let probe: Vec<usize> = (0..listed.len())
+        .filter(|&i| {
+            let l = &listed[i];
+            vouching.is_some_and(|(_, visible)| visible.is_loaded(&l.scope))
+                || (!l.root_file && attach.facts.is_some_and(|f| f.knows(&l.scope)))
+        })
+        .collect();
+    if !probe.is_empty() {
+        let paths: Vec<Utf8PathBuf> = probe.iter().map(|&i| listed[i].path.clone()).collect();
+        let probes = g.provider.probe_paths(&paths, g.cancel).await?;
+        for (&i, probe) in probe.iter().zip(&probes) {
+            let l = &listed[i];
+            let Probe::Present(present) = probe else {
+                continue;
+            };
+            if let Some((cache, visible)) = vouching
+                && let Some(entry) =
+                    cache.fresh(&l.scope, &l.display, &present.version, visible.get(&l.scope))
                 // A rule with imports depends on its targets too: read.
-                if !entry.imports.is_empty() {
-                    continue;
-                }
-                known[i] = Some(SlotState::Loaded(LoadedFile::vouched(
-                    Arc::from(l.display.as_str()),
-                    entry,
-                    present,
-                )));
+                && entry.imports.is_empty()
+            {
+                known[i] = Some(Known::Loaded(Box::new(SlotState::Loaded(
+                    LoadedFile::vouched(Arc::from(l.display.as_str()), entry, present),
+                ))));
+                continue;
+            }
+            let left_out = attach
+                .facts
+                .and_then(|f| f.at(&l.scope, &present.version))
+                .is_some_and(|(kind, globs)| match kind {
+                    RuleKind::Manual => true,
+                    RuleKind::PathScoped => {
+                        !is_attached(&l.scope, attach)
+                            && !touched_match(&globs, scans[l.scan].glob_base(), attach.touched)
+                    }
+                    RuleKind::AlwaysOn => false,
+                });
+            if left_out {
+                known[i] = Some(Known::LeftOut);
             }
         }
     }
@@ -203,12 +280,18 @@ pub(crate) async fn add_rule_slots(
     // Loaded rules whose content may import (R-RULE-8, R-IMP-1).
     let mut importing: Vec<Importing> = Vec::new();
     for (l, known) in listed.into_iter().zip(known) {
-        if let Some(state) = known {
-            added[l.scan].push(SlotScan {
-                scope: l.scope,
-                state,
-            });
-            continue;
+        match known {
+            Some(Known::Loaded(state)) => {
+                added[l.scan].push(SlotScan {
+                    scope: l.scope,
+                    state: *state,
+                });
+                continue;
+            }
+            // Not loaded, as its front matter says: no slot (as after a
+            // read that found the same).
+            Some(Known::LeftOut) => continue,
+            None => {}
         }
         // A provider that returned too few outcomes read nothing for the
         // rest: unavailable, never "absent".
@@ -232,6 +315,11 @@ pub(crate) async fn add_rule_slots(
                 } else {
                     parse_rule(l.format, &read.text).map(|p| (p.kind, p.globs, p.content))
                 };
+                if let (Some(facts), Ok((kind, globs, _))) = (attach.facts, &parsed)
+                    && !l.root_file
+                {
+                    facts.learn(&l.scope, read.version, *kind, globs);
+                }
                 match parsed {
                     Err(e) => {
                         tracing::debug!(path = %l.path, error = %e, "rule unavailable");

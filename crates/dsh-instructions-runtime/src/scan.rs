@@ -176,6 +176,9 @@ pub(crate) struct Attach<'a> {
     pub pending: &'a BTreeSet<ScopeKey>,
     /// Absolute paths this composition touches (R-RT-3).
     pub touched: &'a [Utf8PathBuf],
+    /// The instance's memo of rule front matter by file version
+    /// (`None`: every rule is read, as in `inspect`).
+    pub facts: Option<&'a crate::rule_slots::RuleFacts>,
 }
 
 /// Read-only context of one gather pass.

@@ -20,9 +20,9 @@ use std::time::Duration;
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, CapStdProvider, FsProvider,
+    CancellationToken, CapStdProvider, FsProvider,
     cap_std::ambient_authority,
-    provider::{BoxFuture, MarkerProbe, Probe, ReadOutcome, Unavailable},
+    provider::{Answer, Call, Forward, Observe, ReadOutcome, Unavailable},
 };
 use dsh_instructions_runtime::{
     BatchItem, Decision, Host, Instance, ToolExecution, WorkspaceMessage,
@@ -107,7 +107,7 @@ impl Tree {
     }
 
     fn provider(&self) -> Recording {
-        Recording::new(
+        recording(
             CapStdProvider::new(self.roots(), ambient_authority()).expect("provider"),
             self.roots(),
         )
@@ -170,50 +170,59 @@ enum Hook {
     Grow(Utf8PathBuf, u64),
 }
 
+/// What the decorator does besides forwarding: records, and runs its hook.
 #[derive(Debug, Clone)]
-struct Recording {
-    inner: CapStdProvider,
+struct Recorder {
     roots: Vec<Utf8PathBuf>,
     record: Arc<Mutex<Record>>,
     hook: Hook,
     fired: Arc<AtomicBool>,
 }
 
-impl Recording {
-    fn new(inner: CapStdProvider, roots: Vec<Utf8PathBuf>) -> Self {
-        Self {
-            inner,
+/// The cap-std provider, every call forwarded ([`Forward`]) and recorded.
+type Recording = Forward<Recorder>;
+
+fn recording(inner: CapStdProvider, roots: Vec<Utf8PathBuf>) -> Recording {
+    Forward::new(
+        Arc::new(inner),
+        Recorder {
             roots,
             record: Arc::default(),
             hook: Hook::None,
             fired: Arc::default(),
-        }
-    }
+        },
+    )
+}
 
-    fn with_hook(mut self, hook: Hook) -> Self {
-        self.hook = hook;
-        self
+/// What a test asks of its [`Recording`].
+trait Recorded {
+    fn with_hook(self, hook: Hook) -> Self;
+    fn record(&self) -> std::sync::MutexGuard<'_, Record>;
+    /// Every probe and read named a path inside a trusted root, and no read
+    /// returned the outside secret.
+    fn assert_confined(&self);
+    fn max_bytes_read(&self) -> u64;
+}
+
+impl Recorded for Recording {
+    fn with_hook(self, hook: Hook) -> Self {
+        let mut recorder = self.observer().clone();
+        recorder.hook = hook;
+        Forward::new(self.inner().clone(), recorder)
     }
 
     fn record(&self) -> std::sync::MutexGuard<'_, Record> {
-        self.record
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.observer().record()
     }
 
-    fn inside(&self, path: &Utf8Path) -> bool {
-        self.roots.iter().any(|r| path.starts_with(r))
-    }
-
-    /// Every probe and read named a path inside a trusted root, and no read
-    /// returned the outside secret.
     fn assert_confined(&self) {
-        let r = self.record();
+        let o = self.observer();
+        let r = o.record();
         for p in &r.probes {
-            assert!(self.inside(p), "probed outside the trusted roots: {p}");
+            assert!(o.inside(p), "probed outside the trusted roots: {p}");
         }
         for (p, _) in &r.reads {
-            assert!(self.inside(p), "read outside the trusted roots: {p}");
+            assert!(o.inside(p), "read outside the trusted roots: {p}");
         }
         for t in &r.texts {
             assert!(!t.contains(SECRET), "a read returned outside content");
@@ -227,6 +236,18 @@ impl Recording {
             .filter_map(|(_, n)| *n)
             .max()
             .unwrap_or(0)
+    }
+}
+
+impl Recorder {
+    fn record(&self) -> std::sync::MutexGuard<'_, Record> {
+        self.record
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn inside(&self, path: &Utf8Path) -> bool {
+        self.roots.iter().any(|r| path.starts_with(r))
     }
 
     fn run_hook(&self, path: &Utf8Path) {
@@ -247,59 +268,58 @@ impl Recording {
             Hook::SwapToDir(_) | Hook::Grow(..) => {}
         }
     }
+
+    fn read(&self, path: &Utf8Path, out: &ReadOutcome) {
+        let mut r = self.record();
+        let n = match out {
+            ReadOutcome::Loaded(l) => {
+                r.texts.push(l.text.clone());
+                Some(l.bytes_read)
+            }
+            _ => None,
+        };
+        r.reads.push((path.to_owned(), n));
+    }
 }
 
-impl FsProvider for Recording {
-    fn probe<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Probe, Cancelled>> {
-        self.record().probes.push(path.to_owned());
-        self.inner.probe(path, cancel)
+impl Observe for Recorder {
+    fn before(&self, call: Call<'_>) {
+        let mut r = self.record();
+        match call {
+            Call::Probe(path) => r.probes.push(path.to_owned()),
+            Call::ProbeMany { dir, names } => r.probes.extend(names.iter().map(|n| dir.join(n))),
+            Call::ProbeDirs { dirs, names } | Call::ProbeDirsMissing { dirs, names } => r
+                .probes
+                .extend(dirs.iter().flat_map(|d| names.iter().map(|n| d.join(n)))),
+            Call::ProbePaths(paths) | Call::PathKinds(paths) => {
+                r.probes.extend(paths.iter().cloned());
+            }
+            Call::ListDir(dir) => r.probes.push(dir.to_owned()),
+            Call::Marker(path) => r.markers.push(path.to_owned()),
+            Call::ReadText { path, .. } => {
+                drop(r);
+                self.run_hook(path);
+            }
+            Call::ReadMany { paths, .. } => {
+                drop(r);
+                paths.iter().for_each(|p| self.run_hook(p));
+            }
+            Call::MarkersUntilFound(_) => {}
+        }
     }
 
-    fn probe_many<'a>(
-        &'a self,
-        dir: &'a Utf8Path,
-        names: &'a [String],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
-        self.record()
-            .probes
-            .extend(names.iter().map(|n| dir.join(n)));
-        self.inner.probe_many(dir, names, cancel)
-    }
-
-    fn read_text<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        max_source_bytes: u64,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<ReadOutcome, Cancelled>> {
-        Box::pin(async move {
-            self.run_hook(path);
-            let out = self.inner.read_text(path, max_source_bytes, cancel).await;
-            let mut r = self.record();
-            let n = match &out {
-                Ok(ReadOutcome::Loaded(l)) => {
-                    r.texts.push(l.text.clone());
-                    Some(l.bytes_read)
-                }
-                _ => None,
-            };
-            r.reads.push((path.to_owned(), n));
-            out
-        })
-    }
-
-    fn marker<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>> {
-        self.record().markers.push(path.to_owned());
-        self.inner.marker(path, cancel)
+    fn after(&self, call: Call<'_>, answer: Answer<'_>) {
+        match (call, answer) {
+            (Call::ReadText { path, .. }, Answer::Read(out)) => self.read(path, out),
+            (Call::ReadMany { paths, .. }, Answer::Reads(outs)) => {
+                paths.iter().zip(outs).for_each(|(p, o)| self.read(p, o));
+            }
+            (Call::MarkersUntilFound(paths), Answer::Markers(found)) => self
+                .record()
+                .markers
+                .extend(paths.iter().take(found.len()).cloned()),
+            _ => {}
+        }
     }
 }
 
@@ -717,7 +737,7 @@ async fn a_link_to_dev_zero_is_outside_the_roots_and_absent_under_trust_all_r_di
 
     // `--trust-all`: the device is inside a root now, and still never opened
     // because it is not a regular file.
-    let all = Recording::new(
+    let all = recording(
         CapStdProvider::new([Utf8PathBuf::from("/")], ambient_authority()).expect("trust-all"),
         vec!["/".into()],
     );
@@ -935,7 +955,7 @@ async fn a_loaded_file_swapped_for_a_directory_mid_read_is_kept_then_removed_r_d
     let path = tree.repo.join("AGENTS.md");
     let fs = tree.provider().with_hook(Hook::SwapToDir(path.clone()));
     // The hook fires on the first read only: arm it after the baseline.
-    fs.fired.store(true, Ordering::SeqCst);
+    fs.observer().fired.store(true, Ordering::SeqCst);
     let (instance, host) = mount(
         &tree,
         fs.clone(),
@@ -949,11 +969,11 @@ async fn a_loaded_file_swapped_for_a_directory_mid_read_is_kept_then_removed_r_d
     // An edit changes the version, so the next pass reads, and the read
     // finds a directory.
     tree.write("AGENTS.md", "v2 (longer)");
-    fs.fired.store(false, Ordering::SeqCst);
+    fs.observer().fired.store(false, Ordering::SeqCst);
     touch(&instance, &tree.repo.join("x.rs"), "t1");
     settle(&instance).await;
     assert!(
-        fs.fired.load(Ordering::SeqCst),
+        fs.observer().fired.load(Ordering::SeqCst),
         "the swap happened mid-read"
     );
     assert!(
@@ -985,7 +1005,7 @@ async fn a_proc_pseudo_file_reports_size_zero_and_the_read_count_enforces_the_ca
     // `--trust-all`: the pseudo-file is inside a root; its metadata says 0
     // bytes, so only the streaming count can stop the read.
     let all = || {
-        Recording::new(
+        recording(
             CapStdProvider::new([Utf8PathBuf::from("/")], ambient_authority()).expect("trust-all"),
             vec!["/".into()],
         )

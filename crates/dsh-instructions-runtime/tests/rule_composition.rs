@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, CapStdProvider,
+    CancellationToken, CapStdProvider,
     memory::{MemNode, MemoryProvider},
-    provider::{BoxFuture, DirListing, MarkerProbe, PathKind, Probe, ProbedDirs, ReadOutcome},
+    provider::{Call, Forward, Observe},
 };
 use dsh_instructions_runtime::{
     BatchItem, Decision, Host, Instance, ToolExecution, WorkspaceMessage,
@@ -90,69 +90,17 @@ impl Files {
     }
 }
 
-/// Forwards the wrapped provider's directory batches (`probe_dirs_missing`
-/// among them, as a product's decorator must) and path kinds, and counts
-/// its listings; the other per-path calls take the trait's defaults over
-/// `probe`, `read_text` and `marker`.
-#[derive(Debug)]
-struct Listings {
-    inner: Arc<dyn FsProvider>,
-    lists: Arc<AtomicUsize>,
-}
+/// Counts the listings of the provider it observes ([`Forward`] passes
+/// every call on, its directory batches and `probe_dirs_missing` among
+/// them, as a product's decorator must).
+#[derive(Debug, Default)]
+struct Listings(Arc<AtomicUsize>);
 
-impl FsProvider for Listings {
-    fn probe<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Probe, Cancelled>> {
-        self.inner.probe(path, cancel)
-    }
-    fn probe_dirs<'a>(
-        &'a self,
-        dirs: &'a [Utf8PathBuf],
-        names: &'a [String],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<Vec<Probe>>, Cancelled>> {
-        self.inner.probe_dirs(dirs, names, cancel)
-    }
-    fn probe_dirs_missing<'a>(
-        &'a self,
-        dirs: &'a [Utf8PathBuf],
-        names: &'a [String],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<ProbedDirs, Cancelled>> {
-        self.inner.probe_dirs_missing(dirs, names, cancel)
-    }
-    fn read_text<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        max_source_bytes: u64,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<ReadOutcome, Cancelled>> {
-        self.inner.read_text(path, max_source_bytes, cancel)
-    }
-    fn path_kinds<'a>(
-        &'a self,
-        paths: &'a [Utf8PathBuf],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<PathKind>, Cancelled>> {
-        self.inner.path_kinds(paths, cancel)
-    }
-    fn list_dir<'a>(
-        &'a self,
-        dir: &'a Utf8Path,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<DirListing, Cancelled>> {
-        self.lists.fetch_add(1, Ordering::Relaxed);
-        self.inner.list_dir(dir, cancel)
-    }
-    fn marker<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>> {
-        self.inner.marker(path, cancel)
+impl Observe for Listings {
+    fn before(&self, call: Call<'_>) {
+        if let Call::ListDir(_) = call {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -178,10 +126,8 @@ impl World {
         let cwd = fs.path(cwd);
         let host = Arc::new(MemoryHost::new(cwd.clone()));
         let lists = Arc::new(AtomicUsize::new(0));
-        let provider: Arc<dyn FsProvider> = Arc::new(Listings {
-            inner: fs.provider(),
-            lists: Arc::clone(&lists),
-        });
+        let provider: Arc<dyn FsProvider> =
+            Arc::new(Forward::new(fs.provider(), Listings(Arc::clone(&lists))));
         let home = DshHome {
             path: fs.path("/home/u/.dsh"),
             label: HomeLabel::EnvVar,
@@ -430,4 +376,78 @@ async fn the_budget_ranks_a_rule_with_its_directory_r_rule_5(
         "{text}"
     );
     assert_eq!(changes(&m), [(Action::Set, "pkg/AGENTS.md".to_owned())]);
+}
+
+/// A path-scoped rule nothing attaches is read once to learn its globs;
+/// later touches that do not match it probe it and read nothing (issue 46
+/// item 2: a touch re-read every unattached rule of its chain), a touch
+/// that matches reads it for its content, and an edit reads it again.
+#[tokio::test]
+async fn an_unattached_rule_is_read_again_only_when_its_file_moves_r_rule_3() {
+    let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+    fs.insert("/repo/.git".into(), MemNode::dir());
+    fs.insert("/repo/AGENTS.md".into(), MemNode::file("root"));
+    fs.insert(
+        "/repo/.claude/rules/ts.md".into(),
+        MemNode::file("---\npaths: \"src/*.ts\"\n---\nTS rule"),
+    );
+    for f in ["a.rs", "b.rs", "c.rs", "d.ts"] {
+        fs.insert(&Utf8Path::new("/repo/src").join(f), MemNode::file("code"));
+    }
+    let home = DshHome {
+        path: "/home/u/.dsh".into(),
+        label: HomeLabel::EnvVar,
+    };
+    let host = Arc::new(MemoryHost::new("/repo".into()));
+    let instance = common::open(
+        fs.clone(),
+        "/repo",
+        Some(rules_config(&["claude"], 65_536)),
+        &home,
+    )
+    .await
+    .instance(host.clone() as Arc<dyn Host>)
+    .expect("mounted inside a runtime");
+    let cancel = CancellationToken::new();
+    let prompt = Decision::Enter(vec![BatchItem {
+        message: "hi".to_owned(),
+        claimed: true,
+    }]);
+    let out = instance
+        .pre_step(1, prompt, &cancel)
+        .await
+        .expect("not cancelled");
+    host.append_batch(out.batch.as_deref().expect("entered"));
+    // Reads during one touch of `file` and its settling.
+    let touch = async |file: &str| {
+        fs.reset_counters();
+        instance.touch(
+            Utf8Path::new(file),
+            dsh_instructions_runtime::TouchKind::Read,
+        );
+        instance.settle().await;
+        fs.counters().reads
+    };
+    assert_eq!(
+        touch("/repo/src/a.rs").await,
+        0,
+        "its kind and globs are known"
+    );
+    assert_eq!(touch("/repo/src/b.rs").await, 0, "and stay known");
+    assert!(instance.pending().is_empty(), "nothing attached");
+    assert_eq!(
+        touch("/repo/src/d.ts").await,
+        1,
+        "a match reads its content"
+    );
+    assert_eq!(
+        changes(&instance.pending()[0]),
+        [(Action::Set, ".claude/rules/ts.md".to_owned())]
+    );
+    // The file moves: what it says must be read again (now it names `.rs`).
+    fs.insert(
+        "/repo/.claude/rules/ts.md".into(),
+        MemNode::file("---\npaths: \"src/*.rs\"\n---\nRS rule"),
+    );
+    assert_eq!(touch("/repo/src/c.rs").await, 1, "an edited rule is read");
 }

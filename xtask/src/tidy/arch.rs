@@ -592,7 +592,7 @@ pub(crate) fn the_cli_grants_ambient_authority_once(
         ),
         (
             "dsh-instructions-hooks",
-            "crates/dsh-instructions-hooks/src/adapter.rs:",
+            "crates/dsh-instructions-hooks/src/handle.rs:",
         ),
     ] {
         let mut grants = Vec::new();

@@ -10,7 +10,7 @@ use std::time::Duration;
 use camino::Utf8PathBuf;
 use dsh_instructions_discovery::memory::MemoryProvider;
 
-use crate::error::DriverError;
+use crate::error::ConformanceError;
 use crate::fsmodel::LocalFuture;
 use crate::matcher::{ObservedMessage, ObservedSource};
 use crate::schema::{Compact, ConfigInput, Decision, Env, EventKind, Outcome, ProviderKind, Step};
@@ -123,29 +123,29 @@ pub struct HostState {
 }
 
 /// Drives a host + runtime through scenario steps. Errors are driver or
-/// runtime failures ([`DriverError`]) and fail the scenario.
+/// runtime failures ([`ConformanceError`]) and fail the scenario.
 pub trait Driver {
     /// Mounts the first plugin instance over an empty session.
-    fn mount(&mut self, spec: &MountSpec) -> impl Future<Output = Result<(), DriverError>>;
+    fn mount(&mut self, spec: &MountSpec) -> impl Future<Output = Result<(), ConformanceError>>;
     /// Runs a pre-step.
     fn pre_step(
         &mut self,
         input: PreStepInput<'_>,
-    ) -> impl Future<Output = Result<PreStepResult, DriverError>>;
+    ) -> impl Future<Output = Result<PreStepResult, ConformanceError>>;
     /// Delivers a tool result.
-    fn tool(&mut self, input: &ToolInput) -> impl Future<Output = Result<(), DriverError>>;
+    fn tool(&mut self, input: &ToolInput) -> impl Future<Output = Result<(), ConformanceError>>;
     /// Appends a session event.
-    fn event(&mut self, event: EventKind) -> impl Future<Output = Result<(), DriverError>>;
+    fn event(&mut self, event: EventKind) -> impl Future<Output = Result<(), ConformanceError>>;
     /// Hides events from the visible surface.
-    fn compact(&mut self, compact: &Compact) -> impl Future<Output = Result<(), DriverError>>;
+    fn compact(&mut self, compact: &Compact) -> impl Future<Output = Result<(), ConformanceError>>;
     /// New loop instance over the same history (inbox and plugin state gone).
-    fn resume(&mut self) -> impl Future<Output = Result<(), DriverError>>;
+    fn resume(&mut self) -> impl Future<Output = Result<(), ConformanceError>>;
     /// Disposes the plugin instance and mounts a new one (inbox kept).
-    fn remount(&mut self, spec: &MountSpec) -> impl Future<Output = Result<(), DriverError>>;
+    fn remount(&mut self, spec: &MountSpec) -> impl Future<Output = Result<(), ConformanceError>>;
     /// Awaits the runtime's `settle()`.
-    fn settle(&mut self) -> impl Future<Output = Result<(), DriverError>>;
+    fn settle(&mut self) -> impl Future<Output = Result<(), ConformanceError>>;
     /// Reports inbox, history and visible sources.
-    fn observe(&mut self) -> impl Future<Output = Result<HostState, DriverError>>;
+    fn observe(&mut self) -> impl Future<Output = Result<HostState, ConformanceError>>;
 }
 
 /// What one scenario step did, as the runner saw it.

@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 
 use super::contract::{DriverFactory, Verdict, line};
 use super::scenario::run_scenario;
-use crate::schema::{ParseError, ProviderKind, Scenario};
+use crate::error::ConformanceError;
+use crate::schema::{ProviderKind, Scenario};
 
 /// Every `*.yaml` file under the given files or directories (recursive),
 /// sorted; a directory that cannot be read is reported as an error.
-pub fn collect_files(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<ParseError>) {
+pub fn collect_files(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<ConformanceError>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for root in roots {
@@ -21,14 +22,8 @@ pub fn collect_files(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<ParseError>) {
     (files, errors)
 }
 
-fn walk(path: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<ParseError>, explicit: bool) {
-    let read_err = |message: String| ParseError {
-        file: path.to_owned(),
-        step: None,
-        key: None,
-        position: None,
-        message,
-    };
+fn walk(path: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<ConformanceError>, explicit: bool) {
+    let read_err = |message: String| ConformanceError::scenario(path.to_owned(), message);
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => match std::fs::read_dir(path) {
             Ok(entries) => {

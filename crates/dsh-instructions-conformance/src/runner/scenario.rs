@@ -11,7 +11,7 @@ use super::contract::{
     CancelSignal, Driver, HostState, MountSpec, Observer, PreStepInput, PreStepResult,
     ProviderHandle, STEP_TIMEOUT, StepRecord, ToolInput, Verdict,
 };
-use crate::error::{DriverError, FixtureError, StepError};
+use crate::error::ConformanceError;
 use crate::fsmodel::{DiskFixture, FsFixture, MemoryFixture, PathMap};
 use crate::matcher::{self, Observation};
 use crate::schema::{Action, ConfigInput, Env, EventKind, FsMap, ProviderKind, Scenario, Step};
@@ -95,20 +95,20 @@ fn unmap_observation(obs: &mut Observation, paths: &PathMap) {
 }
 
 /// Applies `fs` or a `write` step to the provider's tree.
-fn write_entries(fixture: &dyn FsFixture, entries: &FsMap) -> Result<(), StepError> {
+fn write_entries(fixture: &dyn FsFixture, entries: &FsMap) -> Result<(), ConformanceError> {
     for (path, entry) in &entries.0 {
-        fixture.insert(path, entry).map_err(StepError::Fixture)?;
+        fixture.insert(path, entry)?;
     }
     Ok(())
 }
 
 async fn timed<T>(
     what: &'static str,
-    f: impl Future<Output = Result<T, DriverError>>,
-) -> Result<T, StepError> {
+    f: impl Future<Output = Result<T, ConformanceError>>,
+) -> Result<T, ConformanceError> {
     match tokio::time::timeout(STEP_TIMEOUT, f).await {
         Ok(r) => Ok(r?),
-        Err(_) => Err(StepError::Timeout {
+        Err(_) => Err(ConformanceError::Timeout {
             what,
             secs: STEP_TIMEOUT.as_secs(),
         }),
@@ -134,7 +134,7 @@ async fn let_background_run() {
 /// time (the same bounded yields as after a step without `expect`). Fails
 /// at once otherwise, so a scenario that relies on work parked at a gate
 /// cannot pass when that work never started or never got there.
-async fn await_blocked(fixture: &dyn FsFixture, path: &str) -> Result<(), FixtureError> {
+async fn await_blocked(fixture: &dyn FsFixture, path: &str) -> Result<(), ConformanceError> {
     let reached = tokio::select! {
         biased;
         () = fixture.wait_blocked(path) => true,
@@ -143,7 +143,7 @@ async fn await_blocked(fixture: &dyn FsFixture, path: &str) -> Result<(), Fixtur
     if reached {
         Ok(())
     } else {
-        Err(FixtureError::NotBlocked {
+        Err(ConformanceError::NotBlocked {
             path: path.to_owned(),
         })
     }
@@ -219,7 +219,7 @@ async fn run_action<D: Driver>(
     step: &Step,
     n: usize,
     number: Option<u32>,
-) -> Result<Option<PreStepResult>, StepError> {
+) -> Result<Option<PreStepResult>, ConformanceError> {
     let fixture = cx.fixture;
     match &step.action {
         Action::PreStep(p) => {
@@ -256,13 +256,11 @@ async fn run_action<D: Driver>(
         Action::Write(w) => write_entries(fixture, w)?,
         Action::Remove(paths) => {
             for path in paths {
-                fixture.remove(path).map_err(StepError::Fixture)?;
+                fixture.remove(path)?;
             }
         }
-        Action::Release(path) => fixture.release(path).map_err(StepError::Fixture)?,
-        Action::Blocked(path) => await_blocked(fixture, path)
-            .await
-            .map_err(StepError::Fixture)?,
+        Action::Release(path) => fixture.release(path)?,
+        Action::Blocked(path) => await_blocked(fixture, path).await?,
         Action::Compact(c) => timed("compact", driver.compact(c)).await?,
         Action::Resume => timed("resume", driver.resume()).await?,
         Action::Remount(r) => {
@@ -283,7 +281,7 @@ async fn run_action<D: Driver>(
 }
 
 /// Settles and observes after a step with an `expect`.
-async fn settle_and_observe<D: Driver>(driver: &mut D) -> Result<HostState, StepError> {
+async fn settle_and_observe<D: Driver>(driver: &mut D) -> Result<HostState, ConformanceError> {
     timed("settle", driver.settle()).await?;
     timed("observe", driver.observe()).await
 }

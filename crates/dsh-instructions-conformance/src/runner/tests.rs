@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::error::DriverError;
+use crate::error::ConformanceError;
 use crate::schema::{Compact, EventKind, Outcome, ProviderKind, Scenario};
 
 use super::*;
@@ -33,12 +33,15 @@ impl Scripted {
 }
 
 impl Driver for Scripted {
-    async fn mount(&mut self, spec: &MountSpec) -> Result<(), DriverError> {
+    async fn mount(&mut self, spec: &MountSpec) -> Result<(), ConformanceError> {
         self.push("mount".into());
         self.0.borrow_mut().specs.push(spec.clone());
         Ok(())
     }
-    async fn pre_step(&mut self, input: PreStepInput<'_>) -> Result<PreStepResult, DriverError> {
+    async fn pre_step(
+        &mut self,
+        input: PreStepInput<'_>,
+    ) -> Result<PreStepResult, ConformanceError> {
         self.push(format!("pre_step {}", input.step));
         if let Some(CancelSignal(signal)) = input.cancel {
             signal.await;
@@ -56,11 +59,11 @@ impl Driver for Scripted {
             entered: None,
         })
     }
-    async fn tool(&mut self, input: &ToolInput) -> Result<(), DriverError> {
+    async fn tool(&mut self, input: &ToolInput) -> Result<(), ConformanceError> {
         self.push("tool".into());
         self.0.borrow_mut().tools.push(input.clone());
         if self.0.borrow().fail_tools {
-            return Err(DriverError::NotMounted);
+            return Err(ConformanceError::NotMounted);
         }
         // Background work that needs a few polls, like a projection.
         let flag = self.1.clone();
@@ -72,29 +75,29 @@ impl Driver for Scripted {
         });
         Ok(())
     }
-    async fn event(&mut self, event: EventKind) -> Result<(), DriverError> {
+    async fn event(&mut self, event: EventKind) -> Result<(), ConformanceError> {
         self.push(format!("event {event:?}"));
         Ok(())
     }
-    async fn compact(&mut self, _: &Compact) -> Result<(), DriverError> {
+    async fn compact(&mut self, _: &Compact) -> Result<(), ConformanceError> {
         self.push("compact".into());
         Ok(())
     }
-    async fn resume(&mut self) -> Result<(), DriverError> {
+    async fn resume(&mut self) -> Result<(), ConformanceError> {
         self.push("resume".into());
         Ok(())
     }
-    async fn remount(&mut self, spec: &MountSpec) -> Result<(), DriverError> {
+    async fn remount(&mut self, spec: &MountSpec) -> Result<(), ConformanceError> {
         let ran = self.1.load(std::sync::atomic::Ordering::SeqCst);
         self.push(format!("remount (background ran: {ran})"));
         self.0.borrow_mut().specs.push(spec.clone());
         Ok(())
     }
-    async fn settle(&mut self) -> Result<(), DriverError> {
+    async fn settle(&mut self) -> Result<(), ConformanceError> {
         self.push("settle".into());
         Ok(())
     }
-    async fn observe(&mut self) -> Result<HostState, DriverError> {
+    async fn observe(&mut self) -> Result<HostState, ConformanceError> {
         Ok(HostState::default())
     }
 }

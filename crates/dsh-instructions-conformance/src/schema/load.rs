@@ -1,16 +1,17 @@
 //! Reading a scenario file: the raw serde shapes, the checks serde cannot
-//! express (exactly one action per step, …), the [`ParseError`] that names
+//! express (exactly one action per step, …), the [`ConformanceError`] that names
 //! file, step and key, and the memory-only uses of a parsed scenario.
 //! Separate so the types of the format read apart from how a file becomes
 //! them.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::expect::{Expect, nullable};
 use super::fs::FsMap;
 use super::steps::{Action, Compact, EventKind, PreStep, Remount, Resume, Step, ToolStep};
 use super::{ConfigInput, Env, ProviderKind, Scenario};
+use crate::error::ConformanceError;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_saphyr::Spanned;
@@ -120,6 +121,17 @@ impl RawStep {
     }
 }
 
+/// Where in a scenario file a parse error happened, as far as known.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Place {
+    /// The step the error is in, when it is inside `steps`.
+    pub step: Option<StepRef>,
+    /// The offending key, when known.
+    pub key: Option<String>,
+    /// 1-based line and column, when known.
+    pub position: Option<(u64, u64)>,
+}
+
 /// Where a parse error happened.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepRef {
@@ -127,41 +139,6 @@ pub struct StepRef {
     pub index: usize,
     /// Action key(s) of that step.
     pub action: String,
-}
-
-/// A scenario file that could not be read or parsed. Never a skip: the runner
-/// counts it as a failure.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{}", self.render())]
-pub struct ParseError {
-    /// The file.
-    pub file: PathBuf,
-    /// The step the error is in, when it is inside `steps`.
-    pub step: Option<StepRef>,
-    /// The offending key, when known.
-    pub key: Option<String>,
-    /// 1-based line and column, when known.
-    pub position: Option<(u64, u64)>,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl ParseError {
-    fn render(&self) -> String {
-        let mut out = self.file.display().to_string();
-        if let Some((l, c)) = self.position {
-            out.push_str(&format!(":{l}:{c}"));
-        }
-        if let Some(s) = &self.step {
-            out.push_str(&format!(": step {} ({})", s.index, s.action));
-        }
-        if let Some(k) = &self.key {
-            out.push_str(&format!(": key `{k}`"));
-        }
-        out.push_str(": ");
-        out.push_str(&self.message);
-        out
-    }
 }
 
 /// Loose view used only to locate an error inside `steps`.
@@ -220,17 +197,9 @@ fn key_of(message: &str, source: &str, position: Option<(u64, u64)>) -> Option<S
 
 impl Scenario {
     /// Reads and parses a scenario file.
-    #[expect(
-        clippy::result_large_err,
-        reason = "cold path: one error per unparsable file"
-    )]
-    pub fn load(path: &Path) -> Result<Self, ParseError> {
-        let source = std::fs::read_to_string(path).map_err(|e| ParseError {
-            file: path.to_owned(),
-            step: None,
-            key: None,
-            position: None,
-            message: format!("cannot read: {e}"),
+    pub fn load(path: &Path) -> Result<Self, ConformanceError> {
+        let source = std::fs::read_to_string(path).map_err(|e| {
+            ConformanceError::scenario(path.to_owned(), format!("cannot read: {e}"))
         })?;
         Self::parse(path, &source)
     }
@@ -249,24 +218,23 @@ impl Scenario {
     ///
     /// let err = Scenario::parse("bad.yaml".as_ref(), "cwd: /r\nsteps:\n  - pre_step: {claimd: []}\n")
     ///     .unwrap_err();
-    /// assert_eq!(err.step.unwrap().index, 1);
-    /// assert_eq!(err.key.as_deref(), Some("claimd"));
+    /// let dsh_instructions_conformance::ConformanceError::Scenario { at, .. } = err else { panic!() };
+    /// assert_eq!(at.step.unwrap().index, 1);
+    /// assert_eq!(at.key.as_deref(), Some("claimd"));
     /// ```
-    #[expect(
-        clippy::result_large_err,
-        reason = "cold path: one error per unparsable file"
-    )]
-    pub fn parse(file: &Path, source: &str) -> Result<Self, ParseError> {
+    pub fn parse(file: &Path, source: &str) -> Result<Self, ConformanceError> {
         let raw: RawScenario = match serde_saphyr::from_str_with_options(source, yaml_options()) {
             Ok(r) => r,
             Err(e) => return Err(Self::serde_error(file, source, &e)),
         };
         let err = |step: Option<StepRef>, key: Option<&str>, message: String, line: Option<u64>| {
-            ParseError {
+            ConformanceError::Scenario {
                 file: file.to_owned(),
-                step,
-                key: key.map(str::to_owned),
-                position: line.map(|l| (l, 1)),
+                at: Box::new(Place {
+                    step,
+                    key: key.map(str::to_owned),
+                    position: line.map(|l| (l, 1)),
+                }),
                 message,
             }
         };
@@ -365,7 +333,7 @@ impl Scenario {
         })
     }
 
-    fn serde_error(file: &Path, source: &str, e: &serde_saphyr::Error) -> ParseError {
+    fn serde_error(file: &Path, source: &str, e: &serde_saphyr::Error) -> ConformanceError {
         let position = e.location().map(|l| (l.line(), l.column()));
         let mut message = first_line(&e.without_snippet().to_string());
         // The position is printed in front already.
@@ -387,11 +355,13 @@ impl Scenario {
                 action: action_of(&loose.steps[idx].value),
             })
         });
-        ParseError {
+        ConformanceError::Scenario {
             file: file.to_owned(),
-            step,
-            key,
-            position,
+            at: Box::new(Place {
+                step,
+                key,
+                position,
+            }),
             message,
         }
     }

@@ -5,17 +5,14 @@ use std::path::Path;
 
 use super::fs::decode_hex;
 use super::*;
+use crate::ConformanceError;
 use dsh_instructions_state::{
     Preset,
     config::{CandidatePolicy, NumberInput},
 };
 use rstest::rstest;
 
-#[expect(
-    clippy::result_large_err,
-    reason = "test helper mirroring Scenario::parse"
-)]
-fn parse(src: &str) -> Result<Scenario, ParseError> {
+fn parse(src: &str) -> Result<Scenario, ConformanceError> {
     Scenario::parse(Path::new("dir/case.yaml"), src)
 }
 
@@ -100,14 +97,19 @@ fn strict_errors_name_file_step_and_key(
     #[case] message: &str,
 ) {
     let err = parse(src).unwrap_err();
-    assert_eq!(err.file, Path::new("dir/case.yaml"));
-    assert_eq!(
-        err.step.as_ref().map(|s| (s.index, s.action.as_str())),
-        step
-    );
-    assert_eq!(err.key.as_deref(), key);
-    assert!(err.message.contains(message), "{err}");
-    assert!(err.position.is_some(), "{err}");
+    let ConformanceError::Scenario {
+        file,
+        at,
+        message: said,
+    } = &err
+    else {
+        panic!("not a scenario error: {err:?}");
+    };
+    assert_eq!(file, Path::new("dir/case.yaml"));
+    assert_eq!(at.step.as_ref().map(|s| (s.index, s.action.as_str())), step);
+    assert_eq!(at.key.as_deref(), key);
+    assert!(said.contains(message), "{err}");
+    assert!(at.position.is_some(), "{err}");
     let rendered = err.to_string();
     assert!(rendered.starts_with("dir/case.yaml:"), "{rendered}");
     if let Some((n, a)) = step {

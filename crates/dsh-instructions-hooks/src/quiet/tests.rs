@@ -1,14 +1,22 @@
 //! The quiet memo: its format, and its answers against the full path's.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::HomeEnv;
 use rstest::rstest;
 use serde_json::json;
 
+use std::collections::BTreeSet;
+
+use super::format::{Memo, PathStamps, decode_path_line, hex};
+use super::key::{build, key_of};
+use super::stamp::{Look, Stamp, look};
 use super::*;
-use crate::adapter::respond;
+use crate::agent::Agent;
+use crate::event::{Action, HookEvent};
+use crate::testdir::respond;
+use dsh_instructions_state::ConfigInput;
 
 fn stamp(seed: u64) -> Stamp {
     Stamp([seed, 2, 0o100_644, 4, 5, 6, u64::MAX, 999_999_999])
@@ -18,15 +26,19 @@ fn memo() -> Memo {
     let mut m = Memo {
         log: Some(stamp(1)),
         settings: None,
+        cwd: Some("/w".into()),
         keys: vec![
             ("ab12".into(), "nothing new".into()),
             ("cd34".into(), "nothing new; warning: x y".into()),
         ],
+        claims: vec![("ef56".into(), "nothing new".into())],
+        known: BTreeSet::from(["/w/a dir".to_owned()]),
         batches: BTreeSet::from(["0f".to_owned()]),
         paths: PathStamps::default(),
     };
     m.paths.insert("/w/AGENTS.md", Look::Entry, stamp(7));
     m.paths.insert("/w/a dir/x", Look::Target, stamp(8));
+    m.paths.insert("/w/a dir", Look::Target, stamp(9));
     m
 }
 
@@ -35,8 +47,15 @@ fn a_memo_reads_back_as_written() {
     let m = memo();
     let text = m.encode();
     assert!(text.starts_with(
-        "dsh-quiet-memo 1\nlog 1 2 81a4 4 5 6 ffffffffffffffff 3b9ac9ff\nsettings -\n"
+        "dsh-quiet-memo 2\nlog 1 2 81a4 4 5 6 ffffffffffffffff 3b9ac9ff\nsettings -\ncwd /w\n"
     ));
+    // A known directory's target stamp is a `k` line, any other a `t` one.
+    assert!(
+        text.contains("\nk 9 2 81a4 4 5 6 ffffffffffffffff 3b9ac9ff /w/a dir\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nt 8 2 "), "{text}");
+    assert!(text.contains("\nclaim ef56 nothing new\n"), "{text}");
     assert_eq!(Memo::decode(text.as_bytes()), Some(m));
 }
 
@@ -45,7 +64,9 @@ fn a_memo_reads_back_as_written() {
 #[rstest]
 #[case::torn(|t: String| t[..t.len() - 1].to_owned())]
 #[case::cut_mid_line(|t: String| t[..t.len() - 9].to_owned())]
-#[case::other_header(|t: String| t.replace("dsh-quiet-memo 1", "dsh-quiet-memo 2"))]
+#[case::other_header(|t: String| t.replace("dsh-quiet-memo 2", "dsh-quiet-memo 1"))]
+#[case::relative_cwd(|t: String| t.replace("cwd /w\n", "cwd w\n"))]
+#[case::claim_without_reason(|t: String| t.replace("claim ef56 nothing new\n", "claim ef56\n"))]
 #[case::no_settings_line(|t: String| t.replace("settings -\n", ""))]
 #[case::upper_hex(|t: String| t.replace(" 81a4 ", " 81A4 "))]
 #[case::long_word(|t: String| t.replace(" 3b9ac9ff\nsettings", " 13b9ac9ff00000000\nsettings"))]
@@ -71,14 +92,15 @@ fn hex_words(#[case] text: &str, #[case] want: Option<u64>) {
 
 /// A path line's path may hold spaces; its words are exactly eight.
 #[rstest]
-#[case("e 1 2 3 4 5 6 7 8 /a b", Some((Look::Entry, "/a b")))]
-#[case("t 1 2 3 4 5 6 7 8 /", Some((Look::Target, "/")))]
+#[case("e 1 2 3 4 5 6 7 8 /a b", Some((Look::Entry, "/a b", false)))]
+#[case("t 1 2 3 4 5 6 7 8 /", Some((Look::Target, "/", false)))]
+#[case("k 1 2 3 4 5 6 7 8 /k", Some((Look::Target, "/k", true)))]
 #[case("e 1 2 3 4 5 6 7 /a", None)]
 #[case("e 1 2 3 4 5 6 7 8  /a", None)]
 #[case("e 1 2 3 4 5 6 7 8 9 /a", None)]
 #[case("e1 2 3 4 5 6 7 8 9 /a", None)]
-fn path_lines(#[case] line: &str, #[case] want: Option<(Look, &str)>) {
-    assert_eq!(decode_path_line(line).map(|(h, _, p)| (h, p)), want);
+fn path_lines(#[case] line: &str, #[case] want: Option<(Look, &str, bool)>) {
+    assert_eq!(decode_path_line(line).map(|(h, _, p, k)| (h, p, k)), want);
 }
 
 /// A key names its build (a memo another build wrote, before an upgrade,
@@ -202,6 +224,14 @@ enum Ev {
     Prompt,
     Read(usize),
     Shell(usize),
+    /// A read of a file no event named before (it may not exist), in a
+    /// directory of the tree or one below it: what a claim answers when
+    /// the directories it reaches are known (decision 0085).
+    ReadNew(usize, u8, bool),
+    /// An edit of a directory's file.
+    Edit(usize),
+    /// A listing of a directory.
+    List(usize),
 }
 
 impl Machine {
@@ -236,6 +266,30 @@ impl Machine {
                 "PostToolUse",
                 json!({"tool_name": "Bash",
                     "tool_input": {"command": format!("cat d{d}/file.txt")},
+                    "tool_response": {}}),
+            ),
+            Ev::ReadNew(d, n, deeper) => {
+                let sub = if *deeper { "sub/" } else { "" };
+                let file = self.dir(*d).join(format!("{sub}n{n}.rs"));
+                self.input(
+                    session,
+                    "PostToolUse",
+                    json!({"tool_name": "Read", "tool_input": {"file_path": file},
+                        "tool_response": {}}),
+                )
+            }
+            Ev::Edit(d) => self.input(
+                session,
+                "PostToolUse",
+                json!({"tool_name": "Edit",
+                    "tool_input": {"file_path": self.dir(*d).join("file.txt"),
+                        "old_string": "x", "new_string": "y"},
+                    "tool_response": {}}),
+            ),
+            Ev::List(d) => self.input(
+                session,
+                "PostToolUse",
+                json!({"tool_name": "LS", "tool_input": {"path": self.dir(*d)},
                     "tool_response": {}}),
             ),
         };
@@ -467,7 +521,7 @@ fn deferred_touches_take_the_full_path() {
     with_memo(Some(Duration::ZERO), false, || {
         m.start("s");
         answers_from_memo(&m, "s", &Ev::Prompt);
-        let touch = crate::deferred::Deferred {
+        let touch = dsh_instructions_runtime::tool_args::TouchedPath {
             path: m.ws.join("d2/file.txt").to_string(),
             kind: dsh_instructions_runtime::TouchKind::Read,
         };
@@ -480,12 +534,84 @@ fn deferred_touches_take_the_full_path() {
     });
 }
 
+/// Decision 0085: once a quiet event wrote the memo's claim, a read of a
+/// file no event named before answers from it when the directories it
+/// reaches are known (here `d0`, which holds an `AGENTS.md`, and the
+/// root), an edit and a listing likewise; a read reaching a directory
+/// nobody knows takes the full path, and so does every touch once a rules
+/// directory holds a file (a path-scoped rule may attach on the path).
+#[test]
+fn a_claim_answers_new_paths_in_known_directories() {
+    let m = machine();
+    let zero = Some(Duration::ZERO);
+    with_memo(zero, false, || {
+        assert!(m.start("s").contains("ROOT v1"));
+        assert!(m.event("s", &Ev::Read(0)).contains("D0 v1"), "d0 known now");
+        answers_from_memo(&m, "s", &Ev::Prompt);
+        for (i, ev) in [
+            Ev::ReadNew(0, 0, false),
+            Ev::ReadNew(0, 1, false),
+            Ev::ReadNew(DIRS, 2, false),
+            Ev::Edit(0),
+            Ev::List(0),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let before = m.memo_answers();
+            assert_eq!(m.event("s", ev), "{}", "{ev:?}");
+            assert_eq!(
+                m.memo_answers(),
+                before + 1,
+                "{i}: {ev:?}\n{}",
+                m.hook_log()
+            );
+        }
+        // `d1` holds no instruction file: not known, so the full path.
+        let before = m.memo_answers();
+        assert_eq!(m.event("s", &Ev::ReadNew(1, 0, false)), "{}");
+        assert_eq!(m.memo_answers(), before, "{}", m.hook_log());
+        // A rules directory with a file: no claim is written any more.
+        m.write(&m.ws.join(".claude/rules/r.md"), "RULE\n");
+        assert!(m.event("s", &Ev::Prompt).contains("RULE"));
+        answers_from_memo(&m, "s", &Ev::Prompt);
+        let before = m.memo_answers();
+        assert_eq!(m.event("s", &Ev::ReadNew(0, 3, false)), "{}");
+        assert_eq!(m.memo_answers(), before, "{}", m.hook_log());
+    });
+}
+
+/// Decision 0085: a path-scoped rule not yet attached attaches on the
+/// first touch of a path it matches, even in a known directory: a memo
+/// written while a rules directory holds a file has no claim, so that
+/// touch takes the full path and gives the rule.
+#[test]
+fn an_unattached_path_scoped_rule_is_never_answered_from_a_claim() {
+    let m = machine();
+    let zero = Some(Duration::ZERO);
+    with_memo(zero, false, || {
+        m.write(
+            &m.ws.join(".claude/rules/scoped.md"),
+            "---\npaths: \"d0/*.rs\"\n---\nSCOPED-RS\n",
+        );
+        assert!(m.start("s").contains("ROOT v1"));
+        let d0 = m.event("s", &Ev::Read(0));
+        assert!(d0.contains("D0 v1") && !d0.contains("SCOPED-RS"), "{d0}");
+        answers_from_memo(&m, "s", &Ev::Prompt);
+        let rs = m.event("s", &Ev::ReadNew(0, 0, false));
+        assert!(rs.contains("SCOPED-RS"), "{rs}\n{}", m.hook_log());
+    });
+}
+
 /// What may change between events.
 #[derive(Clone, Debug)]
 enum Op {
     Edit(usize, u8),
     Remove(usize),
     Rule(u8, u8),
+    /// A path-scoped rule for the `.rs` files of one directory (the files
+    /// `Ev::ReadNew` reads; not `file.txt`, which `Ev::Read` reads).
+    ScopedRule(usize, u8),
     NoRules,
     AboveRoot(u8),
     Claude(usize),
@@ -498,6 +624,7 @@ fn change() -> impl proptest::strategy::Strategy<Value = Op> {
         3 => (0..=DIRS, 0u8..3).prop_map(|(d, v)| Op::Edit(d, v)),
         1 => (0..=DIRS).prop_map(Op::Remove),
         1 => (0u8..2, 0u8..2).prop_map(|(n, v)| Op::Rule(n, v)),
+        1 => (0..DIRS, 0u8..2).prop_map(|(d, v)| Op::ScopedRule(d, v)),
         1 => Just(Op::NoRules),
         1 => (0u8..2).prop_map(Op::AboveRoot),
         2 => (0..DIRS).prop_map(Op::Claude),
@@ -511,6 +638,9 @@ fn event() -> impl proptest::strategy::Strategy<Value = Ev> {
         3 => Just(Ev::Prompt),
         2 => (0..DIRS).prop_map(Ev::Read),
         1 => (0..DIRS).prop_map(Ev::Shell),
+        3 => (0..=DIRS, 0u8..4, proptest::bool::weighted(0.2)).prop_map(|(d, n, deeper)| Ev::ReadNew(d, n, deeper)),
+        1 => (0..=DIRS).prop_map(Ev::Edit),
+        1 => (0..=DIRS).prop_map(Ev::List),
     ]
 }
 
@@ -555,6 +685,10 @@ impl Machine {
             Op::Rule(n, v) => self.write(
                 &self.ws.join(format!(".claude/rules/r{n}.md")),
                 &format!("RULE{n} v{v}\n"),
+            ),
+            Op::ScopedRule(d, v) => self.write(
+                &self.ws.join(".claude/rules/scoped.md"),
+                &format!("---\npaths: \"d{d}/*.rs\"\n---\nSCOPED{d} v{v}\n"),
             ),
             Op::NoRules => {
                 let rules = self.ws.join(".claude");

@@ -5,10 +5,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_discovery::{
-    CancellationToken, Cancelled, FsProvider,
-    provider::{BoxFuture, DirListing, MarkerProbe, PathKind, Probe, ProbedDirs, ReadOutcome},
+    FsProvider,
+    provider::{Answer, Call, Forward, Observe, ReadOutcome},
 };
 
 /// Counts, shared between clones.
@@ -78,25 +77,31 @@ impl Counts {
     }
 }
 
-/// Wraps a provider and counts its operations; results pass through
-/// untouched, and every batched operation (`probe_many`, `probe_dirs`,
-/// `markers_until_found`) forwards to the inner override, so the provider's
-/// own batching (one blocking task per batch on disk) is what gets measured
-/// — the trait's per-item defaults would add a hand-off per directory.
-#[derive(Debug, Clone)]
-pub(crate) struct Counting {
-    inner: Arc<dyn FsProvider>,
-    /// The shared counts.
-    pub counts: Arc<Counts>,
+/// Counts a provider's operations: a [`Forward`] observer, so results pass
+/// through untouched and every batched operation (`probe_many`,
+/// `probe_dirs`, `markers_until_found`, …) reaches the wrapped provider as
+/// a batch: the provider's own batching (one blocking task per batch on
+/// disk) is what gets measured.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tally(Arc<Counts>);
+
+/// A provider counting what is asked of it ([`Tally`]).
+pub(crate) type Counting = Forward<Tally>;
+
+/// Wraps `inner`, counting its operations.
+pub(crate) fn new(inner: Arc<dyn FsProvider>) -> Counting {
+    Forward::new(inner, Tally::default())
 }
 
-impl Counting {
-    /// Wraps `inner`.
-    pub(crate) fn new(inner: Arc<dyn FsProvider>) -> Self {
-        Self {
-            inner,
-            counts: Arc::default(),
-        }
+/// The shared counts of a [`Counting`] provider.
+pub(crate) trait Counted {
+    /// The counts, shared between clones.
+    fn counts(&self) -> &Counts;
+}
+
+impl Counted for Counting {
+    fn counts(&self) -> &Counts {
+        &self.observer().0
     }
 }
 
@@ -104,134 +109,46 @@ fn add(counter: &AtomicU64, n: u64) {
     counter.fetch_add(n, Ordering::Relaxed);
 }
 
-impl FsProvider for Counting {
-    fn probe<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Probe, Cancelled>> {
-        add(&self.counts.probes, 1);
-        self.inner.probe(path, cancel)
+fn loaded_bytes(out: &ReadOutcome) -> u64 {
+    match out {
+        ReadOutcome::Loaded(text) => text.bytes_read,
+        _ => 0,
     }
+}
 
-    fn probe_many<'a>(
-        &'a self,
-        dir: &'a Utf8Path,
-        names: &'a [String],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
-        add(&self.counts.dirs, 1);
-        add(&self.counts.probes, names.len() as u64);
-        self.inner.probe_many(dir, names, cancel)
-    }
-
-    fn probe_dirs<'a>(
-        &'a self,
-        dirs: &'a [Utf8PathBuf],
-        names: &'a [String],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<Vec<Probe>>, Cancelled>> {
-        add(&self.counts.dirs, dirs.len() as u64);
-        add(&self.counts.probes, (dirs.len() * names.len()) as u64);
-        self.inner.probe_dirs(dirs, names, cancel)
-    }
-
-    fn probe_dirs_missing<'a>(
-        &'a self,
-        dirs: &'a [Utf8PathBuf],
-        names: &'a [String],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<ProbedDirs, Cancelled>> {
-        add(&self.counts.dirs, dirs.len() as u64);
-        add(&self.counts.probes, (dirs.len() * names.len()) as u64);
-        self.inner.probe_dirs_missing(dirs, names, cancel)
-    }
-
-    fn probe_paths<'a>(
-        &'a self,
-        paths: &'a [Utf8PathBuf],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
-        add(&self.counts.probes, paths.len() as u64);
-        self.inner.probe_paths(paths, cancel)
-    }
-
-    fn path_kinds<'a>(
-        &'a self,
-        paths: &'a [Utf8PathBuf],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<PathKind>, Cancelled>> {
-        add(&self.counts.probes, paths.len() as u64);
-        self.inner.path_kinds(paths, cancel)
-    }
-
-    fn markers_until_found<'a>(
-        &'a self,
-        paths: &'a [Utf8PathBuf],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<MarkerProbe>, Cancelled>> {
-        Box::pin(async move {
-            let out = self.inner.markers_until_found(paths, cancel).await?;
-            add(&self.counts.markers, out.len() as u64);
-            Ok(out)
-        })
-    }
-
-    fn read_text<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        max_source_bytes: u64,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<ReadOutcome, Cancelled>> {
-        add(&self.counts.reads, 1);
-        Box::pin(async move {
-            let out = self.inner.read_text(path, max_source_bytes, cancel).await?;
-            if let ReadOutcome::Loaded(text) = &out {
-                add(&self.counts.bytes_read, text.bytes_read);
+impl Observe for Tally {
+    fn before(&self, call: Call<'_>) {
+        let c = &self.0;
+        match call {
+            Call::Probe(_) => add(&c.probes, 1),
+            Call::ProbeMany { names, .. } => {
+                add(&c.dirs, 1);
+                add(&c.probes, names.len() as u64);
             }
-            Ok(out)
-        })
-    }
-
-    fn read_many<'a>(
-        &'a self,
-        paths: &'a [Utf8PathBuf],
-        max_source_bytes: u64,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<ReadOutcome>, Cancelled>> {
-        add(&self.counts.reads, paths.len() as u64);
-        Box::pin(async move {
-            let out = self
-                .inner
-                .read_many(paths, max_source_bytes, cancel)
-                .await?;
-            for outcome in &out {
-                if let ReadOutcome::Loaded(text) = outcome {
-                    add(&self.counts.bytes_read, text.bytes_read);
-                }
+            Call::ProbeDirs { dirs, names } | Call::ProbeDirsMissing { dirs, names } => {
+                add(&c.dirs, dirs.len() as u64);
+                add(&c.probes, (dirs.len() * names.len()) as u64);
             }
-            Ok(out)
-        })
+            Call::ProbePaths(paths) | Call::PathKinds(paths) => {
+                add(&c.probes, paths.len() as u64);
+            }
+            Call::ReadText { .. } => add(&c.reads, 1),
+            Call::ReadMany { paths, .. } => add(&c.reads, paths.len() as u64),
+            // A rules directory listing (R-RULE-1) counts as one probe.
+            Call::ListDir(_) => add(&c.probes, 1),
+            Call::Marker(_) => add(&c.markers, 1),
+            // Counted by what was checked, after.
+            Call::MarkersUntilFound(_) => {}
+        }
     }
 
-    /// A rules directory listing (R-RULE-1) counts as one probe; without
-    /// this forward the default answers "cannot list" and a counted run
-    /// would compose no rules at all.
-    fn list_dir<'a>(
-        &'a self,
-        dir: &'a Utf8Path,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<DirListing, Cancelled>> {
-        add(&self.counts.probes, 1);
-        self.inner.list_dir(dir, cancel)
-    }
-
-    fn marker<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>> {
-        add(&self.counts.markers, 1);
-        self.inner.marker(path, cancel)
+    fn after(&self, _call: Call<'_>, answer: Answer<'_>) {
+        let c = &self.0;
+        match answer {
+            Answer::Markers(found) => add(&c.markers, found.len() as u64),
+            Answer::Read(out) => add(&c.bytes_read, loaded_bytes(out)),
+            Answer::Reads(outs) => add(&c.bytes_read, outs.iter().map(loaded_bytes).sum()),
+            _ => {}
+        }
     }
 }

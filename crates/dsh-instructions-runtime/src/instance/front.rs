@@ -9,17 +9,15 @@ use dsh_instructions_state::Config;
 
 use crate::host::ToolExecution;
 use crate::shell::command_paths;
-use crate::touch::TouchKind;
+use crate::touch::{PathArg, Resolved, TouchKind, resolve};
 
 /// One touch as the front door stages it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Touch {
-    /// A file's path (a read, a write, a touch tool's path; R-RT-3): it
-    /// touches its directory, existing or not.
-    File(Utf8PathBuf),
-    /// A directory's path (a listing, a search root): it touches the
-    /// directory itself, existing or not.
-    Dir(Utf8PathBuf),
+    /// A file's path (a read, a write, a touch tool's path; R-RT-3), which
+    /// touches its directory, or a directory's (a listing, a search root),
+    /// which touches the directory itself; existing or not.
+    Path(Resolved),
     /// A shell command's candidate paths (R-DISC-10): only those the
     /// provider finds, by metadata, to be a file (its directory) or a
     /// directory (itself) inside the trusted roots touch anything.
@@ -114,13 +112,9 @@ pub(super) fn touch_of(config: &Config, cwd: &Utf8Path, exec: &ToolExecution) ->
         return shell_touch(&base, commands);
     }
     let args = config.touch_tools().get(&exec.name)?;
-    let (raw, kind) = args.iter().find_map(|a| {
-        let (key, kind) = match a.strip_suffix('/') {
-            Some(key) => (key, TouchKind::List),
-            None => (a.as_str(), TouchKind::Read),
-        };
-        let raw = exec.arguments.get(key)?.as_str()?;
-        (!raw.trim().is_empty()).then_some((raw, kind))
+    let (raw, kind) = args.iter().find_map(|name| {
+        let arg = PathArg::configured(name);
+        Some((arg.value(&exec.arguments)?, arg.kind))
     })?;
     typed_touch(cwd, Utf8Path::new(raw), &kind)
 }
@@ -128,8 +122,8 @@ pub(super) fn touch_of(config: &Config, cwd: &Utf8Path, exec: &ToolExecution) ->
 /// A typed touch as the front door stages it; `None` for a blank path of a
 /// file or directory kind (it names nothing).
 pub(super) fn typed_touch(cwd: &Utf8Path, path: &Utf8Path, kind: &TouchKind) -> Option<Touch> {
-    let raw = path.as_str().trim();
     if let TouchKind::Shell { command } = kind {
+        let raw = path.as_str().trim();
         let base = if raw.is_empty() {
             cwd.to_owned()
         } else {
@@ -137,15 +131,7 @@ pub(super) fn typed_touch(cwd: &Utf8Path, path: &Utf8Path, kind: &TouchKind) -> 
         };
         return shell_touch(&base, [command.as_str()]);
     }
-    if raw.is_empty() {
-        return None;
-    }
-    let abs = dsh_home_paths::normalize_lexically(&cwd.join(raw));
-    Some(if kind.names_a_directory() {
-        Touch::Dir(abs)
-    } else {
-        Touch::File(abs)
-    })
+    resolve(cwd, path, kind).map(Touch::Path)
 }
 
 /// Shell commands' candidate paths, absolute and normalized: relative

@@ -19,8 +19,11 @@ use tokio::sync::{mpsc, oneshot};
 use super::front::Touch;
 use super::{Remembered, lock};
 use crate::compose::{ComposeInput, Composition, compose};
+use crate::dir_path::dir_abs;
 use crate::host::{Host, VisibleMark, WorkspaceMessage};
 use crate::inbox::{Inbox, InboxId};
+use crate::rule_slots::RuleFacts;
+use crate::touch::below_cwd;
 use crate::user_file::UserFile;
 use crate::view::VisibleView;
 
@@ -54,6 +57,8 @@ pub(super) enum Request {
         done: oneshot::Sender<()>,
     },
     Settle(oneshot::Sender<()>),
+    /// The known directories, absolute ([`super::Instance::known_directories`]).
+    Known(oneshot::Sender<Vec<Utf8PathBuf>>),
 }
 
 /// The serial lane: owns the plugin state of one loop instance.
@@ -82,6 +87,8 @@ pub(super) struct Lane {
     /// The visible mark a projection's composition reconciled every known
     /// scope at, since the last pre-step; `None` when none did.
     pub(super) reconciled: Option<Option<VisibleMark>>,
+    /// Rule front matter by file version ([`RuleFacts`]).
+    pub(super) rule_facts: RuleFacts,
 }
 
 impl Lane {
@@ -95,6 +102,13 @@ impl Lane {
             match request {
                 Request::Settle(reply) => {
                     let _ = reply.send(());
+                }
+                Request::Known(reply) => {
+                    let known = match &self.root {
+                        Some(root) => self.view.known().map(|rel| dir_abs(root, rel)).collect(),
+                        None => Vec::new(),
+                    };
+                    let _ = reply.send(known);
                 }
                 Request::Project(touches) => {
                     let token = self.cancel.child_token();
@@ -185,6 +199,7 @@ impl Lane {
             extra_dirs,
             touched,
             pending_rules: &pending_rules,
+            rule_facts: &self.rule_facts,
         })
         .await
     }
@@ -258,13 +273,9 @@ impl Lane {
         let mut candidates = Vec::new();
         for touch in touches {
             match touch {
-                Touch::File(path) => {
-                    dirs.extend(path.parent().map(Utf8Path::to_owned));
-                    paths.push(path.clone());
-                }
-                Touch::Dir(path) => {
-                    dirs.push(path.clone());
-                    paths.push(path.clone());
+                Touch::Path(touched) => {
+                    dirs.extend(touched.dir().map(Utf8Path::to_owned));
+                    paths.push(touched.path().to_owned());
                 }
                 Touch::Shell(paths) => candidates.extend(paths.iter().cloned()),
             }
@@ -373,17 +384,20 @@ fn sync_inbox(inbox: &mut Inbox, desired: Option<WorkspaceMessage>) {
 
 /// Directories strictly below the cwd down to the touched directory (a
 /// touched file's parent), when it lies under the cwd (R-RT-3 a), as
-/// root-relative keys.
-fn touched_dirs(root: &Utf8Path, cwd: &Utf8Path, dir: &Utf8Path, out: &mut BTreeSet<String>) {
-    let Ok(below) = dir.strip_prefix(cwd) else {
-        return;
-    };
+/// root-relative keys ([`crate::touch::below_cwd`], which
+/// [`crate::tool_args::TouchedPath::reaches`] reads the same way).
+pub(super) fn touched_dirs(
+    root: &Utf8Path,
+    cwd: &Utf8Path,
+    dir: &Utf8Path,
+    out: &mut BTreeSet<String>,
+) {
     let Ok(cwd_rel) = cwd.strip_prefix(root) else {
         return;
     };
     let mut acc = cwd_rel.to_owned();
-    for comp in below.components() {
-        acc.push(comp.as_str());
+    for name in below_cwd(cwd, Some(dir)) {
+        acc.push(name);
         out.insert(acc.as_str().to_owned());
     }
 }

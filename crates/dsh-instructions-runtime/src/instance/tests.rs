@@ -39,7 +39,7 @@ fn read(path: &str, token: &str, parent: Option<&str>) -> ToolExecution {
 }
 
 fn file(path: &str) -> Touch {
-    Touch::File(path.into())
+    Touch::Path(crate::touch::Resolved::File(path.into()))
 }
 
 /// Mounting from plain synchronous code is an embedding mistake reported
@@ -342,4 +342,83 @@ async fn unchanged_remembered_versions_are_no_news() {
     let instance = Instance::mount_remembering(mount, host as Arc<dyn Host>, seed.clone()).unwrap();
     assert_eq!(instance.remembered_versions(), (seed, false));
     assert_eq!(instance.changed_remembered_versions(), None);
+}
+
+/// The known directories (R-RT-3 b) are those a visible message holds a
+/// file of: before any composition none; after the baseline the root; after
+/// a touch's message entered, its directory too. A touch that reaches only
+/// known directories composes nothing new (what the agent hook's quiet
+/// memo relies on, decision 0085); one that reaches another does.
+#[tokio::test]
+async fn known_directories_are_those_the_model_sees_files_of() {
+    let (mount, host) = mount_of(Some(Config::with_max_bytes(4096)));
+    let instance = Instance::mount(mount, host.clone() as Arc<dyn Host>).unwrap();
+    assert!(
+        instance.known_directories().await.is_empty(),
+        "no composition yet"
+    );
+    let cancel = CancellationToken::new();
+    let enter = |step| {
+        instance.pre_step(
+            step,
+            Decision::Enter(vec![crate::host::BatchItem {
+                message: "go".to_owned(),
+                claimed: true,
+            }]),
+            &cancel,
+        )
+    };
+    let first = enter(1).await.unwrap();
+    host.append_batch(&first.batch.expect("entered"));
+    // The view is refreshed by the next composition.
+    instance.touch("lib/x.rs".into(), TouchKind::Read);
+    instance.settle().await;
+    assert_eq!(instance.known_directories().await, ["/repo"]);
+    let second = enter(2).await.unwrap();
+    assert!(second.entered.is_some(), "lib/AGENTS.md entered");
+    host.append_batch(&second.batch.expect("entered"));
+    instance.touch("pkg/y.rs".into(), TouchKind::Write);
+    instance.settle().await;
+    let known = instance.known_directories().await;
+    assert_eq!(known, ["/repo", "/repo/lib"]);
+    // pkg reached a directory nobody knew: a message is pending.
+    assert_eq!(instance.pending().len(), 1);
+    let read = crate::tool_args::TouchedPath {
+        path: "pkg/y.rs".into(),
+        kind: TouchKind::Read,
+    };
+    assert_eq!(read.reaches("/repo".into()).unwrap(), ["/repo/pkg"]);
+}
+
+/// [`crate::tool_args::TouchedPath::reaches`] names, absolute, exactly the
+/// directories the lane reconciles for the same touch (as root-relative
+/// keys), for file and directory kinds, inside and outside the cwd.
+#[rstest]
+#[case("a/b/c.rs", TouchKind::Read)]
+#[case("/repo/sub/a/b", TouchKind::List)]
+#[case("a/../b/./c/", TouchKind::Search)]
+#[case("../x/y.rs", TouchKind::Write)]
+#[case("/elsewhere/a.rs", TouchKind::Read)]
+#[case("c.rs", TouchKind::Read)]
+#[case("/", TouchKind::Read)]
+#[case("  ", TouchKind::Read)]
+fn reaches_is_what_the_lane_reconciles(#[case] path: &str, #[case] kind: TouchKind) {
+    let (root, cwd) = (Utf8Path::new("/repo"), Utf8Path::new("/repo/sub"));
+    let touched = crate::tool_args::TouchedPath {
+        path: path.to_owned(),
+        kind: kind.clone(),
+    };
+    let reaches: Vec<String> = touched
+        .reaches(cwd)
+        .expect("not a shell touch")
+        .iter()
+        .map(|d| d.strip_prefix(root).expect("under the root").to_string())
+        .collect();
+    let mut lane = std::collections::BTreeSet::new();
+    if let Some(Touch::Path(resolved)) = typed_touch(cwd, Utf8Path::new(path), &kind)
+        && let Some(dir) = resolved.dir()
+    {
+        super::lane::touched_dirs(root, cwd, dir, &mut lane);
+    }
+    assert_eq!(reaches, lane.into_iter().collect::<Vec<_>>(), "{path}");
 }

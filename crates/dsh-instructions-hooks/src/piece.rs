@@ -12,10 +12,11 @@ use camino::{Utf8Path, Utf8PathBuf};
 use dsh_instructions_runtime::WorkspaceMessage;
 
 use crate::agent::{Agent, PARTS};
+use crate::error::HookError;
 use crate::order::Turn;
-use crate::outcome::{AdapterError, Given, Handled};
-use crate::parts::{PART_BYTES, render_part, split};
-use crate::record::{Record, Records, RecordsError, event_key};
+use crate::outcome::{Given, Handled};
+use crate::record::{Record, Records, event_key};
+use crate::split::{PART_BYTES, render_part, split};
 
 /// One part's place in its event's split.
 #[derive(Debug)]
@@ -41,7 +42,7 @@ pub(crate) enum Recorded {
     /// A peer composed it already: this piece of that composition.
     Answered(Handled),
     /// The event is not recorded yet: compose, then [`record`] with these.
-    Compose(Records, Option<RecordsError>),
+    Compose(Records, Option<HookError>),
 }
 
 impl Piece {
@@ -87,7 +88,7 @@ impl Piece {
 ///
 /// # Errors
 /// The record could not be saved.
-pub(crate) fn recorded(piece: &Piece) -> Result<Recorded, AdapterError> {
+pub(crate) fn recorded(piece: &Piece) -> Result<Recorded, HookError> {
     let (mut recs, warn) = Records::load(&piece.records_path);
     if piece.single {
         return Ok(Recorded::Compose(recs, warn));
@@ -117,7 +118,7 @@ pub(crate) fn recorded(piece: &Piece) -> Result<Recorded, AdapterError> {
 /// never dropped). `why` is the delivery's log reason, extended here.
 pub(crate) fn record(
     piece: &Piece,
-    (mut recs, warn): (Records, Option<RecordsError>),
+    (mut recs, warn): (Records, Option<HookError>),
     message: Option<&WorkspaceMessage>,
     mut why: String,
 ) -> Handled {
@@ -249,7 +250,7 @@ mod tests {
         assert!(n >= 2, "{n}");
         assert!(h.why.contains(&format!("{n} parts")), "{}", h.why);
         assert!(
-            text(&h.given).contains(&crate::part_label(2, n)),
+            text(&h.given).contains(&crate::split::part_label(2, n)),
             "{:?}",
             h.given
         );
@@ -258,7 +259,7 @@ mod tests {
         let Recorded::Answered(h1) = recorded(&p1).expect("recorded") else {
             panic!("the peer's split is recorded")
         };
-        assert!(text(&h1.given).contains(&crate::part_label(1, n)));
+        assert!(text(&h1.given).contains(&crate::split::part_label(1, n)));
         assert_eq!(
             h1.why,
             format!("gave part 1 of {n} of the event's composition")

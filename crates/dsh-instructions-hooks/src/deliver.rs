@@ -69,8 +69,10 @@ mod tests {
         let v = serde_json::json!({
             "hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": "/w",
         });
-        let tools = crate::default_tools(crate::Agent::Codex);
-        let event = crate::event::event_from_value(crate::Agent::Codex, &v, &tools).expect("event");
+        let tools = crate::event::default_tools(crate::Agent::Codex);
+        let event =
+            crate::event::HookEvent::parse(crate::Agent::Codex, v.to_string().as_bytes(), &tools)
+                .expect("event");
         let n = note(&event);
         assert_eq!(n.len(), 1);
         assert_eq!(n["hookEvent"], "UserPromptSubmit");
@@ -94,8 +96,9 @@ mod tests {
         let v = serde_json::json!({
             "hook_event_name": name, "session_id": "s", "cwd": "/w", "prompt": prompt,
         });
-        let tools = crate::default_tools(agent);
-        let event = crate::event::event_from_value(agent, &v, &tools).expect("event");
+        let tools = crate::event::default_tools(agent);
+        let event =
+            crate::event::HookEvent::parse(agent, v.to_string().as_bytes(), &tools).expect("event");
         let source = Value::Object(note(&event));
         assert_eq!(dropped_on_resume(&source), dropped, "{source}");
     }

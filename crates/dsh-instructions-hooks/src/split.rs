@@ -38,7 +38,7 @@ const LABEL_RESERVE: usize = 240;
 /// and the precedence, so the parts read correctly in any order).
 ///
 /// ```
-/// use dsh_instructions_hooks::part_label;
+/// use dsh_instructions_hooks::parts::part_label;
 /// assert!(part_label(2, 3).starts_with("Workspace instructions, part 2 of 3."));
 /// ```
 pub fn part_label(k: usize, n: usize) -> String {
@@ -183,7 +183,7 @@ pub enum Part {
 /// every piece of a split message, it is one frame opening with its label.
 ///
 /// ```
-/// use dsh_instructions_hooks::{Part, render_part};
+/// use dsh_instructions_hooks::parts::{Part, render_part};
 /// use dsh_instructions_render::Framing;
 /// let part = Part::Blocks(vec!["Instructions from: AGENTS.md\n\nUse tabs.".into()]);
 /// let text = render_part(&part, 1, 2, Framing::Bare);

@@ -12,10 +12,10 @@ use dsh_instructions_session::{SessionError, SessionSettings, SessionStore};
 use dsh_instructions_state::{ConfigInput, Digest};
 use dsh_session_log::{LockWait, LogError, SessionLock, SessionLog};
 
-use super::hooklog::{LOG_FILE_NAME, OLD_LOG_FILE_NAME};
-use crate::deferred::Deferred;
+use crate::config::CONFIG_FILE_NAME;
 use crate::event::{Action, HookEvent};
-use crate::preset::CONFIG_FILE_NAME;
+use crate::hooklog::{LOG_FILE_NAME, OLD_LOG_FILE_NAME};
+use dsh_instructions_runtime::tool_args::TouchedPath;
 
 /// How long an invocation waits for its session's lock: well inside the
 /// agents' hook timeout (10 s as installed), so a stuck peer never makes
@@ -67,7 +67,7 @@ pub fn store_id(session_id: &str) -> String {
 
 /// The agent's session stores: `sessions/` below its directory, apart from
 /// the adapter's `config.json` and `hook.log` (R-HOOK-10, the same place as
-/// [`crate::sessions_dir`]).
+/// [`crate::agents::sessions_dir`]).
 fn sessions_dir(agent_dir: &Utf8Path) -> Utf8PathBuf {
     agent_dir.join(SESSIONS_DIR_NAME)
 }
@@ -214,16 +214,10 @@ pub(crate) fn open(
 }
 
 /// What of `event` a busy session keeps for later ([`crate::deferred`]).
-fn deferrable(event: &HookEvent) -> Vec<Deferred> {
+fn deferrable(event: &HookEvent) -> Vec<TouchedPath> {
     match &event.action {
-        Action::Tool { touched, .. } => touched
-            .iter()
-            .map(|t| Deferred {
-                path: t.path.clone(),
-                kind: t.kind.clone(),
-            })
-            .collect(),
-        Action::Shell { command, .. } => vec![Deferred {
+        Action::Tool { touched, .. } => touched.clone(),
+        Action::Shell { command, .. } => vec![TouchedPath {
             path: event.cwd.to_string(),
             kind: dsh_instructions_runtime::TouchKind::Shell {
                 command: command.clone(),
@@ -306,10 +300,10 @@ mod tests {
         let v = serde_json::json!({
             "hook_event_name": name, "session_id": id, "cwd": cwd, "source": "startup",
         });
-        crate::event::event_from_value(
+        crate::event::HookEvent::parse(
             crate::Agent::Codex,
-            &v,
-            &crate::default_tools(crate::Agent::Codex),
+            v.to_string().as_bytes(),
+            &crate::event::default_tools(crate::Agent::Codex),
         )
         .expect("event")
     }
@@ -321,7 +315,7 @@ mod tests {
     #[test]
     fn the_first_event_creates_the_next_opens() {
         let (_tmp, dir) = tmp_dir();
-        let input = crate::hook_preset(crate::Agent::Codex);
+        let input = crate::config::hook_preset(crate::Agent::Codex);
         let e = event("s1", &dir, "SessionStart");
         let Opening::Open(first) = open(&dir, &e, &input).expect("open") else {
             panic!("busy")
@@ -344,7 +338,7 @@ mod tests {
     #[test]
     fn an_old_store_is_adopted() {
         let (_tmp, dir) = tmp_dir();
-        let input = crate::hook_preset(crate::Agent::Codex);
+        let input = crate::config::hook_preset(crate::Agent::Codex);
         let e = event("old", &dir, "SessionStart");
         let Opening::Open(o) = open(&dir, &e, &input).expect("open") else {
             panic!("busy")

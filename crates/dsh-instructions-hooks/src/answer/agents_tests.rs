@@ -7,8 +7,9 @@
 use camino::Utf8PathBuf;
 use serde_json::Value;
 
-use super::respond_event_to;
+use super::answer;
 use crate::agent::Agent;
+use crate::handle::Invocation;
 use dsh_home_paths::HomeEnv;
 
 struct Machine {
@@ -62,15 +63,12 @@ impl Machine {
     /// command line, as installed), parsed.
     fn answer(&self, agent: Agent, event: Option<&str>, payload: &Value) -> Value {
         let mut out = Vec::new();
-        respond_event_to(
-            agent,
-            None,
+        let stdin = payload.to_string();
+        let call = Invocation {
             event,
-            payload.to_string().as_bytes(),
-            &self.env,
-            &mut out,
-        )
-        .expect("printed");
+            ..Invocation::new(agent, stdin.as_bytes(), &self.env)
+        };
+        answer(&call, &mut out).expect("printed");
         serde_json::from_slice(&out).expect("json answer")
     }
 
@@ -512,4 +510,33 @@ proptest::proptest! {
             proptest::prop_assert!(!all[at..].contains(line.as_str()), "{} twice", &line[..5]);
         }
     }
+}
+
+/// Decision 0072 through the whole adapter: Qwen Code's empty-prompt
+/// firing is read as a follow-up, so what it delivers is marked in the
+/// log (and hidden on resume); a prompt with text delivers unmarked.
+#[test]
+fn a_qwen_empty_prompt_delivers_as_a_follow_up() {
+    let m = machine();
+    assert!(qwen_context(&m.qwen("SessionStart-startup")).is_some());
+    let log = m
+        .home
+        .join(".dsh/hooks/qwen/sessions/ebd60154-88bd-4664-9d8a-c1780aaad1e9/session.jsonl");
+    let marked = || {
+        std::fs::read_to_string(&log)
+            .expect("log")
+            .matches("\"followUp\":true")
+            .count()
+    };
+    assert_eq!(marked(), 0);
+    std::fs::write(m.project.join("AGENTS.md"), "ROOT-AGENTS-V2 be kind.\n").expect("write");
+    let mut follow_up = m.payload(Agent::Qwen, "UserPromptSubmit");
+    follow_up["prompt"] = "".into();
+    assert!(qwen_context(&m.answer(Agent::Qwen, None, &follow_up)).is_some());
+    assert_eq!(marked(), 1, "the follow-up's delivery is marked");
+    std::fs::write(m.project.join("AGENTS.md"), "ROOT-AGENTS-V3 be kind.\n").expect("write");
+    let mut prompt = follow_up.clone();
+    prompt["prompt"] = "go on".into();
+    assert!(qwen_context(&m.answer(Agent::Qwen, None, &prompt)).is_some());
+    assert_eq!(marked(), 1, "a prompt's delivery is not");
 }

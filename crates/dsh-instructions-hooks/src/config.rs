@@ -2,7 +2,7 @@
 //! preset, and what `$DSH_HOME/hooks/<agent>/config.json` lays over it
 //! through the state crate's one overlay ([`ConfigInput::overlay`]).
 
-use camino::{Utf8Path, Utf8PathBuf};
+use camino::Utf8Path;
 use dsh_instructions_state::{
     Config, ConfigInput, Preset,
     config::{FallbackScope, NumberInput, RuleFormat},
@@ -10,12 +10,14 @@ use dsh_instructions_state::{
 use serde_json::Value;
 
 use crate::agent::{Agent, PARTS};
-use crate::event::{PathArg, ToolMap, default_tools};
-use crate::parts::PART_BYTES;
+use crate::error::HookError;
+use crate::split::PART_BYTES;
 use crate::tools::is_installed_tool;
+use crate::tools::{ToolMap, default_tools, shell_tool};
+use dsh_instructions_runtime::tool_args::PathArg;
 
 /// Claude Code and Codex keep about 10,000 characters of one context whole
-/// (harness README): parts stay below it ([`crate::PART_BYTES`]).
+/// (harness README): parts stay below it ([`crate::parts::PART_BYTES`]).
 pub const AGENT_CONTEXT_LIMIT: i64 = 10_000;
 
 /// The hook budget for the whole message, every agent (R-HOOK-4).
@@ -23,48 +25,6 @@ pub const HOOK_MAX_BYTES: i64 = 65_536;
 
 /// File name of the per-agent configuration overrides.
 pub const CONFIG_FILE_NAME: &str = "config.json";
-
-/// Why [`load_config`] could not read an agent's `config.json`. Each
-/// variant names the file; the message is `<file>: <reason>`.
-#[derive(Debug, thiserror::Error)]
-pub enum HookConfigError {
-    /// The file exists but could not be read.
-    #[error("{path}: {source}")]
-    Unreadable {
-        /// The file.
-        path: Utf8PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The file is not JSON.
-    #[error("{path}: {source}")]
-    InvalidJson {
-        /// The file.
-        path: Utf8PathBuf,
-        /// 1-based line of the problem.
-        line: usize,
-        /// 1-based column of the problem.
-        column: usize,
-        /// What the parser said (its message includes line and column).
-        source: serde_json::Error,
-    },
-    /// The file is JSON but no object (serde would read `[]` as "no
-    /// fields": a file that is not an object is a mistake, said as one).
-    #[error("{path}: not a JSON object")]
-    NotAnObject {
-        /// The file.
-        path: Utf8PathBuf,
-    },
-    /// The object's fields are no valid settings (an unknown key, a value
-    /// of the wrong type).
-    #[error("{path}: {source}")]
-    InvalidSettings {
-        /// The file.
-        path: Utf8PathBuf,
-        /// What the settings reader said.
-        source: serde_json::Error,
-    },
-}
 
 /// The adapter's configuration for one agent (R-HOOK-4): the hook preset,
 /// with what `$DSH_HOME/hooks/<agent>/config.json` overrides.
@@ -81,10 +41,10 @@ pub struct HookConfig {
 /// The hook preset of `agent` (R-HOOK-4, R-HOOK-8): the agent's library
 /// preset ([`Agent::library_preset`]) with only the fields set where the
 /// hook differs from it, each for the reason its profile writes down
-/// ([`crate::AgentProfile::differences`], decision 0051):
+/// ([`crate::agents::AgentProfile::differences`], decision 0051):
 ///
 /// - every agent: 65,536 bytes for the whole message (delivered in parts,
-///   [`crate::split`]) and the agent's shell tool read as shell calls;
+///   [`crate::parts::split`]) and the agent's shell tool read as shell calls;
 /// - Claude Code: both overlays (`CLAUDE.local.md`, then ours,
 ///   `AGENTS.local.md`), and `AGENTS.md` wherever a directory has no
 ///   `CLAUDE.md` (per directory); its `claude` rules are the library
@@ -107,7 +67,7 @@ pub struct HookConfig {
 /// typed touches (`crate::tools`).
 ///
 /// ```
-/// use dsh_instructions_hooks::{hook_preset, Agent};
+/// use dsh_instructions_hooks::{Agent, config::hook_preset};
 /// use dsh_instructions_state::{Preset, config::FallbackScope};
 /// let claude = hook_preset(Agent::Claude);
 /// assert_eq!(claude.preset, Some(Preset::Claude));
@@ -127,7 +87,7 @@ pub struct HookConfig {
 pub fn hook_preset(agent: Agent) -> ConfigInput {
     let names = |n: &[String]| Some(n.to_vec());
     let defaults = Config::preset(Preset::Dsh);
-    let shell = crate::event::shell_tool(agent).to_owned();
+    let shell = shell_tool(agent).to_owned();
     let mut input = ConfigInput {
         preset: Some(agent.library_preset()),
         max_bytes: Some(NumberInput::Int(HOOK_MAX_BYTES)),
@@ -194,9 +154,9 @@ pub fn hook_preset(agent: Agent) -> ConfigInput {
 ///   does not list is warned about: the agent never reports it.
 ///
 /// # Errors
-/// A malformed or unreadable `config.json` ([`HookConfigError`], naming the
+/// A malformed or unreadable `config.json` ([`HookError`], naming the
 /// file and the problem).
-pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, HookConfigError> {
+pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, HookError> {
     // The base: the preset of the agent's profile (decision 0051).
     let mut input = hook_preset(agent);
     let mut tools = default_tools(agent);
@@ -205,7 +165,7 @@ pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, HookConfi
     match std::fs::read(&path) {
         Ok(bytes) => {
             let value: Value =
-                serde_json::from_slice(&bytes).map_err(|source| HookConfigError::InvalidJson {
+                serde_json::from_slice(&bytes).map_err(|source| HookError::ConfigNotJson {
                     path: path.clone(),
                     line: source.line(),
                     column: source.column(),
@@ -214,14 +174,13 @@ pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, HookConfi
             // serde reads a struct from an array too (`[]` is "no fields"):
             // a file that is not an object is a mistake, said as one.
             if !value.is_object() {
-                return Err(HookConfigError::NotAnObject { path });
+                return Err(HookError::ConfigNotAnObject { path });
             }
-            let mut over: ConfigInput = serde_json::from_value(value).map_err(|source| {
-                HookConfigError::InvalidSettings {
+            let mut over: ConfigInput =
+                serde_json::from_value(value).map_err(|source| HookError::ConfigInvalid {
                     path: path.clone(),
                     source,
-                }
-            })?;
+                })?;
             if let Some(map) = over.touch_tools.take() {
                 for tool in map.keys().filter(|t| !is_installed_tool(agent, t)) {
                     warnings.push(format!(
@@ -246,7 +205,7 @@ pub fn load_config(agent: Agent, dir: &Utf8Path) -> Result<HookConfig, HookConfi
             input = input.overlay(over);
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(source) => return Err(HookConfigError::Unreadable { path, source }),
+        Err(source) => return Err(HookError::ConfigUnreadable { path, source }),
     }
     if matches!(agent, Agent::Claude | Agent::Codex)
         && let Some(NumberInput::Int(n)) = input.max_bytes
@@ -291,10 +250,11 @@ mod tests {
         std::fs::write(dir.join(CONFIG_FILE_NAME), text).expect("write");
         let e = load_config(Agent::Claude, &dir).expect_err("malformed");
         let got = match &e {
-            HookConfigError::Unreadable { .. } => "unreadable",
-            HookConfigError::InvalidJson { .. } => "invalid json",
-            HookConfigError::NotAnObject { .. } => "not an object",
-            HookConfigError::InvalidSettings { .. } => "invalid settings",
+            HookError::ConfigUnreadable { .. } => "unreadable",
+            HookError::ConfigNotJson { .. } => "invalid json",
+            HookError::ConfigNotAnObject { .. } => "not an object",
+            HookError::ConfigInvalid { .. } => "invalid settings",
+            other => panic!("not a config error: {other:?}"),
         };
         assert_eq!(got, kind, "{e}");
         let message = e.to_string();
@@ -308,7 +268,7 @@ mod tests {
         let (_tmp, dir) = tmp_dir();
         std::fs::write(dir.join(CONFIG_FILE_NAME), "{\n  \"max_bytes\": ,\n}").expect("write");
         let e = load_config(Agent::Claude, &dir).expect_err("invalid");
-        let HookConfigError::InvalidJson { line, column, .. } = &e else {
+        let HookError::ConfigNotJson { line, column, .. } = &e else {
             panic!("not invalid JSON: {e:?}");
         };
         assert_eq!((*line, *column), (2, 16));
@@ -324,7 +284,7 @@ mod tests {
         std::fs::create_dir(dir.join(CONFIG_FILE_NAME)).expect("mkdir");
         let e = load_config(Agent::Claude, &dir).expect_err("unreadable");
         assert!(
-            matches!(&e, HookConfigError::Unreadable { path, .. } if path.ends_with(CONFIG_FILE_NAME)),
+            matches!(&e, HookError::ConfigUnreadable { path, .. } if path.ends_with(CONFIG_FILE_NAME)),
             "{e:?}"
         );
         assert!(std::error::Error::source(&e).is_some());
