@@ -28,10 +28,14 @@ import { Core, leaveOut, readText, toolPath } from "./core.mjs";
  * the default `.local.md` overlays and `$DSH_HOME/AGENTS.md`; opencode's
  * user file stays its own (it re-reads it for every request).
  */
+// Kept equal to `hook_preset(Agent::Opencode)` by a test of the installer
+// (tests/in_process.rs reads this JSON).
 export const OPENCODE_CONFIG = {
-    preset: "opencode",
-    instruction_file_candidates: ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"],
-    local_instruction_file_candidates: ["AGENTS.local.md", "CLAUDE.local.md"],
+    "preset": "opencode",
+    "max_bytes": 65536,
+    "instruction_file_candidates": ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"],
+    "local_instruction_file_candidates": ["AGENTS.local.md", "CLAUDE.local.md"],
+    "shell_tools": { "bash": ["command"] }
 };
 /** opencode's own names for project files, in its order (its `Instruction` service). */
 function projectNames(env) {

@@ -30,10 +30,14 @@ import { Core, type Settings, type Touch, type AgentSession, leaveOut, readText,
  * the default `.local.md` overlays and `$DSH_HOME/AGENTS.md`; opencode's
  * user file stays its own (it re-reads it for every request).
  */
+// Kept equal to `hook_preset(Agent::Opencode)` by a test of the installer
+// (tests/in_process.rs reads this JSON).
 export const OPENCODE_CONFIG: Record<string, unknown> = {
-  preset: "opencode",
-  instruction_file_candidates: ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"],
-  local_instruction_file_candidates: ["AGENTS.local.md", "CLAUDE.local.md"],
+  "preset": "opencode",
+  "max_bytes": 65536,
+  "instruction_file_candidates": ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"],
+  "local_instruction_file_candidates": ["AGENTS.local.md", "CLAUDE.local.md"],
+  "shell_tools": { "bash": ["command"] }
 };
 
 /** What opencode's plugin loader is given (opencode 1.18). */

@@ -26,11 +26,15 @@ import { Core, type Settings, type Touch, type AgentSession, leaveOut, readText,
  * directory, above the project root too, and its user file; the default
  * `.local.md` overlays and `$DSH_HOME/AGENTS.md` on top.
  */
+// Kept equal to `hook_preset(Agent::Pi)` by a test of the installer
+// (tests/in_process.rs reads this JSON).
 export const PI_CONFIG: Record<string, unknown> = {
-  preset: "dsh",
-  instruction_file_candidates: ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"],
-  ancestor_instruction_files: ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"],
-  user_instruction_files: ["~/.pi/agent/AGENTS.md", "~/.pi/agent/AGENTS.MD", "~/.pi/agent/CLAUDE.md", "~/.pi/agent/CLAUDE.MD"],
+  "preset": "dsh",
+  "max_bytes": 65536,
+  "instruction_file_candidates": ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"],
+  "ancestor_instruction_files": ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"],
+  "user_instruction_files": ["~/.pi/agent/AGENTS.md", "~/.pi/agent/AGENTS.MD", "~/.pi/agent/CLAUDE.md", "~/.pi/agent/CLAUDE.MD"],
+  "shell_tools": { "bash": ["command"] }
 };
 
 /**
