@@ -1,4 +1,4 @@
-//! pi's extension and opencode's plugin (decision 0086): no command hooks,
+//! pi's extension and opencode's plugin (R-HOOK-11, decision 0086): no command hooks,
 //! but one file of our own where the agent loads extensions or plugins
 //! from. It imports the Node binding's integration module from the
 //! installed npm package `dsh-agent-instructions` by its absolute path and
