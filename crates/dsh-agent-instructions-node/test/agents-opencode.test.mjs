@@ -382,5 +382,4 @@ test("the part ids sort by time", () => {
   const b = oc.partId();
   assert.ok(a.slice(0, 16) <= b.slice(0, 16), `${a} ${b}`);
   assert.equal(a.length, 30);
-  void readFileSync;
 });

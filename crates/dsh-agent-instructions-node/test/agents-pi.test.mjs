@@ -4,11 +4,11 @@
 // with the same fields. The real pi runs it in `cargo xtask e2e --agent pi`.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync, rmSync } from "node:fs";
+import { readFileSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-import { packageDir, tree, cleanup, fixture } from "./helpers.mjs";
+import { packageDir, tree, cleanup, fixture, lib } from "./helpers.mjs";
 
 const pi = await import(pathToFileURL(join(packageDir, "agents", "pi.mjs")).href);
 
@@ -54,7 +54,6 @@ function start(base, prompt, files) {
   };
 }
 
-import { readFileSync } from "node:fs";
 const readBack = (base, p) => readFileSync(join(base, p), "utf8");
 
 function layout() {
@@ -346,7 +345,6 @@ test("nothing a handler meets is thrown into pi", async () => {
 test("an engine that fails (its session held by another process) never throws into pi; the next prompt gets it", async () => {
   const base = recordedLayout();
   const ws = join(base, "repo");
-  const { lib } = await import("./helpers.mjs");
   try {
     const holder = new lib.SessionStore({ dir: join(base, "store", "sessions"), env: { HOME: join(base, "home") } });
     const held = await holder.create(ws, { id: "0199-pi-session", preset: "dsh" });
