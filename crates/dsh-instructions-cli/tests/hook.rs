@@ -522,3 +522,64 @@ fn doctor_counts_what_copilot_loads_itself_as_delivered() {
         "{text}"
     );
 }
+
+/// pi and opencode (decision 0086): install writes the one file that loads
+/// the package named by `--package` (following `$PI_CODING_AGENT_DIR` and
+/// `$XDG_CONFIG_HOME`), doctor says healthy and exits 0, uninstall takes it
+/// away; without the package, install fails naming it and writes nothing.
+#[test]
+fn pi_and_opencode_install_doctor_uninstall() {
+    let t = Tree::new();
+    for m in ["pi.mjs", "opencode.mjs"] {
+        t.write(&format!("pkg/agents/{m}"), "export {};\n");
+    }
+    let pkg = t.path("pkg");
+    let pkg = pkg.to_str().expect("utf-8");
+    for (agent, env, file) in [
+        (
+            "pi",
+            ("PI_CODING_AGENT_DIR", "pi-dir"),
+            "pi-dir/extensions/dsh-instructions.ts",
+        ),
+        (
+            "opencode",
+            ("XDG_CONFIG_HOME", "xdg"),
+            "xdg/opencode/plugin/dsh-instructions.js",
+        ),
+    ] {
+        let with_env = |args: &[&str]| t.cmd(args).env(env.0, t.path(env.1)).output().expect("run");
+        let missing = with_env(&[
+            "hook",
+            "install",
+            "--agent",
+            agent,
+            "--package",
+            "/nonexistent",
+        ]);
+        assert_eq!(code(&missing), 2, "{}", stderr(&missing));
+        assert!(
+            stderr(&missing).contains("dsh-agent-instructions"),
+            "{}",
+            stderr(&missing)
+        );
+        assert!(!t.path(file).exists());
+
+        let o = with_env(&["hook", "install", "--agent", agent, "--package", pkg]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let text = read(&t.path(file));
+        assert!(
+            text.contains(&format!("{pkg}/agents/{agent}.mjs")),
+            "{text}"
+        );
+        let d = with_env(&["hook", "doctor", "--agent", agent]);
+        // Without npm's global root here, doctor still reads the file.
+        assert!(stdout(&d).contains("present"), "{}", stdout(&d));
+        assert_eq!(code(&d), 0, "{}", stdout(&d));
+        let u = with_env(&["hook", "uninstall", "--agent", agent]);
+        assert_eq!(code(&u), 0, "{}", stderr(&u));
+        assert!(!t.path(file).exists());
+        let d = with_env(&["hook", "doctor", "--agent", agent]);
+        assert_eq!(code(&d), 1, "{}", stdout(&d));
+        assert!(stdout(&d).contains("missing"), "{}", stdout(&d));
+    }
+}

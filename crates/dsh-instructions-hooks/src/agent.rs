@@ -131,6 +131,8 @@ impl Agent {
             Agent::Gemini => Preset::Gemini,
             Agent::Copilot => Preset::Copilot,
             Agent::Qwen => Preset::Qwen,
+            Agent::Pi => Preset::Dsh,
+            Agent::Opencode => Preset::Opencode,
             // Cline has no preset of its own: the hook delivers the
             // project's defaults, Cline's own file left to it.
             Agent::Cline => Preset::Dsh,
@@ -146,6 +148,9 @@ impl Agent {
             Agent::Copilot => COPILOT_EVENTS,
             Agent::Qwen => QWEN_EVENTS,
             Agent::Cline => CLINE_EVENTS,
+            // No command hooks: the extension and the plugin run inside
+            // the agent (decision 0086).
+            Agent::Pi | Agent::Opencode => &[],
         }
     }
 
@@ -156,9 +161,13 @@ impl Agent {
     pub fn timeout_value(self) -> u64 {
         match self {
             Agent::Gemini => TIMEOUT_SECONDS * 1000,
-            Agent::Claude | Agent::Codex | Agent::Copilot | Agent::Qwen | Agent::Cline => {
-                TIMEOUT_SECONDS
-            }
+            Agent::Claude
+            | Agent::Codex
+            | Agent::Copilot
+            | Agent::Qwen
+            | Agent::Pi
+            | Agent::Opencode
+            | Agent::Cline => TIMEOUT_SECONDS,
         }
     }
 
@@ -173,7 +182,12 @@ impl Agent {
         match self {
             // Cline: one file per event; a message beyond one answer's
             // 50,000 characters goes a part per event (decision 0089).
-            Agent::Gemini | Agent::Copilot | Agent::Qwen | Agent::Cline => 1,
+            Agent::Gemini
+            | Agent::Copilot
+            | Agent::Qwen
+            | Agent::Pi
+            | Agent::Opencode
+            | Agent::Cline => 1,
             Agent::Claude | Agent::Codex => PARTS,
         }
     }
@@ -201,7 +215,13 @@ impl Agent {
     pub fn own_chain_files(self) -> &'static [&'static str] {
         match self {
             Agent::Copilot => &["AGENTS.md", "CLAUDE.md", "GEMINI.md"],
-            Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Qwen | Agent::Cline => &[],
+            Agent::Claude
+            | Agent::Codex
+            | Agent::Gemini
+            | Agent::Qwen
+            | Agent::Pi
+            | Agent::Opencode
+            | Agent::Cline => &[],
         }
     }
 
@@ -221,7 +241,13 @@ impl Agent {
     pub fn own_cwd_files(self) -> &'static [&'static str] {
         match self {
             Agent::Cline => &["AGENTS.md"],
-            Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Copilot | Agent::Qwen => &[],
+            Agent::Claude
+            | Agent::Codex
+            | Agent::Gemini
+            | Agent::Copilot
+            | Agent::Qwen
+            | Agent::Pi
+            | Agent::Opencode => &[],
         }
     }
 
@@ -232,9 +258,13 @@ impl Agent {
     pub fn part_bytes(self) -> usize {
         match self {
             Agent::Cline => CLINE_PART_BYTES,
-            Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Copilot | Agent::Qwen => {
-                crate::split::PART_BYTES
-            }
+            Agent::Claude
+            | Agent::Codex
+            | Agent::Gemini
+            | Agent::Copilot
+            | Agent::Qwen
+            | Agent::Pi
+            | Agent::Opencode => crate::split::PART_BYTES,
         }
     }
 
@@ -248,7 +278,13 @@ impl Agent {
     pub(crate) fn own_rule_places(self) -> &'static [&'static str] {
         match self {
             Agent::Copilot => &[".github/copilot-instructions.md", ".github/instructions/"],
-            Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Qwen | Agent::Cline => &[],
+            Agent::Claude
+            | Agent::Codex
+            | Agent::Gemini
+            | Agent::Qwen
+            | Agent::Pi
+            | Agent::Opencode
+            | Agent::Cline => &[],
         }
     }
 
@@ -266,6 +302,19 @@ impl Agent {
         matches!(self, Agent::Claude)
     }
 
+    /// Whether the integration runs inside the agent — pi's extension and
+    /// opencode's plugin on the Node binding, one file the installer
+    /// writes — rather than as this crate's command hook (decision 0086).
+    ///
+    /// ```
+    /// use dsh_instructions_hooks::Agent;
+    /// assert!(Agent::Pi.in_process() && Agent::Opencode.in_process());
+    /// assert!(!Agent::Claude.in_process());
+    /// ```
+    pub fn in_process(self) -> bool {
+        matches!(self, Agent::Pi | Agent::Opencode)
+    }
+
     /// The commands registered per event, in order: `<base> --part K` for
     /// K = 1..=PARTS (Claude Code, Codex), `<base>` alone for Gemini CLI
     /// and Qwen Code. Copilot CLI's name their event: see
@@ -273,6 +322,8 @@ impl Agent {
     pub fn commands(self, base: &str) -> Vec<String> {
         match self {
             Agent::Gemini | Agent::Qwen | Agent::Copilot | Agent::Cline => vec![base.to_owned()],
+            // Nothing is registered for them (no events).
+            Agent::Pi | Agent::Opencode => Vec::new(),
             Agent::Claude | Agent::Codex => {
                 (1..=PARTS).map(|k| format!("{base} --part {k}")).collect()
             }
@@ -343,6 +394,8 @@ mod tests {
     #[case(Agent::Gemini)]
     #[case(Agent::Copilot)]
     #[case(Agent::Qwen)]
+    #[case(Agent::Pi)]
+    #[case(Agent::Opencode)]
     #[case(Agent::Cline)]
     fn agent_names_round_trip(#[case] agent: Agent) {
         assert_eq!(agent.to_string().parse::<Agent>().ok(), Some(agent));
@@ -353,7 +406,7 @@ mod tests {
         let e = "cursor".parse::<Agent>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown agent `cursor` (expected claude, codex, gemini, copilot, qwen or cline)"
+            "unknown agent `cursor` (expected claude, codex, gemini, copilot, qwen, pi, opencode or cline)"
         );
     }
 

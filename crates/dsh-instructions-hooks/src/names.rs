@@ -21,6 +21,12 @@ pub enum Agent {
     Copilot,
     /// Qwen Code (`~/.qwen/settings.json`).
     Qwen,
+    /// The pi coding agent: no command hooks; an extension on the Node
+    /// binding (`~/.pi/agent/extensions/dsh-instructions.ts`, decision 0086).
+    Pi,
+    /// opencode: no command hooks; a plugin on the Node binding
+    /// (`~/.config/opencode/plugin/dsh-instructions.js`, decision 0086).
+    Opencode,
     /// Cline CLI (`~/.cline/hooks/PreToolUse` and `PostToolUse`, files of
     /// the adapter's own: Cline runs every file named after an event).
     Cline,
@@ -39,12 +45,14 @@ pub enum Scope {
 
 impl Agent {
     /// All agents, in a stable order.
-    pub const ALL: [Agent; 6] = [
+    pub const ALL: [Agent; 8] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
         Agent::Copilot,
         Agent::Qwen,
+        Agent::Pi,
+        Agent::Opencode,
         Agent::Cline,
     ];
 
@@ -56,6 +64,8 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Copilot => "copilot",
             Agent::Qwen => "qwen",
+            Agent::Pi => "pi",
+            Agent::Opencode => "opencode",
             Agent::Cline => "cline",
         }
     }
@@ -77,11 +87,13 @@ impl FromStr for Agent {
             "gemini" => Ok(Agent::Gemini),
             "copilot" => Ok(Agent::Copilot),
             "qwen" => Ok(Agent::Qwen),
+            "pi" => Ok(Agent::Pi),
+            "opencode" => Ok(Agent::Opencode),
             "cline" => Ok(Agent::Cline),
             _ => Err(HookError::UnknownName {
                 what: "agent",
                 given: s.to_owned(),
-                expected: "claude, codex, gemini, copilot, qwen or cline",
+                expected: "claude, codex, gemini, copilot, qwen, pi, opencode or cline",
             }),
         }
     }

@@ -11,7 +11,7 @@ use std::path::Path;
 use dsh_instructions_hooks::Agent;
 use dsh_instructions_hooks::agents::is_our_command;
 
-use crate::docs::{Doc, Docs, Loaded};
+use crate::docs::Docs;
 use crate::error::InstallError;
 use crate::files;
 use crate::hooks::EventStatus;
@@ -40,36 +40,6 @@ fn command_of(text: &str) -> Option<&str> {
 /// Whether a hook file holds a script of ours.
 fn is_ours(text: &str) -> bool {
     command_of(text).is_some()
-}
-
-impl Docs {
-    /// A whole-text file (Cline's hook scripts), its text as found.
-    pub(crate) fn load_text(&mut self, path: &Path) -> Result<usize, InstallError> {
-        if let Some(i) = self.find(path) {
-            return Ok(i);
-        }
-        let real = files::resolve(path)?;
-        let before = files::read_optional(path)?;
-        self.items.push(Loaded {
-            path: path.to_owned(),
-            real,
-            doc: Doc::Text(before.clone()),
-            before,
-        });
-        Ok(self.items.len() - 1)
-    }
-
-    /// The text a whole-text file gets, and what it had.
-    pub(crate) fn text(
-        &mut self,
-        i: usize,
-    ) -> Result<(&mut Option<String>, Option<&str>), InstallError> {
-        let l = &mut self.items[i];
-        match &mut l.doc {
-            Doc::Text(t) => Ok((t, l.before.as_deref())),
-            _ => Err(InstallError::wrong_type(&l.path, "(top level)", "text")),
-        }
-    }
 }
 
 /// Sets every event's file to our script for `base`; a file there that is

@@ -1,6 +1,7 @@
 //! The files of one installer run, each parsed once: JSON and TOML
 //! settings edited in place, and whole-text files of our own (Cline's hook
-//! scripts, `crate::cline`).
+//! scripts, `crate::cline`; pi's extension and opencode's plugin,
+//! `crate::in_process`).
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +15,7 @@ pub(crate) enum Doc {
     Json(JsonDoc),
     Toml(DocumentMut),
     /// A file of our own whose whole text the run sets (Cline's hook
-    /// scripts); `None` removes it.
+    /// scripts, pi's extension, opencode's plugin); `None` removes it.
     Text(Option<String>),
 }
 
@@ -64,6 +65,35 @@ impl Docs {
 
     pub(crate) fn load_toml(&mut self, path: &Path) -> Result<usize, InstallError> {
         self.load(path, true)
+    }
+
+    /// A whole-text file of our own (Cline's hook scripts, pi's extension,
+    /// opencode's plugin), its text as found.
+    pub(crate) fn load_text(&mut self, path: &Path) -> Result<usize, InstallError> {
+        if let Some(i) = self.find(path) {
+            return Ok(i);
+        }
+        let real = files::resolve(path)?;
+        let before = files::read_optional(path)?;
+        self.items.push(Loaded {
+            path: path.to_owned(),
+            real,
+            doc: Doc::Text(before.clone()),
+            before,
+        });
+        Ok(self.items.len() - 1)
+    }
+
+    /// The text a whole-text file gets, and what it had.
+    pub(crate) fn text(
+        &mut self,
+        i: usize,
+    ) -> Result<(&mut Option<String>, Option<&str>), InstallError> {
+        let l = &mut self.items[i];
+        match &mut l.doc {
+            Doc::Text(t) => Ok((t, l.before.as_deref())),
+            _ => Err(InstallError::wrong_type(&l.path, "(top level)", "text")),
+        }
     }
 
     pub(crate) fn json(&mut self, i: usize) -> Result<&mut Value, InstallError> {

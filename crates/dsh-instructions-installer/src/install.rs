@@ -15,7 +15,8 @@ use serde_json::Value;
 
 use dsh_instructions_hooks::{Agent, Scope, agents::NativeSwitch};
 
-use crate::codex::{self, Trust};
+use crate::codex;
+use crate::diagnosis::{Diagnosis, EventReport};
 use crate::diff;
 use crate::docs::{Doc, Docs};
 use crate::error::InstallError;
@@ -224,11 +225,13 @@ impl Run {
             let bpath = files::backup_path(&l.real);
             // The first backup is never overwritten: it holds the text
             // before the first change.
-            // A whole-text file is only ever ours, and Cline would run a
-            // backup beside it (`PreToolUse.dsh-backup` is named after the
-            // event too): none is made.
-            let text_doc = matches!(l.doc, Doc::Text(_));
-            let backup = (!removing && !text_doc && l.before.is_some() && !bpath.exists())
+            // Cline's hook files are only ever ours, and Cline would run a
+            // backup beside them (`PreToolUse.dsh-backup` is named after
+            // the event too): none is made. pi and opencode load only
+            // `.ts`/`.js` files, so the file their extension or plugin
+            // replaces is kept as for every other agent.
+            let no_backup = target.agent == Agent::Cline && matches!(l.doc, Doc::Text(_));
+            let backup = (!removing && !no_backup && l.before.is_some() && !bpath.exists())
                 .then_some(bpath.clone());
             if let (Some(b), Some(text)) = (&backup, &l.before) {
                 backups.push(files::Write {
@@ -322,6 +325,11 @@ pub struct InstallOptions {
     /// (`$DSH_HOME/hooks/<agent>/config.json`; uninstall takes out what
     /// install wrote). `None`: that file is left alone.
     pub rules: Option<Vec<dsh_instructions_hooks::state::config::RuleFormat>>,
+    /// pi and opencode: the directory of the installed npm package
+    /// `dsh-agent-instructions`, whose extension or plugin the file
+    /// written into the agent's directory loads (decision 0086). Required
+    /// for them; the other agents ignore it.
+    pub package: Option<PathBuf>,
 }
 
 /// Registers the agent's commands for `base` (`<base> --part K` for
@@ -341,14 +349,9 @@ pub fn install(target: &Target<'_>, base: &str, dry_run: bool) -> Result<Report,
 /// use dsh_instructions_hooks::state::config::RuleFormat;
 /// use dsh_instructions_installer::{Agent, InstallOptions, Locations, Scope, Target, install_with};
 /// let tmp = tempfile::tempdir()?;
-/// let loc = Locations {
-///     home: tmp.path().join("home"),
-///     codex_home: tmp.path().join("home/.codex"),
-///     project: tmp.path().join("repo"),
-///     dsh_home: tmp.path().join("home/.dsh"),
-/// };
+/// let loc = Locations::in_home(tmp.path().join("home"), tmp.path().join("repo"));
 /// let target = Target { agent: Agent::Codex, scope: Scope::User, locations: &loc };
-/// let options = InstallOptions { rules: Some(vec![RuleFormat::Cursor]) };
+/// let options = InstallOptions { rules: Some(vec![RuleFormat::Cursor]), ..InstallOptions::default() };
 /// install_with(&target, "/bin/dsh-instructions hook --agent codex", &options, false)?;
 /// let config = std::fs::read_to_string(loc.dsh_home.join("hooks/codex/config.json"))?;
 /// assert!(config.contains(r#""rule_formats""#) && config.contains(r#""cursor""#));
@@ -390,6 +393,19 @@ pub fn install_with(
         ));
         return run.finish(target, false, dry_run);
     }
+    if agent.in_process() {
+        // One file of our own that loads the package's extension or
+        // plugin; the agent's own loading stays on (decision 0086).
+        let package = options.package.as_deref().unwrap_or(Path::new(""));
+        let text = crate::in_process::text(agent, package)?;
+        let i = run.docs.load_text(&files.hooks)?;
+        *run.docs.text(i)?.0 = Some(text);
+        run.notes.push(format!(
+            "{agent}'s own instruction loading stays on: {}",
+            native::IN_PROCESS_NATIVE_NOTE
+        ));
+        return run.finish(target, false, dry_run);
+    }
     let hi = run.docs.load_json(&files.hooks)?;
     if agent == Agent::Copilot {
         // A file of our own; native loading stays on (decision 0067), so
@@ -419,9 +435,9 @@ pub fn install_with(
         NativeSwitch::QwenContextFileName(name) => {
             native::qwen_off(run.docs.json(hi)?, &files.hooks, name, prior.as_ref())?
         }
-        // Handled above: Copilot CLI and Cline have no native setting to
-        // record.
-        NativeSwitch::CopilotKeptOn | NativeSwitch::ClineKeptOn => {
+        // Handled above: Copilot CLI, Cline, pi and opencode have no native
+        // setting to record.
+        NativeSwitch::CopilotKeptOn | NativeSwitch::ClineKeptOn | NativeSwitch::InProcessKeptOn => {
             return run.finish(target, false, dry_run);
         }
     };
@@ -469,6 +485,16 @@ pub fn uninstall(target: &Target<'_>, dry_run: bool) -> Result<Report, InstallEr
         restore_rules(&mut run, target)?;
         return run.finish(target, true, dry_run);
     }
+    if target.agent.in_process() {
+        // The record gives back what was there before install (or nothing).
+        let i = run.docs.load_text(&files.hooks)?;
+        let (after, before) = run.docs.text(i)?;
+        if before.is_some_and(crate::in_process::is_ours) {
+            *after = None;
+        }
+        restore_rules(&mut run, target)?;
+        return run.finish(target, true, dry_run);
+    }
     let hi = run.docs.load_json(&files.hooks)?;
     if target.agent == Agent::Copilot {
         crate::copilot::uninstall(run.docs.json(hi)?, &files.hooks)?;
@@ -511,146 +537,6 @@ fn restore_rules(run: &mut Run, target: &Target<'_>) -> Result<(), InstallError>
     Ok(())
 }
 
-/// One event as doctor sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EventReport {
-    /// The event name.
-    pub event: &'static str,
-    /// The part (`--part K`) this entry answers; `None` for Gemini CLI's one
-    /// entry per event, or an old entry without `--part`.
-    pub part: Option<u32>,
-    /// Present, missing, stale or duplicated.
-    pub status: EventStatus,
-    /// Codex only: whether Codex will run the handler found.
-    pub trust: Option<Trust>,
-}
-
-/// What `doctor` found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Diagnosis {
-    /// The agent.
-    pub agent: Agent,
-    /// The scope.
-    pub scope: Scope,
-    /// The files looked at.
-    pub files: Files,
-    /// Per registered event.
-    pub events: Vec<EventReport>,
-    /// Whether the agent's own loading is off.
-    pub native: NativeStatus,
-    /// Other reasons the setup is not healthy.
-    pub problems: Vec<String>,
-    /// Facts worth knowing that do not make it unhealthy.
-    pub notes: Vec<String>,
-}
-
-impl Diagnosis {
-    /// Notes the instruction files above the project root found at the
-    /// current directory (`ancestor_instruction_files`, R-HOOK-8), each
-    /// `"<absolute path>: <fate>"` as `explain` words it: Claude Code reads
-    /// them natively, `claudeMdExcludes` silences that, and the hook
-    /// delivers them instead (decision 0044). Only Claude Code's hook has
-    /// them; other agents' diagnoses are left alone.
-    ///
-    /// ```
-    /// # use dsh_instructions_installer::Diagnosis;
-    /// # fn note(d: &mut Diagnosis) {
-    /// d.note_ancestor_files(["/home/u/code/CLAUDE.md: loaded (12 bytes)".to_owned()]);
-    /// # }
-    /// ```
-    pub fn note_ancestor_files(&mut self, files: impl IntoIterator<Item = String>) {
-        if self.agent != Agent::Claude {
-            return;
-        }
-        for file in files {
-            self.notes.push(format!(
-                "above the project root: {file}; delivered by the hook (Claude Code's own loading is off)"
-            ));
-        }
-    }
-
-    /// Healthy: every event present (and, for Codex, trusted), native
-    /// loading off, no other problem.
-    pub fn healthy(&self) -> bool {
-        self.events.iter().all(|e| {
-            e.status == EventStatus::Present
-                && e.trust.as_ref().is_none_or(|t| *t == Trust::Trusted)
-        }) && matches!(self.native, NativeStatus::Off | NativeStatus::Kept(_))
-            && self.problems.is_empty()
-    }
-
-    /// The report as text, one line per finding.
-    pub fn render(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{} ({} scope): hooks in {}",
-            self.agent,
-            self.scope,
-            self.files.hooks.display()
-        );
-        for e in &self.events {
-            let status = match &e.status {
-                EventStatus::Present => "present".to_owned(),
-                EventStatus::Missing => "missing".to_owned(),
-                EventStatus::Stale { detail } => format!("stale: {detail}"),
-                EventStatus::Duplicated { count } => {
-                    format!("registered {count} times: the adapter runs {count} times per event")
-                }
-            };
-            let name = match e.part {
-                Some(k) => format!("{} part {k}", e.event),
-                None => e.event.to_owned(),
-            };
-            let _ = write!(out, "  {name:<24} {status}");
-            match &e.trust {
-                Some(Trust::Trusted) => out.push_str(", trusted"),
-                Some(Trust::Untrusted) => out.push_str(", NOT trusted: Codex skips it silently"),
-                Some(Trust::Modified) => {
-                    out.push_str(", trust is for an older version: Codex skips it")
-                }
-                Some(Trust::Disabled) => out.push_str(", disabled in Codex (enabled = false)"),
-                None => {}
-            }
-            out.push('\n');
-        }
-        match &self.native {
-            NativeStatus::Off => {
-                let _ = writeln!(
-                    out,
-                    "  native loading    off ({})",
-                    self.files.native.display()
-                );
-            }
-            NativeStatus::On(why) => {
-                let _ = writeln!(
-                    out,
-                    "  native loading    ON: {why}; double delivery possible"
-                );
-            }
-            NativeStatus::Kept(why) => {
-                let _ = writeln!(out, "  native loading    on, {why}");
-            }
-        }
-        for p in &self.problems {
-            let _ = writeln!(out, "  problem: {p}");
-        }
-        for n in &self.notes {
-            let _ = writeln!(out, "  note: {n}");
-        }
-        if !self.healthy() {
-            let _ = writeln!(
-                out,
-                "fix: dsh-instructions hook install --agent {} --scope {}",
-                self.agent, self.scope
-            );
-        } else {
-            out.push_str("healthy\n");
-        }
-        out
-    }
-}
-
 /// Reports what is installed for `target`, compared with what `install`
 /// would write for the base command `command` (per event and per part).
 /// Writes nothing.
@@ -683,6 +569,9 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, InstallEr
             problems,
             notes,
         });
+    }
+    if agent.in_process() {
+        return in_process_doctor(target, files, None);
     }
     let hooks_text = files::read_optional(&files.hooks)?;
     let doc = JsonDoc::parse(&files.hooks, hooks_text.as_deref())?.value;
@@ -791,6 +680,9 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, InstallEr
         }
         Agent::Copilot => NativeStatus::Kept(native::COPILOT_NATIVE_NOTE.to_owned()),
         Agent::Cline => NativeStatus::Kept(native::CLINE_NATIVE_NOTE.to_owned()),
+        Agent::Pi | Agent::Opencode => {
+            NativeStatus::Kept(native::IN_PROCESS_NATIVE_NOTE.to_owned())
+        }
     };
     problems.extend(other_scope_problem(target));
     let mut notes = session_notes(target);
@@ -823,6 +715,64 @@ fn session_notes(target: &Target<'_>) -> Vec<String> {
     ))
     .map(|sessions| dsh_instructions_hooks::doctor_notes(&sessions))
     .unwrap_or_default()
+}
+
+/// [`doctor`] for pi and opencode: their one file (present, missing or
+/// stale — compared with what install writes for `package` when known),
+/// their loading kept on, the file in the other scope too.
+pub fn doctor_in_process(
+    target: &Target<'_>,
+    package: Option<&Path>,
+) -> Result<Diagnosis, InstallError> {
+    in_process_doctor(target, target.files(), package)
+}
+
+fn in_process_doctor(
+    target: &Target<'_>,
+    files: Files,
+    package: Option<&Path>,
+) -> Result<Diagnosis, InstallError> {
+    let agent = target.agent;
+    let found = files::read_optional(&files.hooks)?;
+    let wanted = package.and_then(|p| crate::in_process::text(agent, p).ok());
+    let status = crate::in_process::status(agent, found.as_deref(), wanted.as_deref());
+    let mut problems = Vec::new();
+    let other = match target.scope {
+        Scope::User => Scope::Project,
+        Scope::Project => Scope::User,
+    };
+    let other_file = layout::files(agent, other, target.locations).hooks;
+    if other_file != files.hooks
+        && files::read_optional(&other_file)
+            .ok()
+            .flatten()
+            .is_some_and(|t| crate::in_process::is_ours(&t))
+    {
+        problems.push(format!(
+            "also installed at {other} scope ({}): {agent} would load it twice",
+            other_file.display()
+        ));
+    }
+    let mut notes = Vec::new();
+    if let Ok(sessions) = camino::Utf8PathBuf::from_path_buf(
+        target.locations.dsh_home.join("hooks").join(agent.as_str()),
+    ) {
+        notes.push(format!("sessions and hook.log: {sessions}"));
+    }
+    Ok(Diagnosis {
+        agent,
+        scope: target.scope,
+        files,
+        events: vec![EventReport {
+            event: crate::in_process::entry_name(agent),
+            part: None,
+            status,
+            trust: None,
+        }],
+        native: NativeStatus::Kept(native::IN_PROCESS_NATIVE_NOTE.to_owned()),
+        problems,
+        notes,
+    })
 }
 
 /// Our handlers in the other scope's file as well mean two adapters per
@@ -889,6 +839,7 @@ fn excludes(agent: Agent) -> &'static [&'static str] {
         | NativeSwitch::CodexProjectDocMaxBytes
         | NativeSwitch::QwenContextFileName(_)
         | NativeSwitch::CopilotKeptOn
-        | NativeSwitch::ClineKeptOn => &[],
+        | NativeSwitch::ClineKeptOn
+        | NativeSwitch::InProcessKeptOn => &[],
     }
 }

@@ -24,12 +24,7 @@ struct Machine {
 impl Machine {
     fn new() -> Self {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let loc = Locations {
-            home: tmp.path().join("home"),
-            codex_home: tmp.path().join("home/.codex"),
-            project: tmp.path().join("repo"),
-            dsh_home: tmp.path().join("home/.dsh"),
-        };
+        let loc = Locations::in_home(tmp.path().join("home"), tmp.path().join("repo"));
         fs::create_dir_all(&loc.home).expect("mkdir");
         fs::create_dir_all(&loc.project).expect("mkdir");
         Self { tmp, loc }
@@ -283,6 +278,7 @@ fn rules_come_and_go_with_the_scripts() {
     let before = m.snapshot();
     let options = InstallOptions {
         rules: Some(vec![RuleFormat::Claude]),
+        ..Default::default()
     };
     install_with(&m.user(), CMD, &options, false).expect("install");
     let config = m.loc.dsh_home.join("hooks/cline/config.json");
