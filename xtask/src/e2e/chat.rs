@@ -120,7 +120,7 @@ pub(crate) fn schema_args(decl: &Value, path: Option<String>, known: &[(&str, Va
         .unwrap_or_default();
     let mut args = Map::new();
     if let Some(path) = path {
-        let key = ["file_path", "absolute_path", "path"]
+        let key = ["file_path", "filePath", "absolute_path", "path"]
             .into_iter()
             .find(|k| props.contains_key(*k))
             .unwrap_or("path");
@@ -150,7 +150,7 @@ pub(crate) fn schema_args(decl: &Value, path: Option<String>, known: &[(&str, Va
 fn calls_for(body: &Value, op: &Op, place: Place<'_>) -> Option<Vec<(&'static str, Value)>> {
     match op {
         Op::Read(paths) => {
-            let (name, decl) = first_tool(body, &["view", "read_file"])?;
+            let (name, decl) = first_tool(body, &["view", "read_file", "read"])?;
             Some(
                 paths
                     .iter()
@@ -159,7 +159,7 @@ fn calls_for(body: &Value, op: &Op, place: Place<'_>) -> Option<Vec<(&'static st
             )
         }
         Op::Write(p) => {
-            let (name, decl) = first_tool(body, &["create", "write_file"])?;
+            let (name, decl) = first_tool(body, &["create", "write_file", "write"])?;
             let known = [
                 ("file_text", json!(WRITE_CONTENT)),
                 ("content", json!(WRITE_CONTENT)),
@@ -173,6 +173,13 @@ fn calls_for(body: &Value, op: &Op, place: Place<'_>) -> Option<Vec<(&'static st
                 ("new_str", json!(EDIT_AFTER)),
                 ("old_string", json!(EDIT_BEFORE)),
                 ("new_string", json!(EDIT_AFTER)),
+                // opencode's `edit`; pi's takes a list of replacements.
+                ("oldString", json!(EDIT_BEFORE)),
+                ("newString", json!(EDIT_AFTER)),
+                (
+                    "edits",
+                    json!([{"oldText": EDIT_BEFORE, "newText": EDIT_AFTER}]),
+                ),
             ];
             Some(vec![(name, schema_args(decl, Some(place.abs(p)), &known))])
         }

@@ -19,6 +19,7 @@ pub(crate) mod assertions;
 pub(crate) mod chat;
 pub(crate) mod compare;
 pub(crate) mod http;
+pub(crate) mod inproc;
 pub(crate) mod layouts;
 pub(crate) mod load;
 pub(crate) mod mock;
@@ -43,7 +44,7 @@ use scenarios::{CASES, COMPARED, Case, Change, Needs, PLUMBING, Plan};
 
 /// Usage line for the xtask help.
 pub(crate) const USAGE: &str =
-    "  e2e [--agent claude|codex|gemini|copilot|qwen]… [--case NAME]… [--repeat N] [--hook product|marker] [--keep] [--list] [--count] [--cached]
+    "  e2e [--agent claude|codex|gemini|copilot|qwen|pi|opencode]… [--case NAME]… [--repeat N] [--hook product|marker] [--keep] [--list] [--count] [--cached]
       the hook adapter inside the real agents (installed pinned from npm into
       ${XDG_CACHE_HOME:-~/.cache}/dsh-e2e/agents), offline against a mock model;
       --repeat N runs every selected case N times (e.g. the part order, 20 runs)";
@@ -115,12 +116,17 @@ fn parse(args: &[String]) -> Result<Options> {
     }
     if o.agents.is_empty() {
         o.agents = Agent::ALL.to_vec();
+        if o.hook == HookMode::Marker {
+            // No command hooks in pi and opencode: the marker's plumbing
+            // check is the hook agents' (their integration runs inside).
+            o.agents.retain(|a| !a.in_process());
+        }
     }
     let known: Vec<&str> = CASES
         .iter()
         .chain(COMPARED)
         .chain(rules::CASES)
-        .chain([&PLUMBING])
+        .chain([&PLUMBING, &inproc::SERVE])
         .map(|c| c.name)
         .collect();
     for c in &o.cases {
@@ -158,7 +164,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             .iter()
             .chain(COMPARED)
             .chain(rules::CASES)
-            .chain([&PLUMBING])
+            .chain([&PLUMBING, &inproc::SERVE])
             .filter(|c| {
                 if o.cases.is_empty() {
                     c.name != PLUMBING.name
@@ -196,7 +202,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             .iter()
             .chain(COMPARED)
             .chain(rules::CASES)
-            .chain([&PLUMBING])
+            .chain([&PLUMBING, &inproc::SERVE])
         {
             println!("{:<15} {}", c.name, c.about);
         }
@@ -205,6 +211,11 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     let t0 = Instant::now();
     let installed = agents::install(&agents::cache_dir()?)?;
     let product = build_product(root)?;
+    if o.agents.iter().any(|a| a.in_process()) && o.hook == HookMode::Product {
+        let pkg = inproc::stage_binding(root)?;
+        println!("e2e: the Node binding staged at {}", pkg.display());
+        let _ = inproc::STAGED.set(pkg);
+    }
     let marker = std::env::current_exe().context("cannot find the xtask binary")?;
     match &o.hook {
         HookMode::Marker => println!("e2e: marker hook {} (plumbing only)", marker.display()),
@@ -255,6 +266,12 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         }
     }
     drop(rules_table);
+    if inproc::DIRECT.load(std::sync::atomic::Ordering::Relaxed) {
+        println!(
+            "e2e: `hook install --agent pi|opencode` is not in this binary: the e2e wrote the \
+extension and the plugin itself, as the installer is to (decision 0088)"
+        );
+    }
     println!("e2e: {:.0}s in all", t0.elapsed().as_secs_f64());
     // No case skips (issue 21 item 2): a case that cannot show its event
     // fails. Only `.ci/run` may skip the whole e2e, and only when the agents
@@ -485,6 +502,7 @@ user installs them (the xtask never writes them itself)"
     };
     let run = tmp.path().to_owned();
     let result = match case.layout {
+        None if case.name == inproc::SERVE.name => inproc::serve_two(installed, &product.bin, &run),
         Some(layout) => compare::run(agent, layout, installed, &product.bin, &run),
         None if plan.against_native => {
             rules::against_native(agent, &plan, installed, &product.bin, &run)
@@ -868,7 +886,9 @@ mod tests {
         assert_eq!(o.agents, [Agent::Codex]);
         assert_eq!(o.cases, ["write"]);
         assert!(o.keep);
-        assert_eq!(parse(&[]).unwrap().agents.len(), 5);
+        assert_eq!(parse(&[]).unwrap().agents.len(), 7);
+        let marker = parse(&["--hook".into(), "marker".into()]).unwrap();
+        assert_eq!(marker.agents.len(), 5, "no marker hook in pi and opencode");
         let o = parse(&[
             "--agent".into(),
             "copilot".into(),

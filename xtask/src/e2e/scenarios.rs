@@ -149,7 +149,7 @@ fn reads_touch(_: Agent) -> bool {
 /// arrives twice after a resume), so history-based counts hold only for
 /// Claude Code and Codex.
 fn keeps_history_on_resume(agent: Agent) -> bool {
-    !matches!(agent, Agent::Gemini) && !replaces_start_on_resume(agent)
+    !matches!(agent, Agent::Gemini) && !replaces_start_on_resume(agent) && !agent.in_process()
 }
 
 /// Copilot CLI and Qwen Code replace the session-start context with the
@@ -173,18 +173,27 @@ fn gemini_request_baseline(step: &mut Step, current: &[&str], old: &[&str]) {
     step.expect.extend(old.iter().map(|m| absent(m)));
 }
 
-/// Copilot CLI keeps its own loading with the hook (decision 0067): the
-/// files it loads itself arrive once in its own wrappers and the adapter
-/// must not give them again, so their adapter headings must be absent.
-/// Measured natively here (2026-12-04): every `AGENTS.md` from the git root
-/// to the cwd at start, and after a `view` the viewed file's directory and
-/// those between it and the root (a transient message: only in the next
-/// request). Not after `create`, `edit` or `bash`: those nested files are
-/// what Copilot lacks, so the adapter's headings stay expected there.
-fn copilot_loads(agent: Agent, step: &mut Step, native: &[&str]) {
-    if !agent.native_kept() {
-        return;
-    }
+/// Copilot CLI, pi and opencode keep their own loading with the
+/// integration (decisions 0067, 0088): the files each loads itself arrive
+/// once in its own wrappers and the adapter must not give them again, so
+/// their adapter headings must be absent. `native` names what each loads
+/// itself in the step: `(copilot, pi, opencode)`.
+///
+/// Copilot, measured natively here (2026-12-04): every `AGENTS.md` from the
+/// git root to the cwd at start, and after a `view` the viewed file's
+/// directory and those between it and the root (a transient message: only
+/// in the next request). Not after `create`, `edit` or `bash`: those nested
+/// files are what Copilot lacks, so the adapter's headings stay expected
+/// there. pi: the chain from the cwd up, never a nested file. opencode: the
+/// chain from the cwd up, and after a `read` the read file's directories
+/// below the cwd (agents/pi.md, agents/opencode.md).
+fn own_loads(agent: Agent, step: &mut Step, native: Loads<'_>) {
+    let native = match agent {
+        Agent::Copilot => native.0,
+        Agent::Pi => native.1,
+        Agent::Opencode => native.2,
+        _ => return,
+    };
     for e in &mut step.expect {
         if let Expect::Once(text) = e
             && let Some(path) = text
@@ -195,6 +204,14 @@ fn copilot_loads(agent: Agent, step: &mut Step, native: &[&str]) {
             *e = Expect::Absent(format!("structions from: {path}"));
         }
     }
+}
+
+/// What Copilot CLI, pi and opencode load themselves in a step.
+type Loads<'a> = (&'a [&'a str], &'a [&'a str], &'a [&'a str]);
+
+/// The chain only: the same files for the three.
+fn chain<'a>(files: &'a [&'a str]) -> Loads<'a> {
+    (files, files, files)
 }
 
 fn start_files() -> Vec<(String, String)> {
@@ -219,7 +236,7 @@ fn start_root(agent: Agent) -> Result<Plan, String> {
             once(INTRO),
         ],
     );
-    copilot_loads(agent, &mut s, &["AGENTS.md"]);
+    own_loads(agent, &mut s, chain(&["AGENTS.md"]));
     Ok(plan(start_files(), ".", vec![s]))
 }
 
@@ -235,7 +252,7 @@ fn start_sub(agent: Agent) -> Result<Plan, String> {
             once(INTRO),
         ],
     );
-    copilot_loads(agent, &mut s, &["AGENTS.md", "a/AGENTS.md"]);
+    own_loads(agent, &mut s, chain(&["AGENTS.md", "a/AGENTS.md"]));
     Ok(plan(start_files(), "a", vec![s]))
 }
 
@@ -262,7 +279,8 @@ fn read_deep(agent: Agent) -> Result<Plan, String> {
         ]
     };
     let mut s = step("read", "Read it [p:t1] [mock:read=x/y/z/file.txt]", expect);
-    copilot_loads(agent, &mut s, &["x/AGENTS.md", "x/y/z/AGENTS.md"]);
+    let read = ["x/AGENTS.md", "x/y/z/AGENTS.md"];
+    own_loads(agent, &mut s, (&read, &[], &read));
     Ok(plan(files, ".", vec![s]))
 }
 
@@ -291,7 +309,9 @@ fn write(_: Agent) -> Result<Plan, String> {
 /// session (Qwen: "has not been read in this session. Use the read_file tool
 /// first", measured).
 fn edits_need_a_read(agent: Agent) -> bool {
-    matches!(agent, Agent::Claude | Agent::Qwen)
+    // opencode too: "You must read file … before overwriting it"
+    // (its edit tool's own check).
+    matches!(agent, Agent::Claude | Agent::Qwen | Agent::Opencode)
 }
 
 fn edit(agent: Agent) -> Result<Plan, String> {
@@ -312,6 +332,8 @@ fn edit(agent: Agent) -> Result<Plan, String> {
         ],
     );
     s.file_contains = vec![("ws/e/f.txt".into(), EDIT_AFTER.into())];
+    // opencode's read attaches the directory's file itself.
+    own_loads(agent, &mut s, (&[], &[], &["e/AGENTS.md"]));
     Ok(plan(
         vec![
             f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
@@ -405,6 +427,21 @@ fn offline_resume(agent: Agent) -> Result<Plan, String> {
             once(INTRO),
             absent(SUPERSEDE),
         ]);
+    } else if agent.in_process() {
+        // pi and opencode: the root file is the agent's own, read again by
+        // the resuming process (pi) or for every request (opencode), so V2
+        // only; a/AGENTS.md came with the read (the extension's, or
+        // opencode's own reminder) and the tool result keeps it, so the
+        // model must be told it is gone; the first baseline (the
+        // user-global file) stays in the history, once.
+        resume.expect.extend([
+            once("E2E-HOME-V1"),
+            absent("E2E-ROOT-V1"),
+            once("E2E-A-V1"),
+            once("Instructions removed: a/AGENTS.md"),
+            absent("structions from: AGENTS.md"),
+            once(INTRO),
+        ]);
     } else if agent.native_kept() {
         // Copilot: a/AGENTS.md came in its own transient message after the
         // read and is gone (and removed); the root in its rebuilt system
@@ -462,7 +499,8 @@ fn parallel(agent: Agent) -> Result<Plan, String> {
     let mut e = expect;
     e.push(once("E2E-ROOT-V1"));
     let mut s = step("parallel", "Both [p:t1] [mock:read=p/f.txt,q/f.txt]", e);
-    copilot_loads(agent, &mut s, &["p/AGENTS.md", "q/AGENTS.md"]);
+    let read = ["p/AGENTS.md", "q/AGENTS.md"];
+    own_loads(agent, &mut s, (&read, &[], &read));
     Ok(plan(
         vec![
             f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
@@ -498,6 +536,9 @@ fn compaction(agent: Agent) -> Result<Plan, String> {
         // (measured), so the next process's turn is what is checked.
         Agent::Copilot => step("compact", "/compact", Vec::new()),
         Agent::Qwen => step("compact", "/compress", Vec::new()),
+        // A person's `/compact`: pi's RPC command, opencode's summarize
+        // endpoint (`inproc.rs`); the next process's turn is checked.
+        Agent::Pi | Agent::Opencode => step("compact", "/compact", Vec::new()),
     };
     // The event itself first (issue 21 item 1): a summary request was made.
     compact.compacts = true;
@@ -518,7 +559,7 @@ fn compaction(agent: Agent) -> Result<Plan, String> {
     // Gemini included: its composition comes with every request and never
     // persists, so the compressed history holds no second copy (R-HOOK-9).
     after.expect.extend(baseline);
-    copilot_loads(agent, &mut after, &["AGENTS.md"]);
+    own_loads(agent, &mut after, chain(&["AGENTS.md"]));
     Ok(plan(
         vec![
             f("home/.dsh/AGENTS.md", instr("E2E-HOME-V1")),
