@@ -6,7 +6,7 @@
 //! `../shared/agent-harness`; decision 0088).
 
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -61,6 +61,10 @@ pub(crate) fn compact(session: &mut Session) -> Result<StepRun> {
                 &dir,
                 &json!({"providerID": "mock", "modelID": "mock-model"}),
             );
+            // A person's server keeps running after `/compact`; this one is
+            // stopped, so first let its bus hand `session.compacted` to the
+            // plugins (their handlers are asynchronous).
+            std::thread::sleep(SETTLE);
             let log = server.stop();
             Ok(match answer {
                 Ok(v) if v == json!(true) => StepRun {
@@ -89,6 +93,9 @@ pub(crate) fn compact(session: &mut Session) -> Result<StepRun> {
         other => bail!("{other} compacts through its own prompt"),
     }
 }
+
+/// How long a server stopped by the e2e first runs on after its last answer.
+const SETTLE: Duration = Duration::from_secs(3);
 
 fn session_agent(session: &Session) -> Agent {
     session.agent()
@@ -263,22 +270,8 @@ Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
             self.port,
             body.len()
         )?;
-        let mut raw = Vec::new();
-        s.read_to_end(&mut raw)
+        let (status, body) = read_answer(&mut BufReader::new(s))
             .with_context(|| format!("no complete answer to POST {path}"))?;
-        let text = String::from_utf8_lossy(&raw);
-        let (head, rest) = text
-            .split_once("\r\n\r\n")
-            .with_context(|| format!("POST {path}: no HTTP answer"))?;
-        let status = head.split_whitespace().nth(1).unwrap_or("?");
-        let body = if head
-            .to_ascii_lowercase()
-            .contains("transfer-encoding: chunked")
-        {
-            dechunk(rest)
-        } else {
-            rest.to_owned()
-        };
         if status != "200" {
             bail!("POST {path}: HTTP {status}: {}", body.trim());
         }
@@ -301,6 +294,51 @@ impl Drop for Server {
     }
 }
 
+/// One HTTP/1.1 answer: its status and body, framed by its headers
+/// (`Content-Length` or chunked), not by a close: Bun keeps the connection
+/// open after answering `summarize` (the read then waited out its timeout).
+fn read_answer<R: BufRead>(r: &mut R) -> Result<(String, String)> {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line)? == 0 {
+            bail!("the connection closed before an answer");
+        }
+        if line == "\r\n" || line == "\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let status = head.split_whitespace().nth(1).unwrap_or("?").to_owned();
+    let lower = head.to_ascii_lowercase();
+    let length = lower
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    let mut raw = Vec::new();
+    if let Some(n) = length {
+        raw.resize(n, 0);
+        r.read_exact(&mut raw)
+            .context("a body shorter than announced")?;
+    } else if lower.contains("transfer-encoding: chunked") {
+        loop {
+            let mut size = String::new();
+            r.read_line(&mut size)?;
+            let n = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16)
+                .with_context(|| format!("bad chunk size {size:?}"))?;
+            let mut chunk = vec![0; n + 2];
+            r.read_exact(&mut chunk)?;
+            if n == 0 {
+                break;
+            }
+            raw.extend_from_slice(&chunk[..n]);
+        }
+    } else {
+        r.read_to_end(&mut raw)?;
+    }
+    Ok((status, String::from_utf8_lossy(&raw).into_owned()))
+}
+
 /// A query value: everything but unreserved characters percent-encoded.
 fn query_escape(s: &str) -> String {
     s.bytes()
@@ -312,20 +350,6 @@ fn query_escape(s: &str) -> String {
             }
         })
         .collect()
-}
-
-/// A chunked body, decoded.
-fn dechunk(mut rest: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, after)) = rest.split_once("\r\n") {
-        let n = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16).unwrap_or(0);
-        if n == 0 || after.len() < n {
-            break;
-        }
-        out.push_str(&after[..n]);
-        rest = after[n..].strip_prefix("\r\n").unwrap_or(&after[n..]);
-    }
-    out
 }
 
 /// The staged binding package (set once per e2e run by `stage_binding`).
@@ -592,17 +616,17 @@ pub(crate) fn serve_two(installed: &Installed, bin: &Path, run: &Path) -> Result
             }
             super::prove_event(s, &records[before..])
                 .with_context(|| format!("step {} ({})", n + 1, s.label))?;
-            let mut want: Vec<Expect> = if dir == &ws2 {
-                theirs.to_vec()
-            } else {
-                mine.to_vec()
-            };
-            if s.label == "ws-read" || s.label == "ws-again" {
-                // The read's directory: opencode's own reminder, once.
-                want.push(once("E2E-N-V1"));
-            }
-            for r in records[before..].iter().filter(|r| r.is_turn()) {
+            let want: &[Expect] = if dir == &ws2 { &theirs } else { &mine };
+            let turns: Vec<&super::mock::Record> =
+                records[before..].iter().filter(|r| r.is_turn()).collect();
+            for (k, r) in turns.iter().enumerate() {
                 let text = r.body.as_ref().map(visible_text).unwrap_or_default();
+                let mut want = want.to_vec();
+                if (s.label == "ws-read" && k + 1 == turns.len()) || s.label == "ws-again" {
+                    // The read's directory, after the read: once (opencode's
+                    // own reminder in the tool result).
+                    want.push(once("E2E-N-V1"));
+                }
                 let failures = check_all(&want, &text);
                 if !failures.is_empty() {
                     bail!(
@@ -638,9 +662,28 @@ mod tests {
     }
 
     #[test]
-    fn chunked_bodies_decode_and_queries_escape() {
-        assert_eq!(dechunk("4\r\ntrue\r\n0\r\n\r\n"), "true");
-        assert_eq!(dechunk("2\r\n[1\r\n1\r\n]\r\n0\r\n\r\n"), "[1]");
+    fn answers_are_framed_by_their_headers_not_by_a_close() {
+        use std::io::Cursor;
+        // Bytes after the body stand for a connection left open.
+        let mut fixed =
+            Cursor::new(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ntrueNEXT".to_vec());
+        assert_eq!(
+            read_answer(&mut fixed).unwrap(),
+            ("200".into(), "true".into())
+        );
+        let mut chunked = Cursor::new(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n[1\r\n1\r\n]\r\n0\r\n\r\nNEXT"
+                .to_vec(),
+        );
+        assert_eq!(read_answer(&mut chunked).unwrap().1, "[1]");
+        let mut short = Cursor::new(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\ntrue".to_vec());
+        assert!(read_answer(&mut short).is_err());
+        let mut closed = Cursor::new(b"HTTP/1.1 500 Oops\r\n".to_vec());
+        assert!(read_answer(&mut closed).is_err());
+    }
+
+    #[test]
+    fn queries_escape() {
         assert_eq!(query_escape("/tmp/a b&c"), "/tmp/a%20b%26c");
     }
 }
