@@ -646,13 +646,7 @@ pub(crate) const MARKER_EVENT_ENV: &str = "E2E_HOOK_EVENT";
 /// Installs the product's hooks with its own installer.
 pub(crate) fn run_installer(agent: Agent, dirs: &Dirs, bin: &Path) -> Result<()> {
     if agent.in_process() {
-        let pkg = super::inproc::STAGED
-            .get()
-            .context("the Node binding was not staged")?;
-        if !super::inproc::install(agent, &dirs.home, &dirs.ws, bin, pkg)? {
-            super::inproc::DIRECT.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        return Ok(());
+        bail!("{agent} has no hook to install: its integration is `inproc::install_product`'s");
     }
     let out = Command::new(bin)
         .args([
@@ -874,6 +868,11 @@ impl Session {
         self.id.as_deref()
     }
 
+    /// Marks the session started (a step run outside [`Session::prompt`]).
+    pub(crate) fn set_started(&mut self) {
+        self.started = true;
+    }
+
     /// Counts a step run outside [`Session::prompt`] and names its files.
     pub(crate) fn next_label(&mut self) -> String {
         self.steps += 1;
@@ -1012,14 +1011,6 @@ impl Session {
 
     /// Sends one prompt: the first starts the session, later ones resume it.
     pub(crate) fn prompt(&mut self, text: &str) -> Result<StepRun> {
-        // Neither has `/compact` in print mode (agents/pi.md,
-        // agents/opencode.md): pi compacts over RPC, opencode over its
-        // server's API.
-        if text == "/compact" && self.agent.in_process() {
-            let run = super::inproc::compact(self)?;
-            self.started = true;
-            return Ok(run);
-        }
         let (program, args) = self.invocation(text)?;
         let mut c = self.command(&program);
         c.args(&args);
@@ -1029,8 +1020,8 @@ impl Session {
         if !self.started {
             match self.agent {
                 Agent::Codex => self.id = thread_id(&run.stdout),
-                Agent::Pi => self.id = super::inproc::pi_session_id(&run.stdout),
-                Agent::Opencode => self.id = super::inproc::opencode_session_id(&run.stdout),
+                Agent::Pi => self.id = pi_session_id(&run.stdout),
+                Agent::Opencode => self.id = opencode_session_id(&run.stdout),
                 _ => {}
             }
         }
@@ -1046,6 +1037,26 @@ pub(crate) fn thread_id(stdout: &str) -> Option<String> {
         (v["type"] == "thread.started")
             .then(|| v["thread_id"].as_str().map(str::to_owned))
             .flatten()
+    })
+}
+
+/// The session id in pi's `--mode json` output: its first line is the
+/// session header `{"type":"session","id":…}`.
+pub(crate) fn pi_session_id(stdout: &str) -> Option<String> {
+    stdout.lines().find_map(|l| {
+        let v: Value = serde_json::from_str(l).ok()?;
+        (v["type"] == "session")
+            .then(|| v["id"].as_str().map(str::to_owned))
+            .flatten()
+    })
+}
+
+/// The session id in `opencode run --format json` output: every event
+/// carries `sessionID`.
+pub(crate) fn opencode_session_id(stdout: &str) -> Option<String> {
+    stdout.lines().find_map(|l| {
+        let v: Value = serde_json::from_str(l).ok()?;
+        v["sessionID"].as_str().map(str::to_owned)
     })
 }
 
@@ -1148,6 +1159,16 @@ mod tests {
         assert!(all_cached(tmp.path()));
         put("@qwen-code/qwen-code", "0.24.3");
         assert!(!all_cached(tmp.path()));
+    }
+
+    #[test]
+    fn session_ids_come_from_each_agents_output() {
+        let pi = "{\"type\":\"session\",\"version\":3,\"id\":\"0199abc\",\"cwd\":\"/w\"}\n{\"type\":\"agent_start\"}\n";
+        assert_eq!(pi_session_id(pi).as_deref(), Some("0199abc"));
+        assert_eq!(pi_session_id("{\"type\":\"agent_start\"}\n"), None);
+        let oc = "not json\n{\"type\":\"step_start\",\"sessionID\":\"ses_1\"}\n";
+        assert_eq!(opencode_session_id(oc).as_deref(), Some("ses_1"));
+        assert_eq!(opencode_session_id("{}\n"), None);
     }
 
     #[test]

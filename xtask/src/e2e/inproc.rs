@@ -21,30 +21,36 @@ use super::assertions::{Expect, check_all, visible_text};
 use super::mock::Mock;
 use super::scenarios::{Case, Change, Plan, absent, f, instr, once, plan, step};
 
-/// The session id in pi's `--mode json` output: its first line is the
-/// session header `{"type":"session","id":…}`.
-pub(crate) fn pi_session_id(stdout: &str) -> Option<String> {
-    stdout.lines().find_map(|l| {
-        let v: Value = serde_json::from_str(l).ok()?;
-        (v["type"] == "session")
-            .then(|| v["id"].as_str().map(str::to_owned))
-            .flatten()
-    })
+/// One prompt of `session`, as [`Session::prompt`], except `/compact` for
+/// pi and opencode: neither has it in print mode (agents/pi.md,
+/// agents/opencode.md), so pi compacts over RPC and opencode over its
+/// server's API.
+pub(crate) fn prompt(session: &mut Session, text: &str) -> Result<StepRun> {
+    if text == "/compact" && session.agent().in_process() {
+        let run = compact(session)?;
+        session.set_started();
+        return Ok(run);
+    }
+    session.prompt(text)
 }
 
-/// The session id in `opencode run --format json` output: every event
-/// carries `sessionID`.
-pub(crate) fn opencode_session_id(stdout: &str) -> Option<String> {
-    stdout.lines().find_map(|l| {
-        let v: Value = serde_json::from_str(l).ok()?;
-        v["sessionID"].as_str().map(str::to_owned)
-    })
+/// Installs the product for `agent` into `dirs.home`: the hook through
+/// `hook install`, or the extension or plugin ([`install`]).
+pub(crate) fn install_product(agent: Agent, dirs: &Dirs, bin: &Path) -> Result<()> {
+    if !agent.in_process() {
+        return agents::run_installer(agent, dirs, bin);
+    }
+    let pkg = STAGED.get().context("the Node binding was not staged")?;
+    if !install(agent, &dirs.home, &dirs.ws, bin, pkg)? {
+        DIRECT.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    Ok(())
 }
 
 /// Compacts the session now, the way a person does (`/compact`): pi's RPC
 /// `compact` command, opencode's `POST /session/<id>/summarize` (what its
 /// TUI's `/compact` calls).
-pub(crate) fn compact(session: &mut Session) -> Result<StepRun> {
+fn compact(session: &mut Session) -> Result<StepRun> {
     let id = session
         .id()
         .context("no session to compact: the first step printed no session id")?
@@ -555,7 +561,7 @@ pub(crate) fn serve_two(installed: &Installed, bin: &Path, run: &Path) -> Result
     super::git(&ws2, &["commit", "-q", "-m", "e2e fixture"])?;
     let mut mock = Mock::start(&ws, &ws, &run.join("requests.jsonl"), super::MOCK_BOUND)?;
     agents::write_endpoint_config(Agent::Opencode, &dirs, mock.port())?;
-    agents::run_installer(Agent::Opencode, &dirs, bin)?;
+    install_product(Agent::Opencode, &dirs, bin)?;
     let mut session = Session::new(Agent::Opencode, installed, &dirs, mock.port());
     let label = session.next_label();
     let server = Server::start(&session, &label)?;
@@ -650,16 +656,6 @@ pub(crate) fn serve_two(installed: &Installed, bin: &Path, run: &Path) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn session_ids_come_from_each_agents_output() {
-        let pi = "{\"type\":\"session\",\"version\":3,\"id\":\"0199abc\",\"cwd\":\"/w\"}\n{\"type\":\"agent_start\"}\n";
-        assert_eq!(pi_session_id(pi).as_deref(), Some("0199abc"));
-        assert_eq!(pi_session_id("{\"type\":\"agent_start\"}\n"), None);
-        let oc = "not json\n{\"type\":\"step_start\",\"sessionID\":\"ses_1\"}\n";
-        assert_eq!(opencode_session_id(oc).as_deref(), Some("ses_1"));
-        assert_eq!(opencode_session_id("{}\n"), None);
-    }
 
     #[test]
     fn answers_are_framed_by_their_headers_not_by_a_close() {

@@ -187,12 +187,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         // What `.ci/run` reports as skipped when it cannot run the e2e.
         let n: usize = cases
             .iter()
-            .map(|c| {
-                o.agents
-                    .iter()
-                    .filter(|a| c.only.is_none_or(|x| x == **a))
-                    .count()
-            })
+            .map(|c| o.agents.iter().filter(|a| c.runs_for(**a)).count())
             .sum();
         println!("{n}");
         return Ok(ExitCode::SUCCESS);
@@ -232,7 +227,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     let (mut passed, mut failed) = (0, 0);
     for case in cases.iter().flat_map(|c| std::iter::repeat_n(c, o.repeat)) {
         for &agent in &o.agents {
-            if case.only.is_some_and(|a| a != agent) {
+            if !case.runs_for(agent) {
                 continue;
             }
             let t = Instant::now();
@@ -574,7 +569,7 @@ fn drive(
             apply(run, c)?;
         }
         let before = mock.records().len();
-        let r = session.prompt(&step.prompt)?;
+        let r = inproc::prompt(&mut session, &step.prompt)?;
         if r.timed_out {
             bail!(
                 "step {n} ({}) killed after {:.0}s: {}",

@@ -536,7 +536,7 @@ pub(crate) const CASES: &[Case] = &[
 /// the plain install.
 pub(crate) fn install(agent: Agent, dirs: &Dirs, bin: &Path, formats: &[&str]) -> Result<()> {
     if formats.is_empty() || agent.in_process() || !installer_has_rules_flag(bin) {
-        agents::run_installer(agent, dirs, bin)?;
+        super::inproc::install_product(agent, dirs, bin)?;
         return turn_on(agent, dirs, formats);
     }
     let out = std::process::Command::new(bin)

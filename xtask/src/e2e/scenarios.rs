@@ -96,6 +96,23 @@ pub(crate) struct Case {
     pub layout: Option<&'static super::layouts::Layout>,
 }
 
+impl Case {
+    /// Whether `agent` runs this case (and counts it): its one agent, or
+    /// every agent but pi and opencode for the comparisons about the hook's
+    /// parts ([`PARTS_ONLY`]).
+    pub(crate) fn runs_for(&self, agent: Agent) -> bool {
+        self.only.is_none_or(|a| a == agent)
+            && !(agent.in_process() && PARTS_ONLY.contains(&self.name))
+    }
+}
+
+/// Comparisons whose point is the hook's message in parts (a 34 KB root
+/// past Codex's cap, five parts of unequal work read in order): the pi
+/// extension and the opencode plugin give a message whole, and their own
+/// loading keeps every file these layouts put in its reach, so for them
+/// these add only a minute of run time each (decision 0088).
+pub(crate) const PARTS_ONLY: [&str; 2] = ["native-big-root", "parts-order"];
+
 /// An instruction file's content for a marker.
 pub(crate) fn instr(marker: &str) -> String {
     format!("# e2e instructions\n{marker}: follow the e2e rules here.\n")
@@ -1185,6 +1202,48 @@ mod tests {
                 .expect
                 .contains(&once("Additional instructions from: w/AGENTS.md"))
         );
+    }
+
+    #[test]
+    fn the_parts_comparisons_run_for_the_hook_agents_only() {
+        for name in PARTS_ONLY {
+            let case = COMPARED.iter().find(|c| c.name == name).unwrap();
+            assert!(case.runs_for(Agent::Codex) && case.runs_for(Agent::Qwen));
+            assert!(!case.runs_for(Agent::Pi) && !case.runs_for(Agent::Opencode));
+        }
+        let sentry = COMPARED.iter().find(|c| c.name == "native-sentry").unwrap();
+        assert!(Agent::ALL.iter().all(|a| sentry.runs_for(*a)));
+        let imports = CASES.iter().find(|c| c.name == "imports").unwrap();
+        assert!(imports.runs_for(Agent::Claude) && !imports.runs_for(Agent::Pi));
+    }
+
+    /// Decision 0088: pi loads no nested file, opencode those of a `read`:
+    /// the headings for what each loads itself must be absent, the rest
+    /// stay expected.
+    #[test]
+    fn pi_and_opencode_lose_the_headings_of_what_each_loads_itself() {
+        let heading = |p: &Plan, what: &str| p.steps[0].expect.contains(&once(what));
+        let gone = |p: &Plan, path: &str| {
+            p.steps[0]
+                .expect
+                .contains(&Expect::Absent(format!("structions from: {path}")))
+        };
+        let pi = read_deep(Agent::Pi).unwrap();
+        let oc = read_deep(Agent::Opencode).unwrap();
+        assert!(heading(&pi, "Additional instructions from: x/AGENTS.md"));
+        assert!(gone(&oc, "x/AGENTS.md") && gone(&oc, "x/y/z/AGENTS.md"));
+        for agent in [Agent::Pi, Agent::Opencode] {
+            let p = start_root(agent).unwrap();
+            assert!(gone(&p, "AGENTS.md"));
+            assert!(heading(&p, "Instructions from: ~/.dsh/AGENTS.md"));
+            let w = write(agent).unwrap();
+            assert!(heading(&w, "Additional instructions from: w/AGENTS.md"));
+        }
+        assert!(heading(
+            &edit(Agent::Pi).unwrap(),
+            "Additional instructions from: e/AGENTS.md"
+        ));
+        assert!(gone(&edit(Agent::Opencode).unwrap(), "e/AGENTS.md"));
     }
 
     #[test]
