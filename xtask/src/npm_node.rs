@@ -29,6 +29,16 @@ const MAIN: &str = "dsh-agent-instructions";
 const SCOPE: &str = "@dsh-agent-instructions";
 /// Bun, the runtime of opencode's plugins: the suites run under it too.
 const BUN: &str = "bun@1.3.4";
+/// What `tsc -p agents` makes: the pi extension, the opencode plugin and
+/// what they share, shipped in the main package (its `files`).
+pub(crate) const AGENTS_OUTPUT: [&str; 6] = [
+    "agents/core.mjs",
+    "agents/core.d.mts",
+    "agents/pi.mjs",
+    "agents/pi.d.mts",
+    "agents/opencode.mjs",
+    "agents/opencode.d.mts",
+];
 
 /// A napi-rs target: the npm platform suffix, its `os`/`cpu`/`libc`, and
 /// the Rust triple a release machine builds it with.
@@ -196,6 +206,24 @@ pub(crate) fn build(
              review and commit it"
         );
     }
+    // The pi extension and the opencode plugin ship compiled (no build
+    // step for their users, decision 0086): the committed output must be
+    // what the pinned tsc makes of the committed sources.
+    let agents = AGENTS_OUTPUT.map(|f| (f, committed(f)));
+    println!("== tsc -p agents (the pi extension and the opencode plugin)");
+    run(
+        Command::new(dir.join("node_modules/.bin/tsc"))
+            .args(["-p", "agents"])
+            .current_dir(&dir),
+        "tsc -p agents",
+    )?;
+    for (file, before) in agents {
+        ensure!(
+            committed(file) == before,
+            "{CRATE_DIR}/{file} is compiled by `tsc -p agents` and differs from the committed \
+             one: review and commit it"
+        );
+    }
 
     let main_dir = out.join(MAIN);
     let plat_dir = out.join(format!("binding-{}", target.npm));
@@ -210,7 +238,11 @@ pub(crate) fn build(
         main_dir.join("package.json"),
         pretty(&main_manifest(&source, version)),
     )?;
-    for f in ["index.js", "native.js", "index.d.ts", "README.md"] {
+    std::fs::create_dir_all(main_dir.join("agents"))?;
+    for f in ["index.js", "native.js", "index.d.ts", "README.md"]
+        .into_iter()
+        .chain(AGENTS_OUTPUT)
+    {
         std::fs::copy(dir.join(f), main_dir.join(f)).with_context(|| format!("copy {f}"))?;
     }
     std::fs::write(
@@ -287,12 +319,7 @@ pub(crate) fn install_test(root: &Path, tarballs: &[PathBuf; 2]) -> Result<()> {
         installed.join("index.d.ts").is_file(),
         "npm installed no {MAIN}"
     );
-    let test_dir = project.join("test");
-    std::fs::create_dir_all(&test_dir)?;
-    for entry in std::fs::read_dir(dir.join("test"))? {
-        let entry = entry?;
-        std::fs::copy(entry.path(), test_dir.join(entry.file_name()))?;
-    }
+    copy_tree(&dir.join("test"), &project.join("test"))?;
     let files = test_files(&dir)?;
 
     println!(
@@ -341,6 +368,23 @@ pub(crate) fn install_test(root: &Path, tarballs: &[PathBuf; 2]) -> Result<()> {
         run(&mut cmd, "bun test")?;
     } else {
         println!("bun: NOT run ({BUN} could not be installed from npm on this machine)");
+    }
+    Ok(())
+}
+
+/// Copies the directory `from` (files and subdirectories: the suites and
+/// their recorded fixtures) to `to`.
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)
+                .with_context(|| format!("copy {}", entry.path().display()))?;
+        }
     }
     Ok(())
 }
@@ -433,6 +477,29 @@ mod tests {
             }
         }
         assert!(items > 40, "only {items} items: the parse is wrong");
+    }
+
+    /// The package's `files` name every file `tsc -p agents` makes, and the
+    /// committed sources compile to them (tsconfig's `files`).
+    #[test]
+    fn the_package_ships_the_compiled_agents() {
+        let root = crate::workspace_root().join(CRATE_DIR);
+        let pkg: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(root.join("package.json")).expect("package.json"),
+        )
+        .expect("json");
+        let files: Vec<&str> = pkg["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        for f in AGENTS_OUTPUT {
+            assert!(files.contains(&f), "{f} not in package.json files");
+            assert!(root.join(f).is_file(), "{f} is not committed");
+            let source = f.replace(".d.mts", ".mts").replace(".mjs", ".mts");
+            assert!(root.join(&source).is_file(), "{source}");
+        }
     }
 
     /// The targets here, the napi config's and the entry's list agree.

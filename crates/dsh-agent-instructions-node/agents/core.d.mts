@@ -16,8 +16,10 @@ export interface Settings {
      */
     config: Record<string, unknown>;
     /**
-     * The store: `$DSH_HOME/hooks/<agent>` of the environment by default. Its
-     * `config.json` (if any) overlays `config` for new sessions.
+     * The integration's directory: `$DSH_HOME/hooks/<agent>` of the
+     * environment by default, as the hook's. Its `config.json` (if any)
+     * overlays `config` for new sessions, errors go to its `hook.log`, and
+     * the sessions live in its `sessions/` (R-HOOK-10).
      */
     store?: string;
     /** Longest wait for one engine call, in milliseconds (default 3,000). */
@@ -77,7 +79,11 @@ export declare class AgentSession {
     /** The project root of the session (for display paths). */
     readonly root: string;
     constructor(core: Core, id: string, cwd: string);
-    /** The open session, opening (resume) or creating it the first time. */
+    /**
+     * The open session, opening (resume) or creating it the first time; one
+     * that could not be opened (another process held its lock past the
+     * wait, say) is tried again at the next call.
+     */
     private open;
     private call;
     /** Opens the session now (at the agent's session start). */

@@ -2,7 +2,7 @@
 // agent session (the binding's SessionStore under $DSH_HOME/hooks/<agent>),
 // calls that never throw into the agent and never hold it up for long, the
 // touches a tool call makes, and the sections of a workspace message the agent
-// already holds itself, which are left out (decision 0085).
+// already holds itself, which are left out (decision 0086).
 import { createHash } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -209,10 +209,21 @@ export class AgentSession {
         this.cwd = cwd;
         this.root = projectRoot(cwd, core.markers());
     }
-    /** The open session, opening (resume) or creating it the first time. */
+    /**
+     * The open session, opening (resume) or creating it the first time; one
+     * that could not be opened (another process held its lock past the
+     * wait, say) is tried again at the next call.
+     */
     open() {
-        this.session ??= this.core.openSession(this.id, this.cwd);
-        return this.session;
+        if (this.session)
+            return this.session;
+        const opening = this.core.openSession(this.id, this.cwd);
+        this.session = opening;
+        void opening.then((s) => {
+            if (s === null && this.session === opening)
+                this.session = null;
+        });
+        return opening;
     }
     async call(what, fallback, f) {
         const s = await this.open();
@@ -306,7 +317,7 @@ export class Core {
             try {
                 this.store = b
                     ? new b.SessionStore({
-                        dir: this.storeDir,
+                        dir: join(this.storeDir, "sessions"),
                         env: { HOME: this.env.HOME, DSH_HOME: this.env.DSH_HOME },
                         lockWaitMs: this.settings.lockWaitMs ?? 1000,
                     })

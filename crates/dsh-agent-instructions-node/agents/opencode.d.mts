@@ -1,4 +1,13 @@
 import { type Settings, type Touch } from "./core.mjs";
+/**
+ * The configuration opencode sessions start from (the opencode profile of
+ * `dsh-instructions`' profile table, which `hook install --agent opencode`
+ * writes into the plugin it installs): opencode's three names, first-wins
+ * per directory (a superset of opencode's one name for the whole path),
+ * the default `.local.md` overlays and `$DSH_HOME/AGENTS.md`; opencode's
+ * user file stays its own (it re-reads it for every request).
+ */
+export declare const OPENCODE_CONFIG: Record<string, unknown>;
 /** What opencode's plugin loader is given (opencode 1.18). */
 export interface PluginInput {
     directory: string;
@@ -17,8 +26,12 @@ export declare function systemPromptFiles(system: string[]): Set<string>;
 /** Touches of one opencode tool call. */
 export declare function opencodeTouches(tool: string, args: any, cwd: string, home: string): Touch[];
 export declare function partId(): string;
-/** opencode's plugin for these settings (what `hook install --agent opencode` writes). */
-export declare function opencodePlugin(settings: Settings): {
+/**
+ * opencode's plugin for these settings (what `hook install --agent
+ * opencode` writes); without settings, the opencode profile's
+ * configuration.
+ */
+export declare function opencodePlugin(settings?: Partial<Settings>): {
     id: string;
     server: (input: PluginInput) => Promise<{
         "chat.message": (hook: any, output: any) => Promise<void>;
@@ -27,3 +40,14 @@ export declare function opencodePlugin(settings: Settings): {
         event: (args_0: any) => Promise<void>;
     }>;
 };
+/** opencode loads this file itself as a plugin, too (its `plugin` list). */
+declare const _default: {
+    id: string;
+    server: (input: PluginInput) => Promise<{
+        "chat.message": (hook: any, output: any) => Promise<void>;
+        "tool.execute.after": (hook: any, output: any) => Promise<void>;
+        "experimental.chat.system.transform": (hook: any, output: any) => Promise<void>;
+        event: (args_0: any) => Promise<void>;
+    }>;
+};
+export default _default;

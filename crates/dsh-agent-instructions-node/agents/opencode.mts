@@ -1,4 +1,4 @@
-// opencode's plugin (decision 0085). opencode loads instruction files itself
+// opencode's plugin (decision 0086). opencode loads instruction files itself
 // and no setting switches that off: its user file and the first name of
 // `AGENTS.md` / `CLAUDE.md` / `CONTEXT.md` found from the directory up to the
 // worktree (every copy of it) go into the system prompt, re-read for every
@@ -21,6 +21,24 @@ import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 
 import { Core, type Settings, type Touch, type AgentSession, leaveOut, readText, toolPath } from "./core.mjs";
+
+/**
+ * The configuration opencode sessions start from (the opencode profile of
+ * `dsh-instructions`' profile table, which `hook install --agent opencode`
+ * writes into the plugin it installs): opencode's three names, first-wins
+ * per directory (a superset of opencode's one name for the whole path),
+ * the default `.local.md` overlays and `$DSH_HOME/AGENTS.md`; opencode's
+ * user file stays its own (it re-reads it for every request).
+ */
+// Kept equal to `hook_preset(Agent::Opencode)` by a test of the installer
+// (tests/in_process.rs reads this JSON).
+export const OPENCODE_CONFIG: Record<string, unknown> = {
+  "preset": "opencode",
+  "max_bytes": 65536,
+  "instruction_file_candidates": ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"],
+  "local_instruction_file_candidates": ["AGENTS.local.md", "CLAUDE.local.md"],
+  "shell_tools": { "bash": ["command"] }
+};
 
 /** What opencode's plugin loader is given (opencode 1.18). */
 export interface PluginInput {
@@ -151,12 +169,16 @@ interface State {
   observed: Set<string>;
 }
 
-/** opencode's plugin for these settings (what `hook install --agent opencode` writes). */
-export function opencodePlugin(settings: Settings) {
+/**
+ * opencode's plugin for these settings (what `hook install --agent
+ * opencode` writes); without settings, the opencode profile's
+ * configuration.
+ */
+export function opencodePlugin(settings: Partial<Settings> = {}) {
   return {
     id: "dsh-instructions",
     server: async (input: PluginInput) => {
-      const core = new Core(settings);
+      const core = new Core({ ...settings, agent: settings.agent ?? "opencode", config: settings.config ?? OPENCODE_CONFIG });
       const env = settings.env ?? process.env;
       const directory = resolve(input?.directory ?? process.cwd());
       const worktree = resolve(input?.worktree && input.worktree !== "/" ? input.worktree : directory);
@@ -253,3 +275,6 @@ export function opencodePlugin(settings: Settings) {
     },
   };
 }
+
+/** opencode loads this file itself as a plugin, too (its `plugin` list). */
+export default opencodePlugin();

@@ -1,4 +1,4 @@
-// The pi coding agent's extension (decision 0085). pi loads `AGENTS.md` /
+// The pi coding agent's extension (decision 0086). pi loads `AGENTS.md` /
 // `CLAUDE.md` itself — the first of four names per directory, from the cwd up
 // to `/`, and its user file — once, at start, into its system prompt, and
 // nothing else; no setting switches that off. So its own loading stays on:
@@ -14,9 +14,47 @@
 // kept until compaction). Nothing here ever throws into pi: a `tool_call`
 // handler that throws breaks the tool, and the others would print errors.
 import { existsSync } from "node:fs";
-import { basename, dirname, join, relative, isAbsolute } from "node:path";
+import { homedir } from "node:os";
+import { basename, dirname, join, relative, isAbsolute, resolve } from "node:path";
 
 import { Core, type Settings, type Touch, type AgentSession, leaveOut, readText, toolPath } from "./core.mjs";
+
+/**
+ * The configuration pi sessions start from (the pi profile of
+ * `dsh-instructions`' profile table, which `hook install --agent pi`
+ * writes into the extension it installs): pi's own names, first-wins per
+ * directory, above the project root too, and its user file; the default
+ * `.local.md` overlays and `$DSH_HOME/AGENTS.md` on top.
+ */
+// Kept equal to `hook_preset(Agent::Pi)` by a test of the installer
+// (tests/in_process.rs reads this JSON).
+export const PI_CONFIG: Record<string, unknown> = {
+  "preset": "dsh",
+  "max_bytes": 65536,
+  "instruction_file_candidates": ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"],
+  "ancestor_instruction_files": ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"],
+  "user_instruction_files": ["~/.pi/agent/AGENTS.md", "~/.pi/agent/AGENTS.MD", "~/.pi/agent/CLAUDE.md", "~/.pi/agent/CLAUDE.MD"],
+  "shell_tools": { "bash": ["command"] }
+};
+
+/**
+ * `config` with pi's user files where pi reads them: `PI_CODING_AGENT_DIR`
+ * moves them (a directory outside the home cannot be named by a `~/`
+ * path; pi still loads its file there, the extension then only leaves
+ * nothing out of it).
+ */
+export function piConfig(config: Record<string, unknown>, env: Record<string, string | undefined>, home: string): Record<string, unknown> {
+  const dir = env.PI_CODING_AGENT_DIR?.trim();
+  const files = config.user_instruction_files;
+  if (!dir || !Array.isArray(files)) return config;
+  const rel = relative(home, resolve(home, dir.startsWith("~/") ? dir.slice(2) : dir));
+  const inside = rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+  const moved = files
+    .filter((f): f is string => typeof f === "string")
+    .map((f) => (f.startsWith("~/.pi/agent/") ? (inside ? `~/${rel}/${f.slice("~/.pi/agent/".length)}` : null) : f))
+    .filter((f): f is string => f !== null);
+  return { ...config, user_instruction_files: moved };
+}
 
 /** The custom type of everything the extension keeps in a pi session. */
 export const CUSTOM_TYPE = "dsh-instructions";
@@ -133,10 +171,15 @@ function shadowedOutside(abs: string, root: string): boolean {
   return at > 0 && PI_NAMES.slice(0, at).some((n) => existsSync(join(dirname(abs), n)));
 }
 
-/** pi's extension factory for these settings (what `hook install --agent pi` writes). */
-export function piExtension(settings: Settings): (pi: PiApi) => void {
+/**
+ * pi's extension factory for these settings (what `hook install --agent pi`
+ * writes); without settings, the pi profile's configuration.
+ */
+export function piExtension(settings: Partial<Settings> = {}): (pi: PiApi) => void {
   return (pi: PiApi) => {
-    const core = new Core(settings);
+    const env = settings.env ?? process.env;
+    const home = env.HOME || homedir();
+    const core = new Core({ ...settings, agent: settings.agent ?? "pi", env, config: piConfig(settings.config ?? PI_CONFIG, env, home) });
     let session: AgentSession | null = null;
     // What pi put in its system prompt, by absolute path (the latest prompt's).
     let piHolds = new Map<string, string>();
@@ -255,3 +298,6 @@ export function piExtension(settings: Settings): (pi: PiApi) => void {
     );
   };
 }
+
+/** pi loads this file itself as an extension, too (`pi -e <this file>`). */
+export default piExtension();

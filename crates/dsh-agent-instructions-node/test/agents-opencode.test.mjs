@@ -1,6 +1,7 @@
-// The opencode plugin (decision 0085) driven through opencode's plugin
-// hooks by a fake opencode: the hook inputs and outputs measured in
-// ../shared/agent-harness/agents/opencode.md. `cargo xtask npm --test` runs
+// The opencode plugin (decision 0086) driven through opencode's plugin
+// hooks by a fake opencode: the hook inputs and outputs recorded from the
+// real opencode (test/fixtures/opencode/, the agent harness's payloads),
+// and variations of them with the same fields. `cargo xtask npm --test` runs
 // this file under Bun too, opencode's runtime; the real opencode runs it in
 // `cargo xtask e2e --agent opencode`.
 import { test } from "node:test";
@@ -9,15 +10,163 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-import { packageDir, tree, cleanup } from "./helpers.mjs";
+import { packageDir, tree, cleanup, fixture, lib } from "./helpers.mjs";
 
 const oc = await import(pathToFileURL(join(packageDir, "agents", "opencode.mjs")).href);
 
-const CONFIG = {
-  preset: "opencode",
-  instruction_file_candidates: ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"],
-  local_instruction_file_candidates: ["AGENTS.local.md", "CLAUDE.local.md"],
-};
+/** The opencode profile's configuration (what the installed plugin passes). */
+const CONFIG = oc.OPENCODE_CONFIG;
+
+const INTRO =
+  "The following workspace instructions come from instruction files in this environment. Follow them where they apply. Where two files conflict, the more specific one (later in this message) takes precedence. They do not override system, developer, or direct user instructions.";
+
+/** The harness's workspace, with the contents its recorded payloads hold. */
+function recordedLayout() {
+  return tree({
+    "ws/.git/": "",
+    "ws/AGENTS.md": "# Root instructions\nROOT-AGENTS-MD: prefer small diffs.\n",
+    "ws/AGENTS.local.md": "LOCAL-OVERLAY\n",
+    "ws/sub/AGENTS.md": "# Sub instructions\nSUB-AGENTS-MD: files here are fixtures.\n",
+    "ws/sub/file.txt": "FILE-TXT-CONTENT hello from sub/file.txt\n",
+    "home/.dsh/AGENTS.md": "DSH-HOME\n",
+  });
+}
+
+/** The system prompt opencode sends for the recorded session: its head as recorded, then its instruction block. */
+function systemPrompt(ws) {
+  const head = fixture("opencode", "experimental.chat.system.transform", ws).output.system[0];
+  return `${head}\n</env>\nInstructions from: ${join(ws, "AGENTS.md")}\n# Root instructions\nROOT-AGENTS-MD: prefer small diffs.\n\nSkills provide specialized instructions`;
+}
+
+test("a recorded opencode session, in order: prompt, read, request, compaction, prompt", async () => {
+  const base = recordedLayout();
+  const ws = join(base, "ws");
+  try {
+    const plugin = oc.opencodePlugin({ store: join(base, "store"), env: { HOME: join(base, "home"), XDG_CONFIG_HOME: join(base, "home/.config") } });
+    const init = fixture("opencode", "plugin.init", ws).input;
+    const hooks = await plugin.server(init);
+
+    const chat = fixture("opencode", "chat.message", ws);
+    const before = structuredClone(chat.output.parts);
+    await hooks["chat.message"](chat.input, chat.output);
+    assert.deepEqual(chat.output.parts.slice(0, 1), before, "the prompt's own part stays first, unchanged");
+    assert.equal(chat.output.parts.length, 2);
+    const added = chat.output.parts[1];
+    assert.deepEqual(
+      { type: added.type, synthetic: added.synthetic, sessionID: added.sessionID, messageID: added.messageID },
+      { type: "text", synthetic: true, sessionID: chat.input.sessionID, messageID: chat.output.message.id },
+    );
+    assert.equal(
+      added.text,
+      `<system-reminder>\n${INTRO}\n\nInstructions from: ~/.dsh/AGENTS.md\n\nDSH-HOME\n\n\nInstructions from: AGENTS.local.md\n\nLOCAL-OVERLAY\n\n</system-reminder>`,
+      "opencode's root AGENTS.md is its own (its system prompt)",
+    );
+
+    // opencode attached sub/AGENTS.md to the read itself: nothing more.
+    const read = fixture("opencode", "tool.execute.after-read", ws);
+    const recorded = read.output.output;
+    await hooks["tool.execute.after"](read.input, read.output);
+    assert.equal(read.output.output, recorded);
+
+    // Its system prompt holds the root file: nothing is added there.
+    const system = { system: [systemPrompt(ws)] };
+    await hooks["experimental.chat.system.transform"]({ sessionID: chat.input.sessionID, model: {} }, system);
+    assert.equal(system.system.length, 1);
+
+    // After the compaction the next prompt has the baseline again, without
+    // opencode's file; the nested file comes again on the next touch.
+    await hooks.event({ event: fixture("opencode", "event.session.compacted", ws) });
+    const again = fixture("opencode", "chat.message", ws);
+    await hooks["chat.message"](again.input, again.output);
+    assert.equal(again.output.parts[1].text, added.text);
+    const write = { title: "w", output: "Wrote file successfully.", metadata: {} };
+    await hooks["tool.execute.after"]({ tool: "write", sessionID: chat.input.sessionID, callID: "c2", args: { filePath: join(ws, "sub/new.txt"), content: "n" } }, write);
+    assert.match(write.output, /^Wrote file successfully\.\n\n<system-reminder>\nAdditional instructions from: sub\/AGENTS\.md\n\n[^\n]+\n\n# Sub instructions\nSUB-AGENTS-MD/);
+  } finally {
+    cleanup(base);
+  }
+});
+
+test("one opencode serve process: two sessions in two directories through one plugin, nothing of one reaches the other", async () => {
+  const base = tree({
+    "a/.git/": "",
+    "a/AGENTS.md": "A-ROOT\n",
+    "a/AGENTS.local.md": "A-LOCAL\n",
+    "a/pkg/AGENTS.md": "A-PKG\n",
+    "a/pkg/x.txt": "x\n",
+    "b/.git/": "",
+    "b/AGENTS.md": "B-ROOT\n",
+    "b/AGENTS.local.md": "B-LOCAL\n",
+    "b/pkg/AGENTS.md": "B-PKG\n",
+    "b/pkg/x.txt": "x\n",
+    "home/": "",
+  });
+  try {
+    const plugin = oc.opencodePlugin({ store: join(base, "store"), env: { HOME: join(base, "home") } });
+    const init = (dir) => ({ ...fixture("opencode", "plugin.init", join(base, dir)).input });
+    const [ha, hb] = await Promise.all([plugin.server(init("a")), plugin.server(init("b"))]);
+    const prompt = async (h, dir, id) => {
+      const c = fixture("opencode", "chat.message", join(base, dir));
+      c.input.sessionID = id;
+      c.output.message.sessionID = id;
+      await h["chat.message"](c.input, c.output);
+      return c.output.parts.slice(1).map((p) => p.text).join("");
+    };
+    const touch = async (h, dir, id, tool, args) => {
+      const out = { title: tool, output: "", metadata: {} };
+      await h["tool.execute.after"]({ tool, sessionID: id, callID: "c", args }, out);
+      return out.output;
+    };
+    // Interleaved, as a server serves them.
+    const [pa, pb] = await Promise.all([prompt(ha, "a", "ses_a"), prompt(hb, "b", "ses_b")]);
+    assert.match(pa, /A-LOCAL/);
+    assert.doesNotMatch(pa, /B-/);
+    assert.match(pb, /B-LOCAL/);
+    assert.doesNotMatch(pb, /A-/);
+    const [ta, tb] = await Promise.all([
+      touch(ha, "a", "ses_a", "read", { filePath: join(base, "a/pkg/x.txt") }),
+      touch(hb, "b", "ses_b", "bash", { command: "cat pkg/x.txt" }),
+    ]);
+    assert.match(ta, /A-PKG/);
+    assert.doesNotMatch(ta, /B-/);
+    assert.match(tb, /B-PKG/);
+    assert.doesNotMatch(tb, /A-/);
+    // A compaction of one session is that session's alone.
+    await ha.event({ event: { type: "session.compacted", properties: { sessionID: "ses_a" } } });
+    assert.equal(await prompt(hb, "b", "ses_b"), "");
+    assert.match(await prompt(ha, "a", "ses_a"), /A-LOCAL/);
+    // Another directory's instance does not know the session at all.
+    await hb.event({ event: { type: "session.compacted", properties: { sessionID: "ses_a" } } });
+    assert.equal(await prompt(ha, "a", "ses_a"), "");
+  } finally {
+    cleanup(base);
+  }
+});
+
+test("an engine that fails never throws into opencode; the next prompt gets it", async () => {
+  const base = recordedLayout();
+  const ws = join(base, "ws");
+  try {
+    const chat = fixture("opencode", "chat.message", ws);
+    const holder = new lib.SessionStore({ dir: join(base, "store", "sessions"), env: { HOME: join(base, "home") } });
+    const held = await holder.create(ws, { id: chat.input.sessionID, preset: "dsh" });
+    const plugin = oc.opencodePlugin({ store: join(base, "store"), lockWaitMs: 50, env: { HOME: join(base, "home") } });
+    const hooks = await plugin.server(fixture("opencode", "plugin.init", ws).input);
+    await hooks["chat.message"](chat.input, chat.output);
+    assert.equal(chat.output.parts.length, 1);
+    const read = fixture("opencode", "tool.execute.after-read", ws);
+    const recorded = read.output.output;
+    await hooks["tool.execute.after"](read.input, read.output);
+    assert.equal(read.output.output, recorded);
+    assert.match(readFileSync(join(base, "store/hook.log"), "utf8"), /ERR_DSH_SESSION_LOCKED/);
+    await held.close();
+    const again = fixture("opencode", "chat.message", ws);
+    await hooks["chat.message"](again.input, again.output);
+    assert.match(again.output.parts[1].text, /LOCAL-OVERLAY/);
+  } finally {
+    cleanup(base);
+  }
+});
 
 /** One plugin instance (one directory of one opencode process). */
 async function instance(base, dir, env = {}) {

@@ -1,27 +1,22 @@
-// The pi extension (decision 0085) driven through pi's extension API by a
-// fake pi: the events pi 0.73 fires, with the payload fields measured in
-// ../shared/agent-harness/agents/pi.md. The real pi runs it in
-// `cargo xtask e2e --agent pi`.
+// The pi extension (decision 0086) driven through pi's extension API by a
+// fake pi: the events pi 0.73.1 fires, recorded from the real pi
+// (test/fixtures/pi/, the agent harness's payloads), and variations of them
+// with the same fields. The real pi runs it in `cargo xtask e2e --agent pi`.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-import { packageDir, tree, cleanup } from "./helpers.mjs";
+import { packageDir, tree, cleanup, fixture } from "./helpers.mjs";
 
 const pi = await import(pathToFileURL(join(packageDir, "agents", "pi.mjs")).href);
 
-/** The pi hook preset (the profile's, passed by the file `hook install` writes). */
-const CONFIG = {
-  preset: "dsh",
-  instruction_file_candidates: ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"],
-  ancestor_instruction_files: ["AGENTS.md", "CLAUDE.md"],
-  user_instruction_files: ["~/.pi/agent/AGENTS.md", "~/.pi/agent/CLAUDE.md"],
-};
+/** The pi profile's configuration (what the installed extension passes). */
+const CONFIG = pi.PI_CONFIG;
 
 /** One pi process: its handlers, over a session branch that outlives it. */
-function process1(base, branch, cwd = join(base, "repo"), id = "0199-pi-session") {
+function process1(base, branch, cwd = join(base, "repo"), id = "0199-pi-session", extra = {}) {
   const handlers = {};
   const api = {
     on(event, handler) {
@@ -36,6 +31,7 @@ function process1(base, branch, cwd = join(base, "repo"), id = "0199-pi-session"
     config: CONFIG,
     store: join(base, "store"),
     env: { HOME: join(base, "home") },
+    ...extra,
   })(api);
   const ctx = { cwd, sessionManager: { getSessionId: () => id, getBranch: () => branch } };
   const emit = async (event, payload = {}, c = ctx) => {
@@ -77,6 +73,70 @@ function layout() {
 }
 
 const PI_OWN = ["home/.pi/agent/AGENTS.md", "repo/AGENTS.md"];
+
+const INTRO =
+  "The following workspace instructions come from instruction files in this environment. Follow them where they apply. Where two files conflict, the more specific one (later in this message) takes precedence. They do not override system, developer, or direct user instructions.";
+
+/** The harness's workspace, with the contents its recorded payloads hold. */
+function recordedLayout() {
+  return tree({
+    "repo/.git/": "",
+    "repo/AGENTS.md": "# Root instructions\nROOT-AGENTS-MD: prefer small diffs.\n",
+    "repo/AGENTS.local.md": "LOCAL-OVERLAY\n",
+    "repo/sub/AGENTS.md": "# Sub instructions\nSUB-AGENTS-MD: files here are fixtures.\n",
+    "repo/sub/file.txt": "FILE-TXT-CONTENT hello from sub/file.txt\n",
+    "home/.dsh/AGENTS.md": "DSH-HOME\n",
+  });
+}
+
+test("a recorded pi session, in order: start, prompt, read, compaction, read, quit", async () => {
+  const base = recordedLayout();
+  const ws = join(base, "repo");
+  const branch = [];
+  try {
+    const { emit } = process1(base, branch, ws);
+    assert.equal(await emit("session_start", fixture("pi", "session_start-startup", ws)), undefined);
+
+    // pi holds the root AGENTS.md (contextFiles): the message has the rest,
+    // in the project's order.
+    const prompt = fixture("pi", "before_agent_start", ws);
+    assert.equal(prompt.systemPromptOptions.contextFiles[0].path, join(ws, "AGENTS.md"));
+    const first = await emit("before_agent_start", prompt);
+    assert.deepEqual(Object.keys(first), ["message"]);
+    assert.equal(
+      first.message.content,
+      `<system-reminder>\n${INTRO}\n\nInstructions from: ~/.dsh/AGENTS.md\n\nDSH-HOME\n\n\nInstructions from: AGENTS.local.md\n\nLOCAL-OVERLAY\n\n</system-reminder>`,
+    );
+
+    // tool_call is left alone (a throw there breaks the tool).
+    assert.equal(await emit("tool_call", fixture("pi", "tool_call-read", ws)), undefined);
+    const read = fixture("pi", "tool_result-read", ws);
+    const patched = await emit("tool_result", read);
+    assert.deepEqual(patched.content[0], read.content[0], "pi's own result stays first, unchanged");
+    assert.equal(patched.content.length, 2);
+    assert.match(
+      patched.content[1].text,
+      /^<system-reminder>\nAdditional instructions from: sub\/AGENTS\.md\n\n[^\n]+\n\n# Sub instructions\nSUB-AGENTS-MD: files here are fixtures\.\n\n<\/system-reminder>$/,
+    );
+    assert.equal(await emit("tool_result", read), undefined, "a file once given is not given again");
+
+    // pi compacted (its entry on the branch, then the event): the next
+    // step has the complete baseline again, still without pi's own file,
+    // then the nested file again.
+    const compact = fixture("pi", "session_compact", ws);
+    branch.push(compact.compactionEntry);
+    await emit("session_compact", compact);
+    assert.ok(branch.some((e) => e.type === "custom" && e.data?.compacted === compact.compactionEntry.id));
+    const after = await emit("tool_result", read);
+    const text = after.content[1].text;
+    assert.ok(text.indexOf("DSH-HOME") < text.indexOf("LOCAL-OVERLAY"), text);
+    assert.ok(text.indexOf("LOCAL-OVERLAY") < text.indexOf("SUB-AGENTS-MD"), text);
+    assert.doesNotMatch(text, /ROOT-AGENTS-MD/);
+    assert.equal(await emit("session_shutdown", fixture("pi", "session_shutdown-quit", ws)), undefined);
+  } finally {
+    cleanup(base);
+  }
+});
 
 test("pi's own files are left out; what pi lacks follows the prompt as a custom message", async () => {
   const base = layout();
@@ -278,6 +338,27 @@ test("nothing a handler meets is thrown into pi", async () => {
     await emit("session_compact", {}, broken);
     await emit("session_shutdown", {}, broken);
     assert.match(readFileSync(join(base, "store/hook.log"), "utf8"), /boom/);
+  } finally {
+    cleanup(base);
+  }
+});
+
+test("an engine that fails (its session held by another process) never throws into pi; the next prompt gets it", async () => {
+  const base = recordedLayout();
+  const ws = join(base, "repo");
+  const { lib } = await import("./helpers.mjs");
+  try {
+    const holder = new lib.SessionStore({ dir: join(base, "store", "sessions"), env: { HOME: join(base, "home") } });
+    const held = await holder.create(ws, { id: "0199-pi-session", preset: "dsh" });
+    const { emit } = process1(base, [], ws, "0199-pi-session", { lockWaitMs: 50 });
+    assert.equal(await emit("session_start", fixture("pi", "session_start-startup", ws)), undefined);
+    assert.equal(await emit("before_agent_start", fixture("pi", "before_agent_start", ws)), undefined);
+    assert.equal(await emit("tool_result", fixture("pi", "tool_result-read", ws)), undefined);
+    assert.match(readFileSync(join(base, "store/hook.log"), "utf8"), /ERR_DSH_SESSION_LOCKED/);
+    await held.close();
+    const next = await emit("before_agent_start", fixture("pi", "before_agent_start", ws));
+    assert.match(next.message.content, /LOCAL-OVERLAY/);
+    await emit("session_shutdown", fixture("pi", "session_shutdown-quit", ws));
   } finally {
     cleanup(base);
   }

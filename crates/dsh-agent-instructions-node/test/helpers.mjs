@@ -4,7 +4,7 @@
 // --test` points it at the copy installed from the tarballs); by default
 // the package in this directory.
 import { createRequire } from "node:module";
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -51,4 +51,14 @@ export function repo(extra = {}) {
     "home/": "",
     ...extra,
   });
+}
+
+/**
+ * A recorded agent payload (`test/fixtures/<agent>/<name>.json`, from the
+ * agent harness's runs against the real agents) with its scrubbed
+ * `/WORKSPACE` put back as `workspace`.
+ */
+export function fixture(agent, name, workspace) {
+  const text = readFileSync(join(here, "fixtures", agent, `${name}.json`), "utf8");
+  return JSON.parse(text.replaceAll("/WORKSPACE", JSON.stringify(workspace).slice(1, -1)));
 }

@@ -81,7 +81,7 @@ Example:
 /// `hook`: the event handler (no subcommand) or its installer (R-HOOK-1, R-HOOK-5).
 #[derive(Debug, Clone, Args)]
 pub(crate) struct HookArgs {
-    /// The agent: claude, codex, gemini, copilot or qwen.
+    /// The agent: claude, codex, gemini, copilot, qwen, pi or opencode.
     #[arg(long, value_name = "AGENT", global = true)]
     pub agent: Option<dsh_instructions_hooks::Agent>,
     /// Answer only piece K (1..=8) of the event's composed message, `{}`
@@ -112,9 +112,16 @@ copilot, windsurf, comma-separated; none for none) as rule_formats into
 $DSH_HOME/hooks/<agent>/config.json; uninstall takes that out again. The
 Claude Code hook reads claude rules without it; Codex and Gemini read none.
 
+pi and opencode have no command hooks: install writes one file where they
+load extensions (~/.pi/agent/extensions/dsh-instructions.ts) or plugins
+(~/.config/opencode/plugin/dsh-instructions.js), which loads the extension or
+plugin of the npm package dsh-agent-instructions by its absolute path
+(--package DIR, default: the one in `npm root -g`); their own loading stays on.
+
 Example:
   dsh-instructions hook install --agent codex --scope user
-  dsh-instructions hook install --agent codex --rules claude,cursor")]
+  dsh-instructions hook install --agent codex --rules claude,cursor
+  npm install -g dsh-agent-instructions && dsh-instructions hook install --agent pi")]
     Install(HookInstallArgs),
     /// Remove the hook and restore the agent's native loading.
     #[command(after_help = "\
@@ -166,6 +173,10 @@ pub(crate) struct HookInstallArgs {
     /// config.json (R-RULE-7).
     #[arg(long, value_name = "FORMATS")]
     pub rules: Option<String>,
+    /// pi and opencode: the directory of the installed npm package
+    /// dsh-agent-instructions (default: `$(npm root -g)/dsh-agent-instructions`).
+    #[arg(long, value_name = "DIR")]
+    pub package: Option<PathBuf>,
 }
 
 /// Flags that shape the configuration (SPEC §3); they win over
@@ -184,7 +195,7 @@ pub(crate) struct ConfigArgs {
     #[arg(long, value_name = "P")]
     pub preset: Option<String>,
     /// Use the hook adapter's configuration for this agent (claude, codex,
-    /// gemini, copilot or qwen; `$DSH_HOME/hooks/<agent>/config.json` included) instead of
+    /// gemini, copilot, qwen, pi or opencode; `$DSH_HOME/hooks/<agent>/config.json` included) instead of
     /// `settings.yaml`: shows exactly what that agent's hook delivers here
     /// (R-HOOK-8). Other flags still win over it.
     #[arg(long, value_name = "AGENT", conflicts_with = "preset")]

@@ -22,16 +22,21 @@ pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
         return Ok(handle_event(args.agent, args.part, args.event.as_deref()));
     };
     let agent = args.agent.ok_or_else(|| {
-        CliError::new("hook: --agent claude|codex|gemini|copilot|qwen is required")
+        CliError::new("hook: --agent claude|codex|gemini|copilot|qwen|pi|opencode is required")
     })?;
     match action {
         HookAction::Install(i) => {
             let a = &i.change;
             let options = installer::InstallOptions {
                 rules: i.rules.as_deref().map(parse_rules).transpose()?,
+                package: if agent.in_process() {
+                    Some(binding_package(i.package.as_deref())?)
+                } else {
+                    None
+                },
             };
             let (loc, command) = resolve(agent, &a.target)?;
-            if a.target.command.is_none() && !a.dry_run {
+            if a.target.command.is_none() && !a.dry_run && !agent.in_process() {
                 keep_stable_copy(&loc.dsh_home)?;
             }
             let target = Target {
@@ -62,7 +67,14 @@ pub(crate) fn run(args: &HookArgs) -> Result<ExitCode, CliError> {
                 scope: t.scope,
                 locations: &loc,
             };
-            let mut d = installer::doctor(&target, &command).map_err(hook_error)?;
+            let mut d = if agent.in_process() {
+                // Compared with what install would write where the package
+                // is found; a file whose package is gone is stale anyway.
+                let package = binding_package(None).ok();
+                installer::doctor_in_process(&target, package.as_deref()).map_err(hook_error)?
+            } else {
+                installer::doctor(&target, &command).map_err(hook_error)?
+            };
             // R-HOOK-8: say where the hook's budget gives the model less than
             // every file here (a warning: the installation itself is fine),
             // before the report, whose last line stays its verdict; and
@@ -259,15 +271,57 @@ fn resolve(agent: Agent, t: &HookTargetArgs) -> Result<(Locations, String), CliE
             hooks::agents::hook_command(&registered_exe(&exe, &dsh_home), agent)
         }
     };
+    // pi's agent directory and opencode's configuration directory, as they
+    // resolve them (agents/pi.md, agents/opencode.md).
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let pi_agent_dir = var("PI_CODING_AGENT_DIR").unwrap_or_else(|| home.join(".pi/agent"));
+    let opencode_config = var("XDG_CONFIG_HOME")
+        .unwrap_or_else(|| home.join(".config"))
+        .join("opencode");
     Ok((
         Locations {
             home,
             codex_home,
             project,
             dsh_home,
+            pi_agent_dir,
+            opencode_config,
         },
         command,
     ))
+}
+
+/// The installed npm package `dsh-agent-instructions` whose extension or
+/// plugin pi's and opencode's file loads (decision 0086): `--package DIR`,
+/// else the one in npm's global root (`npm root -g`), made absolute.
+fn binding_package(given: Option<&Path>) -> Result<PathBuf, CliError> {
+    let dir = match given {
+        Some(dir) => dir.to_owned(),
+        None => {
+            let out = std::process::Command::new(if cfg!(windows) { "npm.cmd" } else { "npm" })
+                .args(["root", "-g"])
+                .stdin(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .output();
+            match out {
+                Ok(o) if o.status.success() => {
+                    PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
+                        .join("dsh-agent-instructions")
+                }
+                _ => {
+                    return Err(CliError::new(
+                        "hook install: npm is not on PATH to find the package dsh-agent-instructions; \
+                         name its directory with --package",
+                    ));
+                }
+            }
+        }
+    };
+    Ok(std::fs::canonicalize(&dir).unwrap_or(dir))
 }
 
 #[cfg(test)]

@@ -117,6 +117,8 @@ impl Agent {
             Agent::Gemini => Preset::Gemini,
             Agent::Copilot => Preset::Copilot,
             Agent::Qwen => Preset::Qwen,
+            Agent::Pi => Preset::Dsh,
+            Agent::Opencode => Preset::Opencode,
         }
     }
 
@@ -128,6 +130,9 @@ impl Agent {
             Agent::Gemini => GEMINI_EVENTS,
             Agent::Copilot => COPILOT_EVENTS,
             Agent::Qwen => QWEN_EVENTS,
+            // No command hooks: the extension and the plugin run inside
+            // the agent (decision 0086).
+            Agent::Pi | Agent::Opencode => &[],
         }
     }
 
@@ -137,7 +142,12 @@ impl Agent {
     pub fn timeout_value(self) -> u64 {
         match self {
             Agent::Gemini => TIMEOUT_SECONDS * 1000,
-            Agent::Claude | Agent::Codex | Agent::Copilot | Agent::Qwen => TIMEOUT_SECONDS,
+            Agent::Claude
+            | Agent::Codex
+            | Agent::Copilot
+            | Agent::Qwen
+            | Agent::Pi
+            | Agent::Opencode => TIMEOUT_SECONDS,
         }
     }
 
@@ -150,7 +160,7 @@ impl Agent {
     /// events (decision 0066).
     pub fn parts(self) -> u32 {
         match self {
-            Agent::Gemini | Agent::Copilot | Agent::Qwen => 1,
+            Agent::Gemini | Agent::Copilot | Agent::Qwen | Agent::Pi | Agent::Opencode => 1,
             Agent::Claude | Agent::Codex => PARTS,
         }
     }
@@ -178,7 +188,12 @@ impl Agent {
     pub fn own_chain_files(self) -> &'static [&'static str] {
         match self {
             Agent::Copilot => &["AGENTS.md", "CLAUDE.md", "GEMINI.md"],
-            Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Qwen => &[],
+            Agent::Claude
+            | Agent::Codex
+            | Agent::Gemini
+            | Agent::Qwen
+            | Agent::Pi
+            | Agent::Opencode => &[],
         }
     }
 
@@ -192,7 +207,12 @@ impl Agent {
     pub(crate) fn own_rule_places(self) -> &'static [&'static str] {
         match self {
             Agent::Copilot => &[".github/copilot-instructions.md", ".github/instructions/"],
-            Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Qwen => &[],
+            Agent::Claude
+            | Agent::Codex
+            | Agent::Gemini
+            | Agent::Qwen
+            | Agent::Pi
+            | Agent::Opencode => &[],
         }
     }
 
@@ -210,6 +230,19 @@ impl Agent {
         matches!(self, Agent::Claude)
     }
 
+    /// Whether the integration runs inside the agent — pi's extension and
+    /// opencode's plugin on the Node binding, one file the installer
+    /// writes — rather than as this crate's command hook (decision 0086).
+    ///
+    /// ```
+    /// use dsh_instructions_hooks::Agent;
+    /// assert!(Agent::Pi.in_process() && Agent::Opencode.in_process());
+    /// assert!(!Agent::Claude.in_process());
+    /// ```
+    pub fn in_process(self) -> bool {
+        matches!(self, Agent::Pi | Agent::Opencode)
+    }
+
     /// The commands registered per event, in order: `<base> --part K` for
     /// K = 1..=PARTS (Claude Code, Codex), `<base>` alone for Gemini CLI
     /// and Qwen Code. Copilot CLI's name their event: see
@@ -217,6 +250,8 @@ impl Agent {
     pub fn commands(self, base: &str) -> Vec<String> {
         match self {
             Agent::Gemini | Agent::Qwen | Agent::Copilot => vec![base.to_owned()],
+            // Nothing is registered for them (no events).
+            Agent::Pi | Agent::Opencode => Vec::new(),
             Agent::Claude | Agent::Codex => {
                 (1..=PARTS).map(|k| format!("{base} --part {k}")).collect()
             }
@@ -287,6 +322,8 @@ mod tests {
     #[case(Agent::Gemini)]
     #[case(Agent::Copilot)]
     #[case(Agent::Qwen)]
+    #[case(Agent::Pi)]
+    #[case(Agent::Opencode)]
     fn agent_names_round_trip(#[case] agent: Agent) {
         assert_eq!(agent.to_string().parse::<Agent>().ok(), Some(agent));
     }
@@ -296,7 +333,7 @@ mod tests {
         let e = "cursor".parse::<Agent>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown agent `cursor` (expected claude, codex, gemini, copilot or qwen)"
+            "unknown agent `cursor` (expected claude, codex, gemini, copilot, qwen, pi or opencode)"
         );
     }
 

@@ -61,7 +61,14 @@ pub struct HookConfig {
 ///   switched off from a settings file, decision 0067), the default
 ///   overlays;
 /// - Qwen Code: the default overlays (Qwen's `.qwen/rules` stay Qwen's,
-///   decision 0068).
+///   decision 0068);
+/// - pi: pi's own names (`AGENTS.md`, `AGENTS.MD`, `CLAUDE.md`,
+///   `CLAUDE.MD`, first-wins per directory), above the project root too,
+///   and its user file, with the default overlays; pi keeps loading its
+///   files and its extension leaves out what pi holds (decision 0086);
+/// - opencode: its three names (`AGENTS.md`, `CLAUDE.md`, `CONTEXT.md`),
+///   first-wins per directory, and the default overlays; its user file
+///   stays its own (decision 0086).
 ///
 /// The agent's tools are no `touch_tools` here: the hook reports them as
 /// typed touches (`crate::tools`).
@@ -136,9 +143,33 @@ pub fn hook_preset(agent: Agent) -> ConfigInput {
             input.local_instruction_file_candidates =
                 names(defaults.local_instruction_file_candidates());
         }
+        Agent::Pi => {
+            // pi's own selection (agents/pi.md): the first of four names
+            // per directory, from the cwd up to `/`, and its user file; pi
+            // keeps loading them itself, and the extension leaves out what
+            // pi holds (decision 0086).
+            let own = PI_NAMES.map(String::from).to_vec();
+            input.instruction_file_candidates = Some(own.clone());
+            input.ancestor_instruction_files = Some(own);
+            input.user_instruction_files =
+                Some(PI_NAMES.map(|n| format!("~/.pi/agent/{n}")).to_vec());
+        }
+        Agent::Opencode => {
+            input.instruction_file_candidates = Some(
+                ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"]
+                    .map(String::from)
+                    .to_vec(),
+            );
+            input.local_instruction_file_candidates =
+                names(defaults.local_instruction_file_candidates());
+        }
     }
     input
 }
+
+/// pi's instruction file names, in its order (`loadContextFileFromDir`,
+/// agents/pi.md): the first that exists in a directory is its file.
+const PI_NAMES: [&str; 4] = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
 
 /// The agent's configuration: the preset, overlaid with the fields
 /// `config.json` in `dir` sets ([`ConfigInput::overlay`]: a field given

@@ -21,6 +21,12 @@ pub enum Agent {
     Copilot,
     /// Qwen Code (`~/.qwen/settings.json`).
     Qwen,
+    /// The pi coding agent: no command hooks; an extension on the Node
+    /// binding (`~/.pi/agent/extensions/dsh-instructions.ts`, decision 0086).
+    Pi,
+    /// opencode: no command hooks; a plugin on the Node binding
+    /// (`~/.config/opencode/plugin/dsh-instructions.js`, decision 0086).
+    Opencode,
 }
 
 /// Where the hooks are installed.
@@ -36,12 +42,14 @@ pub enum Scope {
 
 impl Agent {
     /// All agents, in a stable order.
-    pub const ALL: [Agent; 5] = [
+    pub const ALL: [Agent; 7] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
         Agent::Copilot,
         Agent::Qwen,
+        Agent::Pi,
+        Agent::Opencode,
     ];
 
     /// The name used on the command line and in paths.
@@ -52,6 +60,8 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Copilot => "copilot",
             Agent::Qwen => "qwen",
+            Agent::Pi => "pi",
+            Agent::Opencode => "opencode",
         }
     }
 }
@@ -72,10 +82,12 @@ impl FromStr for Agent {
             "gemini" => Ok(Agent::Gemini),
             "copilot" => Ok(Agent::Copilot),
             "qwen" => Ok(Agent::Qwen),
+            "pi" => Ok(Agent::Pi),
+            "opencode" => Ok(Agent::Opencode),
             _ => Err(HookError::UnknownName {
                 what: "agent",
                 given: s.to_owned(),
-                expected: "claude, codex, gemini, copilot or qwen",
+                expected: "claude, codex, gemini, copilot, qwen, pi or opencode",
             }),
         }
     }

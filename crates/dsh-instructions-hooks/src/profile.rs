@@ -78,6 +78,11 @@ pub enum NativeSwitch {
     /// `--no-custom-instructions` flag, which a hook cannot set): it stays
     /// on, and the hook delivers only what Copilot lacks (decision 0067).
     CopilotKeptOn,
+    /// pi and opencode: no setting switches their loading off (pi's
+    /// `--no-context-files` is a flag; opencode has none): it stays on,
+    /// and the extension or plugin leaves out of what it gives every
+    /// section the agent holds with the same content (decision 0086).
+    InProcessKeptOn,
 }
 
 /// The one name Qwen Code's `context.fileName` is set to (decision 0068):
@@ -158,6 +163,41 @@ const QWEN_DIFFERENCES: &[PresetDifference] = &[
     SHELL,
 ];
 
+const PI_DIFFERENCES: &[PresetDifference] = &[
+    PresetDifference {
+        field: "instruction_file_candidates",
+        reason: "pi's own names, first-wins per directory (`AGENTS.md`, `AGENTS.MD`, \
+                 `CLAUDE.md`, `CLAUDE.MD`): the extension composes what pi loads, so it can \
+                 leave out what pi holds and say when it changes (decision 0086)",
+    },
+    PresetDifference {
+        field: "ancestor_instruction_files",
+        reason: "pi reads every directory from the cwd up to `/`, above the project root \
+                 too; the extension keeps pi's first name per directory there (decision 0086)",
+    },
+    PresetDifference {
+        field: "user_instruction_files",
+        reason: "pi loads `~/.pi/agent/AGENTS.md` (its first name there) at start; composed so \
+                 an edit of it reaches the model in the same process (decision 0086)",
+    },
+    SHELL,
+];
+
+const OPENCODE_DIFFERENCES: &[PresetDifference] = &[
+    PresetDifference {
+        field: "instruction_file_candidates",
+        reason: "opencode's three names (`AGENTS.md`, `CLAUDE.md`, `CONTEXT.md`), first-wins \
+                 per directory: a superset of opencode's one name for the whole path, so no \
+                 file opencode loads goes undelivered (decision 0086)",
+    },
+    PresetDifference {
+        field: "local_instruction_file_candidates",
+        reason: "opencode reads no .local.md overlay: the plugin delivers the default ones \
+                 (R-HOOK-4)",
+    },
+    SHELL,
+];
+
 const GEMINI_DIFFERENCES: &[PresetDifference] = &[
     PresetDifference {
         field: "instruction_file_candidates",
@@ -188,6 +228,8 @@ impl Agent {
                 QWEN_DIFFERENCES,
                 NativeSwitch::QwenContextFileName(QWEN_NO_SUCH_FILE),
             ),
+            Agent::Pi => (PI_DIFFERENCES, NativeSwitch::InProcessKeptOn),
+            Agent::Opencode => (OPENCODE_DIFFERENCES, NativeSwitch::InProcessKeptOn),
         };
         let framing = self.framing();
         AgentProfile {
@@ -211,8 +253,12 @@ impl Agent {
             // Qwen Code wraps each context in a tag of its own and escapes
             // `<` and `>` in ours, as Claude Code does (decision 0019).
             Agent::Claude | Agent::Qwen => Framing::Bare,
-            // Copilot CLI shows the text verbatim (harness README).
-            Agent::Codex | Agent::Gemini | Agent::Copilot => Framing::Reminder,
+            // Copilot CLI shows the text verbatim (harness README); pi and
+            // opencode put it in a message as it is (agents/pi.md,
+            // agents/opencode.md).
+            Agent::Codex | Agent::Gemini | Agent::Copilot | Agent::Pi | Agent::Opencode => {
+                Framing::Reminder
+            }
         }
     }
 }
@@ -260,6 +306,8 @@ mod tests {
     #[case(Agent::Gemini)]
     #[case(Agent::Copilot)]
     #[case(Agent::Qwen)]
+    #[case(Agent::Pi)]
+    #[case(Agent::Opencode)]
     fn the_hook_and_the_library_preset_differ_only_where_a_reason_says(#[case] agent: Agent) {
         let p = agent.profile();
         let hook = p.preset.resolve().expect("the hook preset is valid").config;
@@ -345,6 +393,8 @@ mod tests {
     #[case(Agent::Gemini, Framing::Reminder, 1, false)]
     #[case(Agent::Copilot, Framing::Reminder, 1, false)]
     #[case(Agent::Qwen, Framing::Bare, 1, false)]
+    #[case(Agent::Pi, Framing::Reminder, 1, false)]
+    #[case(Agent::Opencode, Framing::Reminder, 1, false)]
     fn the_profile_gathers_the_agent_facts(
         #[case] agent: Agent,
         #[case] framing: Framing,
@@ -358,12 +408,52 @@ mod tests {
         assert_eq!(p.parts_by_finish, by_finish);
         assert_eq!(p.events, agent.events());
         // The tool event's matcher names exactly the tool table's tools
-        // (Copilot CLI's hook files have none: every tool reaches it).
+        // (Copilot CLI's hook files have none: every tool reaches it; pi
+        // and opencode register no events at all).
         let names: Vec<&str> = p.tools.iter().map(|t| t.name).collect();
         match p.events.iter().find_map(|e| e.matcher) {
             Some(matcher) => assert_eq!(matcher, names.join("|")),
-            None => assert_eq!(agent, Agent::Copilot),
+            None => assert!(
+                agent == Agent::Copilot || (agent.in_process() && p.events.is_empty()),
+                "{agent}"
+            ),
         }
+    }
+
+    /// Decision 0086: pi's extension composes pi's own selection — four
+    /// names first-wins per directory, above the root too, its user file —
+    /// and opencode's plugin opencode's three names; both the default
+    /// overlays, no rules unless asked; their loading stays on.
+    #[test]
+    fn pi_and_opencode_compose_their_own_selection_and_keep_it_on() {
+        let pi = Agent::Pi.profile();
+        assert_eq!(pi.native, NativeSwitch::InProcessKeptOn);
+        let c = pi.preset.resolve().expect("valid").config;
+        let names = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
+        assert_eq!(c.instruction_file_candidates(), names);
+        assert_eq!(c.ancestor_instruction_files(), names);
+        assert_eq!(
+            c.user_instruction_files(),
+            names.map(|n| format!("~/.pi/agent/{n}"))
+        );
+        assert_eq!(
+            c.local_instruction_file_candidates(),
+            ["AGENTS.local.md", "CLAUDE.local.md"]
+        );
+        assert!(c.rule_formats().is_empty());
+        let oc = Agent::Opencode.profile();
+        assert_eq!(oc.native, NativeSwitch::InProcessKeptOn);
+        let c = oc.preset.resolve().expect("valid").config;
+        assert_eq!(
+            c.instruction_file_candidates(),
+            ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"]
+        );
+        assert!(c.user_instruction_files().is_empty());
+        assert!(c.ancestor_instruction_files().is_empty());
+        assert_eq!(
+            c.local_instruction_file_candidates(),
+            ["AGENTS.local.md", "CLAUDE.local.md"]
+        );
     }
 
     /// Decisions 0067, 0073: the Copilot CLI hook composes Copilot's own

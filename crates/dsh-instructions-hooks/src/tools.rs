@@ -86,6 +86,30 @@ tool_table!(GEMINI_TOOLS, GEMINI_MATCHER,
     "run_shell_command" => ToolTouch::Shell,
 );
 
+// pi 0.73.1's built-in tools (agents/pi.md); the extension reads them the
+// same way (`piTouches` in the Node binding's agents/pi.mts).
+tool_table!(PI_TOOLS, PI_MATCHER,
+    "read" => paths(TouchKind::Read, &["path"]),
+    "write" => paths(TouchKind::Write, &["path"]),
+    "edit" => paths(TouchKind::Write, &["path"]),
+    "grep" => paths(TouchKind::Search, &["path"]),
+    "find" => paths(TouchKind::Search, &["path"]),
+    "ls" => paths(TouchKind::List, &["path"]),
+    "bash" => ToolTouch::Shell,
+);
+
+// opencode 1.18.33's tools (agents/opencode.md); the plugin reads them the
+// same way (`opencodeTouches` in agents/opencode.mts).
+tool_table!(OPENCODE_TOOLS, OPENCODE_MATCHER,
+    "read" => paths(TouchKind::Read, &["filePath"]),
+    "write" => paths(TouchKind::Write, &["filePath"]),
+    "edit" => paths(TouchKind::Write, &["filePath"]),
+    "grep" => paths(TouchKind::Search, &["path"]),
+    "glob" => paths(TouchKind::Search, &["path"]),
+    "list" => paths(TouchKind::List, &["path"]),
+    "bash" => ToolTouch::Shell,
+);
+
 // GitHub Copilot CLI: its tools' arguments are camelCase `toolArgs`, read
 // as `tool_input` (`crate::event`); `grep` and `glob` take `path` or
 // `paths` (read from the 1.0.102 bundle's tool schemas). Copilot's hook
@@ -162,6 +186,8 @@ pub fn agent_tools(agent: Agent) -> &'static [AgentTool] {
         Agent::Gemini => GEMINI_TOOLS,
         Agent::Copilot => COPILOT_TOOLS,
         Agent::Qwen => QWEN_TOOLS,
+        Agent::Pi => PI_TOOLS,
+        Agent::Opencode => OPENCODE_TOOLS,
     }
 }
 
@@ -174,6 +200,8 @@ pub(crate) fn tool_matcher(agent: Agent) -> &'static str {
         Agent::Gemini => GEMINI_MATCHER,
         Agent::Copilot => COPILOT_MATCHER,
         Agent::Qwen => QWEN_MATCHER,
+        Agent::Pi => PI_MATCHER,
+        Agent::Opencode => OPENCODE_MATCHER,
     }
 }
 

@@ -53,6 +53,17 @@ pub enum InstallError {
         /// What is wrong with the target.
         reason: String,
     },
+    /// pi's extension or opencode's plugin needs the Node binding's
+    /// package (`dsh-agent-instructions`), and it is not where it was
+    /// looked for (decision 0086).
+    #[error(
+        "no {} (the npm package dsh-agent-instructions): install it with `npm install -g dsh-agent-instructions`, or name its directory with --package",
+        crate::shown::shown(path)
+    )]
+    NoPackage {
+        /// The module the extension or plugin would load.
+        path: PathBuf,
+    },
     /// Writing a file, its backup or a directory failed.
     #[error("cannot write {}: {source}", crate::shown::shown(path))]
     Write {

@@ -139,6 +139,9 @@ impl Report {
 enum Doc {
     Json(JsonDoc),
     Toml(DocumentMut),
+    /// A file written whole (pi's extension, opencode's plugin): its new
+    /// text, `None` for none.
+    Text(Option<String>),
 }
 
 struct Loaded {
@@ -189,13 +192,35 @@ impl Docs {
         self.load(path, true)
     }
 
+    /// A file written whole, its text unchanged until [`Docs::set_text`].
+    fn load_text(&mut self, path: &Path) -> Result<usize, InstallError> {
+        if let Some(i) = self.find(path) {
+            return Ok(i);
+        }
+        let real = files::resolve(path)?;
+        let before = files::read_optional(path)?;
+        self.items.push(Loaded {
+            path: path.to_owned(),
+            real,
+            doc: Doc::Text(before.clone()),
+            before,
+        });
+        Ok(self.items.len() - 1)
+    }
+
+    fn set_text(&mut self, i: usize, text: Option<String>) {
+        self.items[i].doc = Doc::Text(text);
+    }
+
     fn json(&mut self, i: usize) -> Result<&mut Value, InstallError> {
         let l = &mut self.items[i];
         match &mut l.doc {
             Doc::Json(doc) => Ok(&mut doc.value),
             // `agent::files` never gives one path two formats; should that
             // break, the run fails instead of editing the wrong document.
-            Doc::Toml(_) => Err(InstallError::wrong_type(&l.path, "(top level)", "JSON")),
+            Doc::Toml(_) | Doc::Text(_) => {
+                Err(InstallError::wrong_type(&l.path, "(top level)", "JSON"))
+            }
         }
     }
 
@@ -203,7 +228,9 @@ impl Docs {
         let l = &mut self.items[i];
         match &mut l.doc {
             Doc::Toml(d) => Ok(d),
-            Doc::Json(_) => Err(InstallError::wrong_type(&l.path, "(top level)", "TOML")),
+            Doc::Json(_) | Doc::Text(_) => {
+                Err(InstallError::wrong_type(&l.path, "(top level)", "TOML"))
+            }
         }
     }
 }
@@ -227,6 +254,7 @@ impl Loaded {
                     Some(text)
                 }
             }
+            Doc::Text(text) => text.clone(),
         }
     }
 
@@ -234,6 +262,7 @@ impl Loaded {
         match &self.doc {
             Doc::Json(doc) => doc.value.as_object().is_some_and(|o| o.is_empty()),
             Doc::Toml(d) => d.to_string().trim().is_empty(),
+            Doc::Text(text) => text.is_none(),
         }
     }
 }
@@ -420,6 +449,11 @@ pub struct InstallOptions {
     /// (`$DSH_HOME/hooks/<agent>/config.json`; uninstall takes out what
     /// install wrote). `None`: that file is left alone.
     pub rules: Option<Vec<dsh_instructions_hooks::state::config::RuleFormat>>,
+    /// pi and opencode: the directory of the installed npm package
+    /// `dsh-agent-instructions`, whose extension or plugin the file
+    /// written into the agent's directory loads (decision 0086). Required
+    /// for them; the other agents ignore it.
+    pub package: Option<PathBuf>,
 }
 
 /// Registers the agent's commands for `base` (`<base> --part K` for
@@ -439,14 +473,9 @@ pub fn install(target: &Target<'_>, base: &str, dry_run: bool) -> Result<Report,
 /// use dsh_instructions_hooks::state::config::RuleFormat;
 /// use dsh_instructions_installer::{Agent, InstallOptions, Locations, Scope, Target, install_with};
 /// let tmp = tempfile::tempdir()?;
-/// let loc = Locations {
-///     home: tmp.path().join("home"),
-///     codex_home: tmp.path().join("home/.codex"),
-///     project: tmp.path().join("repo"),
-///     dsh_home: tmp.path().join("home/.dsh"),
-/// };
+/// let loc = Locations::in_home(tmp.path().join("home"), tmp.path().join("repo"));
 /// let target = Target { agent: Agent::Codex, scope: Scope::User, locations: &loc };
-/// let options = InstallOptions { rules: Some(vec![RuleFormat::Cursor]) };
+/// let options = InstallOptions { rules: Some(vec![RuleFormat::Cursor]), ..InstallOptions::default() };
 /// install_with(&target, "/bin/dsh-instructions hook --agent codex", &options, false)?;
 /// let config = std::fs::read_to_string(loc.dsh_home.join("hooks/codex/config.json"))?;
 /// assert!(config.contains(r#""rule_formats""#) && config.contains(r#""cursor""#));
@@ -478,6 +507,19 @@ pub fn install_with(
             run.notes.push(rules::CLAUDE_RULES_NOTE.to_owned());
         }
     }
+    if agent.in_process() {
+        // One file of our own that loads the package's extension or
+        // plugin; the agent's own loading stays on (decision 0086).
+        let package = options.package.as_deref().unwrap_or(Path::new(""));
+        let text = crate::in_process::text(agent, package)?;
+        let i = run.docs.load_text(&files.hooks)?;
+        run.docs.set_text(i, Some(text));
+        run.notes.push(format!(
+            "{agent}'s own instruction loading stays on: {}",
+            native::IN_PROCESS_NATIVE_NOTE
+        ));
+        return run.finish(target, false, dry_run);
+    }
     let hi = run.docs.load_json(&files.hooks)?;
     if agent == Agent::Copilot {
         // A file of our own; native loading stays on (decision 0067), so
@@ -507,8 +549,11 @@ pub fn install_with(
         NativeSwitch::QwenContextFileName(name) => {
             native::qwen_off(run.docs.json(hi)?, &files.hooks, name, prior.as_ref())?
         }
-        // Handled above: Copilot CLI has no native setting to record.
-        NativeSwitch::CopilotKeptOn => return run.finish(target, false, dry_run),
+        // Handled above: Copilot CLI, pi and opencode have no native
+        // setting to record.
+        NativeSwitch::CopilotKeptOn | NativeSwitch::InProcessKeptOn => {
+            return run.finish(target, false, dry_run);
+        }
     };
     run.state.native.insert(key(&files.native), rec);
     if let Some(trust) = &files.trust {
@@ -549,6 +594,24 @@ fn project_untrusted_note(loc: &Locations) -> String {
 pub fn uninstall(target: &Target<'_>, dry_run: bool) -> Result<Report, InstallError> {
     let mut run = Run::start(target)?;
     let files = run.files.clone();
+    if target.agent.in_process() {
+        // The record gives back what was there before install (or nothing).
+        let i = run.docs.load_text(&files.hooks)?;
+        let ours = run.docs.items[i]
+            .before
+            .as_deref()
+            .is_some_and(crate::in_process::is_ours);
+        if ours {
+            run.docs.set_text(i, None);
+        }
+        let config = rules::hook_config(&target.locations.dsh_home, target.agent);
+        if let Some(r) = run.state.native.remove(&key(&config)) {
+            let ci = run.docs.load_json(&config)?;
+            run.notes
+                .extend(native::json_restore(run.docs.json(ci)?, &config, &r)?);
+        }
+        return run.finish(target, true, dry_run);
+    }
     let hi = run.docs.load_json(&files.hooks)?;
     if target.agent == Agent::Copilot {
         crate::copilot::uninstall(run.docs.json(hi)?, &files.hooks)?;
@@ -732,6 +795,9 @@ impl Diagnosis {
 pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, InstallError> {
     let files = target.files();
     let agent = target.agent;
+    if agent.in_process() {
+        return Ok(in_process_doctor(target, files, None)?);
+    }
     let hooks_text = files::read_optional(&files.hooks)?;
     let doc = JsonDoc::parse(&files.hooks, hooks_text.as_deref())?.value;
     let mut problems = Vec::new();
@@ -838,6 +904,9 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, InstallEr
             native::qwen_status(&doc)
         }
         Agent::Copilot => NativeStatus::Kept(native::COPILOT_NATIVE_NOTE.to_owned()),
+        Agent::Pi | Agent::Opencode => {
+            NativeStatus::Kept(native::IN_PROCESS_NATIVE_NOTE.to_owned())
+        }
     };
     problems.extend(other_scope_problem(target));
     let mut notes = Vec::new();
@@ -863,6 +932,64 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, InstallEr
         files,
         events,
         native,
+        problems,
+        notes,
+    })
+}
+
+/// [`doctor`] for pi and opencode: their one file (present, missing or
+/// stale — compared with what install writes for `package` when known),
+/// their loading kept on, the file in the other scope too.
+pub fn doctor_in_process(
+    target: &Target<'_>,
+    package: Option<&Path>,
+) -> Result<Diagnosis, InstallError> {
+    in_process_doctor(target, target.files(), package)
+}
+
+fn in_process_doctor(
+    target: &Target<'_>,
+    files: Files,
+    package: Option<&Path>,
+) -> Result<Diagnosis, InstallError> {
+    let agent = target.agent;
+    let found = files::read_optional(&files.hooks)?;
+    let wanted = package.and_then(|p| crate::in_process::text(agent, p).ok());
+    let status = crate::in_process::status(agent, found.as_deref(), wanted.as_deref());
+    let mut problems = Vec::new();
+    let other = match target.scope {
+        Scope::User => Scope::Project,
+        Scope::Project => Scope::User,
+    };
+    let other_file = layout::files(agent, other, target.locations).hooks;
+    if other_file != files.hooks
+        && files::read_optional(&other_file)
+            .ok()
+            .flatten()
+            .is_some_and(|t| crate::in_process::is_ours(&t))
+    {
+        problems.push(format!(
+            "also installed at {other} scope ({}): {agent} would load it twice",
+            other_file.display()
+        ));
+    }
+    let mut notes = Vec::new();
+    if let Ok(sessions) = camino::Utf8PathBuf::from_path_buf(
+        target.locations.dsh_home.join("hooks").join(agent.as_str()),
+    ) {
+        notes.push(format!("sessions and hook.log: {sessions}"));
+    }
+    Ok(Diagnosis {
+        agent,
+        scope: target.scope,
+        files,
+        events: vec![EventReport {
+            event: crate::in_process::entry_name(agent),
+            part: None,
+            status,
+            trust: None,
+        }],
+        native: NativeStatus::Kept(native::IN_PROCESS_NATIVE_NOTE.to_owned()),
         problems,
         notes,
     })
@@ -923,6 +1050,7 @@ fn excludes(agent: Agent) -> &'static [&'static str] {
         NativeSwitch::GeminiContextFileName
         | NativeSwitch::CodexProjectDocMaxBytes
         | NativeSwitch::QwenContextFileName(_)
-        | NativeSwitch::CopilotKeptOn => &[],
+        | NativeSwitch::CopilotKeptOn
+        | NativeSwitch::InProcessKeptOn => &[],
     }
 }

@@ -22,6 +22,33 @@ pub struct Locations {
     /// The DSH home; the installer keeps what it needs to undo its changes
     /// in `installer/<agent>.json`.
     pub dsh_home: PathBuf,
+    /// pi's agent directory (`$PI_CODING_AGENT_DIR`, default
+    /// `~/.pi/agent`): its extensions are in `extensions/`.
+    pub pi_agent_dir: PathBuf,
+    /// opencode's global configuration directory (`$XDG_CONFIG_HOME/opencode`,
+    /// default `~/.config/opencode`): its plugins are in `plugin/`.
+    pub opencode_config: PathBuf,
+}
+
+impl Locations {
+    /// The locations of a `home` with every agent directory at its default:
+    /// `~/.codex`, `~/.dsh`, `~/.pi/agent`, `~/.config/opencode`.
+    ///
+    /// ```
+    /// use dsh_instructions_installer::Locations;
+    /// let loc = Locations::in_home("/h".into(), "/p".into());
+    /// assert_eq!(loc.pi_agent_dir, std::path::Path::new("/h/.pi/agent"));
+    /// ```
+    pub fn in_home(home: PathBuf, project: PathBuf) -> Self {
+        Self {
+            codex_home: home.join(".codex"),
+            dsh_home: home.join(".dsh"),
+            pi_agent_dir: home.join(".pi").join("agent"),
+            opencode_config: home.join(".config").join("opencode"),
+            home,
+            project,
+        }
+    }
 }
 
 /// The files one installation touches.
@@ -59,6 +86,8 @@ fn config_dir_name(agent: Agent, scope: Scope) -> &'static str {
         (Agent::Qwen, _) => ".qwen",
         (Agent::Copilot, Scope::User) => ".copilot",
         (Agent::Copilot, Scope::Project) => ".github",
+        (Agent::Pi, _) => ".pi",
+        (Agent::Opencode, _) => ".opencode",
     }
 }
 
@@ -72,6 +101,8 @@ pub(crate) fn files(agent: Agent, scope: Scope, loc: &Locations) -> Files {
         .join("install.json");
     let dir = match (agent, scope) {
         (Agent::Codex, Scope::User) => loc.codex_home.clone(),
+        (Agent::Pi, Scope::User) => loc.pi_agent_dir.clone(),
+        (Agent::Opencode, Scope::User) => loc.opencode_config.clone(),
         (_, Scope::User) => loc.home.join(config_dir_name(agent, scope)),
         (_, Scope::Project) => loc.project.join(config_dir_name(agent, scope)),
     };
@@ -91,6 +122,18 @@ pub(crate) fn files(agent: Agent, scope: Scope, loc: &Locations) -> Files {
             Files {
                 hooks: settings.clone(),
                 native: settings,
+                trust: None,
+                state,
+                legacy_state,
+            }
+        }
+        Agent::Pi | Agent::Opencode => {
+            // One file of our own, where the agent loads extensions or
+            // plugins from (decision 0086).
+            let ours = dir.join(crate::in_process::file_name(agent));
+            Files {
+                hooks: ours.clone(),
+                native: ours,
                 trust: None,
                 state,
                 legacy_state,
@@ -175,12 +218,7 @@ mod tests {
 
     #[test]
     fn codex_project_trust_stays_in_the_user_config() {
-        let loc = Locations {
-            home: "/h".into(),
-            codex_home: "/h/.codex".into(),
-            project: "/p".into(),
-            dsh_home: "/h/.dsh".into(),
-        };
+        let loc = Locations::in_home("/h".into(), "/p".into());
         let f = files(Agent::Codex, Scope::Project, &loc);
         assert_eq!(f.hooks, PathBuf::from("/p/.codex/hooks.json"));
         assert_eq!(f.native, PathBuf::from("/p/.codex/config.toml"));
@@ -211,13 +249,24 @@ mod tests {
     )]
     #[case(Agent::Qwen, Scope::User, "/h/.qwen/settings.json")]
     #[case(Agent::Qwen, Scope::Project, "/p/.qwen/settings.json")]
-    fn copilot_and_qwen_files(#[case] agent: Agent, #[case] scope: Scope, #[case] hooks: &str) {
-        let loc = Locations {
-            home: "/h".into(),
-            codex_home: "/h/.codex".into(),
-            project: "/p".into(),
-            dsh_home: "/h/.dsh".into(),
-        };
+    #[case(Agent::Pi, Scope::User, "/h/.pi/agent/extensions/dsh-instructions.ts")]
+    #[case(Agent::Pi, Scope::Project, "/p/.pi/extensions/dsh-instructions.ts")]
+    #[case(
+        Agent::Opencode,
+        Scope::User,
+        "/h/.config/opencode/plugin/dsh-instructions.js"
+    )]
+    #[case(
+        Agent::Opencode,
+        Scope::Project,
+        "/p/.opencode/plugin/dsh-instructions.js"
+    )]
+    fn copilot_qwen_pi_and_opencode_files(
+        #[case] agent: Agent,
+        #[case] scope: Scope,
+        #[case] hooks: &str,
+    ) {
+        let loc = Locations::in_home("/h".into(), "/p".into());
         let f = files(agent, scope, &loc);
         assert_eq!(f.hooks, PathBuf::from(hooks));
         assert_eq!(f.native, f.hooks);

@@ -7,6 +7,7 @@ mod diff;
 mod error;
 mod files;
 mod hooks;
+mod in_process;
 mod install;
 mod install_record;
 mod layout;
@@ -20,8 +21,8 @@ pub use error::InstallError;
 pub use files::BACKUP_SUFFIX;
 pub use hooks::EventStatus;
 pub use install::{
-    Diagnosis, EventReport, FileChange, InstallOptions, Report, Target, doctor, install,
-    install_with, uninstall,
+    Diagnosis, EventReport, FileChange, InstallOptions, Report, Target, doctor, doctor_in_process,
+    install, install_with, uninstall,
 };
 pub use layout::{Files, Locations, installer_dir};
 pub use native::NativeStatus;

@@ -46,6 +46,12 @@ pub(crate) const COPILOT_NATIVE_NOTE: &str = "kept on: only the `--no-custom-ins
 switches it off, which a hook cannot set; the hook delivers only what Copilot CLI does not load \
 (the .local.md overlays, the user-global file, nested overlays on touches, decision 0067)";
 
+/// Why pi's and opencode's native loading stays on, told by doctor.
+pub(crate) const IN_PROCESS_NATIVE_NOTE: &str = "kept on: no setting switches it off; the \
+extension or plugin leaves out of what it gives every file the agent holds with the same content \
+and gives the rest (overlays, the user-global file, nested files on every touch, changes, the \
+baseline after compaction; decision 0086)";
+
 const CLAUDE_KEY: &str = "claudeMdExcludes";
 const GEMINI_PARENT: &str = "context";
 const GEMINI_KEY: &str = "fileName";

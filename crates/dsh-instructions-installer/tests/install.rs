@@ -28,12 +28,7 @@ struct Machine {
 impl Machine {
     fn new() -> Self {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let loc = Locations {
-            home: tmp.path().join("home"),
-            codex_home: tmp.path().join("home/.codex"),
-            project: tmp.path().join("repo"),
-            dsh_home: tmp.path().join("home/.dsh"),
-        };
+        let loc = Locations::in_home(tmp.path().join("home"), tmp.path().join("repo"));
         fs::create_dir_all(&loc.home).expect("mkdir");
         fs::create_dir_all(&loc.project).expect("mkdir");
         Self { tmp, loc }

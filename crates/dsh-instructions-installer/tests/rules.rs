@@ -20,12 +20,7 @@ struct Machine {
 
 fn machine() -> Machine {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let loc = Locations {
-        home: tmp.path().join("home"),
-        codex_home: tmp.path().join("home/.codex"),
-        project: tmp.path().join("repo"),
-        dsh_home: tmp.path().join("home/.dsh"),
-    };
+    let loc = Locations::in_home(tmp.path().join("home"), tmp.path().join("repo"));
     fs::create_dir_all(&loc.home).expect("mkdir");
     fs::create_dir_all(&loc.project).expect("mkdir");
     Machine { _tmp: tmp, loc }
@@ -131,6 +126,7 @@ fn install_with_rules_writes_the_hook_config_and_uninstall_restores_it(
     }
     let options = InstallOptions {
         rules: Some(vec![RuleFormat::Cursor, RuleFormat::Copilot]),
+        ..InstallOptions::default()
     };
     let report = install_with(&t, CMD, &options, false).expect("install");
     assert!(
@@ -175,6 +171,7 @@ fn uninstall_after_a_config_edit_takes_out_only_the_rule_formats() {
     let t = m.target(Agent::Codex);
     let options = InstallOptions {
         rules: Some(vec![RuleFormat::Claude]),
+        ..InstallOptions::default()
     };
     install_with(&t, CMD, &options, false).expect("install");
     let config = m.loc.dsh_home.join("hooks/codex/config.json");
@@ -218,6 +215,7 @@ fn claude_without_claude_rules_is_told(
     let m = machine();
     let options = InstallOptions {
         rules: Some(formats),
+        ..InstallOptions::default()
     };
     let report = install_with(&m.target(Agent::Claude), CMD, &options, false).expect("install");
     let said = report.notes.iter().any(|n| n.contains("leaves out claude"));
