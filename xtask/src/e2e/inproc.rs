@@ -41,10 +41,7 @@ pub(crate) fn install_product(agent: Agent, dirs: &Dirs, bin: &Path) -> Result<(
         return agents::run_installer(agent, dirs, bin);
     }
     let pkg = STAGED.get().context("the Node binding was not staged")?;
-    if !install(agent, &dirs.home, &dirs.ws, bin, pkg)? {
-        DIRECT.store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-    Ok(())
+    install(agent, &dirs.home, &dirs.ws, bin, pkg)
 }
 
 /// Compacts the session now, the way a person does (`/compact`): pi's RPC
@@ -361,10 +358,6 @@ fn query_escape(s: &str) -> String {
 /// The staged binding package (set once per e2e run by `stage_binding`).
 pub(crate) static STAGED: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
-/// Whether the last `install` had to write the file itself (reported once
-/// at the end).
-pub(crate) static DIRECT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
 /// The Node binding as an installed package: `cargo build` of the addon
 /// (debug, like the CLI the e2e runs) and the files its `package.json`
 /// ships, under `<target>/e2e-node/dsh-agent-instructions`.
@@ -407,24 +400,6 @@ pub(crate) fn stage_binding(root: &Path) -> Result<std::path::PathBuf> {
     Ok(pkg)
 }
 
-/// The configuration the integration file passes (the profile's preset, as
-/// the binding's tests use it).
-fn preset(agent: Agent) -> Value {
-    match agent {
-        Agent::Pi => json!({
-            "preset": "dsh",
-            "instruction_file_candidates": ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"],
-            "ancestor_instruction_files": ["AGENTS.md", "CLAUDE.md"],
-            "user_instruction_files": ["~/.pi/agent/AGENTS.md", "~/.pi/agent/CLAUDE.md"],
-        }),
-        _ => json!({
-            "preset": "opencode",
-            "instruction_file_candidates": ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"],
-            "local_instruction_file_candidates": ["AGENTS.local.md", "CLAUDE.local.md"],
-        }),
-    }
-}
-
 /// Where a user's pi and opencode load the integration from (their own
 /// extension and plugin directories, agents/pi.md and agents/opencode.md).
 pub(crate) fn integration_file(agent: Agent, home: &Path) -> std::path::PathBuf {
@@ -434,16 +409,10 @@ pub(crate) fn integration_file(agent: Agent, home: &Path) -> std::path::PathBuf 
     }
 }
 
-/// Installs the integration into `home`: `hook install --agent A --scope
-/// user` where the binary has it; otherwise the one file the installer is
-/// to write, written here the same way (decision 0088), and `false`.
-pub(crate) fn install(
-    agent: Agent,
-    home: &Path,
-    ws: &Path,
-    bin: &Path,
-    pkg: &Path,
-) -> Result<bool> {
+/// Installs the integration into `home` the way a user does: `hook install
+/// --agent A --scope user --package <the staged binding>`, which writes the
+/// one file that loads the binding's extension or plugin (decision 0086).
+pub(crate) fn install(agent: Agent, home: &Path, ws: &Path, bin: &Path, pkg: &Path) -> Result<()> {
     let out = Command::new(bin)
         .args([
             "hook",
@@ -452,7 +421,9 @@ pub(crate) fn install(
             agent.name(),
             "--scope",
             "user",
+            "--package",
         ])
+        .arg(pkg)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
@@ -461,43 +432,22 @@ pub(crate) fn install(
         .stdin(Stdio::null())
         .output()
         .context("cannot run dsh-instructions hook install")?;
-    let said = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() && !said.contains(&format!("'{}'", agent.name())) {
+    if !out.status.success() {
         bail!(
-            "`dsh-instructions hook install --agent {agent} --scope user` failed ({}): {}",
+            "`dsh-instructions hook install --agent {agent} --scope user --package {}` failed ({}): {}",
+            pkg.display(),
             out.status,
-            said.trim()
+            String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    if out.status.success() {
-        if !integration_file(agent, home).exists() {
-            bail!(
-                "`hook install --agent {agent}` succeeded but wrote no {}",
-                integration_file(agent, home).display()
-            );
-        }
-        return Ok(true);
-    }
-    let module = pkg.join("agents").join(format!("{}.mjs", agent.name()));
-    let settings = json!({"agent": agent.name(), "config": preset(agent)});
-    let text = match agent {
-        Agent::Pi => format!(
-            "// dsh-instructions for pi (written by cargo xtask e2e as `hook install --agent pi` will)\n\
-import {{ piExtension }} from {};\nexport default piExtension({settings});\n",
-            json!(module.display().to_string())
-        ),
-        _ => format!(
-            "// dsh-instructions for opencode (written by cargo xtask e2e as `hook install --agent opencode` will)\n\
-import {{ opencodePlugin }} from {};\nexport default opencodePlugin({settings});\n",
-            json!(module.display().to_string())
-        ),
-    };
     let file = integration_file(agent, home);
-    if let Some(d) = file.parent() {
-        fs::create_dir_all(d)?;
+    if !fs::read_to_string(&file).is_ok_and(|t| t.contains(&pkg.display().to_string())) {
+        bail!(
+            "`hook install --agent {agent}` succeeded but {} does not load the staged binding",
+            file.display()
+        );
     }
-    fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
-    Ok(false)
+    Ok(())
 }
 
 /// `opencode-serve`: one `opencode serve` process, sessions in two

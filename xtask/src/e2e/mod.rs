@@ -261,12 +261,6 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         }
     }
     drop(rules_table);
-    if inproc::DIRECT.load(std::sync::atomic::Ordering::Relaxed) {
-        println!(
-            "e2e: `hook install --agent pi|opencode` is not in this binary: the e2e wrote the \
-extension and the plugin itself, as the installer is to (decision 0088)"
-        );
-    }
     println!("e2e: {:.0}s in all", t0.elapsed().as_secs_f64());
     // No case skips (issue 21 item 2): a case that cannot show its event
     // fails. Only `.ci/run` may skip the whole e2e, and only when the agents
