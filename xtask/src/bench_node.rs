@@ -6,7 +6,11 @@
 //! calls on the facade's `Session` in one Rust process
 //! (`benches/event.rs`), target at most 1.2×; the same read as one hook
 //! process of the release CLI, against the binding; and the resident
-//! memory of 100 open sessions in one Node process.
+//! memory of 100 open sessions in one Node process. Then what the pi
+//! extension and the opencode plugin add to one tool call on the e2e's
+//! sentry and airflow layouts (`bench/agents.mjs`, issue 48 item 6,
+//! target at most 1 ms median), beside the same read through the hook
+//! binary, one process per event.
 
 use std::path::Path;
 use std::process::{Command, ExitCode};
@@ -146,7 +150,56 @@ pub(crate) fn run(root: &Path) -> Result<ExitCode> {
             );
         }
     }
+    agents(&dir, &cli)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Timed tool calls per agent and layout.
+const AGENT_CALLS: usize = 400;
+
+/// The pi and opencode rows: the handler of one tool call, in process,
+/// against the same event through the hook binary.
+fn agents(dir: &Path, cli: &Path) -> Result<()> {
+    println!(
+        "{:<28} {:>10} {:>10} {:>7}",
+        "case", "ours_us", "hook_us", "ratio"
+    );
+    for layout in [crate::e2e::layouts::SENTRY, crate::e2e::layouts::AIRFLOW] {
+        let tmp = tempfile::tempdir()?;
+        for (path, size) in layout.files {
+            let file = tmp.path().join(path);
+            std::fs::create_dir_all(file.parent().context("a parent")?)?;
+            std::fs::write(&file, crate::e2e::layouts::content(path, *size))?;
+        }
+        std::fs::create_dir_all(tmp.path().join("ws/.git"))?;
+        std::fs::create_dir_all(tmp.path().join("ws").join(layout.cwd))?;
+        std::fs::create_dir_all(tmp.path().join("home/.dsh"))?;
+        let out = output(
+            Command::new("node")
+                .arg("bench/agents.mjs")
+                .arg(dir)
+                .arg(tmp.path())
+                .args([layout.cwd, layout.name])
+                .arg(AGENT_CALLS.to_string())
+                .arg(cli)
+                .current_dir(dir),
+            "the pi/opencode bench",
+        )?;
+        let hook = numbers(&out, "hook")?;
+        for agent in ["pi", "opencode"] {
+            let ours = numbers(&out, agent)?;
+            println!(
+                "{:<28} {:>10.1} {:>10.1} {:>6.2}x   (p90 {:.1} / {:.1})",
+                format!("node/{agent}/tool/{}", layout.name),
+                ours[0],
+                hook[0],
+                ours[0] / hook[0],
+                ours[1],
+                hook[1]
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `bench node` takes no filters beyond its name.

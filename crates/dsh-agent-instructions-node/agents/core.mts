@@ -2,7 +2,7 @@
 // agent session (the binding's SessionStore under $DSH_HOME/hooks/<agent>),
 // calls that never throw into the agent and never hold it up for long, the
 // touches a tool call makes, and the sections of a workspace message the agent
-// already holds itself, which are left out (decision 0086).
+// already holds itself, which are left out (R-HOOK-11, decision 0086).
 import { createHash } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -1,5 +1,5 @@
 // The shared part of the pi extension and the opencode plugin (decision
-// 0085): which sections of a workspace message are left out because the
+// 0086): which sections of a workspace message are left out because the
 // agent holds the file, the touches of each tool, the session store.
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -107,6 +107,7 @@ tool_table!(OPENCODE_TOOLS, OPENCODE_MATCHER,
     "grep" => paths(TouchKind::Search, &["path"]),
     "glob" => paths(TouchKind::Search, &["path"]),
     "list" => paths(TouchKind::List, &["path"]),
+    "apply_patch" => ToolTouch::Patch,
     "bash" => ToolTouch::Shell,
 );
 

@@ -1,4 +1,4 @@
-//! pi's extension and opencode's plugin (decision 0086): no command hooks,
+//! pi's extension and opencode's plugin (R-HOOK-11, decision 0086): no command hooks,
 //! but one file of our own where the agent loads extensions or plugins
 //! from. It imports the Node binding's integration module from the
 //! installed npm package `dsh-agent-instructions` by its absolute path and
@@ -14,15 +14,6 @@ use crate::hooks::EventStatus;
 
 /// The first line of every file written here: what recognises it as ours.
 const MARK: &str = "// dsh-instructions: workspace instruction files for";
-
-/// The file's name in the agent's directory: pi loads `extensions/*.ts`
-/// (through jiti), opencode `plugin/*.js` (agents/pi.md, agents/opencode.md).
-pub(crate) fn file_name(agent: Agent) -> &'static str {
-    match agent {
-        Agent::Pi => "extensions/dsh-instructions.ts",
-        _ => "plugin/dsh-instructions.js",
-    }
-}
 
 /// The integration module of the package in `package`.
 pub(crate) fn module(agent: Agent, package: &Path) -> PathBuf {

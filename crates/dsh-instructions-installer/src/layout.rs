@@ -77,6 +77,15 @@ pub struct Files {
 /// every `*.json` there).
 const COPILOT_HOOKS_FILE: &str = "dsh-instructions.json";
 
+/// The file's name in the agent's directory: pi loads `extensions/*.ts`
+/// (through jiti), opencode `plugin/*.js` (agents/pi.md, agents/opencode.md).
+fn in_process_file(agent: Agent) -> &'static str {
+    match agent {
+        Agent::Pi => "extensions/dsh-instructions.ts",
+        _ => "plugin/dsh-instructions.js",
+    }
+}
+
 /// The per-user or per-project configuration directory's name.
 fn config_dir_name(agent: Agent, scope: Scope) -> &'static str {
     match (agent, scope) {
@@ -130,7 +139,7 @@ pub(crate) fn files(agent: Agent, scope: Scope, loc: &Locations) -> Files {
         Agent::Pi | Agent::Opencode => {
             // One file of our own, where the agent loads extensions or
             // plugins from (decision 0086).
-            let ours = dir.join(crate::in_process::file_name(agent));
+            let ours = dir.join(in_process_file(agent));
             Files {
                 hooks: ours.clone(),
                 native: ours,

@@ -3,6 +3,7 @@
 
 mod codex;
 mod copilot;
+mod diagnosis;
 mod diff;
 mod error;
 mod files;
@@ -16,13 +17,14 @@ mod rules;
 mod shown;
 
 pub use codex::{Trust, trust_hash, trust_key};
+pub use diagnosis::{Diagnosis, EventReport};
 pub use dsh_instructions_hooks::{Agent, Scope};
 pub use error::InstallError;
 pub use files::BACKUP_SUFFIX;
 pub use hooks::EventStatus;
 pub use install::{
-    Diagnosis, EventReport, FileChange, InstallOptions, Report, Target, doctor, doctor_in_process,
-    install, install_with, uninstall,
+    FileChange, InstallOptions, Report, Target, doctor, doctor_in_process, install, install_with,
+    uninstall,
 };
 pub use layout::{Files, Locations, installer_dir};
 pub use native::NativeStatus;
