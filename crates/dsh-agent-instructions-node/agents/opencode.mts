@@ -262,7 +262,9 @@ export function opencodePlugin(settings: Partial<Settings> = {}) {
         event: safe("event", async ({ event }: any) => {
           const id = event?.properties?.sessionID ?? event?.properties?.info?.id;
           if (event?.type === "session.compacted") {
-            await state(id, false)?.session.compact();
+            // A process may compact a session it never prompted in (`opencode serve`
+            // answering the TUI's or the API's `/compact`): open it to record that.
+            await state(id, true)?.session.compact();
           } else if (event?.type === "session.deleted") {
             const s = state(id, false);
             sessions.delete(id);

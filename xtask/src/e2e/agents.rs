@@ -27,18 +27,24 @@ pub(crate) enum Agent {
     Copilot,
     /// Qwen Code.
     Qwen,
+    /// The pi coding agent (an extension on the Node binding, not a hook).
+    Pi,
+    /// opencode (a plugin on the Node binding, not a hook).
+    Opencode,
     /// Cline CLI: its own cases only (`super::cline`).
     Cline,
 }
 
 impl Agent {
     /// All agents, in report order.
-    pub(crate) const ALL: [Agent; 6] = [
+    pub(crate) const ALL: [Agent; 8] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
         Agent::Copilot,
         Agent::Qwen,
+        Agent::Pi,
+        Agent::Opencode,
         Agent::Cline,
     ];
 
@@ -67,7 +73,16 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Copilot => "copilot",
             Agent::Qwen => "qwen",
+            Agent::Pi => "pi",
+            Agent::Opencode => "opencode",
         }
+    }
+
+    /// Whether the integration is the Node binding's extension (pi) or
+    /// plugin (opencode), running inside the agent, rather than the hook
+    /// binary (decision 0088).
+    pub(crate) fn in_process(self) -> bool {
+        matches!(self, Agent::Pi | Agent::Opencode)
     }
 
     /// Parses `claude|codex|gemini|copilot|qwen`.
@@ -76,7 +91,9 @@ impl Agent {
             .into_iter()
             .find(|a| a.name() == s)
             .with_context(|| {
-                format!("unknown agent `{s}` (claude, codex, gemini, copilot, qwen or cline)")
+                format!(
+                    "unknown agent `{s}` (claude, codex, gemini, copilot, qwen, pi, opencode or cline)"
+                )
             })
     }
 
@@ -98,6 +115,13 @@ impl Agent {
             // `~/.qwen/output-language.md` comes with the same heading and
             // stays (it writes that file itself; not an instruction file).
             Agent::Qwen => &["AGENTS.md ---", "QWEN.md ---"],
+            // pi's `# Project Context` section heads its files with
+            // `## <absolute path>` (agents/pi.md, "Native instruction loading").
+            Agent::Pi => &["Project-specific instructions and guidelines:"],
+            // Its system prompt's blocks and the reminder after a `read`
+            // (agents/opencode.md): `Instructions from: <absolute path>`,
+            // which the adapter's relative headings never start with.
+            Agent::Opencode => &["Instructions from: /"],
             // The heading of the `AGENTS.md` of its working directory in
             // its system prompt's `# Rules` (harness `agents/cline.md`).
             Agent::Cline => &["## Workspace AGENTS.md"],
@@ -110,7 +134,13 @@ impl Agent {
     /// does not load itself (decision 0067). Its native wrappers are then
     /// no sign of a double delivery; a file seen twice is.
     pub(crate) fn native_kept(self) -> bool {
-        matches!(self, Agent::Copilot | Agent::Cline)
+        // pi and opencode have no switch for their own loading either
+        // (agents/pi.md, agents/opencode.md): the extension and the plugin
+        // leave out what the agent holds (decision 0088).
+        matches!(
+            self,
+            Agent::Copilot | Agent::Pi | Agent::Opencode | Agent::Cline
+        )
     }
 
     /// Text that proves a native copy where the hook is the only deliverer
@@ -136,6 +166,12 @@ impl Agent {
             Agent::Copilot => Duration::from_secs(100),
             // Node start-up and its bundle: 5–7 s per call (measured).
             Agent::Qwen => Duration::from_secs(120),
+            // Node start-up and jiti's TypeScript load: 4–10 s per call
+            // (agents/pi.md).
+            Agent::Pi => Duration::from_secs(120),
+            // One Bun process per call, 20–30 s on a loaded 2-core machine
+            // (agents/opencode.md); `opencode serve` steps take two calls.
+            Agent::Opencode => Duration::from_secs(180),
             // 5–21 s per new task, 10–16 s per TUI step (measured).
             Agent::Cline => Duration::from_secs(120),
             _ => Duration::from_secs(100),
@@ -154,7 +190,7 @@ impl fmt::Display for Agent {
 const PART_GAP_ENV: &str = "DSH_HOOK_PART_GAP_MS";
 
 /// The pinned npm packages (the versions the harness measured).
-pub(crate) const PACKAGES: [(&str, &str); 6] = [
+pub(crate) const PACKAGES: [(&str, &str); 8] = [
     ("@anthropic-ai/claude-code", "2.1.328"),
     ("@openai/codex", "0.169.0"),
     ("@google/gemini-cli", "0.61.0"),
@@ -162,13 +198,16 @@ pub(crate) const PACKAGES: [(&str, &str); 6] = [
     // `@github/copilot-<os>-<arch>` (checked by `install`).
     ("@github/copilot", "1.0.102"),
     ("@qwen-code/qwen-code", "0.24.4"),
+    ("@mariozechner/pi-coding-agent", "0.73.1"),
+    // A loader too: the program is `opencode-<os>-<arch>`, an optional
+    // dependency (checked by `install`).
+    ("opencode-ai", OPENCODE_VERSION),
     // A Node wrapper around its Bun-compiled program (postinstall).
     ("cline", "3.0.65"),
 ];
 
-/// Copilot CLI's platform package, the optional dependency holding the
-/// program (`@github/copilot` alone does not run).
-fn copilot_platform_package() -> String {
+/// `(os, arch)` as npm names them (`process.platform`, `process.arch`).
+fn npm_platform() -> (&'static str, &'static str) {
     let arch = match std::env::consts::ARCH {
         "x86_64" => "x64",
         "aarch64" => "arm64",
@@ -179,7 +218,28 @@ fn copilot_platform_package() -> String {
         "windows" => "win32",
         other => other,
     };
+    (os, arch)
+}
+
+/// Copilot CLI's platform package, the optional dependency holding the
+/// program (`@github/copilot` alone does not run).
+fn copilot_platform_package() -> String {
+    let (os, arch) = npm_platform();
     format!("@github/copilot-{os}-{arch}")
+}
+
+/// The loaders' platform packages (optional dependencies holding the
+/// programs), each with its loader's pinned version.
+fn platform_packages() -> Vec<(String, &'static str)> {
+    let (os, arch) = npm_platform();
+    PACKAGES
+        .iter()
+        .filter_map(|(p, v)| match *p {
+            "@github/copilot" => Some((copilot_platform_package(), *v)),
+            "opencode-ai" => Some((format!("opencode-{os}-{arch}"), *v)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Where the installed agents live.
@@ -192,6 +252,22 @@ pub(crate) struct Installed {
 impl Installed {
     pub(crate) fn bin(&self, name: &str) -> PathBuf {
         self.modules.join(".bin").join(name)
+    }
+
+    /// pi's program: `node <this>` (its `bin` is a script).
+    pub(crate) fn pi_cli(&self) -> PathBuf {
+        self.modules
+            .join("@mariozechner/pi-coding-agent/dist/cli.js")
+    }
+
+    /// opencode's program: the platform package's executable (the loader's
+    /// `bin` copies it at postinstall, which npm may skip).
+    pub(crate) fn opencode_bin(&self) -> PathBuf {
+        let (os, arch) = npm_platform();
+        self.modules
+            .join(format!("opencode-{os}-{arch}"))
+            .join("bin")
+            .join("opencode")
     }
 
     /// Where Copilot CLI unpacks its bundle on first start (~235 MB,
@@ -240,16 +316,17 @@ pub(crate) fn all_cached(cache: &Path) -> bool {
     PACKAGES
         .iter()
         .all(|(p, v)| installed_version(&modules, p).as_deref() == Some(*v))
-        && copilot_program_installed(&modules)
+        && missing_programs(&modules).is_empty()
 }
 
-/// Copilot CLI's optional platform package at the pinned version (npm
+/// The loaders' optional platform packages not at the pinned version (npm
 /// skips optional dependencies silently under `--omit=optional`).
-fn copilot_program_installed(modules: &Path) -> bool {
-    let Some((_, v)) = PACKAGES.iter().find(|(p, _)| *p == "@github/copilot") else {
-        return true;
-    };
-    installed_version(modules, &copilot_platform_package()).as_deref() == Some(*v)
+fn missing_programs(modules: &Path) -> Vec<String> {
+    platform_packages()
+        .into_iter()
+        .filter(|(p, v)| installed_version(modules, p).as_deref() != Some(*v))
+        .map(|(p, _)| p)
+        .collect()
 }
 
 /// Installs the pinned agents into `cache` unless every one is already there
@@ -261,8 +338,8 @@ pub(crate) fn install(cache: &Path) -> Result<Installed> {
         .filter(|(p, v)| installed_version(&modules, p).as_deref() != Some(*v))
         .map(|(p, v)| format!("{p}@{v}"))
         .collect();
-    if missing.is_empty() && !copilot_program_installed(&modules) {
-        missing.push(copilot_platform_package());
+    if missing.is_empty() {
+        missing = missing_programs(&modules);
     }
     if !missing.is_empty() {
         fs::create_dir_all(cache)?;
@@ -289,11 +366,12 @@ pub(crate) fn install(cache: &Path) -> Result<Installed> {
                 bail!("after npm install, {p} is {got:?}, want {v}");
             }
         }
-        if !copilot_program_installed(&modules) {
+        let programs = missing_programs(&modules);
+        if !programs.is_empty() {
             bail!(
-                "after npm install, {} (Copilot CLI's program, an optional dependency) is missing \
-(npm configured to omit optional dependencies?)",
-                copilot_platform_package()
+                "after npm install, {} (the programs of Copilot CLI and opencode, optional \
+dependencies) missing (npm configured to omit optional dependencies?)",
+                programs.join(", ")
             );
         }
     }
@@ -403,8 +481,69 @@ stream_max_retries = 0\n\n[analytics]\nenabled = false\n\n\
                 "telemetry": {"enabled": false}
             }),
         ),
+        Agent::Pi => {
+            let dir = dirs.home.join(".pi/agent");
+            write_json(
+                &dir.join("models.json"),
+                &json!({"providers": {"mock": {
+                    "baseUrl": format!("http://127.0.0.1:{port}/v1"),
+                    "api": "openai-completions",
+                    "apiKey": "sk-mock-000",
+                    "models": [{"id": "mock-model", "name": "Mock", "reasoning": false,
+                                "input": ["text"], "contextWindow": 200000, "maxTokens": 8192,
+                                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}}),
+            )?;
+            write_json(
+                &dir.join("settings.json"),
+                &json!({
+                    "defaultProvider": "mock", "defaultModel": "mock-model",
+                    "defaultThinkingLevel": "off", "quietStartup": true,
+                    "enableInstallTelemetry": false,
+                    // keepRecentTokens 1: pi's default 20000 keeps all of a
+                    // tiny session, so a compaction would drop nothing
+                    // (agents/pi.md, "Run, resume, compaction").
+                    "compaction": {"enabled": true, "reserveTokens": 16384, "keepRecentTokens": 1},
+                    "retry": {"enabled": false},
+                    // Every steer before the next call, none after the
+                    // answer (agents/pi.md, surprise 5).
+                    "steeringMode": "all"
+                }),
+            )
+        }
+        Agent::Opencode => {
+            let cfg = dirs.home.join(".config/opencode");
+            // opencode runs an npm install of its plugin package in every
+            // config dir at start unless the dir is seeded so
+            // (agents/opencode.md, "Offline configuration").
+            fs::create_dir_all(cfg.join("node_modules"))?;
+            let version = OPENCODE_VERSION;
+            write_json(
+                &cfg.join("package.json"),
+                &json!({"dependencies": {"@opencode-ai/plugin": version}}),
+            )?;
+            write_json(
+                &cfg.join("package-lock.json"),
+                &json!({"lockfileVersion": 3,
+                        "packages": {"": {"dependencies": {"@opencode-ai/plugin": version}}}}),
+            )?;
+            write_json(
+                &cfg.join("opencode.json"),
+                &json!({
+                    "model": "mock/mock-model", "small_model": "mock/mock-model",
+                    "autoupdate": false, "share": "disabled",
+                    "provider": {"mock": {
+                        "npm": "@ai-sdk/openai-compatible", "name": "Mock",
+                        "options": {"baseURL": format!("http://127.0.0.1:{port}/v1"), "apiKey": "sk-mock-000"},
+                        "models": {"mock-model": {"name": "Mock Model", "tool_call": true,
+                                                  "limit": {"context": 200000, "output": 8192}}}}}
+                }),
+            )
+        }
     }
 }
+
+/// The pinned opencode version (its plugin package is seeded at it).
+const OPENCODE_VERSION: &str = "1.18.33";
 
 /// Gemini CLI's own loading of `AGENTS.md` (`context.fileName`), for the
 /// native runs: by default it loads `GEMINI.md` only.
@@ -525,6 +664,10 @@ pub(crate) fn write_hook_entries(agent: Agent, dirs: &Dirs, command: &str) -> Re
             s["context"] = json!({"fileName": ["E2E-NO-SUCH-FILE.md"]});
             write_json(&path, &s)
         }
+        Agent::Pi | Agent::Opencode => bail!(
+            "{agent} has no command hooks (its integration runs in its own process): \
+the marker hook's plumbing check is for the hook agents"
+        ),
     }
 }
 
@@ -534,6 +677,9 @@ pub(crate) const MARKER_EVENT_ENV: &str = "E2E_HOOK_EVENT";
 
 /// Installs the product's hooks with its own installer.
 pub(crate) fn run_installer(agent: Agent, dirs: &Dirs, bin: &Path) -> Result<()> {
+    if agent.in_process() {
+        bail!("{agent} has no hook to install: its integration is `inproc::install_product`'s");
+    }
     let out = Command::new(bin)
         .args([
             "hook",
@@ -704,8 +850,66 @@ impl Session {
                     .env("OPENAI_MODEL", "mock-model")
                     .env("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1");
             }
+            // Endpoints in `~/.pi/agent/models.json`; no update check, no
+            // telemetry (agents/pi.md, "Offline endpoint").
+            Agent::Pi => {
+                c.env("PI_OFFLINE", "1")
+                    .env("PI_SKIP_VERSION_CHECK", "1")
+                    .env("PI_TELEMETRY", "0");
+            }
+            Agent::Opencode => {
+                let home = &self.dirs.home;
+                c.env("XDG_CONFIG_HOME", home.join(".config"))
+                    .env("XDG_DATA_HOME", home.join(".local/share"))
+                    .env("XDG_STATE_HOME", home.join(".local/state"))
+                    .env("XDG_CACHE_HOME", home.join(".cache"))
+                    .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+                    .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+                    .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+                    .env("OPENCODE_DISABLE_SHARE", "1");
+            }
         }
         c
+    }
+
+    /// The agent's process for `args` in this session's environment (the
+    /// `opencode serve` and pi RPC drivers of `inproc.rs`).
+    pub(crate) fn agent_command(&self) -> Command {
+        match self.agent {
+            Agent::Pi => {
+                let mut c = self.command(Path::new("node"));
+                c.arg(self.installed.pi_cli());
+                c
+            }
+            Agent::Opencode => self.command(&self.installed.opencode_bin()),
+            other => self.command(&self.installed.bin(other.name())),
+        }
+    }
+
+    /// The agent.
+    pub(crate) fn agent(&self) -> Agent {
+        self.agent
+    }
+
+    /// The session's directories.
+    pub(crate) fn dirs(&self) -> &Dirs {
+        &self.dirs
+    }
+
+    /// The session id (pi's, opencode's), once the first step printed it.
+    pub(crate) fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    /// Marks the session started (a step run outside [`Session::prompt`]).
+    pub(crate) fn set_started(&mut self) {
+        self.started = true;
+    }
+
+    /// Counts a step run outside [`Session::prompt`] and names its files.
+    pub(crate) fn next_label(&mut self) -> String {
+        self.steps += 1;
+        format!("{}-step{}", self.agent, self.steps)
     }
 
     /// The program and arguments for the next prompt: the first starts the
@@ -793,6 +997,33 @@ impl Session {
                 a.extend(["-p".to_owned(), text.to_owned()]);
                 self.installed.bin("qwen")
             }
+            Agent::Pi => {
+                a.push(self.installed.pi_cli().display().to_string());
+                a.extend(["--provider", "mock", "--model", "mock-model"].map(String::from));
+                if self.started {
+                    let Some(id) = self.id.clone() else {
+                        bail!("pi printed no session header in its first step, cannot resume");
+                    };
+                    a.extend(["--session".to_owned(), id]);
+                }
+                a.extend(["--mode", "json", "-p", text].map(String::from));
+                PathBuf::from("node")
+            }
+            Agent::Opencode => {
+                a.extend(["run", "--format", "json", "-m", "mock/mock-model"].map(String::from));
+                if self.started {
+                    let Some(id) = self.id.clone() else {
+                        bail!("opencode printed no session id in its first step, cannot resume");
+                    };
+                    a.extend(["--session".to_owned(), id]);
+                } else {
+                    // A titled session makes no title request
+                    // (agents/opencode.md, "Title side request").
+                    a.extend(["--title", "e2e"].map(String::from));
+                }
+                a.push(text.into());
+                self.installed.opencode_bin()
+            }
         };
         Ok((program, a))
     }
@@ -852,8 +1083,13 @@ impl Session {
         self.steps += 1;
         let label = format!("{}-step{}", self.agent, self.steps);
         let run = run_bounded(&mut c, &self.dirs.run, &label, self.agent.step_timeout())?;
-        if !self.started && self.agent == Agent::Codex {
-            self.id = thread_id(&run.stdout);
+        if !self.started {
+            match self.agent {
+                Agent::Codex => self.id = thread_id(&run.stdout),
+                Agent::Pi => self.id = pi_session_id(&run.stdout),
+                Agent::Opencode => self.id = opencode_session_id(&run.stdout),
+                _ => {}
+            }
         }
         self.started = true;
         Ok(run)
@@ -867,6 +1103,26 @@ pub(crate) fn thread_id(stdout: &str) -> Option<String> {
         (v["type"] == "thread.started")
             .then(|| v["thread_id"].as_str().map(str::to_owned))
             .flatten()
+    })
+}
+
+/// The session id in pi's `--mode json` output: its first line is the
+/// session header `{"type":"session","id":…}`.
+pub(crate) fn pi_session_id(stdout: &str) -> Option<String> {
+    stdout.lines().find_map(|l| {
+        let v: Value = serde_json::from_str(l).ok()?;
+        (v["type"] == "session")
+            .then(|| v["id"].as_str().map(str::to_owned))
+            .flatten()
+    })
+}
+
+/// The session id in `opencode run --format json` output: every event
+/// carries `sessionID`.
+pub(crate) fn opencode_session_id(stdout: &str) -> Option<String> {
+    stdout.lines().find_map(|l| {
+        let v: Value = serde_json::from_str(l).ok()?;
+        v["sessionID"].as_str().map(str::to_owned)
     })
 }
 
@@ -928,6 +1184,8 @@ mod tests {
     #[case("gemini", Agent::Gemini)]
     #[case("copilot", Agent::Copilot)]
     #[case("qwen", Agent::Qwen)]
+    #[case("pi", Agent::Pi)]
+    #[case("opencode", Agent::Opencode)]
     fn names_round_trip(#[case] s: &str, #[case] a: Agent) {
         assert_eq!(Agent::parse(s).unwrap(), a);
         assert_eq!(a.to_string(), s);
@@ -958,14 +1216,30 @@ mod tests {
             "another version is not the pinned one"
         );
         put(&copilot_platform_package(), "1.0.102");
+        assert!(
+            !all_cached(tmp.path()),
+            "opencode's loader alone does not run it either"
+        );
+        let (os, arch) = npm_platform();
+        put(&format!("opencode-{os}-{arch}"), "1.18.33");
         assert!(all_cached(tmp.path()));
         put("@qwen-code/qwen-code", "0.24.3");
         assert!(!all_cached(tmp.path()));
     }
 
     #[test]
+    fn session_ids_come_from_each_agents_output() {
+        let pi = "{\"type\":\"session\",\"version\":3,\"id\":\"0199abc\",\"cwd\":\"/w\"}\n{\"type\":\"agent_start\"}\n";
+        assert_eq!(pi_session_id(pi).as_deref(), Some("0199abc"));
+        assert_eq!(pi_session_id("{\"type\":\"agent_start\"}\n"), None);
+        let oc = "not json\n{\"type\":\"step_start\",\"sessionID\":\"ses_1\"}\n";
+        assert_eq!(opencode_session_id(oc).as_deref(), Some("ses_1"));
+        assert_eq!(opencode_session_id("{}\n"), None);
+    }
+
+    #[test]
     fn unknown_agent_is_an_error() {
-        assert!(Agent::parse("opencode").is_err());
+        assert!(Agent::parse("cursor").is_err());
     }
 
     #[test]
@@ -1052,6 +1326,41 @@ mod tests {
                 assert_eq!(s["hooks"]["PostToolUse"][0]["hooks"][0]["timeout"], 30);
                 assert_eq!(s["context"]["fileName"], json!(["E2E-NO-SUCH-FILE.md"]));
             }
+            Agent::Pi | Agent::Opencode => unreachable!("no command hooks"),
+        }
+    }
+
+    /// pi and opencode: the mock as the one provider, no hook entries (their
+    /// integration is no command), and opencode's config dir seeded so it
+    /// installs nothing at start.
+    #[test]
+    fn in_process_agents_point_at_the_mock_and_take_no_hook_entries() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = dirs(tmp.path());
+        write_endpoint_config(Agent::Pi, &d, 4242).unwrap();
+        let m = read_json(&d.home.join(".pi/agent/models.json")).unwrap();
+        assert_eq!(
+            m["providers"]["mock"]["baseUrl"],
+            "http://127.0.0.1:4242/v1"
+        );
+        let s = read_json(&d.home.join(".pi/agent/settings.json")).unwrap();
+        assert_eq!(s["defaultProvider"], "mock");
+        assert_eq!(s["compaction"]["keepRecentTokens"], 1);
+        write_endpoint_config(Agent::Opencode, &d, 4242).unwrap();
+        let cfg = d.home.join(".config/opencode");
+        let c = read_json(&cfg.join("opencode.json")).unwrap();
+        assert_eq!(
+            c["provider"]["mock"]["options"]["baseURL"],
+            "http://127.0.0.1:4242/v1"
+        );
+        let lock = read_json(&cfg.join("package-lock.json")).unwrap();
+        assert_eq!(
+            lock["packages"][""]["dependencies"]["@opencode-ai/plugin"],
+            OPENCODE_VERSION
+        );
+        assert!(cfg.join("node_modules").is_dir());
+        for agent in [Agent::Pi, Agent::Opencode] {
+            assert!(write_hook_entries(agent, &d, "/bin/x").is_err());
         }
     }
 

@@ -139,7 +139,7 @@ pub(crate) fn schema_args(decl: &Value, path: Option<String>, known: &[(&str, Va
         .unwrap_or_default();
     let mut args = Map::new();
     if let Some(path) = path {
-        let key = ["file_path", "absolute_path", "path"]
+        let key = ["file_path", "filePath", "absolute_path", "path"]
             .into_iter()
             .find(|k| props.contains_key(*k))
             .unwrap_or("path");
@@ -186,7 +186,7 @@ fn calls_for(body: &Value, op: &Op, place: Place<'_>) -> Option<Vec<(&'static st
             Some(vec![("run_commands", json!({"commands": [cmd]}))])
         }
         Op::Read(paths) => {
-            let (name, decl) = first_tool(body, &["view", "read_file"])?;
+            let (name, decl) = first_tool(body, &["view", "read_file", "read"])?;
             Some(
                 paths
                     .iter()
@@ -195,7 +195,7 @@ fn calls_for(body: &Value, op: &Op, place: Place<'_>) -> Option<Vec<(&'static st
             )
         }
         Op::Write(p) => {
-            let (name, decl) = first_tool(body, &["create", "write_file"])?;
+            let (name, decl) = first_tool(body, &["create", "write_file", "write"])?;
             let known = [
                 ("file_text", json!(WRITE_CONTENT)),
                 ("content", json!(WRITE_CONTENT)),
@@ -209,6 +209,13 @@ fn calls_for(body: &Value, op: &Op, place: Place<'_>) -> Option<Vec<(&'static st
                 ("new_str", json!(EDIT_AFTER)),
                 ("old_string", json!(EDIT_BEFORE)),
                 ("new_string", json!(EDIT_AFTER)),
+                // opencode's `edit`; pi's takes a list of replacements.
+                ("oldString", json!(EDIT_BEFORE)),
+                ("newString", json!(EDIT_AFTER)),
+                (
+                    "edits",
+                    json!([{"oldText": EDIT_BEFORE, "newText": EDIT_AFTER}]),
+                ),
             ];
             Some(vec![(name, schema_args(decl, Some(place.abs(p)), &known))])
         }
@@ -404,6 +411,35 @@ mod tests {
         ])
     }
 
+    /// pi's tools (0.73.1: `edit` takes a list of replacements).
+    fn pi_tools() -> Value {
+        json!([
+            decl("read", &["path", "offset", "limit"], &["path"]),
+            decl("bash", &["command", "timeout"], &["command"]),
+            decl("edit", &["path", "edits"], &["path", "edits"]),
+            decl("write", &["path", "content"], &["path", "content"]),
+        ])
+    }
+
+    /// opencode's tools (1.18.33: `filePath`).
+    fn opencode_tools() -> Value {
+        json!([
+            decl(
+                "bash",
+                &["command", "timeout", "workdir", "description"],
+                &["command", "description"]
+            ),
+            decl(
+                "edit",
+                &["filePath", "oldString", "newString", "replaceAll"],
+                &["filePath", "oldString", "newString"]
+            ),
+            decl("glob", &["pattern", "path"], &["pattern"]),
+            decl("read", &["filePath", "offset", "limit"], &["filePath"]),
+            decl("write", &["content", "filePath"], &["content", "filePath"]),
+        ])
+    }
+
     fn tool_d(op: Op) -> Decision {
         Decision {
             action: Action::Tool {
@@ -509,6 +545,20 @@ mod tests {
         json!({"command": "cd s3 && cat f.txt", "description": "e2e scripted shell call", "mode": "sync"}))]
     #[case::qwen_shell(qwen_tools(), Op::Shell("cat s1/f.txt".into()), "run_shell_command",
         json!({"command": "cat s1/f.txt", "description": "e2e scripted shell call", "is_background": false}))]
+    #[case::pi_read(pi_tools(), Op::Read(vec!["a/f.txt".into()]), "read",
+        json!({"path": "/w/a/f.txt"}))]
+    #[case::pi_write(pi_tools(), Op::Write("w/n.txt".into()), "write",
+        json!({"path": "/w/w/n.txt", "content": WRITE_CONTENT}))]
+    #[case::pi_edit(pi_tools(), Op::Edit("e/f.txt".into()), "edit",
+        json!({"path": "/w/e/f.txt", "edits": [{"oldText": EDIT_BEFORE, "newText": EDIT_AFTER}]}))]
+    #[case::opencode_read(opencode_tools(), Op::Read(vec!["a/f.txt".into()]), "read",
+        json!({"filePath": "/w/a/f.txt"}))]
+    #[case::opencode_write(opencode_tools(), Op::Write("w/n.txt".into()), "write",
+        json!({"filePath": "/w/w/n.txt", "content": WRITE_CONTENT}))]
+    #[case::opencode_edit(opencode_tools(), Op::Edit("e/f.txt".into()), "edit",
+        json!({"filePath": "/w/e/f.txt", "oldString": EDIT_BEFORE, "newString": EDIT_AFTER}))]
+    #[case::opencode_shell(opencode_tools(), Op::Shell("cat s1/f.txt".into()), "bash",
+        json!({"command": "cat s1/f.txt", "description": "e2e scripted shell call"}))]
     fn each_op_uses_the_offered_tool_and_its_schema(
         #[case] tools: Value,
         #[case] op: Op,

@@ -147,15 +147,6 @@ fn tools(_: Agent) -> Result<Plan, String> {
     Ok(p)
 }
 
-/// The shared cases Cline runs besides its own: the layouts compared line
-/// by line with Cline alone (`compare.rs`).
-const SHARED: [&str; 3] = ["native-sentry", "native-airflow", "native-big-root"];
-
-/// Whether `case` runs for `agent`.
-pub(crate) fn runs(agent: Agent, case: &Case) -> bool {
-    agent.runs(case.only) || (agent == Agent::Cline && SHARED.contains(&case.name))
-}
-
 /// Cline's own cases.
 pub(crate) const CASES: &[Case] = &[
     Case {

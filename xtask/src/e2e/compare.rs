@@ -199,7 +199,7 @@ fn one_turn(
     )?;
     agents::write_endpoint_config(agent, &dirs, mock.port())?;
     if hooked {
-        agents::run_installer(agent, &dirs, bin)?;
+        super::inproc::install_product(agent, &dirs, bin)?;
     } else if agent == Agent::Gemini {
         // Gemini CLI loads only GEMINI.md by default; a user of AGENTS.md
         // names it (harness README, "Switching … off": measured).

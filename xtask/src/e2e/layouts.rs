@@ -17,11 +17,12 @@ pub(crate) struct Layout {
     /// `(path, bytes)` in composed order.
     pub files: &'static [(&'static str, usize)],
     /// How many of the files each agent loads by itself (Claude Code,
-    /// Codex, Gemini CLI with `AGENTS.md` named, Copilot CLI, Qwen Code;
+    /// Codex, Gemini CLI with `AGENTS.md` named, Copilot CLI, Qwen Code, pi,
+    /// opencode;
     /// harness README, "Native instruction loading", and the native runs
     /// here): a native run that delivers fewer compares nothing and fails
     /// (R-HOOK-7).
-    pub native: [usize; 5],
+    pub native: [usize; 7],
     /// Parts the hooked message must come in, at least, in the agents that
     /// take parts (Claude Code, Codex); 0 = any number.
     pub min_parts: u32,
@@ -36,6 +37,8 @@ impl Layout {
             Agent::Gemini => 2,
             Agent::Copilot => 3,
             Agent::Qwen => 4,
+            Agent::Pi => 5,
+            Agent::Opencode => 6,
             Agent::Cline => return super::cline_run::native_files(self.name),
         };
         self.native[i]
@@ -48,7 +51,13 @@ impl Layout {
     pub(crate) fn min_parts(&self, agent: Agent) -> u32 {
         match agent {
             Agent::Claude | Agent::Codex => self.min_parts,
-            Agent::Gemini | Agent::Copilot | Agent::Qwen | Agent::Cline => 0,
+            // pi and opencode take a message of any size whole.
+            Agent::Gemini
+            | Agent::Copilot
+            | Agent::Qwen
+            | Agent::Pi
+            | Agent::Opencode
+            | Agent::Cline => 0,
         }
     }
 }
@@ -68,8 +77,10 @@ pub(crate) const SENTRY: Layout = Layout {
     // Gemini: the two AGENTS.md. Copilot: all four (every directory from
     // the git root to the cwd, AGENTS.md and CLAUDE.md alike; measured
     // 2026-12-04, 51,607 B); Qwen: the two AGENTS.md from the cwd up
-    // (28,281 B).
-    native: [2, 2, 2, 4, 2],
+    // (28,281 B). pi: the first name per directory, AGENTS.md before
+    // CLAUDE.md; opencode: every AGENTS.md from the cwd up (its first name
+    // found), so both the two AGENTS.md (agents/pi.md, agents/opencode.md).
+    native: [2, 2, 2, 4, 2, 2, 2],
     min_parts: 0,
 };
 
@@ -80,7 +91,7 @@ pub(crate) const AIRFLOW: Layout = Layout {
     cwd: "providers",
     files: &[("ws/AGENTS.md", 23_802), ("ws/providers/AGENTS.md", 9_500)],
     // Copilot and Qwen: both (33,302 B, measured).
-    native: [2, 2, 2, 2, 2],
+    native: [2, 2, 2, 2, 2, 2, 2],
     min_parts: 4,
 };
 
@@ -90,7 +101,7 @@ pub(crate) const BIG_ROOT: Layout = Layout {
     name: "big-root",
     cwd: ".",
     files: &[("ws/AGENTS.md", 34_300), ("ws/src/AGENTS.md", 1_100)],
-    native: [1, 1, 1, 1, 1],
+    native: [1, 1, 1, 1, 1, 1, 1],
     min_parts: 4,
 };
 
@@ -101,7 +112,7 @@ pub(crate) const ANCESTOR: Layout = Layout {
     name: "ancestor",
     cwd: ".",
     files: &[("CLAUDE.md", 1_800), ("ws/CLAUDE.md", 2_500)],
-    native: [2, 0, 0, 0, 0],
+    native: [2, 0, 0, 0, 0, 0, 0],
     min_parts: 0,
 };
 
@@ -111,7 +122,7 @@ pub(crate) const CLAUDE_USER: Layout = Layout {
     name: "claude-user",
     cwd: ".",
     files: &[("home/.claude/CLAUDE.md", 2_100), ("ws/CLAUDE.md", 3_300)],
-    native: [2, 0, 0, 0, 0],
+    native: [2, 0, 0, 0, 0, 0, 0],
     min_parts: 0,
 };
 
@@ -127,7 +138,7 @@ pub(crate) const CLAUDE_MIXED: Layout = Layout {
         ("ws/a/CLAUDE.local.md", 700),
     ],
     // AGENTS.md is not loaded: a CLAUDE.md is on the path.
-    native: [3, 0, 0, 0, 0],
+    native: [3, 0, 0, 0, 0, 0, 0],
     min_parts: 0,
 };
 
@@ -146,7 +157,7 @@ pub(crate) const PARTS: Layout = Layout {
     ],
     // Codex stops at its 32 KiB cap before the last file; Copilot and Qwen
     // read all four (36,900 B, measured).
-    native: [4, 3, 4, 4, 4],
+    native: [4, 3, 4, 4, 4, 4, 4],
     min_parts: 4,
 };
 

@@ -21,6 +21,7 @@ pub(crate) mod cline;
 pub(crate) mod cline_run;
 pub(crate) mod compare;
 pub(crate) mod http;
+pub(crate) mod inproc;
 pub(crate) mod layouts;
 pub(crate) mod load;
 pub(crate) mod mock;
@@ -45,7 +46,7 @@ use scenarios::{CASES, COMPARED, Case, Change, Needs, PLUMBING, Plan};
 
 /// Usage line for the xtask help.
 pub(crate) const USAGE: &str =
-    "  e2e [--agent claude|codex|gemini|copilot|qwen|cline]… [--case NAME]… [--repeat N] [--hook product|marker] [--keep] [--list] [--count] [--cached]
+    "  e2e [--agent claude|codex|gemini|copilot|qwen|pi|opencode|cline]… [--case NAME]… [--repeat N] [--hook product|marker] [--keep] [--list] [--count] [--cached]
       the hook adapter inside the real agents (installed pinned from npm into
       ${XDG_CACHE_HOME:-~/.cache}/dsh-e2e/agents), offline against a mock model;
       --repeat N runs every selected case N times (e.g. the part order, 20 runs)";
@@ -117,13 +118,18 @@ fn parse(args: &[String]) -> Result<Options> {
     }
     if o.agents.is_empty() {
         o.agents = Agent::ALL.to_vec();
+        if o.hook == HookMode::Marker {
+            // No command hooks in pi and opencode: the marker's plumbing
+            // check is the hook agents' (their integration runs inside).
+            o.agents.retain(|a| !a.in_process());
+        }
     }
     let known: Vec<&str> = CASES
         .iter()
         .chain(COMPARED)
         .chain(rules::CASES)
         .chain(cline::CASES)
-        .chain([&PLUMBING])
+        .chain([&PLUMBING, &inproc::SERVE])
         .map(|c| c.name)
         .collect();
     for c in &o.cases {
@@ -162,7 +168,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             .chain(COMPARED)
             .chain(rules::CASES)
             .chain(cline::CASES)
-            .chain([&PLUMBING])
+            .chain([&PLUMBING, &inproc::SERVE])
             .filter(|c| {
                 if o.cases.is_empty() {
                     c.name != PLUMBING.name
@@ -185,7 +191,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         // What `.ci/run` reports as skipped when it cannot run the e2e.
         let n: usize = cases
             .iter()
-            .map(|c| o.agents.iter().filter(|a| cline::runs(**a, c)).count())
+            .map(|c| o.agents.iter().filter(|a| c.runs_for(**a)).count())
             .sum();
         println!("{n}");
         return Ok(ExitCode::SUCCESS);
@@ -196,7 +202,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
             .chain(COMPARED)
             .chain(rules::CASES)
             .chain(cline::CASES)
-            .chain([&PLUMBING])
+            .chain([&PLUMBING, &inproc::SERVE])
         {
             println!("{:<15} {}", c.name, c.about);
         }
@@ -205,6 +211,11 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     let t0 = Instant::now();
     let installed = agents::install(&agents::cache_dir()?)?;
     let product = build_product(root)?;
+    if o.agents.iter().any(|a| a.in_process()) && o.hook == HookMode::Product {
+        let pkg = inproc::stage_binding(root)?;
+        println!("e2e: the Node binding staged at {}", pkg.display());
+        let _ = inproc::STAGED.set(pkg);
+    }
     let marker = std::env::current_exe().context("cannot find the xtask binary")?;
     match &o.hook {
         HookMode::Marker => println!("e2e: marker hook {} (plumbing only)", marker.display()),
@@ -221,7 +232,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     let (mut passed, mut failed) = (0, 0);
     for case in cases.iter().flat_map(|c| std::iter::repeat_n(c, o.repeat)) {
         for &agent in &o.agents {
-            if !cline::runs(agent, case) {
+            if !case.runs_for(agent) {
                 continue;
             }
             let t = Instant::now();
@@ -485,6 +496,7 @@ user installs them (the xtask never writes them itself)"
     };
     let run = tmp.path().to_owned();
     let result = match case.layout {
+        None if case.name == inproc::SERVE.name => inproc::serve_two(installed, &product.bin, &run),
         Some(layout) => compare::run(agent, layout, installed, &product.bin, &run),
         None if plan.against_native => {
             rules::against_native(agent, &plan, installed, &product.bin, &run)
@@ -556,7 +568,7 @@ fn drive(
             apply(run, c)?;
         }
         let before = mock.records().len();
-        let r = session.prompt(&step.prompt)?;
+        let r = inproc::prompt(&mut session, &step.prompt)?;
         if r.timed_out {
             bail!(
                 "step {n} ({}) killed after {:.0}s: {}",
@@ -889,7 +901,9 @@ mod tests {
         assert_eq!(o.agents, [Agent::Codex]);
         assert_eq!(o.cases, ["write"]);
         assert!(o.keep);
-        assert_eq!(parse(&[]).unwrap().agents.len(), 6);
+        assert_eq!(parse(&[]).unwrap().agents.len(), 8);
+        let marker = parse(&["--hook".into(), "marker".into()]).unwrap();
+        assert_eq!(marker.agents.len(), 6, "no marker hook in pi and opencode");
         let o = parse(&[
             "--agent".into(),
             "copilot".into(),

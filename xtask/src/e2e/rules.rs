@@ -504,6 +504,23 @@ pub(crate) const CASES: &[Case] = &[
         only: Some(Agent::Gemini),
         layout: None,
     },
+    // pi and opencode read no rule of these formats themselves: the
+    // extension and the plugin give them, with `rule_formats` in the
+    // store's `config.json` (the same file the hook reads).
+    Case {
+        name: "rules-pi",
+        about: "rules of 3 formats on: always-on at start, each path-scoped once on its first cat, not before",
+        plan: rules_shell,
+        only: Some(Agent::Pi),
+        layout: None,
+    },
+    Case {
+        name: "rules-opencode",
+        about: "rules of 3 formats on: always-on at start, each path-scoped once on its first cat, not before",
+        plan: rules_shell,
+        only: Some(Agent::Opencode),
+        layout: None,
+    },
     Case {
         name: "claude-rules",
         about: "Claude .claude/rules natively vs with the hook: every rule Claude shows, at every step",
@@ -518,8 +535,8 @@ pub(crate) const CASES: &[Case] = &[
 /// and `rule_formats` in the hook's `config.json` ([`turn_on`]). No formats:
 /// the plain install.
 pub(crate) fn install(agent: Agent, dirs: &Dirs, bin: &Path, formats: &[&str]) -> Result<()> {
-    if formats.is_empty() || !installer_has_rules_flag(bin) {
-        agents::run_installer(agent, dirs, bin)?;
+    if formats.is_empty() || agent.in_process() || !installer_has_rules_flag(bin) {
+        super::inproc::install_product(agent, dirs, bin)?;
         return turn_on(agent, dirs, formats);
     }
     let out = std::process::Command::new(bin)

@@ -96,6 +96,28 @@ pub(crate) struct Case {
     pub layout: Option<&'static super::layouts::Layout>,
 }
 
+impl Case {
+    /// Whether `agent` runs this case (and counts it): its one agent, or
+    /// every agent but Cline outside the comparisons it shares
+    /// ([`CLINE_SHARED`]), and but pi and opencode for the comparisons
+    /// about the hook's parts ([`PARTS_ONLY`]).
+    pub(crate) fn runs_for(&self, agent: Agent) -> bool {
+        (agent.runs(self.only) || (agent == Agent::Cline && CLINE_SHARED.contains(&self.name)))
+            && !(agent.in_process() && PARTS_ONLY.contains(&self.name))
+    }
+}
+
+/// The shared cases Cline runs besides its own (`cline.rs`): the layouts
+/// compared line by line with Cline alone (`compare.rs`).
+pub(crate) const CLINE_SHARED: [&str; 3] = ["native-sentry", "native-airflow", "native-big-root"];
+
+/// Comparisons whose point is the hook's message in parts (a 34 KB root
+/// past Codex's cap, five parts of unequal work read in order): the pi
+/// extension and the opencode plugin give a message whole, and their own
+/// loading keeps every file these layouts put in its reach, so for them
+/// these add only a minute of run time each (decision 0088).
+pub(crate) const PARTS_ONLY: [&str; 2] = ["native-big-root", "parts-order"];
+
 /// An instruction file's content for a marker.
 pub(crate) fn instr(marker: &str) -> String {
     format!("# e2e instructions\n{marker}: follow the e2e rules here.\n")
@@ -149,7 +171,7 @@ fn reads_touch(_: Agent) -> bool {
 /// arrives twice after a resume), so history-based counts hold only for
 /// Claude Code and Codex.
 fn keeps_history_on_resume(agent: Agent) -> bool {
-    !matches!(agent, Agent::Gemini) && !replaces_start_on_resume(agent)
+    !matches!(agent, Agent::Gemini) && !replaces_start_on_resume(agent) && !agent.in_process()
 }
 
 /// Copilot CLI and Qwen Code replace the session-start context with the
@@ -173,18 +195,27 @@ fn gemini_request_baseline(step: &mut Step, current: &[&str], old: &[&str]) {
     step.expect.extend(old.iter().map(|m| absent(m)));
 }
 
-/// Copilot CLI keeps its own loading with the hook (decision 0067): the
-/// files it loads itself arrive once in its own wrappers and the adapter
-/// must not give them again, so their adapter headings must be absent.
-/// Measured natively here (2026-12-04): every `AGENTS.md` from the git root
-/// to the cwd at start, and after a `view` the viewed file's directory and
-/// those between it and the root (a transient message: only in the next
-/// request). Not after `create`, `edit` or `bash`: those nested files are
-/// what Copilot lacks, so the adapter's headings stay expected there.
-fn copilot_loads(agent: Agent, step: &mut Step, native: &[&str]) {
-    if !agent.native_kept() {
-        return;
-    }
+/// Copilot CLI, pi and opencode keep their own loading with the
+/// integration (decisions 0067, 0088): the files each loads itself arrive
+/// once in its own wrappers and the adapter must not give them again, so
+/// their adapter headings must be absent. `native` names what each loads
+/// itself in the step: `(copilot, pi, opencode)`.
+///
+/// Copilot, measured natively here (2026-12-04): every `AGENTS.md` from the
+/// git root to the cwd at start, and after a `view` the viewed file's
+/// directory and those between it and the root (a transient message: only
+/// in the next request). Not after `create`, `edit` or `bash`: those nested
+/// files are what Copilot lacks, so the adapter's headings stay expected
+/// there. pi: the chain from the cwd up, never a nested file. opencode: the
+/// chain from the cwd up, and after a `read` the read file's directories
+/// below the cwd (agents/pi.md, agents/opencode.md).
+fn own_loads(agent: Agent, step: &mut Step, native: Loads<'_>) {
+    let native = match agent {
+        Agent::Copilot => native.0,
+        Agent::Pi => native.1,
+        Agent::Opencode => native.2,
+        _ => return,
+    };
     for e in &mut step.expect {
         if let Expect::Once(text) = e
             && let Some(path) = text
@@ -195,6 +226,14 @@ fn copilot_loads(agent: Agent, step: &mut Step, native: &[&str]) {
             *e = Expect::Absent(format!("structions from: {path}"));
         }
     }
+}
+
+/// What Copilot CLI, pi and opencode load themselves in a step.
+type Loads<'a> = (&'a [&'a str], &'a [&'a str], &'a [&'a str]);
+
+/// The chain only: the same files for the three.
+fn chain<'a>(files: &'a [&'a str]) -> Loads<'a> {
+    (files, files, files)
 }
 
 fn start_files() -> Vec<(String, String)> {
@@ -219,7 +258,7 @@ fn start_root(agent: Agent) -> Result<Plan, String> {
             once(INTRO),
         ],
     );
-    copilot_loads(agent, &mut s, &["AGENTS.md"]);
+    own_loads(agent, &mut s, chain(&["AGENTS.md"]));
     Ok(plan(start_files(), ".", vec![s]))
 }
 
@@ -235,7 +274,7 @@ fn start_sub(agent: Agent) -> Result<Plan, String> {
             once(INTRO),
         ],
     );
-    copilot_loads(agent, &mut s, &["AGENTS.md", "a/AGENTS.md"]);
+    own_loads(agent, &mut s, chain(&["AGENTS.md", "a/AGENTS.md"]));
     Ok(plan(start_files(), "a", vec![s]))
 }
 
@@ -262,7 +301,8 @@ fn read_deep(agent: Agent) -> Result<Plan, String> {
         ]
     };
     let mut s = step("read", "Read it [p:t1] [mock:read=x/y/z/file.txt]", expect);
-    copilot_loads(agent, &mut s, &["x/AGENTS.md", "x/y/z/AGENTS.md"]);
+    let read = ["x/AGENTS.md", "x/y/z/AGENTS.md"];
+    own_loads(agent, &mut s, (&read, &[], &read));
     Ok(plan(files, ".", vec![s]))
 }
 
@@ -291,7 +331,9 @@ fn write(_: Agent) -> Result<Plan, String> {
 /// session (Qwen: "has not been read in this session. Use the read_file tool
 /// first", measured).
 fn edits_need_a_read(agent: Agent) -> bool {
-    matches!(agent, Agent::Claude | Agent::Qwen)
+    // opencode too: "You must read file … before overwriting it"
+    // (its edit tool's own check).
+    matches!(agent, Agent::Claude | Agent::Qwen | Agent::Opencode)
 }
 
 fn edit(agent: Agent) -> Result<Plan, String> {
@@ -312,6 +354,8 @@ fn edit(agent: Agent) -> Result<Plan, String> {
         ],
     );
     s.file_contains = vec![("ws/e/f.txt".into(), EDIT_AFTER.into())];
+    // opencode's read attaches the directory's file itself.
+    own_loads(agent, &mut s, (&[], &[], &["e/AGENTS.md"]));
     Ok(plan(
         vec![
             f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
@@ -405,6 +449,21 @@ fn offline_resume(agent: Agent) -> Result<Plan, String> {
             once(INTRO),
             absent(SUPERSEDE),
         ]);
+    } else if agent.in_process() {
+        // pi and opencode: the root file is the agent's own, read again by
+        // the resuming process (pi) or for every request (opencode), so V2
+        // only; a/AGENTS.md came with the read (the extension's, or
+        // opencode's own reminder) and the tool result keeps it, so the
+        // model must be told it is gone; the first baseline (the
+        // user-global file) stays in the history, once.
+        resume.expect.extend([
+            once("E2E-HOME-V1"),
+            absent("E2E-ROOT-V1"),
+            once("E2E-A-V1"),
+            once("Instructions removed: a/AGENTS.md"),
+            absent("structions from: AGENTS.md"),
+            once(INTRO),
+        ]);
     } else if agent.native_kept() {
         // Copilot: a/AGENTS.md came in its own transient message after the
         // read and is gone (and removed); the root in its rebuilt system
@@ -462,7 +521,8 @@ fn parallel(agent: Agent) -> Result<Plan, String> {
     let mut e = expect;
     e.push(once("E2E-ROOT-V1"));
     let mut s = step("parallel", "Both [p:t1] [mock:read=p/f.txt,q/f.txt]", e);
-    copilot_loads(agent, &mut s, &["p/AGENTS.md", "q/AGENTS.md"]);
+    let read = ["p/AGENTS.md", "q/AGENTS.md"];
+    own_loads(agent, &mut s, (&read, &[], &read));
     Ok(plan(
         vec![
             f("ws/AGENTS.md", instr("E2E-ROOT-V1")),
@@ -498,6 +558,9 @@ fn compaction(agent: Agent) -> Result<Plan, String> {
         // (measured), so the next process's turn is what is checked.
         Agent::Copilot => step("compact", "/compact", Vec::new()),
         Agent::Qwen => step("compact", "/compress", Vec::new()),
+        // A person's `/compact`: pi's RPC command, opencode's summarize
+        // endpoint (`inproc.rs`); the next process's turn is checked.
+        Agent::Pi | Agent::Opencode => step("compact", "/compact", Vec::new()),
         // Cline runs its own cases only (`cline.rs`), `/compact` among them.
         Agent::Cline => step("compact", "/compact", Vec::new()),
     };
@@ -520,7 +583,7 @@ fn compaction(agent: Agent) -> Result<Plan, String> {
     // Gemini included: its composition comes with every request and never
     // persists, so the compressed history holds no second copy (R-HOOK-9).
     after.expect.extend(baseline);
-    copilot_loads(agent, &mut after, &["AGENTS.md"]);
+    own_loads(agent, &mut after, chain(&["AGENTS.md"]));
     Ok(plan(
         vec![
             f("home/.dsh/AGENTS.md", instr("E2E-HOME-V1")),
@@ -1146,6 +1209,48 @@ mod tests {
                 .expect
                 .contains(&once("Additional instructions from: w/AGENTS.md"))
         );
+    }
+
+    #[test]
+    fn the_parts_comparisons_run_for_the_hook_agents_only() {
+        for name in PARTS_ONLY {
+            let case = COMPARED.iter().find(|c| c.name == name).unwrap();
+            assert!(case.runs_for(Agent::Codex) && case.runs_for(Agent::Qwen));
+            assert!(!case.runs_for(Agent::Pi) && !case.runs_for(Agent::Opencode));
+        }
+        let sentry = COMPARED.iter().find(|c| c.name == "native-sentry").unwrap();
+        assert!(Agent::ALL.iter().all(|a| sentry.runs_for(*a)));
+        let imports = CASES.iter().find(|c| c.name == "imports").unwrap();
+        assert!(imports.runs_for(Agent::Claude) && !imports.runs_for(Agent::Pi));
+    }
+
+    /// Decision 0088: pi loads no nested file, opencode those of a `read`:
+    /// the headings for what each loads itself must be absent, the rest
+    /// stay expected.
+    #[test]
+    fn pi_and_opencode_lose_the_headings_of_what_each_loads_itself() {
+        let heading = |p: &Plan, what: &str| p.steps[0].expect.contains(&once(what));
+        let gone = |p: &Plan, path: &str| {
+            p.steps[0]
+                .expect
+                .contains(&Expect::Absent(format!("structions from: {path}")))
+        };
+        let pi = read_deep(Agent::Pi).unwrap();
+        let oc = read_deep(Agent::Opencode).unwrap();
+        assert!(heading(&pi, "Additional instructions from: x/AGENTS.md"));
+        assert!(gone(&oc, "x/AGENTS.md") && gone(&oc, "x/y/z/AGENTS.md"));
+        for agent in [Agent::Pi, Agent::Opencode] {
+            let p = start_root(agent).unwrap();
+            assert!(gone(&p, "AGENTS.md"));
+            assert!(heading(&p, "Instructions from: ~/.dsh/AGENTS.md"));
+            let w = write(agent).unwrap();
+            assert!(heading(&w, "Additional instructions from: w/AGENTS.md"));
+        }
+        assert!(heading(
+            &edit(Agent::Pi).unwrap(),
+            "Additional instructions from: e/AGENTS.md"
+        ));
+        assert!(gone(&edit(Agent::Opencode).unwrap(), "e/AGENTS.md"));
     }
 
     #[test]

@@ -181,6 +181,17 @@ pub(crate) fn asks_for_summary(text: &str) -> bool {
     .any(|p| t.contains(p))
 }
 
+/// Whether a text is a summary request that carries the conversation
+/// serialized, prompt tags included: pi's (`<conversation>…</conversation>`
+/// then its instructions) and opencode's (`Here is the conversation so
+/// far:` then `<conversation>`; agents/pi.md, agents/opencode.md).
+fn serialized_for_summary(text: &str) -> bool {
+    (text.starts_with("<conversation>\n") && text.contains("\n</conversation>\n\n"))
+        || text
+            .strip_prefix("Here is the conversation so far:")
+            .is_some_and(|rest| rest.trim_start().starts_with("<conversation>"))
+}
+
 /// Tool rounds after position `from`: a call that follows a result (or
 /// nothing) starts a new round; parallel calls of one answer are one round.
 fn rounds_after(items: &[Item], from: usize) -> usize {
@@ -215,8 +226,7 @@ pub(crate) fn decide(
         _ => None,
     });
     if let Some(t) = last_text
-        && asks_for_summary(t)
-        && prompt_tag(t).is_none()
+        && ((asks_for_summary(t) && prompt_tag(t).is_none()) || serialized_for_summary(t))
     {
         return plain(Action::Summary);
     }
@@ -259,6 +269,22 @@ mod tests {
     #[case("[p:] [p:x y]", None)]
     fn tags(#[case] text: &str, #[case] want: Option<&str>) {
         assert_eq!(prompt_tag(text), want);
+    }
+
+    #[rstest]
+    #[case(
+        "<conversation>\n[User]: hi [p:t1]\n</conversation>\n\n<instructions>",
+        true
+    )]
+    #[case(
+        "Here is the conversation so far:\n\n<conversation>\n[User]: x [p:t1]\n</conversation>",
+        true
+    )]
+    #[case("Quote <conversation>\n</conversation>\n\n in a prompt [p:t2]", false)]
+    #[case("Here is the conversation so far: nothing [p:t2]", false)]
+    fn serialized_conversations_are_summary_requests(#[case] text: &str, #[case] want: bool) {
+        let d = decide(&[t(text)], false, &Mutex::new(HashSet::new()));
+        assert_eq!(d.action == Action::Summary, want, "{d:?}");
     }
 
     #[test]
