@@ -409,7 +409,7 @@ impl FsProvider for CapStdProvider {
         let inner = Arc::clone(&self.inner);
         let paths = paths.to_vec();
         Box::pin(run_blocking(self.inline, cancel, move |token| {
-            paths.iter().map(|path| inner.probe(path, token)).collect()
+            inner.probe_paths(&paths, token)
         }))
     }
 

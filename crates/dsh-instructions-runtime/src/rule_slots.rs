@@ -108,13 +108,19 @@ impl RuleFacts {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The kind and globs of `scope`'s rule if its file is still at
-    /// `version`.
-    fn at(&self, scope: &ScopeKey, version: &FileVersion) -> Option<(RuleKind, RuleGlobs)> {
+    /// What `judge` says of the kind and globs of `scope`'s rule if its
+    /// file is still at `version` (the globs are not cloned: a compiled
+    /// glob set was the dearest part of a touch's rule work).
+    fn judge(
+        &self,
+        scope: &ScopeKey,
+        version: &FileVersion,
+        judge: impl FnOnce(RuleKind, &RuleGlobs) -> bool,
+    ) -> Option<bool> {
         self.lock()
             .get(scope)
             .filter(|f| &f.version == version)
-            .map(|f| (f.kind, f.globs.clone()))
+            .map(|f| judge(f.kind, &f.globs))
     }
 
     /// Keeps what a read at `version` said.
@@ -248,15 +254,17 @@ pub(crate) async fn add_rule_slots(
             }
             let left_out = attach
                 .facts
-                .and_then(|f| f.at(&l.scope, &present.version))
-                .is_some_and(|(kind, globs)| match kind {
-                    RuleKind::Manual => true,
-                    RuleKind::PathScoped => {
-                        !is_attached(&l.scope, attach)
-                            && !touched_match(&globs, scans[l.scan].glob_base(), attach.touched)
-                    }
-                    RuleKind::AlwaysOn => false,
-                });
+                .and_then(|f| {
+                    f.judge(&l.scope, &present.version, |kind, globs| match kind {
+                        RuleKind::Manual => true,
+                        RuleKind::PathScoped => {
+                            !is_attached(&l.scope, attach)
+                                && !touched_match(globs, scans[l.scan].glob_base(), attach.touched)
+                        }
+                        RuleKind::AlwaysOn => false,
+                    })
+                })
+                .unwrap_or(false);
             if left_out {
                 known[i] = Some(Known::LeftOut);
             }
@@ -504,9 +512,23 @@ fn is_attached(scope: &ScopeKey, attach: &Attach<'_>) -> bool {
 /// the directory.
 fn touched_match(globs: &RuleGlobs, base: &Utf8Path, touched: &[Utf8PathBuf]) -> bool {
     touched.iter().any(|t| {
-        t.strip_prefix(base)
-            .is_ok_and(|rel| !rel.as_str().is_empty() && globs.matches(rel.as_str()))
+        below(t, base).is_some_and(|rel| !rel.is_empty() && globs.matches(rel))
     })
+}
+
+/// `path` relative to `base`, as [`Utf8Path::strip_prefix`] gives it: by
+/// bytes when both are lexically normal (a component walk per rule and
+/// touched path was a tenth of a rules touch, issue 46 item 2).
+fn below<'p>(path: &'p Utf8Path, base: &Utf8Path) -> Option<&'p str> {
+    if !(dsh_home_paths::is_lexically_normal(path) && dsh_home_paths::is_lexically_normal(base)) {
+        return path.strip_prefix(base).ok().map(Utf8Path::as_str);
+    }
+    let rest = path.as_str().strip_prefix(base.as_str())?;
+    if base.as_str().ends_with('/') || rest.is_empty() {
+        Some(rest)
+    } else {
+        rest.strip_prefix('/')
+    }
 }
 
 /// A loaded rule: its section text (with the path-scoped line), its digest
@@ -635,6 +657,22 @@ fn rule_dedup(scan: &mut DirScan) {
 mod tests {
     use super::*;
     use rstest::rstest;
+
+    #[rstest]
+    #[case("/p/a/b.rs", "/p", Some("a/b.rs"))]
+    #[case("/p/a", "/p/a", Some(""))]
+    #[case("/pa/b", "/p", None)]
+    #[case("/x", "/", Some("x"))]
+    #[case("/p/a", "/p/a/b", None)]
+    #[case("/p//a/./b.rs", "/p", Some("a/b.rs"))]
+    fn below_is_strip_prefix(#[case] path: &str, #[case] base: &str, #[case] rel: Option<&str>) {
+        let (path, base) = (Utf8Path::new(path), Utf8Path::new(base));
+        assert_eq!(below(path, base), rel);
+        assert_eq!(
+            below(path, base),
+            path.strip_prefix(base).ok().map(Utf8Path::as_str)
+        );
+    }
 
     #[rstest]
     #[case("---\npaths: \"*.ts\"\n---\nx", "`*.ts`")]
