@@ -509,6 +509,20 @@ impl FsProvider for CapStdProvider {
         }))
     }
 
+    /// One blocking task for the whole list, every directory through one
+    /// pass over the handle cache.
+    fn list_dirs<'a>(
+        &'a self,
+        dirs: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<DirListing>, Cancelled>> {
+        let inner = Arc::clone(&self.inner);
+        let dirs = dirs.to_vec();
+        Box::pin(run_blocking(self.inline, cancel, move |token| {
+            inner.list_dirs(&dirs, token)
+        }))
+    }
+
     fn marker<'a>(
         &'a self,
         path: &'a Utf8Path,

@@ -20,7 +20,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
     Cancelled,
-    listing::list_rule_files,
+    listing::{list_rule_dirs, list_rule_files},
     provider::{FileIdentity, FileVersion, LoadedText, Probe, ReadOutcome, Unavailable},
 };
 use dsh_instructions_state::{
@@ -156,6 +156,43 @@ pub(crate) async fn add_rule_slots(
     if formats.is_empty() {
         return Ok(());
     }
+    // Every project rules directory of every format, listed first: one
+    // provider call per format for the whole set (a chain's rules
+    // directories in one pass over the disk provider's handles).
+    let mut jobs: Vec<(usize, RuleFormat, Utf8PathBuf)> = Vec::new();
+    for (si, scan) in scans.iter().enumerate() {
+        if scan.rules_base.is_some() || scan.rel().is_none() || scan.rules_missing {
+            continue;
+        }
+        for &format in formats {
+            jobs.push((si, format, scan.abs().join(format.rules_dir())));
+        }
+    }
+    let mut found: Vec<Option<dsh_instructions_discovery::listing::RuleFiles>> =
+        vec![None; jobs.len()];
+    for &format in formats {
+        let (at, dirs): (Vec<usize>, Vec<Utf8PathBuf>) = jobs
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| j.1 == format)
+            .map(|(i, j)| (i, j.2.clone()))
+            .unzip();
+        if dirs.is_empty() {
+            continue;
+        }
+        let files = list_rule_dirs(
+            g.provider,
+            &dirs,
+            format.file_suffix(),
+            format.recursive(),
+            g.cancel,
+        )
+        .await?;
+        for (i, files) in at.into_iter().zip(files) {
+            found[i] = Some(files);
+        }
+    }
+    let mut jobs = jobs.into_iter().zip(found).peekable();
     let mut listed: Vec<Listed> = Vec::new();
     for (si, scan) in scans.iter().enumerate() {
         if scan.rules_base.is_some() {
@@ -168,24 +205,15 @@ pub(crate) async fn add_rule_slots(
         let Some(rel) = scan.rel() else {
             continue;
         };
-        // Every rules directory here was seen missing: nothing to list (a
-        // rule it showed before is still removed below).
-        let listing: &[RuleFormat] = if scan.rules_missing { &[] } else { formats };
+        // Every rules directory here was seen missing: nothing was listed
+        // (a rule it showed before is still removed below).
         let prefix = if rel == "." {
             String::new()
         } else {
             format!("{rel}/")
         };
-        for &format in listing {
-            let dir = scan.abs().join(format.rules_dir());
-            let files = list_rule_files(
-                g.provider,
-                &dir,
-                format.file_suffix(),
-                format.recursive(),
-                g.cancel,
-            )
-            .await?;
+        while let Some(((_, format, dir), files)) = jobs.next_if(|((s, _, _), _)| *s == si) {
+            let Some(files) = files else { continue };
             for problem in &files.problems {
                 tracing::debug!(dir = %dir, ?problem, "rule file skipped");
             }

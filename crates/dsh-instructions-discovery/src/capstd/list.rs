@@ -65,6 +65,34 @@ impl Inner {
         }
     }
 
+    /// [`Self::list_dir`] of each of `dirs`, in one pass over the handle
+    /// cache: a run of directories below one another (a chain's rules
+    /// directories) validates each ancestor once, not once per listing.
+    pub(super) fn list_dirs(
+        &self,
+        dirs: &[camino::Utf8PathBuf],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<DirListing>, Cancelled> {
+        let mut out = Vec::with_capacity(dirs.len());
+        let mut cache = self.dirs.try_lock().ok();
+        let mut batch = cache
+            .as_deref_mut()
+            .map(|c| Batch::new(c, self.margin, &[], None));
+        for dir in dirs {
+            check(cancel)?;
+            let cached = match batch.as_mut() {
+                Some(batch) => self.list_in(batch, dir, cancel)?,
+                None => None,
+            };
+            out.push(match cached {
+                Some(listing) => listing,
+                // The cache is held by this pass: the full path.
+                None => self.list_dir(dir, cancel)?,
+            });
+        }
+        Ok(out)
+    }
+
     /// The listing of `dir` through the handle cache, when it reaches
     /// `dir` (see the module docs); `None`: take the full path.
     fn list_cached(
@@ -72,11 +100,21 @@ impl Inner {
         dir: &Utf8Path,
         cancel: &CancellationToken,
     ) -> Result<Option<DirListing>, Cancelled> {
-        let dir = normalized(dir);
         let Ok(mut cache) = self.dirs.try_lock() else {
             return Ok(None);
         };
         let mut batch = Batch::new(&mut cache, self.margin, &[], None);
+        self.list_in(&mut batch, dir, cancel)
+    }
+
+    /// [`Self::list_cached`] within `batch`.
+    fn list_in(
+        &self,
+        batch: &mut Batch<'_>,
+        dir: &Utf8Path,
+        cancel: &CancellationToken,
+    ) -> Result<Option<DirListing>, Cancelled> {
+        let dir = normalized(dir);
         let root_of = |path: &Utf8Path| {
             self.roots
                 .iter()
