@@ -111,12 +111,12 @@ impl RuleFacts {
     /// What `judge` says of the kind and globs of `scope`'s rule if its
     /// file is still at `version` (the globs are not cloned: a compiled
     /// glob set was the dearest part of a touch's rule work).
-    fn judge(
+    fn with<R>(
         &self,
         scope: &ScopeKey,
         version: &FileVersion,
-        judge: impl FnOnce(RuleKind, &RuleGlobs) -> bool,
-    ) -> Option<bool> {
+        judge: impl FnOnce(RuleKind, &RuleGlobs) -> R,
+    ) -> Option<R> {
         self.lock()
             .get(scope)
             .filter(|f| &f.version == version)
@@ -283,7 +283,7 @@ pub(crate) async fn add_rule_slots(
             let left_out = attach
                 .facts
                 .and_then(|f| {
-                    f.judge(&l.scope, &present.version, |kind, globs| match kind {
+                    f.with(&l.scope, &present.version, |kind, globs| match kind {
                         RuleKind::Manual => true,
                         RuleKind::PathScoped => {
                             !is_attached(&l.scope, attach)
@@ -343,38 +343,52 @@ pub(crate) async fn add_rule_slots(
             }
             ReadOutcome::Loaded(read) => {
                 let transform = g.config.content_transform();
-                let parsed = if l.root_file {
-                    // Always on whatever its front matter says (R-RULE-1);
-                    // a front matter block is still no content (R-RULE-2).
-                    let content = split_front_matter(&read.text).1;
-                    Ok((RuleKind::AlwaysOn, RuleGlobs::default(), content))
-                } else {
-                    parse_rule(l.format, &read.text).map(|p| (p.kind, p.globs, p.content))
+                let content = split_front_matter(&read.text).1;
+                // What a loaded rule becomes, given its kind and globs:
+                // `None` when it does not load (manual, or path-scoped and
+                // neither attached nor touched).
+                let load = |kind: RuleKind, globs: &RuleGlobs| match kind {
+                    RuleKind::Manual => None,
+                    RuleKind::PathScoped
+                        if !is_attached(&l.scope, attach)
+                            && !touched_match(globs, scans[l.scan].glob_base(), attach.touched) =>
+                    {
+                        None
+                    }
+                    _ => Some(rule_file(&l.display, &dir, kind, globs, content, transform, &read)),
                 };
-                if let (Some(facts), Ok((kind, globs, _))) = (attach.facts, &parsed)
-                    && !l.root_file
-                {
-                    facts.learn(&l.scope, read.version, *kind, globs);
-                }
-                match parsed {
+                // A rule whose front matter the instance knows at the
+                // version just read is not parsed again (the content is
+                // what follows the block either way, R-RULE-2).
+                let remembered = if l.root_file {
+                    None
+                } else {
+                    attach
+                        .facts
+                        .and_then(|f| f.with(&l.scope, &read.version, &load))
+                };
+                let loaded = match remembered {
+                    Some(loaded) => Ok(loaded),
+                    None if l.root_file => {
+                        // Always on whatever its front matter says
+                        // (R-RULE-1); a front matter block is still no
+                        // content (R-RULE-2).
+                        Ok(load(RuleKind::AlwaysOn, &RuleGlobs::default()))
+                    }
+                    None => parse_rule(l.format, &read.text).map(|p| {
+                        if let Some(facts) = attach.facts {
+                            facts.learn(&l.scope, read.version, p.kind, &p.globs);
+                        }
+                        load(p.kind, &p.globs)
+                    }),
+                };
+                match loaded {
                     Err(e) => {
                         tracing::debug!(path = %l.path, error = %e, "rule unavailable");
                         SlotState::Unavailable(Unavailable::Io(e.to_string()))
                     }
-                    Ok((RuleKind::Manual, _, _)) => continue,
-                    Ok((RuleKind::PathScoped, globs, _))
-                        if !is_attached(&l.scope, attach)
-                            && !touched_match(
-                                &globs,
-                                scans[l.scan].glob_base(),
-                                attach.touched,
-                            ) =>
-                    {
-                        continue;
-                    }
-                    Ok((kind, globs, content)) => {
-                        let file =
-                            rule_file(&l.display, &dir, kind, &globs, content, transform, &read);
+                    Ok(None) => continue,
+                    Ok(Some(file)) => {
                         if g.imports.is_some() && content.contains('@') {
                             importing.push(Importing {
                                 scan: l.scan,
