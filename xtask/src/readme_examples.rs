@@ -301,6 +301,10 @@ pub(crate) fn check(
         let status = Command::new(cargo_bin())
             .args(["build", "--quiet", "--bins", "-p", package])
             .env("CARGO_TARGET_DIR", target.join("readme-examples-target"))
+            // Built to prove they compile, never run under a debugger: debug
+            // info would only fill the disk (a second full dependency build).
+            .env("CARGO_PROFILE_DEV_DEBUG", "false")
+            .env("CARGO_INCREMENTAL", "0")
             .current_dir(&scratch)
             .status()
             .context("cannot run cargo build for the README examples")?;

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use dsh_agent_instructions::fs::Utf8PathBuf;
 use dsh_agent_instructions::host::{HistoryItem, MemoryHost};
 use dsh_agent_instructions::{
-    BatchEntry, BatchItem, CancellationToken, CapStdFactory, ConfigInput, Decision, FsProvider,
-    Host, Instance, MountBuilder, Opened, ProviderFactory, RuntimeError, SessionEvent,
-    ToolExecution, TypedSource, WorkspaceMessage, ambient_authority,
+    BatchEntry, BatchItem, CancellationToken, CapStdFactory, ConfigInput, Decision, Host, Instance,
+    MountBuilder, Opened, SessionEvent, ToolExecution, TypedSource, WorkspaceMessage,
+    ambient_authority,
 };
 
 use crate::error::{Code, Failure};
@@ -36,61 +36,6 @@ pub(crate) struct MountArgs {
     pub(crate) no_provider: bool,
 }
 
-/// A factory that opens the provider on explicit trusted roots.
-struct ExplicitRoots {
-    inner: Arc<dyn ProviderFactory>,
-    roots: Vec<Utf8PathBuf>,
-}
-
-impl ProviderFactory for ExplicitRoots {
-    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, RuntimeError> {
-        self.inner.marker_walker()
-    }
-
-    fn open(&self, _defaults: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, RuntimeError> {
-        self.inner.open(&self.roots)
-    }
-
-    fn open_with_names(
-        &self,
-        _defaults: &[Utf8PathBuf],
-        dirs: &[Utf8PathBuf],
-        names: &[String],
-    ) -> Result<Arc<dyn FsProvider>, RuntimeError> {
-        self.inner.open_with_names(&self.roots, dirs, names)
-    }
-}
-
-/// A factory that reads ancestor files only below `top`.
-struct WithinTop {
-    inner: Arc<dyn ProviderFactory>,
-    top: Utf8PathBuf,
-}
-
-impl ProviderFactory for WithinTop {
-    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, RuntimeError> {
-        self.inner.marker_walker()
-    }
-
-    fn open(&self, roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, RuntimeError> {
-        self.inner.open(roots)
-    }
-
-    fn open_with_names(
-        &self,
-        roots: &[Utf8PathBuf],
-        dirs: &[Utf8PathBuf],
-        names: &[String],
-    ) -> Result<Arc<dyn FsProvider>, RuntimeError> {
-        let inside: Vec<Utf8PathBuf> = dirs
-            .iter()
-            .filter(|d| d.starts_with(&self.top))
-            .cloned()
-            .collect();
-        self.inner.open_with_names(roots, &inside, names)
-    }
-}
-
 async fn open(args: &MountArgs) -> Result<(Opened, BTreeMap<String, Vec<String>>), Failure> {
     let cwd = crate::ops::absolute("cwd", &args.cwd)?;
     let mut mount = MountBuilder::new(cwd).env(EnvInput::home_env(Some(&args.env))?);
@@ -103,25 +48,17 @@ async fn open(args: &MountArgs) -> Result<(Opened, BTreeMap<String, Vec<String>>
         }
     }
     if !args.no_provider {
-        let mut factory: Arc<dyn ProviderFactory> =
-            Arc::new(CapStdFactory::new(ambient_authority()));
-        if let Some(top) = &args.fs_top {
-            factory = Arc::new(WithinTop {
-                inner: factory,
-                top: crate::ops::absolute("fsTop", top)?,
-            });
-        }
-        if let Some(roots) = &args.trusted_roots {
-            let roots = roots
-                .iter()
-                .map(|r| crate::ops::absolute("trustedRoots", r))
-                .collect::<Result<Vec<_>, _>>()?;
-            factory = Arc::new(ExplicitRoots {
-                inner: factory,
-                roots,
-            });
-        }
-        mount = mount.fs(factory);
+        mount = mount.fs(CapStdFactory::new(ambient_authority()));
+    }
+    if let Some(top) = &args.fs_top {
+        mount = mount.ceiling(crate::ops::absolute("fsTop", top)?);
+    }
+    if let Some(roots) = &args.trusted_roots {
+        let roots = roots
+            .iter()
+            .map(|r| crate::ops::absolute("trustedRoots", r))
+            .collect::<Result<Vec<_>, _>>()?;
+        mount = mount.trust_only(roots);
     }
     let opened = mount
         .open(&CancellationToken::new())

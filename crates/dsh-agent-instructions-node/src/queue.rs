@@ -252,6 +252,48 @@ mod tests {
         });
     }
 
+    /// An abort while a call runs reaches that call: the job's token fires
+    /// (the runtime checks it at every filesystem operation, R-NODE-2), the
+    /// call rejects as aborted, and the session serves the next call.
+    #[test]
+    fn an_abort_while_running_reaches_the_running_job() {
+        rt().block_on(async {
+            let serial = Serial::new(Mutex::new(Vec::<&str>::new()));
+            let (started, is_running) = oneshot::channel::<()>();
+            let abort = CancellationToken::new();
+            let running = tokio::spawn(serial.submit(
+                "walk",
+                abort.clone(),
+                move |log: Arc<Mutex<Vec<&str>>>, cancel| async move {
+                    started.send(()).expect("the test waits");
+                    // Work that would never end but for the abort.
+                    cancel.cancelled().await;
+                    lock(&log).push("saw the abort");
+                    Err::<(), _>(Failure::aborted())
+                },
+            ));
+            is_running.await.expect("the job started");
+            abort.cancel();
+            // A hang guard, not a speed bound: without the abort reaching
+            // it, the job would wait forever.
+            let e = tokio::time::timeout(Duration::from_secs(120), running)
+                .await
+                .expect("the abort reached the running job")
+                .expect("join")
+                .expect_err("aborted");
+            assert_eq!(e.code, Code::Aborted);
+            let next = serial
+                .submit("next", CancellationToken::new(), |log, _| async move {
+                    lock(&log).push("next");
+                    Ok(())
+                })
+                .await;
+            assert!(next.is_ok(), "the session is still usable: {next:?}");
+            let log = serial.close("done").expect("open");
+            assert_eq!(*lock(&log), ["saw the abort", "next"]);
+        });
+    }
+
     /// A panic comes back as an error of its own code, closes the value,
     /// and every later call says the session is closed and why.
     #[test]

@@ -7,12 +7,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use camino::Utf8PathBuf;
 use dsh_home_paths::HomeEnv;
-use dsh_instructions_discovery::{CancellationToken, FsProvider, cap_std::ambient_authority};
+use dsh_instructions_discovery::{CancellationToken, cap_std::ambient_authority};
 use dsh_instructions_runtime::{
     BatchEntry, BatchItem, CapStdFactory, Decision as RtDecision, Host, Instance, MountBuilder,
-    Opened, ProviderFactory, RuntimeError, SessionEvent, ToolExecution, WorkspaceMessage,
+    Opened, SessionEvent, ToolExecution, WorkspaceMessage,
     host_support::{HistoryItem, MemoryHost},
 };
 use dsh_instructions_state as state;
@@ -54,69 +53,6 @@ pub struct RuntimeDriver {
     touch_tools: BTreeMap<String, Vec<String>>,
 }
 
-/// A factory that opens the provider on the scenario's explicit trusted
-/// roots instead of the default ones (the root walk is still the entry
-/// point's).
-struct ExplicitRoots {
-    inner: Arc<dyn ProviderFactory>,
-    roots: Vec<Utf8PathBuf>,
-}
-
-impl ProviderFactory for ExplicitRoots {
-    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, RuntimeError> {
-        self.inner.marker_walker()
-    }
-
-    fn open(&self, _defaults: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, RuntimeError> {
-        self.inner.open(&self.roots)
-    }
-
-    fn open_with_names(
-        &self,
-        _defaults: &[Utf8PathBuf],
-        dirs: &[Utf8PathBuf],
-        names: &[String],
-    ) -> Result<Arc<dyn FsProvider>, RuntimeError> {
-        self.inner.open_with_names(&self.roots, dirs, names)
-    }
-}
-
-/// A factory that admits ancestor files only inside the scenario's
-/// filesystem (`MountSpec::fs_top`): the directories above the disk
-/// fixture's temporary directory belong to the test machine.
-struct WithinTop {
-    inner: Arc<dyn ProviderFactory>,
-    top: Utf8PathBuf,
-}
-
-impl ProviderFactory for WithinTop {
-    fn marker_walker(&self) -> Result<Arc<dyn FsProvider>, RuntimeError> {
-        self.inner.marker_walker()
-    }
-
-    fn open(&self, roots: &[Utf8PathBuf]) -> Result<Arc<dyn FsProvider>, RuntimeError> {
-        self.inner.open(roots)
-    }
-
-    fn open_with_names(
-        &self,
-        roots: &[Utf8PathBuf],
-        dirs: &[Utf8PathBuf],
-        names: &[String],
-    ) -> Result<Arc<dyn FsProvider>, RuntimeError> {
-        let inside: Vec<Utf8PathBuf> = dirs
-            .iter()
-            .filter(|d| d.starts_with(&self.top))
-            .cloned()
-            .collect();
-        self.inner.open_with_names(roots, &inside, names)
-    }
-}
-
-/// Builds the runtime mount for a spec through the one entry point
-/// (R-RT-11), so the root and trusted roots are the ones every product
-/// gets; a config the state crate refuses or an unresolvable home fails the
-/// scenario with that message.
 async fn runtime_mount(
     spec: &MountSpec,
 ) -> Result<(Opened, BTreeMap<String, Vec<String>>), ConformanceError> {
@@ -130,26 +66,19 @@ async fn runtime_mount(
     if let Some(config) = &spec.config {
         mount = mount.config(config.clone());
     }
-    let base: Option<Arc<dyn ProviderFactory>> = match &spec.provider {
-        ProviderHandle::Memory(p) => Some(Arc::new(p.clone())),
-        ProviderHandle::Disk => Some(Arc::new(CapStdFactory::new(ambient_authority()))),
+    match &spec.provider {
+        ProviderHandle::Memory(p) => mount = mount.fs(p.clone()),
+        ProviderHandle::Disk => mount = mount.fs(CapStdFactory::new(ambient_authority())),
         // No filesystem: the mount is a no-op (R-RT-9).
-        ProviderHandle::None => None,
-    };
-    if let Some(mut factory) = base {
-        if let Some(top) = &spec.fs_top {
-            factory = Arc::new(WithinTop {
-                inner: factory,
-                top: top.clone(),
-            });
-        }
-        if let Some(roots) = &spec.trusted_roots {
-            factory = Arc::new(ExplicitRoots {
-                inner: factory,
-                roots: roots.clone(),
-            });
-        }
-        mount = mount.fs(factory);
+        ProviderHandle::None => {}
+    }
+    // The directories above the disk fixture's temporary directory belong
+    // to the test machine: no ancestor file there counts.
+    if let Some(top) = &spec.fs_top {
+        mount = mount.ceiling(top.clone());
+    }
+    if let Some(roots) = &spec.trusted_roots {
+        mount = mount.trust_only(roots.clone());
     }
     let opened = mount.open(&CancellationToken::new()).await?;
     let touch_tools = opened

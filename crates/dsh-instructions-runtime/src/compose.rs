@@ -31,7 +31,8 @@ use crate::WorkspaceMessage;
 use crate::dir_path::{DirPath, dir_abs};
 use crate::gather::{gather_chain, gather_dirs, path_gate, probe_with_user_global, process_dirs};
 use crate::imports::ImportContext;
-use crate::rule_slots::{RuleFacts, add_rule_slots, rule_body};
+use crate::rule_facts::RuleFacts;
+use crate::rule_slots::{add_rule_slots, rule_body};
 use crate::scan::{
     Attach, DirScan, Gather, LoadedFile, ProbedFile, SeenFiles, SlotScan, SlotState, cache_entry,
     identity_dedup,

@@ -28,7 +28,7 @@ use crate::derived::Mount;
 use crate::error::RuntimeError;
 use crate::host::{BatchEntry, Decision, Host, SessionEvent, ToolExecution, WorkspaceMessage};
 use crate::inbox::Inbox;
-use crate::rule_slots::RuleFacts;
+use crate::rule_facts::RuleFacts;
 use crate::touch::TouchKind;
 use crate::user_file::UserFile;
 use crate::view::VisibleView;

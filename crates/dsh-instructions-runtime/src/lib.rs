@@ -17,6 +17,7 @@ mod maps;
 mod memory_host;
 mod mount;
 mod pointer;
+mod rule_facts;
 mod rule_slots;
 mod rules;
 mod scan;

@@ -93,6 +93,8 @@ pub struct MountBuilder {
     config: Configured,
     env: HomeEnv,
     trust: Vec<Utf8PathBuf>,
+    trust_only: Option<Vec<Utf8PathBuf>>,
+    ceiling: Option<Utf8PathBuf>,
     fs: Option<Arc<dyn ProviderFactory>>,
     versions: Versions,
 }
@@ -104,6 +106,8 @@ impl std::fmt::Debug for MountBuilder {
             .field("config", &self.config)
             .field("env", &self.env)
             .field("trust", &self.trust)
+            .field("trust_only", &self.trust_only)
+            .field("ceiling", &self.ceiling)
             .field("fs", &self.fs.as_ref().map(|_| "..."))
             .field("versions", &self.versions.len())
             .finish()
@@ -170,6 +174,26 @@ impl MountBuilder {
     #[must_use]
     pub fn trust(mut self, roots: impl IntoIterator<Item = Utf8PathBuf>) -> Self {
         self.trust = roots.into_iter().collect();
+        self
+    }
+
+    /// Exactly these trusted roots, instead of the ones R-DISC-7 derives
+    /// (the project root, the DSH home, the user files' directories and
+    /// [`MountBuilder::trust`]): for a harness that states its roots, such
+    /// as a conformance scenario's `trusted_roots`. Absolute.
+    #[must_use]
+    pub fn trust_only(mut self, roots: impl IntoIterator<Item = Utf8PathBuf>) -> Self {
+        self.trust_only = Some(roots.into_iter().collect());
+        self
+    }
+
+    /// No ancestor instruction file (R-HOOK-8) above `dir` is read, as
+    /// git's ceiling directories bound its search: for a harness whose
+    /// filesystem starts at `dir` (a scenario's `/` in a temporary
+    /// directory), so the machine's own directories above it never count.
+    #[must_use]
+    pub fn ceiling(mut self, dir: impl Into<Utf8PathBuf>) -> Self {
+        self.ceiling = Some(dir.into());
         self
     }
 
@@ -257,14 +281,21 @@ impl MountBuilder {
             .chain(user_dirs)
             .chain(user_rules)
             .collect();
-        let trusted_roots = trusted_roots(&root.root, &home, &extra);
+        let trusted_roots = match &self.trust_only {
+            Some(roots) => roots.clone(),
+            None => trusted_roots(&root.root, &home, &extra),
+        };
         // The directories above the root admit their ancestor files by name
         // only (R-HOOK-8, docs/decisions/0044): they are no trusted roots.
         let names = config.ancestor_instruction_files();
         let provider = if names.is_empty() {
             factory.open(&trusted_roots)?
         } else {
-            factory.open_with_names(&trusted_roots, &ancestor_dirs(&root.root), names)?
+            let mut dirs = ancestor_dirs(&root.root);
+            if let Some(top) = &self.ceiling {
+                dirs.retain(|d| d.starts_with(top));
+            }
+            factory.open_with_names(&trusted_roots, &dirs, names)?
         };
         Ok(Opened {
             mount: Mount {
@@ -288,7 +319,8 @@ impl MountBuilder {
                 path: self.cwd.clone(),
             });
         }
-        if let Some(r) = self.trust.iter().find(|r| !r.is_absolute()) {
+        let roots = self.trust.iter().chain(self.trust_only.iter().flatten());
+        if let Some(r) = roots.into_iter().find(|r| !r.is_absolute()) {
             return Err(RuntimeError::RelativeRoot { path: r.clone() });
         }
         Ok(())

@@ -21,7 +21,7 @@ use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
     Cancelled,
     listing::{list_rule_dirs, list_rule_files},
-    provider::{FileIdentity, FileVersion, LoadedText, Probe, ReadOutcome, Unavailable},
+    provider::{FileIdentity, LoadedText, Probe, ReadOutcome, Unavailable},
 };
 use dsh_instructions_state::{
     Digest, ScopeKey,
@@ -79,66 +79,6 @@ struct Listed {
     path: Utf8PathBuf,
     /// Copilot's root file: always on, no front matter read.
     root_file: bool,
-}
-
-/// What a rule file's front matter says (R-RULE-2), kept per loop instance
-/// by the version it was read at: a composition that only needs to know
-/// whether a rule loads — a path-scoped rule nothing attaches, a manual
-/// rule — probes the file instead of reading and parsing it again
-/// (issue 46 item 2: a touch re-read every unattached rule of its chain).
-/// A version is trusted as far as the instance's version cache trusts one
-/// (R-STATE-8), and an entry is a pure function of the file at that
-/// version, so a cancelled composition that learnt one leaves nothing
-/// wrong behind.
-#[derive(Debug, Default)]
-pub(crate) struct RuleFacts(std::sync::Mutex<HashMap<ScopeKey, RuleFact>>);
-
-/// A rule's kind and globs at one version of its file.
-#[derive(Debug, Clone)]
-struct RuleFact {
-    version: FileVersion,
-    kind: RuleKind,
-    globs: RuleGlobs,
-}
-
-impl RuleFacts {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ScopeKey, RuleFact>> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// What `judge` says of the kind and globs of `scope`'s rule if its
-    /// file is still at `version` (the globs are not cloned: a compiled
-    /// glob set was the dearest part of a touch's rule work).
-    fn with<R>(
-        &self,
-        scope: &ScopeKey,
-        version: &FileVersion,
-        judge: impl FnOnce(RuleKind, &RuleGlobs) -> R,
-    ) -> Option<R> {
-        self.lock()
-            .get(scope)
-            .filter(|f| &f.version == version)
-            .map(|f| judge(f.kind, &f.globs))
-    }
-
-    /// Keeps what a read at `version` said.
-    fn learn(&self, scope: &ScopeKey, version: FileVersion, kind: RuleKind, globs: &RuleGlobs) {
-        self.lock().insert(
-            scope.clone(),
-            RuleFact {
-                version,
-                kind,
-                globs: globs.clone(),
-            },
-        );
-    }
-
-    /// Whether it knows anything about `scope`.
-    fn knows(&self, scope: &ScopeKey) -> bool {
-        self.lock().contains_key(scope)
-    }
 }
 
 /// Appends the rule slots of every project directory in `scans` (see the

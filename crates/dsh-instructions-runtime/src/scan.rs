@@ -178,7 +178,7 @@ pub(crate) struct Attach<'a> {
     pub touched: &'a [Utf8PathBuf],
     /// The instance's memo of rule front matter by file version
     /// (`None`: every rule is read, as in `inspect`).
-    pub facts: Option<&'a crate::rule_slots::RuleFacts>,
+    pub facts: Option<&'a crate::rule_facts::RuleFacts>,
 }
 
 /// Read-only context of one gather pass.

@@ -872,3 +872,42 @@ async fn a_deep_256_chain_keeps_its_most_specific_files_r_ren_4() {
     let more: usize = more.parse().expect("a count");
     assert_eq!(listed.len() + more + kept.len(), DEPTH + 1);
 }
+
+/// `ceiling` bounds the ancestor files (R-HOOK-8) a mount admits, and
+/// `trust_only` replaces the derived trusted roots: what a harness whose
+/// filesystem starts below `/` needs (the conformance suite, the Node
+/// binding's `fsTop` and `trustedRoots`).
+#[tokio::test]
+async fn a_ceiling_hides_the_ancestor_files_above_it_and_trust_only_replaces_the_roots() {
+    let fs = MemoryProvider::new(vec!["/work/repo".into()]);
+    fs.insert("/work/repo/.git".into(), MemNode::dir());
+    fs.insert("/work/repo/CLAUDE.md".into(), MemNode::file("in the repo"));
+    fs.insert("/work/CLAUDE.md".into(), MemNode::file("above the repo"));
+    let base = dsh_instructions_runtime::MountBuilder::new("/work/repo")
+        .config(dsh_instructions_state::ConfigInput {
+            preset: Some(dsh_instructions_state::Preset::Claude),
+            ..Default::default()
+        })
+        .env(common::env_for(&home()))
+        .fs(fs.clone());
+    let cancel = CancellationToken::new();
+    for (mount, above) in [
+        (base.clone(), true),
+        (base.clone().ceiling("/work/repo"), false),
+    ] {
+        let opened = mount.open(&cancel).await.expect("opens");
+        let text = opened.preview(&cancel).await.expect("a preview").text;
+        assert_eq!(text.contains("above the repo"), above, "{text}");
+        assert!(text.contains("in the repo"), "{text}");
+    }
+
+    let only = base
+        .clone()
+        .trust_only(["/srv".into()])
+        .open(&cancel)
+        .await
+        .expect("opens");
+    assert_eq!(only.trusted_roots(), [Utf8PathBuf::from("/srv")]);
+    let relative = base.trust_only(["srv".into()]).open(&cancel).await;
+    assert!(relative.is_err(), "a relative root is refused");
+}

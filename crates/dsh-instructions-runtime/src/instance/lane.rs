@@ -22,7 +22,7 @@ use crate::compose::{ComposeInput, Composition, compose};
 use crate::dir_path::dir_abs;
 use crate::host::{Host, VisibleMark, WorkspaceMessage};
 use crate::inbox::{Inbox, InboxId};
-use crate::rule_slots::RuleFacts;
+use crate::rule_facts::RuleFacts;
 use crate::touch::below_cwd;
 use crate::user_file::UserFile;
 use crate::view::VisibleView;
