@@ -621,7 +621,11 @@ impl<'c> Batch<'c> {
     /// The entries a listing of the directory in `slot` read while its
     /// stamp was `stamp`, when `stamp` (its current trusted stamp) is that
     /// one.
-    pub(crate) fn listing(&mut self, slot: Option<usize>, stamp: Option<Stamp>) -> Option<Arc<Listed>> {
+    pub(crate) fn listing(
+        &mut self,
+        slot: Option<usize>,
+        stamp: Option<Stamp>,
+    ) -> Option<Arc<Listed>> {
         let stamp = stamp?;
         let entry = slot.and_then(|i| self.cache.slots[i].as_ref())?;
         let (at, listed) = entry.listing.as_ref()?;
@@ -634,8 +638,14 @@ impl<'c> Batch<'c> {
 
     /// Keeps what a listing of the directory in `slot` read after its
     /// trusted `stamp` was taken (nothing without one).
-    pub(crate) fn keep_listing(&mut self, slot: Option<usize>, stamp: Option<Stamp>, listed: Arc<Listed>) {
-        if let (Some(stamp), Some(entry)) = (stamp, slot.and_then(|i| self.cache.slots[i].as_mut())) {
+    pub(crate) fn keep_listing(
+        &mut self,
+        slot: Option<usize>,
+        stamp: Option<Stamp>,
+        listed: Arc<Listed>,
+    ) {
+        if let (Some(stamp), Some(entry)) = (stamp, slot.and_then(|i| self.cache.slots[i].as_mut()))
+        {
             entry.listing = Some((stamp, listed));
         }
     }

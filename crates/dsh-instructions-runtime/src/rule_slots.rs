@@ -295,11 +295,13 @@ pub(crate) async fn add_rule_slots(
                     {
                         None
                     }
-                    _ => Some(rule_file(&l.display, &dir, kind, globs, content, transform, &read)),
+                    _ => Some(rule_file(
+                        &l.display, &dir, kind, globs, content, transform, &read,
+                    )),
                 };
                 // A rule whose front matter the instance knows at the
                 // version just read is not parsed again (the content is
-                // what follows the block either way, R-RULE-2).
+                // what follows the block either way, R-RULE-2; decision 0090).
                 let remembered = if l.root_file {
                     None
                 } else {
@@ -493,9 +495,9 @@ fn is_attached(scope: &ScopeKey, attach: &Attach<'_>) -> bool {
 /// relative to D, so a directory touch matches only a glob that matches
 /// the directory.
 fn touched_match(globs: &RuleGlobs, base: &Utf8Path, touched: &[Utf8PathBuf]) -> bool {
-    touched.iter().any(|t| {
-        below(t, base).is_some_and(|rel| !rel.is_empty() && globs.matches(rel))
-    })
+    touched
+        .iter()
+        .any(|t| below(t, base).is_some_and(|rel| !rel.is_empty() && globs.matches(rel)))
 }
 
 /// `path` relative to `base`, as [`Utf8Path::strip_prefix`] gives it: by

@@ -370,12 +370,12 @@ impl<'a> RulePlace<'a> {
                 .map(|(i, _)| i + 1),
         );
         let best = starts.into_iter().find_map(|i| {
-                RuleFormat::ALL.into_iter().find_map(|format| {
-                    let rd = format.rules_dir();
-                    (path[i..].starts_with(rd) && bytes.get(i + rd.len()) == Some(&b'/'))
-                        .then_some((i, format))
-                })
-            });
+            RuleFormat::ALL.into_iter().find_map(|format| {
+                let rd = format.rules_dir();
+                (path[i..].starts_with(rd) && bytes.get(i + rd.len()) == Some(&b'/'))
+                    .then_some((i, format))
+            })
+        });
         let (i, format) = best?;
         let rel = &path[i + format.rules_dir().len() + 1..];
         let dir = if i == 0 { "." } else { &path[..i - 1] };

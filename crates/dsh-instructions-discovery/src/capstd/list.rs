@@ -8,7 +8,8 @@
 //! entries are kept beside its trusted stamp: while the stamp is unchanged
 //! no entry was added, removed or renamed, so the kept entries are what a
 //! new listing would read (an `fstat` per directory of the path instead of
-//! a walk, an open and a read of the entries; issue 46 item 2).
+//! a walk, an open and a read of the entries; issue 46 item 2, decision
+//! 0090).
 //!
 //! [`FsProvider::list_dir`]: crate::FsProvider::list_dir
 

@@ -94,10 +94,9 @@ fn validate_path_list(
 pub(crate) fn plain_relative_path(entry: &str) -> bool {
     // By bytes: rule keys are checked with it on every sort and lookup.
     !entry.is_empty()
-        && entry
-            .as_bytes()
-            .split(|b| *b == b'/')
-            .all(|c| !c.is_empty() && c != b"." && c != b".." && !c.contains(&b'\\') && !c.contains(&0))
+        && entry.as_bytes().split(|b| *b == b'/').all(|c| {
+            !c.is_empty() && c != b"." && c != b".." && !c.contains(&b'\\') && !c.contains(&0)
+        })
 }
 
 /// Validates `ancestor_instruction_files` (R-HOOK-8): each entry must be a
