@@ -307,7 +307,7 @@ pub(crate) async fn add_rule_slots(
                 } else {
                     attach
                         .facts
-                        .and_then(|f| f.with(&l.scope, &read.version, &load))
+                        .and_then(|f| f.with(&l.scope, &read.version, load))
                 };
                 let loaded = match remembered {
                     Some(loaded) => Ok(loaded),
