@@ -409,7 +409,7 @@ impl FsProvider for CapStdProvider {
         let inner = Arc::clone(&self.inner);
         let paths = paths.to_vec();
         Box::pin(run_blocking(self.inline, cancel, move |token| {
-            paths.iter().map(|path| inner.probe(path, token)).collect()
+            inner.probe_paths(&paths, token)
         }))
     }
 
@@ -506,6 +506,20 @@ impl FsProvider for CapStdProvider {
         let dir = dir.to_owned();
         Box::pin(run_blocking(self.inline, cancel, move |token| {
             inner.list_dir(&dir, token)
+        }))
+    }
+
+    /// One blocking task for the whole list, every directory through one
+    /// pass over the handle cache.
+    fn list_dirs<'a>(
+        &'a self,
+        dirs: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<DirListing>, Cancelled>> {
+        let inner = Arc::clone(&self.inner);
+        let dirs = dirs.to_vec();
+        Box::pin(run_blocking(self.inline, cancel, move |token| {
+            inner.list_dirs(&dirs, token)
         }))
     }
 

@@ -127,6 +127,21 @@ struct Entry {
     /// tried under `own` (a symlink such as `CLAUDE.md -> AGENTS.md`, a
     /// directory): probed by name without trying again while `own` holds.
     unheld: u64,
+    /// The directory's entries as a listing (`FsProvider::list_dir`) read
+    /// them after the trusted stamp beside them was taken: the same while
+    /// the directory's stamp is that one (no entry added, removed or
+    /// renamed; an entry's kind cannot change without one of those).
+    listing: Option<(Stamp, Arc<Listed>)>,
+}
+
+/// The entries of a listed directory, as [`DirListing::Entries`] holds
+/// them.
+///
+/// [`DirListing::Entries`]: crate::provider::DirListing::Entries
+#[derive(Debug)]
+pub(crate) struct Listed {
+    pub(crate) entries: Vec<(String, crate::provider::EntryKind)>,
+    pub(crate) truncated: bool,
 }
 
 /// A handle on one candidate file of a cached directory, with its share of
@@ -167,6 +182,9 @@ pub(crate) struct DirCache {
     /// Handles tried on candidates (read by tests: a symlinked candidate is
     /// tried once per stamp, not once per batch).
     pub(crate) hold_tries: u64,
+    /// Listings answered from a kept listing (read by tests, like
+    /// `skipped`).
+    pub(crate) listings_kept: u64,
 }
 
 impl DirCache {
@@ -183,6 +201,7 @@ impl DirCache {
             skipped: 0,
             held_hits: 0,
             hold_tries: 0,
+            listings_kept: 0,
         }
     }
 
@@ -481,6 +500,7 @@ impl<'c> Batch<'c> {
                             e.names = 0;
                             e.files.clear();
                             e.unheld = 0;
+                            e.listing = None;
                             Some(i)
                         }
                         None if !keyed => None,
@@ -495,6 +515,7 @@ impl<'c> Batch<'c> {
                                 names: 0,
                                 files: Vec::new(),
                                 unheld: 0,
+                                listing: None,
                             };
                             let i = match self.cache.free.pop() {
                                 Some(i) => {
@@ -594,6 +615,38 @@ impl<'c> Batch<'c> {
                 fd,
                 _held: held,
             });
+        }
+    }
+
+    /// The entries a listing of the directory in `slot` read while its
+    /// stamp was `stamp`, when `stamp` (its current trusted stamp) is that
+    /// one.
+    pub(crate) fn listing(
+        &mut self,
+        slot: Option<usize>,
+        stamp: Option<Stamp>,
+    ) -> Option<Arc<Listed>> {
+        let stamp = stamp?;
+        let entry = slot.and_then(|i| self.cache.slots[i].as_ref())?;
+        let (at, listed) = entry.listing.as_ref()?;
+        if *at != stamp {
+            return None;
+        }
+        self.cache.listings_kept += 1;
+        Some(Arc::clone(listed))
+    }
+
+    /// Keeps what a listing of the directory in `slot` read after its
+    /// trusted `stamp` was taken (nothing without one).
+    pub(crate) fn keep_listing(
+        &mut self,
+        slot: Option<usize>,
+        stamp: Option<Stamp>,
+        listed: Arc<Listed>,
+    ) {
+        if let (Some(stamp), Some(entry)) = (stamp, slot.and_then(|i| self.cache.slots[i].as_mut()))
+        {
+            entry.listing = Some((stamp, listed));
         }
     }
 

@@ -97,6 +97,54 @@ pub async fn list_rule_files(
     recursive: bool,
     cancel: &CancellationToken,
 ) -> Result<RuleFiles, Cancelled> {
+    walk(provider, rules_dir, None, suffix, recursive, cancel).await
+}
+
+/// [`list_rule_files`] of each of `rules_dirs`, in order: their own
+/// listings in one [`FsProvider::list_dirs`] call (a chain's rules
+/// directories in one pass over a provider's handles), their
+/// subdirectories as [`list_rule_files`] lists them.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use dsh_instructions_discovery::{CancellationToken, camino::Utf8PathBuf, listing::list_rule_dirs, memory::{MemNode, MemoryProvider}};
+/// let fs = MemoryProvider::new(vec!["/p".into()]);
+/// fs.insert("/p/.claude/rules/a.md".into(), MemNode::file("a"));
+/// fs.insert("/p/d/.claude/rules/b/c.md".into(), MemNode::file("c"));
+/// let dirs: Vec<Utf8PathBuf> = vec!["/p/.claude/rules".into(), "/p/x/.claude/rules".into(), "/p/d/.claude/rules".into()];
+/// let found = list_rule_dirs(&fs, &dirs, ".md", true, &CancellationToken::new()).await.unwrap();
+/// let files: Vec<&[String]> = found.iter().map(|f| f.files.as_slice()).collect();
+/// assert_eq!(files, [&["a.md".to_owned()][..], &[], &["b/c.md".to_owned()]]);
+/// # });
+/// ```
+pub async fn list_rule_dirs(
+    provider: &dyn FsProvider,
+    rules_dirs: &[Utf8PathBuf],
+    suffix: &str,
+    recursive: bool,
+    cancel: &CancellationToken,
+) -> Result<Vec<RuleFiles>, Cancelled> {
+    let listings = provider.list_dirs(rules_dirs, cancel).await?;
+    let mut listings = listings.into_iter();
+    let mut out = Vec::with_capacity(rules_dirs.len());
+    for dir in rules_dirs {
+        // A provider that answered too few lists the rest itself.
+        let first = listings.next();
+        out.push(walk(provider, dir, first, suffix, recursive, cancel).await?);
+    }
+    Ok(out)
+}
+
+/// The walk of [`list_rule_files`], `first` the rules directory's own
+/// listing when the caller has it.
+async fn walk(
+    provider: &dyn FsProvider,
+    rules_dir: &Utf8Path,
+    mut first: Option<DirListing>,
+    suffix: &str,
+    recursive: bool,
+    cancel: &CancellationToken,
+) -> Result<RuleFiles, Cancelled> {
     let is_rule = |name: &str| name.len() > suffix.len() && name.ends_with(suffix);
     let mut out = RuleFiles::default();
     let mut found: Vec<String> = Vec::new();
@@ -116,7 +164,11 @@ pub async fn list_rule_files(
         } else {
             rules_dir.join(&rel)
         };
-        let (entries, truncated) = match provider.list_dir(&dir, cancel).await? {
+        let listing = match first.take() {
+            Some(listing) if rel.is_empty() => listing,
+            _ => provider.list_dir(&dir, cancel).await?,
+        };
+        let (entries, truncated) = match listing {
             DirListing::Entries { entries, truncated } => (entries, truncated),
             DirListing::Absent => continue,
             DirListing::Unavailable(reason) => {

@@ -495,6 +495,25 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
         })
     }
 
+    /// Lists several directories, in order, one listing each (as
+    /// [`FsProvider::list_dir`] lists one). Providers may override this to
+    /// list them all in one blocking task; the default lists them one by
+    /// one. A decorator may leave it to the default: its `list_dir` then
+    /// sees every directory, at the cost of the wrapped provider's batching.
+    fn list_dirs<'a>(
+        &'a self,
+        dirs: &'a [Utf8PathBuf],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Vec<DirListing>, Cancelled>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(dirs.len());
+            for dir in dirs {
+                out.push(self.list_dir(dir, cancel).await?);
+            }
+            Ok(out)
+        })
+    }
+
     /// Checks whether a root marker exists at `path` (no symlink following
     /// needed, no content read).
     fn marker<'a>(

@@ -5,7 +5,11 @@
 //! (`deep-16`, `noise-16`, `wide-1000`, `imports-16`, ...),
 //! `touch/<touches>` (wide-1000, clean), `floor/<tree>` (the baseline's
 //! same-job floor alone, to count its system calls beside ours) or
-//! `touch-floor/<touches>` (the touch sequence's floor alone). Prints the
+//! `touch-floor/<touches>` (the touch sequence's floor alone) or
+//! `rules-touch` (the quick pass's `touch/rules-50/1`: each run a fresh
+//! session, its first touch alone timed; `rules-start` runs the same
+//! sessions without the touch, so that an instruction count of the two
+//! tells the touch's share). Prints the
 //! median per run; `perf stat -e user_time,system_time` over many runs and
 //! over one splits each side's time between user space and the kernel.
 
@@ -84,6 +88,23 @@ fn main() {
                 spent += t.elapsed();
             }
             black_box(&session);
+            times.push(spent);
+        }
+    } else if case == "rules-touch" || case == "rules-start" {
+        let tree = support::rules::tree().expect("build the rules tree");
+        let config = support::rules::config();
+        let file = support::rules::touched(&tree);
+        for _ in 0..runs {
+            let spent = rt.block_on(async {
+                let provider = drive::disk(&tree).expect("open roots");
+                let mut session =
+                    Session::start_with(provider, &tree, &tree.cwd, config.clone()).await;
+                let t = Instant::now();
+                if case == "rules-touch" {
+                    black_box(session.touch(&file).await);
+                }
+                t.elapsed()
+            });
             times.push(spent);
         }
     } else if let Some(n) = case.strip_prefix("touch/") {

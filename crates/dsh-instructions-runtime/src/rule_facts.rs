@@ -37,17 +37,19 @@ impl RuleFacts {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The kind and globs of `scope`'s rule if its file is still at
-    /// `version`.
-    pub(crate) fn at(
+    /// What `judge` says of the kind and globs of `scope`'s rule if its
+    /// file is still at `version` (the globs are not cloned: a compiled
+    /// glob set was the dearest part of a touch's rule work).
+    pub(crate) fn with<R>(
         &self,
         scope: &ScopeKey,
         version: &FileVersion,
-    ) -> Option<(RuleKind, RuleGlobs)> {
+        judge: impl FnOnce(RuleKind, &RuleGlobs) -> R,
+    ) -> Option<R> {
         self.lock()
             .get(scope)
             .filter(|f| &f.version == version)
-            .map(|f| (f.kind, f.globs.clone()))
+            .map(|f| judge(f.kind, &f.globs))
     }
 
     /// Keeps what a read at `version` said.

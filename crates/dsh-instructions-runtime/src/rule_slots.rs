@@ -20,7 +20,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
     Cancelled,
-    listing::list_rule_files,
+    listing::{list_rule_dirs, list_rule_files},
     provider::{FileIdentity, LoadedText, Probe, ReadOutcome, Unavailable},
 };
 use dsh_instructions_state::{
@@ -96,6 +96,43 @@ pub(crate) async fn add_rule_slots(
     if formats.is_empty() {
         return Ok(());
     }
+    // Every project rules directory of every format, listed first: one
+    // provider call per format for the whole set (a chain's rules
+    // directories in one pass over the disk provider's handles).
+    let mut jobs: Vec<(usize, RuleFormat, Utf8PathBuf)> = Vec::new();
+    for (si, scan) in scans.iter().enumerate() {
+        if scan.rules_base.is_some() || scan.rel().is_none() || scan.rules_missing {
+            continue;
+        }
+        for &format in formats {
+            jobs.push((si, format, scan.abs().join(format.rules_dir())));
+        }
+    }
+    let mut found: Vec<Option<dsh_instructions_discovery::listing::RuleFiles>> =
+        vec![None; jobs.len()];
+    for &format in formats {
+        let (at, dirs): (Vec<usize>, Vec<Utf8PathBuf>) = jobs
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| j.1 == format)
+            .map(|(i, j)| (i, j.2.clone()))
+            .unzip();
+        if dirs.is_empty() {
+            continue;
+        }
+        let files = list_rule_dirs(
+            g.provider,
+            &dirs,
+            format.file_suffix(),
+            format.recursive(),
+            g.cancel,
+        )
+        .await?;
+        for (i, files) in at.into_iter().zip(files) {
+            found[i] = Some(files);
+        }
+    }
+    let mut jobs = jobs.into_iter().zip(found).peekable();
     let mut listed: Vec<Listed> = Vec::new();
     for (si, scan) in scans.iter().enumerate() {
         if scan.rules_base.is_some() {
@@ -108,24 +145,15 @@ pub(crate) async fn add_rule_slots(
         let Some(rel) = scan.rel() else {
             continue;
         };
-        // Every rules directory here was seen missing: nothing to list (a
-        // rule it showed before is still removed below).
-        let listing: &[RuleFormat] = if scan.rules_missing { &[] } else { formats };
+        // Every rules directory here was seen missing: nothing was listed
+        // (a rule it showed before is still removed below).
         let prefix = if rel == "." {
             String::new()
         } else {
             format!("{rel}/")
         };
-        for &format in listing {
-            let dir = scan.abs().join(format.rules_dir());
-            let files = list_rule_files(
-                g.provider,
-                &dir,
-                format.file_suffix(),
-                format.recursive(),
-                g.cancel,
-            )
-            .await?;
+        while let Some(((_, format, dir), files)) = jobs.next_if(|((s, _, _), _)| *s == si) {
+            let Some(files) = files else { continue };
             for problem in &files.problems {
                 tracing::debug!(dir = %dir, ?problem, "rule file skipped");
             }
@@ -194,15 +222,17 @@ pub(crate) async fn add_rule_slots(
             }
             let left_out = attach
                 .facts
-                .and_then(|f| f.at(&l.scope, &present.version))
-                .is_some_and(|(kind, globs)| match kind {
-                    RuleKind::Manual => true,
-                    RuleKind::PathScoped => {
-                        !is_attached(&l.scope, attach)
-                            && !touched_match(&globs, scans[l.scan].glob_base(), attach.touched)
-                    }
-                    RuleKind::AlwaysOn => false,
-                });
+                .and_then(|f| {
+                    f.with(&l.scope, &present.version, |kind, globs| match kind {
+                        RuleKind::Manual => true,
+                        RuleKind::PathScoped => {
+                            !is_attached(&l.scope, attach)
+                                && !touched_match(globs, scans[l.scan].glob_base(), attach.touched)
+                        }
+                        RuleKind::AlwaysOn => false,
+                    })
+                })
+                .unwrap_or(false);
             if left_out {
                 known[i] = Some(Known::LeftOut);
             }
@@ -253,38 +283,54 @@ pub(crate) async fn add_rule_slots(
             }
             ReadOutcome::Loaded(read) => {
                 let transform = g.config.content_transform();
-                let parsed = if l.root_file {
-                    // Always on whatever its front matter says (R-RULE-1);
-                    // a front matter block is still no content (R-RULE-2).
-                    let content = split_front_matter(&read.text).1;
-                    Ok((RuleKind::AlwaysOn, RuleGlobs::default(), content))
-                } else {
-                    parse_rule(l.format, &read.text).map(|p| (p.kind, p.globs, p.content))
+                let content = split_front_matter(&read.text).1;
+                // What a loaded rule becomes, given its kind and globs:
+                // `None` when it does not load (manual, or path-scoped and
+                // neither attached nor touched).
+                let load = |kind: RuleKind, globs: &RuleGlobs| match kind {
+                    RuleKind::Manual => None,
+                    RuleKind::PathScoped
+                        if !is_attached(&l.scope, attach)
+                            && !touched_match(globs, scans[l.scan].glob_base(), attach.touched) =>
+                    {
+                        None
+                    }
+                    _ => Some(rule_file(
+                        &l.display, &dir, kind, globs, content, transform, &read,
+                    )),
                 };
-                if let (Some(facts), Ok((kind, globs, _))) = (attach.facts, &parsed)
-                    && !l.root_file
-                {
-                    facts.learn(&l.scope, read.version, *kind, globs);
-                }
-                match parsed {
+                // A rule whose front matter the instance knows at the
+                // version just read is not parsed again (the content is
+                // what follows the block either way, R-RULE-2; decision 0090).
+                let remembered = if l.root_file {
+                    None
+                } else {
+                    attach
+                        .facts
+                        .and_then(|f| f.with(&l.scope, &read.version, load))
+                };
+                let loaded = match remembered {
+                    Some(loaded) => Ok(loaded),
+                    None if l.root_file => {
+                        // Always on whatever its front matter says
+                        // (R-RULE-1); a front matter block is still no
+                        // content (R-RULE-2).
+                        Ok(load(RuleKind::AlwaysOn, &RuleGlobs::default()))
+                    }
+                    None => parse_rule(l.format, &read.text).map(|p| {
+                        if let Some(facts) = attach.facts {
+                            facts.learn(&l.scope, read.version, p.kind, &p.globs);
+                        }
+                        load(p.kind, &p.globs)
+                    }),
+                };
+                match loaded {
                     Err(e) => {
                         tracing::debug!(path = %l.path, error = %e, "rule unavailable");
                         SlotState::Unavailable(Unavailable::Io(e.to_string()))
                     }
-                    Ok((RuleKind::Manual, _, _)) => continue,
-                    Ok((RuleKind::PathScoped, globs, _))
-                        if !is_attached(&l.scope, attach)
-                            && !touched_match(
-                                &globs,
-                                scans[l.scan].glob_base(),
-                                attach.touched,
-                            ) =>
-                    {
-                        continue;
-                    }
-                    Ok((kind, globs, content)) => {
-                        let file =
-                            rule_file(&l.display, &dir, kind, &globs, content, transform, &read);
+                    Ok(None) => continue,
+                    Ok(Some(file)) => {
                         if g.imports.is_some() && content.contains('@') {
                             importing.push(Importing {
                                 scan: l.scan,
@@ -449,10 +495,24 @@ fn is_attached(scope: &ScopeKey, attach: &Attach<'_>) -> bool {
 /// relative to D, so a directory touch matches only a glob that matches
 /// the directory.
 fn touched_match(globs: &RuleGlobs, base: &Utf8Path, touched: &[Utf8PathBuf]) -> bool {
-    touched.iter().any(|t| {
-        t.strip_prefix(base)
-            .is_ok_and(|rel| !rel.as_str().is_empty() && globs.matches(rel.as_str()))
-    })
+    touched
+        .iter()
+        .any(|t| below(t, base).is_some_and(|rel| !rel.is_empty() && globs.matches(rel)))
+}
+
+/// `path` relative to `base`, as [`Utf8Path::strip_prefix`] gives it: by
+/// bytes when both are lexically normal (a component walk per rule and
+/// touched path was a tenth of a rules touch, issue 46 item 2).
+fn below<'p>(path: &'p Utf8Path, base: &Utf8Path) -> Option<&'p str> {
+    if !(dsh_home_paths::is_lexically_normal(path) && dsh_home_paths::is_lexically_normal(base)) {
+        return path.strip_prefix(base).ok().map(Utf8Path::as_str);
+    }
+    let rest = path.as_str().strip_prefix(base.as_str())?;
+    if base.as_str().ends_with('/') || rest.is_empty() {
+        Some(rest)
+    } else {
+        rest.strip_prefix('/')
+    }
 }
 
 /// A loaded rule: its section text (with the path-scoped line), its digest
@@ -581,6 +641,23 @@ fn rule_dedup(scan: &mut DirScan) {
 mod tests {
     use super::*;
     use rstest::rstest;
+
+    #[rstest]
+    #[case("/p/a/b.rs", "/p", Some("a/b.rs"))]
+    #[case("/p/a", "/p/a", Some(""))]
+    #[case("/pa/b", "/p", None)]
+    #[case("/x", "/", Some("x"))]
+    #[case("/p/a", "/p/a/b", None)]
+    // Not normal: what `strip_prefix` gives, `.` kept.
+    #[case("/p//a/./b.rs", "/p", Some("a/./b.rs"))]
+    fn below_is_strip_prefix(#[case] path: &str, #[case] base: &str, #[case] rel: Option<&str>) {
+        let (path, base) = (Utf8Path::new(path), Utf8Path::new(base));
+        assert_eq!(below(path, base), rel);
+        assert_eq!(
+            below(path, base),
+            path.strip_prefix(base).ok().map(Utf8Path::as_str)
+        );
+    }
 
     #[rstest]
     #[case("---\npaths: \"*.ts\"\n---\nx", "`*.ts`")]

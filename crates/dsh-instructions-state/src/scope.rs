@@ -356,23 +356,26 @@ impl<'a> RulePlace<'a> {
                 rel: "copilot-instructions.md",
             });
         }
-        // The earliest component boundary where some rules directory starts.
-        let mut best: Option<(usize, RuleFormat)> = None;
-        for format in RuleFormat::ALL {
-            let rd = format.rules_dir();
-            let mut from = 0;
-            while let Some(i) = path[from..].find(rd).map(|i| i + from) {
-                let at_boundary = i == 0 || path.as_bytes()[i - 1] == b'/';
-                let followed = path.as_bytes().get(i + rd.len()) == Some(&b'/');
-                if at_boundary && followed {
-                    if best.is_none_or(|(b, _)| i < b) {
-                        best = Some((i, format));
-                    }
-                    break;
-                }
-                from = i + 1;
-            }
-        }
+        // The earliest component boundary where some rules directory
+        // starts (the first format of `ALL` at the same one). A byte scan
+        // of the boundaries: this runs for every rule key a composition
+        // sorts or groups, and a substring search per format was most of
+        // a rules touch's key work (issue 46 item 2).
+        let bytes = path.as_bytes();
+        let starts = std::iter::once(0).chain(
+            bytes
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'/')
+                .map(|(i, _)| i + 1),
+        );
+        let best = starts.into_iter().find_map(|i| {
+            RuleFormat::ALL.into_iter().find_map(|format| {
+                let rd = format.rules_dir();
+                (path[i..].starts_with(rd) && bytes.get(i + rd.len()) == Some(&b'/'))
+                    .then_some((i, format))
+            })
+        });
         let (i, format) = best?;
         let rel = &path[i + format.rules_dir().len() + 1..];
         let dir = if i == 0 { "." } else { &path[..i - 1] };

@@ -204,6 +204,53 @@ impl Inner {
         Ok(Some(probes))
     }
 
+    /// Probes unrelated paths (rule files, import targets, R-IMP-2) in one
+    /// pass: a path whose directory the handle cache reaches through real
+    /// subdirectories is probed by name through that handle, as
+    /// [`Self::probe_many`] probes a name (one `statat`, not a walk from
+    /// the root), and a run of paths in one directory validates it once.
+    /// A path that is itself a trusted root, or whose directory the cache
+    /// does not reach, takes the full [`probe`], so results are identical.
+    ///
+    /// [`probe`]: Self::probe
+    pub(super) fn probe_paths(
+        &self,
+        paths: &[Utf8PathBuf],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Probe>, Cancelled> {
+        let mut cache = self.dirs.try_lock().ok();
+        let mut batch = cache
+            .as_deref_mut()
+            .map(|c| Batch::new(c, self.margin, &[], None));
+        let root_of = |path: &Utf8Path| {
+            self.roots
+                .iter()
+                .find(|r| r.path.as_str() == path.as_str())
+                .and_then(|r| r.handle().cloned())
+        };
+        let mut out = Vec::with_capacity(paths.len());
+        for path in paths {
+            check(cancel)?;
+            let path = normalized(path);
+            let through = match (batch.as_mut(), path.parent(), path.file_name()) {
+                (Some(batch), Some(dir), Some(name))
+                    if plain(name)
+                        && !self.roots.iter().any(|r| r.path.as_str() == path.as_str()) =>
+                {
+                    batch
+                        .handle(&root_of, dir)
+                        .map(|(handle, _, _)| (dir, name, handle))
+                }
+                _ => None,
+            };
+            out.push(match through {
+                Some((dir, name, handle)) => self.probe_name(dir, Some(&handle), name, cancel)?.0,
+                None => self.probe(&path, cancel)?,
+            });
+        }
+        Ok(out)
+    }
+
     /// Probes a list of directories in one pass. Directories reachable from
     /// a root through real (non-symlink) subdirectories use handles kept
     /// between batches (the `dircache` module); the others are opened

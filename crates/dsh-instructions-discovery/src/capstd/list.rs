@@ -3,15 +3,28 @@
 //! opened beneath its root's handle and read entry by entry; no entry is
 //! opened or followed.
 //!
+//! A directory the handle cache (the `dircache` module) reaches through
+//! real subdirectories is listed through its kept handle instead, and its
+//! entries are kept beside its trusted stamp: while the stamp is unchanged
+//! no entry was added, removed or renamed, so the kept entries are what a
+//! new listing would read (an `fstat` per directory of the path instead of
+//! a walk, an open and a read of the entries; issue 46 item 2, decision
+//! 0090).
+//!
 //! [`FsProvider::list_dir`]: crate::FsProvider::list_dir
 
+use std::sync::Arc;
+
 use camino::Utf8Path;
+use cap_std::fs::Dir;
 use tokio_util::sync::CancellationToken;
 
 use super::Inner;
 use super::blocking::check;
 use super::classify::{Class, classify};
 use super::resolve::Resolution;
+use crate::dircache::{Batch, Listed};
+use crate::paths::normalized;
 use crate::provider::{Cancelled, DirListing, EntryKind, Unavailable};
 
 impl Inner {
@@ -20,6 +33,10 @@ impl Inner {
         dir: &Utf8Path,
         cancel: &CancellationToken,
     ) -> Result<DirListing, Cancelled> {
+        check(cancel)?;
+        if let Some(listing) = self.list_cached(dir, cancel)? {
+            return Ok(listing);
+        }
         let (root, rel) = match self.resolve(dir, cancel)? {
             Resolution::Found {
                 root,
@@ -37,10 +54,105 @@ impl Inner {
         } else {
             handle.open_dir(rel.as_std_path())
         };
-        let read = opened.and_then(|d| d.entries());
-        let entries = match read {
+        match opened {
+            Ok(dir) => Ok(read_entries(&dir, cancel)?.map_or_else(
+                |error| failed(&error),
+                |listed| DirListing::Entries {
+                    entries: listed.entries,
+                    truncated: listed.truncated,
+                },
+            )),
+            Err(error) => Ok(failed(&error)),
+        }
+    }
+
+    /// [`Self::list_dir`] of each of `dirs`, in one pass over the handle
+    /// cache: a run of directories below one another (a chain's rules
+    /// directories) validates each ancestor once, not once per listing.
+    pub(super) fn list_dirs(
+        &self,
+        dirs: &[camino::Utf8PathBuf],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<DirListing>, Cancelled> {
+        let mut out = Vec::with_capacity(dirs.len());
+        let mut cache = self.dirs.try_lock().ok();
+        let mut batch = cache
+            .as_deref_mut()
+            .map(|c| Batch::new(c, self.margin, &[], None));
+        for dir in dirs {
+            check(cancel)?;
+            let cached = match batch.as_mut() {
+                Some(batch) => self.list_in(batch, dir, cancel)?,
+                None => None,
+            };
+            out.push(match cached {
+                Some(listing) => listing,
+                // The cache is held by this pass: the full path.
+                None => self.list_dir(dir, cancel)?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The listing of `dir` through the handle cache, when it reaches
+    /// `dir` (see the module docs); `None`: take the full path.
+    fn list_cached(
+        &self,
+        dir: &Utf8Path,
+        cancel: &CancellationToken,
+    ) -> Result<Option<DirListing>, Cancelled> {
+        let Ok(mut cache) = self.dirs.try_lock() else {
+            return Ok(None);
+        };
+        let mut batch = Batch::new(&mut cache, self.margin, &[], None);
+        self.list_in(&mut batch, dir, cancel)
+    }
+
+    /// [`Self::list_cached`] within `batch`.
+    fn list_in(
+        &self,
+        batch: &mut Batch<'_>,
+        dir: &Utf8Path,
+        cancel: &CancellationToken,
+    ) -> Result<Option<DirListing>, Cancelled> {
+        let dir = normalized(dir);
+        let root_of = |path: &Utf8Path| {
+            self.roots
+                .iter()
+                .find(|r| r.path.as_str() == path.as_str())
+                .and_then(|r| r.handle().cloned())
+        };
+        let Some((handle, stamp, slot)) = batch.handle(&root_of, &dir) else {
+            return Ok(None);
+        };
+        let listed = match batch.listing(slot, stamp) {
+            Some(listed) => listed,
+            None => match read_entries(&handle, cancel)? {
+                Ok(listed) => {
+                    let listed = Arc::new(listed);
+                    batch.keep_listing(slot, stamp, Arc::clone(&listed));
+                    listed
+                }
+                // Whatever went wrong, the full path says what it is.
+                Err(_) => return Ok(None),
+            },
+        };
+        Ok(Some(DirListing::Entries {
+            entries: listed.entries.clone(),
+            truncated: listed.truncated,
+        }))
+    }
+}
+
+/// The entries of the open directory `dir`, in byte order of their names.
+fn read_entries(
+    dir: &Dir,
+    cancel: &CancellationToken,
+) -> Result<std::io::Result<Listed>, Cancelled> {
+    {
+        let entries = match dir.entries() {
             Ok(entries) => entries,
-            Err(error) => return Ok(failed(&error)),
+            Err(error) => return Ok(Err(error)),
         };
         let mut out = Vec::new();
         let mut truncated = false;
@@ -65,10 +177,10 @@ impl Inner {
             out.push((name, kind));
         }
         out.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        Ok(DirListing::Entries {
+        Ok(Ok(Listed {
             entries: out,
             truncated,
-        })
+        }))
     }
 }
 

@@ -655,6 +655,61 @@ mod stamps {
         assert_eq!(held(), 3);
     }
 
+    /// Listings and path probes through the handle cache (issue 46 item
+    /// 2) answer what a provider that never saw the tree answers, after
+    /// each change; an unchanged directory's listing is the kept one.
+    #[test]
+    fn kept_listings_and_path_probes_match_a_fresh_provider() {
+        let fx = Fixture::new();
+        let rules = fx.root.join("a/b/rules");
+        std::fs::create_dir_all(&rules).unwrap();
+        std::fs::write(rules.join("r1.md"), "one").unwrap();
+        let dirs = vec![fx.root.join("a/rules"), rules.clone(), fx.root.join("a/b")];
+        let paths = vec![
+            rules.join("r1.md"),
+            rules.join("r2.md"),
+            fx.root.join("a/b/AGENTS.md"),
+            fx.root.join("a/nothing/x.md"),
+        ];
+        let cancel = CancellationToken::new();
+        let check = |fx: &Fixture| {
+            let fresh = CapStdProvider::new([fx.root.clone()], ambient_authority()).unwrap();
+            let listed = fx.cached.inner.list_dirs(&dirs, &cancel).unwrap();
+            let want: Vec<DirListing> = dirs
+                .iter()
+                .map(|d| fresh.inner.list_dir(d, &cancel).unwrap())
+                .collect();
+            assert_eq!(listed, want, "kept listings differ from a fresh provider's");
+            let probed = fx.cached.inner.probe_paths(&paths, &cancel).unwrap();
+            let want: Vec<Probe> = paths
+                .iter()
+                .map(|p| fresh.inner.probe(p, &cancel).unwrap())
+                .collect();
+            assert_eq!(probed, want, "path probes differ from a fresh provider's");
+            listed
+        };
+        let kept = || fx.cached.inner.dirs.lock().unwrap().listings_kept;
+        let first = check(&fx);
+        assert!(matches!(&first[0], DirListing::Absent));
+        assert_eq!(kept(), 0);
+        check(&fx);
+        // `a/b/rules` and `a/b` unchanged: both answered from what the
+        // first pass read (`a/rules` has no directory to keep one for).
+        assert_eq!(kept(), 2);
+        fx.change(|root| std::fs::write(root.join("a/b/rules/r2.md"), "two").unwrap());
+        let after = check(&fx);
+        let DirListing::Entries { entries, .. } = &after[1] else {
+            panic!("a/b/rules is listed: {:?}", after[1]);
+        };
+        assert_eq!(entries.len(), 2, "the new rule file is listed");
+        // Only `a/b` was kept this time: the rules directory changed.
+        assert_eq!(kept(), 3);
+        fx.change(|root| std::fs::remove_file(root.join("a/b/rules/r1.md")).unwrap());
+        check(&fx);
+        fx.change(|root| std::fs::write(root.join("a/b/rules/r2.md"), "longer now").unwrap());
+        check(&fx);
+    }
+
     #[test]
     fn a_directory_changed_within_the_margin_is_never_trusted() {
         let tmp = tempfile::tempdir().unwrap();

@@ -92,11 +92,11 @@ fn validate_path_list(
 /// `.` or `..` component, no `\` or NUL. The scope-key parser applies
 /// the same test to persisted keys.
 pub(crate) fn plain_relative_path(entry: &str) -> bool {
+    // By bytes: rule keys are checked with it on every sort and lookup.
     !entry.is_empty()
-        && !entry.contains(['\\', '\0'])
-        && entry
-            .split('/')
-            .all(|c| !c.is_empty() && c != "." && c != "..")
+        && entry.as_bytes().split(|b| *b == b'/').all(|c| {
+            !c.is_empty() && c != b"." && c != b".." && !c.contains(&b'\\') && !c.contains(&0)
+        })
 }
 
 /// Validates `ancestor_instruction_files` (R-HOOK-8): each entry must be a
