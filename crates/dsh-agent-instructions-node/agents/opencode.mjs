@@ -168,7 +168,7 @@ export function opencodePlugin(settings = {}) {
                     return null;
                 let s = sessions.get(id);
                 if (!s && create) {
-                    s = { session: core.session(id, directory), leftOut: new Set(), observed: new Set() };
+                    s = { session: core.session(id, directory), leftOut: new Set(), observed: new Set(), lane: Promise.resolve() };
                     sessions.set(id, s);
                 }
                 return s ?? null;
@@ -214,11 +214,16 @@ export function opencodePlugin(settings = {}) {
                     const s = state(hook?.sessionID, true);
                     if (!s || !output)
                         return;
-                    await s.session.touch(opencodeTouches(String(hook?.tool ?? ""), hook?.args, directory, core.home));
-                    const loaded = Array.isArray(output?.metadata?.loaded) ? output.metadata.loaded.filter((p) => typeof p === "string") : [];
-                    const text = deliver(s, await s.session.stepEnd(), loaded);
-                    if (text)
-                        output.output = `${typeof output.output === "string" ? output.output : ""}\n\n${text}`;
+                    const mine = s.lane.then(async () => {
+                        await s.session.touch(opencodeTouches(String(hook?.tool ?? ""), hook?.args, directory, core.home));
+                        const loaded = Array.isArray(output?.metadata?.loaded) ? output.metadata.loaded.filter((p) => typeof p === "string") : [];
+                        const text = deliver(s, await s.session.stepEnd(), loaded);
+                        if (text)
+                            output.output = `${typeof output.output === "string" ? output.output : ""}\n\n${text}`;
+                    });
+                    // The next result waits for this one, never for its failure.
+                    s.lane = mine.catch(() => undefined);
+                    await mine;
                 }),
                 // Never less than opencode alone: a file left out as opencode's
                 // that its system prompt does not hold after all is given here,

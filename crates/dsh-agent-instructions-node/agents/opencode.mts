@@ -167,6 +167,13 @@ interface State {
   leftOut: Set<string>;
   /** What the latest system prompt held. */
   observed: Set<string>;
+  /**
+   * The session's tool results, handled one at a time: opencode runs a
+   * step's tools in parallel, and a result must carry only what its own
+   * touch brought — else a sibling read's nested file, which opencode
+   * attaches to that read's result itself, would arrive twice.
+   */
+  lane: Promise<void>;
 }
 
 /**
@@ -188,7 +195,7 @@ export function opencodePlugin(settings: Partial<Settings> = {}) {
         if (typeof id !== "string" || id === "") return null;
         let s = sessions.get(id);
         if (!s && create) {
-          s = { session: core.session(id, directory), leftOut: new Set(), observed: new Set() };
+          s = { session: core.session(id, directory), leftOut: new Set(), observed: new Set(), lane: Promise.resolve() };
           sessions.set(id, s);
         }
         return s ?? null;
@@ -238,10 +245,15 @@ export function opencodePlugin(settings: Partial<Settings> = {}) {
         "tool.execute.after": safe("tool.execute.after", async (hook: any, output: any) => {
           const s = state(hook?.sessionID, true);
           if (!s || !output) return;
-          await s.session.touch(opencodeTouches(String(hook?.tool ?? ""), hook?.args, directory, core.home));
-          const loaded = Array.isArray(output?.metadata?.loaded) ? output.metadata.loaded.filter((p: unknown) => typeof p === "string") : [];
-          const text = deliver(s, await s.session.stepEnd(), loaded);
-          if (text) output.output = `${typeof output.output === "string" ? output.output : ""}\n\n${text}`;
+          const mine = s.lane.then(async () => {
+            await s.session.touch(opencodeTouches(String(hook?.tool ?? ""), hook?.args, directory, core.home));
+            const loaded = Array.isArray(output?.metadata?.loaded) ? output.metadata.loaded.filter((p: unknown) => typeof p === "string") : [];
+            const text = deliver(s, await s.session.stepEnd(), loaded);
+            if (text) output.output = `${typeof output.output === "string" ? output.output : ""}\n\n${text}`;
+          });
+          // The next result waits for this one, never for its failure.
+          s.lane = mine.catch(() => undefined);
+          await mine;
         }),
 
         // Never less than opencode alone: a file left out as opencode's

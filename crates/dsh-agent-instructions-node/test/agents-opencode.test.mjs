@@ -253,6 +253,24 @@ test("a nested file opencode attached to a read is left out; one it never attach
   }
 });
 
+test("two reads of one step, run in parallel: each result carries only its own touch, so opencode's attachments stay the one copy", async () => {
+  const base = layout();
+  try {
+    const hooks = await instance(base, "ws");
+    await say(hooks, "ses_p", "go");
+    // opencode runs a step's tools at once: both after-hooks are in flight
+    // together, each with the nested file opencode attached to its result.
+    const [sub, w] = await Promise.all([
+      tool(hooks, "ses_p", "read", { filePath: join(base, "ws/sub/f.txt") }, "<content>f</content>", [join(base, "ws/sub/AGENTS.md")]),
+      tool(hooks, "ses_p", "read", { filePath: join(base, "ws/w/g.txt") }, "<content>g</content>", [join(base, "ws/w/AGENTS.md")]),
+    ]);
+    assert.equal(sub, "<content>f</content>", "no sibling's file in the first result");
+    assert.equal(w, "<content>g</content>", "no sibling's file in the second result");
+  } finally {
+    cleanup(base);
+  }
+});
+
 test("an edit of a nested file arrives as a replace, which opencode never sends", async () => {
   const base = layout();
   try {
