@@ -357,11 +357,12 @@ fn acknowledged_events_survive_sigkill_r_log_2() {
         let round = KILLS + attempt;
         let size = std::fs::metadata(&path).expect("log exists by now").len();
         let blocks = size.div_ceil(512) + 8 + 3 * attempt;
+        // The append that crosses the limit may be the writer's first (when
+        // the next event is the 2 MiB line, which depends on how far the
+        // random rounds got): it then acknowledges nothing, and the round is
+        // checked all the same. A writer that never ran (the limit refused)
+        // tears nothing, which the count of forced tears below catches.
         let acked = run_and_kill(&dir, KillAt::Acks(usize::MAX), 0, Some(blocks));
-        assert!(
-            !acked.is_empty(),
-            "round {round}: the limited writer wrote nothing"
-        );
         acked_total.extend(&acked);
         let seen = check_round(&path, &acked_total, round).expect("the log exists");
         interrupted += u64::from(seen.interrupted);
