@@ -736,23 +736,7 @@ fn in_process_doctor(
     let found = files::read_optional(&files.hooks)?;
     let wanted = package.and_then(|p| crate::in_process::text(agent, p).ok());
     let status = crate::in_process::status(agent, found.as_deref(), wanted.as_deref());
-    let mut problems = Vec::new();
-    let other = match target.scope {
-        Scope::User => Scope::Project,
-        Scope::Project => Scope::User,
-    };
-    let other_file = layout::files(agent, other, target.locations).hooks;
-    if other_file != files.hooks
-        && files::read_optional(&other_file)
-            .ok()
-            .flatten()
-            .is_some_and(|t| crate::in_process::is_ours(&t))
-    {
-        problems.push(format!(
-            "also installed at {other} scope ({}): {agent} would load it twice",
-            other_file.display()
-        ));
-    }
+    let problems: Vec<String> = other_scope_problem(target).into_iter().collect();
     let mut notes = Vec::new();
     if let Ok(sessions) = camino::Utf8PathBuf::from_path_buf(
         target.locations.dsh_home.join("hooks").join(agent.as_str()),
@@ -785,6 +769,19 @@ fn other_scope_problem(target: &Target<'_>) -> Option<String> {
     let path = layout::files(target.agent, other, target.locations).hooks;
     if path == target.files().hooks {
         return None;
+    }
+    if target.agent.in_process() {
+        let ours = files::read_optional(&path)
+            .ok()
+            .flatten()
+            .is_some_and(|t| crate::in_process::is_ours(&t));
+        return ours.then(|| {
+            format!(
+                "also installed at {other} scope ({}): {} would load it twice",
+                path.display(),
+                target.agent
+            )
+        });
     }
     if target.agent == Agent::Cline {
         return crate::cline::any_ours(&path).then(|| {
