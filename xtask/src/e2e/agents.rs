@@ -680,6 +680,29 @@ pub(crate) fn run_installer(agent: Agent, dirs: &Dirs, bin: &Path) -> Result<()>
     if agent.in_process() {
         bail!("{agent} has no hook to install: its integration is `inproc::install_product`'s");
     }
+    let codex_home = dirs.codex_home();
+    hook_install(
+        bin,
+        agent,
+        &[],
+        &dirs.home,
+        &dirs.ws,
+        &[("CODEX_HOME", &codex_home)],
+    )
+}
+
+/// Runs `dsh-instructions hook install --agent A --scope user` and `extra`
+/// as a person whose home is `home` does, in `ws`, with nothing of this
+/// process's environment but `PATH` and `env`; a failure carries the
+/// installer's own message.
+pub(crate) fn hook_install(
+    bin: &Path,
+    agent: Agent,
+    extra: &[String],
+    home: &Path,
+    ws: &Path,
+    env: &[(&str, &Path)],
+) -> Result<()> {
     let out = Command::new(bin)
         .args([
             "hook",
@@ -689,17 +712,19 @@ pub(crate) fn run_installer(agent: Agent, dirs: &Dirs, bin: &Path) -> Result<()>
             "--scope",
             "user",
         ])
+        .args(extra)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &dirs.home)
-        .env("CODEX_HOME", dirs.codex_home())
-        .current_dir(&dirs.ws)
+        .env("HOME", home)
+        .envs(env.iter().copied())
+        .current_dir(ws)
         .stdin(Stdio::null())
         .output()
         .context("cannot run dsh-instructions hook install")?;
     if !out.status.success() {
         bail!(
-            "`dsh-instructions hook install --agent {agent} --scope user` failed ({}): {}",
+            "`dsh-instructions hook install --agent {agent} --scope user{}` failed ({}): {}",
+            extra.iter().map(|a| format!(" {a}")).collect::<String>(),
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
         );

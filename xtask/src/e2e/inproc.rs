@@ -413,33 +413,15 @@ pub(crate) fn integration_file(agent: Agent, home: &Path) -> std::path::PathBuf 
 /// --agent A --scope user --package <the staged binding>`, which writes the
 /// one file that loads the binding's extension or plugin (decision 0086).
 pub(crate) fn install(agent: Agent, home: &Path, ws: &Path, bin: &Path, pkg: &Path) -> Result<()> {
-    let out = Command::new(bin)
-        .args([
-            "hook",
-            "install",
-            "--agent",
-            agent.name(),
-            "--scope",
-            "user",
-            "--package",
-        ])
-        .arg(pkg)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .current_dir(ws)
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot run dsh-instructions hook install")?;
-    if !out.status.success() {
-        bail!(
-            "`dsh-instructions hook install --agent {agent} --scope user --package {}` failed ({}): {}",
-            pkg.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
+    let config = home.join(".config");
+    super::agents::hook_install(
+        bin,
+        agent,
+        &["--package".to_owned(), pkg.display().to_string()],
+        home,
+        ws,
+        &[("XDG_CONFIG_HOME", &config)],
+    )?;
     let file = integration_file(agent, home);
     if !fs::read_to_string(&file).is_ok_and(|t| t.contains(&pkg.display().to_string())) {
         bail!(

@@ -539,34 +539,15 @@ pub(crate) fn install(agent: Agent, dirs: &Dirs, bin: &Path, formats: &[&str]) -
         super::inproc::install_product(agent, dirs, bin)?;
         return turn_on(agent, dirs, formats);
     }
-    let out = std::process::Command::new(bin)
-        .args([
-            "hook",
-            "install",
-            "--agent",
-            agent.name(),
-            "--scope",
-            "user",
-            "--rules",
-        ])
-        .arg(formats.join(","))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &dirs.home)
-        .env("CODEX_HOME", dirs.codex_home())
-        .current_dir(&dirs.ws)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .context("cannot run dsh-instructions hook install --rules")?;
-    if !out.status.success() {
-        bail!(
-            "`dsh-instructions hook install --agent {agent} --scope user --rules {}` failed ({}): {}",
-            formats.join(","),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(())
+    let codex_home = dirs.codex_home();
+    super::agents::hook_install(
+        bin,
+        agent,
+        &["--rules".to_owned(), formats.join(",")],
+        &dirs.home,
+        &dirs.ws,
+        &[("CODEX_HOME", &codex_home)],
+    )
 }
 
 /// Whether `hook install --help` names a `--rules` flag.
