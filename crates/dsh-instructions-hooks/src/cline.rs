@@ -69,11 +69,12 @@ fn all_kept(session_dir: &Utf8Path, compaction: &str) -> bool {
         }
         texts.push('\n');
     }
+    // A line that does not parse (torn, garbage) names an answer that may
+    // be gone: a loss, so the baseline comes again rather than too little.
     std::fs::read_to_string(session_dir.join(GIVEN_FILE_NAME))
         .unwrap_or_default()
         .lines()
-        .filter_map(|l| serde_json::from_str::<String>(l).ok())
-        .all(|fp| texts.contains(&fp))
+        .all(|l| serde_json::from_str::<String>(l).is_ok_and(|fp| texts.contains(&fp)))
 }
 
 /// Cline's sessions directory, as Cline resolves it:
@@ -245,7 +246,20 @@ mod tests {
         // A view that does not parse is a loss.
         given(&session_dir, "NEW BASELINE");
         std::fs::write(&file, "not json at all").expect("write");
-        assert!(compacted(Some(&sessions), id, &session_dir).0);
+        let (changed, stamp) = compacted(Some(&sessions), id, &session_dir);
+        assert!(changed);
+        remember(&session_dir, &stamp.expect("a stamp"));
+        // A damaged note of what was given is a loss too, even when the
+        // view keeps the one answer that still reads.
+        given(&session_dir, "KEPT answer");
+        let mut notes = std::fs::read_to_string(session_dir.join(GIVEN_FILE_NAME)).expect("notes");
+        notes.push_str("\"torn, never closed\n");
+        std::fs::write(session_dir.join(GIVEN_FILE_NAME), notes).expect("damage");
+        std::fs::write(&file, view(&["Context summary: z", "KEPT answer"])).expect("write");
+        assert!(
+            compacted(Some(&sessions), id, &session_dir).0,
+            "a damaged note is a loss"
+        );
     }
 
     /// A session given an answer before the adapter first saw a compaction
