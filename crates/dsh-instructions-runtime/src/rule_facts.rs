@@ -3,6 +3,7 @@
 //! it and the rule slots that fill it name it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use dsh_instructions_discovery::provider::FileVersion;
 use dsh_instructions_state::{
@@ -22,12 +23,16 @@ use dsh_instructions_state::{
 #[derive(Debug, Default)]
 pub(crate) struct RuleFacts(std::sync::Mutex<HashMap<ScopeKey, RuleFact>>);
 
-/// A rule's kind and globs at one version of its file.
+/// A rule's kind and globs at one version of its file, and for a
+/// path-scoped rule its content (what follows the front matter, before the
+/// agent's transform): a touch that attaches it needs no read while the
+/// file is at that version (decision 0091).
 #[derive(Debug, Clone)]
-struct RuleFact {
+pub(crate) struct RuleFact {
     version: FileVersion,
-    kind: RuleKind,
-    globs: RuleGlobs,
+    pub kind: RuleKind,
+    pub globs: RuleGlobs,
+    pub content: Option<Arc<str>>,
 }
 
 impl RuleFacts {
@@ -37,35 +42,41 @@ impl RuleFacts {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// What `judge` says of the kind and globs of `scope`'s rule if its
-    /// file is still at `version` (the globs are not cloned: a compiled
-    /// glob set was the dearest part of a touch's rule work).
+    /// What `judge` says of `scope`'s rule if its file is still at
+    /// `version` (nothing is cloned: a compiled glob set was the dearest
+    /// part of a touch's rule work).
     pub(crate) fn with<R>(
         &self,
         scope: &ScopeKey,
         version: &FileVersion,
-        judge: impl FnOnce(RuleKind, &RuleGlobs) -> R,
+        judge: impl FnOnce(&RuleFact) -> R,
     ) -> Option<R> {
         self.lock()
             .get(scope)
             .filter(|f| &f.version == version)
-            .map(|f| judge(f.kind, &f.globs))
+            .map(judge)
     }
 
-    /// Keeps what a read at `version` said.
+    /// Keeps what a read at `version` said; `content` only for a
+    /// path-scoped rule (the only kind a later touch can attach: an
+    /// always-on rule the model sees is vouched for by the version cache,
+    /// a manual one never loads).
     pub(crate) fn learn(
         &self,
         scope: &ScopeKey,
         version: FileVersion,
         kind: RuleKind,
         globs: &RuleGlobs,
+        content: &str,
     ) {
+        let content = (kind == RuleKind::PathScoped).then(|| Arc::from(content));
         self.lock().insert(
             scope.clone(),
             RuleFact {
                 version,
                 kind,
                 globs: globs.clone(),
+                content,
             },
         );
     }

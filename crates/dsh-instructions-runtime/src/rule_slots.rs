@@ -21,7 +21,7 @@ use dsh_home_paths::{DshHome, HomeLabel};
 use dsh_instructions_discovery::{
     Cancelled,
     listing::{list_rule_dirs, list_rule_files},
-    provider::{FileIdentity, LoadedText, Probe, ReadOutcome, Unavailable},
+    provider::{FileIdentity, FileVersion, Probe, ReadOutcome, Unavailable},
 };
 use dsh_instructions_state::{
     Digest, ScopeKey,
@@ -220,22 +220,39 @@ pub(crate) async fn add_rule_slots(
                 ))));
                 continue;
             }
-            let left_out = attach
+            // The front matter the instance knows at this version says
+            // whether it loads; a path-scoped rule that does is built from
+            // the content kept with it, unread (decision 0091), unless its
+            // content may import (a read then expands it) or the cap has
+            // become too small for the file.
+            let base = scans[l.scan].glob_base();
+            let dir = scans[l.scan].rel().unwrap_or(".");
+            known[i] = attach
                 .facts
                 .and_then(|f| {
-                    f.with(&l.scope, &present.version, |kind, globs| match kind {
-                        RuleKind::Manual => true,
-                        RuleKind::PathScoped => {
-                            !is_attached(&l.scope, attach)
-                                && !touched_match(globs, scans[l.scan].glob_base(), attach.touched)
+                    f.with(&l.scope, &present.version, |fact| {
+                        if !loads(fact.kind, &fact.globs, &l.scope, base, attach) {
+                            return Some(Known::LeftOut);
                         }
-                        RuleKind::AlwaysOn => false,
+                        let content = fact.content.as_deref()?;
+                        if present.size > g.config.max_source_bytes()
+                            || (g.imports.is_some() && content.contains('@'))
+                        {
+                            return None;
+                        }
+                        let file = rule_file(
+                            &l.display,
+                            dir,
+                            fact.kind,
+                            &fact.globs,
+                            content,
+                            g.config.content_transform(),
+                            present.version,
+                        );
+                        Some(Known::Loaded(Box::new(SlotState::Loaded(file))))
                     })
                 })
-                .unwrap_or(false);
-            if left_out {
-                known[i] = Some(Known::LeftOut);
-            }
+                .flatten();
         }
     }
     let paths: Vec<Utf8PathBuf> = listed
@@ -287,17 +304,18 @@ pub(crate) async fn add_rule_slots(
                 // What a loaded rule becomes, given its kind and globs:
                 // `None` when it does not load (manual, or path-scoped and
                 // neither attached nor touched).
-                let load = |kind: RuleKind, globs: &RuleGlobs| match kind {
-                    RuleKind::Manual => None,
-                    RuleKind::PathScoped
-                        if !is_attached(&l.scope, attach)
-                            && !touched_match(globs, scans[l.scan].glob_base(), attach.touched) =>
-                    {
-                        None
-                    }
-                    _ => Some(rule_file(
-                        &l.display, &dir, kind, globs, content, transform, &read,
-                    )),
+                let load = |kind: RuleKind, globs: &RuleGlobs| {
+                    loads(kind, globs, &l.scope, scans[l.scan].glob_base(), attach).then(|| {
+                        rule_file(
+                            &l.display,
+                            &dir,
+                            kind,
+                            globs,
+                            content,
+                            transform,
+                            read.version,
+                        )
+                    })
                 };
                 // A rule whose front matter the instance knows at the
                 // version just read is not parsed again (the content is
@@ -305,9 +323,9 @@ pub(crate) async fn add_rule_slots(
                 let remembered = if l.root_file {
                     None
                 } else {
-                    attach
-                        .facts
-                        .and_then(|f| f.with(&l.scope, &read.version, load))
+                    attach.facts.and_then(|f| {
+                        f.with(&l.scope, &read.version, |fact| load(fact.kind, &fact.globs))
+                    })
                 };
                 let loaded = match remembered {
                     Some(loaded) => Ok(loaded),
@@ -319,7 +337,7 @@ pub(crate) async fn add_rule_slots(
                     }
                     None => parse_rule(l.format, &read.text).map(|p| {
                         if let Some(facts) = attach.facts {
-                            facts.learn(&l.scope, read.version, p.kind, &p.globs);
+                            facts.learn(&l.scope, read.version, p.kind, &p.globs, content);
                         }
                         load(p.kind, &p.globs)
                     }),
@@ -487,8 +505,24 @@ impl DirScan {
     }
 }
 
-fn is_attached(scope: &ScopeKey, attach: &Attach<'_>) -> bool {
-    attach.visible.is_loaded(scope) || attach.pending.contains(scope)
+/// Whether a rule of `kind` and `globs` whose directory is `base` loads
+/// in this composition (see the module docs).
+fn loads(
+    kind: RuleKind,
+    globs: &RuleGlobs,
+    scope: &ScopeKey,
+    base: &Utf8Path,
+    attach: &Attach<'_>,
+) -> bool {
+    match kind {
+        RuleKind::Manual => false,
+        RuleKind::AlwaysOn => true,
+        RuleKind::PathScoped => {
+            attach.visible.is_loaded(scope)
+                || attach.pending.contains(scope)
+                || touched_match(globs, base, attach.touched)
+        }
+    }
 }
 
 /// Whether a touched path under `base` matches (R-RULE-3); the path itself
@@ -526,7 +560,7 @@ fn rule_file(
     globs: &RuleGlobs,
     content: &str,
     transform: ContentTransform,
-    read: &LoadedText,
+    version: FileVersion,
 ) -> LoadedFile {
     let content = transform.apply(content);
     let trimmed = Digest::of_trimmed(&content);
@@ -542,7 +576,7 @@ fn rule_file(
         display: Arc::from(display),
         digest: Digest::of(&text),
         trimmed,
-        version: read.version,
+        version,
         bytes: text.len() as u64,
         text: Some(text),
         imports: Vec::new(),

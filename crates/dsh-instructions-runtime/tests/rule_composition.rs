@@ -378,19 +378,30 @@ async fn the_budget_ranks_a_rule_with_its_directory_r_rule_5(
     assert_eq!(changes(&m), [(Action::Set, "pkg/AGENTS.md".to_owned())]);
 }
 
-/// A path-scoped rule nothing attaches is read once to learn its globs;
-/// later touches that do not match it probe it and read nothing (issue 46
-/// item 2: a touch re-read every unattached rule of its chain), a touch
-/// that matches reads it for its content, and an edit reads it again.
+/// A path-scoped rule nothing attaches is read once to learn its globs and
+/// content; later touches that do not match it probe it and read nothing
+/// (issue 46 item 2: a touch re-read every unattached rule of its chain),
+/// a touch that matches attaches it from the content known at its version
+/// without a read either (decision 0091), and an edit reads it again. With
+/// imports on, a content that may import is read on the match (its
+/// targets are expanded from the read, R-RULE-8): the rule and its target.
+#[rstest]
+#[case::plain(false, "TS rule", 0)]
+#[case::importing(true, "TS rule, see @../../docs/notes.md", 2)]
 #[tokio::test]
-async fn an_unattached_rule_is_read_again_only_when_its_file_moves_r_rule_3() {
+async fn an_unattached_rule_is_read_again_only_when_its_file_moves_r_rule_3(
+    #[case] imports: bool,
+    #[case] body: &str,
+    #[case] match_reads: u64,
+) {
     let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
     fs.insert("/repo/.git".into(), MemNode::dir());
     fs.insert("/repo/AGENTS.md".into(), MemNode::file("root"));
     fs.insert(
         "/repo/.claude/rules/ts.md".into(),
-        MemNode::file("---\npaths: \"src/*.ts\"\n---\nTS rule"),
+        MemNode::file(format!("---\npaths: \"src/*.ts\"\n---\n{body}")),
     );
+    fs.insert("/repo/docs/notes.md".into(), MemNode::file("notes"));
     for f in ["a.rs", "b.rs", "c.rs", "d.ts"] {
         fs.insert(&Utf8Path::new("/repo/src").join(f), MemNode::file("code"));
     }
@@ -399,15 +410,13 @@ async fn an_unattached_rule_is_read_again_only_when_its_file_moves_r_rule_3() {
         label: HomeLabel::EnvVar,
     };
     let host = Arc::new(MemoryHost::new("/repo".into()));
-    let instance = common::open(
-        fs.clone(),
-        "/repo",
-        Some(rules_config(&["claude"], 65_536)),
-        &home,
-    )
-    .await
-    .instance(host.clone() as Arc<dyn Host>)
-    .expect("mounted inside a runtime");
+    let config = config_of(serde_json::json!({
+        "max_bytes": 65_536, "rule_formats": ["claude"], "imports": imports
+    }));
+    let instance = common::open(fs.clone(), "/repo", Some(config), &home)
+        .await
+        .instance(host.clone() as Arc<dyn Host>)
+        .expect("mounted inside a runtime");
     let cancel = CancellationToken::new();
     let prompt = Decision::Enter(vec![BatchItem {
         message: "hi".to_owned(),
@@ -437,13 +446,22 @@ async fn an_unattached_rule_is_read_again_only_when_its_file_moves_r_rule_3() {
     assert!(instance.pending().is_empty(), "nothing attached");
     assert_eq!(
         touch("/repo/src/d.ts").await,
-        1,
-        "a match reads its content"
+        match_reads,
+        "a match attaches the content known at its version"
     );
     assert_eq!(
         changes(&instance.pending()[0]),
         [(Action::Set, ".claude/rules/ts.md".to_owned())]
     );
+    if !imports {
+        assert_eq!(
+            instance.pending()[0].parts,
+            [frame(&format!(
+                "Additional instructions from: .claude/rules/ts.md\n\nThese instructions apply to files matching `src/*.ts` under `.`. {SET_TAIL}\n\n{body}"
+            ))],
+            "the section a read would have made"
+        );
+    }
     // The file moves: what it says must be read again (now it names `.rs`).
     fs.insert(
         "/repo/.claude/rules/ts.md".into(),
