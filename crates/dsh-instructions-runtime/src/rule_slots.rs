@@ -81,6 +81,22 @@ struct Listed {
     root_file: bool,
 }
 
+impl Listed {
+    /// A rule file of scan `scan` shown as `display` (R-RULE-8); `None`
+    /// when that names no rule file.
+    fn new(scan: usize, format: RuleFormat, display: String, path: Utf8PathBuf) -> Option<Self> {
+        let scope = ScopeKey::rule(&display)?;
+        Some(Self {
+            scan,
+            format,
+            display,
+            scope,
+            path,
+            root_file: false,
+        })
+    }
+}
+
 /// Appends the rule slots of every project directory in `scans` (see the
 /// module docs). Slots for which `skip` holds (left out by the budget of
 /// the instance's render, R-RT-10) are not reported. One listing per rules
@@ -157,33 +173,20 @@ pub(crate) async fn add_rule_slots(
             for problem in &files.problems {
                 tracing::debug!(dir = %dir, ?problem, "rule file skipped");
             }
-            for file in files.files {
+            listed.extend(files.files.into_iter().filter_map(|file| {
                 let display = format!("{prefix}{}/{file}", format.rules_dir());
-                let Some(scope) = ScopeKey::rule(&display) else {
-                    continue;
-                };
-                listed.push(Listed {
-                    scan: si,
-                    format,
-                    display,
-                    scope,
-                    path: dir.join(&file),
-                    root_file: false,
-                });
-            }
+                Listed::new(si, format, display, dir.join(&file))
+            }));
         }
         if rel == "." && formats.contains(&RuleFormat::Copilot) {
             let display = ".github/copilot-instructions.md".to_owned();
-            if let Some(scope) = ScopeKey::rule(&display) {
-                listed.push(Listed {
-                    scan: si,
-                    format: RuleFormat::Copilot,
-                    display,
-                    scope,
-                    path: scan.abs().join(".github/copilot-instructions.md"),
+            let path = scan.abs().join(".github/copilot-instructions.md");
+            listed.extend(
+                Listed::new(si, RuleFormat::Copilot, display, path).map(|l| Listed {
                     root_file: true,
-                });
-            }
+                    ..l
+                }),
+            );
         }
     }
     listed.retain(|l| !skip(&l.scope));
@@ -480,20 +483,14 @@ async fn list_user_rules(
     for problem in &files.problems {
         tracing::debug!(dir = %dir, ?problem, "user rule file skipped");
     }
-    for file in files.files {
-        let display = format!("{USER_RULES_SHOWN}{file}");
-        let Some(scope) = ScopeKey::rule(&display) else {
-            continue;
-        };
-        listed.push(Listed {
-            scan: si,
+    listed.extend(files.files.into_iter().filter_map(|file| {
+        Listed::new(
+            si,
             format,
-            display,
-            scope,
-            path: dir.join(&file),
-            root_file: false,
-        });
-    }
+            format!("{USER_RULES_SHOWN}{file}"),
+            dir.join(&file),
+        )
+    }));
     Ok(())
 }
 
