@@ -422,6 +422,18 @@ pub(crate) struct Dirs {
 }
 
 impl Dirs {
+    /// The paths of a run in `run`: `run/ws`, `run/home`, and the cwd
+    /// `cwd` relative to the workspace (`.`: the workspace itself).
+    pub(crate) fn of_run(run: &Path, cwd: &str) -> Self {
+        let ws = run.join("ws");
+        Self {
+            run: run.to_owned(),
+            cwd: if cwd == "." { ws.clone() } else { ws.join(cwd) },
+            home: run.join("home"),
+            ws,
+        }
+    }
+
     /// `$CODEX_HOME`.
     pub(crate) fn codex_home(&self) -> PathBuf {
         self.home.join(".codex")
@@ -1121,34 +1133,33 @@ impl Session {
     }
 }
 
-/// The thread id in `codex exec --json` output (its `thread.started` event).
-pub(crate) fn thread_id(stdout: &str) -> Option<String> {
+/// The first string that `pick` finds in one of `stdout`'s JSON lines.
+fn find_in_json_lines(stdout: &str, pick: impl Fn(&Value) -> Option<&str>) -> Option<String> {
     stdout.lines().find_map(|l| {
         let v: Value = serde_json::from_str(l).ok()?;
-        (v["type"] == "thread.started")
-            .then(|| v["thread_id"].as_str().map(str::to_owned))
-            .flatten()
+        pick(&v).map(str::to_owned)
+    })
+}
+
+/// The thread id in `codex exec --json` output (its `thread.started` event).
+pub(crate) fn thread_id(stdout: &str) -> Option<String> {
+    find_in_json_lines(stdout, |v| {
+        (v["type"] == "thread.started").then(|| v["thread_id"].as_str())?
     })
 }
 
 /// The session id in pi's `--mode json` output: its first line is the
 /// session header `{"type":"session","id":…}`.
 pub(crate) fn pi_session_id(stdout: &str) -> Option<String> {
-    stdout.lines().find_map(|l| {
-        let v: Value = serde_json::from_str(l).ok()?;
-        (v["type"] == "session")
-            .then(|| v["id"].as_str().map(str::to_owned))
-            .flatten()
+    find_in_json_lines(stdout, |v| {
+        (v["type"] == "session").then(|| v["id"].as_str())?
     })
 }
 
 /// The session id in `opencode run --format json` output: every event
 /// carries `sessionID`.
 pub(crate) fn opencode_session_id(stdout: &str) -> Option<String> {
-    stdout.lines().find_map(|l| {
-        let v: Value = serde_json::from_str(l).ok()?;
-        v["sessionID"].as_str().map(str::to_owned)
-    })
+    find_in_json_lines(stdout, |v| v["sessionID"].as_str())
 }
 
 /// Runs a command with stdin closed, output captured in `dir/<label>.*`, in
@@ -1276,12 +1287,7 @@ mod tests {
     }
 
     fn dirs(root: &Path) -> Dirs {
-        Dirs {
-            run: root.to_owned(),
-            ws: root.join("ws"),
-            home: root.join("home"),
-            cwd: root.join("ws"),
-        }
+        Dirs::of_run(root, ".")
     }
 
     #[rstest]

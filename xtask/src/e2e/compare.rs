@@ -154,17 +154,7 @@ fn one_turn(
     run: &Path,
     hooked: bool,
 ) -> Result<String> {
-    let ws = run.join("ws");
-    let dirs = Dirs {
-        run: run.to_owned(),
-        ws: ws.clone(),
-        home: run.join("home"),
-        cwd: if layout.cwd == "." {
-            ws.clone()
-        } else {
-            ws.join(layout.cwd)
-        },
-    };
+    let dirs = Dirs::of_run(run, layout.cwd);
     let mut files: Vec<(String, String)> = layout
         .files
         .iter()

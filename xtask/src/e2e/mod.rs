@@ -528,17 +528,7 @@ fn drive(
     marker: &Path,
     run: &Path,
 ) -> Result<()> {
-    let ws = run.join("ws");
-    let dirs = Dirs {
-        run: run.to_owned(),
-        ws: ws.clone(),
-        home: run.join("home"),
-        cwd: if plan.cwd == "." {
-            ws.clone()
-        } else {
-            ws.join(&plan.cwd)
-        },
-    };
+    let dirs = Dirs::of_run(run, &plan.cwd);
     prepare(plan, &dirs)?;
     let mut mock = Mock::start(&dirs.ws, &dirs.cwd, &run.join("requests.jsonl"), MOCK_BOUND)?;
     agents::write_endpoint_config(agent, &dirs, mock.port())?;

@@ -597,13 +597,7 @@ fn run_steps(
     run: &Path,
     hooked: bool,
 ) -> Result<(Vec<String>, bool)> {
-    let ws = run.join("ws");
-    let dirs = Dirs {
-        run: run.to_owned(),
-        ws: ws.clone(),
-        home: run.join("home"),
-        cwd: ws.clone(),
-    };
+    let dirs = Dirs::of_run(run, ".");
     super::prepare(plan, &dirs)?;
     let mut mock = Mock::start(
         &dirs.ws,
@@ -933,12 +927,7 @@ mod tests {
     #[test]
     fn config_json_gets_the_formats_and_keeps_other_fields() {
         let tmp = tempfile::tempdir().unwrap();
-        let d = Dirs {
-            run: tmp.path().to_owned(),
-            ws: tmp.path().join("ws"),
-            home: tmp.path().join("home"),
-            cwd: tmp.path().join("ws"),
-        };
+        let d = Dirs::of_run(tmp.path(), ".");
         let cfg = d.home.join(".dsh/hooks/codex/config.json");
         fs::create_dir_all(cfg.parent().unwrap()).unwrap();
         fs::write(&cfg, "{\"max_bytes\": 1000}").unwrap();
