@@ -126,3 +126,22 @@ export declare class Core {
 }
 /** Expands a tool's path argument as the agents do: `@` and `~` first. */
 export declare function toolPath(raw: unknown, cwd: string, home: string): string | null;
+/**
+ * What one of an agent's tools touches: a path argument (`path`, absent or
+ * not a string: `cwd` when `orCwd`, else no touch) and the kind, or a shell
+ * command (`command`) run in `workdir` (absent: `cwd`).
+ */
+export type ToolRule = {
+    kind: "read" | "write" | "list" | "search";
+    path: string;
+    orCwd?: boolean;
+} | {
+    kind: "shell";
+    command: string;
+    workdir?: string;
+};
+/**
+ * Touches of one tool call by its agent's table of `rules`: none for a tool
+ * the table does not name.
+ */
+export declare function touchesByRule(rules: Record<string, ToolRule>, tool: string, args: any, cwd: string, home: string): Touch[];

@@ -371,3 +371,21 @@ export function toolPath(raw, cwd, home) {
         p = join(home, p.slice(2));
     return isAbsolute(p) ? p : resolve(cwd, p);
 }
+/**
+ * Touches of one tool call by its agent's table of `rules`: none for a tool
+ * the table does not name.
+ */
+export function touchesByRule(rules, tool, args, cwd, home) {
+    const rule = Object.hasOwn(rules, tool) ? rules[tool] : undefined;
+    if (rule === undefined)
+        return [];
+    if (rule.kind === "shell") {
+        const command = args?.[rule.command];
+        if (typeof command !== "string")
+            return [];
+        const path = rule.workdir === undefined ? cwd : (toolPath(args?.[rule.workdir], cwd, home) ?? cwd);
+        return [{ path, kind: "shell", command }];
+    }
+    const path = toolPath(args?.[rule.path], cwd, home) ?? (rule.orCwd ? cwd : null);
+    return path === null ? [] : [{ path, kind: rule.kind }];
+}

@@ -19,7 +19,7 @@
 // another. Nothing throws into opencode.
 import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { Core, leaveOut, readText, toolPath } from "./core.mjs";
+import { Core, leaveOut, readText, toolPath, touchesByRule, } from "./core.mjs";
 /**
  * The configuration opencode sessions start from (the opencode profile of
  * `dsh-instructions`' profile table, which `hook install --agent opencode`
@@ -93,45 +93,42 @@ export function systemPromptFiles(system) {
     }
     return out;
 }
+/** What opencode's tools touch, but `read` (a file or a directory) and a patch (the files it names). */
+const OPENCODE_TOOLS = {
+    write: { kind: "write", path: "filePath" },
+    edit: { kind: "write", path: "filePath" },
+    multiedit: { kind: "write", path: "filePath" },
+    grep: { kind: "search", path: "path", orCwd: true },
+    glob: { kind: "search", path: "path", orCwd: true },
+    list: { kind: "list", path: "path", orCwd: true },
+    bash: { kind: "shell", command: "command", workdir: "workdir" },
+};
 /** Touches of one opencode tool call. */
 export function opencodeTouches(tool, args, cwd, home) {
-    const at = (p, fallback) => toolPath(p, cwd, home) ?? (fallback === undefined ? null : fallback);
-    const one = (path, kind) => (path === null ? [] : [{ path, kind }]);
     switch (tool) {
         case "read": {
-            const p = at(args?.filePath);
+            const path = toolPath(args?.filePath, cwd, home);
+            if (path === null)
+                return [];
             let dir = false;
             try {
-                dir = p !== null && statSync(p).isDirectory();
+                dir = statSync(path).isDirectory();
             }
             catch {
                 // a path that is gone touches its directory
             }
-            return one(p, dir ? "list" : "read");
+            return [{ path, kind: dir ? "list" : "read" }];
         }
-        case "write":
-        case "edit":
-        case "multiedit":
-            return one(at(args?.filePath), "write");
         case "apply_patch":
         case "patch": {
             const text = String(args?.patchText ?? args?.patch ?? "");
             return [...text.matchAll(/^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$/gm)]
-                .map((m) => at((m[1] ?? m[2]).trim()))
+                .map((m) => toolPath((m[1] ?? m[2]).trim(), cwd, home))
                 .filter((p) => p !== null)
                 .map((path) => ({ path, kind: "write" }));
         }
-        case "grep":
-        case "glob":
-            return one(at(args?.path, cwd), "search");
-        case "list":
-            return one(at(args?.path, cwd), "list");
-        case "bash":
-            return typeof args?.command === "string"
-                ? [{ path: at(args?.workdir, cwd) ?? cwd, kind: "shell", command: args.command }]
-                : [];
         default:
-            return [];
+            return touchesByRule(OPENCODE_TOOLS, tool, args, cwd, home);
     }
 }
 // opencode's part ids: `prt_`, 12 hex digits of (ms * 4096 + counter), 14

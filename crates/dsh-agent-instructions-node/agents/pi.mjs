@@ -16,7 +16,7 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, relative, isAbsolute, resolve } from "node:path";
-import { Core, leaveOut, readText, toolPath } from "./core.mjs";
+import { Core, leaveOut, readText, touchesByRule, } from "./core.mjs";
 /**
  * The configuration pi sessions start from (the pi profile of
  * `dsh-instructions`' profile table, which `hook install --agent pi`
@@ -57,26 +57,19 @@ export function piConfig(config, env, home) {
 export const CUSTOM_TYPE = "dsh-instructions";
 /** pi's own names, in its order (`loadContextFileFromDir`). */
 const PI_NAMES = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
+/** What pi's built-in tools touch (others touch nothing). */
+const PI_TOOLS = {
+    read: { kind: "read", path: "path" },
+    write: { kind: "write", path: "path" },
+    edit: { kind: "write", path: "path" },
+    grep: { kind: "search", path: "path", orCwd: true },
+    find: { kind: "search", path: "path", orCwd: true },
+    ls: { kind: "list", path: "path", orCwd: true },
+    bash: { kind: "shell", command: "command" },
+};
 /** Touches of one pi tool call (the built-in tools; others touch nothing). */
 export function piTouches(tool, input, cwd, home) {
-    const at = (p, fallback) => toolPath(p, cwd, home) ?? (fallback === undefined ? null : fallback);
-    const one = (path, kind) => (path === null ? [] : [{ path, kind }]);
-    switch (tool) {
-        case "read":
-            return one(at(input?.path), "read");
-        case "write":
-        case "edit":
-            return one(at(input?.path), "write");
-        case "grep":
-        case "find":
-            return one(at(input?.path, cwd), "search");
-        case "ls":
-            return one(at(input?.path, cwd), "list");
-        case "bash":
-            return typeof input?.command === "string" ? [{ path: cwd, kind: "shell", command: input.command }] : [];
-        default:
-            return [];
-    }
+    return touchesByRule(PI_TOOLS, tool, input, cwd, home);
 }
 /**
  * Entries of the branch the model sees now: after the latest compaction,
