@@ -209,7 +209,12 @@ impl<'a> Printer<'a> {
         if !self.seen_modules.insert(path.to_owned()) {
             return;
         }
-        let ids = item["inner"]["module"]["items"]
+        self.items_of_module(path, item);
+    }
+
+    /// Every item of `module` (a module's rustdoc item), as seen at `path`.
+    fn items_of_module(&mut self, path: &str, module: &Value) {
+        let ids = module["inner"]["module"]["items"]
             .as_array()
             .cloned()
             .unwrap_or_default();
@@ -309,15 +314,7 @@ impl<'a> Printer<'a> {
             if let Some(target) = u["id"].as_u64().and_then(|id| self.item(&id.into()))
                 && target["inner"].get("module").is_some()
             {
-                let ids = target["inner"]["module"]["items"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
-                for id in &ids {
-                    if let Some(child) = self.item(id) {
-                        self.public_item(parent, child, None);
-                    }
-                }
+                self.items_of_module(parent, target);
                 return;
             }
             self.lines

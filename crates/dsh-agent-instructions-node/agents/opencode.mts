@@ -20,17 +20,7 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 
-import {
-  Core,
-  type Settings,
-  type Touch,
-  type ToolRule,
-  type AgentSession,
-  leaveOut,
-  readText,
-  toolPath,
-  touchesByRule,
-} from "./core.mjs";
+import { Core, type Settings, type Touch, type ToolRule, type AgentSession, leaveOut, readText, toolPath, touchesByRule } from "./core.mjs";
 
 /**
  * The configuration opencode sessions start from (the opencode profile of

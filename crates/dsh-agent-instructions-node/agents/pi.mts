@@ -17,16 +17,7 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, relative, isAbsolute, resolve } from "node:path";
 
-import {
-  Core,
-  type Settings,
-  type Touch,
-  type ToolRule,
-  type AgentSession,
-  leaveOut,
-  readText,
-  touchesByRule,
-} from "./core.mjs";
+import { Core, type Settings, type Touch, type ToolRule, type AgentSession, leaveOut, readText, touchesByRule } from "./core.mjs";
 
 /**
  * The configuration pi sessions start from (the pi profile of

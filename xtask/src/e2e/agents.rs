@@ -971,15 +971,7 @@ impl Session {
                 a.extend(["--permission-mode", "acceptEdits"].map(String::from));
                 // The scripted shell calls (`[mock:shell=…]`) without a prompt.
                 a.extend(["--allowedTools", "Bash"].map(String::from));
-                if self.started {
-                    a.push("--resume".into());
-                    a.push(self.id.clone().unwrap_or_default());
-                } else {
-                    let id = make_uuid(&self.dirs.run);
-                    a.push("--session-id".into());
-                    a.push(id.clone());
-                    self.id = Some(id);
-                }
+                self.session_flag(&mut a, false);
                 self.installed.bin("claude")
             }
             Agent::Codex => {
