@@ -80,16 +80,7 @@ const MAIN: &str = "dsh-instructions";
 
 /// The platform this xtask runs on (what a plain `cargo build` produces).
 fn host_platform() -> Option<Platform> {
-    let os = match std::env::consts::OS {
-        "macos" => "darwin",
-        "windows" => "win32",
-        o => o,
-    };
-    let cpu = match std::env::consts::ARCH {
-        "x86_64" => "x64",
-        "aarch64" => "arm64",
-        a => a,
-    };
+    let (os, cpu) = crate::npm_util::npm_platform();
     PLATFORMS.into_iter().find(|p| p.os == os && p.cpu == cpu)
 }
 

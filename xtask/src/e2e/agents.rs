@@ -206,32 +206,17 @@ pub(crate) const PACKAGES: [(&str, &str); 8] = [
     ("cline", "3.0.65"),
 ];
 
-/// `(os, arch)` as npm names them (`process.platform`, `process.arch`).
-fn npm_platform() -> (&'static str, &'static str) {
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => "x64",
-        "aarch64" => "arm64",
-        other => other,
-    };
-    let os = match std::env::consts::OS {
-        "macos" => "darwin",
-        "windows" => "win32",
-        other => other,
-    };
-    (os, arch)
-}
-
 /// Copilot CLI's platform package, the optional dependency holding the
 /// program (`@github/copilot` alone does not run).
 fn copilot_platform_package() -> String {
-    let (os, arch) = npm_platform();
+    let (os, arch) = crate::npm_util::npm_platform();
     format!("@github/copilot-{os}-{arch}")
 }
 
 /// The loaders' platform packages (optional dependencies holding the
 /// programs), each with its loader's pinned version.
 fn platform_packages() -> Vec<(String, &'static str)> {
-    let (os, arch) = npm_platform();
+    let (os, arch) = crate::npm_util::npm_platform();
     PACKAGES
         .iter()
         .filter_map(|(p, v)| match *p {
@@ -263,7 +248,7 @@ impl Installed {
     /// opencode's program: the platform package's executable (the loader's
     /// `bin` copies it at postinstall, which npm may skip).
     pub(crate) fn opencode_bin(&self) -> PathBuf {
-        let (os, arch) = npm_platform();
+        let (os, arch) = crate::npm_util::npm_platform();
         self.modules
             .join(format!("opencode-{os}-{arch}"))
             .join("bin")
@@ -1248,7 +1233,7 @@ mod tests {
             !all_cached(tmp.path()),
             "opencode's loader alone does not run it either"
         );
-        let (os, arch) = npm_platform();
+        let (os, arch) = crate::npm_util::npm_platform();
         put(&format!("opencode-{os}-{arch}"), "1.18.33");
         assert!(all_cached(tmp.path()));
         put("@qwen-code/qwen-code", "0.24.3");

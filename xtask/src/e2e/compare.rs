@@ -29,7 +29,6 @@ use super::assertions::{count, visible_text};
 #[cfg(test)]
 use super::layouts::LAYOUTS;
 use super::layouts::{Layout, content};
-use super::mock::Mock;
 use super::scenarios::{Plan, Step};
 
 /// What of one file reached the model.
@@ -181,13 +180,7 @@ fn one_turn(
         against_native: false,
     };
     super::prepare(&plan, &dirs)?;
-    let mut mock = Mock::start(
-        &dirs.ws,
-        &dirs.cwd,
-        &run.join("requests.jsonl"),
-        super::MOCK_BOUND,
-    )?;
-    agents::write_endpoint_config(agent, &dirs, mock.port())?;
+    let mut mock = super::mock_for(agent, &dirs)?;
     if hooked {
         super::inproc::install_product(agent, &dirs, bin)?;
     } else if agent == Agent::Gemini {

@@ -18,7 +18,6 @@ use serde_json::{Value, json};
 
 use super::agents::{self, Agent, Dirs, Installed, Session, StepRun};
 use super::assertions::{Expect, check_all, visible_text};
-use super::mock::Mock;
 use super::scenarios::{Case, Change, Plan, absent, f, instr, once, plan, step};
 
 /// One prompt of `session`, as [`Session::prompt`], except `/compact` for
@@ -472,13 +471,7 @@ pub(crate) fn serve_two(installed: &Installed, bin: &Path, run: &Path) -> Result
     super::git(&ws2, &["init", "-q"])?;
     super::git(&ws2, &["add", "-A"])?;
     super::git(&ws2, &["commit", "-q", "-m", "e2e fixture"])?;
-    let mut mock = Mock::start(
-        &dirs.ws,
-        &dirs.ws,
-        &run.join("requests.jsonl"),
-        super::MOCK_BOUND,
-    )?;
-    agents::write_endpoint_config(Agent::Opencode, &dirs, mock.port())?;
+    let mut mock = super::mock_for(Agent::Opencode, &dirs)?;
     install_product(Agent::Opencode, &dirs, bin)?;
     let mut session = Session::new(Agent::Opencode, installed, &dirs, mock.port());
     let label = session.next_label();

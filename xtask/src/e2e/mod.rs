@@ -519,6 +519,19 @@ user installs them (the xtask never writes them itself)"
     }
 }
 
+/// The mock model of the run in `dirs` (its requests in the run's
+/// `requests.jsonl`), and `agent`'s endpoint configuration pointing at it.
+fn mock_for(agent: Agent, dirs: &Dirs) -> Result<Mock> {
+    let mock = Mock::start(
+        &dirs.ws,
+        &dirs.cwd,
+        &dirs.run.join("requests.jsonl"),
+        MOCK_BOUND,
+    )?;
+    agents::write_endpoint_config(agent, dirs, mock.port())?;
+    Ok(mock)
+}
+
 fn drive(
     plan: &Plan,
     agent: Agent,
@@ -530,8 +543,7 @@ fn drive(
 ) -> Result<()> {
     let dirs = Dirs::of_run(run, &plan.cwd);
     prepare(plan, &dirs)?;
-    let mut mock = Mock::start(&dirs.ws, &dirs.cwd, &run.join("requests.jsonl"), MOCK_BOUND)?;
-    agents::write_endpoint_config(agent, &dirs, mock.port())?;
+    let mut mock = mock_for(agent, &dirs)?;
     match (hook, product.setup) {
         (HookMode::Marker, _) => {
             agents::write_hook_entries(

@@ -32,7 +32,6 @@ use serde_json::{Value, json};
 
 use super::agents::{self, Agent, Dirs, Installed, Session};
 use super::assertions::{Expect, check_all, count, visible_text};
-use super::mock::Mock;
 use super::scenarios::{Case, Plan, Step, absent, f, instr, once, plan, step};
 use super::script::{EDIT_AFTER, EDIT_BEFORE, WRITE_CONTENT};
 
@@ -599,13 +598,7 @@ fn run_steps(
 ) -> Result<(Vec<String>, bool)> {
     let dirs = Dirs::of_run(run, ".");
     super::prepare(plan, &dirs)?;
-    let mut mock = Mock::start(
-        &dirs.ws,
-        &dirs.cwd,
-        &run.join("requests.jsonl"),
-        super::MOCK_BOUND,
-    )?;
-    agents::write_endpoint_config(agent, &dirs, mock.port())?;
+    let mut mock = super::mock_for(agent, &dirs)?;
     let mut takeover = false;
     if hooked {
         agents::run_installer(agent, &dirs, bin)?;
