@@ -626,15 +626,7 @@ fn run_steps(
         }
         super::prove_event(st, &records[before..])
             .with_context(|| format!("{which} step {n} ({})", st.label))?;
-        for (path, want) in &st.file_contains {
-            let got = fs::read_to_string(run.join(path)).unwrap_or_default();
-            if !got.contains(want.as_str()) {
-                bail!(
-                    "{which} step {n} ({}): {path} does not contain `{want}` (the tool did not run?)",
-                    st.label
-                );
-            }
-        }
+        super::files_hold(st, run, &format!("{which} step {n} ({})", st.label))?;
         // `/compact` makes a summary request and no turn: nothing to see.
         let last = records[before..].iter().rev().find(|r| r.is_turn());
         if last.is_none() && super::script::prompt_tag(&st.prompt).is_some() {
