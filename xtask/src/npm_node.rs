@@ -513,7 +513,15 @@ mod tests {
                 tsconfig.contains(&format!("\"{name}\"")),
                 "{name} not in tsconfig"
             );
+            // What tidy reads is the source, never the output.
+            assert!(crate::tidy::is_build_output(&format!("{CRATE_DIR}/{f}")));
+            assert!(!crate::tidy::is_build_output(&format!(
+                "{CRATE_DIR}/{source}"
+            )));
         }
+        assert!(crate::tidy::is_build_output(&format!(
+            "{CRATE_DIR}/native.js"
+        )));
         let ignored: Vec<String> = read(".gitignore").lines().map(str::to_owned).collect();
         for pattern in ["native.js", "agents/*.mjs", "agents/*.d.mts"] {
             assert!(
