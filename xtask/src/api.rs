@@ -209,7 +209,12 @@ impl<'a> Printer<'a> {
         if !self.seen_modules.insert(path.to_owned()) {
             return;
         }
-        let ids = item["inner"]["module"]["items"]
+        self.items_of_module(path, item);
+    }
+
+    /// Every item of `module` (a module's rustdoc item), as seen at `path`.
+    fn items_of_module(&mut self, path: &str, module: &Value) {
+        let ids = module["inner"]["module"]["items"]
             .as_array()
             .cloned()
             .unwrap_or_default();
@@ -309,15 +314,7 @@ impl<'a> Printer<'a> {
             if let Some(target) = u["id"].as_u64().and_then(|id| self.item(&id.into()))
                 && target["inner"].get("module").is_some()
             {
-                let ids = target["inner"]["module"]["items"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
-                for id in &ids {
-                    if let Some(child) = self.item(id) {
-                        self.public_item(parent, child, None);
-                    }
-                }
+                self.items_of_module(parent, target);
                 return;
             }
             self.lines
@@ -369,10 +366,7 @@ impl<'a> Printer<'a> {
                 .insert(format!("{attrs}pub struct {path}{g}{stripped}"));
             self.fields(path, &plain["fields"]);
         } else if let Some(tuple) = kind.get("tuple") {
-            let fields: Vec<String> = tuple
-                .as_array()
-                .into_iter()
-                .flatten()
+            let fields: Vec<String> = items(tuple)
                 .map(|f| match self.item(f) {
                     Some(fi) if fi["visibility"] == "public" => {
                         format!("pub {}", self.ty(&fi["inner"]["struct_field"]))
@@ -391,7 +385,7 @@ impl<'a> Printer<'a> {
     }
 
     fn fields(&mut self, path: &str, ids: &Value) {
-        for f in ids.as_array().into_iter().flatten() {
+        for f in items(ids) {
             if let Some(fi) = self.item(f)
                 && fi["visibility"] == "public"
             {
@@ -405,16 +399,13 @@ impl<'a> Printer<'a> {
     fn enumeration(&mut self, path: &str, attrs: &str, body: &Value) {
         let g = self.generics(&body["generics"]);
         self.lines.insert(format!("{attrs}pub enum {path}{g}"));
-        for v in body["variants"].as_array().into_iter().flatten() {
+        for v in items(&body["variants"]) {
             let Some(vi) = self.item(v) else { continue };
             let name = vi["name"].as_str().unwrap_or("_");
             let vattrs = self.attrs(vi);
             let kind = &vi["inner"]["variant"]["kind"];
             let shape = if let Some(t) = kind.get("tuple") {
-                let tys: Vec<String> = t
-                    .as_array()
-                    .into_iter()
-                    .flatten()
+                let tys: Vec<String> = items(t)
                     .map(|f| {
                         self.item(f).map_or_else(
                             || "_".to_owned(),
@@ -424,10 +415,7 @@ impl<'a> Printer<'a> {
                     .collect();
                 format!("({})", tys.join(", "))
             } else if let Some(s) = kind.get("struct") {
-                let fs: Vec<String> = s["fields"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
+                let fs: Vec<String> = items(&s["fields"])
                     .filter_map(|f| self.item(f))
                     .map(|fi| {
                         format!(
@@ -461,7 +449,7 @@ impl<'a> Printer<'a> {
     }
 
     fn impls(&mut self, path: &str, ids: &Value) {
-        for id in ids.as_array().into_iter().flatten() {
+        for id in items(ids) {
             let Some(imp) = self.item(id) else { continue };
             let body = &imp["inner"]["impl"];
             if !body["blanket_impl"].is_null() {
@@ -470,7 +458,7 @@ impl<'a> Printer<'a> {
             let g = self.generics(&body["generics"]);
             let target = self.ty(&body["for"]);
             if body["trait"].is_null() {
-                for it in body["items"].as_array().into_iter().flatten() {
+                for it in items(&body["items"]) {
                     let Some(m) = self.item(it) else { continue };
                     if m["visibility"] != "public" {
                         continue;
@@ -522,7 +510,7 @@ impl<'a> Printer<'a> {
         };
         self.lines
             .insert(format!("{attrs}pub {unsafe_}trait {path}{g}{bounds}{dyn_}"));
-        for it in body["items"].as_array().into_iter().flatten() {
+        for it in items(&body["items"]) {
             let Some(m) = self.item(it) else { continue };
             let name = m["name"].as_str().unwrap_or("_");
             let inner = &m["inner"];
@@ -559,10 +547,7 @@ impl<'a> Printer<'a> {
             }
         }
         let g = self.generics(&f["generics"]);
-        let inputs: Vec<String> = f["sig"]["inputs"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        let inputs: Vec<String> = items(&f["sig"]["inputs"])
             .map(|pair| {
                 let n = pair[0].as_str().unwrap_or("_");
                 let t = self.ty(&pair[1]);
@@ -604,10 +589,7 @@ impl<'a> Printer<'a> {
 
     fn args(&self, a: &Value) -> String {
         if let Some(ab) = a.get("angle_bracketed") {
-            let mut parts: Vec<String> = ab["args"]
-                .as_array()
-                .into_iter()
-                .flatten()
+            let mut parts: Vec<String> = items(&ab["args"])
                 .map(|x| {
                     if let Some(t) = x.get("type") {
                         self.ty(t)
@@ -620,7 +602,7 @@ impl<'a> Printer<'a> {
                     }
                 })
                 .collect();
-            for c in ab["constraints"].as_array().into_iter().flatten() {
+            for c in items(&ab["constraints"]) {
                 let n = c["name"].as_str().unwrap_or("_");
                 let b = &c["binding"];
                 if let Some(eq) = b.get("equality") {
@@ -630,18 +612,9 @@ impl<'a> Printer<'a> {
                     parts.push(format!("{n}: {}", self.bounds(bs)));
                 }
             }
-            if parts.is_empty() {
-                String::new()
-            } else {
-                format!("<{}>", parts.join(", "))
-            }
+            enclosed(&parts, "<", ">")
         } else if let Some(par) = a.get("parenthesized") {
-            let ins: Vec<String> = par["inputs"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|t| self.ty(t))
-                .collect();
+            let ins: Vec<String> = items(&par["inputs"]).map(|t| self.ty(t)).collect();
             let out = match &par["output"] {
                 Value::Null => String::new(),
                 t => format!(" -> {}", self.ty(t)),
@@ -655,10 +628,7 @@ impl<'a> Printer<'a> {
     }
 
     fn bounds(&self, bs: &Value) -> String {
-        let parts: Vec<String> = bs
-            .as_array()
-            .into_iter()
-            .flatten()
+        let parts: Vec<String> = items(bs)
             .map(|b| {
                 if let Some(t) = b.get("trait_bound") {
                     let m = match t["modifier"].as_str() {
@@ -678,10 +648,7 @@ impl<'a> Printer<'a> {
     }
 
     fn generics(&self, g: &Value) -> String {
-        let parts: Vec<String> = g["params"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        let parts: Vec<String> = items(&g["params"])
             .filter_map(|p| {
                 let name = p["name"].as_str().unwrap_or("_");
                 let kind = &p["kind"];
@@ -706,18 +673,11 @@ impl<'a> Printer<'a> {
                 }
             })
             .collect();
-        if parts.is_empty() {
-            String::new()
-        } else {
-            format!("<{}>", parts.join(", "))
-        }
+        enclosed(&parts, "<", ">")
     }
 
     fn where_clause(&self, g: &Value) -> String {
-        let preds: Vec<String> = g["where_predicates"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        let preds: Vec<String> = items(&g["where_predicates"])
             .map(|w| {
                 if let Some(b) = w.get("bound_predicate") {
                     format!("{}: {}", self.ty(&b["type"]), self.bounds(&b["bounds"]))
@@ -726,11 +686,7 @@ impl<'a> Printer<'a> {
                 }
             })
             .collect();
-        if preds.is_empty() {
-            String::new()
-        } else {
-            format!(" where {}", preds.join(", "))
-        }
+        enclosed(&preds, " where ", "")
     }
 
     fn ty(&self, t: &Value) -> String {
@@ -763,20 +719,12 @@ impl<'a> Printer<'a> {
                 v["len"].as_str().unwrap_or("_")
             ),
             "tuple" => {
-                let parts: Vec<String> = v
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|x| self.ty(x))
-                    .collect();
+                let parts: Vec<String> = items(v).map(|x| self.ty(x)).collect();
                 format!("({})", parts.join(", "))
             }
             "impl_trait" => format!("impl {}", self.bounds(v)),
             "dyn_trait" => {
-                let mut parts: Vec<String> = v["traits"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
+                let mut parts: Vec<String> = items(&v["traits"])
                     .map(|p| self.path(&p["trait"]))
                     .collect();
                 if let Some(l) = v["lifetime"].as_str() {
@@ -793,12 +741,7 @@ impl<'a> Printer<'a> {
                 }
             }
             "function_pointer" => {
-                let ins: Vec<String> = v["sig"]["inputs"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|p| self.ty(&p[1]))
-                    .collect();
+                let ins: Vec<String> = items(&v["sig"]["inputs"]).map(|p| self.ty(&p[1])).collect();
                 let out = match &v["sig"]["output"] {
                     Value::Null => String::new(),
                     o => format!(" -> {}", self.ty(o)),
@@ -808,6 +751,22 @@ impl<'a> Printer<'a> {
             "infer" => "_".to_owned(),
             _ => compact(t),
         }
+    }
+}
+
+/// The elements of a JSON array; none for anything else (rustdoc's JSON
+/// leaves a list out or nulls it where it is empty).
+fn items(v: &Value) -> impl Iterator<Item = &Value> {
+    v.as_array().into_iter().flatten()
+}
+
+/// `parts` comma-separated between `open` and `close`; nothing at all
+/// without parts (no `<>`, no bare ` where `).
+fn enclosed(parts: &[String], open: &str, close: &str) -> String {
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("{open}{}{close}", parts.join(", "))
     }
 }
 

@@ -68,69 +68,35 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     let cli = target_dir().join("release/dsh-instructions");
-    let mut bench_args = vec![
-        "bench",
-        "--quiet",
-        "-p",
-        "dsh-instructions-runtime",
-        "--bench",
-        "quick",
-        "--",
-    ];
-    bench_args.extend(filters.iter().map(String::as_str));
-    if !cargo(&bench_args, Some(&cli))? {
+    let quick = |package: &str, bench: &str, cli: Option<&Path>| {
+        let mut args = vec!["bench", "--quiet", "-p", package, "--bench", bench, "--"];
+        args.extend(filters.iter().map(String::as_str));
+        cargo(&args, cli)
+    };
+    if !quick("dsh-instructions-runtime", "quick", Some(&cli))? {
         return Ok(ExitCode::FAILURE);
     }
     // Only the memory rows: the other targets have no `mem/` case.
     if !filters.is_empty() && filters.iter().all(|f| f.starts_with("mem")) {
         return Ok(ExitCode::SUCCESS);
     }
-    // The session-log cases (R-LOG-5), same row format, same filters.
-    let mut log_args = vec![
-        "bench",
-        "--quiet",
-        "-p",
-        "dsh-session-log",
-        "--bench",
-        "log",
-        "--",
+    // The same row format and filters:
+    let rest = [
+        // the session-log cases (R-LOG-5);
+        ("dsh-session-log", "log", None),
+        // the CLI session case of the same table (issue 18 item 7): whole
+        // `session touch` processes of the release CLI, late against early;
+        ("dsh-instructions-cli", "session_touch", Some(cli.as_path())),
+        // the hook cases (R-HOOK-6): whole processes of the release CLI
+        // built above; `cargo xtask bench hook` selects only them.
+        ("dsh-instructions-hooks", "hook", Some(cli.as_path())),
     ];
-    log_args.extend(filters.iter().map(String::as_str));
-    if !cargo(&log_args, None)? {
-        return Ok(ExitCode::FAILURE);
+    for (package, bench, cli) in rest {
+        if !quick(package, bench, cli)? {
+            return Ok(ExitCode::FAILURE);
+        }
     }
-    // The CLI session case of the same table (issue 18 item 7): whole
-    // `session touch` processes of the release CLI, late against early.
-    let mut touch_args = vec![
-        "bench",
-        "--quiet",
-        "-p",
-        "dsh-instructions-cli",
-        "--bench",
-        "session_touch",
-        "--",
-    ];
-    touch_args.extend(filters.iter().map(String::as_str));
-    if !cargo(&touch_args, Some(&cli))? {
-        return Ok(ExitCode::FAILURE);
-    }
-    // The hook cases (R-HOOK-6): whole processes of the release CLI built
-    // above; `cargo xtask bench hook` selects only them.
-    let mut hook_args = vec![
-        "bench",
-        "--quiet",
-        "-p",
-        "dsh-instructions-hooks",
-        "--bench",
-        "hook",
-        "--",
-    ];
-    hook_args.extend(filters.iter().map(String::as_str));
-    Ok(if cargo(&hook_args, Some(&cli))? {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(ExitCode::SUCCESS)
 }
 
 fn workspace_root() -> PathBuf {

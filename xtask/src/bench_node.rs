@@ -17,7 +17,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail, ensure};
 
-use crate::npm_node::CRATE_DIR;
+use crate::npm_node::{self, CRATE_DIR, Install, Profile};
 
 /// (label, directories, timed events).
 const TREES: [(&str, usize, usize); 2] = [("flat-10", 10, 400), ("flat-200", 200, 400)];
@@ -83,7 +83,7 @@ pub(crate) fn run(root: &Path) -> Result<ExitCode> {
     );
     let cli = root.join("target/release/dsh-instructions");
     let dir = root.join(CRATE_DIR);
-    crate::npm_node::ensure_addon(&dir)?;
+    npm_node::generate(&dir, Profile::Release, Install::IfMissing)?;
     println!(
         "{:<28} {:>10} {:>10} {:>7}",
         "case", "ours_us", "floor_us", "ratio"

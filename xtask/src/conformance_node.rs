@@ -17,7 +17,7 @@ use dsh_instructions_conformance::steps_json::run_trial_json;
 use dsh_instructions_conformance::{ProviderKind, RunOptions, Verdict};
 use serde_json::json;
 
-use crate::npm_node::CRATE_DIR;
+use crate::npm_node::{self, CRATE_DIR, Install, Profile};
 
 pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     if let Some(a) = args.first() {
@@ -66,7 +66,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
         .with_context(|| format!("cannot write {}", rust_file.display()))?;
 
     let dir = root.join(CRATE_DIR);
-    crate::npm_node::ensure_addon(&dir)?;
+    npm_node::generate(&dir, Profile::Release, Install::IfMissing)?;
     println!("== node --test conformance/run.test.mjs (the same scenarios through the Node API)");
     let status = Command::new("node")
         .args([

@@ -80,16 +80,7 @@ const MAIN: &str = "dsh-instructions";
 
 /// The platform this xtask runs on (what a plain `cargo build` produces).
 fn host_platform() -> Option<Platform> {
-    let os = match std::env::consts::OS {
-        "macos" => "darwin",
-        "windows" => "win32",
-        o => o,
-    };
-    let cpu = match std::env::consts::ARCH {
-        "x86_64" => "x64",
-        "aarch64" => "arm64",
-        a => a,
-    };
+    let (os, cpu) = crate::npm_util::npm_platform();
     PLATFORMS.into_iter().find(|p| p.os == os && p.cpu == cpu)
 }
 
@@ -395,25 +386,15 @@ fn install_test(main_tgz: &Path, plat_tgz: &Path) -> Result<()> {
     let bin = prefix.join("node_modules/.bin/dsh-instructions");
     ensure!(bin.exists(), "npm installed no bin at {}", bin.display());
 
-    let (code, _) = run_bin(
-        &bin,
-        &home,
-        &repo,
-        &["hook", "install", "--agent", "claude"],
-        b"",
-    )?;
+    // The installed launcher in `repo`, with HOME and DSH_HOME in `home`.
+    let cli = |args: &[&str], stdin: &[u8]| run_bin(&bin, &home, &repo, args, stdin);
+    let (code, _) = cli(&["hook", "install", "--agent", "claude"], b"")?;
     ensure!(code == 0, "hook install exited {code}");
     ensure!(
         std::fs::read(&settings)? != before,
         "hook install left settings.json unchanged"
     );
-    let (code, out) = run_bin(
-        &bin,
-        &home,
-        &repo,
-        &["hook", "doctor", "--agent", "claude"],
-        b"",
-    )?;
+    let (code, out) = cli(&["hook", "doctor", "--agent", "claude"], b"")?;
     ensure!(code == 0, "hook doctor exited {code}:\n{out}");
 
     let event = json!({
@@ -423,13 +404,7 @@ fn install_test(main_tgz: &Path, plat_tgz: &Path) -> Result<()> {
         "hook_event_name": "SessionStart",
         "source": "startup",
     });
-    let (code, out) = run_bin(
-        &bin,
-        &home,
-        &repo,
-        &["hook", "--agent", "claude"],
-        event.to_string().as_bytes(),
-    )?;
+    let (code, out) = cli(&["hook", "--agent", "claude"], event.to_string().as_bytes())?;
     ensure!(code == 0, "hook event exited {code}");
     ensure!(
         out.contains("Run make check before committing."),
@@ -437,19 +412,13 @@ fn install_test(main_tgz: &Path, plat_tgz: &Path) -> Result<()> {
     );
 
     // The launcher forwards a failing exit code as is (2: usage error).
-    let (code, _) = run_bin(&bin, &home, &repo, &["--no-such-flag"], b"")?;
+    let (code, _) = cli(&["--no-such-flag"], b"")?;
     ensure!(
         code == 2,
         "a usage error exited {code} through the launcher, not 2"
     );
 
-    let (code, _) = run_bin(
-        &bin,
-        &home,
-        &repo,
-        &["hook", "uninstall", "--agent", "claude"],
-        b"",
-    )?;
+    let (code, _) = cli(&["hook", "uninstall", "--agent", "claude"], b"")?;
     ensure!(code == 0, "hook uninstall exited {code}");
     ensure!(
         std::fs::read(&settings)? == before,

@@ -1,4 +1,5 @@
-//! What both npm commands' halves share: packing a directory and npm with
+//! What both npm commands' halves share (and the e2e's installs of the
+//! agents): this machine as npm names it, packing a directory and npm with
 //! the registry unreachable (`npm.rs` for the CLI's packages, `npm_node.rs`
 //! for the Node binding's).
 
@@ -6,6 +7,22 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, ensure};
+
+/// This machine's `(os, arch)` as npm names them (`process.platform`,
+/// `process.arch`).
+pub(crate) fn npm_platform() -> (&'static str, &'static str) {
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        "windows" => "win32",
+        other => other,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    (os, arch)
+}
 
 pub(crate) fn npm_pack(dir: &Path, dest: &Path) -> Result<PathBuf> {
     let out = Command::new("npm")

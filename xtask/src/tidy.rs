@@ -21,6 +21,9 @@ mod surface;
 mod tree;
 mod workspace;
 
+#[cfg(test)]
+pub(crate) use tree::is_build_output;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;

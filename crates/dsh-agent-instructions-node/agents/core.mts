@@ -423,3 +423,35 @@ export function toolPath(raw: unknown, cwd: string, home: string): string | null
   if (p.startsWith("~/")) p = join(home, p.slice(2));
   return isAbsolute(p) ? p : resolve(cwd, p);
 }
+
+/**
+ * What one of an agent's tools touches: a path argument (`path`, absent or
+ * not a string: `cwd` when `orCwd`, else no touch) and the kind, or a shell
+ * command (`command`) run in `workdir` (absent: `cwd`).
+ */
+export type ToolRule =
+  | { kind: "read" | "write" | "list" | "search"; path: string; orCwd?: boolean }
+  | { kind: "shell"; command: string; workdir?: string };
+
+/**
+ * Touches of one tool call by its agent's table of `rules`: none for a tool
+ * the table does not name.
+ */
+export function touchesByRule(
+  rules: Record<string, ToolRule>,
+  tool: string,
+  args: any,
+  cwd: string,
+  home: string,
+): Touch[] {
+  const rule = Object.hasOwn(rules, tool) ? rules[tool] : undefined;
+  if (rule === undefined) return [];
+  if (rule.kind === "shell") {
+    const command = args?.[rule.command];
+    if (typeof command !== "string") return [];
+    const path = rule.workdir === undefined ? cwd : (toolPath(args?.[rule.workdir], cwd, home) ?? cwd);
+    return [{ path, kind: "shell", command }];
+  }
+  const path = toolPath(args?.[rule.path], cwd, home) ?? (rule.orCwd ? cwd : null);
+  return path === null ? [] : [{ path, kind: rule.kind }];
+}

@@ -20,7 +20,7 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 
-import { Core, type Settings, type Touch, type AgentSession, leaveOut, readText, toolPath } from "./core.mjs";
+import { Core, type Settings, type Touch, type ToolRule, type AgentSession, leaveOut, readText, toolPath, touchesByRule } from "./core.mjs";
 
 /**
  * The configuration opencode sessions start from (the opencode profile of
@@ -104,44 +104,41 @@ export function systemPromptFiles(system: string[]): Set<string> {
   return out;
 }
 
+/** What opencode's tools touch, but `read` (a file or a directory) and a patch (the files it names). */
+const OPENCODE_TOOLS: Record<string, ToolRule> = {
+  write: { kind: "write", path: "filePath" },
+  edit: { kind: "write", path: "filePath" },
+  multiedit: { kind: "write", path: "filePath" },
+  grep: { kind: "search", path: "path", orCwd: true },
+  glob: { kind: "search", path: "path", orCwd: true },
+  list: { kind: "list", path: "path", orCwd: true },
+  bash: { kind: "shell", command: "command", workdir: "workdir" },
+};
+
 /** Touches of one opencode tool call. */
 export function opencodeTouches(tool: string, args: any, cwd: string, home: string): Touch[] {
-  const at = (p: unknown, fallback?: string) => toolPath(p, cwd, home) ?? (fallback === undefined ? null : fallback);
-  const one = (path: string | null, kind: Touch["kind"]): Touch[] => (path === null ? [] : [{ path, kind }]);
   switch (tool) {
     case "read": {
-      const p = at(args?.filePath);
+      const path = toolPath(args?.filePath, cwd, home);
+      if (path === null) return [];
       let dir = false;
       try {
-        dir = p !== null && statSync(p).isDirectory();
+        dir = statSync(path).isDirectory();
       } catch {
         // a path that is gone touches its directory
       }
-      return one(p, dir ? "list" : "read");
+      return [{ path, kind: dir ? "list" : "read" }];
     }
-    case "write":
-    case "edit":
-    case "multiedit":
-      return one(at(args?.filePath), "write");
     case "apply_patch":
     case "patch": {
       const text = String(args?.patchText ?? args?.patch ?? "");
       return [...text.matchAll(/^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$/gm)]
-        .map((m) => at((m[1] ?? m[2]).trim()))
+        .map((m) => toolPath((m[1] ?? m[2]).trim(), cwd, home))
         .filter((p): p is string => p !== null)
         .map((path) => ({ path, kind: "write" as const }));
     }
-    case "grep":
-    case "glob":
-      return one(at(args?.path, cwd), "search");
-    case "list":
-      return one(at(args?.path, cwd), "list");
-    case "bash":
-      return typeof args?.command === "string"
-        ? [{ path: at(args?.workdir, cwd) ?? cwd, kind: "shell", command: args.command }]
-        : [];
     default:
-      return [];
+      return touchesByRule(OPENCODE_TOOLS, tool, args, cwd, home);
   }
 }
 

@@ -17,7 +17,7 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, relative, isAbsolute, resolve } from "node:path";
 
-import { Core, type Settings, type Touch, type AgentSession, leaveOut, readText, toolPath } from "./core.mjs";
+import { Core, type Settings, type Touch, type ToolRule, type AgentSession, leaveOut, readText, touchesByRule } from "./core.mjs";
 
 /**
  * The configuration pi sessions start from (the pi profile of
@@ -96,27 +96,20 @@ export interface PiRecord {
   removed?: string[];
 }
 
+/** What pi's built-in tools touch (others touch nothing). */
+const PI_TOOLS: Record<string, ToolRule> = {
+  read: { kind: "read", path: "path" },
+  write: { kind: "write", path: "path" },
+  edit: { kind: "write", path: "path" },
+  grep: { kind: "search", path: "path", orCwd: true },
+  find: { kind: "search", path: "path", orCwd: true },
+  ls: { kind: "list", path: "path", orCwd: true },
+  bash: { kind: "shell", command: "command" },
+};
+
 /** Touches of one pi tool call (the built-in tools; others touch nothing). */
 export function piTouches(tool: string, input: any, cwd: string, home: string): Touch[] {
-  const at = (p: unknown, fallback?: string): string | null =>
-    toolPath(p, cwd, home) ?? (fallback === undefined ? null : fallback);
-  const one = (path: string | null, kind: Touch["kind"]): Touch[] => (path === null ? [] : [{ path, kind }]);
-  switch (tool) {
-    case "read":
-      return one(at(input?.path), "read");
-    case "write":
-    case "edit":
-      return one(at(input?.path), "write");
-    case "grep":
-    case "find":
-      return one(at(input?.path, cwd), "search");
-    case "ls":
-      return one(at(input?.path, cwd), "list");
-    case "bash":
-      return typeof input?.command === "string" ? [{ path: cwd, kind: "shell", command: input.command }] : [];
-    default:
-      return [];
-  }
+  return touchesByRule(PI_TOOLS, tool, input, cwd, home);
 }
 
 /**

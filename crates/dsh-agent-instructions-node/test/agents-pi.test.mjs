@@ -372,5 +372,8 @@ test("the touches of pi's built-in tools", () => {
   assert.deepEqual(t("ls", {}), [{ path: "/w", kind: "list" }]);
   assert.deepEqual(t("bash", { command: "cd a && cat b" }), [{ path: "/w", kind: "shell", command: "cd a && cat b" }]);
   assert.deepEqual(t("my_tool", { path: "a" }), []);
+  // A name of every object's prototype is no tool of the table.
+  assert.deepEqual(t("toString", { path: "a" }), []);
   assert.deepEqual(t("read", {}), []);
+  assert.deepEqual(t("bash", { command: 7 }), []);
 });

@@ -206,32 +206,17 @@ pub(crate) const PACKAGES: [(&str, &str); 8] = [
     ("cline", "3.0.65"),
 ];
 
-/// `(os, arch)` as npm names them (`process.platform`, `process.arch`).
-fn npm_platform() -> (&'static str, &'static str) {
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => "x64",
-        "aarch64" => "arm64",
-        other => other,
-    };
-    let os = match std::env::consts::OS {
-        "macos" => "darwin",
-        "windows" => "win32",
-        other => other,
-    };
-    (os, arch)
-}
-
 /// Copilot CLI's platform package, the optional dependency holding the
 /// program (`@github/copilot` alone does not run).
 fn copilot_platform_package() -> String {
-    let (os, arch) = npm_platform();
+    let (os, arch) = crate::npm_util::npm_platform();
     format!("@github/copilot-{os}-{arch}")
 }
 
 /// The loaders' platform packages (optional dependencies holding the
 /// programs), each with its loader's pinned version.
 fn platform_packages() -> Vec<(String, &'static str)> {
-    let (os, arch) = npm_platform();
+    let (os, arch) = crate::npm_util::npm_platform();
     PACKAGES
         .iter()
         .filter_map(|(p, v)| match *p {
@@ -263,7 +248,7 @@ impl Installed {
     /// opencode's program: the platform package's executable (the loader's
     /// `bin` copies it at postinstall, which npm may skip).
     pub(crate) fn opencode_bin(&self) -> PathBuf {
-        let (os, arch) = npm_platform();
+        let (os, arch) = crate::npm_util::npm_platform();
         self.modules
             .join(format!("opencode-{os}-{arch}"))
             .join("bin")
@@ -422,6 +407,18 @@ pub(crate) struct Dirs {
 }
 
 impl Dirs {
+    /// The paths of a run in `run`: `run/ws`, `run/home`, and the cwd
+    /// `cwd` relative to the workspace (`.`: the workspace itself).
+    pub(crate) fn of_run(run: &Path, cwd: &str) -> Self {
+        let ws = run.join("ws");
+        Self {
+            run: run.to_owned(),
+            cwd: if cwd == "." { ws.clone() } else { ws.join(cwd) },
+            home: run.join("home"),
+            ws,
+        }
+    }
+
     /// `$CODEX_HOME`.
     pub(crate) fn codex_home(&self) -> PathBuf {
         self.home.join(".codex")
@@ -959,15 +956,7 @@ impl Session {
                 a.extend(["--permission-mode", "acceptEdits"].map(String::from));
                 // The scripted shell calls (`[mock:shell=…]`) without a prompt.
                 a.extend(["--allowedTools", "Bash"].map(String::from));
-                if self.started {
-                    a.push("--resume".into());
-                    a.push(self.id.clone().unwrap_or_default());
-                } else {
-                    let id = make_uuid(&self.dirs.run);
-                    a.push("--session-id".into());
-                    a.push(id.clone());
-                    self.id = Some(id);
-                }
+                self.session_flag(&mut a, false);
                 self.installed.bin("claude")
             }
             Agent::Codex => {
@@ -1121,34 +1110,33 @@ impl Session {
     }
 }
 
-/// The thread id in `codex exec --json` output (its `thread.started` event).
-pub(crate) fn thread_id(stdout: &str) -> Option<String> {
+/// The first string that `pick` finds in one of `stdout`'s JSON lines.
+fn find_in_json_lines(stdout: &str, pick: impl Fn(&Value) -> Option<&str>) -> Option<String> {
     stdout.lines().find_map(|l| {
         let v: Value = serde_json::from_str(l).ok()?;
-        (v["type"] == "thread.started")
-            .then(|| v["thread_id"].as_str().map(str::to_owned))
-            .flatten()
+        pick(&v).map(str::to_owned)
+    })
+}
+
+/// The thread id in `codex exec --json` output (its `thread.started` event).
+pub(crate) fn thread_id(stdout: &str) -> Option<String> {
+    find_in_json_lines(stdout, |v| {
+        (v["type"] == "thread.started").then(|| v["thread_id"].as_str())?
     })
 }
 
 /// The session id in pi's `--mode json` output: its first line is the
 /// session header `{"type":"session","id":…}`.
 pub(crate) fn pi_session_id(stdout: &str) -> Option<String> {
-    stdout.lines().find_map(|l| {
-        let v: Value = serde_json::from_str(l).ok()?;
-        (v["type"] == "session")
-            .then(|| v["id"].as_str().map(str::to_owned))
-            .flatten()
+    find_in_json_lines(stdout, |v| {
+        (v["type"] == "session").then(|| v["id"].as_str())?
     })
 }
 
 /// The session id in `opencode run --format json` output: every event
 /// carries `sessionID`.
 pub(crate) fn opencode_session_id(stdout: &str) -> Option<String> {
-    stdout.lines().find_map(|l| {
-        let v: Value = serde_json::from_str(l).ok()?;
-        v["sessionID"].as_str().map(str::to_owned)
-    })
+    find_in_json_lines(stdout, |v| v["sessionID"].as_str())
 }
 
 /// Runs a command with stdin closed, output captured in `dir/<label>.*`, in
@@ -1245,7 +1233,7 @@ mod tests {
             !all_cached(tmp.path()),
             "opencode's loader alone does not run it either"
         );
-        let (os, arch) = npm_platform();
+        let (os, arch) = crate::npm_util::npm_platform();
         put(&format!("opencode-{os}-{arch}"), "1.18.33");
         assert!(all_cached(tmp.path()));
         put("@qwen-code/qwen-code", "0.24.3");
@@ -1276,12 +1264,7 @@ mod tests {
     }
 
     fn dirs(root: &Path) -> Dirs {
-        Dirs {
-            run: root.to_owned(),
-            ws: root.join("ws"),
-            home: root.join("home"),
-            cwd: root.join("ws"),
-        }
+        Dirs::of_run(root, ".")
     }
 
     #[rstest]

@@ -29,7 +29,6 @@ use super::assertions::{count, visible_text};
 #[cfg(test)]
 use super::layouts::LAYOUTS;
 use super::layouts::{Layout, content};
-use super::mock::Mock;
 use super::scenarios::{Plan, Step};
 
 /// What of one file reached the model.
@@ -154,17 +153,7 @@ fn one_turn(
     run: &Path,
     hooked: bool,
 ) -> Result<String> {
-    let ws = run.join("ws");
-    let dirs = Dirs {
-        run: run.to_owned(),
-        ws: ws.clone(),
-        home: run.join("home"),
-        cwd: if layout.cwd == "." {
-            ws.clone()
-        } else {
-            ws.join(layout.cwd)
-        },
-    };
+    let dirs = Dirs::of_run(run, layout.cwd);
     let mut files: Vec<(String, String)> = layout
         .files
         .iter()
@@ -191,13 +180,7 @@ fn one_turn(
         against_native: false,
     };
     super::prepare(&plan, &dirs)?;
-    let mut mock = Mock::start(
-        &dirs.ws,
-        &dirs.cwd,
-        &run.join("requests.jsonl"),
-        super::MOCK_BOUND,
-    )?;
-    agents::write_endpoint_config(agent, &dirs, mock.port())?;
+    let mut mock = super::mock_for(agent, &dirs)?;
     if hooked {
         super::inproc::install_product(agent, &dirs, bin)?;
     } else if agent == Agent::Gemini {

@@ -18,7 +18,6 @@ use serde_json::{Value, json};
 
 use super::agents::{self, Agent, Dirs, Installed, Session, StepRun};
 use super::assertions::{Expect, check_all, visible_text};
-use super::mock::Mock;
 use super::scenarios::{Case, Change, Plan, absent, f, instr, once, plan, step};
 
 /// One prompt of `session`, as [`Session::prompt`], except `/compact` for
@@ -358,25 +357,20 @@ fn query_escape(s: &str) -> String {
 /// The staged binding package (set once per e2e run by `stage_binding`).
 pub(crate) static STAGED: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
-/// The Node binding as an installed package: `cargo build` of the addon
-/// (debug, like the CLI the e2e runs) and the files its `package.json`
-/// ships, under `<target>/e2e-node/dsh-agent-instructions`.
+/// The Node binding as an installed package: the addon built in debug
+/// (like the CLI the e2e runs), with `native.js` and the compiled pi
+/// extension and opencode plugin that the same build makes (build output,
+/// decision 0094), and the files its `package.json` ships, under
+/// `<target>/e2e-node/dsh-agent-instructions`.
 pub(crate) fn stage_binding(root: &Path) -> Result<std::path::PathBuf> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["build", "-q", "-p", "dsh-agent-instructions-node"])
-        .current_dir(root)
-        .status()
-        .context("cannot run cargo build")?;
-    if !status.success() {
-        bail!("cargo build -p dsh-agent-instructions-node failed");
-    }
+    let src = root.join(crate::npm_node::CRATE_DIR);
+    crate::npm_node::generate(
+        &src,
+        crate::npm_node::Profile::Debug,
+        crate::npm_node::Install::IfMissing,
+    )?;
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), Into::into);
-    let lib = target
-        .join("debug")
-        .join(format!("lib{}.so", "dsh_agent_instructions_node"));
-    let src = root.join("crates/dsh-agent-instructions-node");
     let pkg = target.join("e2e-node/dsh-agent-instructions");
     fs::create_dir_all(pkg.join("agents"))?;
     let manifest: Value = serde_json::from_str(&fs::read_to_string(src.join("package.json"))?)?;
@@ -385,18 +379,10 @@ pub(crate) fn stage_binding(root: &Path) -> Result<std::path::PathBuf> {
         fs::copy(src.join(f), pkg.join(f)).with_context(|| format!("cannot stage {f}"))?;
     }
     fs::copy(src.join("package.json"), pkg.join("package.json"))?;
-    // The name `native.js` looks for beside itself (napi-rs's loader).
-    let (os, arch) = (std::env::consts::OS, std::env::consts::ARCH);
-    let triple = match (os, arch) {
-        ("linux", "x86_64") => "linux-x64-gnu",
-        ("linux", "aarch64") => "linux-arm64-gnu",
-        _ => bail!("the e2e stages the Node binding on Linux only ({os}-{arch})"),
-    };
-    fs::copy(
-        &lib,
-        pkg.join(format!("dsh-agent-instructions.{triple}.node")),
-    )
-    .with_context(|| format!("no addon at {}", lib.display()))?;
+    // Named as `native.js` looks for it beside itself (napi-rs's loader).
+    let addon = crate::npm_node::host_addon()?;
+    fs::copy(src.join(&addon), pkg.join(&addon))
+        .with_context(|| format!("no addon {addon} after napi build"))?;
     Ok(pkg)
 }
 
@@ -476,13 +462,7 @@ const WS2_FILES: [(&str, &str); 2] = [
 /// the other's, before and after the other session ran.
 pub(crate) fn serve_two(installed: &Installed, bin: &Path, run: &Path) -> Result<()> {
     let p = serve_plan(Agent::Opencode).map_err(anyhow::Error::msg)?;
-    let ws = run.join("ws");
-    let dirs = Dirs {
-        run: run.to_owned(),
-        ws: ws.clone(),
-        home: run.join("home"),
-        cwd: ws.clone(),
-    };
+    let dirs = Dirs::of_run(run, ".");
     super::prepare(&p, &dirs)?;
     let ws2 = run.join("ws2");
     for (path, marker) in WS2_FILES {
@@ -491,8 +471,7 @@ pub(crate) fn serve_two(installed: &Installed, bin: &Path, run: &Path) -> Result
     super::git(&ws2, &["init", "-q"])?;
     super::git(&ws2, &["add", "-A"])?;
     super::git(&ws2, &["commit", "-q", "-m", "e2e fixture"])?;
-    let mut mock = Mock::start(&ws, &ws, &run.join("requests.jsonl"), super::MOCK_BOUND)?;
-    agents::write_endpoint_config(Agent::Opencode, &dirs, mock.port())?;
+    let mut mock = super::mock_for(Agent::Opencode, &dirs)?;
     install_product(Agent::Opencode, &dirs, bin)?;
     let mut session = Session::new(Agent::Opencode, installed, &dirs, mock.port());
     let label = session.next_label();
@@ -518,7 +497,7 @@ pub(crate) fn serve_two(installed: &Installed, bin: &Path, run: &Path) -> Result
             let dir = if s.label.starts_with("ws2") {
                 &ws2
             } else {
-                &ws
+                &dirs.ws
             };
             let id = match ids.iter().find(|(d, _)| d == dir) {
                 Some((_, id)) => id.clone(),

@@ -285,13 +285,13 @@ fn answer(s: &Shared, req: &Request) -> (Vec<u8>, bool) {
     let json_reply = |status: u16, v: &Value| {
         http::response(status, "application/json", v.to_string().as_bytes(), false)
     };
+    let log = |body: Option<Value>, action: &str, stray: bool, answer: &Value| {
+        record(s, &req.method, &req.target, body, action, stray, answer);
+    };
     if !req.body.is_empty() && body.is_none() {
         // Compressed or non-JSON bodies would hide what the model sees.
         let enc = req.header("content-encoding").unwrap_or("none").to_owned();
-        record(
-            s,
-            &req.method,
-            &req.target,
+        log(
             None,
             "unreadable-body",
             true,
@@ -308,15 +308,7 @@ fn answer(s: &Shared, req: &Request) -> (Vec<u8>, bool) {
     let b = body.clone().unwrap_or(Value::Null);
     let reply: Reply = match &route {
         Route::Stray => {
-            record(
-                s,
-                &req.method,
-                &req.target,
-                body,
-                "refused",
-                true,
-                &Value::Null,
-            );
+            log(body, "refused", true, &Value::Null);
             let status = if req.method == "CONNECT" { 403 } else { 404 };
             return (
                 http::response(
@@ -329,48 +321,20 @@ fn answer(s: &Shared, req: &Request) -> (Vec<u8>, bool) {
             );
         }
         Route::AnthropicCount => {
-            record(
-                s,
-                &req.method,
-                &req.target,
-                body,
-                "count",
-                false,
-                &Value::Null,
-            );
-            return (
-                json_reply(200, &json!({"input_tokens": script::DEFAULT_USAGE})),
-                false,
-            );
+            log(body, "count", false, &Value::Null);
+            let count = json!({"input_tokens": script::DEFAULT_USAGE});
+            return (json_reply(200, &count), false);
+        }
+        Route::Gemini { verb, .. } if verb == "countTokens" => {
+            log(body, "count", false, &Value::Null);
+            let count = json!({"totalTokens": script::DEFAULT_USAGE});
+            return (json_reply(200, &count), false);
         }
         Route::Models => {
-            record(
-                s,
-                &req.method,
-                &req.target,
-                None,
-                "models",
-                false,
-                &Value::Null,
-            );
+            log(None, "models", false, &Value::Null);
             let list = json!({"object": "list", "models": [],
                               "data": [{"id": "mock-model", "object": "model", "created": 0, "owned_by": "mock"}]});
             return (json_reply(200, &list), false);
-        }
-        Route::Gemini { verb, .. } if verb == "countTokens" => {
-            record(
-                s,
-                &req.method,
-                &req.target,
-                body,
-                "count",
-                false,
-                &Value::Null,
-            );
-            return (
-                json_reply(200, &json!({"totalTokens": script::DEFAULT_USAGE})),
-                false,
-            );
         }
         Route::Anthropic => {
             let d = decide(
@@ -405,15 +369,7 @@ fn answer(s: &Shared, req: &Request) -> (Vec<u8>, bool) {
             wire::gemini_reply(&b, &d, model, verb == "streamGenerateContent", place)
         }
     };
-    record(
-        s,
-        &req.method,
-        &req.target,
-        body,
-        &reply.action,
-        false,
-        &reply.answer,
-    );
+    log(body, &reply.action, false, &reply.answer);
     // Event streams end the connection, as the real services do after a
     // streamed response; JSON answers keep it alive.
     let close = reply.content_type == "text/event-stream";

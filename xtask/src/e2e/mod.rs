@@ -519,6 +519,31 @@ user installs them (the xtask never writes them itself)"
     }
 }
 
+/// Whether the files of the run in `run` hold what `step` says its tools
+/// wrote there (`file_contains`); the error starts with `which` step it is.
+fn files_hold(step: &scenarios::Step, run: &Path, which: &str) -> Result<()> {
+    for (path, want) in &step.file_contains {
+        let got = fs::read_to_string(run.join(path)).unwrap_or_default();
+        if !got.contains(want.as_str()) {
+            bail!("{which}: {path} does not contain `{want}` (the tool did not run?)");
+        }
+    }
+    Ok(())
+}
+
+/// The mock model of the run in `dirs` (its requests in the run's
+/// `requests.jsonl`), and `agent`'s endpoint configuration pointing at it.
+fn mock_for(agent: Agent, dirs: &Dirs) -> Result<Mock> {
+    let mock = Mock::start(
+        &dirs.ws,
+        &dirs.cwd,
+        &dirs.run.join("requests.jsonl"),
+        MOCK_BOUND,
+    )?;
+    agents::write_endpoint_config(agent, dirs, mock.port())?;
+    Ok(mock)
+}
+
 fn drive(
     plan: &Plan,
     agent: Agent,
@@ -528,20 +553,9 @@ fn drive(
     marker: &Path,
     run: &Path,
 ) -> Result<()> {
-    let ws = run.join("ws");
-    let dirs = Dirs {
-        run: run.to_owned(),
-        ws: ws.clone(),
-        home: run.join("home"),
-        cwd: if plan.cwd == "." {
-            ws.clone()
-        } else {
-            ws.join(&plan.cwd)
-        },
-    };
+    let dirs = Dirs::of_run(run, &plan.cwd);
     prepare(plan, &dirs)?;
-    let mut mock = Mock::start(&dirs.ws, &dirs.cwd, &run.join("requests.jsonl"), MOCK_BOUND)?;
-    agents::write_endpoint_config(agent, &dirs, mock.port())?;
+    let mut mock = mock_for(agent, &dirs)?;
     match (hook, product.setup) {
         (HookMode::Marker, _) => {
             agents::write_hook_entries(
@@ -671,15 +685,7 @@ fn drive(
                 );
             }
         }
-        for (path, want) in &step.file_contains {
-            let got = fs::read_to_string(run.join(path)).unwrap_or_default();
-            if !got.contains(want.as_str()) {
-                bail!(
-                    "step {n} ({}): {path} does not contain `{want}` (the tool did not run?)",
-                    step.label
-                );
-            }
-        }
+        files_hold(step, run, &format!("step {n} ({})", step.label))?;
     }
     mock.stop();
     let records = mock.records();

@@ -32,7 +32,6 @@ use serde_json::{Value, json};
 
 use super::agents::{self, Agent, Dirs, Installed, Session};
 use super::assertions::{Expect, check_all, count, visible_text};
-use super::mock::Mock;
 use super::scenarios::{Case, Plan, Step, absent, f, instr, once, plan, step};
 use super::script::{EDIT_AFTER, EDIT_BEFORE, WRITE_CONTENT};
 
@@ -597,21 +596,9 @@ fn run_steps(
     run: &Path,
     hooked: bool,
 ) -> Result<(Vec<String>, bool)> {
-    let ws = run.join("ws");
-    let dirs = Dirs {
-        run: run.to_owned(),
-        ws: ws.clone(),
-        home: run.join("home"),
-        cwd: ws.clone(),
-    };
+    let dirs = Dirs::of_run(run, ".");
     super::prepare(plan, &dirs)?;
-    let mut mock = Mock::start(
-        &dirs.ws,
-        &dirs.cwd,
-        &run.join("requests.jsonl"),
-        super::MOCK_BOUND,
-    )?;
-    agents::write_endpoint_config(agent, &dirs, mock.port())?;
+    let mut mock = super::mock_for(agent, &dirs)?;
     let mut takeover = false;
     if hooked {
         agents::run_installer(agent, &dirs, bin)?;
@@ -639,15 +626,7 @@ fn run_steps(
         }
         super::prove_event(st, &records[before..])
             .with_context(|| format!("{which} step {n} ({})", st.label))?;
-        for (path, want) in &st.file_contains {
-            let got = fs::read_to_string(run.join(path)).unwrap_or_default();
-            if !got.contains(want.as_str()) {
-                bail!(
-                    "{which} step {n} ({}): {path} does not contain `{want}` (the tool did not run?)",
-                    st.label
-                );
-            }
-        }
+        super::files_hold(st, run, &format!("{which} step {n} ({})", st.label))?;
         // `/compact` makes a summary request and no turn: nothing to see.
         let last = records[before..].iter().rev().find(|r| r.is_turn());
         if last.is_none() && super::script::prompt_tag(&st.prompt).is_some() {
@@ -933,12 +912,7 @@ mod tests {
     #[test]
     fn config_json_gets_the_formats_and_keeps_other_fields() {
         let tmp = tempfile::tempdir().unwrap();
-        let d = Dirs {
-            run: tmp.path().to_owned(),
-            ws: tmp.path().join("ws"),
-            home: tmp.path().join("home"),
-            cwd: tmp.path().join("ws"),
-        };
+        let d = Dirs::of_run(tmp.path(), ".");
         let cfg = d.home.join(".dsh/hooks/codex/config.json");
         fs::create_dir_all(cfg.parent().unwrap()).unwrap();
         fs::write(&cfg, "{\"max_bytes\": 1000}").unwrap();

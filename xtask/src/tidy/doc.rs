@@ -13,25 +13,40 @@ pub(crate) struct Rule {
     pub(crate) pure: bool,
 }
 
+/// The lines of `doc`'s section under `heading`, up to the next `## `.
+fn section<'d>(doc: &'d str, heading: &str) -> Result<impl Iterator<Item = &'d str>, String> {
+    let mut lines = doc.lines().skip_while(move |l| !l.starts_with(heading));
+    if lines.next().is_none() {
+        return Err(format!("no `{heading}` section"));
+    }
+    Ok(lines.take_while(|l| !l.starts_with("## ")))
+}
+
+/// The rows of the section's crate table `| `name` | a | b |`: the name
+/// without its backticks, and the two cells after it. The header and
+/// separator rows (no name in backticks) are none of them.
+fn crate_rows<'d>(
+    doc: &'d str,
+    heading: &str,
+) -> Result<impl Iterator<Item = (&'d str, [&'d str; 2])>, String> {
+    Ok(section(doc, heading)?.filter_map(|line| {
+        let cells: Vec<&str> = line.trim().split('|').map(str::trim).collect();
+        // `| a | b | c |` splits into ["", a, b, c, ""].
+        let [_, name, a, b, _] = cells[..] else {
+            return None;
+        };
+        let name = name.strip_prefix('`')?.strip_suffix('`')?;
+        Some((name, [a, b]))
+    }))
+}
+
 pub(crate) const RULES_HEADING: &str = "## Dependency rules";
 
 /// The dependency table under [`RULES_HEADING`]: `| crate | may depend on |
 /// pure |`, crate names in backticks, `—` for none.
 pub(crate) fn parse_rules(doc: &str) -> Result<BTreeMap<String, Rule>, String> {
-    let mut lines = doc.lines().skip_while(|l| !l.starts_with(RULES_HEADING));
-    if lines.next().is_none() {
-        return Err(format!("no `{RULES_HEADING}` section"));
-    }
     let mut rules = BTreeMap::new();
-    for line in lines.take_while(|l| !l.starts_with("## ")) {
-        let cells: Vec<&str> = line.trim().split('|').map(str::trim).collect();
-        // `| a | b | c |` splits into ["", a, b, c, ""].
-        let [_, name, deps, pure, _] = cells[..] else {
-            continue;
-        };
-        let Some(name) = name.strip_prefix('`').and_then(|n| n.strip_suffix('`')) else {
-            continue; // the header and separator rows
-        };
+    for (name, [deps, pure]) in crate_rows(doc, RULES_HEADING)? {
         let allowed = deps
             .split(',')
             .map(|d| d.trim().trim_matches('`'))
@@ -64,21 +79,8 @@ pub(crate) const ROOT_NAMES_HEADING: &str = "## Root names";
 
 /// The doc's root-names table: crate → (count, why).
 pub(crate) fn parse_root_names(doc: &str) -> Result<BTreeMap<String, (usize, String)>, String> {
-    let mut lines = doc
-        .lines()
-        .skip_while(|l| !l.starts_with(ROOT_NAMES_HEADING));
-    if lines.next().is_none() {
-        return Err(format!("no `{ROOT_NAMES_HEADING}` section"));
-    }
     let mut out = BTreeMap::new();
-    for line in lines.take_while(|l| !l.starts_with("## ")) {
-        let cells: Vec<&str> = line.trim().split('|').map(str::trim).collect();
-        let [_, name, count, why, _] = cells[..] else {
-            continue;
-        };
-        let Some(name) = name.strip_prefix('`').and_then(|n| n.strip_suffix('`')) else {
-            continue;
-        };
+    for (name, [count, why]) in crate_rows(doc, ROOT_NAMES_HEADING)? {
         let count = count
             .parse()
             .map_err(|_| format!("row `{name}`: `{count}` is not a count"))?;
@@ -136,14 +138,8 @@ pub(crate) const INVARIANTS_HEADING: &str = "## Architecture invariants";
 
 /// The test names each invariant line gives (`Checked by `name``), per line.
 pub(crate) fn invariant_tests(doc: &str) -> Result<Vec<(String, Vec<String>)>, String> {
-    let mut lines = doc
-        .lines()
-        .skip_while(|l| !l.starts_with(INVARIANTS_HEADING));
-    if lines.next().is_none() {
-        return Err(format!("no `{INVARIANTS_HEADING}` section"));
-    }
     let mut items: Vec<String> = Vec::new();
-    for line in lines.take_while(|l| !l.starts_with("## ")) {
+    for line in section(doc, INVARIANTS_HEADING)? {
         if let Some(item) = line.strip_prefix("- ") {
             items.push(item.to_owned());
         } else if line.starts_with("  ")
@@ -180,12 +176,7 @@ pub(crate) const FS_HEADING: &str = "## Filesystem access";
 
 /// The crate names of the doc's filesystem table.
 pub(crate) fn parse_fs_table(doc: &str) -> Result<BTreeSet<String>, String> {
-    let mut lines = doc.lines().skip_while(|l| !l.starts_with(FS_HEADING));
-    if lines.next().is_none() {
-        return Err(format!("no `{FS_HEADING}` section"));
-    }
-    Ok(lines
-        .take_while(|l| !l.starts_with("## "))
+    Ok(section(doc, FS_HEADING)?
         .filter_map(|l| {
             let cell = l.trim().strip_prefix('|')?.split('|').next()?.trim();
             Some(cell.strip_prefix('`')?.strip_suffix('`')?.to_owned())

@@ -11,7 +11,8 @@
 //!   a letter, digit or `_`. What follows the number is ignored, so
 //!   `R-RT-3 (b)` cites `R-RT-3`. `R-IMP-1..5` cites R-IMP-1 to R-IMP-5;
 //!   `R-DISC-1/3/7` cites R-DISC-1, R-DISC-3 and R-DISC-7.
-//! * Skipped: `.git`, `target`, `target-*`, `node_modules`, and the tidy
+//! * Skipped: `.git`, `target`, `target-*`, `node_modules`, the Node
+//!   package's build output (`tree::is_build_output`), and the tidy
 //!   files whose tests hold made-up ids (`tree::FIXTURE_FILES`, this one
 //!   among them: its allowlist and fixtures are no citations). Citations inside
 //!   `docs/spec/` must be defined too, but do not make an id "cited".

@@ -19,6 +19,18 @@ pub(crate) const FIXTURE_FILES: &[&str] = &[
     "xtask/src/tidy/spec_index.rs",
 ];
 
+/// Whether `rel` is a file the Node package's build writes into the tree
+/// and git ignores (decision 0094): napi-rs's loader and the compiled pi
+/// extension and opencode plugin. A clean clone has none of them, and what
+/// they cite their sources cite (tsc keeps the comments), so no check
+/// reads them.
+pub(crate) fn is_build_output(rel: &str) -> bool {
+    use crate::npm_node::{AGENTS_OUTPUT, CRATE_DIR};
+    rel.strip_prefix(CRATE_DIR)
+        .and_then(|r| r.strip_prefix('/'))
+        .is_some_and(|file| file == "native.js" || AGENTS_OUTPUT.contains(&file))
+}
+
 /// One working tree: a root and what the checks read under it.
 #[derive(Debug)]
 pub(crate) struct Tree {
@@ -76,8 +88,9 @@ impl Tree {
     }
 
     /// Every UTF-8 file of the working tree ([`files`] says which directories
-    /// are skipped) but the [`FIXTURE_FILES`], as (path relative to the
-    /// root, text), in path order.
+    /// are skipped) but the [`FIXTURE_FILES`] and the build output
+    /// ([`is_build_output`]), as (path relative to the root, text), in path
+    /// order.
     pub(crate) fn texts(&self) -> &[(String, String)] {
         self.texts.get_or_init(|| {
             let mut paths = Vec::new();
@@ -86,7 +99,7 @@ impl Tree {
                 .iter()
                 .filter_map(|p| {
                     let rel = self.relative(p);
-                    if FIXTURE_FILES.contains(&rel.as_str()) {
+                    if FIXTURE_FILES.contains(&rel.as_str()) || is_build_output(&rel) {
                         return None;
                     }
                     let text = String::from_utf8(std::fs::read(p).ok()?).ok()?;

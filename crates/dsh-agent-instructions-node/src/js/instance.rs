@@ -5,12 +5,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use dsh_agent_instructions::CancellationToken;
 use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Unknown};
 use napi_derive::napi;
 
-use super::promise::{Abort, settle};
+use super::promise::{Abort, queued, settle};
 use super::types::{HomeVariables, TypedSource, WorkspaceMessage};
 use crate::error::Failure;
 use crate::hosted::{self, Hosted, MountArgs};
@@ -108,28 +107,6 @@ pub struct Instance {
     line: Arc<Serial<tokio::sync::Mutex<Hosted>>>,
 }
 
-type Line = Arc<Serial<tokio::sync::Mutex<Hosted>>>;
-
-impl Instance {
-    fn call<'env, T, V, Fut>(
-        &self,
-        env: &'env Env,
-        op: &'static str,
-        signal: Option<Unknown<'_>>,
-        job: impl FnOnce(Arc<tokio::sync::Mutex<Hosted>>, CancellationToken) -> Fut + Send + 'static,
-        to_js: impl FnOnce(&'env Env, T) -> napi::Result<V> + 'static,
-    ) -> napi::Result<PromiseRaw<'env, V>>
-    where
-        T: Send + 'static,
-        V: napi::bindgen_prelude::ToNapiValue,
-        Fut: std::future::Future<Output = Result<T, Failure>> + Send + 'static,
-    {
-        let abort = Abort::new(env, signal)?;
-        let line: Line = Arc::clone(&self.line);
-        settle(env, abort, |cancel| line.submit(op, cancel, job), to_js)
-    }
-}
-
 #[napi]
 impl Instance {
     /// Mounts an instance over an empty in-memory host.
@@ -183,7 +160,8 @@ impl Instance {
         extra: Vec<String>,
         signal: Option<Unknown<'_>>,
     ) -> napi::Result<PromiseRaw<'env, PreStepOutcome>> {
-        self.call(
+        queued(
+            &self.line,
             env,
             "pre_step",
             signal,
@@ -224,7 +202,8 @@ impl Instance {
             ok: tool.ok.unwrap_or(true),
             cancelled: tool.cancelled.unwrap_or(false),
         };
-        self.call(
+        queued(
+            &self.line,
             env,
             "tool_result",
             signal,
@@ -245,7 +224,8 @@ impl Instance {
         event: String,
         signal: Option<Unknown<'_>>,
     ) -> napi::Result<PromiseRaw<'env, ()>> {
-        self.call(
+        queued(
+            &self.line,
             env,
             "session_event",
             signal,
@@ -274,7 +254,8 @@ impl Instance {
             .into_iter()
             .map(|i| i as usize)
             .collect();
-        self.call(
+        queued(
+            &self.line,
             env,
             "compact",
             signal,
@@ -295,7 +276,8 @@ impl Instance {
         env: &'env Env,
         signal: Option<Unknown<'_>>,
     ) -> napi::Result<PromiseRaw<'env, ()>> {
-        self.call(
+        queued(
+            &self.line,
             env,
             "resume",
             signal,
@@ -317,7 +299,8 @@ impl Instance {
         options: InstanceOptions,
         signal: Option<Unknown<'_>>,
     ) -> napi::Result<PromiseRaw<'env, ()>> {
-        self.call(
+        queued(
+            &self.line,
             env,
             "remount",
             signal,
@@ -337,7 +320,8 @@ impl Instance {
         env: &'env Env,
         signal: Option<Unknown<'_>>,
     ) -> napi::Result<PromiseRaw<'env, ()>> {
-        self.call(
+        queued(
+            &self.line,
             env,
             "settle",
             signal,
@@ -357,7 +341,8 @@ impl Instance {
         env: &'env Env,
         signal: Option<Unknown<'_>>,
     ) -> napi::Result<PromiseRaw<'env, HostState>> {
-        self.call(
+        queued(
+            &self.line,
             env,
             "observe",
             signal,
@@ -383,7 +368,8 @@ impl Instance {
         env: &'env Env,
         signal: Option<Unknown<'_>>,
     ) -> napi::Result<PromiseRaw<'env, ()>> {
-        self.call(
+        queued(
+            &self.line,
             env,
             "dispose",
             signal,

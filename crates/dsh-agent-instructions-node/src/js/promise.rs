@@ -8,6 +8,7 @@
 //! to many calls gathers no listeners.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use dsh_agent_instructions::CancellationToken;
 use napi::bindgen_prelude::{
@@ -16,6 +17,7 @@ use napi::bindgen_prelude::{
 use napi::{Env, Status, Unknown, ValueType};
 
 use crate::error::{Code, Failure};
+use crate::queue::Serial;
 
 /// `signal.addEventListener` / `removeEventListener`: `(type, listener)`.
 type ListenerMethod<'env, L> = Function<'env, FnArgs<(&'static str, L)>, Unknown<'env>>;
@@ -119,6 +121,29 @@ impl Abort {
         holder_ref.unref(env)?;
         Ok(self.token.is_cancelled().then_some(reason))
     }
+}
+
+/// A call queued on `line` (an [`Instance`](super::instance::Instance)'s
+/// or a [`Session`](super::session::Session)'s): it takes its place in
+/// line now, on the JavaScript thread, runs `job` when its turn comes and
+/// settles with `to_js` of its result.
+pub(super) fn queued<'env, S, T, V, Fut>(
+    line: &Arc<Serial<S>>,
+    env: &'env Env,
+    op: &'static str,
+    signal: Option<Unknown<'_>>,
+    job: impl FnOnce(Arc<S>, CancellationToken) -> Fut + Send + 'static,
+    to_js: impl FnOnce(&'env Env, T) -> napi::Result<V> + 'static,
+) -> napi::Result<PromiseRaw<'env, V>>
+where
+    S: Send + Sync + 'static,
+    T: Send + 'static,
+    V: ToNapiValue,
+    Fut: Future<Output = Result<T, Failure>> + Send + 'static,
+{
+    let abort = Abort::new(env, signal)?;
+    let line = Arc::clone(line);
+    settle(env, abort, |cancel| line.submit(op, cancel, job), to_js)
 }
 
 /// Runs `work` off the JavaScript thread and settles the returned Promise

@@ -8,7 +8,7 @@ use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Unknown};
 use napi_derive::napi;
 
-use super::promise::{Abort, js_error, settle};
+use super::promise::{Abort, js_error, queued, settle};
 use super::types::{
     CreateOptions, Inspection, MountOptions, Preview, StoreOptions, TouchOptions, WorkspaceMessage,
 };
@@ -220,23 +220,6 @@ impl Session {
         self.line.closed().is_some()
     }
 
-    fn call<'env, T: Send + 'static, V: napi::bindgen_prelude::ToNapiValue, Fut>(
-        &self,
-        env: &'env Env,
-        op: &'static str,
-        signal: Option<Unknown<'_>>,
-        job: impl FnOnce(Arc<Live>, dsh_agent_instructions::CancellationToken) -> Fut + Send + 'static,
-        to_js: impl FnOnce(&'env Env, T) -> napi::Result<V> + 'static,
-    ) -> napi::Result<PromiseRaw<'env, V>>
-    where
-        Fut: std::future::Future<Output = Result<T, Failure>> + Send + 'static,
-    {
-        let abort = Abort::new(env, signal)?;
-        let line = Arc::clone(&self.line);
-        // The place in line is taken here, on the JavaScript thread.
-        settle(env, abort, |cancel| line.submit(op, cancel, job), to_js)
-    }
-
     /// A turn's first step: `prompt` is persisted as the user's message and
     /// the workspace message folded in after it (the complete baseline on
     /// the first turn, later what changed). Resolves to the workspace
@@ -255,7 +238,8 @@ impl Session {
         prompt: String,
         signal: Option<Unknown<'_>>,
     ) -> MessagePromise<'env> {
-        self.call(
+        queued(
+            &self.line,
             env,
             "prompt",
             signal,
@@ -292,7 +276,8 @@ impl Session {
         signal: Option<Unknown<'_>>,
     ) -> MessagePromise<'env> {
         let options = options.unwrap_or_default();
-        self.call(
+        queued(
+            &self.line,
             env,
             "touch",
             signal,
@@ -327,7 +312,8 @@ impl Session {
         env: &'env Env,
         signal: Option<Unknown<'_>>,
     ) -> MessagePromise<'env> {
-        self.call(
+        queued(
+            &self.line,
             env,
             "step_end",
             signal,
@@ -352,7 +338,8 @@ impl Session {
         env: &'env Env,
         signal: Option<Unknown<'_>>,
     ) -> napi::Result<PromiseRaw<'env, Vec<i64>>> {
-        self.call(
+        queued(
+            &self.line,
             env,
             "compact_workspace",
             signal,
@@ -375,7 +362,8 @@ impl Session {
         env: &'env Env,
         signal: Option<Unknown<'_>>,
     ) -> MessagePromise<'env> {
-        self.call(
+        queued(
+            &self.line,
             env,
             "pending",
             signal,
@@ -397,7 +385,8 @@ impl Session {
         env: &'env Env,
         signal: Option<Unknown<'_>>,
     ) -> MessagePromise<'env> {
-        self.call(
+        queued(
+            &self.line,
             env,
             "preview_next",
             signal,
