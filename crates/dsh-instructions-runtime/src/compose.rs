@@ -37,6 +37,7 @@ use crate::scan::{
     Attach, DirScan, Gather, LoadedFile, ProbedFile, SeenFiles, SlotScan, SlotState, cache_entry,
     identity_dedup,
 };
+use crate::settle::SettleMemo;
 use crate::slots::{Gate, Layout};
 use crate::user_file::UserFile;
 use crate::view::{self, DirKey, VisibleView, dir_key};
@@ -70,6 +71,9 @@ pub(crate) struct ComposeInput<'a> {
     pub pending_rules: &'a BTreeSet<ScopeKey>,
     /// The instance's memo of rule front matter ([`RuleFacts`]).
     pub rule_facts: &'a RuleFacts,
+    /// The instance's settled directories ([`SettleMemo`]), checked
+    /// against `view` and `cache`.
+    pub settle: &'a SettleMemo,
 }
 
 /// The result of a composition, applied only if it was not cancelled.
@@ -611,8 +615,17 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                     directory_transitions(ug, visible, &none, &none, &mut pending);
                     remember_cache(ug, &mut out);
                 }
-                let scans =
-                    process_dirs(&cached, &rels, &dirs, names, probes, &skip, &mut seen).await?;
+                let scans = process_dirs(
+                    &cached,
+                    &rels,
+                    &dirs,
+                    names,
+                    probes,
+                    &skip,
+                    &mut seen,
+                    Some(input.settle),
+                )
+                .await?;
                 for scan in scans {
                     directory_transitions(&scan, visible, &none, &none, &mut pending);
                     remember_cache(&scan, &mut out);
@@ -698,7 +711,16 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
         Known::Nothing => Vec::new(),
     };
     dirs.retain(|d| !chain_set.contains(d));
-    for scan in gather_dirs(&cached, input.root, &dirs, &|_| false, &mut seen).await? {
+    for scan in gather_dirs(
+        &cached,
+        input.root,
+        &dirs,
+        &|_| false,
+        &mut seen,
+        Some(input.settle),
+    )
+    .await?
+    {
         directory_transitions(&scan, visible, &none, &none, &mut pending);
         remember_cache(&scan, &mut out);
     }

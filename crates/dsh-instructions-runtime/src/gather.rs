@@ -14,11 +14,13 @@ use dsh_instructions_state::{
     transition::ProbeClass,
 };
 
+use crate::dir_id::DirId;
 use crate::dir_path::{DirPath, dir_abs};
 use crate::rule_slots::{add_rule_slots, shown_rules, user_rules_scan};
 use crate::scan::{
     DirScan, Gather, SeenFiles, SlotKeys, SlotState, class as probe_class, identity_dedup,
 };
+use crate::settle::SettleMemo;
 use crate::slots::Gate;
 
 /// What [`probe_dirs`] found in a set of directories.
@@ -223,14 +225,18 @@ pub(crate) async fn gather_dirs(
     rels: &[&str],
     skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
     seen: &mut SeenFiles,
+    memo: Option<&SettleMemo>,
 ) -> Result<Vec<DirScan>, Cancelled> {
     let dirs: Vec<Utf8PathBuf> = rels.iter().map(|rel| dir_abs(root, rel)).collect();
     let names = g.names();
     let probes = probe_dirs(g, &dirs, &names, g.rules.is_some()).await?;
-    process_dirs(g, rels, &dirs, names, probes, skip, seen).await
+    process_dirs(g, rels, &dirs, names, probes, skip, seen, memo).await
 }
 
-/// The part of [`gather_dirs`] after the probes.
+/// The part of [`gather_dirs`] after the probes. With `memo` (the lane's,
+/// whose visible state and cache `g` holds), a directory settled before
+/// is settled from its record (decision 0093).
+#[allow(clippy::too_many_arguments)] // one pass's context, each used once
 pub(crate) async fn process_dirs(
     g: &Gather<'_>,
     rels: &[&str],
@@ -239,6 +245,7 @@ pub(crate) async fn process_dirs(
     probes: DirProbes,
     skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
     seen: &mut SeenFiles,
+    memo: Option<&SettleMemo>,
 ) -> Result<Vec<DirScan>, Cancelled> {
     let mut scans = Vec::with_capacity(dirs.len());
     let mut keys = SlotKeys::default();
@@ -256,20 +263,36 @@ pub(crate) async fn process_dirs(
         .iter()
         .copied()
         .chain(std::iter::repeat(false));
-    for (((rel, abs), probes), rules_missing) in
-        rels.iter().zip(dirs).zip(probes.probes).zip(missing)
     {
-        let rules_settled =
-            rules_missing && !ruled.contains_key(&Some(*rel)) && !(root_file && *rel == ".");
-        if g.settled(rel, &names, &probes, rules_settled, skip, seen, &mut keys) {
-            continue;
+        // Held for the loop alone: nothing in it awaits.
+        let mut records = memo.map(SettleMemo::lock);
+        for (((rel, abs), probes), rules_missing) in
+            rels.iter().zip(dirs).zip(probes.probes).zip(missing)
+        {
+            let rules_settled =
+                rules_missing && !ruled.contains_key(&Some(*rel)) && !(root_file && *rel == ".");
+            let memo = records
+                .as_deref_mut()
+                .and_then(|r| Some((r, DirId::of(rel)?)));
+            if g.settled(
+                rel,
+                &names,
+                &probes,
+                rules_settled,
+                skip,
+                seen,
+                &mut keys,
+                memo,
+            ) {
+                continue;
+            }
+            let mut scan = g.slots(DirPath::known(abs, rel), &names, probes, skip);
+            scan.rules_missing = rules_missing;
+            // Identity dedup needs no content, so every read can wait for
+            // one batch after it.
+            identity_dedup(&mut scan, seen);
+            scans.push(scan);
         }
-        let mut scan = g.slots(DirPath::known(abs, rel), &names, probes, skip);
-        scan.rules_missing = rules_missing;
-        // Identity dedup needs no content, so every read can wait for one
-        // batch after it.
-        identity_dedup(&mut scan, seen);
-        scans.push(scan);
     }
     let all: Vec<usize> = (0..scans.len()).collect();
     g.read_scans(&mut scans, &all, seen).await?;

@@ -29,6 +29,7 @@ use crate::error::RuntimeError;
 use crate::host::{BatchEntry, Decision, Host, SessionEvent, ToolExecution, WorkspaceMessage};
 use crate::inbox::Inbox;
 use crate::rule_facts::RuleFacts;
+use crate::settle::SettleMemo;
 use crate::touch::TouchKind;
 use crate::user_file::UserFile;
 use crate::view::VisibleView;
@@ -215,6 +216,7 @@ impl Instance {
             apply: apply.clone(),
             reconciled: None,
             rule_facts: RuleFacts::default(),
+            settle: SettleMemo::default(),
         };
         runtime.spawn(lane.run(rx));
         let front = Front {

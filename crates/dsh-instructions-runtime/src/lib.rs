@@ -4,6 +4,7 @@
 mod ancestors;
 mod compose;
 mod derived;
+mod dir_id;
 mod dir_path;
 mod error;
 mod factory;
@@ -21,6 +22,7 @@ mod rule_facts;
 mod rule_slots;
 mod rules;
 mod scan;
+mod settle;
 pub mod shell;
 mod slots;
 mod touch;

@@ -20,7 +20,7 @@ use dsh_instructions_state::{
     config::ContentTransform,
     scope::SLOT_CLAUDE_DIR,
     transition::{ProbeClass, SlotOutcome},
-    visible::{VisibleEntry, VisibleState},
+    visible::VisibleState,
 };
 
 use crate::ancestors::ancestor_files;
@@ -218,11 +218,11 @@ pub(crate) struct Gather<'a> {
 /// directory [`Gather::settled`] looks at (one buffer per slot per pass,
 /// not two allocations per directory).
 #[derive(Debug, Default)]
-pub(crate) struct SlotKeys(Vec<ScopeKey>);
+pub(crate) struct SlotKeys(pub(crate) Vec<ScopeKey>);
 
 impl SlotKeys {
     /// At least `n` keys to rewrite.
-    fn fit(&mut self, n: usize) {
+    pub(crate) fn fit(&mut self, n: usize) {
         while self.0.len() < n {
             self.0.push(ScopeKey::user_global());
         }
@@ -233,7 +233,7 @@ impl SlotKeys {
 /// and the files whose read failed at that broadest position.
 #[derive(Debug, Default)]
 pub(crate) struct SeenFiles {
-    first: IdentityMap<Arc<str>>,
+    pub(crate) first: IdentityMap<Arc<str>>,
     failed: IdentityMap<Unavailable>,
     /// Winners of the user-global file and the root-to-cwd chain: an
     /// import of one of them is `(loaded as its own section)` (R-IMP-3).
@@ -469,122 +469,8 @@ impl Gather<'_> {
     }
 
     /// Whether the model sees anything at `scope` (see [`Gather::visible`]).
-    fn shows(&self, scope: &ScopeKey) -> bool {
+    pub(crate) fn shows(&self, scope: &ScopeKey) -> bool {
         self.visible.is_some_and(|v| v.get(scope).is_some())
-    }
-
-    /// Whether a probed directory shows exactly what the model already sees,
-    /// so that building its scan could produce no transition and no cache
-    /// update (with rules on, only when `rules_settled` says its rules
-    /// have nothing to show either): every reported slot is absent where
-    /// nothing loaded is visible, or its winner is a file the version cache vouches for (R-STATE-8)
-    /// whose identity and trimmed content no earlier file of the pass
-    /// shares. Then the winners join `seen` (later directories dedup against
-    /// them as on the full path) and the caller skips the directory. Anything
-    /// else — unavailable, new, changed, a duplicate, no cache — returns
-    /// false with `seen` untouched, and the full path decides.
-    ///
-    /// This is what keeps an unchanged revalidation at the cost of its
-    /// probes (issue 7): the full path allocates a scan, slots and
-    /// transitions per directory only to conclude "no change".
-    ///
-    /// It runs for every known directory on every pass, so it allocates
-    /// nothing on the way to "no": the classes live on the stack, the scope
-    /// keys in `keys` (one per slot, rewritten in place; see [`SlotKeys`]),
-    /// and a display path is built only for a winner the cache vouches for.
-    #[allow(clippy::too_many_arguments)] // one pass's context, each used once
-    pub(crate) fn settled(
-        &self,
-        rel: &str,
-        names: &[String],
-        probes: &[Probe],
-        rules_settled: bool,
-        skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
-        seen: &mut SeenFiles,
-        keys: &mut SlotKeys,
-    ) -> bool {
-        /// Winners per directory kept on the stack; more (never with the
-        /// shipped layouts) take the full path.
-        const MAX_WINNERS: usize = 4;
-        let Some((cache, visible)) = self.vouching() else {
-            return false;
-        };
-        // A directory's rules are not covered by its candidates' probes
-        // (its rules directories have stamps of their own): with rules on,
-        // a directory settles only when the caller found nothing of its
-        // rules to look at (`rules_settled`: no rules directory, no rule
-        // of it shown); every other takes the full path, so a rule's edit,
-        // removal or new file is never missed (R-RULE-4).
-        if !self.config.rule_formats().is_empty() && !rules_settled {
-            return false;
-        }
-        if probes.len() != names.len() {
-            return false;
-        }
-        let mut on_stack = [ProbeClass::Absent; 8];
-        let on_heap: Vec<ProbeClass>;
-        let classes: &[ProbeClass] = if probes.len() <= on_stack.len() {
-            for (c, p) in on_stack.iter_mut().zip(probes) {
-                *c = class(p);
-            }
-            &on_stack[..probes.len()]
-        } else {
-            on_heap = probes.iter().map(class).collect();
-            &on_heap
-        };
-        let mut winners: [Option<(&FileIdentity, Digest, Arc<str>)>; MAX_WINNERS] =
-            [const { None }; MAX_WINNERS];
-        let mut count = 0;
-        keys.fit(self.layout.slots.len());
-        for ((slot, rule), scope) in self.layout.slots.iter().zip(keys.0.iter_mut()) {
-            scope.set_project(rel, slot);
-            let scope = &*scope;
-            if skip(scope) {
-                continue;
-            }
-            if rule.end() > classes.len() {
-                return false;
-            }
-            let shown = visible.get(scope);
-            match rule.select(classes, self.gate) {
-                SlotOutcome::Absent if shown.is_some_and(VisibleEntry::is_loaded) => return false,
-                SlotOutcome::Absent => {}
-                SlotOutcome::Unavailable => return false,
-                SlotOutcome::Winner { candidate: i } => {
-                    let Probe::Present(present) = &probes[i] else {
-                        return false;
-                    };
-                    if count == MAX_WINNERS {
-                        return false;
-                    }
-                    let path = display(rel, &names[i]);
-                    let Some(entry) = cache.fresh(scope, &path, &present.version, shown) else {
-                        return false;
-                    };
-                    // Import targets need their own probes (R-IMP-4): the
-                    // full path checks them.
-                    if !entry.imports.is_empty() {
-                        return false;
-                    }
-                    let identity = &present.identity;
-                    let trimmed = entry.trimmed_digest;
-                    if seen.first.contains_key(identity)
-                        || winners
-                            .iter()
-                            .flatten()
-                            .any(|(id, t, _)| *id == identity || *t == trimmed)
-                    {
-                        return false;
-                    }
-                    winners[count] = Some((identity, trimmed, path));
-                    count += 1;
-                }
-            }
-        }
-        for (identity, _, path) in winners.into_iter().flatten() {
-            seen.first.insert(identity.clone(), path);
-        }
-        true
     }
 
     /// Reads every unread winner of `scans[i]`, `i` in `which` (or takes

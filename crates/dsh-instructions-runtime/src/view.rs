@@ -57,6 +57,35 @@ pub(crate) fn identity_root(identity: Option<&str>, cwd: &Utf8Path) -> Option<Ut
     Some(dsh_home_paths::normalize_lexically(&cwd.join(rel)))
 }
 
+/// What a [`VisibleView::refresh`] changed in the visible state.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Refreshed {
+    /// Anything: the state was rebuilt or restored, or a baseline was
+    /// folded in (it may change the root and what counts as known).
+    All,
+    /// Only scopes of these directories (root-relative, possibly
+    /// repeated); none when nothing was appended.
+    Dirs(Vec<String>),
+}
+
+impl Refreshed {
+    /// Notes one appended message.
+    fn note(&mut self, source: &TypedSource) {
+        let Self::Dirs(dirs) = self else { return };
+        if source.baseline {
+            *self = Self::All;
+            return;
+        }
+        dirs.extend(
+            source
+                .changes
+                .iter()
+                .filter_map(|c| c.scope.dir())
+                .map(str::to_owned),
+        );
+    }
+}
+
 /// `format` and `version` of a [`ViewSnapshot`] this build writes; any
 /// other is ignored (the surface is folded whole).
 const SNAPSHOT_FORMAT: &str = "dsh-visible-view";
@@ -88,7 +117,11 @@ impl VisibleView {
     /// of a view starts from the fold the host kept ([`Host::saved_view`]),
     /// when there is one this build can read; a view that advanced is
     /// offered back ([`Host::save_view`]).
-    pub(crate) fn refresh(&mut self, host: &dyn Host, cwd: &Utf8Path) {
+    ///
+    /// Returns what changed: the lane's records kept against the visible
+    /// state ([`crate::settle::SettleMemo`]) drop what it names.
+    pub(crate) fn refresh(&mut self, host: &dyn Host, cwd: &Utf8Path) -> Refreshed {
+        let mut changed = Refreshed::Dirs(Vec::new());
         if !self.consulted {
             self.consulted = true;
             if let Some((saved, mark)) = host.saved_view()
@@ -97,17 +130,20 @@ impl VisibleView {
                 restored.mark = Some(mark);
                 restored.consulted = true;
                 *self = restored;
+                changed = Refreshed::All;
             }
         }
         let (update, mark) = host.visible_since(self.mark);
         let advanced = match update {
             VisibleUpdate::Appended(sources) => {
                 for source in &sources {
+                    changed.note(source);
                     self.apply(source, cwd);
                 }
                 !sources.is_empty()
             }
             VisibleUpdate::Whole(sources) => {
+                changed = Refreshed::All;
                 *self = Self {
                     consulted: true,
                     ..Self::default()
@@ -124,6 +160,7 @@ impl VisibleView {
         {
             host.save_view(self.encode(), mark);
         }
+        changed
     }
 
     /// The view as [`ViewSnapshot`] text: the per-scope state, which

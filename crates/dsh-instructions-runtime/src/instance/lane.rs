@@ -23,9 +23,10 @@ use crate::dir_path::dir_abs;
 use crate::host::{Host, VisibleMark, WorkspaceMessage};
 use crate::inbox::{Inbox, InboxId};
 use crate::rule_facts::RuleFacts;
+use crate::settle::SettleMemo;
 use crate::touch::below_cwd;
 use crate::user_file::UserFile;
-use crate::view::VisibleView;
+use crate::view::{Refreshed, VisibleView};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum DecisionKind {
@@ -89,6 +90,9 @@ pub(super) struct Lane {
     pub(super) reconciled: Option<Option<VisibleMark>>,
     /// Rule front matter by file version ([`RuleFacts`]).
     pub(super) rule_facts: RuleFacts,
+    /// Directories found settled against `view` and `cache`
+    /// ([`SettleMemo`]): kept in step with both here.
+    pub(super) settle: SettleMemo,
 }
 
 impl Lane {
@@ -144,8 +148,21 @@ impl Lane {
         let Some(Some(at)) = self.reconciled else {
             return false;
         };
-        self.view.refresh(self.host.as_ref(), &self.cwd);
+        self.refresh_view();
         self.view.mark() == Some(at)
+    }
+
+    /// Brings the view up to the host's surface, dropping the settled
+    /// records of whatever changed in it.
+    fn refresh_view(&mut self) {
+        match self.view.refresh(self.host.as_ref(), &self.cwd) {
+            Refreshed::All => self.settle.clear(),
+            Refreshed::Dirs(dirs) => {
+                for dir in &dirs {
+                    self.settle.forget(dir);
+                }
+            }
+        }
     }
 
     async fn root(&mut self, cancel: &CancellationToken) -> Result<Utf8PathBuf, Cancelled> {
@@ -169,7 +186,7 @@ impl Lane {
         touched: &[Utf8PathBuf],
         cancel: &CancellationToken,
     ) -> Result<Composition, Cancelled> {
-        self.view.refresh(self.host.as_ref(), &self.cwd);
+        self.refresh_view();
         // Rules a pending projection attached stay attached when this
         // composition replaces it (R-RULE-4, R-RT-6).
         let mut pending_rules = BTreeSet::new();
@@ -200,6 +217,7 @@ impl Lane {
             touched,
             pending_rules: &pending_rules,
             rule_facts: &self.rule_facts,
+            settle: &self.settle,
         })
         .await
     }
@@ -212,10 +230,15 @@ impl Lane {
             let mut remembered = lock(&self.remembered);
             for (scope, entry) in composition.cache_updates.drain(..) {
                 remembered.update(&scope, &entry);
+                if let Some(dir) = scope.dir() {
+                    self.settle.forget(dir);
+                }
                 self.cache.insert(scope, entry);
             }
         }
         if let Some(excluded) = composition.excluded.take() {
+            // What a pass skips changed: every record's `skip` bits may.
+            self.settle.clear();
             self.excluded = Some(excluded);
         }
     }

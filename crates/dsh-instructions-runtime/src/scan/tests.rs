@@ -3,6 +3,8 @@
 //! names the condition that sends a directory back to the full path.
 
 use super::*;
+use crate::dir_id::DirId;
+use crate::settle::Records;
 use dsh_instructions_state::{
     TypedSource,
     scope::{SLOT_BASE, SLOT_LOCAL},
@@ -32,7 +34,7 @@ fn names() -> Vec<String> {
 }
 
 /// What the model saw and the cache learned for one slot.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Shown {
     Nothing,
     /// Loaded from `name` at version 1 with this text.
@@ -129,6 +131,32 @@ fn settled_in(
             skip,
             seen,
             &mut SlotKeys::default(),
+            None,
+        )
+    })
+}
+
+/// [`Gather::settled`] of [`REL`] in a default pass over `cache`, with
+/// the memo `records`.
+fn settled_memo(
+    cache: (&VersionCache<FileVersion>, &VisibleState),
+    probes: &[Probe],
+    skip: &(dyn Fn(&ScopeKey) -> bool + Sync),
+    seen: &mut SeenFiles,
+    records: &mut Records,
+) -> bool {
+    let config = Config::with_max_bytes(65_536);
+    let dir = DirId::of(REL).expect("an id");
+    in_pass(&config, Some(cache.0), Some(cache.1), false, |g| {
+        g.settled(
+            REL,
+            &names(),
+            probes,
+            false,
+            skip,
+            seen,
+            &mut SlotKeys::default(),
+            Some((records, dir)),
         )
     })
 }
@@ -339,4 +367,113 @@ fn a_read_path_is_the_join_sized_once(#[case] dir: &str, #[case] name: &str) {
     let path = file_path(Utf8Path::new(dir), name);
     assert_eq!(path, Utf8Path::new(dir).join(name));
     assert!(path.capacity() <= dir.len() + 1 + name.len());
+}
+
+/// A probe of one candidate: absent, one of two files at one of two
+/// versions, or unavailable.
+fn any_probe() -> impl proptest::strategy::Strategy<Value = Probe> {
+    use proptest::prelude::*;
+    prop_oneof![
+        1 => Just(A),
+        4 => (1u64..3, 1u64..3).prop_map(|(ino, v)| present(ino, v)),
+        1 => Just(Probe::Unavailable(Unavailable::PermissionDenied)),
+    ]
+}
+
+/// What the model saw in one slot: nothing, `name` (of `ino`, version
+/// 1), or a tombstone; with the probe under which that slot is unchanged
+/// at candidate `at`.
+fn any_shown(
+    name: &'static str,
+    text: &'static str,
+    ino: u64,
+) -> impl proptest::strategy::Strategy<Value = (Shown, Option<Probe>)> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just((Shown::Nothing, None)),
+        Just((Shown::Loaded(name, text), Some(present(ino, 1)))),
+        Just((Shown::Tombstone, None)),
+    ]
+}
+
+proptest::proptest! {
+    // Cheap cases, and the edits that matter (one file at another version
+    // under the same name) are a few in a hundred.
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+
+    /// The settled memo answers what the check would (decision 0093):
+    /// whatever record a first pass left (probes `before`, those under
+    /// which what the model saw is unchanged), a second pass over the same
+    /// visible state and cache (the same probes with up to two changed, a
+    /// file seen earlier in the pass or not, a slot skipped or not) gets
+    /// the check's verdict and leaves `seen` as the check leaves it.
+    #[test]
+    fn a_record_answers_what_the_check_would(
+        (base, base_probe) in any_shown("AGENTS.md", "x", 1),
+        (local, local_probe) in any_shown("CLAUDE.local.md", "y", 2),
+        edits in proptest::collection::vec((0usize..4, any_probe()), 0..3),
+        earlier in proptest::option::of(1u64..3),
+        skip_base in proptest::bool::ANY,
+    ) {
+        let (visible, cache) = setup(base, local);
+        let before = [base_probe.unwrap_or(A), A, A, local_probe.unwrap_or(A)];
+        let mut after = before.clone();
+        for (at, probe) in edits {
+            after[at] = probe;
+        }
+        let base_key = ScopeKey::project(REL, SLOT_BASE);
+        let skip = move |s: &ScopeKey| skip_base && *s == base_key;
+        let fresh_seen = || {
+            let mut seen = SeenFiles::default();
+            if let Some(ino) = earlier {
+                seen.first.insert(FileIdentity::Inode { dev: 1, ino }, Arc::from("x"));
+            }
+            seen
+        };
+        let mut records = Records::default();
+        let primed = settled_memo(
+            (&cache, &visible), &before, &|_| false, &mut SeenFiles::default(), &mut records,
+        );
+        proptest::prop_assert!(primed, "unchanged probes settle");
+        let mut want_seen = fresh_seen();
+        let want = settled_over(Some((&cache, &visible)), &after, &skip, &mut want_seen);
+        let mut got_seen = fresh_seen();
+        let got = settled_memo((&cache, &visible), &after, &skip, &mut got_seen, &mut records);
+        proptest::prop_assert_eq!(got, want);
+        proptest::prop_assert_eq!(got_seen.first, want_seen.first);
+    }
+}
+
+/// A directory settled once is settled from its record while its probes
+/// stay the same: no scope key or display path is built, nothing is looked
+/// up in the visible state or the cache (issue 46 item 2: a touch of an
+/// already-settled directory does no string work for it). A change of its
+/// probes sends it back to the check, which drops the record.
+#[rstest]
+fn an_unchanged_directory_is_answered_from_its_record() {
+    let (visible, cache) = setup(Shown::Loaded("AGENTS.md", "x"), Shown::Nothing);
+    let probes = [present(1, 1), A, A, A];
+    let mut records = Records::default();
+    let settle = |probes: &[Probe], records: &mut Records| {
+        settled_memo(
+            (&cache, &visible),
+            probes,
+            &|_| false,
+            &mut SeenFiles::default(),
+            records,
+        )
+    };
+    assert!(settle(&probes, &mut records));
+    assert_eq!(records.hits, 0, "the first pass checks");
+    for _ in 0..3 {
+        assert!(settle(&probes, &mut records));
+    }
+    assert_eq!(records.hits, 3);
+    let dir = DirId::of(REL).expect("an id");
+    let winner = &records.get(dir).expect("a record").winners[0];
+    assert_eq!(&*winner.display, "a/AGENTS.md");
+    // Edited: the check runs, refuses, and the record is gone.
+    assert!(!settle(&[present(1, 2), A, A, A], &mut records));
+    assert_eq!(records.hits, 3);
+    assert!(records.get(dir).is_none());
 }
