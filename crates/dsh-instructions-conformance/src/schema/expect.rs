@@ -298,13 +298,16 @@ where
     })
 }
 
+/// Checks a key of an [`ordered_map`] against the entries before it.
+pub(super) type KeyCheck<T> = fn(&str, &[(String, T)]) -> Result<(), String>;
+
 /// A map kept in file order (`fs:`, `visible:`), each key checked by `key`
 /// against those before it (its `Err` the message); `null` is the empty
 /// map.
 pub(super) fn ordered_map<'de, D, T>(
     d: D,
     expecting: &'static str,
-    key: fn(&str, &[(String, T)]) -> Result<(), String>,
+    key: KeyCheck<T>,
 ) -> Result<Vec<(String, T)>, D::Error>
 where
     D: Deserializer<'de>,
@@ -312,7 +315,7 @@ where
 {
     struct V<T> {
         expecting: &'static str,
-        key: fn(&str, &[(String, T)]) -> Result<(), String>,
+        key: KeyCheck<T>,
     }
     impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
         type Value = Vec<(String, T)>;
