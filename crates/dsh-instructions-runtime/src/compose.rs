@@ -29,7 +29,7 @@ use dsh_instructions_state::{
 
 use crate::WorkspaceMessage;
 use crate::dir_path::{DirPath, dir_abs};
-use crate::gather::{gather_chain, gather_dirs, path_gate, probe_with_user_global, process_dirs};
+use crate::gather::{gather_dirs, path_gate, probe_with_user_global, process_dirs};
 use crate::imports::ImportContext;
 use crate::rule_facts::RuleFacts;
 use crate::rule_slots::{add_rule_slots, rule_body};
@@ -446,19 +446,6 @@ fn slots_with<'a, F: 'a>(
         .filter_map(move |s| Some((&s.scope, file(&s.state)?)))
 }
 
-/// The scans of the root-to-cwd `chain` a baseline renders: every slot
-/// read, within the budget's bytes (R-RT-8).
-async fn baseline_scans(
-    g: &Gather<'_>,
-    input: &ComposeInput<'_>,
-    chain: &[String],
-    seen: &mut SeenFiles,
-) -> Result<Vec<DirScan>, Cancelled> {
-    let dirs = DirPath::chain(input.root, chain);
-    let bytes = Some(input.budget.max_bytes());
-    gather_chain(g, input.home, input.root, dirs, bytes, seen).await
-}
-
 /// Composes the workspace message for this moment (see the module docs).
 pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Cancelled> {
     let config = input.config;
@@ -526,7 +513,9 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
     match &latest {
         // R-RT-8: no visible baseline: try a complete current one.
         None => {
-            let scans = baseline_scans(&full, input, &chain, &mut seen).await?;
+            let scans = full
+                .baseline_chain(input.home, input.root, &chain, budget, &mut seen)
+                .await?;
             // An attached path-scoped rule whose `set` is still visible
             // (the hiding took the baseline only: Copilot CLI and Qwen Code
             // replace their session-start context on resume) is state like
@@ -557,7 +546,9 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                     // First composition of this instance: compare with the
                     // complete render; what its budget leaves out is not
                     // retained (R-RT-10) and is removed if visible.
-                    let scans = baseline_scans(&cached, input, &chain, &mut seen).await?;
+                    let scans = cached
+                        .baseline_chain(input.home, input.root, &chain, budget, &mut seen)
+                        .await?;
                     let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
                     let e = plan.omitted(&scans);
                     for scan in &scans {
@@ -630,7 +621,9 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 Some(r) if !root_changed => chain_rel(r, input.cwd).into_iter().collect(),
                 _ => BTreeSet::new(),
             };
-            let scans = baseline_scans(&full, input, &chain, &mut seen).await?;
+            let scans = full
+                .baseline_chain(input.home, input.root, &chain, budget, &mut seen)
+                .await?;
             let plan = BaselinePlan::new(&scans, BaselineKind::Replacement, budget);
             let held: BTreeSet<ScopeKey> = plan.held().map(|(s, _)| s.clone()).collect();
             let nothing_remains = plan.is_empty_input();
