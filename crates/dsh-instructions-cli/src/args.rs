@@ -61,7 +61,7 @@ on) a rule file cannot load; 2 for usage or configuration errors.
 
 Example:
   dsh-instructions check --cwd . --max-bytes 16384")]
-    Check(CheckArgs),
+    Check(LookArgs),
     /// Drive a persisted session and watch workspace messages appear.
     #[command(subcommand)]
     Session(SessionCommand),
@@ -234,14 +234,22 @@ pub(crate) struct ConfigArgs {
     pub rules: Option<String>,
 }
 
-/// Arguments of `show` and `explain`.
+/// Where and with what configuration `show`, `explain` and `check` look
+/// (the arguments of `check`).
 #[derive(Debug, Clone, Args)]
-pub(crate) struct ViewArgs {
+pub(crate) struct LookArgs {
     /// Session working directory (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
     #[command(flatten)]
     pub config: ConfigArgs,
+}
+
+/// Arguments of `show` and `explain`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ViewArgs {
+    #[command(flatten)]
+    pub look: LookArgs,
     /// Print a JSON document instead of text (shape: docs/cli.md).
     #[arg(long)]
     pub json: bool,
@@ -256,16 +264,6 @@ pub(crate) struct ExplainArgs {
     /// the cwd or absolute).
     #[arg(long = "touch", value_name = "PATH", num_args = 1..)]
     pub touch: Vec<PathBuf>,
-}
-
-/// Arguments of `check`.
-#[derive(Debug, Clone, Args)]
-pub(crate) struct CheckArgs {
-    /// Session working directory (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-    #[command(flatten)]
-    pub config: ConfigArgs,
 }
 
 /// `session …` subcommands (R-CLI-3).
@@ -418,7 +416,7 @@ mod tests {
         let Command::Show(a) = cli.command else {
             panic!("not show")
         };
-        assert_eq!(a.config.max_bytes, want);
+        assert_eq!(a.look.config.max_bytes, want);
     }
 
     #[test]
@@ -443,7 +441,8 @@ mod tests {
             Command::Explain(e) => e.view,
             _ => panic!("not show/explain"),
         };
-        assert_eq!((a.config.imports, a.config.no_imports), (on, off));
+        let c = a.look.config;
+        assert_eq!((c.imports, c.no_imports), (on, off));
     }
 
     #[test]
@@ -463,7 +462,7 @@ mod tests {
             panic!("not explain")
         };
         assert_eq!(e.touch, [PathBuf::from("a.ts"), PathBuf::from("b/c.py")]);
-        assert_eq!(e.view.config.rules.as_deref(), Some("claude,cursor"));
+        assert_eq!(e.view.look.config.rules.as_deref(), Some("claude,cursor"));
     }
 
     #[test]

@@ -17,7 +17,7 @@ use dsh_instructions_runtime::{
 use dsh_instructions_state::{Config, config::RuleFormat};
 use serde_json::{Value, json};
 
-use crate::args::{CheckArgs, ConfigArgs, ExplainArgs, ViewArgs};
+use crate::args::{ConfigArgs, ExplainArgs, LookArgs, ViewArgs};
 use crate::error::{CliError, EXIT_PROBLEMS};
 use crate::setup::{self, Setup};
 
@@ -81,9 +81,11 @@ fn run_inspect(
 /// `show`: the baseline text byte for byte plus one `\n` (nothing at all when
 /// no instructions load), or the `--json` document.
 pub(crate) fn show(args: &ViewArgs) -> Result<ExitCode, CliError> {
-    let (seen, _) = look(args.cwd.as_deref(), &args.config, async |opened, _cwd| {
-        opened.preview(&CancellationToken::new()).await
-    })?;
+    let (seen, _) = look(
+        args.look.cwd.as_deref(),
+        &args.look.config,
+        async |opened, _cwd| opened.preview(&CancellationToken::new()).await,
+    )?;
     if args.json {
         out!("{}", show_json(&seen));
     } else if !seen.text.is_empty() {
@@ -114,7 +116,7 @@ fn source_json(text: &str, source: &dsh_instructions_state::TypedSource) -> Valu
 /// `explain`: the readable table, or the stable `--json` document.
 pub(crate) fn explain(args: &ExplainArgs) -> Result<ExitCode, CliError> {
     let view = &args.view;
-    let seen = run_inspect(view.cwd.as_deref(), &view.config, &args.touch)?;
+    let seen = run_inspect(view.look.cwd.as_deref(), &view.look.config, &args.touch)?;
     let touched = !args.touch.is_empty();
     if view.json {
         let mut doc = explain_json(&seen.inspection, &seen.config, &seen.warnings);
@@ -127,8 +129,16 @@ pub(crate) fn explain(args: &ExplainArgs) -> Result<ExitCode, CliError> {
                 &seen.inspection,
                 &seen.config,
                 Own {
-                    chain: view.config.agent.map_or(&[][..], |a| a.own_chain_files()),
-                    cwd: view.config.agent.map_or(&[][..], |a| a.own_cwd_files()),
+                    chain: view
+                        .look
+                        .config
+                        .agent
+                        .map_or(&[][..], |a| a.own_chain_files()),
+                    cwd: view
+                        .look
+                        .config
+                        .agent
+                        .map_or(&[][..], |a| a.own_cwd_files()),
                 }
             ),
             rules_text(&seen.rules, &seen.config, touched)
@@ -139,7 +149,7 @@ pub(crate) fn explain(args: &ExplainArgs) -> Result<ExitCode, CliError> {
 
 /// `check`: exit 0 when every file loads whole, else one line per cause and
 /// exit 1.
-pub(crate) fn check(args: &CheckArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn check(args: &LookArgs) -> Result<ExitCode, CliError> {
     let Seen {
         inspection: seen,
         rules,

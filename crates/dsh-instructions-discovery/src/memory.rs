@@ -61,12 +61,10 @@ use crate::DiscoveryError;
 use crate::paths::normalize;
 use crate::provider::{
     BoxFuture, Cancelled, DirListing, EntryKind, FileIdentity, FileVersion, FsProvider, LoadedText,
-    MarkerProbe, PathKind, PresentFile, Probe, ReadOutcome, Unavailable,
+    MarkerProbe, PathKind, PresentFile, Probe, ReadOutcome, Unavailable, each,
 };
 use crate::text::decode_text;
-use requests::{
-    KindRequest, MarkerRequest, ProbeRequest, ReadRequest, ReadStep, Request, Resolved, Step,
-};
+use requests::{KIND, MARKER, PROBE, ReadRequest, ReadStep, Request, Resolved, Step};
 use state::{BlockGuard, Entry, Gate, Shared, State, lock, remove_subtree};
 use walk::{MemRoot, RootError};
 
@@ -308,6 +306,18 @@ impl MemoryProvider {
         Ok(())
     }
 
+    /// A request answered from metadata alone (probe, path kind, marker):
+    /// counted as one probe, then executed.
+    async fn counted<R: Request>(
+        &self,
+        path: &Utf8Path,
+        request: &R,
+        cancel: &CancellationToken,
+    ) -> Result<R::Output, Cancelled> {
+        self.begin(cancel, true).await?;
+        self.execute(path, request, cancel).await
+    }
+
     /// Plans the request, waiting on gates, until it can finish.
     async fn execute<R: Request>(
         &self,
@@ -346,19 +356,19 @@ impl MemoryProvider {
     /// blocks on the first armed gate in operation order.
     fn plan<R: Request>(&self, state: &mut State, path: &Utf8Path, request: &R) -> Step<R::Output> {
         let mut chain = vec![path.to_owned()];
-        let named = if R::NAMED {
+        let named = if request.named() {
             self.resolve_named(state, path, &mut chain)
         } else {
             None
         };
         let resolved = if let Some(resolved) = named {
             resolved
-        } else if R::FOLLOW {
+        } else if request.follow() {
             walk::resolve_confined(&state.nodes, &self.roots, path, &mut chain)
         } else {
             walk::resolve_marker(&state.nodes, path, &mut chain)
         };
-        if R::FOLLOW
+        if request.follow()
             && let Some(hit) = state.gate_or_fault(&chain, FsOp::Resolve)
         {
             return hit.into_step(request);
@@ -378,12 +388,7 @@ impl MemoryProvider {
             ..
         }) = state.nodes.get(&target)
         else {
-            let dir = target.parent().is_none()
-                || matches!(
-                    state.nodes.get(&target).map(|e| &e.kind),
-                    Some(MemKind::Dir)
-                );
-            return Step::Done(if dir {
+            return Step::Done(if walk::is_dir(&state.nodes, &target) {
                 request.directory()
             } else {
                 request.not_a_file()
@@ -425,10 +430,7 @@ impl FsProvider for MemoryProvider {
         path: &'a Utf8Path,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Probe, Cancelled>> {
-        Box::pin(async move {
-            self.begin(cancel, true).await?;
-            self.execute(path, &ProbeRequest, cancel).await
-        })
+        Box::pin(self.counted(path, &PROBE, cancel))
     }
 
     fn read_text<'a>(
@@ -474,14 +476,7 @@ impl FsProvider for MemoryProvider {
         paths: &'a [Utf8PathBuf],
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Vec<PathKind>, Cancelled>> {
-        Box::pin(async move {
-            let mut out = Vec::with_capacity(paths.len());
-            for path in paths {
-                self.begin(cancel, true).await?;
-                out.push(self.execute(path, &KindRequest, cancel).await?);
-            }
-            Ok(out)
-        })
+        Box::pin(each(paths, |path| self.counted(path, &KIND, cancel)))
     }
 
     fn marker<'a>(
@@ -489,10 +484,7 @@ impl FsProvider for MemoryProvider {
         path: &'a Utf8Path,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>> {
-        Box::pin(async move {
-            self.begin(cancel, true).await?;
-            self.execute(path, &MarkerRequest, cancel).await
-        })
+        Box::pin(self.counted(path, &MARKER, cancel))
     }
 
     /// The directory followed as the disk provider follows it (confined,
@@ -513,12 +505,7 @@ impl FsProvider for MemoryProvider {
                 Resolved::Absent => return Ok(DirListing::Absent),
                 Resolved::Unavailable(reason) => return Ok(DirListing::Unavailable(reason)),
             };
-            let is_dir = target.parent().is_none()
-                || matches!(
-                    state.nodes.get(&target).map(|e| &e.kind),
-                    Some(MemKind::Dir)
-                );
-            if !is_dir {
+            if !walk::is_dir(&state.nodes, &target) {
                 return Ok(DirListing::Absent);
             }
             let mut entries = Vec::new();

@@ -296,14 +296,9 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
         names: &'a [String],
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
-        Box::pin(async move {
-            let mut out = Vec::with_capacity(names.len());
-            for name in names {
-                let path = dir.join(name);
-                out.push(self.probe(&path, cancel).await?);
-            }
-            Ok(out)
-        })
+        Box::pin(each(names, move |name| async move {
+            self.probe(&dir.join(name), cancel).await
+        }))
     }
 
     /// Probes the same candidate names in several directories (for example a
@@ -324,13 +319,7 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
         names: &'a [String],
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Vec<Vec<Probe>>, Cancelled>> {
-        Box::pin(async move {
-            let mut out = Vec::with_capacity(dirs.len());
-            for dir in dirs {
-                out.push(self.probe_many(dir, names, cancel).await?);
-            }
-            Ok(out)
-        })
+        Box::pin(each(dirs, |dir| self.probe_many(dir, names, cancel)))
     }
 
     /// [`FsProvider::probe_dirs`], also telling which of `dirs` the
@@ -382,13 +371,7 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
         paths: &'a [Utf8PathBuf],
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
-        Box::pin(async move {
-            let mut out = Vec::with_capacity(paths.len());
-            for path in paths {
-                out.push(self.probe(path, cancel).await?);
-            }
-            Ok(out)
-        })
+        Box::pin(each(paths, |path| self.probe(path, cancel)))
     }
 
     /// Checks root markers in order and stops after the first result that is
@@ -432,13 +415,9 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
         max_source_bytes: u64,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Vec<ReadOutcome>, Cancelled>> {
-        Box::pin(async move {
-            let mut out = Vec::with_capacity(paths.len());
-            for path in paths {
-                out.push(self.read_text(path, max_source_bytes, cancel).await?);
-            }
-            Ok(out)
-        })
+        Box::pin(each(paths, move |path| {
+            self.read_text(path, max_source_bytes, cancel)
+        }))
     }
 
     /// Classifies several paths, in order, one result each, by metadata
@@ -505,13 +484,7 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
         dirs: &'a [Utf8PathBuf],
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Vec<DirListing>, Cancelled>> {
-        Box::pin(async move {
-            let mut out = Vec::with_capacity(dirs.len());
-            for dir in dirs {
-                out.push(self.list_dir(dir, cancel).await?);
-            }
-            Ok(out)
-        })
+        Box::pin(each(dirs, |dir| self.list_dir(dir, cancel)))
     }
 
     /// Checks whether a root marker exists at `path` (no symlink following
@@ -521,4 +494,21 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
         path: &'a Utf8Path,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>>;
+}
+
+/// The batch defaults of [`FsProvider`]: `one` for each item, in order,
+/// each awaited before the next starts, the first cancellation ending the
+/// batch.
+pub(crate) async fn each<'a, I, T, F>(
+    items: &'a [I],
+    mut one: impl FnMut(&'a I) -> F,
+) -> Result<Vec<T>, Cancelled>
+where
+    F: Future<Output = Result<T, Cancelled>>,
+{
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        out.push(one(item).await?);
+    }
+    Ok(out)
 }

@@ -213,16 +213,7 @@ impl Agent {
     /// assert!(Agent::Qwen.own_chain_files().is_empty());
     /// ```
     pub fn own_chain_files(self) -> &'static [&'static str] {
-        match self {
-            Agent::Copilot => &["AGENTS.md", "CLAUDE.md", "GEMINI.md"],
-            Agent::Claude
-            | Agent::Codex
-            | Agent::Gemini
-            | Agent::Qwen
-            | Agent::Pi
-            | Agent::Opencode
-            | Agent::Cline => &[],
-        }
+        self.loads_itself().chain_files
     }
 
     /// The instruction files the agent loads itself from its working
@@ -239,16 +230,7 @@ impl Agent {
     /// assert!(Agent::Copilot.own_cwd_files().is_empty());
     /// ```
     pub fn own_cwd_files(self) -> &'static [&'static str] {
-        match self {
-            Agent::Cline => &["AGENTS.md"],
-            Agent::Claude
-            | Agent::Codex
-            | Agent::Gemini
-            | Agent::Copilot
-            | Agent::Qwen
-            | Agent::Pi
-            | Agent::Opencode => &[],
-        }
+        self.loads_itself().cwd_files
     }
 
     /// The largest part of a message one answer gives, in bytes:
@@ -276,15 +258,34 @@ impl Agent {
     /// decision 0073). A path-scoped rule is never left out: Copilot
     /// attaches it only after a `view`, for one request.
     pub(crate) fn own_rule_places(self) -> &'static [&'static str] {
+        self.loads_itself().rule_places
+    }
+
+    /// What the agent loads itself beside the hook, one row an agent:
+    /// [`Agent::own_chain_files`], [`Agent::own_cwd_files`],
+    /// [`Agent::own_rule_places`].
+    fn loads_itself(self) -> LoadsItself {
+        const NOTHING: LoadsItself = LoadsItself {
+            chain_files: &[],
+            cwd_files: &[],
+            rule_places: &[],
+        };
         match self {
-            Agent::Copilot => &[".github/copilot-instructions.md", ".github/instructions/"],
+            Agent::Copilot => LoadsItself {
+                chain_files: &["AGENTS.md", "CLAUDE.md", "GEMINI.md"],
+                rule_places: &[".github/copilot-instructions.md", ".github/instructions/"],
+                ..NOTHING
+            },
+            Agent::Cline => LoadsItself {
+                cwd_files: &["AGENTS.md"],
+                ..NOTHING
+            },
             Agent::Claude
             | Agent::Codex
             | Agent::Gemini
             | Agent::Qwen
             | Agent::Pi
-            | Agent::Opencode
-            | Agent::Cline => &[],
+            | Agent::Opencode => NOTHING,
         }
     }
 
@@ -353,6 +354,13 @@ impl Agent {
             commands
         }
     }
+}
+
+/// The files and places an agent loads itself ([`Agent::loads_itself`]).
+struct LoadsItself {
+    chain_files: &'static [&'static str],
+    cwd_files: &'static [&'static str],
+    rule_places: &'static [&'static str],
 }
 
 /// Where the hook keeps one agent's session stores:

@@ -7,6 +7,18 @@ use std::str::FromStr;
 
 use crate::error::HookError;
 
+// Both print as the command line spells them.
+macro_rules! display_as_str {
+    ($($ty:ty),+) => {$(
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )+};
+}
+display_as_str!(Agent, Scope);
+
 /// A coding agent the adapter can be installed into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Agent {
@@ -71,31 +83,12 @@ impl Agent {
     }
 }
 
-impl fmt::Display for Agent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 impl FromStr for Agent {
     type Err = HookError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "claude" => Ok(Agent::Claude),
-            "codex" => Ok(Agent::Codex),
-            "gemini" => Ok(Agent::Gemini),
-            "copilot" => Ok(Agent::Copilot),
-            "qwen" => Ok(Agent::Qwen),
-            "pi" => Ok(Agent::Pi),
-            "opencode" => Ok(Agent::Opencode),
-            "cline" => Ok(Agent::Cline),
-            _ => Err(HookError::UnknownName {
-                what: "agent",
-                given: s.to_owned(),
-                expected: "claude, codex, gemini, copilot, qwen, pi, opencode or cline",
-            }),
-        }
+        let expected = "claude, codex, gemini, copilot, qwen, pi, opencode or cline";
+        by_name(&Agent::ALL, Agent::as_str, s, "agent", expected)
     }
 }
 
@@ -109,24 +102,35 @@ impl Scope {
     }
 }
 
-impl fmt::Display for Scope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 impl FromStr for Scope {
     type Err = HookError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "user" => Ok(Scope::User),
-            "project" => Ok(Scope::Project),
-            _ => Err(HookError::UnknownName {
-                what: "scope",
-                given: s.to_owned(),
-                expected: "user or project",
-            }),
-        }
+        by_name(
+            &[Scope::User, Scope::Project],
+            Scope::as_str,
+            s,
+            "scope",
+            "user or project",
+        )
     }
+}
+
+/// The one of `all` whose `name` is `given`: `FromStr` reads the same
+/// table `as_str` writes.
+fn by_name<T: Copy>(
+    all: &[T],
+    name: fn(T) -> &'static str,
+    given: &str,
+    what: &'static str,
+    expected: &'static str,
+) -> Result<T, HookError> {
+    all.iter()
+        .copied()
+        .find(|v| name(*v) == given)
+        .ok_or_else(|| HookError::UnknownName {
+            what,
+            given: given.to_owned(),
+            expected,
+        })
 }

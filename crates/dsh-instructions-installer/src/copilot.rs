@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use dsh_instructions_hooks::{
     Agent,
@@ -18,7 +18,9 @@ use dsh_instructions_hooks::{
 };
 
 use crate::error::InstallError;
-use crate::hooks::{EventStatus, Found};
+use crate::hooks::{
+    EventStatus, Found, event_list, event_list_mut, hooks_mut, hooks_to_strip, root_mut,
+};
 use crate::layout::same_command;
 
 /// The version of Copilot's hook-file format written.
@@ -45,24 +47,6 @@ pub(crate) fn any_ours(list: &[Value]) -> bool {
     list.iter().any(is_ours)
 }
 
-fn root_mut<'a>(
-    doc: &'a mut Value,
-    path: &Path,
-) -> Result<&'a mut Map<String, Value>, InstallError> {
-    doc.as_object_mut()
-        .ok_or_else(|| InstallError::wrong_type(path, "(top level)", "a JSON object"))
-}
-
-fn hooks_mut<'a>(
-    root: &'a mut Map<String, Value>,
-    path: &Path,
-) -> Result<&'a mut Map<String, Value>, InstallError> {
-    root.entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .ok_or_else(|| InstallError::wrong_type(path, "hooks", "an object"))
-}
-
 /// Registers our handler for every event of Copilot CLI (in place of ours
 /// already there, after anyone else's) and removes ours from any other
 /// event.
@@ -86,16 +70,7 @@ pub(crate) fn install(doc: &mut Value, path: &Path, base: &str) -> Result<(), In
     });
     for spec in events {
         let want = handler(base, spec.name);
-        let list = hooks
-            .entry(spec.name)
-            .or_insert_with(|| Value::Array(Vec::new()));
-        let Value::Array(list) = list else {
-            return Err(InstallError::wrong_type(
-                path,
-                &format!("hooks.{}", spec.name),
-                "an array",
-            ));
-        };
+        let list = event_list_mut(hooks, spec.name, path)?;
         match list.iter().position(is_ours) {
             Some(first) => {
                 if list[first] != want {
@@ -118,14 +93,8 @@ pub(crate) fn install(doc: &mut Value, path: &Path, base: &str) -> Result<(), In
 /// we wrote, that only held ours go too, so a file install created is
 /// removed whole.
 pub(crate) fn uninstall(doc: &mut Value, path: &Path) -> Result<(), InstallError> {
-    let Value::Object(root) = doc else {
+    let Some(hooks) = hooks_to_strip(doc, path)? else {
         return Ok(());
-    };
-    let Some(hooks) = root.get_mut("hooks") else {
-        return Ok(());
-    };
-    let Value::Object(hooks) = hooks else {
-        return Err(InstallError::wrong_type(path, "hooks", "an object"));
     };
     let mut removed = false;
     for list in hooks.values_mut() {
@@ -142,7 +111,9 @@ pub(crate) fn uninstall(doc: &mut Value, path: &Path) -> Result<(), InstallError
         return Ok(());
     }
     hooks.retain(|_, v| !matches!(v, Value::Array(l) if l.is_empty()));
-    if hooks.is_empty() {
+    if hooks.is_empty()
+        && let Some(root) = doc.as_object_mut()
+    {
         root.remove("hooks");
         if root.len() == 1 && root.get("version") == Some(&Value::from(VERSION)) {
             root.remove("version");
@@ -159,21 +130,7 @@ pub(crate) fn check(
     spec: &EventSpec,
     base: &str,
 ) -> Result<Found, InstallError> {
-    let list: &[Value] = match doc.get("hooks") {
-        None => &[],
-        Some(Value::Object(h)) => match h.get(spec.name) {
-            None => &[],
-            Some(Value::Array(l)) => l,
-            Some(_) => {
-                return Err(InstallError::wrong_type(
-                    path,
-                    &format!("hooks.{}", spec.name),
-                    "an array",
-                ));
-            }
-        },
-        Some(_) => return Err(InstallError::wrong_type(path, "hooks", "an object")),
-    };
+    let list = event_list(doc, spec.name, path)?;
     let ours: Vec<&Value> = list.iter().filter(|h| is_ours(h)).collect();
     let want = handler(base, spec.name);
     let status = match ours.as_slice() {

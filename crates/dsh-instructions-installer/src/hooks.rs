@@ -68,23 +68,69 @@ pub(crate) fn hooks_of<'a>(
     }
 }
 
-fn hooks_mut<'a>(
+/// The top-level object of a JSON settings or hook file.
+pub(crate) fn root_mut<'a>(
     doc: &'a mut Value,
     path: &Path,
 ) -> Result<&'a mut Map<String, Value>, InstallError> {
-    let Value::Object(root) = doc else {
-        return Err(InstallError::wrong_type(
-            path,
-            "(top level)",
-            "a JSON object",
-        ));
-    };
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    hooks
+    doc.as_object_mut()
+        .ok_or_else(|| InstallError::wrong_type(path, "(top level)", "a JSON object"))
+}
+
+/// The `hooks` object of `root`, created empty when absent.
+pub(crate) fn hooks_mut<'a>(
+    root: &'a mut Map<String, Value>,
+    path: &Path,
+) -> Result<&'a mut Map<String, Value>, InstallError> {
+    root.entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
         .ok_or_else(|| InstallError::wrong_type(path, "hooks", "an object"))
+}
+
+/// The `hooks` object of `doc` to remove handlers from: `None` when the
+/// document or its `hooks` holds nothing to remove.
+pub(crate) fn hooks_to_strip<'a>(
+    doc: &'a mut Value,
+    path: &Path,
+) -> Result<Option<&'a mut Map<String, Value>>, InstallError> {
+    match doc.get_mut("hooks") {
+        None => Ok(None),
+        Some(Value::Object(hooks)) => Ok(Some(hooks)),
+        Some(_) => Err(InstallError::wrong_type(path, "hooks", "an object")),
+    }
+}
+
+/// The handler list of `event` in `hooks`, created empty when absent.
+pub(crate) fn event_list_mut<'a>(
+    hooks: &'a mut Map<String, Value>,
+    event: &str,
+    path: &Path,
+) -> Result<&'a mut Vec<Value>, InstallError> {
+    match hooks
+        .entry(event)
+        .or_insert_with(|| Value::Array(Vec::new()))
+    {
+        Value::Array(list) => Ok(list),
+        _ => Err(not_a_list(path, event)),
+    }
+}
+
+/// The handler list of `event` in `doc`, empty when absent (doctor).
+pub(crate) fn event_list<'a>(
+    doc: &'a Value,
+    event: &str,
+    path: &Path,
+) -> Result<&'a [Value], InstallError> {
+    match hooks_of(doc, path)?.and_then(|h| h.get(event)) {
+        None => Ok(&[]),
+        Some(Value::Array(list)) => Ok(list),
+        Some(_) => Err(not_a_list(path, event)),
+    }
+}
+
+fn not_a_list(path: &Path, event: &str) -> InstallError {
+    InstallError::wrong_type(path, &format!("hooks.{event}"), "an array")
 }
 
 /// Removes our handlers from one event's list, dropping groups that only
@@ -94,33 +140,38 @@ fn strip_list(list: &mut Vec<Value>) -> (Vec<(Pos, Pos)>, Vec<Pos>) {
     let mut removed = Vec::new();
     let old = std::mem::take(list);
     for (g, mut grp) in old.into_iter().enumerate() {
-        let handlers = grp.get_mut("hooks").and_then(Value::as_array_mut);
-        match handlers {
-            Some(hs) if hs.iter().any(is_ours) => {
-                let new_g = list.len();
-                let mut kept = Vec::new();
-                for (h, hd) in std::mem::take(hs).into_iter().enumerate() {
-                    if is_ours(&hd) {
-                        removed.push((g, h));
-                    } else {
-                        moved.push(((g, h), (new_g, kept.len())));
-                        kept.push(hd);
-                    }
-                }
-                if !kept.is_empty() {
-                    *hs = kept;
-                    list.push(grp);
-                }
-            }
-            other => {
-                let n = other.map_or(0, |hs| hs.len());
-                let new_g = list.len();
-                moved.extend((0..n).map(|h| ((g, h), (new_g, h))));
-                list.push(grp);
-            }
+        if strip_group(&mut grp, (g, list.len()), &mut moved, &mut removed) {
+            list.push(grp);
         }
     }
     (moved, removed)
+}
+
+/// Takes our handlers out of group `g` of an event's list, the group
+/// landing at `new_g`: where each other handler moves goes to `moved`,
+/// where each of ours was to `ours`. Whether the group stays: it does
+/// unless it held only ours.
+fn strip_group(
+    grp: &mut Value,
+    (g, new_g): (usize, usize),
+    moved: &mut Vec<(Pos, Pos)>,
+    ours: &mut Vec<Pos>,
+) -> bool {
+    let Some(hs) = grp.get_mut("hooks").and_then(Value::as_array_mut) else {
+        return true;
+    };
+    let had = ours.len();
+    let mut kept = Vec::new();
+    for (h, hd) in std::mem::take(hs).into_iter().enumerate() {
+        if is_ours(&hd) {
+            ours.push((g, h));
+        } else {
+            moved.push(((g, h), (new_g, kept.len())));
+            kept.push(hd);
+        }
+    }
+    *hs = kept;
+    !hs.is_empty() || ours.len() == had
 }
 
 fn record(moves: &mut Moves, event: &str, moved: Vec<(Pos, Pos)>, removed: Vec<Pos>) {
@@ -142,7 +193,7 @@ pub(crate) fn install(
     agent: Agent,
     base: &str,
 ) -> Result<Moves, InstallError> {
-    let hooks = hooks_mut(doc, path)?;
+    let hooks = hooks_mut(root_mut(doc, path)?, path)?;
     let mut moves = Moves::default();
     let wanted: Vec<&str> = agent.events().iter().map(|e| e.name).collect();
     for (name, list) in hooks.iter_mut() {
@@ -165,16 +216,7 @@ pub(crate) fn install(
         .map(|c| handler(agent, c))
         .collect();
     for spec in agent.events() {
-        let list = hooks
-            .entry(spec.name)
-            .or_insert_with(|| Value::Array(Vec::new()));
-        let Value::Array(list) = list else {
-            return Err(InstallError::wrong_type(
-                path,
-                &format!("hooks.{}", spec.name),
-                "an array",
-            ));
-        };
+        let list = event_list_mut(hooks, spec.name, path)?;
         let (moved, removed, ours) = merge_list(list, spec, &handlers);
         record(&mut moves, spec.name, moved, removed);
         moves.ours.insert(spec.name.to_owned(), ours);
@@ -227,23 +269,8 @@ fn merge_list(
             }
             continue;
         }
-        let new_g = list.len();
-        match grp.get_mut("hooks").and_then(Value::as_array_mut) {
-            Some(hs) if hs.iter().any(is_ours) => {
-                let mut kept = Vec::new();
-                for (h, hd) in std::mem::take(hs).into_iter().enumerate() {
-                    if is_ours(&hd) {
-                        old_ours.push((g, h));
-                    } else {
-                        moved.push(((g, h), (new_g, kept.len())));
-                        kept.push(hd);
-                    }
-                }
-                *hs = kept;
-            }
-            Some(hs) => moved.extend((0..hs.len()).map(|h| ((g, h), (new_g, h)))),
-            None => {}
-        }
+        // Not ours only, so the group stays.
+        strip_group(&mut grp, (g, list.len()), &mut moved, &mut old_ours);
         list.push(grp);
     }
     if first.is_none() {
@@ -300,14 +327,8 @@ pub(crate) fn positions(list: &[Value]) -> Vec<Pos> {
 /// `hooks` object, that only held ours is removed too.
 pub(crate) fn uninstall(doc: &mut Value, path: &Path) -> Result<Moves, InstallError> {
     let mut moves = Moves::default();
-    let Value::Object(root) = doc else {
+    let Some(hooks) = hooks_to_strip(doc, path)? else {
         return Ok(moves);
-    };
-    let Some(hooks) = root.get_mut("hooks") else {
-        return Ok(moves);
-    };
-    let Value::Object(hooks) = hooks else {
-        return Err(InstallError::wrong_type(path, "hooks", "an object"));
     };
     for (name, list) in hooks.iter_mut() {
         if let Value::Array(list) = list {
@@ -318,7 +339,10 @@ pub(crate) fn uninstall(doc: &mut Value, path: &Path) -> Result<Moves, InstallEr
     hooks.retain(|name, v| {
         !(moves.removed.contains_key(name) && matches!(v, Value::Array(l) if l.is_empty()))
     });
-    if hooks.is_empty() && !moves.removed.is_empty() {
+    if hooks.is_empty()
+        && !moves.removed.is_empty()
+        && let Some(root) = doc.as_object_mut()
+    {
         root.remove("hooks");
     }
     Ok(moves)
@@ -371,17 +395,7 @@ pub(crate) fn check(
     spec: &EventSpec,
     base: &str,
 ) -> Result<Vec<Found>, InstallError> {
-    let list: &[Value] = match hooks_of(doc, path)?.and_then(|h| h.get(spec.name)) {
-        None => &[],
-        Some(Value::Array(l)) => l,
-        Some(_) => {
-            return Err(InstallError::wrong_type(
-                path,
-                &format!("hooks.{}", spec.name),
-                "an array",
-            ));
-        }
-    };
+    let list = event_list(doc, spec.name, path)?;
     let ours = positions(list);
     let cmd_at = |&(g, h): &Pos| {
         list[g]["hooks"][h]

@@ -627,27 +627,29 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, InstallEr
             shown(&files.native)
         ));
     }
+    // The agent's own switch that turns every hook off, when it has one.
+    let hooks_off = match agent {
+        Agent::Claude => Some(("/disableAllHooks", true, "Claude Code")),
+        Agent::Qwen => Some(("/disableAllHooks", true, "Qwen Code")),
+        Agent::Gemini => Some(("/hooksConfig/enabled", false, "Gemini CLI")),
+        Agent::Codex | Agent::Copilot | Agent::Cline | Agent::Pi | Agent::Opencode => None,
+    };
+    if let Some((pointer, off, name)) = hooks_off
+        && doc.pointer(pointer) == Some(&Value::Bool(off))
+    {
+        let key = pointer[1..].replace('/', ".");
+        problems.push(format!(
+            "`{key}` is {off} in {}: {name} runs no hook",
+            files.hooks.display()
+        ));
+    }
     let native = match agent {
         Agent::Claude => {
-            if doc.get("disableAllHooks") == Some(&Value::Bool(true)) {
-                problems.push(format!(
-                    "`disableAllHooks` is true in {}: Claude Code runs no hook",
-                    files.hooks.display()
-                ));
-            }
             let patterns = claude_excludes(excludes(agent), target.locations);
             let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
             native::claude_status(&doc, &patterns)
         }
-        Agent::Gemini => {
-            if doc.pointer("/hooksConfig/enabled") == Some(&Value::Bool(false)) {
-                problems.push(format!(
-                    "`hooksConfig.enabled` is false in {}: Gemini CLI runs no hook",
-                    files.hooks.display()
-                ));
-            }
-            native::gemini_status(&doc)
-        }
+        Agent::Gemini => native::gemini_status(&doc),
         Agent::Codex => {
             let nd = files::parse_toml(
                 &files.native,
@@ -669,15 +671,7 @@ pub fn doctor(target: &Target<'_>, command: &str) -> Result<Diagnosis, InstallEr
             }
             native::codex_status(v)
         }
-        Agent::Qwen => {
-            if doc.get("disableAllHooks") == Some(&Value::Bool(true)) {
-                problems.push(format!(
-                    "`disableAllHooks` is true in {}: Qwen Code runs no hook",
-                    files.hooks.display()
-                ));
-            }
-            native::qwen_status(&doc)
-        }
+        Agent::Qwen => native::qwen_status(&doc),
         Agent::Copilot => NativeStatus::Kept(native::COPILOT_NATIVE_NOTE.to_owned()),
         Agent::Cline => NativeStatus::Kept(native::CLINE_NATIVE_NOTE.to_owned()),
         Agent::Pi | Agent::Opencode => {

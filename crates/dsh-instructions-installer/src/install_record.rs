@@ -79,6 +79,31 @@ pub(crate) struct NativeRecord {
     pub created_parent: bool,
 }
 
+impl NativeRecord {
+    /// The record of an install that set `key` to `set`: an earlier
+    /// install's record (`prior`) kept, with the new value, so uninstall
+    /// gives back what was there before the first; else what the key held
+    /// (`cur`).
+    pub(crate) fn of_set(
+        key: &str,
+        cur: Option<Value>,
+        set: Value,
+        created_parent: bool,
+        prior: Option<&NativeRecord>,
+    ) -> Self {
+        match prior {
+            Some(r) => NativeRecord { set, ..r.clone() },
+            None => NativeRecord {
+                key: key.to_owned(),
+                existed: cur.is_some(),
+                prior: cur.unwrap_or(Value::Null),
+                set,
+                created_parent,
+            },
+        }
+    }
+}
+
 impl InstallState {
     /// Reads the record (`None` text: no record yet).
     pub(crate) fn parse(path: &Path, text: Option<&str>) -> Result<Self, InstallError> {

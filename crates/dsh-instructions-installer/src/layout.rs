@@ -118,57 +118,32 @@ pub(crate) fn files(agent: Agent, scope: Scope, loc: &Locations) -> Files {
         (_, Scope::User) => loc.home.join(config_dir_name(agent, scope)),
         (_, Scope::Project) => loc.project.join(config_dir_name(agent, scope)),
     };
-    match agent {
+    // Every agent but Codex keeps its hooks and its native switch in one
+    // place.
+    let one = match agent {
         // Cline's hooks directory: one file per event (`crate::cline`).
-        Agent::Cline => {
-            let hooks = dir.join("hooks");
-            Files {
-                hooks: hooks.clone(),
-                native: hooks,
-                trust: None,
+        Agent::Cline => dir.join("hooks"),
+        Agent::Copilot => dir.join("hooks").join(COPILOT_HOOKS_FILE),
+        Agent::Claude | Agent::Gemini | Agent::Qwen => dir.join("settings.json"),
+        // One file of our own, where the agent loads extensions or
+        // plugins from (decision 0086).
+        Agent::Pi | Agent::Opencode => dir.join(in_process_file(agent)),
+        Agent::Codex => {
+            return Files {
+                hooks: dir.join("hooks.json"),
+                native: dir.join("config.toml"),
+                trust: Some(loc.codex_home.join("config.toml")),
                 state,
                 legacy_state,
-            }
+            };
         }
-        Agent::Copilot => {
-            let ours = dir.join("hooks").join(COPILOT_HOOKS_FILE);
-            Files {
-                hooks: ours.clone(),
-                native: ours,
-                trust: None,
-                state,
-                legacy_state,
-            }
-        }
-        Agent::Claude | Agent::Gemini | Agent::Qwen => {
-            let settings = dir.join("settings.json");
-            Files {
-                hooks: settings.clone(),
-                native: settings,
-                trust: None,
-                state,
-                legacy_state,
-            }
-        }
-        Agent::Pi | Agent::Opencode => {
-            // One file of our own, where the agent loads extensions or
-            // plugins from (decision 0086).
-            let ours = dir.join(in_process_file(agent));
-            Files {
-                hooks: ours.clone(),
-                native: ours,
-                trust: None,
-                state,
-                legacy_state,
-            }
-        }
-        Agent::Codex => Files {
-            hooks: dir.join("hooks.json"),
-            native: dir.join("config.toml"),
-            trust: Some(loc.codex_home.join("config.toml")),
-            state,
-            legacy_state,
-        },
+    };
+    Files {
+        hooks: one.clone(),
+        native: one,
+        trust: None,
+        state,
+        legacy_state,
     }
 }
 

@@ -19,6 +19,7 @@ use toml_edit::DocumentMut;
 
 use crate::codex;
 use crate::error::InstallError;
+use crate::hooks::root_mut;
 use crate::install_record::NativeRecord;
 
 /// The instruction file names the adapter delivers: if Gemini CLI loads
@@ -79,14 +80,6 @@ pub enum NativeStatus {
     Kept(String),
 }
 
-fn root_mut<'a>(
-    doc: &'a mut Value,
-    path: &Path,
-) -> Result<&'a mut Map<String, Value>, InstallError> {
-    doc.as_object_mut()
-        .ok_or_else(|| InstallError::wrong_type(path, "(top level)", "a JSON object"))
-}
-
 /// Claude Code: adds our exclusion `patterns` (the profile's
 /// [`NativeSwitch::ClaudeMdExcludes`](dsh_instructions_hooks::agents::NativeSwitch))
 /// to `claudeMdExcludes`. `prior` is the record of an earlier install, kept
@@ -119,16 +112,7 @@ pub(crate) fn claude_off(
     if cur.as_ref() != Some(&set) {
         root.insert(CLAUDE_KEY.to_owned(), set.clone());
     }
-    Ok(match prior {
-        Some(r) => NativeRecord { set, ..r.clone() },
-        None => NativeRecord {
-            key: CLAUDE_KEY.to_owned(),
-            existed: cur.is_some(),
-            prior: cur.unwrap_or(Value::Null),
-            set,
-            created_parent: false,
-        },
-    })
+    Ok(NativeRecord::of_set(CLAUDE_KEY, cur, set, false, prior))
 }
 
 /// Gemini CLI: sets `context.fileName` to `[]`.
@@ -170,16 +154,13 @@ fn context_file_name(
     if cur.as_ref() != Some(&set) {
         ctx.insert(GEMINI_KEY.to_owned(), set.clone());
     }
-    Ok(match prior {
-        Some(r) => NativeRecord { set, ..r.clone() },
-        None => NativeRecord {
-            key: GEMINI_DOTTED.to_owned(),
-            existed: cur.is_some(),
-            prior: cur.unwrap_or(Value::Null),
-            set,
-            created_parent,
-        },
-    })
+    Ok(NativeRecord::of_set(
+        GEMINI_DOTTED,
+        cur,
+        set,
+        created_parent,
+        prior,
+    ))
 }
 
 /// Codex: sets `project_doc_max_bytes = 0`.
@@ -193,16 +174,13 @@ pub(crate) fn codex_off(
         codex::set_doc_max_bytes(doc, Some(0));
     }
     let set = Value::from(0);
-    Ok(match prior {
-        Some(r) => NativeRecord { set, ..r.clone() },
-        None => NativeRecord {
-            key: codex::PROJECT_DOC_MAX_BYTES.to_owned(),
-            existed: cur.is_some(),
-            prior: cur.map_or(Value::Null, Value::from),
-            set,
-            created_parent: false,
-        },
-    })
+    Ok(NativeRecord::of_set(
+        codex::PROJECT_DOC_MAX_BYTES,
+        cur.map(Value::from),
+        set,
+        false,
+        prior,
+    ))
 }
 
 /// Puts a JSON setting back per its record; returns a note when it was
@@ -311,24 +289,8 @@ pub(crate) fn claude_status(doc: &Value, patterns: &[&str]) -> NativeStatus {
 
 /// Gemini CLI's status per a settings document.
 pub(crate) fn gemini_status(doc: &Value) -> NativeStatus {
-    let names: Vec<&str> = match doc.get(GEMINI_PARENT).and_then(|c| c.get(GEMINI_KEY)) {
-        None => Vec::new(),
-        Some(Value::String(s)) => vec![s.as_str()],
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-        Some(_) => Vec::new(),
-    };
-    let loaded: Vec<&str> = names
-        .into_iter()
-        .filter(|n| GEMINI_DELIVERED.contains(n))
-        .collect();
-    if loaded.is_empty() {
-        NativeStatus::Off
-    } else {
-        NativeStatus::On(format!(
-            "`{GEMINI_DOTTED}` makes Gemini CLI load {} itself",
-            loaded.join(", ")
-        ))
-    }
+    let names = context_file_names(doc);
+    loading_itself(names, GEMINI_DELIVERED, "Gemini CLI")
 }
 
 /// The names the Qwen Code hook delivers: Qwen loading any of them itself
@@ -339,12 +301,7 @@ const QWEN_DELIVERED: &[&str] = &["QWEN.md", "AGENTS.md", "AGENTS.local.md", "CL
 /// none the hook delivers. Absent or `[]` (or only blank names) is Qwen's
 /// default, `QWEN.md` and `AGENTS.md` (measured).
 pub(crate) fn qwen_status(doc: &Value) -> NativeStatus {
-    let names: Vec<&str> = match doc.get(GEMINI_PARENT).and_then(|c| c.get(GEMINI_KEY)) {
-        None => Vec::new(),
-        Some(Value::String(s)) => vec![s.as_str()],
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-        Some(_) => Vec::new(),
-    };
+    let names = context_file_names(doc);
     let names: Vec<&str> = names
         .into_iter()
         .map(str::trim)
@@ -355,15 +312,31 @@ pub(crate) fn qwen_status(doc: &Value) -> NativeStatus {
             "`{GEMINI_DOTTED}` is not set (or empty): Qwen Code loads QWEN.md and AGENTS.md itself"
         ));
     }
+    loading_itself(names, QWEN_DELIVERED, "Qwen Code")
+}
+
+/// The names `context.fileName` holds (Gemini CLI's and Qwen Code's): one
+/// string or a list of them; anything else names nothing.
+fn context_file_names(doc: &Value) -> Vec<&str> {
+    match doc.get(GEMINI_PARENT).and_then(|c| c.get(GEMINI_KEY)) {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Off when `agent` loads none of the names the hook `delivered` itself,
+/// else on, naming those it loads.
+fn loading_itself(names: Vec<&str>, delivered: &[&str], agent: &str) -> NativeStatus {
     let loaded: Vec<&str> = names
         .into_iter()
-        .filter(|n| QWEN_DELIVERED.contains(n))
+        .filter(|n| delivered.contains(n))
         .collect();
     if loaded.is_empty() {
         NativeStatus::Off
     } else {
         NativeStatus::On(format!(
-            "`{GEMINI_DOTTED}` makes Qwen Code load {} itself",
+            "`{GEMINI_DOTTED}` makes {agent} load {} itself",
             loaded.join(", ")
         ))
     }

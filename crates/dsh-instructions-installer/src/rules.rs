@@ -9,6 +9,7 @@ use dsh_instructions_hooks::{Agent, config::CONFIG_FILE_NAME, state::config::Rul
 use serde_json::Value;
 
 use crate::error::InstallError;
+use crate::hooks::root_mut;
 use crate::install_record::NativeRecord;
 
 /// The `config.json` key install writes.
@@ -37,9 +38,7 @@ pub(crate) fn set_rule_formats(
     formats: &[RuleFormat],
     prior: Option<&NativeRecord>,
 ) -> Result<NativeRecord, InstallError> {
-    let root = doc
-        .as_object_mut()
-        .ok_or_else(|| InstallError::wrong_type(path, "(top level)", "a JSON object"))?;
+    let root = root_mut(doc, path)?;
     let cur = root.get(RULES_KEY).cloned();
     let mut names: Vec<Value> = Vec::with_capacity(formats.len());
     for f in formats {
@@ -52,16 +51,7 @@ pub(crate) fn set_rule_formats(
     if cur.as_ref() != Some(&set) {
         root.insert(RULES_KEY.to_owned(), set.clone());
     }
-    Ok(match prior {
-        Some(r) => NativeRecord { set, ..r.clone() },
-        None => NativeRecord {
-            key: RULES_KEY.to_owned(),
-            existed: cur.is_some(),
-            prior: cur.unwrap_or(Value::Null),
-            set,
-            created_parent: false,
-        },
-    })
+    Ok(NativeRecord::of_set(RULES_KEY, cur, set, false, prior))
 }
 
 #[cfg(test)]

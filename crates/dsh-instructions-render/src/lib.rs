@@ -387,8 +387,7 @@ pub fn render_baseline(kind: BaselineKind, files: &[BaselineFile<'_>], budget: B
             BaselineKind::Replacement => render_empty_replacement(budget),
         };
     }
-    let preps: Vec<_> = files.iter().map(budget::Prep::baseline).collect();
-    render_baseline_preps(kind, &preps, max_bytes, true)
+    render_baseline_preps(kind, &[], files, max_bytes, true)
 }
 
 /// Like [`render_baseline`], for a caller that skipped reading the broadest
@@ -424,13 +423,7 @@ pub fn render_baseline_skipping(
     if unread.is_empty() {
         return render_baseline(kind, files, budget);
     }
-    let max_bytes = budget.max_bytes();
-    let preps: Vec<_> = unread
-        .iter()
-        .map(|p| budget::Prep::unread(p))
-        .chain(files.iter().map(budget::Prep::baseline))
-        .collect();
-    render_baseline_preps(kind, &preps, max_bytes, true)
+    render_baseline_preps(kind, unread, files, budget.max_bytes(), true)
 }
 
 /// Like [`render_baseline_skipping`], for a caller that uses only the
@@ -460,20 +453,23 @@ pub fn render_baseline_text(
         out.blocks = Vec::new();
         return out;
     }
+    render_baseline_preps(kind, unread, files, budget.max_bytes(), false)
+}
+
+/// The baseline of the `unread` files (each omitted, as its path) and
+/// the `files`, in that order; `blocks` says whether the blocks are kept.
+fn render_baseline_preps(
+    kind: BaselineKind,
+    unread: &[&str],
+    files: &[BaselineFile<'_>],
+    max_bytes: u64,
+    blocks: bool,
+) -> Rendered {
     let preps: Vec<_> = unread
         .iter()
         .map(|p| budget::Prep::unread(p))
         .chain(files.iter().map(budget::Prep::baseline))
         .collect();
-    render_baseline_preps(kind, &preps, budget.max_bytes(), false)
-}
-
-fn render_baseline_preps(
-    kind: BaselineKind,
-    preps: &[budget::Prep<'_>],
-    max_bytes: u64,
-    blocks: bool,
-) -> Rendered {
     let plan = match kind {
         BaselineKind::Normal => budget::Plan {
             intro: Some((INTRO_NORMAL, IntroUsed::Normal)),
@@ -488,7 +484,7 @@ fn render_baseline_preps(
             blocks,
         },
     };
-    budget::render(preps, &plan, max_bytes)
+    budget::render(&preps, &plan, max_bytes)
 }
 
 /// Renders the empty replacement baseline (R-REN-2, R-RT-7): one frame

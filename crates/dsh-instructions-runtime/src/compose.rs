@@ -29,7 +29,7 @@ use dsh_instructions_state::{
 
 use crate::WorkspaceMessage;
 use crate::dir_path::{DirPath, dir_abs};
-use crate::gather::{gather_chain, gather_dirs, path_gate, probe_with_user_global, process_dirs};
+use crate::gather::{gather_dirs, path_gate, probe_with_user_global, process_dirs};
 use crate::imports::ImportContext;
 use crate::rule_facts::RuleFacts;
 use crate::rule_slots::{add_rule_slots, rule_body};
@@ -412,13 +412,10 @@ impl<'s> BaselinePlan<'s> {
 /// The loaded slots of `scans`, in order: a baseline's files
 /// ([`BaselinePlan::files`]).
 fn loaded_slots(scans: &[DirScan]) -> impl Iterator<Item = (&ScopeKey, &LoadedFile)> {
-    scans
-        .iter()
-        .flat_map(|d| d.slots.iter())
-        .filter_map(|s| match &s.state {
-            SlotState::Loaded(f) => Some((&s.scope, f)),
-            _ => None,
-        })
+    slots_with(scans, |state| match state {
+        SlotState::Loaded(f) => Some(f),
+        _ => None,
+    })
 }
 
 /// [`loaded_slots`], taken out of the scans.
@@ -436,13 +433,21 @@ pub(crate) fn into_loaded_slots(
 
 /// The slots of `scans` left unread, in order, with their files.
 fn unread_slots(scans: &[DirScan]) -> impl Iterator<Item = (&ScopeKey, &ProbedFile)> {
+    slots_with(scans, |state| match state {
+        SlotState::Unread(f) => Some(f),
+        _ => None,
+    })
+}
+
+/// The slots of `scans` whose state `file` takes a file from, in order.
+fn slots_with<'a, F: 'a>(
+    scans: &'a [DirScan],
+    file: fn(&'a SlotState) -> Option<&'a F>,
+) -> impl Iterator<Item = (&'a ScopeKey, &'a F)> {
     scans
         .iter()
         .flat_map(|d| d.slots.iter())
-        .filter_map(|s| match &s.state {
-            SlotState::Unread(f) => Some((&s.scope, f)),
-            _ => None,
-        })
+        .filter_map(move |s| Some((&s.scope, file(&s.state)?)))
 }
 
 /// Composes the workspace message for this moment (see the module docs).
@@ -512,15 +517,9 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
     match &latest {
         // R-RT-8: no visible baseline: try a complete current one.
         None => {
-            let scans = gather_chain(
-                &full,
-                input.home,
-                input.root,
-                DirPath::chain(input.root, &chain),
-                Some(budget.max_bytes()),
-                &mut seen,
-            )
-            .await?;
+            let scans = full
+                .baseline_chain(input.home, input.root, &chain, budget, &mut seen)
+                .await?;
             // An attached path-scoped rule whose `set` is still visible
             // (the hiding took the baseline only: Copilot CLI and Qwen Code
             // replace their session-start context on resume) is state like
@@ -551,15 +550,9 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                     // First composition of this instance: compare with the
                     // complete render; what its budget leaves out is not
                     // retained (R-RT-10) and is removed if visible.
-                    let scans = gather_chain(
-                        &cached,
-                        input.home,
-                        input.root,
-                        DirPath::chain(input.root, &chain),
-                        Some(budget.max_bytes()),
-                        &mut seen,
-                    )
-                    .await?;
+                    let scans = cached
+                        .baseline_chain(input.home, input.root, &chain, budget, &mut seen)
+                        .await?;
                     let plan = BaselinePlan::new(&scans, BaselineKind::Normal, budget);
                     let e = plan.omitted(&scans);
                     for scan in &scans {
@@ -641,15 +634,9 @@ pub(crate) async fn compose(input: &ComposeInput<'_>) -> Result<Composition, Can
                 Some(r) if !root_changed => chain_rel(r, input.cwd).into_iter().collect(),
                 _ => BTreeSet::new(),
             };
-            let scans = gather_chain(
-                &full,
-                input.home,
-                input.root,
-                DirPath::chain(input.root, &chain),
-                Some(budget.max_bytes()),
-                &mut seen,
-            )
-            .await?;
+            let scans = full
+                .baseline_chain(input.home, input.root, &chain, budget, &mut seen)
+                .await?;
             let plan = BaselinePlan::new(&scans, BaselineKind::Replacement, budget);
             let held: BTreeSet<ScopeKey> = plan.held().map(|(s, _)| s.clone()).collect();
             let nothing_remains = plan.is_empty_input();

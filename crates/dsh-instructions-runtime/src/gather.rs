@@ -8,6 +8,7 @@
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::DshHome;
 use dsh_instructions_discovery::{Cancelled, provider::Probe};
+use dsh_instructions_render::Budget;
 use dsh_instructions_state::{
     ScopeKey,
     config::{CLAUDE_DIR_FILE, RuleFormat},
@@ -347,6 +348,22 @@ pub(crate) async fn gather_chain(
         add_rule_slots(g, &mut scans, attach, &|_| false, seen).await?;
     }
     Ok(scans)
+}
+
+impl Gather<'_> {
+    /// The root-to-cwd `chain` (root-relative keys) as a baseline renders
+    /// it: [`gather_chain`] within the budget's bytes (R-RT-8).
+    pub(crate) async fn baseline_chain(
+        &self,
+        home: &DshHome,
+        root: &Utf8Path,
+        chain: &[String],
+        budget: Budget,
+        seen: &mut SeenFiles,
+    ) -> Result<Vec<DirScan>, Cancelled> {
+        let dirs = DirPath::chain(root, chain);
+        gather_chain(self, home, root, dirs, Some(budget.max_bytes()), seen).await
+    }
 }
 
 /// Bytes a scan would keep if its unread winners were read, by their probed

@@ -316,39 +316,8 @@ impl Gathered {
     }
 }
 
-/// The baseline for `cwd`, as [`inspect`] computes it, without the
-/// candidate report.
-pub(crate) async fn preview(
-    provider: &dyn FsProvider,
-    config: &Config,
-    home: &DshHome,
-    cwd: &Utf8Path,
-    root: &ProjectRoot,
-    cancel: &CancellationToken,
-) -> Result<Preview, Cancelled> {
-    let layout = Layout::new(config);
-    let user_files = user_files_of(config, home);
-    let gather = Gather {
-        provider,
-        config,
-        cancel,
-        cache: None,
-        visible: None,
-        report: false,
-        imports: None,
-        layout: &layout,
-        gate: Gate::Open,
-        user_files: &user_files,
-        rules: None,
-    };
-    let gathered = gather_baseline(&gather, home, cwd, root).await?;
-    let BaselinePlan {
-        unread, rendered, ..
-    } = gathered.plan();
-    Ok(gathered.preview(unread, rendered, cwd, home))
-}
-
-/// Inspects the baseline for `cwd` (see the module docs).
+/// Inspects the baseline for `cwd` (see the module docs). Without
+/// `report`, the baseline alone (`show`): no candidate is described.
 pub(crate) async fn inspect(
     provider: &dyn FsProvider,
     config: &Config,
@@ -356,6 +325,7 @@ pub(crate) async fn inspect(
     cwd: &Utf8Path,
     root: &ProjectRoot,
     cancel: &CancellationToken,
+    report: bool,
 ) -> Result<Inspection, Cancelled> {
     let layout = Layout::new(config);
     let user_files = user_files_of(config, home);
@@ -365,7 +335,7 @@ pub(crate) async fn inspect(
         cancel,
         cache: None,
         visible: None,
-        report: true,
+        report,
         imports: None,
         layout: &layout,
         gate: Gate::Open,
@@ -374,24 +344,26 @@ pub(crate) async fn inspect(
     };
     let gathered = gather_baseline(&gather, home, cwd, root).await?;
     let plan = gathered.plan();
-    let fates: HashMap<ScopeKey, Fate> = plan
-        .files
-        .iter()
-        .zip(plan.file_fates())
-        .map(|(&(s, _), f)| (s.clone(), *f))
-        .collect();
+    let mut candidates = Vec::new();
+    if report {
+        let fates: HashMap<ScopeKey, Fate> = plan
+            .files
+            .iter()
+            .zip(plan.file_fates())
+            .map(|(&(s, _), f)| (s.clone(), *f))
+            .collect();
+        let user_label = home.user_global_label();
+        let gather = Gather {
+            gate: gathered.gate,
+            ..gather
+        };
+        for scan in &gathered.scans {
+            describe(&gather, scan, &user_label, &fates, &mut candidates).await?;
+        }
+    }
     let BaselinePlan {
         unread, rendered, ..
     } = plan;
-    let mut candidates = Vec::new();
-    let user_label = home.user_global_label();
-    let gather = Gather {
-        gate: gathered.gate,
-        ..gather
-    };
-    for scan in &gathered.scans {
-        describe(&gather, scan, &user_label, &fates, &mut candidates).await?;
-    }
     Ok(Inspection {
         baseline: gathered.preview(unread, rendered, cwd, home),
         candidates,

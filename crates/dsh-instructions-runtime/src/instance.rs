@@ -168,7 +168,12 @@ impl Instance {
         }
         let remembered = Arc::new(Mutex::new(remembered));
         let inbox = Arc::new(Mutex::new(inbox));
-        let (Some(config), Some(provider)) = (mount.config, mount.provider) else {
+        // A `Config` is valid by construction (only `ConfigInput::resolve`
+        // and the default constructors build one): nothing to check again
+        // before a name reaches a probe (R-RT-11). A disabled one mounts
+        // nothing, as no config does.
+        let enabled = mount.config.filter(|c| !c.max_bytes().is_disabled());
+        let (Some(config), Some(provider)) = (enabled, mount.provider) else {
             return Ok(Self {
                 active: None,
                 cancel,
@@ -177,19 +182,7 @@ impl Instance {
                 inbox,
             });
         };
-        // A `Config` is valid by construction (only `ConfigInput::resolve`
-        // and the default constructors build one): nothing to check again
-        // before a name reaches a probe (R-RT-11).
         let budget = config.max_bytes();
-        if budget.is_disabled() {
-            return Ok(Self {
-                active: None,
-                cancel,
-                apply,
-                remembered,
-                inbox,
-            });
-        }
         let cwd = host.cwd();
         // Only the entries the validated config still lists, in its order.
         let user_files: Vec<UserFile> = config

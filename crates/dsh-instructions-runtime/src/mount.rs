@@ -464,7 +464,8 @@ impl Opened {
     /// [`RuntimeError::Disabled`]; [`RuntimeError::Cancelled`].
     pub async fn inspect(&self, cancel: &CancellationToken) -> Result<Inspection, RuntimeError> {
         let (provider, config, root) = self.looking()?;
-        Ok(crate::inspect::inspect(provider, config, self.home(), &self.cwd, root, cancel).await?)
+        let home = self.home();
+        Ok(crate::inspect::inspect(provider, config, home, &self.cwd, root, cancel, true).await?)
     }
 
     /// The baseline the model would get at the cwd, without the
@@ -474,7 +475,9 @@ impl Opened {
     /// As [`Opened::inspect`].
     pub async fn preview(&self, cancel: &CancellationToken) -> Result<Preview, RuntimeError> {
         let (provider, config, root) = self.looking()?;
-        Ok(crate::inspect::preview(provider, config, self.home(), &self.cwd, root, cancel).await?)
+        let home = self.home();
+        let look = crate::inspect::inspect(provider, config, home, &self.cwd, root, cancel, false);
+        Ok(look.await?.baseline)
     }
 
     /// The rule files around the cwd and which of them `touches` (absolute

@@ -79,13 +79,13 @@ fn tokenize(text: &str) -> Result<Vec<Token>, Unparsed> {
                 i = close + 1;
             }
             '"' => {
-                let close = double_quoted_end(&chars, i + 1).ok_or(Unparsed)?;
+                let close = escaped_end(&chars, i + 1, '"').ok_or(Unparsed)?;
                 word.extend(&chars[i..=close]);
                 in_word = true;
                 i = close + 1;
             }
             '`' => {
-                let close = backquoted_end(&chars, i + 1).ok_or(Unparsed)?;
+                let close = escaped_end(&chars, i + 1, '`').ok_or(Unparsed)?;
                 word.extend(&chars[i..=close]);
                 in_word = true;
                 i = close + 1;
@@ -187,27 +187,15 @@ fn find(chars: &[char], from: usize, target: char) -> Option<usize> {
         .map(|p| p + from)
 }
 
-/// The closing `"` of a double-quoted string starting at `from` (backslash
-/// escapes the next character).
-fn double_quoted_end(chars: &[char], from: usize) -> Option<usize> {
+/// The `close` ending text that starts at `from`, a backslash escaping
+/// the next character: the closing `"` of a double-quoted string, the
+/// closing backquote of a command substitution.
+fn escaped_end(chars: &[char], from: usize, close: char) -> Option<usize> {
     let mut i = from;
     while i < chars.len() {
         match chars[i] {
             '\\' => i += 2,
-            '"' => return Some(i),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// The closing backquote of a command substitution starting at `from`.
-fn backquoted_end(chars: &[char], from: usize) -> Option<usize> {
-    let mut i = from;
-    while i < chars.len() {
-        match chars[i] {
-            '\\' => i += 2,
-            '`' => return Some(i),
+            c if c == close => return Some(i),
             _ => i += 1,
         }
     }
@@ -230,7 +218,7 @@ fn nested_end(chars: &[char], from: usize, open: char, close: char) -> Option<us
             continue;
         }
         if c == '"' {
-            i = double_quoted_end(chars, i + 1)? + 1;
+            i = escaped_end(chars, i + 1, '"')? + 1;
             continue;
         }
         if c == open {

@@ -4,6 +4,19 @@
 // Each module is a vocabulary of its own, public as a module so the root
 // stays a short list (docs/architecture.md, "Root names"): the names nearly
 // every caller needs are at the root as well.
+/// `Display` as the value's `as_str`: the closed value sets print as the
+/// configuration spells them.
+macro_rules! display_as_str {
+    ($($ty:ty),+ $(,)?) => {$(
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )+};
+}
+pub(crate) use display_as_str;
+
 pub mod cache;
 mod claude;
 pub mod config;

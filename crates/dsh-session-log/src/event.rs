@@ -137,7 +137,7 @@ pub enum EventKind {
 }
 
 /// `type` values of the known variants; an `Unknown` may not reuse them.
-const KNOWN_TYPES: &[&str] = &[
+pub(crate) const KNOWN_TYPES: &[&str] = &[
     "message",
     "turn_start",
     "step_start",

@@ -1,7 +1,7 @@
 //! Unit and property tests of the log (R-LOG-1..3).
 
 use super::*;
-use crate::event::encode_event;
+use crate::event::{KNOWN_TYPES, encode_event};
 use crate::parse::{TornReason, TornTail};
 use proptest::prelude::*;
 use rstest::rstest;
@@ -579,20 +579,8 @@ fn arb_kind() -> impl Strategy<Value = EventKind> {
             }),
         proptest::collection::vec(0u64..20, 0..4).prop_map(|hide| EventKind::Compaction { hide }),
         ("[a-z_]{1,8}", any::<i32>()).prop_filter_map("known type", |(ty, n)| {
-            (![
-                "message",
-                "turn_start",
-                "step_start",
-                "step_end",
-                "turn_end",
-                "interrupted",
-                "tool",
-                "touch",
-                "settled",
-                "compaction",
-            ]
-            .contains(&ty.as_str()))
-            .then(|| EventKind::Unknown(json!({"type": ty, "n": n})))
+            (!KNOWN_TYPES.contains(&ty.as_str()))
+                .then(|| EventKind::Unknown(json!({"type": ty, "n": n})))
         }),
     ]
 }

@@ -259,6 +259,84 @@ where
     Option::<T>::deserialize(d).map(Some)
 }
 
+/// A value written as one word or as a map (`none`, `{action: …}`): the
+/// word read by `word` (its `Err` the words it knows, for serde's
+/// unknown-variant error), the map as an `R` turned into the value by
+/// `map` (its `Err` the message).
+pub(super) fn word_or_map<'de, D, T, R>(
+    d: D,
+    expecting: &'static str,
+    word: fn(&str) -> Result<T, &'static [&'static str]>,
+    map: fn(R) -> Result<T, String>,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    R: Deserialize<'de>,
+{
+    struct V<T, R> {
+        expecting: &'static str,
+        word: fn(&str) -> Result<T, &'static [&'static str]>,
+        map: fn(R) -> Result<T, String>,
+    }
+    impl<'de, T, R: Deserialize<'de>> Visitor<'de> for V<T, R> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.expecting)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+            (self.word)(v).map_err(|known| E::unknown_variant(v, known))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            let raw = R::deserialize(de::value::MapAccessDeserializer::new(map))?;
+            (self.map)(raw).map_err(de::Error::custom)
+        }
+    }
+    d.deserialize_any(V {
+        expecting,
+        word,
+        map,
+    })
+}
+
+/// Checks a key of an [`ordered_map`] against the entries before it.
+pub(super) type KeyCheck<T> = fn(&str, &[(String, T)]) -> Result<(), String>;
+
+/// A map kept in file order (`fs:`, `visible:`), each key checked by `key`
+/// against those before it (its `Err` the message); `null` is the empty
+/// map.
+pub(super) fn ordered_map<'de, D, T>(
+    d: D,
+    expecting: &'static str,
+    key: KeyCheck<T>,
+) -> Result<Vec<(String, T)>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct V<T> {
+        expecting: &'static str,
+        key: KeyCheck<T>,
+    }
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+        type Value = Vec<(String, T)>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.expecting)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(k) = map.next_key::<String>()? {
+                (self.key)(&k, &out).map_err(de::Error::custom)?;
+                out.push((k, map.next_value::<T>()?));
+            }
+            Ok(out)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+    }
+    d.deserialize_any(V { expecting, key })
+}
+
 /// Expected visible state for one display path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum VisibleExpect {
@@ -285,33 +363,22 @@ struct RawVisible {
 
 impl<'de> Deserialize<'de> for VisibleExpect {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = VisibleExpect;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("none | removed | {action, digest_of | digest}")
+        let word = |v: &str| match v {
+            "none" => Ok(VisibleExpect::None),
+            "removed" => Ok(VisibleExpect::Removed),
+            _ => Err(&["none", "removed"][..]),
+        };
+        let map = |raw: RawVisible| {
+            if raw.action == Some(ChangeAction::Remove) {
+                return Err("write `removed` for a visible remove, not `{action: remove}`".into());
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<VisibleExpect, E> {
-                match v {
-                    "none" => Ok(VisibleExpect::None),
-                    "removed" => Ok(VisibleExpect::Removed),
-                    other => Err(E::unknown_variant(other, &["none", "removed"])),
-                }
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<VisibleExpect, A::Error> {
-                let raw = RawVisible::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                if raw.action == Some(ChangeAction::Remove) {
-                    return Err(de::Error::custom(
-                        "write `removed` for a visible remove, not `{action: remove}`",
-                    ));
-                }
-                Ok(VisibleExpect::Loaded {
-                    action: raw.action,
-                    digest: digest_pair(raw.digest_of, raw.digest).map_err(de::Error::custom)?,
-                })
-            }
-        }
-        d.deserialize_any(V)
+            Ok(VisibleExpect::Loaded {
+                action: raw.action,
+                digest: digest_pair(raw.digest_of, raw.digest)?,
+            })
+        };
+        let expecting = "none | removed | {action, digest_of | digest}";
+        word_or_map(d, expecting, word, map)
     }
 }
 
@@ -321,21 +388,8 @@ pub struct VisibleMap(pub Vec<(String, VisibleExpect)>);
 
 impl<'de> Deserialize<'de> for VisibleMap {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = VisibleMap;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a map from display path to visible expectation")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<VisibleMap, A::Error> {
-                let mut out = Vec::new();
-                while let Some(k) = map.next_key::<String>()? {
-                    out.push((k, map.next_value::<VisibleExpect>()?));
-                }
-                Ok(VisibleMap(out))
-            }
-        }
-        d.deserialize_any(V)
+        let expecting = "a map from display path to visible expectation";
+        ordered_map(d, expecting, |_, _| Ok(())).map(VisibleMap)
     }
 }
 

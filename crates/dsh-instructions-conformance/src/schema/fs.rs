@@ -3,9 +3,7 @@
 //! faults, gates and stale sizes. Separate because these values have their
 //! own "exactly one content key" rules, apart from steps and expectations.
 
-use std::fmt;
-
-use serde::de::{self, MapAccess, Visitor};
+use super::expect::{ordered_map, word_or_map};
 use serde::{Deserialize, Deserializer};
 
 /// Filesystem operation a fault or gate applies to.
@@ -236,29 +234,18 @@ fn hex_val(b: u8) -> Option<u8> {
 
 impl<'de> Deserialize<'de> for FsEntry {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = FsEntry;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(
-                    "file text, `dir`, or a map (text | bytes_hex | repeat+bytes | link | fifo)",
-                )
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<FsEntry, E> {
-                // The bare scalar `dir` is a directory; a file whose text is
-                // "dir" is written `{text: dir}`.
-                Ok(FsEntry::plain(if v == "dir" {
-                    FsContent::Dir
-                } else {
-                    FsContent::File(v.as_bytes().to_vec())
-                }))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<FsEntry, A::Error> {
-                let raw = RawFsMap::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                raw.into_entry().map_err(de::Error::custom)
-            }
-        }
-        d.deserialize_any(V)
+        // The bare scalar `dir` is a directory; a file whose text is "dir"
+        // is written `{text: dir}`.
+        let word = |v: &str| {
+            Ok(FsEntry::plain(if v == "dir" {
+                FsContent::Dir
+            } else {
+                FsContent::File(v.as_bytes().to_vec())
+            }))
+        };
+        let expecting =
+            "file text, `dir`, or a map (text | bytes_hex | repeat+bytes | link | fifo)";
+        word_or_map(d, expecting, word, RawFsMap::into_entry)
     }
 }
 
@@ -268,32 +255,15 @@ pub struct FsMap(pub Vec<(String, FsEntry)>);
 
 impl<'de> Deserialize<'de> for FsMap {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = FsMap;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a map from absolute path to fs value")
+        let key = |key: &str, before: &[(String, FsEntry)]| {
+            if !key.starts_with('/') {
+                return Err(format!("fs path `{key}` must be absolute"));
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FsMap, A::Error> {
-                let mut out: Vec<(String, FsEntry)> = Vec::new();
-                while let Some(key) = map.next_key::<String>()? {
-                    if !key.starts_with('/') {
-                        return Err(de::Error::custom(format!(
-                            "fs path `{key}` must be absolute"
-                        )));
-                    }
-                    if out.iter().any(|(k, _)| *k == key) {
-                        return Err(de::Error::custom(format!("fs path `{key}` given twice")));
-                    }
-                    let value = map.next_value::<FsEntry>()?;
-                    out.push((key, value));
-                }
-                Ok(FsMap(out))
+            if before.iter().any(|(k, _)| k == key) {
+                return Err(format!("fs path `{key}` given twice"));
             }
-            fn visit_unit<E: de::Error>(self) -> Result<FsMap, E> {
-                Ok(FsMap::default())
-            }
-        }
-        d.deserialize_any(V)
+            Ok(())
+        };
+        ordered_map(d, "a map from absolute path to fs value", key).map(FsMap)
     }
 }

@@ -62,37 +62,23 @@ struct RawStep {
 
 impl RawStep {
     fn into_step(self, line: Option<u64>) -> Result<Step, (String, String)> {
-        let mut actions = Vec::new();
-        if let Some(p) = self.pre_step {
-            actions.push(Action::PreStep(p.unwrap_or_default()));
-        }
-        if let Some(t) = self.tool {
-            actions.push(Action::Tool(t));
-        }
-        if let Some(e) = self.event {
-            actions.push(Action::Event(e));
-        }
-        if let Some(w) = self.write {
-            actions.push(Action::Write(w));
-        }
-        if let Some(r) = self.remove {
-            actions.push(Action::Remove(r));
-        }
-        if let Some(r) = self.release {
-            actions.push(Action::Release(r));
-        }
-        if let Some(b) = self.blocked {
-            actions.push(Action::Blocked(b));
-        }
-        if let Some(c) = self.compact {
-            actions.push(Action::Compact(c));
-        }
-        if self.resume.is_some() {
-            actions.push(Action::Resume);
-        }
-        if let Some(r) = self.remount {
-            actions.push(Action::Remount(Box::new(r.unwrap_or_default())));
-        }
+        let mut actions: Vec<Action> = [
+            self.pre_step
+                .map(|p| Action::PreStep(p.unwrap_or_default())),
+            self.tool.map(Action::Tool),
+            self.event.map(Action::Event),
+            self.write.map(Action::Write),
+            self.remove.map(Action::Remove),
+            self.release.map(Action::Release),
+            self.blocked.map(Action::Blocked),
+            self.compact.map(Action::Compact),
+            self.resume.map(|_| Action::Resume),
+            self.remount
+                .map(|r| Action::Remount(Box::new(r.unwrap_or_default()))),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         if actions.len() != 1 {
             let names: Vec<_> = actions.iter().map(Action::name).collect();
             let label = if names.is_empty() {

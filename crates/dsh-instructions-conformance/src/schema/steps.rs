@@ -3,12 +3,10 @@
 //! Separate from the expectations, which say what is checked afterwards.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
-use super::expect::Expect;
+use super::expect::{Expect, word_or_map};
 use super::fs::FsMap;
 use super::{ConfigInput, Env};
-use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
 /// Downstream decision of a pre-step.
@@ -122,29 +120,15 @@ struct RawHide {
 
 impl<'de> Deserialize<'de> for Compact {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Compact;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("baseline | workspace | all | {hide: [N, …]}")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Compact, E> {
-                match v {
-                    "baseline" => Ok(Compact::Baseline),
-                    "workspace" => Ok(Compact::Workspace),
-                    "all" => Ok(Compact::All),
-                    other => Err(E::unknown_variant(
-                        other,
-                        &["baseline", "workspace", "all", "hide"],
-                    )),
-                }
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Compact, A::Error> {
-                let raw = RawHide::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(Compact::Hide(raw.hide))
-            }
-        }
-        d.deserialize_any(V)
+        let word = |v: &str| match v {
+            "baseline" => Ok(Compact::Baseline),
+            "workspace" => Ok(Compact::Workspace),
+            "all" => Ok(Compact::All),
+            _ => Err(&["baseline", "workspace", "all", "hide"][..]),
+        };
+        let map = |raw: RawHide| Ok(Compact::Hide(raw.hide));
+        let expecting = "baseline | workspace | all | {hide: [N, …]}";
+        word_or_map(d, expecting, word, map)
     }
 }
 

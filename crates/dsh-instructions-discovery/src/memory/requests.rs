@@ -17,10 +17,10 @@ pub(super) trait Request {
     type Output;
     /// Probes and reads follow links and stay inside the trusted roots;
     /// marker checks do neither and perform no `resolve` operation.
-    const FOLLOW: bool;
+    fn follow(&self) -> bool;
     /// Whether a names-only root may admit the path (probes and reads
     /// only, never path kinds or markers; docs/decisions/0044).
-    const NAMED: bool = false;
+    fn named(&self) -> bool;
     fn absent(&self) -> Self::Output;
     fn not_a_file(&self) -> Self::Output;
     /// The target is a directory (only path-kind requests tell it apart).
@@ -38,10 +38,49 @@ pub(super) trait Request {
     ) -> Step<Self::Output>;
 }
 
-pub(super) struct ProbeRequest;
-pub(super) struct MarkerRequest;
-/// A shell-touch classification (metadata only, links followed, confined).
-pub(super) struct KindRequest;
+/// A request answered from metadata alone: what each stage's result
+/// becomes, one row a request ([`PROBE`], [`KIND`], [`MARKER`]).
+pub(super) struct Metadata<T: 'static> {
+    follow: bool,
+    named: bool,
+    absent: T,
+    not_a_file: T,
+    directory: T,
+    unavailable: fn(Unavailable) -> T,
+    file: fn(PresentFile) -> T,
+}
+
+pub(super) static PROBE: Metadata<Probe> = Metadata {
+    follow: true,
+    named: true,
+    absent: Probe::Absent,
+    not_a_file: Probe::Absent,
+    directory: Probe::Absent,
+    unavailable: Probe::Unavailable,
+    file: Probe::Present,
+};
+
+/// A shell-touch classification (links followed, confined).
+pub(super) static KIND: Metadata<PathKind> = Metadata {
+    follow: true,
+    named: false,
+    absent: PathKind::Absent,
+    not_a_file: PathKind::Other,
+    directory: PathKind::Directory,
+    unavailable: PathKind::Unavailable,
+    file: |_| PathKind::File,
+};
+
+pub(super) static MARKER: Metadata<MarkerProbe> = Metadata {
+    follow: false,
+    named: false,
+    absent: MarkerProbe::Missing,
+    not_a_file: MarkerProbe::Exists,
+    directory: MarkerProbe::Exists,
+    unavailable: MarkerProbe::Failed,
+    file: |_| MarkerProbe::Exists,
+};
+
 pub(super) struct ReadRequest {
     pub(super) cap: u64,
 }
@@ -58,83 +97,39 @@ pub(super) enum ReadStep {
     },
 }
 
-impl Request for ProbeRequest {
-    type Output = Probe;
-    const FOLLOW: bool = true;
-    const NAMED: bool = true;
-    fn absent(&self) -> Probe {
-        Probe::Absent
+impl<T: Clone> Request for Metadata<T> {
+    type Output = T;
+    fn follow(&self) -> bool {
+        self.follow
     }
-    fn not_a_file(&self) -> Probe {
-        Probe::Absent
+    fn named(&self) -> bool {
+        self.named
     }
-    fn unavailable(&self, reason: Unavailable) -> Probe {
-        Probe::Unavailable(reason)
+    fn absent(&self) -> T {
+        self.absent.clone()
     }
-    fn file(
-        &self,
-        _: &mut State,
-        _: &[Utf8PathBuf],
-        _: &Utf8Path,
-        meta: PresentFile,
-    ) -> Step<Probe> {
-        Step::Done(Probe::Present(meta))
+    fn not_a_file(&self) -> T {
+        self.not_a_file.clone()
     }
-}
-
-impl Request for KindRequest {
-    type Output = PathKind;
-    const FOLLOW: bool = true;
-    fn absent(&self) -> PathKind {
-        PathKind::Absent
+    fn directory(&self) -> T {
+        self.directory.clone()
     }
-    fn not_a_file(&self) -> PathKind {
-        PathKind::Other
+    fn unavailable(&self, reason: Unavailable) -> T {
+        (self.unavailable)(reason)
     }
-    fn directory(&self) -> PathKind {
-        PathKind::Directory
-    }
-    fn unavailable(&self, reason: Unavailable) -> PathKind {
-        PathKind::Unavailable(reason)
-    }
-    fn file(
-        &self,
-        _: &mut State,
-        _: &[Utf8PathBuf],
-        _: &Utf8Path,
-        _: PresentFile,
-    ) -> Step<PathKind> {
-        Step::Done(PathKind::File)
-    }
-}
-
-impl Request for MarkerRequest {
-    type Output = MarkerProbe;
-    const FOLLOW: bool = false;
-    fn absent(&self) -> MarkerProbe {
-        MarkerProbe::Missing
-    }
-    fn not_a_file(&self) -> MarkerProbe {
-        MarkerProbe::Exists
-    }
-    fn unavailable(&self, reason: Unavailable) -> MarkerProbe {
-        MarkerProbe::Failed(reason)
-    }
-    fn file(
-        &self,
-        _: &mut State,
-        _: &[Utf8PathBuf],
-        _: &Utf8Path,
-        _: PresentFile,
-    ) -> Step<MarkerProbe> {
-        Step::Done(MarkerProbe::Exists)
+    fn file(&self, _: &mut State, _: &[Utf8PathBuf], _: &Utf8Path, meta: PresentFile) -> Step<T> {
+        Step::Done((self.file)(meta))
     }
 }
 
 impl Request for ReadRequest {
     type Output = ReadStep;
-    const FOLLOW: bool = true;
-    const NAMED: bool = true;
+    fn follow(&self) -> bool {
+        true
+    }
+    fn named(&self) -> bool {
+        true
+    }
     fn absent(&self) -> ReadStep {
         ReadStep::Finished(ReadOutcome::Absent)
     }

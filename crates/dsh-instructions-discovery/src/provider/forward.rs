@@ -181,142 +181,42 @@ impl<O: Observe> Forward<O> {
     }
 }
 
+/// The methods of [`FsProvider`] that [`Forward`] forwards, each written
+/// once as its arguments, its [`Call`] and its [`Answer`]: a method added to
+/// the trait is one more line here.
+macro_rules! forward {
+    ($($name:ident($($arg:ident: $ty:ty),*) -> $out:ty, $call:expr, $answer:path;)*) => {$(
+        fn $name<'a>(
+            &'a self,
+            $($arg: $ty,)*
+            cancel: &'a CancellationToken,
+        ) -> BoxFuture<'a, Result<$out, Cancelled>> {
+            self.around($call, self.inner.$name($($arg,)* cancel), |x| $answer(x))
+        }
+    )*};
+}
+
 impl<O: Observe> FsProvider for Forward<O> {
-    fn probe<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Probe, Cancelled>> {
-        self.around(Call::Probe(path), self.inner.probe(path, cancel), |x| {
-            Answer::Probe(x)
-        })
-    }
-
-    fn probe_many<'a>(
-        &'a self,
-        dir: &'a Utf8Path,
-        names: &'a [String],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
-        self.around(
-            Call::ProbeMany { dir, names },
-            self.inner.probe_many(dir, names, cancel),
-            |p| Answer::Probes(p),
-        )
-    }
-
-    fn probe_dirs<'a>(
-        &'a self,
-        dirs: &'a [Utf8PathBuf],
-        names: &'a [String],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<Vec<Probe>>, Cancelled>> {
-        self.around(
-            Call::ProbeDirs { dirs, names },
-            self.inner.probe_dirs(dirs, names, cancel),
-            |p| Answer::ProbeDirs(p),
-        )
-    }
-
-    fn probe_dirs_missing<'a>(
-        &'a self,
-        dirs: &'a [Utf8PathBuf],
-        names: &'a [String],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<ProbedDirs, Cancelled>> {
-        self.around(
-            Call::ProbeDirsMissing { dirs, names },
-            self.inner.probe_dirs_missing(dirs, names, cancel),
-            |x| Answer::ProbedDirs(x),
-        )
-    }
-
-    fn probe_paths<'a>(
-        &'a self,
-        paths: &'a [Utf8PathBuf],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<Probe>, Cancelled>> {
-        self.around(
-            Call::ProbePaths(paths),
-            self.inner.probe_paths(paths, cancel),
-            |p| Answer::Probes(p),
-        )
-    }
-
-    fn markers_until_found<'a>(
-        &'a self,
-        paths: &'a [Utf8PathBuf],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<MarkerProbe>, Cancelled>> {
-        self.around(
-            Call::MarkersUntilFound(paths),
-            self.inner.markers_until_found(paths, cancel),
-            |m| Answer::Markers(m),
-        )
-    }
-
-    fn read_text<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        max_source_bytes: u64,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<ReadOutcome, Cancelled>> {
-        self.around(
-            Call::ReadText {
-                path,
-                max_source_bytes,
-            },
-            self.inner.read_text(path, max_source_bytes, cancel),
-            |x| Answer::Read(x),
-        )
-    }
-
-    fn read_many<'a>(
-        &'a self,
-        paths: &'a [Utf8PathBuf],
-        max_source_bytes: u64,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<ReadOutcome>, Cancelled>> {
-        self.around(
-            Call::ReadMany {
-                paths,
-                max_source_bytes,
-            },
-            self.inner.read_many(paths, max_source_bytes, cancel),
-            |r| Answer::Reads(r),
-        )
-    }
-
-    fn path_kinds<'a>(
-        &'a self,
-        paths: &'a [Utf8PathBuf],
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Vec<PathKind>, Cancelled>> {
-        self.around(
-            Call::PathKinds(paths),
-            self.inner.path_kinds(paths, cancel),
-            |k| Answer::PathKinds(k),
-        )
-    }
-
-    fn list_dir<'a>(
-        &'a self,
-        dir: &'a Utf8Path,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<DirListing, Cancelled>> {
-        self.around(Call::ListDir(dir), self.inner.list_dir(dir, cancel), |x| {
-            Answer::Listing(x)
-        })
-    }
-
-    fn marker<'a>(
-        &'a self,
-        path: &'a Utf8Path,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>> {
-        self.around(Call::Marker(path), self.inner.marker(path, cancel), |x| {
-            Answer::Marker(x)
-        })
+    forward! {
+        probe(path: &'a Utf8Path) -> Probe, Call::Probe(path), Answer::Probe;
+        probe_many(dir: &'a Utf8Path, names: &'a [String]) -> Vec<Probe>,
+            Call::ProbeMany { dir, names }, Answer::Probes;
+        probe_dirs(dirs: &'a [Utf8PathBuf], names: &'a [String]) -> Vec<Vec<Probe>>,
+            Call::ProbeDirs { dirs, names }, Answer::ProbeDirs;
+        probe_dirs_missing(dirs: &'a [Utf8PathBuf], names: &'a [String]) -> ProbedDirs,
+            Call::ProbeDirsMissing { dirs, names }, Answer::ProbedDirs;
+        probe_paths(paths: &'a [Utf8PathBuf]) -> Vec<Probe>,
+            Call::ProbePaths(paths), Answer::Probes;
+        markers_until_found(paths: &'a [Utf8PathBuf]) -> Vec<MarkerProbe>,
+            Call::MarkersUntilFound(paths), Answer::Markers;
+        read_text(path: &'a Utf8Path, max_source_bytes: u64) -> ReadOutcome,
+            Call::ReadText { path, max_source_bytes }, Answer::Read;
+        read_many(paths: &'a [Utf8PathBuf], max_source_bytes: u64) -> Vec<ReadOutcome>,
+            Call::ReadMany { paths, max_source_bytes }, Answer::Reads;
+        path_kinds(paths: &'a [Utf8PathBuf]) -> Vec<PathKind>,
+            Call::PathKinds(paths), Answer::PathKinds;
+        list_dir(dir: &'a Utf8Path) -> DirListing, Call::ListDir(dir), Answer::Listing;
+        marker(path: &'a Utf8Path) -> MarkerProbe, Call::Marker(path), Answer::Marker;
     }
 }
 

@@ -54,43 +54,33 @@ pub(crate) fn key(
     if !eligible || deferred_waiting(session_dir) {
         return None;
     }
-    let build = build()?;
+    let (exact, claim) = keys_of(agent, event, input, env, &build()?);
     Some(Key {
-        exact: key_of(agent, event, input, env, &build),
-        claim: claim_of(agent, event, input, env, &build),
+        exact,
+        claim,
         writes_claim: !matches!(event.action, Action::Shell { .. }),
     })
 }
 
-/// The key of `event` as `build` composes it: every field of each (their
-/// `Debug` forms are total and ordered).
-pub(super) fn key_of(
+/// The keys of `event` as `build` composes it: the exact key, of every
+/// field of each (their `Debug` forms are total and ordered), and the
+/// claim key, of the same but the event's name and action, which a
+/// claim's touches do not depend on (decision 0085).
+pub(super) fn keys_of(
     agent: Agent,
     event: &HookEvent,
     input: &ConfigInput,
     env: &HomeEnv,
     build: &str,
-) -> String {
-    let text = format!("{build}\n{}\n{event:?}\n{input:?}\n{env:?}", agent.as_str());
-    crate::record::hex(&Sha256::digest(text.as_bytes()))
-}
-
-/// The claim key of `event`: what [`key_of`] takes but the event's name
-/// and action, which a claim's touches do not depend on (decision 0085).
-pub(super) fn claim_of(
-    agent: Agent,
-    event: &HookEvent,
-    input: &ConfigInput,
-    env: &HomeEnv,
-    build: &str,
-) -> String {
-    let text = format!(
-        "{build}\nclaim\n{}\n{:?}\n{:?}\n{input:?}\n{env:?}",
-        agent.as_str(),
-        event.session_id,
-        event.cwd
-    );
-    crate::record::hex(&Sha256::digest(text.as_bytes()))
+) -> (String, String) {
+    let hash = |text: String| crate::record::hex(&Sha256::digest(text.as_bytes()));
+    let agent = agent.as_str();
+    let exact = hash(format!("{build}\n{agent}\n{event:?}\n{input:?}\n{env:?}"));
+    let claim = hash(format!(
+        "{build}\nclaim\n{agent}\n{:?}\n{:?}\n{input:?}\n{env:?}",
+        event.session_id, event.cwd
+    ));
+    (exact, claim)
 }
 
 /// This build: its version and its executable's stamp. Another build may

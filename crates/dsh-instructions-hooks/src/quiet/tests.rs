@@ -10,7 +10,7 @@ use serde_json::json;
 use std::collections::BTreeSet;
 
 use super::format::{Memo, PathStamps, decode_path_line, hex};
-use super::key::{build, key_of};
+use super::key::{build, keys_of};
 use super::stamp::{Look, Stamp, look};
 use super::*;
 use crate::agent::Agent;
@@ -114,7 +114,7 @@ fn keys_name_the_build_and_the_action() {
         action,
     };
     let (input, env) = (ConfigInput::default(), HomeEnv::default());
-    let key = |e: &HookEvent, build: &str| key_of(Agent::Claude, e, &input, &env, build);
+    let key = |e: &HookEvent, build: &str| keys_of(Agent::Claude, e, &input, &env, build).0;
     let prompt = event(Action::Prompt);
     assert_eq!(
         key(&prompt, "0.1.0 [1]"),

@@ -3,7 +3,6 @@
 //! fixes. Separate because every other part of the configuration names them
 //! and they depend on nothing but their parse error.
 
-use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -11,6 +10,8 @@ use serde::{Deserialize, Serialize};
 #[cfg(doc)]
 use super::Config;
 use crate::StateError;
+
+crate::display_as_str!(CandidatePolicy, Preset, RuleFormat);
 
 /// Default per-file cap of R-CFG-3 (1 MiB).
 pub const DEFAULT_MAX_SOURCE_BYTES: u64 = 1_048_576;
@@ -43,12 +44,6 @@ impl CandidatePolicy {
             Self::FirstWins => "first-wins",
             Self::AllDistinct => "all-distinct",
         }
-    }
-}
-
-impl fmt::Display for CandidatePolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -194,12 +189,6 @@ impl Preset {
     }
 }
 
-impl fmt::Display for Preset {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 impl FromStr for Preset {
     type Err = StateError;
 
@@ -296,12 +285,6 @@ impl RuleFormat {
         name.len() > self.file_suffix().len()
             && name.ends_with(self.file_suffix())
             && (self.recursive() || !nested)
-    }
-}
-
-impl fmt::Display for RuleFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

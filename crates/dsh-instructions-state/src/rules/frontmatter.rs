@@ -39,11 +39,7 @@ impl RuleKind {
     }
 }
 
-impl fmt::Display for RuleKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::display_as_str!(RuleKind);
 
 /// A rule as its text says: kind, globs (path-scoped rules only), content
 /// and the dropped globs.
