@@ -195,9 +195,27 @@ pub(crate) async fn expand_all(
     own: &IdentityMap<Arc<str>>,
     items: &[Candidate<'_>],
 ) -> Result<Vec<Expansion>, Cancelled> {
-    // Keyed by the path's text: `Path` hashes and compares component by
-    // component, several times slower, and these paths are normalized.
-    let mut targets: HashMap<String, ReadOutcome> = HashMap::new();
+    let mut targets = ImportReads::new();
+    expand_reusing(provider, config, cancel, ctx, own, items, &mut targets).await
+}
+
+/// Import targets read so far, by normalized path. Keyed by the path's
+/// text: `Path` hashes and compares component by component, several times
+/// slower.
+pub(crate) type ImportReads = HashMap<String, ReadOutcome>;
+
+/// [`expand_all`] reading only the targets `targets` lacks, and keeping
+/// what it reads there: for a pass that expands its candidates in several
+/// calls.
+pub(crate) async fn expand_reusing(
+    provider: &dyn FsProvider,
+    config: &Config,
+    cancel: &CancellationToken,
+    ctx: &ImportContext,
+    own: &IdentityMap<Arc<str>>,
+    items: &[Candidate<'_>],
+    targets: &mut ImportReads,
+) -> Result<Vec<Expansion>, Cancelled> {
     let max = config.max_source_bytes();
     let max_depth = usize::try_from(config.max_import_depth()).unwrap_or(usize::MAX);
     let transform = config.content_transform();
@@ -205,7 +223,7 @@ pub(crate) async fn expand_all(
         let mut needed = Vec::new();
         let mut out = Vec::with_capacity(items.len());
         for item in items {
-            let mut walk = Walk::new(ctx, own, &targets, max, max_depth, item);
+            let mut walk = Walk::new(ctx, own, targets, max, max_depth, item);
             walk.visit(item.dir, item.text, 0);
             needed.append(&mut walk.needed);
             out.push(walk.finish(item.text));
@@ -637,46 +655,34 @@ mod tests {
                 own_section: false,
             },
         ];
-        let own = IdentityMap::default();
         let (same, moved, absent) = (
             present(v),
             present(FileVersion::new([2, 0, 0, 0])),
             Probe::Absent,
         );
-        let probes = |a: &'static str, b: &'static str, pa, pb| HashMap::from([(a, pa), (b, pb)]);
-        assert!(key_holds(
-            &key,
-            &probes("/r/a.md", "/r/none.md", &same, &absent),
-            &own
-        ));
-        assert!(!key_holds(
-            &key,
-            &probes("/r/a.md", "/r/none.md", &moved, &absent),
-            &own
-        ));
-        assert!(
-            !key_holds(&key, &probes("/r/a.md", "/r/none.md", &same, &same), &own),
-            "created"
-        );
-        assert!(
-            !key_holds(
-                &key,
-                &probes("/r/a.md", "/r/none.md", &absent, &absent),
-                &own
-            ),
-            "removed"
-        );
+        let none = IdentityMap::default();
         let mut own_now = IdentityMap::default();
         own_now.insert(id.clone(), Arc::from("a.md"));
-        assert!(
-            !key_holds(
-                &key,
-                &probes("/r/a.md", "/r/none.md", &same, &absent),
-                &own_now
+        // The probes of a.md and none.md, the own sections, whether the key
+        // holds, and why.
+        let cases = [
+            (&same, &absent, &none, true, "as recorded"),
+            (&moved, &absent, &none, false, "a.md changed"),
+            (&same, &same, &none, false, "created"),
+            (&absent, &absent, &none, false, "removed"),
+            (
+                &same,
+                &absent,
+                &own_now,
+                false,
+                "became a candidate of the baseline",
             ),
-            "became a candidate of the baseline"
-        );
-        assert!(!key_holds(&key, &HashMap::new(), &own), "not probed");
+        ];
+        for (a, b, own, holds, why) in cases {
+            let probes = HashMap::from([("/r/a.md", a), ("/r/none.md", b)]);
+            assert_eq!(key_holds(&key, &probes, own), holds, "{why}");
+        }
+        assert!(!key_holds(&key, &HashMap::new(), &none), "not probed");
     }
 
     #[rstest]
