@@ -318,6 +318,10 @@ impl<O: Observe> FsProvider for Forward<O> {
             Answer::Marker(x)
         })
     }
+
+    fn pooled(&self) -> bool {
+        self.inner.pooled()
+    }
 }
 
 #[cfg(test)]
