@@ -58,11 +58,7 @@ fn main() {
     if let Some(label) = case.strip_prefix("baseline/") {
         let shape = shape(label).expect("a tree label such as deep-16");
         let tree = Tree::get(shape).expect("build tree");
-        let config = if label.starts_with("imports") {
-            drive::imports_config()
-        } else {
-            drive::config(65_536)
-        };
+        let config = config_for(label);
         for _ in 0..runs {
             let t = Instant::now();
             rt.block_on(async {
@@ -196,11 +192,7 @@ fn calls(rt: &tokio::runtime::Runtime, label: &str) {
     }
     let shape = shape(label).expect("a tree label such as deep-16");
     let tree = Tree::get(shape).expect("build tree");
-    let config = if label.starts_with("imports") {
-        drive::imports_config()
-    } else {
-        drive::config(65_536)
-    };
+    let config = config_for(label);
     rt.block_on(async {
         let pooled = drive::pooled_disk(&tree).expect("open roots");
         let logged = Arc::new(Forward::new(pooled, Log::default()));
@@ -211,4 +203,13 @@ fn calls(rt: &tokio::runtime::Runtime, label: &str) {
         }
         println!("calls/{label}: {} provider calls", log.len());
     });
+}
+
+/// The configuration of `label`'s baseline: imports on for an imports tree.
+fn config_for(label: &str) -> dsh_instructions_state::Config {
+    if label.starts_with("imports") {
+        drive::imports_config()
+    } else {
+        drive::config(65_536)
+    }
 }

@@ -179,35 +179,22 @@ pub(crate) struct Candidate<'a> {
     pub identity: &'a FileIdentity,
 }
 
-/// Expands every candidate of a pass. Targets are read level by level, in
-/// one provider call per level for all candidates together, each read
-/// bounded by `max_source_bytes` (R-IMP-2, R-DISC-6). `own` holds the
-/// identities of the files loaded as candidates of the same baseline.
-///
-/// It takes the pass's provider, configuration and token, not the pass
-/// itself, so this module needs nothing from the per-directory scan that
-/// calls it.
-pub(crate) async fn expand_all(
-    provider: &dyn FsProvider,
-    config: &Config,
-    cancel: &CancellationToken,
-    ctx: &ImportContext,
-    own: &IdentityMap<Arc<str>>,
-    items: &[Candidate<'_>],
-) -> Result<Vec<Expansion>, Cancelled> {
-    let mut targets = ImportReads::new();
-    expand_reusing(provider, config, cancel, ctx, own, items, &mut targets).await
-}
-
 /// Import targets read so far, by normalized path. Keyed by the path's
 /// text: `Path` hashes and compares component by component, several times
 /// slower.
 pub(crate) type ImportReads = HashMap<String, ReadOutcome>;
 
-/// [`expand_all`] reading only the targets `targets` lacks, and keeping
-/// what it reads there: for a pass that expands its candidates in several
-/// calls.
-pub(crate) async fn expand_reusing(
+/// Expands every candidate of a pass. Targets are read level by level, in
+/// one provider call per level for all candidates together, each read
+/// bounded by `max_source_bytes` (R-IMP-2, R-DISC-6); only those `targets`
+/// lacks are read, and what is read is kept there, for a pass that expands
+/// its candidates in several calls. `own` holds the identities of the
+/// files loaded as candidates of the same baseline.
+///
+/// It takes the pass's provider, configuration and token, not the pass
+/// itself, so this module needs nothing from the per-directory scan that
+/// calls it.
+pub(crate) async fn expand_all(
     provider: &dyn FsProvider,
     config: &Config,
     cancel: &CancellationToken,
@@ -513,9 +500,17 @@ mod tests {
             text,
             identity: &identity,
         };
-        let mut out = expand_all(&fs, &config, &cancel, &c, &IdentityMap::default(), &[item])
-            .await
-            .unwrap();
+        let mut out = expand_all(
+            &fs,
+            &config,
+            &cancel,
+            &c,
+            &IdentityMap::default(),
+            &[item],
+            &mut ImportReads::new(),
+        )
+        .await
+        .unwrap();
         out.remove(0)
     }
 
@@ -549,10 +544,18 @@ mod tests {
             let item = item();
             let cancel = cancel.clone();
             async move {
-                expand_all(&fs, &config, &cancel, &c, &IdentityMap::default(), &[item])
-                    .await
-                    .unwrap()
-                    .remove(0)
+                expand_all(
+                    &fs,
+                    &config,
+                    &cancel,
+                    &c,
+                    &IdentityMap::default(),
+                    &[item],
+                    &mut ImportReads::new(),
+                )
+                .await
+                .unwrap()
+                .remove(0)
             }
         };
         let refused = run(ctx(HomeLabel::Default).refusing(&config), config.clone()).await;

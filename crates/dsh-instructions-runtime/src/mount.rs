@@ -465,15 +465,7 @@ impl Opened {
     /// # Errors
     /// [`RuntimeError::Disabled`]; [`RuntimeError::Cancelled`].
     pub async fn inspect(&self, cancel: &CancellationToken) -> Result<Inspection, RuntimeError> {
-        if let Some(job) = self.offloaded(cancel) {
-            return Ok(offload(cancel, move || async move {
-                let (fs, config, home, cwd, root, cancel) = job.parts();
-                crate::inspect::inspect(fs, config, home, cwd, root, cancel).await
-            })
-            .await?);
-        }
-        let (provider, config, root) = self.looking()?;
-        Ok(crate::inspect::inspect(provider, config, self.home(), &self.cwd, root, cancel).await?)
+        composed!(self, cancel, crate::inspect::inspect)
     }
 
     /// The baseline the model would get at the cwd, without the
@@ -482,15 +474,7 @@ impl Opened {
     /// # Errors
     /// As [`Opened::inspect`].
     pub async fn preview(&self, cancel: &CancellationToken) -> Result<Preview, RuntimeError> {
-        if let Some(job) = self.offloaded(cancel) {
-            return Ok(offload(cancel, move || async move {
-                let (fs, config, home, cwd, root, cancel) = job.parts();
-                crate::inspect::preview(fs, config, home, cwd, root, cancel).await
-            })
-            .await?);
-        }
-        let (provider, config, root) = self.looking()?;
-        Ok(crate::inspect::preview(provider, config, self.home(), &self.cwd, root, cancel).await?)
+        composed!(self, cancel, crate::inspect::preview)
     }
 
     /// What a composition needs, owned, when the provider hands each call
@@ -592,6 +576,33 @@ fn trusted_roots(root: &Utf8Path, home: &DshHome, extra: &[Utf8PathBuf]) -> Vec<
     }
     roots
 }
+
+/// Runs the composition `$f` of an [`Opened`] (`inspect`, `preview`: each
+/// takes the provider, configuration, home, cwd, root and token), on one
+/// pool thread when the provider is pooled ([`Opened::offloaded`]), here
+/// otherwise.
+macro_rules! composed {
+    ($opened:ident, $cancel:ident, $f:path) => {{
+        if let Some(job) = $opened.offloaded($cancel) {
+            return Ok(offload($cancel, move || async move {
+                let (fs, config, home, cwd, root, cancel) = job.parts();
+                $f(fs, config, home, cwd, root, cancel).await
+            })
+            .await?);
+        }
+        let (provider, config, root) = $opened.looking()?;
+        Ok($f(
+            provider,
+            config,
+            $opened.home(),
+            &$opened.cwd,
+            root,
+            $cancel,
+        )
+        .await?)
+    }};
+}
+use composed;
 
 /// An offloaded composition's inputs ([`Opened::offloaded`]).
 struct Job {

@@ -766,7 +766,7 @@ impl Gather<'_> {
                 identity: id,
             })
             .collect();
-        let expansions = imports::expand_reusing(
+        let expansions = imports::expand_all(
             self.provider,
             self.config,
             self.cancel,
