@@ -500,17 +500,23 @@ mod tests {
             text,
             identity: &identity,
         };
-        let mut out = expand_all(
-            &fs,
-            &config,
-            &cancel,
-            &c,
-            &IdentityMap::default(),
-            &[item],
-            &mut ImportReads::new(),
-        )
-        .await
-        .unwrap();
+        expand(&fs, &config, &cancel, &c, item).await
+    }
+
+    /// One candidate's expansion, with no own sections and nothing read
+    /// before.
+    async fn expand(
+        fs: &dyn FsProvider,
+        config: &Config,
+        cancel: &CancellationToken,
+        c: &ImportContext,
+        item: Candidate<'_>,
+    ) -> Expansion {
+        let own = IdentityMap::default();
+        let mut reads = ImportReads::new();
+        let mut out = expand_all(fs, config, cancel, c, &own, &[item], &mut reads)
+            .await
+            .expect("not cancelled");
         out.remove(0)
     }
 
@@ -543,20 +549,7 @@ mod tests {
             let fs = fs.clone();
             let item = item();
             let cancel = cancel.clone();
-            async move {
-                expand_all(
-                    &fs,
-                    &config,
-                    &cancel,
-                    &c,
-                    &IdentityMap::default(),
-                    &[item],
-                    &mut ImportReads::new(),
-                )
-                .await
-                .unwrap()
-                .remove(0)
-            }
+            async move { expand(&fs, &config, &cancel, &c, item).await }
         };
         let refused = run(ctx(HomeLabel::Default).refusing(&config), config.clone()).await;
         assert_eq!(
