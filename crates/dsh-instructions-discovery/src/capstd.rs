@@ -33,7 +33,8 @@
 //!
 //! # Modules
 //!
-//! One job each: where the blocking work runs (`blocking`), what an OS
+//! One job each (where the blocking work runs is the crate's `blocking`
+//! module, shared with [`offload`](crate::offload)): what an OS
 //! error or a file's metadata means (`classify`), how a path is followed
 //! (`resolve`), the names-only roots above the project root (`named`),
 //! candidate names probed in directories (`dirs`), directories
@@ -42,7 +43,6 @@
 //! (`read`). This file holds the provider, its roots and its
 //! [`FsProvider`] implementation.
 
-mod blocking;
 mod classify;
 mod dirs;
 mod list;
@@ -64,6 +64,7 @@ use cap_std::fs::Dir;
 use tokio_util::sync::CancellationToken;
 
 use crate::DiscoveryError;
+use crate::blocking::{check, run_blocking};
 use crate::dircache::{DirCache, STAMP_MARGIN};
 use crate::dirmemory::DirMemory;
 use crate::paths::normalize;
@@ -71,7 +72,6 @@ use crate::provider::{
     BoxFuture, Cancelled, DirListing, FsProvider, MarkerProbe, PathKind, Probe, ProbedDirs,
     ReadOutcome, Unavailable,
 };
-use blocking::{check, run_blocking};
 use classify::{Class, classify};
 use probed::ProbedFiles;
 
@@ -337,6 +337,11 @@ fn marker_sync(path: &Utf8Path) -> MarkerProbe {
 }
 
 impl FsProvider for CapStdProvider {
+    /// Unless it runs inline ([`CapStdProvider::run_inline`]).
+    fn pooled(&self) -> bool {
+        !self.inline
+    }
+
     fn probe<'a>(
         &'a self,
         path: &'a Utf8Path,

@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod blocking;
 mod capstd;
 mod dircache;
 mod dirmemory;
@@ -22,6 +23,7 @@ mod text;
 pub use camino;
 pub use cap_std;
 
+pub use blocking::offload;
 pub use capstd::CapStdProvider;
 pub use dirmemory::DirMemory;
 pub use error::DiscoveryError;

@@ -494,6 +494,15 @@ pub trait FsProvider: Send + Sync + std::fmt::Debug {
         path: &'a Utf8Path,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<MarkerProbe, Cancelled>>;
+
+    /// Whether each call is handed to tokio's blocking pool: a job of
+    /// several calls then costs one hand-off in all when it runs whole on
+    /// one pool thread through [`offload`](crate::offload), where the calls
+    /// run inline.
+    /// `false` by default; decorators must forward it ([`Forward`] does).
+    fn pooled(&self) -> bool {
+        false
+    }
 }
 
 /// The batch defaults of [`FsProvider`]: `one` for each item, in order,

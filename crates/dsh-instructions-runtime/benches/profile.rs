@@ -9,18 +9,23 @@
 //! `rules-touch` (the quick pass's `touch/rules-50/1`: each run a fresh
 //! session, its first touch alone timed; `rules-start` runs the same
 //! sessions without the touch, so that an instruction count of the two
-//! tells the touch's share). Prints the
+//! tells the touch's share), or `calls/<tree>` (the provider calls of one
+//! `show` through the pooled provider, each a blocking-pool hand-off,
+//! named and counted). Prints the
 //! median per run; `perf stat -e user_time,system_time` over many runs and
 //! over one splits each side's time between user space and the kernel.
 
 mod support;
 
 use std::hint::black_box;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use dsh_instructions_discovery::provider::{Call, Forward, Observe};
 
 use support::drive::{self, Session};
 use support::floor;
-use support::tree::{MAX_SOURCE_BYTES, Shape, Tree};
+use support::tree::{IMPORTS_PER_FILE, MAX_SOURCE_BYTES, Shape, Tree, import_rel};
 
 fn shape(label: &str) -> Option<Shape> {
     let (kind, n) = label.split_once('-')?;
@@ -46,14 +51,14 @@ fn main() {
     let runs: usize = args.get(1).and_then(|r| r.parse().ok()).unwrap_or(2000);
     let rt = drive::runtime();
     let mut times: Vec<Duration> = Vec::with_capacity(runs);
+    if let Some(label) = case.strip_prefix("calls/") {
+        calls(&rt, label);
+        return;
+    }
     if let Some(label) = case.strip_prefix("baseline/") {
         let shape = shape(label).expect("a tree label such as deep-16");
         let tree = Tree::get(shape).expect("build tree");
-        let config = if label.starts_with("imports") {
-            drive::imports_config()
-        } else {
-            drive::config(65_536)
-        };
+        let config = config_for(label);
         for _ in 0..runs {
             let t = Instant::now();
             rt.block_on(async {
@@ -65,14 +70,30 @@ fn main() {
     } else if let Some(label) = case.strip_prefix("floor/") {
         let shape = shape(label).expect("a tree label such as deep-16");
         let tree = Tree::get(shape).expect("build tree");
+        // An imports tree's floor also states and reads the import
+        // targets, as the quick pass's `baseline/imports-N` row has it.
+        let targets: Vec<String> = match shape {
+            Shape::Imports { .. } => (0..IMPORTS_PER_FILE).map(import_rel).collect(),
+            _ => Vec::new(),
+        };
         for _ in 0..runs {
             let t = Instant::now();
-            black_box(floor::compose(
-                &tree.home,
-                &tree.cwd,
-                MAX_SOURCE_BYTES,
-                Some(65_536),
-            ));
+            if targets.is_empty() {
+                black_box(floor::compose(
+                    &tree.home,
+                    &tree.cwd,
+                    MAX_SOURCE_BYTES,
+                    Some(65_536),
+                ));
+            } else {
+                black_box(floor::compose_imports(
+                    &tree.home,
+                    &tree.cwd,
+                    MAX_SOURCE_BYTES,
+                    Some(65_536),
+                    &targets,
+                ));
+            }
             times.push(t.elapsed());
         }
     } else if let Some(n) = case.strip_prefix("touch-floor/") {
@@ -153,4 +174,42 @@ fn main() {
         "{case}: median {:.3} ms over {runs} runs",
         times[runs / 2].as_secs_f64() * 1e3
     );
+}
+
+/// Names the provider calls of one `show` of `label`'s tree through the
+/// pooled provider, one line each, and counts them: each is one hand-off
+/// to the blocking pool.
+fn calls(rt: &tokio::runtime::Runtime, label: &str) {
+    /// The kind of each call, in order.
+    #[derive(Debug, Default)]
+    struct Log(Mutex<Vec<String>>);
+    impl Observe for Log {
+        fn before(&self, call: Call<'_>) {
+            let line = format!("{call:?}");
+            let kind = line.split([' ', '(']).next().unwrap_or_default().to_owned();
+            self.0.lock().expect("not poisoned").push(kind);
+        }
+    }
+    let shape = shape(label).expect("a tree label such as deep-16");
+    let tree = Tree::get(shape).expect("build tree");
+    let config = config_for(label);
+    rt.block_on(async {
+        let pooled = drive::pooled_disk(&tree).expect("open roots");
+        let logged = Arc::new(Forward::new(pooled, Log::default()));
+        black_box(drive::show_with(logged.clone(), &tree, &config).await);
+        let log = logged.observer().0.lock().expect("not poisoned");
+        for kind in log.iter() {
+            println!("{kind}");
+        }
+        println!("calls/{label}: {} provider calls", log.len());
+    });
+}
+
+/// The configuration of `label`'s baseline: imports on for an imports tree.
+fn config_for(label: &str) -> dsh_instructions_state::Config {
+    if label.starts_with("imports") {
+        drive::imports_config()
+    } else {
+        drive::config(65_536)
+    }
 }

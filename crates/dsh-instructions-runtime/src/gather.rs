@@ -384,6 +384,12 @@ fn predicted_bytes(scan: &DirScan) -> u64 {
 /// scans that probes predict are needed are read in one provider call;
 /// should a file have grown since its probe, scans read beyond the stop are
 /// put back as they were, so the result is that of reading one by one.
+///
+/// With imports on, what a file keeps includes what it imports, which no
+/// probe tells: the nearest scan is read alone first, and each later scan
+/// is predicted at its probed size plus the largest growth by imports seen
+/// so far. Predicted at their own sizes only, a chain whose files import
+/// read every file the budget then dropped, and all their imports.
 async fn read_within_budget(
     g: &Gather<'_>,
     scans: &mut [DirScan],
@@ -392,14 +398,24 @@ async fn read_within_budget(
 ) -> Result<(), Cancelled> {
     let order: Vec<usize> = (0..scans.len()).rev().collect();
     let over = |kept: u64| budget.is_some_and(|b| kept > b);
+    let learn = budget.is_some() && g.imports.is_some();
+    // The largest growth by imports of a scan read so far; `None` before
+    // the first read, while nothing can be predicted beyond one scan.
+    let mut growth: Option<u64> = if learn { None } else { Some(0) };
     let mut kept = 0u64;
     let mut next = 0;
     while next < order.len() && !over(kept) {
         let mut predicted = kept;
         let mut end = next;
+        let mut own: Vec<u64> = Vec::new();
         while end < order.len() && !over(predicted) {
-            predicted += predicted_bytes(&scans[order[end]]);
+            let bytes = predicted_bytes(&scans[order[end]]);
+            predicted += bytes + growth.unwrap_or(0);
+            own.push(bytes);
             end += 1;
+            if growth.is_none() {
+                break;
+            }
         }
         let batch = &order[next..end];
         // A read changes only slot states: those are what a scan read past
@@ -425,7 +441,12 @@ async fn read_within_budget(
                 }
                 return Ok(());
             }
-            kept += scans[i].kept_bytes();
+            let bytes = scans[i].kept_bytes();
+            if learn {
+                let grew = bytes.saturating_sub(own[k]);
+                growth = Some(growth.map_or(grew, |m| m.max(grew)));
+            }
+            kept += bytes;
         }
         next = end;
     }

@@ -179,10 +179,17 @@ pub(crate) struct Candidate<'a> {
     pub identity: &'a FileIdentity,
 }
 
+/// Import targets read so far, by normalized path. Keyed by the path's
+/// text: `Path` hashes and compares component by component, several times
+/// slower.
+pub(crate) type ImportReads = HashMap<String, ReadOutcome>;
+
 /// Expands every candidate of a pass. Targets are read level by level, in
 /// one provider call per level for all candidates together, each read
-/// bounded by `max_source_bytes` (R-IMP-2, R-DISC-6). `own` holds the
-/// identities of the files loaded as candidates of the same baseline.
+/// bounded by `max_source_bytes` (R-IMP-2, R-DISC-6); only those `targets`
+/// lacks are read, and what is read is kept there, for a pass that expands
+/// its candidates in several calls. `own` holds the identities of the
+/// files loaded as candidates of the same baseline.
 ///
 /// It takes the pass's provider, configuration and token, not the pass
 /// itself, so this module needs nothing from the per-directory scan that
@@ -194,10 +201,8 @@ pub(crate) async fn expand_all(
     ctx: &ImportContext,
     own: &IdentityMap<Arc<str>>,
     items: &[Candidate<'_>],
+    targets: &mut ImportReads,
 ) -> Result<Vec<Expansion>, Cancelled> {
-    // Keyed by the path's text: `Path` hashes and compares component by
-    // component, several times slower, and these paths are normalized.
-    let mut targets: HashMap<String, ReadOutcome> = HashMap::new();
     let max = config.max_source_bytes();
     let max_depth = usize::try_from(config.max_import_depth()).unwrap_or(usize::MAX);
     let transform = config.content_transform();
@@ -205,7 +210,7 @@ pub(crate) async fn expand_all(
         let mut needed = Vec::new();
         let mut out = Vec::with_capacity(items.len());
         for item in items {
-            let mut walk = Walk::new(ctx, own, &targets, max, max_depth, item);
+            let mut walk = Walk::new(ctx, own, targets, max, max_depth, item);
             walk.visit(item.dir, item.text, 0);
             needed.append(&mut walk.needed);
             out.push(walk.finish(item.text));
@@ -495,9 +500,23 @@ mod tests {
             text,
             identity: &identity,
         };
-        let mut out = expand_all(&fs, &config, &cancel, &c, &IdentityMap::default(), &[item])
+        expand(&fs, &config, &cancel, &c, item).await
+    }
+
+    /// One candidate's expansion, with no own sections and nothing read
+    /// before.
+    async fn expand(
+        fs: &dyn FsProvider,
+        config: &Config,
+        cancel: &CancellationToken,
+        c: &ImportContext,
+        item: Candidate<'_>,
+    ) -> Expansion {
+        let own = IdentityMap::default();
+        let mut reads = ImportReads::new();
+        let mut out = expand_all(fs, config, cancel, c, &own, &[item], &mut reads)
             .await
-            .unwrap();
+            .expect("not cancelled");
         out.remove(0)
     }
 
@@ -530,12 +549,7 @@ mod tests {
             let fs = fs.clone();
             let item = item();
             let cancel = cancel.clone();
-            async move {
-                expand_all(&fs, &config, &cancel, &c, &IdentityMap::default(), &[item])
-                    .await
-                    .unwrap()
-                    .remove(0)
-            }
+            async move { expand(&fs, &config, &cancel, &c, item).await }
         };
         let refused = run(ctx(HomeLabel::Default).refusing(&config), config.clone()).await;
         assert_eq!(
@@ -637,46 +651,34 @@ mod tests {
                 own_section: false,
             },
         ];
-        let own = IdentityMap::default();
         let (same, moved, absent) = (
             present(v),
             present(FileVersion::new([2, 0, 0, 0])),
             Probe::Absent,
         );
-        let probes = |a: &'static str, b: &'static str, pa, pb| HashMap::from([(a, pa), (b, pb)]);
-        assert!(key_holds(
-            &key,
-            &probes("/r/a.md", "/r/none.md", &same, &absent),
-            &own
-        ));
-        assert!(!key_holds(
-            &key,
-            &probes("/r/a.md", "/r/none.md", &moved, &absent),
-            &own
-        ));
-        assert!(
-            !key_holds(&key, &probes("/r/a.md", "/r/none.md", &same, &same), &own),
-            "created"
-        );
-        assert!(
-            !key_holds(
-                &key,
-                &probes("/r/a.md", "/r/none.md", &absent, &absent),
-                &own
-            ),
-            "removed"
-        );
+        let none = IdentityMap::default();
         let mut own_now = IdentityMap::default();
         own_now.insert(id.clone(), Arc::from("a.md"));
-        assert!(
-            !key_holds(
-                &key,
-                &probes("/r/a.md", "/r/none.md", &same, &absent),
-                &own_now
+        // The probes of a.md and none.md, the own sections, whether the key
+        // holds, and why.
+        let cases = [
+            (&same, &absent, &none, true, "as recorded"),
+            (&moved, &absent, &none, false, "a.md changed"),
+            (&same, &same, &none, false, "created"),
+            (&absent, &absent, &none, false, "removed"),
+            (
+                &same,
+                &absent,
+                &own_now,
+                false,
+                "became a candidate of the baseline",
             ),
-            "became a candidate of the baseline"
-        );
-        assert!(!key_holds(&key, &HashMap::new(), &own), "not probed");
+        ];
+        for (a, b, own, holds, why) in cases {
+            let probes = HashMap::from([("/r/a.md", a), ("/r/none.md", b)]);
+            assert_eq!(key_holds(&key, &probes, own), holds, "{why}");
+        }
+        assert!(!key_holds(&key, &HashMap::new(), &none), "not probed");
     }
 
     #[rstest]

@@ -16,7 +16,9 @@ use std::sync::Arc;
 use camino::{Utf8Path, Utf8PathBuf};
 use dsh_home_paths::{DshHome, HomeEnv, expand_tilde, normalize_lexically, resolve_dsh_home};
 use dsh_instructions_discovery::provider::FileVersion;
-use dsh_instructions_discovery::{CancellationToken, FsProvider, ProjectRoot, find_project_root};
+use dsh_instructions_discovery::{
+    CancellationToken, FsProvider, ProjectRoot, find_project_root, offload,
+};
 use dsh_instructions_state::cache::CacheEntry;
 use dsh_instructions_state::config::{ConfigWarning, ResolvedConfig, RuleFormat};
 use dsh_instructions_state::{Config, ConfigInput, ScopeKey};
@@ -463,9 +465,7 @@ impl Opened {
     /// # Errors
     /// [`RuntimeError::Disabled`]; [`RuntimeError::Cancelled`].
     pub async fn inspect(&self, cancel: &CancellationToken) -> Result<Inspection, RuntimeError> {
-        let (provider, config, root) = self.looking()?;
-        let home = self.home();
-        Ok(crate::inspect::inspect(provider, config, home, &self.cwd, root, cancel, true).await?)
+        self.composed(cancel, true).await
     }
 
     /// The baseline the model would get at the cwd, without the
@@ -474,10 +474,50 @@ impl Opened {
     /// # Errors
     /// As [`Opened::inspect`].
     pub async fn preview(&self, cancel: &CancellationToken) -> Result<Preview, RuntimeError> {
+        Ok(self.composed(cancel, false).await?.baseline)
+    }
+
+    /// Runs the composition (`inspect`, or with `report` off the baseline
+    /// alone) on one pool thread when the provider is pooled
+    /// ([`Opened::offloaded`]), here otherwise.
+    async fn composed(
+        &self,
+        cancel: &CancellationToken,
+        report: bool,
+    ) -> Result<Inspection, RuntimeError> {
+        if let Some(job) = self.offloaded(cancel) {
+            return Ok(offload(cancel, move || async move {
+                let (fs, config, home, cwd, root, cancel) = job.parts();
+                crate::inspect::inspect(fs, config, home, cwd, root, cancel, report).await
+            })
+            .await?);
+        }
         let (provider, config, root) = self.looking()?;
         let home = self.home();
-        let look = crate::inspect::inspect(provider, config, home, &self.cwd, root, cancel, false);
-        Ok(look.await?.baseline)
+        Ok(
+            crate::inspect::inspect(provider, config, home, &self.cwd, root, cancel, report)
+                .await?,
+        )
+    }
+
+    /// What a composition needs, owned, when the provider hands each call
+    /// to the blocking pool: the whole composition then runs on one pool
+    /// thread, its calls inline there, one hand-off in all instead of one
+    /// per call (decision 0092).
+    fn offloaded(&self, cancel: &CancellationToken) -> Option<Job> {
+        let (Some(fs), Some(config), Some(root)) =
+            (&self.mount.provider, &self.mount.config, &self.mount.root)
+        else {
+            return None;
+        };
+        fs.pooled().then(|| Job {
+            fs: Arc::clone(fs),
+            config: config.clone(),
+            home: self.home().clone(),
+            cwd: self.cwd.clone(),
+            root: root.clone(),
+            cancel: cancel.clone(),
+        })
     }
 
     /// The rule files around the cwd and which of them `touches` (absolute
@@ -558,6 +598,39 @@ fn trusted_roots(root: &Utf8Path, home: &DshHome, extra: &[Utf8PathBuf]) -> Vec<
         }
     }
     roots
+}
+
+/// An offloaded composition's inputs ([`Opened::offloaded`]).
+struct Job {
+    fs: Arc<dyn FsProvider>,
+    config: Config,
+    home: DshHome,
+    cwd: Utf8PathBuf,
+    root: ProjectRoot,
+    cancel: CancellationToken,
+}
+
+impl Job {
+    /// Borrowed as the compositions take them.
+    fn parts(
+        &self,
+    ) -> (
+        &dyn FsProvider,
+        &Config,
+        &DshHome,
+        &Utf8Path,
+        &ProjectRoot,
+        &CancellationToken,
+    ) {
+        (
+            self.fs.as_ref(),
+            &self.config,
+            &self.home,
+            &self.cwd,
+            &self.root,
+            &self.cancel,
+        )
+    }
 }
 
 #[cfg(test)]

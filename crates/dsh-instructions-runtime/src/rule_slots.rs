@@ -618,8 +618,16 @@ async fn expand_rule_imports(
             identity: &r.identity,
         })
         .collect();
-    let expansions =
-        imports::expand_all(g.provider, g.config, g.cancel, ctx, seen.own(), &items).await?;
+    let expansions = imports::expand_all(
+        g.provider,
+        g.config,
+        g.cancel,
+        ctx,
+        seen.own(),
+        &items,
+        &mut imports::ImportReads::new(),
+    )
+    .await?;
     for (r, exp) in importing.iter().zip(expansions) {
         let Some(SlotState::Loaded(file)) = added[r.scan].get_mut(r.at).map(|s| &mut s.state)
         else {

@@ -25,7 +25,7 @@ use dsh_instructions_state::{
 
 use crate::ancestors::ancestor_files;
 use crate::dir_path::DirPath;
-use crate::imports::{self, Candidate, ImportContext, InspectedImport};
+use crate::imports::{self, Candidate, ImportContext, ImportReads, InspectedImport};
 use crate::maps::IdentityMap;
 use crate::slots::{Gate, Layout};
 use crate::user_file::UserFile;
@@ -238,6 +238,10 @@ pub(crate) struct SeenFiles {
     /// Winners of the user-global file and the root-to-cwd chain: an
     /// import of one of them is `(loaded as its own section)` (R-IMP-3).
     own: IdentityMap<Arc<str>>,
+    /// Import targets read in this pass, by path: a pass that reads its
+    /// candidates in several batches (under a budget) reads a target the
+    /// batches share once.
+    imported: ImportReads,
 }
 
 impl SeenFiles {
@@ -613,7 +617,7 @@ impl Gather<'_> {
         ctx: &ImportContext,
         scans: &mut [DirScan],
         read_now: &[(usize, usize, FileIdentity)],
-        seen: &SeenFiles,
+        seen: &mut SeenFiles,
     ) -> Result<(), Cancelled> {
         let texts: Vec<(usize, usize, &FileIdentity, Arc<str>)> = read_now
             .iter()
@@ -655,6 +659,7 @@ impl Gather<'_> {
             ctx,
             &seen.own,
             &items,
+            &mut seen.imported,
         )
         .await?;
         let places: Vec<(usize, usize)> = texts.iter().map(|(si, i, _, _)| (*si, *i)).collect();

@@ -467,3 +467,112 @@ async fn imported_files_are_read_once_per_pass_and_probed_once_on_revalidation()
         "the importing files and the targets"
     );
 }
+
+/// Under a budget, a directory whose files the budget leaves out has
+/// nothing read, its imports included: a chain of 16 files importing five
+/// files each, a budget that keeps three of them, reads those, the one that
+/// crosses the budget and nothing further up (R-REN-6, R-IMP-2). Predicted
+/// at their own sizes, every file of the chain and all 80 imports were
+/// read.
+#[tokio::test]
+async fn a_budget_leaves_the_imports_of_omitted_directories_unread() {
+    let fs = MemoryProvider::new(vec!["/repo".into(), "/home/u/.dsh".into()]);
+    let dirs = chain(&fs, 15, 1000);
+    for (level, dir) in dirs.iter().enumerate() {
+        let mut text = format!("level {level} ").repeat(1000 / 8 + 1);
+        text.truncate(1000);
+        for i in 0..5 {
+            text.push_str(&format!(" @docs/i{i}.md"));
+            let body = format!("import {i} of level {level} ").repeat(60);
+            fs.insert(
+                &dir.join(format!("docs/i{i}.md")),
+                MemNode::file(&body[..1000]),
+            );
+        }
+        fs.insert(&dir.join("AGENTS.md"), MemNode::file(text));
+    }
+    let mut s = Session::mount(&fs, dirs[15].as_str(), with_imports(20_000)).await;
+    let baseline = s.prompt().await.expect("a budgeted baseline enters");
+    let text = baseline.joined_text();
+    assert!(text.contains("import 4 of level 15"), "the nearest expands");
+    assert!(
+        !text.contains("import 0 of level 0"),
+        "the root is left out"
+    );
+    // Each file and its five imports, for the three kept and the one that
+    // crosses the budget.
+    let reads = fs.counters().reads;
+    assert!(reads <= 4 * 6, "{reads} reads");
+}
+
+/// A pooled disk provider hands each call it is given to tokio's blocking
+/// pool: the marker walk of the mount is one call, and the composition of
+/// `show` (the user-global probe, the chain's probes, one read of the
+/// chain) runs whole on one pool thread, where those calls run inline — two
+/// hand-offs in all, whatever the chain's depth (R-DISC-1, R-DISC-3,
+/// R-DISC-8, decision 0092).
+#[rstest]
+#[case::shallow(1)]
+#[case::deep(24)]
+#[tokio::test]
+async fn a_pooled_baseline_hands_off_twice(#[case] depth: usize) {
+    use dsh_instructions_discovery::{
+        CapStdProvider, FsProvider,
+        cap_std::ambient_authority,
+        provider::{Call, Forward, Observe},
+    };
+    use std::sync::Mutex;
+    use std::thread::ThreadId;
+
+    /// The thread each call is made from.
+    #[derive(Debug, Default)]
+    struct Calls(Mutex<Vec<ThreadId>>);
+    impl Observe for Calls {
+        fn before(&self, _call: Call<'_>) {
+            let mut calls = self.0.lock().expect("not poisoned");
+            calls.push(std::thread::current().id());
+        }
+    }
+
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let top = Utf8PathBuf::from_path_buf(tmp.path().canonicalize().expect("canonical"))
+        .expect("UTF-8 temp dir");
+    let (root, home) = (top.join("repo"), top.join(".dsh"));
+    std::fs::create_dir_all(root.join(".git")).expect("marker");
+    std::fs::create_dir_all(&home).expect("home");
+    std::fs::write(home.join("AGENTS.md"), "user-global").expect("user file");
+    let mut cwd = root.clone();
+    for level in 0..=depth {
+        if level > 0 {
+            cwd.push(format!("d{level}"));
+        }
+        std::fs::create_dir_all(&cwd).expect("chain");
+        std::fs::write(cwd.join("AGENTS.md"), format!("level {level}")).expect("file");
+    }
+    let disk = CapStdProvider::new([root, home.clone()], ambient_authority())
+        .expect("roots")
+        .run_inline(false);
+    let fs = Arc::new(Forward::new(Arc::new(disk), Calls::default()));
+    let shown = common::open(
+        Arc::clone(&fs) as Arc<dyn FsProvider>,
+        cwd.as_str(),
+        Some(Config::with_max_bytes(65_536)),
+        &DshHome {
+            path: home,
+            label: HomeLabel::Default,
+        },
+    )
+    .await
+    .preview(&CancellationToken::new())
+    .await
+    .expect("not cancelled");
+    assert!(shown.text.contains(&format!("level {depth}")));
+    assert!(shown.text.contains("user-global"));
+    let calls = fs.observer().0.lock().expect("not poisoned").clone();
+    let here = std::thread::current().id();
+    // The marker walk, made from here; then the composition's three calls,
+    // all made from the one pool thread it runs on.
+    assert_eq!(calls.len(), 4, "{calls:?}");
+    assert_eq!(calls[0], here);
+    assert!(calls[1] != here && calls[1..].iter().all(|t| *t == calls[1]));
+}

@@ -8,10 +8,10 @@ use rustix::io::Errno;
 use tokio_util::sync::CancellationToken;
 
 use super::Inner;
-use super::blocking::check;
 use super::classify::{
     Class, classify, classify_metadata, classify_raw, classify_raw_seen, fast_error,
 };
+use crate::blocking::check;
 use crate::dircache::{Batch, name_bit, plain};
 use crate::dirmemory::DirMemory;
 use crate::paths::{normalize, normalized};

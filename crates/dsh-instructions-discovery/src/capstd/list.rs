@@ -20,9 +20,9 @@ use cap_std::fs::Dir;
 use tokio_util::sync::CancellationToken;
 
 use super::Inner;
-use super::blocking::check;
 use super::classify::{Class, classify};
 use super::resolve::Resolution;
+use crate::blocking::check;
 use crate::dircache::{Batch, Listed};
 use crate::paths::normalized;
 use crate::provider::{Cancelled, DirListing, EntryKind, Unavailable};

@@ -9,9 +9,9 @@ use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, OpenOptions};
 use tokio_util::sync::CancellationToken;
 
-use super::blocking::check;
 use super::classify::{Class, classify, classify_metadata};
 use super::{Inner, Root};
+use crate::blocking::check;
 use crate::named::{Entry, Walk, admitted, walk};
 use crate::paths::{normalize, normalized};
 use crate::provider::{Cancelled, Probe, ReadOutcome, Unavailable};

@@ -10,9 +10,9 @@ use cap_std::fs::OpenOptions;
 use tokio_util::sync::CancellationToken;
 
 use super::Inner;
-use super::blocking::check;
 use super::classify::{Class, classify, version_of};
 use super::resolve::Resolution;
+use crate::blocking::check;
 use crate::paths::normalized;
 use crate::provider::{Cancelled, FileIdentity, LoadedText, ReadOutcome, Unavailable};
 use crate::stamp::{Raw, RawKind};

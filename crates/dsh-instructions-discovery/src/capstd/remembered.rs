@@ -11,9 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::Inner;
 #[cfg(target_os = "linux")]
-use super::blocking::check;
-#[cfg(target_os = "linux")]
 use super::classify::classify_raw;
+#[cfg(target_os = "linux")]
+use crate::blocking::check;
 use crate::dircache::Batch;
 #[cfg(target_os = "linux")]
 use crate::dircache::{name_bit, plain};

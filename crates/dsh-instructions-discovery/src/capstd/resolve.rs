@@ -6,9 +6,9 @@ use camino::{Utf8Path, Utf8PathBuf};
 use cap_std::fs::Metadata;
 use tokio_util::sync::CancellationToken;
 
-use super::blocking::check;
 use super::classify::{Class, classify, classify_metadata};
 use super::{Inner, Root};
+use crate::blocking::check;
 use crate::dircache::plain;
 use crate::paths::{link_target, normalize};
 use crate::provider::MAX_LINK_HOPS;

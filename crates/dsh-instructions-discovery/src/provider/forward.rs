@@ -218,6 +218,10 @@ impl<O: Observe> FsProvider for Forward<O> {
         list_dir(dir: &'a Utf8Path) -> DirListing, Call::ListDir(dir), Answer::Listing;
         marker(path: &'a Utf8Path) -> MarkerProbe, Call::Marker(path), Answer::Marker;
     }
+
+    fn pooled(&self) -> bool {
+        self.inner.pooled()
+    }
 }
 
 #[cfg(test)]
