@@ -146,10 +146,11 @@ fn main() {
                 let provider = drive::disk(&tree).expect("open roots");
                 let mut session = Session::start(provider, &tree, &tree.root, 65_536).await;
                 for k in 0..touches {
-                    if edit && k > 0 {
-                        let p = drive::nth_package((k * 31) % k, 1000);
+                    if edit {
                         let rev = u32::try_from(run * touches + k).unwrap_or(u32::MAX);
-                        tree.edit_package(p, rev + 1).expect("edit");
+                        for p in drive::edits_before(k, 1000) {
+                            tree.edit_package(p, rev + 1).expect("edit");
+                        }
                     }
                     let file = drive::package_file(&tree, drive::nth_package(k, 1000));
                     let t = Instant::now();
@@ -161,8 +162,9 @@ fn main() {
         }
         if edit {
             for k in 1..touches {
-                tree.edit_package(drive::nth_package((k * 31) % k, 1000), 0)
-                    .expect("restore");
+                for p in drive::edits_before(k, 1000) {
+                    tree.edit_package(p, 0).expect("restore");
+                }
             }
             tree.end_edits().expect("stamp");
         }

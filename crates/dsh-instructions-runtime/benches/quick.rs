@@ -167,18 +167,6 @@ fn baseline_case_on(
     }
 }
 
-/// Packages edited before touch `k`: 1% of those already touched (at least
-/// one), spread deterministically.
-fn edits_before(k: usize, packages: usize) -> Vec<usize> {
-    if k == 0 {
-        return Vec::new();
-    }
-    let n = k.div_ceil(100);
-    (0..n)
-        .map(|i| drive::nth_package((k * 31 + i * 97) % k, packages))
-        .collect()
-}
-
 /// One touch sequence by us; returns the time spent in touches (edits
 /// excluded) and the counts.
 fn ours_touches(
@@ -206,7 +194,7 @@ fn ours_touches(
         let mut edited = Vec::new();
         for k in 0..touches {
             if edit {
-                for p in edits_before(k, packages) {
+                for p in drive::edits_before(k, packages) {
                     tree.edit_package(p, rev + k as u32).expect("edit");
                     edited.push(p);
                 }
@@ -243,7 +231,7 @@ fn floor_touches(tree: &Tree, touches: usize, edit: bool, rev: u32) -> (Duration
     let mut edited = Vec::new();
     for k in 0..touches {
         if edit {
-            for p in edits_before(k, packages) {
+            for p in drive::edits_before(k, packages) {
                 tree.edit_package(p, rev + k as u32).expect("edit");
                 edited.push(p);
             }

@@ -260,3 +260,16 @@ pub(crate) fn all_packages_loaded(tree: &Tree) -> TypedSource {
         changes,
     }
 }
+
+/// Packages edited before touch `k`: 1% of those already touched (at least
+/// one), spread deterministically; the quick
+/// pass and the profile bench edit the same packages.
+pub(crate) fn edits_before(k: usize, packages: usize) -> Vec<usize> {
+    if k == 0 {
+        return Vec::new();
+    }
+    let n = k.div_ceil(100);
+    (0..n)
+        .map(|i| nth_package((k * 31 + i * 97) % k, packages))
+        .collect()
+}
