@@ -13,6 +13,8 @@ mod agents_tests;
 #[cfg(test)]
 mod cline_tests;
 #[cfg(test)]
+mod machine_tests;
+#[cfg(test)]
 mod tests;
 
 use std::io::Write;

@@ -4,74 +4,16 @@
 //! each agent's answer shape, what each delivers, resume, compaction, Qwen's
 //! empty-prompt firings and Copilot's cut tool context.
 
-use camino::Utf8PathBuf;
 use serde_json::Value;
 
-use super::answer;
+use super::machine_tests::Machine;
 use crate::agent::Agent;
-use crate::handle::Invocation;
-use dsh_home_paths::HomeEnv;
-
-struct Machine {
-    _tmp: tempfile::TempDir,
-    env: HomeEnv,
-    home: Utf8PathBuf,
-    project: Utf8PathBuf,
-}
 
 fn machine() -> Machine {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let root = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
-    let project = root.join("repo");
-    let home = root.join("home");
-    std::fs::create_dir_all(project.join(".git")).expect("mkdir");
-    std::fs::create_dir_all(project.join("sub")).expect("mkdir");
-    std::fs::create_dir_all(&home).expect("mkdir");
-    std::fs::write(project.join("AGENTS.md"), "ROOT-AGENTS be kind.\n").expect("write");
-    std::fs::write(project.join("AGENTS.local.md"), "ROOT-LOCAL be brief.\n").expect("write");
-    std::fs::write(project.join("QWEN.md"), "ROOT-QWEN be exact.\n").expect("write");
-    std::fs::write(project.join("sub/file.txt"), "hello\n").expect("write");
-    let env = HomeEnv {
-        home: Some(home.clone().into_std_path_buf().into_os_string()),
-        dsh_home: Some(home.join(".dsh").into_std_path_buf().into_os_string()),
-        cwd: project.clone().into_std_path_buf(),
-        account_home: None,
-    };
-    Machine {
-        _tmp: tmp,
-        env,
-        home,
-        project,
-    }
+    Machine::new(&[("QWEN.md", "ROOT-QWEN be exact.\n")])
 }
 
 impl Machine {
-    /// The recorded payload, placed in this machine.
-    fn payload(&self, agent: Agent, name: &str) -> Value {
-        let path = format!(
-            "{}/tests/fixtures/{agent}/hook-stdin.{name}.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let text = std::fs::read_to_string(&path).expect("fixture");
-        let text = text
-            .replace("/WORKSPACE", self.project.as_str())
-            .replace("/HOME", self.home.as_str());
-        serde_json::from_str(&text).expect("json")
-    }
-
-    /// The adapter's answer to `payload` (Copilot: named `event` on the
-    /// command line, as installed), parsed.
-    fn answer(&self, agent: Agent, event: Option<&str>, payload: &Value) -> Value {
-        let mut out = Vec::new();
-        let stdin = payload.to_string();
-        let call = Invocation {
-            event,
-            ..Invocation::new(agent, stdin.as_bytes(), &self.env)
-        };
-        answer(&call, &mut out).expect("printed");
-        serde_json::from_slice(&out).expect("json answer")
-    }
-
     fn copilot(&self, name: &str, event: &str) -> Value {
         self.answer(
             Agent::Copilot,

@@ -4,61 +4,25 @@
 //! cwd Cline's stdin lacks, what Cline holds itself and is left out, and
 //! the 50,000-character bound (decision 0089).
 
-use camino::Utf8PathBuf;
 use rstest::rstest;
 use serde_json::Value;
 
-use super::answer;
+use super::machine_tests::Machine;
 use crate::agent::{Agent, CLINE_PART_BYTES};
-use crate::handle::Invocation;
-use dsh_home_paths::HomeEnv;
 
 /// What Cline keeps of one hook's context (measured: the rest is cut).
 const CLINE_KEEPS: usize = 50_000;
 
-struct Machine {
-    _tmp: tempfile::TempDir,
-    env: HomeEnv,
-    project: Utf8PathBuf,
-}
-
 fn machine() -> Machine {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let root = Utf8PathBuf::from_path_buf(tmp.path().to_owned()).expect("utf-8");
-    let project = root.join("repo");
-    let home = root.join("home");
-    std::fs::create_dir_all(project.join(".git")).expect("mkdir");
-    std::fs::create_dir_all(project.join("sub")).expect("mkdir");
-    std::fs::create_dir_all(&home).expect("mkdir");
-    std::fs::write(project.join("AGENTS.md"), "ROOT-AGENTS be kind.\n").expect("write");
-    std::fs::write(project.join("AGENTS.local.md"), "ROOT-LOCAL be brief.\n").expect("write");
-    std::fs::write(project.join("sub/CLAUDE.md"), "SUB-CLAUDE be exact.\n").expect("write");
-    std::fs::write(project.join("sub/file.txt"), "hello\n").expect("write");
     // Cline's stdin names no cwd: the hook runs in Cline's working
-    // directory, which the process's environment says.
-    let env = HomeEnv {
-        home: Some(home.clone().into_std_path_buf().into_os_string()),
-        dsh_home: Some(home.join(".dsh").into_std_path_buf().into_os_string()),
-        cwd: project.clone().into_std_path_buf(),
-        account_home: None,
-    };
-    Machine {
-        _tmp: tmp,
-        env,
-        project,
-    }
+    // directory, which the process's environment says (the project).
+    Machine::new(&[("sub/CLAUDE.md", "SUB-CLAUDE be exact.\n")])
 }
 
 impl Machine {
-    /// The recorded payload, placed in this machine.
-    fn payload(&self, name: &str) -> Value {
-        let path = format!(
-            "{}/tests/fixtures/cline/hook-stdin.{name}.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let text = std::fs::read_to_string(&path).expect("fixture");
-        let v: Value =
-            serde_json::from_str(&text.replace("/WORKSPACE", self.project.as_str())).expect("json");
+    /// Cline's recorded payload, placed in this machine.
+    fn cline_payload(&self, name: &str) -> Value {
+        let v = self.payload(Agent::Cline, name);
         assert!(v.get("cwd").is_none(), "Cline names no cwd");
         v
     }
@@ -71,15 +35,8 @@ impl Machine {
         v
     }
 
-    fn answer(&self, payload: &Value) -> Value {
-        let mut out = Vec::new();
-        let stdin = payload.to_string();
-        answer(
-            &Invocation::new(Agent::Cline, stdin.as_bytes(), &self.env),
-            &mut out,
-        )
-        .expect("printed");
-        serde_json::from_slice(&out).expect("json answer")
+    fn cline(&self, payload: &Value) -> Value {
+        self.answer(Agent::Cline, None, payload)
     }
 }
 
@@ -100,12 +57,12 @@ fn context(answer: &Value) -> Option<&str> {
 #[test]
 fn the_tool_hooks_give_what_cline_lacks() {
     let m = machine();
-    let pre = m.answer(&m.payload("PreToolUse"));
+    let pre = m.cline(&m.cline_payload("PreToolUse"));
     let text = context(&pre).expect("a baseline");
     assert!(text.contains("ROOT-LOCAL be brief."), "{text}");
     assert!(!text.contains("ROOT-AGENTS"), "Cline holds it: {text}");
     assert!(!text.contains("SUB-CLAUDE"), "not touched yet: {text}");
-    let post = m.answer(&m.payload("PostToolUse"));
+    let post = m.cline(&m.cline_payload("PostToolUse"));
     let text = context(&post).expect("the nested file");
     assert!(text.contains("sub/CLAUDE.md"), "{text}");
     assert!(text.contains("SUB-CLAUDE be exact."), "{text}");
@@ -118,13 +75,13 @@ fn the_tool_hooks_give_what_cline_lacks() {
 #[test]
 fn the_session_is_the_root_session_id() {
     let m = machine();
-    let pre = m.payload("PreToolUse");
-    assert!(context(&m.answer(&pre)).is_some());
+    let pre = m.cline_payload("PreToolUse");
+    assert!(context(&m.cline(&pre)).is_some());
     let again = Machine::other_process(pre.clone());
-    assert_eq!(context(&m.answer(&again)), None);
+    assert_eq!(context(&m.cline(&again)), None);
     let mut other = again;
     other["sessionContext"]["rootSessionId"] = "another".into();
-    let text = context(&m.answer(&other)).map(str::to_owned);
+    let text = context(&m.cline(&other)).map(str::to_owned);
     assert!(text.is_some_and(|t| t.contains("ROOT-LOCAL")));
 }
 
@@ -133,16 +90,16 @@ fn the_session_is_the_root_session_id() {
 #[test]
 fn an_edit_of_cline_s_own_file_is_left_to_cline() {
     let m = machine();
-    let pre = m.payload("PreToolUse");
-    assert!(context(&m.answer(&pre)).is_some());
+    let pre = m.cline_payload("PreToolUse");
+    assert!(context(&m.cline(&pre)).is_some());
     std::fs::write(m.project.join("AGENTS.md"), "ROOT-AGENTS be kinder.\n").expect("edit");
-    assert_eq!(context(&m.answer(&pre)), None, "Cline shows it itself");
+    assert_eq!(context(&m.cline(&pre)), None, "Cline shows it itself");
     std::fs::write(
         m.project.join("AGENTS.local.md"),
         "ROOT-LOCAL be briefer.\n",
     )
     .expect("edit");
-    let a = m.answer(&pre);
+    let a = m.cline(&pre);
     let text = context(&a).expect("the update");
     assert!(text.contains("ROOT-LOCAL be briefer."), "{text}");
     assert!(!text.contains("ROOT-AGENTS"), "{text}");
@@ -155,7 +112,7 @@ fn cline_s_own_file_is_the_one_of_its_working_directory() {
     let mut m = machine();
     std::fs::write(m.project.join("sub/AGENTS.md"), "SUB-AGENTS be terse.\n").expect("write");
     m.env.cwd = m.project.join("sub").into_std_path_buf();
-    let text = context(&m.answer(&m.payload("PreToolUse")))
+    let text = context(&m.cline(&m.cline_payload("PreToolUse")))
         .expect("a baseline")
         .to_owned();
     assert!(text.contains("ROOT-AGENTS be kind."), "{text}");
@@ -175,7 +132,7 @@ fn no_answer_passes_cline_s_bound_and_nothing_is_lost() {
     std::fs::write(m.project.join("AGENTS.local.md"), &big).expect("write");
     let mut given = String::new();
     for name in ["PreToolUse", "PostToolUse", "PreToolUse", "PostToolUse"] {
-        let a = m.answer(&Machine::other_process(m.payload(name)));
+        let a = m.cline(&Machine::other_process(m.cline_payload(name)));
         if let Some(text) = context(&a) {
             assert!(text.chars().count() <= CLINE_KEEPS, "{}", text.len());
             assert!(text.len() <= CLINE_PART_BYTES, "{}", text.len());
@@ -210,7 +167,7 @@ fn no_answer_passes_cline_s_bound_and_nothing_is_lost() {
 #[case("SessionShutdown")]
 fn the_other_events_give_nothing(#[case] name: &str) {
     let m = machine();
-    assert_eq!(m.answer(&m.payload(name)), serde_json::json!({}));
+    assert_eq!(m.cline(&m.cline_payload(name)), serde_json::json!({}));
     let sessions = m.env.cwd.join("../home/.dsh/hooks/cline/sessions");
     assert!(!sessions.exists(), "{name} opened a session");
 }
@@ -221,9 +178,9 @@ fn the_other_events_give_nothing(#[case] name: &str) {
 #[test]
 fn a_compaction_cline_wrote_down_brings_the_baseline_back() {
     let m = machine();
-    let pre = m.payload("PreToolUse");
-    assert!(context(&m.answer(&pre)).is_some());
-    assert_eq!(context(&m.answer(&pre)), None, "nothing new");
+    let pre = m.cline_payload("PreToolUse");
+    assert!(context(&m.cline(&pre)).is_some());
+    assert_eq!(context(&m.cline(&pre)), None, "nothing new");
     let id = pre["sessionContext"]["rootSessionId"].as_str().expect("id");
     let home = std::path::PathBuf::from(m.env.home.clone().expect("home"));
     let file = home
@@ -232,9 +189,9 @@ fn a_compaction_cline_wrote_down_brings_the_baseline_back() {
         .join(format!("{id}.compaction.json"));
     std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
     std::fs::write(&file, "{\"compacted\": 1}").expect("write");
-    let a = m.answer(&Machine::other_process(pre.clone()));
+    let a = m.cline(&Machine::other_process(pre.clone()));
     let text = context(&a).expect("the baseline again");
     assert!(text.contains("ROOT-LOCAL be brief."), "{text}");
     assert!(!text.contains("ROOT-AGENTS"), "still Cline's own: {text}");
-    assert_eq!(context(&m.answer(&pre)), None, "once");
+    assert_eq!(context(&m.cline(&pre)), None, "once");
 }
