@@ -9,37 +9,19 @@ use std::path::{Path, PathBuf};
 
 use dsh_instructions_hooks::state::config::RuleFormat;
 use dsh_instructions_installer::{
-    Agent, EventStatus, InstallError, InstallOptions, Locations, NativeStatus, Scope, Target,
-    doctor, install, install_with, uninstall,
+    Agent, EventStatus, InstallError, InstallOptions, NativeStatus, Scope, Target, doctor, install,
+    install_with, uninstall,
 };
 use rstest::rstest;
 
 const CMD: &str = "/opt/bin/dsh-instructions hook --agent cline";
 
-struct Machine {
-    tmp: tempfile::TempDir,
-    loc: Locations,
-}
+mod support;
+use support::{Machine, mode};
 
 impl Machine {
-    fn new() -> Self {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let loc = Locations::in_home(tmp.path().join("home"), tmp.path().join("repo"));
-        fs::create_dir_all(&loc.home).expect("mkdir");
-        fs::create_dir_all(&loc.project).expect("mkdir");
-        Self { tmp, loc }
-    }
-
-    fn target(&self, scope: Scope) -> Target<'_> {
-        Target {
-            agent: Agent::Cline,
-            scope,
-            locations: &self.loc,
-        }
-    }
-
     fn user(&self) -> Target<'_> {
-        self.target(Scope::User)
+        self.target(Agent::Cline, Scope::User)
     }
 
     fn hooks(&self) -> PathBuf {
@@ -51,33 +33,6 @@ impl Machine {
         fs::write(path, text).expect("write");
         fs::set_permissions(path, fs::Permissions::from_mode(mode)).expect("chmod");
     }
-
-    /// Every file and directory under the temporary root, with its bits
-    /// and content.
-    fn snapshot(&self) -> Vec<(PathBuf, String)> {
-        fn walk(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
-            let Ok(rd) = fs::read_dir(dir) else { return };
-            let mut entries: Vec<_> = rd.map(|e| e.expect("entry").path()).collect();
-            entries.sort();
-            for p in entries {
-                let bits = fs::metadata(&p).expect("meta").permissions().mode() & 0o7777;
-                if p.is_dir() {
-                    out.push((p.clone(), format!("dir {bits:04o}")));
-                    walk(&p, out);
-                } else {
-                    let text = fs::read_to_string(&p).expect("read");
-                    out.push((p.clone(), format!("{bits:04o} {text}")));
-                }
-            }
-        }
-        let mut out = Vec::new();
-        walk(self.tmp.path(), &mut out);
-        out
-    }
-}
-
-fn mode(path: &Path) -> u32 {
-    fs::metadata(path).expect("meta").permissions().mode() & 0o777
 }
 
 /// Install writes one executable script per event (Cline runs files by
@@ -147,7 +102,7 @@ fn uninstall_restores_every_byte(#[case] users_hook: bool) {
             0o600,
         );
     }
-    let before = m.snapshot();
+    let before = m.snapshot(true);
     install(&m.user(), CMD, false).expect("install");
     // A moved binary: the scripts are rewritten, no backup made.
     install(
@@ -166,7 +121,7 @@ fn uninstall_restores_every_byte(#[case] users_hook: bool) {
     );
     uninstall(&m.user(), false).expect("uninstall");
     let after: Vec<_> = m
-        .snapshot()
+        .snapshot(true)
         .into_iter()
         // Install made `~/.cline` for its hooks directory and the DSH home
         // for its record; uninstall takes the directories it emptied, and
@@ -187,14 +142,14 @@ fn a_foreign_file_of_the_name_stops_the_install() {
         "#!/bin/sh\nexec python3 mine.py\n",
         0o755,
     );
-    let before = m.snapshot();
+    let before = m.snapshot(true);
     let e = install(&m.user(), CMD, false).expect_err("occupied");
     assert!(
         matches!(&e, InstallError::Occupied { path } if path.ends_with("PostToolUse")),
         "{e}"
     );
     assert!(e.to_string().contains(".sh"), "{e}");
-    assert_eq!(m.snapshot(), before);
+    assert_eq!(m.snapshot(true), before);
     let d = doctor(&m.user(), CMD).expect("doctor");
     assert!(!d.healthy());
     assert!(
@@ -204,29 +159,29 @@ fn a_foreign_file_of_the_name_stops_the_install() {
     );
     // Uninstall leaves it alone too.
     uninstall(&m.user(), false).expect("uninstall");
-    assert_eq!(m.snapshot(), before);
+    assert_eq!(m.snapshot(true), before);
 }
 
 #[test]
 fn dry_runs_write_nothing_and_show_the_scripts() {
     let m = Machine::new();
-    let before = m.snapshot();
+    let before = m.snapshot(true);
     let report = install(&m.user(), CMD, true).expect("dry run");
-    assert_eq!(m.snapshot(), before);
+    assert_eq!(m.snapshot(true), before);
     assert!(
         report.diff().contains(&format!("+exec {CMD}")),
         "{}",
         report.diff()
     );
     install(&m.user(), CMD, false).expect("install");
-    let installed = m.snapshot();
+    let installed = m.snapshot(true);
     let report = uninstall(&m.user(), true).expect("dry run");
     assert!(
         report.diff().contains(&format!("-exec {CMD}")),
         "{}",
         report.diff()
     );
-    assert_eq!(m.snapshot(), installed);
+    assert_eq!(m.snapshot(true), installed);
 }
 
 /// Doctor: a moved binary is stale, a script that lost its execute bit is
@@ -258,7 +213,7 @@ fn doctor_tells_the_truth() {
         e.status
     );
     fs::set_permissions(&pre, fs::Permissions::from_mode(0o755)).expect("chmod");
-    install(&m.target(Scope::Project), CMD, false).expect("project");
+    install(&m.target(Agent::Cline, Scope::Project), CMD, false).expect("project");
     assert!(m.loc.project.join(".clinerules/hooks/PreToolUse").is_file());
     let d = doctor(&m.user(), CMD).expect("doctor");
     assert!(
@@ -275,7 +230,7 @@ fn doctor_tells_the_truth() {
 #[test]
 fn rules_come_and_go_with_the_scripts() {
     let m = Machine::new();
-    let before = m.snapshot();
+    let before = m.snapshot(true);
     let options = InstallOptions {
         rules: Some(vec![RuleFormat::Claude]),
         ..Default::default()
@@ -290,7 +245,7 @@ fn rules_come_and_go_with_the_scripts() {
     uninstall(&m.user(), false).expect("uninstall");
     assert!(!config.exists());
     let after: Vec<_> = m
-        .snapshot()
+        .snapshot(true)
         .into_iter()
         .filter(|(p, _)| {
             !p.starts_with(m.loc.home.join(".cline")) && !p.starts_with(&m.loc.dsh_home)

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use dsh_instructions_hooks::agents::PARTS;
 use dsh_instructions_installer::{
-    Agent, EventStatus, InstallError, Locations, NativeStatus, Scope, Target, Trust, doctor,
-    install, trust_hash, uninstall,
+    Agent, EventStatus, InstallError, NativeStatus, Scope, Target, Trust, doctor, install,
+    trust_hash, uninstall,
 };
 use rstest::rstest;
 use serde_json::{Value, json};
@@ -20,28 +20,10 @@ fn cmd(agent: Agent) -> String {
     format!("{CMD} {agent}")
 }
 
-struct Machine {
-    tmp: tempfile::TempDir,
-    loc: Locations,
-}
+mod support;
+use support::{Machine, mode, read};
 
 impl Machine {
-    fn new() -> Self {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let loc = Locations::in_home(tmp.path().join("home"), tmp.path().join("repo"));
-        fs::create_dir_all(&loc.home).expect("mkdir");
-        fs::create_dir_all(&loc.project).expect("mkdir");
-        Self { tmp, loc }
-    }
-
-    fn target(&self, agent: Agent, scope: Scope) -> Target<'_> {
-        Target {
-            agent,
-            scope,
-            locations: &self.loc,
-        }
-    }
-
     fn user(&self, agent: Agent) -> Target<'_> {
         self.target(agent, Scope::User)
     }
@@ -50,49 +32,6 @@ impl Machine {
         fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         fs::write(path, text).expect("write");
     }
-
-    /// Every file under the temporary root with its permission bits and
-    /// content; a link with its target and what is behind it (the target
-    /// file's bits and content, or that it dangles), so a round trip that
-    /// loses a mode, retargets a link or writes through it shows here.
-    fn snapshot(&self) -> Vec<(PathBuf, String)> {
-        fn walk(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
-            let Ok(rd) = fs::read_dir(dir) else { return };
-            let mut entries: Vec<_> = rd.map(|e| e.expect("entry").path()).collect();
-            entries.sort();
-            for p in entries {
-                if let Ok(to) = fs::read_link(&p) {
-                    let behind = if p.is_file() {
-                        file_entry(&p)
-                    } else {
-                        "dangling".to_owned()
-                    };
-                    out.push((p.clone(), format!("-> {} ({behind})", to.display())));
-                } else if p.is_dir() {
-                    walk(&p, out);
-                } else {
-                    out.push((p.clone(), file_entry(&p)));
-                }
-            }
-        }
-        let mut out = Vec::new();
-        walk(self.tmp.path(), &mut out);
-        out
-    }
-}
-
-/// The permission bits of `path` (through a link: of its target).
-fn mode(path: &Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt as _;
-    fs::metadata(path).expect("meta").permissions().mode() & 0o7777
-}
-
-fn file_entry(path: &Path) -> String {
-    format!("{:04o} {}", mode(path), read(path))
-}
-
-fn read(path: &Path) -> String {
-    fs::read_to_string(path).expect("read")
 }
 
 fn json_of(path: &Path) -> Value {
@@ -192,7 +131,7 @@ fn copilot_install_writes_one_file_of_its_own() {
         d.render()
     );
     uninstall(&t, false).expect("uninstall");
-    assert_eq!(m.snapshot(), Vec::new());
+    assert_eq!(m.snapshot(false), Vec::new());
 }
 
 /// Qwen Code: Claude Code's shape in `~/.qwen/settings.json`, and
@@ -288,11 +227,11 @@ fn second_install_changes_nothing_and_makes_no_second_backup(#[case] agent: Agen
     let files = m.user(agent).files();
     m.write(&files.hooks, "{\"keep\": true}\n");
     install(&m.user(agent), &cmd(agent), false).expect("install");
-    let after_first = m.snapshot();
+    let after_first = m.snapshot(false);
     assert_eq!(read(&backup(&files.hooks)), "{\"keep\": true}\n");
     let again = install(&m.user(agent), &cmd(agent), false).expect("install");
     assert!(again.is_noop(), "{}", again.summary());
-    assert_eq!(m.snapshot(), after_first);
+    assert_eq!(m.snapshot(false), after_first);
 }
 
 #[rstest]
@@ -349,7 +288,7 @@ fn uninstall_after_a_fresh_install_removes_what_install_created(#[case] agent: A
     )
     .expect("install");
     uninstall(&m.user(agent), false).expect("uninstall");
-    assert_eq!(m.snapshot(), Vec::new());
+    assert_eq!(m.snapshot(false), Vec::new());
     // The empty agent directory went too; the home stays.
     let agent_dir = m
         .user(agent)
@@ -503,18 +442,18 @@ fn malformed_settings_fail_and_touch_nothing(
     let m = Machine::new();
     let path = m.user(agent).files().hooks;
     m.write(&path, text);
-    let before = m.snapshot();
+    let before = m.snapshot(false);
     let e = install(&m.user(agent), &cmd(agent), false).unwrap_err();
     assert!(e.to_string().contains(want), "{e}");
     assert!(e.to_string().contains(&path.display().to_string()), "{e}");
-    assert_eq!(m.snapshot(), before);
+    assert_eq!(m.snapshot(false), before);
     // Uninstall refuses what it cannot parse and otherwise leaves foreign
     // shapes alone; either way nothing is written.
     let e = uninstall(&m.user(agent), false);
     if want == "is malformed" || want == "`hooks` must be an object" {
         assert!(e.is_err());
     }
-    assert_eq!(m.snapshot(), before);
+    assert_eq!(m.snapshot(false), before);
 }
 
 #[test]
@@ -522,10 +461,10 @@ fn malformed_codex_config_fails_before_hooks_json_is_written() {
     let m = Machine::new();
     let t = m.user(Agent::Codex);
     m.write(&t.files().native, "model = \n");
-    let before = m.snapshot();
+    let before = m.snapshot(false);
     let e = install(&t, &cmd(Agent::Codex), false).unwrap_err();
     assert!(matches!(e, InstallError::Malformed { .. }), "{e}");
-    assert_eq!(m.snapshot(), before);
+    assert_eq!(m.snapshot(false), before);
     assert!(doctor(&t, &cmd(Agent::Codex)).is_err());
 }
 
@@ -536,23 +475,23 @@ fn malformed_codex_config_fails_before_hooks_json_is_written() {
 fn dry_run_writes_nothing_and_shows_the_diff(#[case] agent: Agent) {
     let m = Machine::new();
     m.write(&m.user(agent).files().hooks, "{}\n");
-    let before = m.snapshot();
+    let before = m.snapshot(false);
     let report = install(&m.user(agent), &cmd(agent), true).expect("dry run");
-    assert_eq!(m.snapshot(), before);
+    assert_eq!(m.snapshot(false), before);
     let diff = report.diff();
     assert!(
         diff.contains(&format!("\"command\": \"{}", cmd(agent))),
         "{diff}"
     );
     install(&m.user(agent), &cmd(agent), false).expect("install");
-    let installed = m.snapshot();
+    let installed = m.snapshot(false);
     let report = uninstall(&m.user(agent), true).expect("dry run");
     assert!(
         report
             .diff()
             .contains(&format!("-            \"command\": \"{}", cmd(agent)))
     );
-    assert_eq!(m.snapshot(), installed);
+    assert_eq!(m.snapshot(false), installed);
 }
 
 #[test]
@@ -718,7 +657,7 @@ fn install_then_uninstall_gives_back_every_byte(
         use std::os::unix::fs::PermissionsExt as _;
         fs::set_permissions(&path, fs::Permissions::from_mode(bits)).expect("chmod");
     }
-    let before = m.snapshot();
+    let before = m.snapshot(false);
     // Every file there before, by the path the agent reads (through a
     // link: the target's bits).
     let modes_before: Vec<(PathBuf, u32)> = before
@@ -733,7 +672,7 @@ fn install_then_uninstall_gives_back_every_byte(
             e.contains(&path.display().to_string()) && e.contains("dotfiles/settings"),
             "{e}"
         );
-        assert_eq!(m.snapshot(), before, "nothing written");
+        assert_eq!(m.snapshot(false), before, "nothing written");
         assert!(
             fs::symlink_metadata(&path)
                 .expect("link")
@@ -782,7 +721,7 @@ fn install_then_uninstall_gives_back_every_byte(
     // Backups stay (they are the user's safety net); every other byte,
     // mode bit and link is back.
     let after: Vec<_> = m
-        .snapshot()
+        .snapshot(false)
         .into_iter()
         .filter(|(p, _)| !p.to_string_lossy().ends_with(".dsh-backup"))
         .collect();
@@ -851,13 +790,13 @@ fn a_failing_state_write_leaves_every_file_as_it_was(#[case] agent: Agent) {
     // A non-empty directory where the installer's record goes: staging
     // works, the final rename fails after the settings were renamed.
     fs::create_dir_all(files.state.join("blocker")).expect("mkdir");
-    let before = m.snapshot();
+    let before = m.snapshot(false);
     let e = install(&t, &cmd(agent), false).expect_err("the record cannot be written");
     assert!(
         e.to_string().contains(&files.state.display().to_string()),
         "{e}"
     );
-    assert_eq!(m.snapshot(), before);
+    assert_eq!(m.snapshot(false), before);
     // Doctor never calls this healthy: it refuses the blocked record.
     assert!(
         doctor(&t, &cmd(agent)).is_ok_and(|d| !d.healthy()) || doctor(&t, &cmd(agent)).is_err()
@@ -964,14 +903,14 @@ proptest::proptest! {
         let t = m.user(agent);
         let path = subject(agent, &t.files());
         m.write(&path, &text);
-        let before = m.snapshot();
+        let before = m.snapshot(false);
         match install(&t, &cmd(agent), false) {
-            Err(_) => proptest::prop_assert_eq!(m.snapshot(), before),
+            Err(_) => proptest::prop_assert_eq!(m.snapshot(false), before),
             Ok(_) => {
                 proptest::prop_assert!(doctor(&t, &cmd(agent)).is_ok());
                 uninstall(&t, false).expect("uninstall after install");
                 let after: Vec<_> = m
-                    .snapshot()
+                    .snapshot(false)
                     .into_iter()
                     .filter(|(p, _)| !p.to_string_lossy().ends_with(".dsh-backup"))
                     .collect();
