@@ -92,10 +92,44 @@ where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: Future<Output = Result<T, Cancelled>>,
 {
+    if OFFLOADED.with(Cell::get) {
+        // Already off the executor: a nested job runs where it is, as its
+        // provider calls do (a second `block_on` here would panic).
+        check(cancel)?;
+        return job().await;
+    }
     let handle = tokio::runtime::Handle::current();
     run_blocking(false, cancel, move |_| {
         let _offloaded = Offloaded::enter();
         handle.block_on(job())
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A job offloaded from inside an offloaded job runs there, on the same
+    /// pool thread, and its result comes back (no nested `block_on`).
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_nested_offload_runs_where_it_is() {
+        let cancel = CancellationToken::new();
+        let inner_cancel = cancel.clone();
+        let (outer, inner) = offload(&cancel, move || async move {
+            let outer = std::thread::current().id();
+            let inner =
+                offload(&inner_cancel, || async { Ok(std::thread::current().id()) }).await?;
+            Ok((outer, inner))
+        })
+        .await
+        .expect("both jobs finish");
+        assert_eq!(outer, inner);
+        assert_ne!(
+            outer,
+            std::thread::current().id(),
+            "the outer job left this thread"
+        );
+        assert!(!OFFLOADED.with(Cell::get), "this thread was never marked");
+    }
 }
